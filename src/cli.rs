@@ -1,0 +1,376 @@
+//! The command line: clap definitions, and their validation into a
+//! [`RunConfig`]. Every bad value becomes one line naming the option, the
+//! value and what is allowed.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
+use crate::units::{parse_seconds, parse_size};
+use crate::workload::dist::Distribution;
+
+/// The directory used when `--target` is not given.
+pub const DEFAULT_TARGET: &str = "dbio-data";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dbio",
+    version,
+    about = "A storage benchmark for databases",
+    long_about = "dbio measures what storage does under database-shaped I/O: \
+                  random and sequential patterns, O_DIRECT or buffered with \
+                  fsync/fdatasync/O_DSYNC, psync or io_uring, reported as \
+                  requests, blocks, latency percentiles and outliers."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a workload against a target and report what the storage did.
+    Run(RunArgs),
+    /// Remove the data files dbio laid out in a directory (and nothing else).
+    Clean(CleanArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Directory holding a dbio layout.
+    #[arg(long, default_value = DEFAULT_TARGET)]
+    pub target: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Where I/O goes: a directory (dbio lays out data files in it) or a block device.
+    #[arg(long, default_value = DEFAULT_TARGET)]
+    pub target: PathBuf,
+
+    /// Number of data files to lay out in a directory target.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub files: u32,
+
+    /// Total data size over all files (K/M/G/T); on a device, how much of it to use [default: 1G for a directory, the whole device].
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Block size and I/O size, a power of two from 512 to 1M.
+    #[arg(long, default_value = "8k", value_parser = parse_block_size)]
+    pub bs: u32,
+
+    /// Access pattern.
+    #[arg(long, value_enum, default_value_t = Pattern::Randrw)]
+    pub pattern: Pattern,
+
+    /// Percentage of reads in a randrw run (0..100).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub read_pct: Option<u8>,
+
+    /// Concurrent sessions (threads), started together.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub sessions: u32,
+
+    /// Requests in flight per session (io_uring only).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: u32,
+
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineKind::Psync)]
+    pub engine: EngineKind,
+
+    /// Open mode and durability of writes.
+    #[arg(long = "io", value_enum, default_value_t = IoMode::Direct)]
+    pub io_mode: IoMode,
+
+    /// Measured run time (e.g. 60, 90s, 5m); the default is 10 s unless --ops is given.
+    #[arg(long, value_parser = parse_positive_seconds, conflicts_with = "ops")]
+    pub time: Option<f64>,
+
+    /// Warm-up before measuring starts, excluded from the results (with --time).
+    #[arg(long, value_parser = parse_seconds, conflicts_with = "ops")]
+    pub ramp: Option<f64>,
+
+    /// Issue exactly this many I/O requests in total over all sessions, then stop.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ops: Option<u64>,
+
+    /// Access distribution: uniform, zipf:THETA or pareto:H.
+    #[arg(long, default_value = "uniform", value_parser = parse_distribution)]
+    pub dist: Distribution,
+
+    /// Hot spot size in MiB (SLOB's HOTSPOT_MB); needs --hotspot-frequency.
+    #[arg(long, requires = "hotspot_frequency")]
+    pub hotspot_mb: Option<u64>,
+
+    /// Hot spot offset in MiB from the start of the data (SLOB's HOTSPOT_OFFSET_MB).
+    #[arg(long, default_value_t = 0, requires = "hotspot_mb")]
+    pub hotspot_offset_mb: u64,
+
+    /// Every Nth operation of a session goes to the hot spot (SLOB's HOTSPOT_FREQUENCY).
+    #[arg(long, requires = "hotspot_mb", value_parser = clap::value_parser!(u32).range(1..))]
+    pub hotspot_frequency: Option<u32>,
+
+    /// Issue at most this many requests per second in total (latency at a fixed load).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate: Option<u64>,
+
+    /// Seed for reproducible offsets [default: random, printed in the report].
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// List every I/O slower than this many milliseconds.
+    #[arg(long, default_value_t = 500.0, value_parser = parse_outlier_ms)]
+    pub outlier_ms: f64,
+
+    /// Allow writing to this block device although it holds data: repeat the --target path exactly.
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_device: Option<PathBuf>,
+
+    /// Print the report as JSON on stdout (schema in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Never show the live status line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_block_size(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if !(512..=1 << 20).contains(&v) || !v.is_power_of_two() {
+        return Err("must be a power of two from 512 to 1M (e.g. 4k, 8k, 16k)".into());
+    }
+    Ok(v as u32)
+}
+
+fn parse_positive_seconds(s: &str) -> Result<f64, String> {
+    let v = parse_seconds(s)?;
+    if v <= 0.0 {
+        return Err("must be more than 0 seconds".into());
+    }
+    Ok(v)
+}
+
+fn parse_outlier_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err("must be a number of milliseconds above 0 (e.g. 500)".into()),
+    }
+}
+
+fn parse_distribution(s: &str) -> Result<Distribution, String> {
+    s.parse()
+}
+
+impl RunArgs {
+    /// Checks the combinations clap cannot and resolves defaults.
+    pub fn into_config(self) -> Result<RunConfig, String> {
+        let read_pct = match (self.pattern, self.read_pct) {
+            (Pattern::Randrw, Some(p)) => p,
+            (Pattern::Randrw, None) => 50,
+            (p, Some(_)) => {
+                return Err(format!(
+                    "--read-pct applies to --pattern randrw only (got --pattern {})",
+                    p.name()
+                ));
+            }
+            (Pattern::Randread | Pattern::Seqread, None) => 100,
+            (_, None) => 0,
+        };
+        if self.engine == EngineKind::Psync && self.iodepth > 1 {
+            return Err(format!(
+                "--iodepth {} needs --engine io_uring (psync has one I/O in flight per session)",
+                self.iodepth
+            ));
+        }
+        let length = match (self.ops, self.time) {
+            (Some(ops), _) => {
+                if ops < u64::from(self.sessions) {
+                    return Err(format!(
+                        "--ops {ops} is fewer than --sessions {} (each session needs at least one)",
+                        self.sessions
+                    ));
+                }
+                RunLength::Ops { ops }
+            }
+            (None, time) => RunLength::Time {
+                time_s: time.unwrap_or(10.0),
+                ramp_s: self.ramp.unwrap_or(0.0),
+            },
+        };
+        if let Some(size) = self.size {
+            let min = u64::from(self.bs) * u64::from(self.files);
+            if size < min {
+                return Err(format!(
+                    "--size {size} is smaller than one block per file ({} files x {} bytes = {min})",
+                    self.files, self.bs
+                ));
+            }
+        }
+        let hotspot = match (self.hotspot_mb, self.hotspot_frequency) {
+            (Some(mb), Some(every)) => {
+                if mb == 0 {
+                    return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into());
+                }
+                Some(HotspotConfig {
+                    size_bytes: mb << 20,
+                    offset_bytes: self.hotspot_offset_mb << 20,
+                    every,
+                })
+            }
+            _ => None,
+        };
+        if hotspot.is_some() && self.pattern.sequential() {
+            return Err("--hotspot-mb applies to random patterns only".into());
+        }
+        if self.dist != Distribution::Uniform && self.pattern.sequential() {
+            return Err(format!(
+                "--dist {} applies to random patterns only (got --pattern {})",
+                self.dist,
+                self.pattern.name()
+            ));
+        }
+        if let Some(rate) = self.rate
+            && rate < u64::from(self.sessions)
+        {
+            return Err(format!(
+                "--rate {rate} is below one request per second per session (--sessions {})",
+                self.sessions
+            ));
+        }
+        let seed = self.seed.unwrap_or_else(random_seed);
+        Ok(RunConfig {
+            workload: "raw",
+            target: self.target,
+            files: self.files,
+            size_bytes: self.size,
+            block_size: self.bs,
+            pattern: self.pattern,
+            read_pct,
+            sessions: self.sessions,
+            iodepth: self.iodepth,
+            engine: self.engine,
+            io_mode: self.io_mode,
+            length,
+            distribution: self.dist,
+            hotspot,
+            rate_iops: self.rate,
+            seed,
+            outlier_ms: self.outlier_ms,
+            destroy_device: self.destroy_device,
+        })
+    }
+}
+
+/// A seed from the clock and process id, printed in the report so the run can be repeated.
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> Result<RunConfig, String> {
+        let mut argv = vec!["dbio", "run"];
+        argv.extend_from_slice(args);
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Run(r) => r.into_config(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_a_short_mixed_run() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.block_size, 8192);
+        assert_eq!(c.pattern, Pattern::Randrw);
+        assert_eq!(c.read_pct, 50);
+        assert_eq!(
+            c.length,
+            RunLength::Time {
+                time_s: 10.0,
+                ramp_s: 0.0
+            }
+        );
+        assert_eq!(c.target, PathBuf::from(DEFAULT_TARGET));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_what_is_allowed() {
+        let e = config(&["--bs", "3000"]).unwrap_err();
+        assert!(e.contains("--bs") && e.contains("power of two"), "{e}");
+        let e = config(&["--bs", "2M"]).unwrap_err();
+        assert!(e.contains("512 to 1M"), "{e}");
+        let e = config(&["--sessions", "0"]).unwrap_err();
+        assert!(e.contains("--sessions"), "{e}");
+        let e = config(&["--sessions", "1025"]).unwrap_err();
+        assert!(e.contains("1025"), "{e}");
+        let e = config(&["--read-pct", "101"]).unwrap_err();
+        assert!(e.contains("--read-pct"), "{e}");
+        let e = config(&["--pattern", "randread", "--read-pct", "30"]).unwrap_err();
+        assert!(e.contains("randrw only"), "{e}");
+        let e = config(&["--iodepth", "32"]).unwrap_err();
+        assert!(e.contains("io_uring"), "{e}");
+        let e = config(&["--time", "10", "--ops", "100"]).unwrap_err();
+        assert!(e.contains("--ops") || e.contains("--time"), "{e}");
+        let e = config(&["--ops", "2", "--sessions", "4"]).unwrap_err();
+        assert!(e.contains("fewer than --sessions"), "{e}");
+        let e = config(&["--dist", "zipf:x"]).unwrap_err();
+        assert!(e.contains("--dist"), "{e}");
+        let e = config(&["--pattern", "seqread", "--dist", "zipf:1.2"]).unwrap_err();
+        assert!(e.contains("random patterns"), "{e}");
+        let e = config(&["--size", "4k", "--files", "2"]).unwrap_err();
+        assert!(e.contains("smaller than one block"), "{e}");
+        let e = config(&["--hotspot-mb", "8"]).unwrap_err();
+        assert!(e.contains("hotspot-frequency"), "{e}");
+        let e = config(&["--outlier-ms", "0"]).unwrap_err();
+        assert!(e.contains("--outlier-ms"), "{e}");
+    }
+
+    #[test]
+    fn good_values_resolve() {
+        let c = config(&[
+            "--pattern",
+            "randread",
+            "--engine",
+            "io_uring",
+            "--iodepth",
+            "32",
+            "--io",
+            "fsync",
+            "--time",
+            "2m",
+            "--ramp",
+            "5",
+            "--dist",
+            "zipf:1.2",
+            "--hotspot-mb",
+            "8",
+            "--hotspot-frequency",
+            "3",
+            "--seed",
+            "7",
+        ])
+        .unwrap();
+        assert_eq!(c.read_pct, 100);
+        assert_eq!(c.engine, EngineKind::IoUring);
+        assert_eq!(
+            c.length,
+            RunLength::Time {
+                time_s: 120.0,
+                ramp_s: 5.0
+            }
+        );
+        assert_eq!(c.hotspot.unwrap().size_bytes, 8 << 20);
+        assert_eq!(c.seed, 7);
+    }
+}

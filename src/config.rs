@@ -1,0 +1,148 @@
+//! The resolved, validated settings of one run: what the CLI (and later plan
+//! files) produce and what every stage reads. Serialized whole into reports.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::workload::dist::Distribution;
+
+/// What a raw workload asks of the storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Randread,
+    Randwrite,
+    Randrw,
+    Seqread,
+    Seqwrite,
+}
+
+impl Pattern {
+    /// True when the pattern issues any write.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Pattern::Randwrite | Pattern::Randrw | Pattern::Seqwrite
+        )
+    }
+    /// True for sequential patterns.
+    pub fn sequential(self) -> bool {
+        matches!(self, Pattern::Seqread | Pattern::Seqwrite)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Randread => "randread",
+            Pattern::Randwrite => "randwrite",
+            Pattern::Randrw => "randrw",
+            Pattern::Seqread => "seqread",
+            Pattern::Seqwrite => "seqwrite",
+        }
+    }
+}
+
+/// How I/O is issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+pub enum EngineKind {
+    /// pread/pwrite from each session thread, one I/O at a time.
+    #[value(name = "psync")]
+    #[serde(rename = "psync")]
+    Psync,
+    /// One io_uring per session thread with --iodepth requests in flight.
+    #[value(name = "io_uring", alias = "uring")]
+    #[serde(rename = "io_uring")]
+    IoUring,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+        }
+    }
+}
+
+/// How files are opened and when writes become durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// O_DIRECT: bypass the page cache (aligned buffers).
+    Direct,
+    /// Through the page cache, never synced.
+    Buffered,
+    /// Buffered write followed by fsync() (InnoDB's default).
+    Fsync,
+    /// Buffered write followed by fdatasync().
+    Fdatasync,
+    /// O_DSYNC: every write is durable when it returns.
+    Dsync,
+}
+
+impl IoMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Direct => "direct",
+            IoMode::Buffered => "buffered",
+            IoMode::Fsync => "fsync",
+            IoMode::Fdatasync => "fdatasync",
+            IoMode::Dsync => "dsync",
+        }
+    }
+    /// Whether each write is followed by an explicit sync call.
+    pub fn syncs_after_write(self) -> bool {
+        matches!(self, IoMode::Fsync | IoMode::Fdatasync)
+    }
+}
+
+/// SLOB-style hot spot, in blocks once resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HotspotConfig {
+    pub size_bytes: u64,
+    pub offset_bytes: u64,
+    /// Every Nth operation of a session goes to the hot spot.
+    pub every: u32,
+}
+
+/// When a run stops.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunLength {
+    /// Run for `ramp_s + time_s` seconds; measure the last `time_s`.
+    Time { time_s: f64, ramp_s: f64 },
+    /// Issue exactly this many I/O requests in total, all measured.
+    Ops { ops: u64 },
+}
+
+/// Everything one `dbio run` needs, validated.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    pub workload: &'static str,
+    pub target: PathBuf,
+    /// Data files to lay out in a directory target.
+    pub files: u32,
+    /// Requested data size: total over all files, or the span of a device.
+    pub size_bytes: Option<u64>,
+    pub block_size: u32,
+    pub pattern: Pattern,
+    /// Percentage of reads in randrw (0..=100).
+    pub read_pct: u8,
+    pub sessions: u32,
+    pub iodepth: u32,
+    pub engine: EngineKind,
+    pub io_mode: IoMode,
+    pub length: RunLength,
+    #[serde(serialize_with = "serialize_display")]
+    pub distribution: Distribution,
+    pub hotspot: Option<HotspotConfig>,
+    /// Total target rate over all sessions, I/O requests per second.
+    pub rate_iops: Option<u64>,
+    pub seed: u64,
+    pub outlier_ms: f64,
+    /// The device path the user repeated to allow destroying it.
+    pub destroy_device: Option<PathBuf>,
+}
+
+fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}

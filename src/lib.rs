@@ -1,0 +1,17 @@
+//! dbio: a storage benchmark for databases.
+//!
+//! The pipeline, left to right: [`config`] (what to run) → [`target`] (where
+//! I/O goes) → [`workload`] (what is asked) → [`engine`] (how it is issued),
+//! driven by [`runner`], measured by [`measure`] and [`samplers`], and
+//! rendered by [`report`]. See ARCHITECTURE.md.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod measure;
+pub mod report;
+pub mod runner;
+pub mod samplers;
+pub mod target;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,52 @@
+//! CPU time dbio itself spends (all threads), from getrusage(RUSAGE_SELF).
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CpuTime {
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+impl CpuTime {
+    /// The process's CPU time so far.
+    pub fn now() -> CpuTime {
+        // SAFETY: getrusage fills the struct we pass.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        CpuTime {
+            user_s: secs(ru.ru_utime),
+            sys_s: secs(ru.ru_stime),
+        }
+    }
+
+    pub fn since(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user_s: self.user_s - earlier.user_s,
+            sys_s: self.sys_s - earlier.sys_s,
+        }
+    }
+
+    pub fn total_s(self) -> f64 {
+        self.user_s + self.sys_s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_work_shows_up_as_user_time() {
+        let a = CpuTime::now();
+        let mut x = 0u64;
+        let t = std::time::Instant::now();
+        while t.elapsed().as_millis() < 50 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let d = CpuTime::now().since(a);
+        assert!(d.user_s + d.sys_s >= 0.03, "{d:?}");
+    }
+}

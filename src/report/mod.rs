@@ -1,0 +1,175 @@
+//! The report of one run: a serializable document (the `--json` output, see
+//! docs/json.md) and its terminal rendering.
+
+pub mod text;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::config::RunConfig;
+use crate::measure::stats::{Kind, OpStats, Outlier};
+use crate::runner::{RunResult, Status};
+use crate::samplers::series::SecondPoint;
+use crate::target::layout::LayoutReport;
+use crate::target::{Target, TargetKind};
+
+/// Version of the JSON document; bumped on any incompatible change.
+pub const SCHEMA: &str = "dbio.run.v1";
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub dbio_version: &'static str,
+    pub status: Status,
+    pub error: Option<String>,
+    pub started_unix_ms: u64,
+    pub config: RunConfig,
+    pub target: TargetSummary,
+    pub ramp_s: f64,
+    pub measured_s: f64,
+    /// Per operation kind; absent kinds had no operation in the window.
+    pub read: Option<OpSummary>,
+    pub write: Option<OpSummary>,
+    /// The fsync/fdatasync after each write (fsync and fdatasync modes); its
+    /// time is also inside the write latency.
+    pub sync: Option<OpSummary>,
+    /// Reads and writes together.
+    pub total: OpSummary,
+    pub cpu: CpuSummary,
+    pub outliers: OutlierSummary,
+    pub series: Vec<SecondPoint>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetSummary {
+    pub kind: TargetKind,
+    pub path: PathBuf,
+    pub files: Vec<PathBuf>,
+    pub size_bytes: u64,
+    pub block_size_bytes: u32,
+    pub blocks: u64,
+    pub layout: Option<LayoutReport>,
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Latency {
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub p99_99_us: f64,
+    pub max_us: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OpSummary {
+    /// I/O requests (system calls or ring submissions) completed in the window.
+    pub requests: u64,
+    /// Blocks of block_size_bytes moved by those requests.
+    pub blocks: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mib_per_s: f64,
+    pub latency: Latency,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuSummary {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// dbio's CPU time (all threads) per I/O request in the window.
+    pub us_per_io: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OutlierSummary {
+    pub threshold_ms: f64,
+    pub count: u64,
+    /// Outliers counted but not listed (over 10 000 in one session).
+    pub unlisted: u64,
+    pub list: Vec<Outlier>,
+}
+
+fn summarize(s: &OpStats, block_size: u32, secs: f64) -> OpSummary {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+    OpSummary {
+        requests: s.count,
+        blocks: s.bytes / u64::from(block_size),
+        bytes: s.bytes,
+        iops: per_s(s.count as f64),
+        mib_per_s: per_s(s.bytes as f64 / (1 << 20) as f64),
+        latency: if s.count == 0 {
+            Latency::default()
+        } else {
+            Latency {
+                min_us: us(s.min_ns),
+                mean_us: s.mean_ns() / 1e3,
+                p50_us: us(s.quantile_ns(0.5)),
+                p90_us: us(s.quantile_ns(0.9)),
+                p99_us: us(s.quantile_ns(0.99)),
+                p99_9_us: us(s.quantile_ns(0.999)),
+                p99_99_us: us(s.quantile_ns(0.9999)),
+                max_us: us(s.max_ns),
+            }
+        },
+    }
+}
+
+impl Report {
+    pub fn new(cfg: &RunConfig, target: &Target, r: RunResult) -> Report {
+        let bs = target.block_size;
+        let secs = r.measured_s;
+        let op = |k: Kind| {
+            let s = &r.stats.ops[k as usize];
+            (s.count > 0).then(|| summarize(s, bs, secs))
+        };
+        let mut both = r.stats.ops[Kind::Read as usize].clone();
+        both.merge(&r.stats.ops[Kind::Write as usize]);
+        let total = summarize(&both, bs, secs);
+        let ios = total.requests;
+        Report {
+            schema: SCHEMA,
+            dbio_version: env!("CARGO_PKG_VERSION"),
+            status: r.status,
+            error: r.error,
+            started_unix_ms: r.start_unix_ns / 1_000_000,
+            config: cfg.clone(),
+            target: TargetSummary {
+                kind: target.kind,
+                path: target.path.clone(),
+                files: target.files.clone(),
+                size_bytes: target.size_bytes(),
+                block_size_bytes: bs,
+                blocks: target.total_blocks(),
+                layout: target.layout.clone(),
+            },
+            ramp_s: r.ramp_s,
+            measured_s: secs,
+            read: op(Kind::Read),
+            write: op(Kind::Write),
+            sync: op(Kind::Sync),
+            total,
+            cpu: CpuSummary {
+                user_s: r.cpu.user_s,
+                sys_s: r.cpu.sys_s,
+                us_per_io: if ios > 0 {
+                    r.cpu.total_s() * 1e6 / ios as f64
+                } else {
+                    0.0
+                },
+            },
+            outliers: OutlierSummary {
+                threshold_ms: cfg.outlier_ms,
+                count: r.stats.outliers.len() as u64 + r.stats.outliers_unlisted,
+                unlisted: r.stats.outliers_unlisted,
+                list: r.stats.outliers,
+            },
+            series: r.series,
+        }
+    }
+}

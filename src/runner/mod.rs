@@ -1,0 +1,373 @@
+//! Runs a workload: opens the target's files, starts every session thread
+//! behind a barrier, samples the per-second series and the live status line
+//! while they run, stops them at the deadline, on Ctrl-C or on the first
+//! error, and merges what they measured.
+
+pub mod session;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Barrier, Mutex};
+
+use serde::Serialize;
+
+use crate::config::{RunConfig, RunLength};
+use crate::engine::buf::BufPool;
+use crate::engine::{AnyEngine, SyncAfterWrite};
+use crate::measure::clock::{now_ns, unix_ns};
+use crate::measure::cpu::CpuTime;
+use crate::measure::stats::SessionStats;
+use crate::samplers::series::{self, SecondPoint, SeriesWriter, SessionSeries};
+use crate::samplers::status::StatusLine;
+use crate::target::{Target, TargetError};
+use crate::workload::dist::{BlockPicker, Hotspot};
+use crate::workload::raw::Raw;
+use crate::workload::rng::Rng;
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+/// Everything a run measured.
+pub struct RunResult {
+    pub status: Status,
+    pub error: Option<String>,
+    pub stats: SessionStats,
+    /// Length of the measurement window, seconds.
+    pub measured_s: f64,
+    pub ramp_s: f64,
+    pub cpu: CpuTime,
+    pub series: Vec<SecondPoint>,
+    pub start_unix_ns: u64,
+    pub issued: u64,
+}
+
+/// State every session reads; written only by the control thread (and by a
+/// session that fails).
+pub struct Shared {
+    pub stop: AtomicBool,
+    /// Monotonic ns when sessions started (set between the two barriers).
+    pub start_ns: AtomicU64,
+    /// End of the measurement window; lowered on stop.
+    pub end_ns: AtomicU64,
+    pub ramp_ns: u64,
+    /// Offset that turns a monotonic timestamp into wall-clock ns (write generations).
+    pub wall_minus_mono_ns: u64,
+    error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// Records the first error and stops every session.
+    #[cold]
+    pub fn fail(&self, msg: String) {
+        let mut e = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        e.get_or_insert(msg);
+        self.stop.store(true, SeqCst);
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Runs `cfg` on a prepared target. `interrupt` is raised by Ctrl-C.
+pub fn run(
+    cfg: &RunConfig,
+    target: &Target,
+    interrupt: &AtomicBool,
+    status: Option<StatusLine>,
+) -> Result<RunResult, RunError> {
+    let files = target.open(cfg.io_mode, cfg.pattern.writes())?;
+    let fds = files.raw();
+    let hotspot = resolve_hotspot(cfg, target)?;
+    let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
+        .map_err(|e| RunError::Setup(format!("--dist {}: {e}", cfg.distribution)))?;
+    let (ramp_s, time_s, quota_total) = match cfg.length {
+        RunLength::Time { time_s, ramp_s } => (ramp_s, Some(time_s), None),
+        RunLength::Ops { ops } => (0.0, None, Some(ops)),
+    };
+    let n = cfg.sessions;
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        start_ns: AtomicU64::new(0),
+        end_ns: AtomicU64::new(u64::MAX),
+        ramp_ns: (ramp_s * 1e9) as u64,
+        wall_minus_mono_ns: unix_ns().saturating_sub(now_ns()),
+        error: Mutex::new(None),
+    };
+    let series_slots: Vec<Box<SessionSeries>> = (0..n).map(|_| SessionSeries::new()).collect();
+    let ready = Barrier::new(n as usize + 1);
+    let go = Barrier::new(n as usize + 1);
+    let finished = AtomicUsize::new(0);
+    let sync = SyncAfterWrite::for_mode(cfg.io_mode);
+    let interval_ns = cfg
+        .rate_iops
+        .map(|r| 1_000_000_000 * u64::from(n) / r)
+        .unwrap_or(0);
+
+    let outcome = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|id| {
+                let (shared, ready, go, finished, fds) = (&shared, &ready, &go, &finished, &fds);
+                let series_slot: &SessionSeries = &series_slots[id as usize];
+                let picker = picker.clone();
+                let quota = match quota_total {
+                    Some(t) => t / u64::from(n) + u64::from(u64::from(id) < t % u64::from(n)),
+                    None => u64::MAX,
+                };
+                std::thread::Builder::new()
+                    .name(format!("dbio-session-{id}"))
+                    .spawn_scoped(s, move || {
+                        let plan = session::SessionPlan {
+                            id,
+                            target,
+                            io_mode: cfg.io_mode,
+                            quota,
+                            interval_ns,
+                            outlier_ns: (cfg.outlier_ms * 1e6) as u64,
+                        };
+                        let mut rng = Rng::for_stream(cfg.seed, u64::from(id));
+                        let mut work = Raw::new(
+                            cfg.pattern,
+                            cfg.read_pct,
+                            picker,
+                            id,
+                            n,
+                            target.total_blocks(),
+                        );
+                        let mut stats = SessionStats::new();
+                        let mut writer = SeriesWriter::new(series_slot);
+                        let mut bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
+                        let engine = AnyEngine::new(cfg.engine, fds, &bufs, cfg.iodepth, sync);
+                        if let Err(e) = &engine {
+                            shared.fail(format!(
+                                "session {id}: cannot set up {}: {e}",
+                                cfg.engine.name()
+                            ));
+                        }
+                        ready.wait();
+                        go.wait();
+                        let end = match engine {
+                            Ok(AnyEngine::Psync(mut e)) => session::run(
+                                &plan,
+                                shared,
+                                &mut e,
+                                &mut work,
+                                &mut bufs,
+                                &mut rng,
+                                &mut stats,
+                                &mut writer,
+                            ),
+                            Ok(AnyEngine::Uring(mut e)) => session::run(
+                                &plan,
+                                shared,
+                                &mut e,
+                                &mut work,
+                                &mut bufs,
+                                &mut rng,
+                                &mut stats,
+                                &mut writer,
+                            ),
+                            Err(_) => session::SessionEnd {
+                                last_ns: 0,
+                                issued: 0,
+                            },
+                        };
+                        finished.fetch_add(1, SeqCst);
+                        (stats, end)
+                    })
+                    .expect("spawn session thread")
+            })
+            .collect();
+
+        ready.wait();
+        let start = now_ns();
+        shared.start_ns.store(start, SeqCst);
+        if let Some(t) = time_s {
+            shared
+                .end_ns
+                .store(start + ((ramp_s + t) * 1e9) as u64, SeqCst);
+        }
+        let start_unix_ns = unix_ns();
+        go.wait();
+        let control = control(
+            &shared,
+            &series_slots,
+            &finished,
+            n as usize,
+            ramp_s,
+            time_s,
+            interrupt,
+            status,
+        );
+        let mut stats = SessionStats::new();
+        let mut last_ns = 0;
+        let mut issued = 0;
+        for h in handles {
+            let (st, end) = h.join().expect("session thread panicked");
+            stats.merge(&st);
+            last_ns = last_ns.max(end.last_ns);
+            issued += end.issued;
+        }
+        (control, stats, last_ns, issued, start_unix_ns)
+    });
+    let (control, mut stats, last_ns, issued, start_unix_ns) = outcome;
+    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let measured_s = match (control.stopped_at_s, time_s) {
+        (Some(at), _) => (at - ramp_s).max(0.0),
+        (None, Some(t)) => t,
+        (None, None) => last_ns as f64 / 1e9,
+    };
+    let status = if error.is_some() {
+        Status::Failed
+    } else if control.interrupted {
+        Status::Interrupted
+    } else {
+        Status::Completed
+    };
+    Ok(RunResult {
+        status,
+        error,
+        stats,
+        measured_s,
+        ramp_s,
+        cpu: control.cpu,
+        series: control.series,
+        start_unix_ns,
+        issued,
+    })
+}
+
+fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, RunError> {
+    let Some(h) = cfg.hotspot else {
+        return Ok(None);
+    };
+    let bs = u64::from(cfg.block_size);
+    if h.offset_bytes + h.size_bytes > target.size_bytes() {
+        return Err(RunError::Setup(format!(
+            "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of the data ({} MiB); make the hot spot smaller or --size larger",
+            h.offset_bytes >> 20,
+            h.size_bytes >> 20,
+            target.size_bytes() >> 20
+        )));
+    }
+    Ok(Some(Hotspot {
+        offset_blocks: h.offset_bytes / bs,
+        size_blocks: (h.size_bytes / bs).max(1),
+        every: h.every,
+    }))
+}
+
+/// What the control thread saw.
+struct Control {
+    interrupted: bool,
+    /// Seconds after start when a Ctrl-C stopped the run.
+    stopped_at_s: Option<f64>,
+    cpu: CpuTime,
+    series: Vec<SecondPoint>,
+}
+
+/// The control thread's loop: CPU samples at the window's edges, one series
+/// point per second (with the status line), and Ctrl-C handling.
+#[allow(clippy::too_many_arguments)]
+fn control(
+    shared: &Shared,
+    slots: &[Box<SessionSeries>],
+    finished: &AtomicUsize,
+    n: usize,
+    ramp_s: f64,
+    time_s: Option<f64>,
+    interrupt: &AtomicBool,
+    mut status: Option<StatusLine>,
+) -> Control {
+    const SEC: u64 = 1_000_000_000;
+    const GRACE: u64 = 50_000_000; // let completions of a second land before reading it
+    let start = shared.start_ns.load(SeqCst);
+    let ramp_end = start + shared.ramp_ns;
+    let deadline = time_s.map(|t| start + ((ramp_s + t) * 1e9) as u64);
+    let mut cpu_start = None;
+    let mut cpu_end = None;
+    let mut next_sec: u32 = 0;
+    let mut series = Vec::new();
+    let mut interrupted = false;
+    let mut stopped_at_s = None;
+    loop {
+        let done = finished.load(SeqCst) == n;
+        let now = now_ns();
+        if cpu_start.is_none() && now >= ramp_end {
+            cpu_start = Some(CpuTime::now());
+        }
+        if let Some(d) = deadline
+            && cpu_end.is_none()
+            && now >= d
+        {
+            cpu_end = Some(CpuTime::now());
+        }
+        if !interrupted && interrupt.load(SeqCst) {
+            interrupted = true;
+            stopped_at_s = Some((now - start) as f64 / 1e9);
+            shared.end_ns.fetch_min(now, SeqCst);
+            shared.stop.store(true, SeqCst);
+            cpu_end.get_or_insert_with(CpuTime::now);
+        }
+        while start + u64::from(next_sec + 1) * SEC + GRACE <= now {
+            let p = series::collect(slots, next_sec, f64::from(next_sec) < ramp_s);
+            if let Some(st) = status.as_mut() {
+                st.update(&p, f64::from(next_sec + 1));
+            }
+            series.push(p);
+            next_sec += 1;
+        }
+        if done {
+            break;
+        }
+        let mut wake = start + u64::from(next_sec + 1) * SEC + GRACE;
+        if cpu_start.is_none() {
+            wake = wake.min(ramp_end);
+        }
+        if let Some(d) = deadline.filter(|_| cpu_end.is_none()) {
+            wake = wake.min(d);
+        }
+        wake = wake.min(now + 100_000_000);
+        std::thread::sleep(std::time::Duration::from_nanos(wake.saturating_sub(now)));
+    }
+    // The tail: seconds not yet collected that belong to the run.
+    let end = match (stopped_at_s, deadline) {
+        (Some(at), _) => start + (at * 1e9) as u64,
+        (None, Some(d)) => d,
+        (None, None) => now_ns(),
+    };
+    let last_sec = ((end - start).saturating_sub(1) / SEC) as u32;
+    while next_sec <= last_sec {
+        series.push(series::collect(
+            slots,
+            next_sec,
+            f64::from(next_sec) < ramp_s,
+        ));
+        next_sec += 1;
+    }
+    if let Some(st) = status.as_mut() {
+        st.finish();
+    }
+    let cpu_end = cpu_end.unwrap_or_else(CpuTime::now);
+    let cpu = cpu_end.since(cpu_start.unwrap_or(cpu_end));
+    Control {
+        interrupted,
+        stopped_at_s,
+        cpu,
+        series,
+    }
+}

@@ -1,0 +1,208 @@
+//! One session: a thread that keeps its engine's queue full with requests
+//! from its workload, timestamps each, and records completions into its own
+//! statistics and per-second series. Nothing here allocates or locks once the
+//! loop runs; the only shared state read per request is the stop flag and the
+//! end of the measurement window (relaxed atomics).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::Shared;
+use crate::config::IoMode;
+use crate::engine::buf::BufPool;
+use crate::engine::{Completion, Engine, Io, OpKind, explain_errno};
+use crate::measure::clock::now_ns;
+use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::samplers::series::SeriesWriter;
+use crate::target::Target;
+use crate::target::block::{self, Header};
+use crate::workload::Workload;
+use crate::workload::rng::Rng;
+
+/// Fixed inputs of a session.
+pub struct SessionPlan<'a> {
+    pub id: u32,
+    pub target: &'a Target,
+    pub io_mode: IoMode,
+    /// Requests this session may issue (u64::MAX when time-bound).
+    pub quota: u64,
+    /// Nanoseconds between requests for --rate (0 = as fast as possible).
+    pub interval_ns: u64,
+    pub outlier_ns: u64,
+}
+
+/// In-flight bookkeeping per buffer slot.
+#[derive(Clone, Copy)]
+struct InFlight {
+    start: u64,
+    offset: u64,
+    file: u32,
+    kind: OpKind,
+}
+
+/// What the session hands back besides its statistics.
+pub struct SessionEnd {
+    /// Completion time of its last request, ns since the run started.
+    pub last_ns: u64,
+    pub issued: u64,
+}
+
+/// Runs the session loop until its quota, the deadline, or a stop.
+#[allow(clippy::too_many_arguments)]
+pub fn run<E: Engine, W: Workload>(
+    plan: &SessionPlan,
+    shared: &Shared,
+    engine: &mut E,
+    work: &mut W,
+    bufs: &mut BufPool,
+    rng: &mut Rng,
+    stats: &mut SessionStats,
+    series: &mut SeriesWriter,
+) -> SessionEnd {
+    let depth = engine.depth() as usize;
+    let bs = plan.target.block_size;
+    let t0 = shared.start_ns.load(Relaxed);
+    let ramp_end = t0 + shared.ramp_ns;
+    let gen_base = shared.wall_minus_mono_ns;
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut meta = vec![
+        InFlight {
+            start: 0,
+            offset: 0,
+            file: 0,
+            kind: OpKind::Read
+        };
+        depth
+    ];
+    let mut inflight = 0usize;
+    let mut issued = 0u64;
+    let mut last_ns = 0u64;
+    let mut next_due = t0;
+    loop {
+        // Fill the queue.
+        while inflight < depth && issued < plan.quota {
+            if shared.stop.load(Relaxed) {
+                break;
+            }
+            let mut now = now_ns();
+            if now >= shared.end_ns.load(Relaxed) {
+                break;
+            }
+            if plan.interval_ns > 0 {
+                if now < next_due {
+                    if inflight > 0 {
+                        break; // reap while waiting for the next slot
+                    }
+                    std::thread::sleep(std::time::Duration::from_nanos(next_due - now));
+                    now = now_ns();
+                }
+                next_due += plan.interval_ns;
+            }
+            let (kind, gblock) = work.next_io(rng);
+            let (file, offset) = plan.target.locate(gblock);
+            let slot = free.pop().expect("a free slot while inflight < depth");
+            let buf = bufs.slot_mut(slot as usize, bs as usize);
+            if kind == OpKind::Write {
+                let h = Header {
+                    block: offset / u64::from(bs),
+                    generation: gen_base + now,
+                    file,
+                    size: bs,
+                };
+                block::fill(buf, h, rng);
+                now = now_ns();
+            }
+            meta[slot as usize] = InFlight {
+                start: now,
+                offset,
+                file,
+                kind,
+            };
+            let io = Io {
+                kind,
+                file,
+                offset,
+                len: bs,
+                buf: buf.as_mut_ptr(),
+                slot,
+            };
+            // SAFETY: the slot's buffer stays untouched until reaped below.
+            if let Err(e) = unsafe { engine.queue(&io) } {
+                shared.fail(format!("session {}: cannot queue I/O: {e}", plan.id));
+                free.push(slot);
+                break;
+            }
+            inflight += 1;
+            issued += 1;
+        }
+        if inflight == 0 {
+            break;
+        }
+        let mut reap_error = None;
+        let reaped = engine.reap(1, |c: Completion| {
+            let end = now_ns();
+            let m = meta[c.slot as usize];
+            free.push(c.slot);
+            last_ns = end - t0;
+            if c.res != bs as i32 {
+                reap_error.get_or_insert((c, m));
+                return;
+            }
+            let lat = end - m.start;
+            let k = if m.kind == OpKind::Read {
+                Kind::Read
+            } else {
+                Kind::Write
+            };
+            series.record(k, end - t0, lat, u64::from(bs));
+            if c.sync_ns > 0 {
+                series.record(Kind::Sync, end - t0, c.sync_ns, 0);
+            }
+            if end < ramp_end || end > shared.end_ns.load(Relaxed) {
+                return; // outside the measurement window
+            }
+            stats.op(k).record(lat, u64::from(bs));
+            if c.sync_ns > 0 {
+                stats.op(Kind::Sync).record(c.sync_ns, 0);
+            }
+            if lat >= plan.outlier_ns {
+                stats.outlier(Outlier {
+                    t_s: (end - t0) as f64 / 1e9,
+                    op: k,
+                    session: plan.id,
+                    file: m.file,
+                    offset_bytes: m.offset,
+                    len_bytes: bs,
+                    latency_ms: lat as f64 / 1e6,
+                });
+            }
+        });
+        match reaped {
+            Ok(n) => inflight -= n as usize,
+            Err(e) => {
+                shared.fail(format!("session {}: waiting for I/O failed: {e}", plan.id));
+                break;
+            }
+        }
+        if let Some((c, m)) = reap_error {
+            let what = if m.kind == OpKind::Read {
+                "reading"
+            } else {
+                "writing"
+            };
+            let why = if c.res < 0 {
+                explain_errno(-c.res, plan.io_mode)
+            } else {
+                format!(
+                    "short transfer of {} of {bs} bytes (is the file shorter than the layout?)",
+                    c.res
+                )
+            };
+            shared.fail(format!(
+                "{what} {} at byte {} failed: {why}",
+                plan.target.files[m.file as usize].display(),
+                m.offset
+            ));
+        }
+    }
+    SessionEnd { last_ns, issued }
+}

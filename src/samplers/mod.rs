@@ -1,0 +1,6 @@
+//! What is sampled every second while a run goes on: the run's own counters
+//! (the per-second series and the live status line). Device and host
+//! telemetry will join here.
+
+pub mod series;
+pub mod status;

@@ -1,0 +1,279 @@
+//! The per-second series of a run's own counters: ops, bytes, mean and p99
+//! latency per operation kind.
+//!
+//! Each session writes into its own [`SessionSeries`] with plain relaxed
+//! atomic loads and stores (no read-modify-write, no locks: only the owner
+//! writes). A slot per second, four seconds deep, lets the collector read
+//! second `s` after it is over while the session writes second `s + 1`.
+//! Per-second percentiles come from a compact log-linear histogram
+//! (16 sub-buckets per power of two: ≤ 6% error), enough for a time series.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+
+use serde::Serialize;
+
+use crate::measure::stats::Kind;
+
+const SLOTS: usize = 4;
+/// Buckets of the compact histogram: 0..16 ns exact, then 16 per power of two up to 2^37 ns.
+pub const BUCKETS: usize = 544;
+const NONE: u32 = u32::MAX;
+
+struct Slot {
+    sec: AtomicU32,
+    ops: [AtomicU64; 3],
+    bytes: [AtomicU64; 3],
+    lat_sum_ns: [AtomicU64; 3],
+    hist: [[AtomicU32; BUCKETS]; 3],
+}
+
+impl Slot {
+    fn new() -> Self {
+        Slot {
+            sec: AtomicU32::new(NONE),
+            ops: Default::default(),
+            bytes: Default::default(),
+            lat_sum_ns: Default::default(),
+            hist: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU32::new(0))),
+        }
+    }
+}
+
+/// One session's per-second counters, shared with the collector.
+pub struct SessionSeries {
+    slots: [Slot; SLOTS],
+}
+
+impl SessionSeries {
+    pub fn new() -> Box<Self> {
+        Box::new(SessionSeries {
+            slots: std::array::from_fn(|_| Slot::new()),
+        })
+    }
+}
+
+#[inline]
+fn bump64(a: &AtomicU64, by: u64) {
+    a.store(a.load(Relaxed) + by, Relaxed);
+}
+
+/// The owning session's handle: records completions into the current second.
+pub struct SeriesWriter<'a> {
+    series: &'a SessionSeries,
+    cur_sec: u32,
+}
+
+impl<'a> SeriesWriter<'a> {
+    pub fn new(series: &'a SessionSeries) -> Self {
+        SeriesWriter {
+            series,
+            cur_sec: NONE,
+        }
+    }
+
+    /// Records one operation that completed `t_ns` after the run started.
+    #[inline]
+    pub fn record(&mut self, kind: Kind, t_ns: u64, lat_ns: u64, bytes: u64) {
+        let sec = (t_ns / 1_000_000_000) as u32;
+        if sec != self.cur_sec {
+            self.roll(sec);
+        }
+        let slot = &self.series.slots[sec as usize % SLOTS];
+        let k = kind as usize;
+        bump64(&slot.ops[k], 1);
+        bump64(&slot.bytes[k], bytes);
+        bump64(&slot.lat_sum_ns[k], lat_ns);
+        let h = &slot.hist[k][bucket(lat_ns)];
+        h.store(h.load(Relaxed) + 1, Relaxed);
+    }
+
+    #[cold]
+    fn roll(&mut self, sec: u32) {
+        let slot = &self.series.slots[sec as usize % SLOTS];
+        slot.sec.store(NONE, Release);
+        for k in 0..3 {
+            slot.ops[k].store(0, Relaxed);
+            slot.bytes[k].store(0, Relaxed);
+            slot.lat_sum_ns[k].store(0, Relaxed);
+            for b in &slot.hist[k] {
+                b.store(0, Relaxed);
+            }
+        }
+        slot.sec.store(sec, Release);
+        self.cur_sec = sec;
+    }
+}
+
+/// The compact histogram bucket of a latency.
+#[inline]
+pub fn bucket(ns: u64) -> usize {
+    if ns < 16 {
+        return ns as usize;
+    }
+    let msb = 63 - ns.leading_zeros() as usize;
+    let sub = ((ns >> (msb - 4)) & 15) as usize;
+    ((msb - 3) * 16 + sub).min(BUCKETS - 1)
+}
+
+/// The middle of a bucket's range, in ns.
+pub fn bucket_mid(i: usize) -> u64 {
+    if i < 16 {
+        return i as u64;
+    }
+    let msb = i / 16 + 3;
+    let sub = (i % 16) as u64;
+    let width = 1u64 << (msb - 4);
+    ((16 + sub) << (msb - 4)) + width / 2
+}
+
+/// One second of one operation kind, over all sessions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct KindPoint {
+    pub ops: u64,
+    pub bytes: u64,
+    pub lat_mean_us: f64,
+    pub lat_p99_us: f64,
+}
+
+/// One second of the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SecondPoint {
+    /// Seconds since the sessions started: this point covers [t_s, t_s + 1).
+    pub t_s: u32,
+    /// True while the ramp (warm-up) was still going.
+    pub ramp: bool,
+    pub read: KindPoint,
+    pub write: KindPoint,
+    pub sync: KindPoint,
+}
+
+impl SecondPoint {
+    pub fn kind(&self, k: Kind) -> &KindPoint {
+        match k {
+            Kind::Read => &self.read,
+            Kind::Write => &self.write,
+            Kind::Sync => &self.sync,
+        }
+    }
+}
+
+/// Sums second `sec` over all sessions. Call it once the second is over.
+pub fn collect(sessions: &[Box<SessionSeries>], sec: u32, ramp: bool) -> SecondPoint {
+    let mut ops = [0u64; 3];
+    let mut bytes = [0u64; 3];
+    let mut sum = [0u64; 3];
+    let mut hist = vec![[0u64; BUCKETS]; 3];
+    for s in sessions {
+        let slot = &s.slots[sec as usize % SLOTS];
+        if slot.sec.load(Acquire) != sec {
+            continue; // no completion in that second
+        }
+        for k in 0..3 {
+            ops[k] += slot.ops[k].load(Relaxed);
+            bytes[k] += slot.bytes[k].load(Relaxed);
+            sum[k] += slot.lat_sum_ns[k].load(Relaxed);
+            if slot.ops[k].load(Relaxed) > 0 {
+                for (acc, b) in hist[k].iter_mut().zip(&slot.hist[k]) {
+                    *acc += u64::from(b.load(Relaxed));
+                }
+            }
+        }
+    }
+    let point = |k: usize| KindPoint {
+        ops: ops[k],
+        bytes: bytes[k],
+        lat_mean_us: if ops[k] > 0 {
+            sum[k] as f64 / ops[k] as f64 / 1e3
+        } else {
+            0.0
+        },
+        lat_p99_us: quantile(&hist[k], 0.99) as f64 / 1e3,
+    };
+    SecondPoint {
+        t_s: sec,
+        ramp,
+        read: point(0),
+        write: point(1),
+        sync: point(2),
+    }
+}
+
+/// The value at quantile `q` of a compact histogram (bucket middle), 0 if empty.
+pub fn quantile(hist: &[u64; BUCKETS], q: f64) -> u64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let want = ((q * total as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (i, &c) in hist.iter().enumerate() {
+        seen += c;
+        if seen >= want {
+            return bucket_mid(i);
+        }
+    }
+    bucket_mid(BUCKETS - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_monotonic_and_tight() {
+        let mut last = 0;
+        for ns in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            100,
+            1_000,
+            12_345,
+            1_000_000,
+            59_000_000_000,
+        ] {
+            let b = bucket(ns);
+            assert!(b >= last, "{ns}");
+            last = b;
+            let mid = bucket_mid(b) as f64;
+            assert!(
+                (mid - ns as f64).abs() <= ns as f64 * 0.07 + 1.0,
+                "{ns} -> {mid}"
+            );
+        }
+        assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn collects_each_second_from_every_session() {
+        let sessions: Vec<_> = (0..3).map(|_| SessionSeries::new()).collect();
+        let mut writers: Vec<_> = sessions.iter().map(|s| SeriesWriter::new(s)).collect();
+        for w in writers.iter_mut() {
+            for n in 0..100u64 {
+                w.record(Kind::Read, 500_000_000 + n, 10_000 * (n + 1), 4096);
+            }
+            w.record(Kind::Write, 1_200_000_000, 2_000_000, 8192);
+        }
+        let p0 = collect(&sessions, 0, true);
+        assert_eq!(p0.read.ops, 300);
+        assert_eq!(p0.read.bytes, 300 * 4096);
+        assert!((p0.read.lat_mean_us - 505.0).abs() < 0.01);
+        let p99 = p0.read.lat_p99_us;
+        assert!((p99 - 990.0).abs() / 990.0 < 0.07, "{p99}");
+        assert_eq!(p0.write.ops, 0);
+        let p1 = collect(&sessions, 1, false);
+        assert_eq!((p1.write.ops, p1.read.ops), (3, 0));
+        assert!((p1.write.lat_mean_us - 2000.0).abs() < 0.01);
+        // Second 5 reuses second 1's slot: second 1 is then gone, not mixed in.
+        for w in writers.iter_mut() {
+            w.record(Kind::Write, 5_100_000_000, 1_000, 8192);
+        }
+        assert_eq!(collect(&sessions, 1, false).write.ops, 0);
+        assert_eq!(collect(&sessions, 5, false).write.ops, 3);
+        assert_eq!(collect(&sessions, 3, false).write.ops, 0);
+    }
+}
