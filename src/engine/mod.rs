@@ -91,7 +91,7 @@ pub fn open_flags(mode: IoMode, write: bool) -> OFlags {
 /// The engines the CLI names, built for one session over open files.
 pub enum AnyEngine {
     Psync(psync::Psync),
-    Uring(uring::Uring),
+    Uring(Box<uring::Uring>),
 }
 
 impl AnyEngine {
@@ -105,7 +105,7 @@ impl AnyEngine {
         Ok(match kind {
             crate::config::EngineKind::Psync => AnyEngine::Psync(psync::Psync::new(fds, sync)),
             crate::config::EngineKind::IoUring => {
-                AnyEngine::Uring(uring::Uring::new(fds, bufs, depth, sync)?)
+                AnyEngine::Uring(Box::new(uring::Uring::new(fds, bufs, depth, sync)?))
             }
         })
     }

@@ -169,7 +169,7 @@ pub fn run(
                             Ok(AnyEngine::Uring(mut e)) => session::run(
                                 &plan,
                                 shared,
-                                &mut e,
+                                &mut *e,
                                 &mut work,
                                 &mut bufs,
                                 &mut rng,

@@ -1,0 +1,408 @@
+//! Loop-device fixture for tests: a sparse image attached as /dev/loopN, optionally partitioned, formatted, mounted or used as swap, and torn down again (swapoff, unmount, detach, delete) by `Drop` even when the test panics.
+//!
+//! Needs root and util-linux (losetup, partx, mount); mkfs, fsck and swap
+//! tools only for the calls that use them. Depends on nothing from the dbio
+//! crate, only on std, rustix and tempfile.
+//!
+//! Setup failures panic with the command's stderr; `Drop` never panics.
+
+use std::cell::RefCell;
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::{FileExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// How long to wait for partition device nodes to appear.
+const NODE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long Drop waits for a busy loop device to be released.
+const DETACH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Where partitions start in the tables [`LoopDev::partition`] writes (1 MiB).
+const FIRST_SECTOR: u64 = 2048;
+
+/// True when running as root; otherwise prints "skipping: needs root".
+pub fn require_root() -> bool {
+    let root = rustix::process::geteuid().is_root();
+    if !root {
+        eprintln!("skipping: needs root");
+    }
+    root
+}
+
+/// True if `name` is an executable in PATH or in the usual sbin directories.
+pub fn have_tool(name: &str) -> bool {
+    find_tool(name).is_some()
+}
+
+fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let fallback = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from);
+    std::env::split_paths(&path)
+        .chain(fallback)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A command for `tool`, found in sbin even when PATH lacks it.
+fn command(tool: &str) -> Command {
+    Command::new(find_tool(tool).unwrap_or_else(|| PathBuf::from(tool)))
+}
+
+/// Run `tool args`, panicking with its stderr unless it succeeds.
+fn run<I, S>(tool: &str, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let out = command(tool)
+        .args(&args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    out
+}
+
+/// Run `tool args` for cleanup: report failure on stderr, never panic.
+fn run_quietly<I, S>(tool: &str, args: I) -> bool
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    match command(tool).args(args).output() {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "loopdev cleanup: {tool} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("loopdev cleanup: cannot run {tool}: {e}");
+            false
+        }
+    }
+}
+
+/// A filesystem mounted by the fixture.
+struct Mounted {
+    dir: TempDir,
+}
+
+/// A loop device over a sparse image in a temporary directory.
+pub struct LoopDev {
+    /// The device node, e.g. /dev/loop3.
+    pub path: PathBuf,
+    image: PathBuf,
+    mount: Option<Mounted>,
+    /// Device with active swap, turned off on drop.
+    swap: Option<PathBuf>,
+    /// (device, fstype) of the last mkfs, for fsck_clean.
+    formatted: RefCell<Option<(PathBuf, String)>>,
+    // Declared last so the image is deleted only after Drop has detached it.
+    _dir: TempDir,
+}
+
+impl LoopDev {
+    /// Attach a zeroed sparse image of `size_bytes` (512-byte sectors, partition scanning on).
+    pub fn new(size_bytes: u64, direct_io: bool) -> LoopDev {
+        LoopDev::with_sector_size(size_bytes, direct_io, 512)
+    }
+
+    /// Like [`LoopDev::new`] with a logical sector size of `sector_size` bytes.
+    pub fn with_sector_size(size_bytes: u64, direct_io: bool, sector_size: u32) -> LoopDev {
+        let dir = tempfile::Builder::new()
+            .prefix("dbio-loop-")
+            .tempdir()
+            .expect("create a temp dir for the loop image");
+        let image = dir.path().join("disk.img");
+        File::create(&image)
+            .and_then(|f| f.set_len(size_bytes))
+            .unwrap_or_else(|e| panic!("create {}: {e}", image.display()));
+        // losetup records the canonical path; compare against the same.
+        let image = fs::canonicalize(&image).unwrap_or(image);
+        let mut args = vec!["-f".to_string(), "--show".into(), "-P".into()];
+        if direct_io {
+            args.push("--direct-io=on".into());
+        }
+        if sector_size != 512 {
+            args.push(format!("--sector-size={sector_size}"));
+        }
+        args.push(image.display().to_string());
+        let out = run("losetup", &args);
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let dev = LoopDev {
+            path,
+            image,
+            mount: None,
+            swap: None,
+            formatted: RefCell::new(None),
+            _dir: dir,
+        };
+        if direct_io && !dev.direct_io() {
+            eprintln!("loopdev: {} did not enable direct I/O", dev.path.display());
+        }
+        dev
+    }
+
+    /// The backing image file.
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+
+    /// Kernel name, e.g. "loop3".
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    fn sysfs(&self) -> PathBuf {
+        Path::new("/sys/class/block").join(self.name())
+    }
+
+    /// Whether the loop driver uses direct I/O on the backing file.
+    pub fn direct_io(&self) -> bool {
+        fs::read_to_string(self.sysfs().join("loop/dio")).is_ok_and(|s| s.trim() == "1")
+    }
+
+    /// Make a filesystem ("ext4", "xfs" or "btrfs") on the whole device.
+    pub fn mkfs(&self, fstype: &str) {
+        self.mkfs_on(&self.path, fstype);
+    }
+
+    /// Make a filesystem on `device` (the loop device or one of its partitions).
+    pub fn mkfs_on(&self, device: &Path, fstype: &str) {
+        let (tool, flags): (&str, &[&str]) = match fstype {
+            "ext4" => ("mkfs.ext4", &["-q", "-F", "-E", "nodiscard"]),
+            "xfs" => ("mkfs.xfs", &["-q", "-f", "-K"]),
+            "btrfs" => ("mkfs.btrfs", &["-q", "-f", "-K"]),
+            other => panic!("loopdev: unsupported fstype {other:?}"),
+        };
+        let mut args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
+        args.push(device.as_os_str());
+        run(tool, args);
+        *self.formatted.borrow_mut() = Some((device.to_path_buf(), fstype.to_string()));
+    }
+
+    /// Mount the whole device on a fresh temp dir and return the mount point.
+    pub fn mount(&mut self) -> PathBuf {
+        let device = self.path.clone();
+        self.mount_device(&device)
+    }
+
+    /// Mount `device` (the loop device or one of its partitions) on a fresh temp dir.
+    pub fn mount_device(&mut self, device: &Path) -> PathBuf {
+        assert!(self.mount.is_none(), "loopdev: already mounted");
+        let dir = tempfile::Builder::new()
+            .prefix("dbio-mnt-")
+            .tempdir()
+            .expect("create a mount point");
+        run("mount", [device.as_os_str(), dir.path().as_os_str()]);
+        let at = dir.path().to_path_buf();
+        self.mount = Some(Mounted { dir });
+        at
+    }
+
+    /// Unmount what [`LoopDev::mount`] mounted; panics if that fails (after a lazy unmount).
+    pub fn umount(&mut self) {
+        let Some(mounted) = self.mount.take() else {
+            return;
+        };
+        let ok = run_quietly("umount", [mounted.dir.path()]);
+        if !ok {
+            run_quietly("umount", [OsStr::new("-l"), mounted.dir.path().as_os_str()]);
+            panic!("loopdev: umount {} failed", mounted.dir.path().display());
+        }
+    }
+
+    /// The current mount point, if mounted.
+    pub fn mountpoint(&self) -> Option<&Path> {
+        self.mount.as_ref().map(|m| m.dir.path())
+    }
+
+    /// Run `mkswap` on `device` and activate it; Drop turns it off again.
+    pub fn swapon(&mut self, device: &Path) {
+        assert!(self.swap.is_none(), "loopdev: swap already active");
+        run("mkswap", [device]);
+        run("swapon", [device]);
+        self.swap = Some(device.to_path_buf());
+    }
+
+    /// Turn off swap started by [`LoopDev::swapon`].
+    pub fn swapoff(&mut self) {
+        if let Some(device) = self.swap.take() {
+            run("swapoff", [device]);
+        }
+    }
+
+    /// Whether the filesystem of the last `mkfs` checks clean (e2fsck -fn,
+    /// xfs_repair -n, btrfs check --readonly). Unmount first.
+    pub fn fsck_clean(&self) -> bool {
+        let formatted = self.formatted.borrow();
+        let (device, fstype) = formatted.as_ref().expect("loopdev: fsck_clean before mkfs");
+        assert!(self.mount.is_none(), "loopdev: fsck_clean while mounted");
+        let (tool, flags): (&str, &[&str]) = match fstype.as_str() {
+            "ext4" => ("e2fsck", &["-f", "-n"]),
+            "xfs" => ("xfs_repair", &["-n"]),
+            "btrfs" => ("btrfs", &["check", "--readonly"]),
+            other => panic!("loopdev: no fsck for {other:?}"),
+        };
+        assert!(have_tool(tool), "loopdev: {tool} not found");
+        let out = command(tool)
+            .args(flags)
+            .arg(device)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+        if !out.status.success() {
+            eprintln!(
+                "{tool} {}: {}{}",
+                device.display(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        out.status.success()
+    }
+
+    /// Write a dos partition table with `count` (1..=4) equal Linux
+    /// partitions, make the kernel see them, and return their device nodes.
+    ///
+    /// The table is written directly (no sfdisk needed). Kernels built without
+    /// partition-table parsers ignore `losetup -P`, so missing partitions are
+    /// added with `partx -a` (BLKPG), which works everywhere.
+    pub fn partition(&self, count: usize) -> Vec<PathBuf> {
+        let size = fs::metadata(&self.image).expect("stat image").len();
+        self.write_sector0(&dos_table(size / 512, count));
+        run_quietly(
+            "blockdev",
+            [OsStr::new("--rereadpt"), self.path.as_os_str()],
+        );
+        if self.partitions().len() < count {
+            run("partx", [OsStr::new("-a"), self.path.as_os_str()]);
+        }
+        let parts = self.partitions();
+        assert_eq!(parts.len(), count, "loopdev: kernel sees {parts:?}");
+        wait_for_nodes(&parts);
+        parts
+    }
+
+    fn write_sector0(&self, sector: &[u8; 512]) {
+        let dev = OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .unwrap_or_else(|e| panic!("open {}: {e}", self.path.display()));
+        dev.write_all_at(sector, 0)
+            .and_then(|()| dev.sync_all())
+            .unwrap_or_else(|e| panic!("write {}: {e}", self.path.display()));
+    }
+
+    /// Device nodes of the partitions the kernel knows, in partition order.
+    pub fn partitions(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(self.sysfs()) else {
+            return Vec::new();
+        };
+        let mut parts: Vec<(u32, String)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let number = fs::read_to_string(e.path().join("partition")).ok()?;
+                Some((
+                    number.trim().parse().ok()?,
+                    e.file_name().to_string_lossy().into_owned(),
+                ))
+            })
+            .collect();
+        parts.sort();
+        parts
+            .into_iter()
+            .map(|(_, name)| Path::new("/dev").join(name))
+            .collect()
+    }
+}
+
+impl LoopDev {
+    /// Whether the loop device is still bound to this fixture's image
+    /// (it may already be reused by another test for another image).
+    fn still_attached(&self) -> bool {
+        fs::read_to_string(self.sysfs().join("loop/backing_file"))
+            .is_ok_and(|b| Path::new(b.trim_end_matches('\n')) == self.image)
+    }
+
+    fn wait_detached(&self) {
+        let deadline = Instant::now() + DETACH_TIMEOUT;
+        while self.still_attached() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        if self.still_attached() {
+            eprintln!("loopdev cleanup: {} is still attached", self.path.display());
+        }
+    }
+}
+
+/// An MBR with `count` equal primary partitions of type 0x83, 1 MiB aligned.
+fn dos_table(total_sectors: u64, count: usize) -> [u8; 512] {
+    assert!((1..=4).contains(&count), "loopdev: 1..=4 partitions");
+    let per = ((total_sectors - FIRST_SECTOR) / count as u64) & !(FIRST_SECTOR - 1);
+    assert!(per > 0, "loopdev: image too small for {count} partitions");
+    let mut mbr = [0u8; 512];
+    mbr[440..444].copy_from_slice(&0x6462_696fu32.to_le_bytes()); // disk id "dbio"
+    for i in 0..count {
+        let entry = &mut mbr[446 + 16 * i..462 + 16 * i];
+        let start = FIRST_SECTOR + per * i as u64;
+        entry[1..4].copy_from_slice(&[0xfe, 0xff, 0xff]); // CHS: use LBA
+        entry[4] = 0x83;
+        entry[5..8].copy_from_slice(&[0xfe, 0xff, 0xff]);
+        entry[8..12].copy_from_slice(&(start as u32).to_le_bytes());
+        entry[12..16].copy_from_slice(&(per as u32).to_le_bytes());
+    }
+    mbr[510] = 0x55;
+    mbr[511] = 0xaa;
+    mbr
+}
+
+/// Wait until every node exists (udev may create them asynchronously).
+fn wait_for_nodes(nodes: &[PathBuf]) {
+    let deadline = Instant::now() + NODE_TIMEOUT;
+    while !nodes.iter().all(|n| n.exists()) {
+        assert!(
+            Instant::now() < deadline,
+            "loopdev: {nodes:?} did not appear"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        if let Some(device) = self.swap.take() {
+            run_quietly("swapoff", [device]);
+        }
+        if let Some(mounted) = self.mount.take() {
+            let dir = mounted.dir.path().as_os_str();
+            if !run_quietly("umount", [dir]) {
+                run_quietly("umount", [OsStr::new("-l"), dir]);
+            }
+        }
+        // A device still open elsewhere (other tests' losetup, blkid or
+        // btrfs scans open every loop device briefly) is only marked
+        // autoclear; wait so the image is not deleted while attached.
+        if run_quietly("losetup", [OsStr::new("-d"), self.path.as_os_str()]) {
+            self.wait_detached();
+        }
+    }
+}
