@@ -12,6 +12,11 @@ command -v mkfs.btrfs >/dev/null || need+=(btrfs-progs)
 command -v fio >/dev/null || need+=(fio)
 command -v iostat >/dev/null || need+=(sysstat)
 command -v losetup >/dev/null || need+=(mount)
+command -v sfdisk >/dev/null || need+=(fdisk)
+command -v sgdisk >/dev/null || need+=(gdisk)
+command -v mkfs.vfat >/dev/null || need+=(dosfstools)
+command -v cryptsetup >/dev/null || need+=(cryptsetup-bin)
+command -v partx >/dev/null || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "installing: ${need[*]}"

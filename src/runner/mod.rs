@@ -66,6 +66,7 @@ impl Shared {
     pub fn fail(&self, msg: String) {
         let mut e = self.error.lock().unwrap_or_else(|p| p.into_inner());
         e.get_or_insert(msg);
+        self.end_ns.fetch_min(now_ns(), SeqCst);
         self.stop.store(true, SeqCst);
     }
 }
@@ -226,11 +227,14 @@ pub fn run(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take();
-    let measured_s = match (control.stopped_at_s, time_s) {
-        (Some(at), _) => (at - ramp_s).max(0.0),
-        (None, Some(t)) => t,
-        (None, None) => last_ns as f64 / 1e9,
+    // The window ends at the deadline, at a stop (Ctrl-C or error), or, for
+    // an --ops run, with the last completion.
+    let start = shared.start_ns.load(SeqCst);
+    let end = match shared.end_ns.load(SeqCst) {
+        u64::MAX => start + last_ns,
+        e => e,
     };
+    let measured_s = ((end.saturating_sub(start)) as f64 / 1e9 - ramp_s).max(0.0);
     let status = if error.is_some() {
         Status::Failed
     } else if control.interrupted {
@@ -274,8 +278,6 @@ fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, 
 /// What the control thread saw.
 struct Control {
     interrupted: bool,
-    /// Seconds after start when a Ctrl-C stopped the run.
-    stopped_at_s: Option<f64>,
     cpu: CpuTime,
     series: Vec<SecondPoint>,
 }
@@ -303,7 +305,6 @@ fn control(
     let mut next_sec: u32 = 0;
     let mut series = Vec::new();
     let mut interrupted = false;
-    let mut stopped_at_s = None;
     loop {
         let done = finished.load(SeqCst) == n;
         let now = now_ns();
@@ -318,7 +319,6 @@ fn control(
         }
         if !interrupted && interrupt.load(SeqCst) {
             interrupted = true;
-            stopped_at_s = Some((now - start) as f64 / 1e9);
             shared.end_ns.fetch_min(now, SeqCst);
             shared.stop.store(true, SeqCst);
             cpu_end.get_or_insert_with(CpuTime::now);
@@ -345,11 +345,7 @@ fn control(
         std::thread::sleep(std::time::Duration::from_nanos(wake.saturating_sub(now)));
     }
     // The tail: seconds not yet collected that belong to the run.
-    let end = match (stopped_at_s, deadline) {
-        (Some(at), _) => start + (at * 1e9) as u64,
-        (None, Some(d)) => d,
-        (None, None) => now_ns(),
-    };
+    let end = shared.end_ns.load(SeqCst).min(now_ns());
     let last_sec = ((end - start).saturating_sub(1) / SEC) as u32;
     while next_sec <= last_sec {
         series.push(series::collect(
@@ -366,7 +362,6 @@ fn control(
     let cpu = cpu_end.since(cpu_start.unwrap_or(cpu_end));
     Control {
         interrupted,
-        stopped_at_s,
         cpu,
         series,
     }

@@ -187,16 +187,36 @@ impl LoopDev {
     }
 
     /// Make a filesystem on `device` (the loop device or one of its partitions).
+    ///
+    /// Small devices work too: XFS below its 300 MiB minimum is made the way
+    /// fstests does (TEST_DIR/TEST_DEV/QA_CHECK_FS set), btrfs below 128 MiB
+    /// with `--mixed`.
     pub fn mkfs_on(&self, device: &Path, fstype: &str) {
-        let (tool, flags): (&str, &[&str]) = match fstype {
-            "ext4" => ("mkfs.ext4", &["-q", "-F", "-E", "nodiscard"]),
-            "xfs" => ("mkfs.xfs", &["-q", "-f", "-K"]),
-            "btrfs" => ("mkfs.btrfs", &["-q", "-f", "-K"]),
+        let small = |limit_mib: u64| device_bytes(device) < limit_mib << 20;
+        let (tool, mut flags): (&str, Vec<&str>) = match fstype {
+            "ext4" => ("mkfs.ext4", vec!["-q", "-F", "-E", "nodiscard"]),
+            "xfs" => ("mkfs.xfs", vec!["-q", "-f", "-K"]),
+            "btrfs" => ("mkfs.btrfs", vec!["-q", "-f", "-K"]),
             other => panic!("loopdev: unsupported fstype {other:?}"),
         };
-        let mut args: Vec<&OsStr> = flags.iter().map(OsStr::new).collect();
-        args.push(device.as_os_str());
-        run(tool, args);
+        if fstype == "btrfs" && small(128) {
+            flags.push("--mixed");
+        }
+        let mut cmd = command(tool);
+        if fstype == "xfs" && small(300) {
+            cmd.envs([("TEST_DIR", "1"), ("TEST_DEV", "1"), ("QA_CHECK_FS", "1")]);
+        }
+        let out = cmd
+            .args(&flags)
+            .arg(device)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+        assert!(
+            out.status.success(),
+            "{tool} {}: {}",
+            device.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
         *self.formatted.borrow_mut() = Some((device.to_path_buf(), fstype.to_string()));
     }
 
@@ -352,6 +372,22 @@ impl LoopDev {
             eprintln!("loopdev cleanup: {} is still attached", self.path.display());
         }
     }
+}
+
+/// Size of a block device in bytes, from sysfs (which counts 512-byte units).
+fn device_bytes(device: &Path) -> u64 {
+    let name = fs::canonicalize(device)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_owned()))
+        .unwrap_or_default();
+    let size = Path::new("/sys/class/block").join(name).join("size");
+    let sectors =
+        fs::read_to_string(&size).unwrap_or_else(|e| panic!("read {}: {e}", size.display()));
+    sectors
+        .trim()
+        .parse::<u64>()
+        .expect("sysfs size is a number")
+        * 512
 }
 
 /// An MBR with `count` equal primary partitions of type 0x83, 1 MiB aligned.
