@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# vs-fio.sh — compare dbio with fio on the same file, the same settings,
+# vs-fio.sh — compare dbio with fio on the same file with the same settings,
 # alternating runs (dbio, fio, dbio, fio, …) so drift on a noisy machine hits
 # both tools alike, and report medians of IOPS and of CPU time per I/O.
 #
 # Usage: bench/vs-fio.sh [--pairs N] [--time S] [--dbio PATH]
 #                        [--cases "a b c d"] [--raw DIR]
-#   --pairs N   dbio/fio pairs per case (default 5)
+#   --pairs N   dbio/fio rounds per case (default 5)
 #   --time S    measured seconds per run (default 10); both tools also run a
 #               1 s warm-up that is excluded (dbio --ramp 1, fio --ramp_time=1)
 #   --dbio PATH dbio binary (default: target/release/dbio, built if missing);
@@ -14,7 +14,7 @@
 #   --raw DIR   keep every run's JSON output in DIR
 #
 # Needs root (losetup, mkfs.xfs, mount, drop_caches), fio and python3.
-# Prints a Markdown table and saves it to bench/results-<date>.md.
+# Prints Markdown tables and saves them to bench/results-<date>.md.
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +27,7 @@ DBIO_SRC=""
 CASES="a b c d"
 RAW_DIR=""
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "vs-fio: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -44,7 +44,7 @@ done
 [[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "--pairs wants a positive integer"
 [[ $TIME =~ ^[1-9][0-9]*$ ]] || die "--time wants whole seconds"
 [[ $EUID -eq 0 ]] || die "run as root (loop devices, mount, drop_caches)"
-for tool in fio python3 losetup mkfs.xfs mount umount; do
+for tool in fio python3 losetup mkfs.xfs mount umount mountpoint; do
     command -v "$tool" >/dev/null || die "$tool not found"
 done
 
@@ -61,7 +61,7 @@ cleanup() {
     local rc=$?
     set +e
     if [[ -n $MNT ]] && mountpoint -q "$MNT"; then
-        umount "$MNT" 2>/dev/null || { sleep 1; umount "$MNT" 2>/dev/null; } || umount -l "$MNT"
+        umount "$MNT" 2>/dev/null || { sleep 2; umount "$MNT" 2>/dev/null; } || umount -l "$MNT"
     fi
     [[ -n $LOOP ]] && losetup -d "$LOOP"
     [[ -n $IMG ]] && rm -f "$IMG"
@@ -89,46 +89,70 @@ cp "$DBIO_SRC" "$DBIO"
 
 # ---------------------------------------------------------------- helpers ---
 
-# Extracts one number from a dbio or fio JSON document (python3; jq may be
-# missing). fio numbers are summed over jobs[] so numjobs with or without
-# group_reporting both work. fio's CPU: usr_cpu/sys_cpu are percentages of
-# job_runtime (ms, summed over the group), post-ramp, like its total_ios.
+# metric FILE WHAT [ARGS] — one number from a dbio or fio JSON document
+# (python3: jq may be missing). fio numbers are summed over jobs[], so
+# numjobs with or without group_reporting both work.
+#
+# Two CPU measures:
+#  - "cpu": each tool's own report. dbio: .cpu.us_per_io (getrusage
+#    RUSAGE_SELF over the measured window: every thread of the process).
+#    fio: usr_cpu/sys_cpu are percentages of job_runtime (ms, summed over a
+#    group), post-ramp, like total_ios; but fio takes them with
+#    getrusage(RUSAGE_THREAD), i.e. the job thread only — CPU burnt in
+#    io_uring's io-wq worker threads (iou-wrk-*) is NOT counted.
+#  - "proc": the whole process tree from bash's `time` (wait4 rusage of all
+#    threads, setup and warm-up included) over the measured I/Os scaled up by
+#    (time+ramp)/time for the warm-up; the same method for both tools.
 cat >"$WORK/metric.py" <<'EOF'
 import json, sys
-path, what = sys.argv[1], sys.argv[2]
+path, what, args = sys.argv[1], sys.argv[2], [float(a) for a in sys.argv[3:]]
 text = open(path).read()
 doc = json.loads(text[text.index('{'):])   # fio may print notes before the JSON
+
 def fio_sum(f):
     return sum(f(j) for j in doc['jobs'])
+
+def proc_cpu_s():                           # user+sys from `time`, in path.time
+    user, system = open(path + '.time').read().split()
+    return float(user) + float(system)
+
+def fio_ios():
+    return fio_sum(lambda j: j['read']['total_ios'] + j['write']['total_ios'])
+
 if what == 'dbio_iops':
     v = doc['total']['iops']
-elif what == 'dbio_cpu':            # µs of CPU (user+sys, all threads) per I/O
+elif what == 'dbio_cpu':                    # µs CPU per I/O, measured window
     v = doc['cpu']['us_per_io']
-elif what == 'dbio_layout_mibs':    # layout bandwidth
+elif what == 'dbio_proc_cpu':               # args: time ramp
+    t, r = args
+    v = proc_cpu_s() / (doc['total']['requests'] * (t + r) / t) * 1e6
+elif what == 'dbio_layout_mibs':            # layout bandwidth
     lay = doc['target']['layout']
     assert not lay['reused'], 'layout was reused, not written'
     v = lay['bytes'] / lay['seconds'] / 2**20
-elif what == 'dbio_layout_mib':     # MiB laid out
-    v = doc['target']['layout']['bytes'] / 2**20
+elif what == 'dbio_layout_cpu':             # µs CPU per MiB laid out: the
+    lay = doc['target']['layout']           # whole process minus its run
+    run_s = doc['cpu']['user_s'] + doc['cpu']['sys_s']
+    v = (proc_cpu_s() - run_s) / (lay['bytes'] / 2**20) * 1e6
 elif what == 'dbio_reused':
     v = int(doc['target']['layout']['reused'])
-elif what == 'dbio_run_cpu_s':      # CPU of the measured window only
-    v = doc['cpu']['user_s'] + doc['cpu']['sys_s']
 elif what == 'fio_iops':
     v = fio_sum(lambda j: j['read']['iops'] + j['write']['iops'])
 elif what == 'fio_mibs':
     v = fio_sum(lambda j: j['read']['bw_bytes'] + j['write']['bw_bytes']) / 2**20
-elif what == 'fio_cpu':             # µs of CPU per I/O
+elif what == 'fio_cpu':                     # µs CPU per I/O, job threads only
     cpu_s = fio_sum(lambda j: (j['usr_cpu'] + j['sys_cpu']) / 100 * j['job_runtime'] / 1000)
-    ios = fio_sum(lambda j: j['read']['total_ios'] + j['write']['total_ios'])
-    v = cpu_s / ios * 1e6
+    v = cpu_s / fio_ios() * 1e6
+elif what == 'fio_proc_cpu':                # args: time ramp
+    t, r = args
+    v = proc_cpu_s() / (fio_ios() * (t + r) / t) * 1e6
 elif what == 'fio_errors':
     v = fio_sum(lambda j: j['error'])
 else:
     sys.exit('unknown metric ' + what)
 print(v)
 EOF
-metric() { python3 "$WORK/metric.py" "$1" "$2"; }
+metric() { python3 "$WORK/metric.py" "$@"; }
 
 # median of the numbers given as arguments
 median() {
@@ -145,38 +169,51 @@ ratio() { python3 -c 'import sys; a,b=map(float,sys.argv[1:]); print("n/a" if a!
 # cache so neither tool inherits the other's dirty pages or cached metadata.
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
-# run_dbio OUT ARGS… — one dbio run, JSON to OUT
+# run_dbio OUT ARGS… — one dbio run: JSON to OUT, and the process's user and
+# system CPU seconds (all threads, from bash's `time`) to OUT.time
 run_dbio() {
     local out=$1; shift
-    if ! "$DBIO" run "$@" --json --quiet >"$out" 2>"$out.err"; then
+    local TIMEFORMAT='%U %S'
+    if ! { time "$DBIO" run "$@" --json --quiet >"$out" 2>"$out.err"; } 2>"$out.time"; then
         cat "$out.err" >&2
         die "dbio failed: dbio run $*"
     fi
 }
 
-# run_fio OUT ARGS… — one fio run, JSON to OUT
+# run_fio OUT ARGS… — one fio run, likewise
 run_fio() {
     local out=$1; shift
-    if ! fio --output-format=json --output="$out" "$@" 2>"$out.err"; then
+    local TIMEFORMAT='%U %S'
+    if ! { time fio --output-format=json --output="$out" "$@" 2>"$out.err"; } 2>"$out.time"; then
         cat "$out.err" >&2
         die "fio failed: fio $*"
     fi
     [[ $(metric "$out" fio_errors) == 0 ]] || die "fio reported an error: fio $*"
 }
 
-# Per-run samples, keyed by row name, space-separated.
-declare -A VAL CPU          # VAL: IOPS (or MiB/s for case d), CPU: µs/IO
-declare -a ROWS=()          # table rows in order: "case|dbio key|fio key"
-declare -A NOTE             # case -> note printed under the table
+# Per-run samples, keyed by series name ("a.dbio", "a.fio", …), as
+# space-separated lists.
+declare -A VAL CPU PCPU     # IOPS (MiB/s in case d); µs CPU/IO; same, whole process
+declare -a ROWS=()          # table rows in order: "label|dbio series|fio series"
+declare -a NOTES=()         # printed under the tables
 FIO_CMDS=""                 # fio command lines, for the results file
 
-# add KEY VALUE CPU — record one run's sample (and show it)
+log() { printf '%s\n' "$*" >&2; }
+
+# add SERIES VALUE CPU PROC_CPU — record one run (and show it)
 add() {
-    VAL[$1]+="$2 "; CPU[$1]+="$3 "
-    printf '  %-12s %12s  %6s µs CPU/IO\n' "$1" "$(fmt "$2" 0)" "$(fmt "$3" 2)" >&2
+    VAL[$1]+="$2 "; CPU[$1]+="$3 "; PCPU[$1]+="$4 "
+    printf '  %-13s %12s   %6s µs CPU/IO  (whole process %6s)\n' \
+        "$1" "$(fmt "$2" 0)" "$(fmt "$3" 2)" "$(fmt "$4" 2)" >&2
+}
+# add_dbio SERIES OUT / add_fio SERIES OUT — a time-based run's numbers
+add_dbio() {
+    add "$1" "$(metric "$2" dbio_iops)" "$(metric "$2" dbio_cpu)" "$(metric "$2" dbio_proc_cpu "$TIME" "$RAMP")"
+}
+add_fio() {
+    add "$1" "$(metric "$2" fio_iops)" "$(metric "$2" fio_cpu)" "$(metric "$2" fio_proc_cpu "$TIME" "$RAMP")"
 }
 row() { ROWS+=("$1|$2|$3"); }
-log() { printf '%s\n' "$*" >&2; }
 record_fio_cmd() { FIO_CMDS+="- ${1}: \`fio $2\`"$'\n'; }
 
 # Common to every time-based run, so both tools measure the same window.
@@ -199,12 +236,13 @@ setup_shm() {
 }
 
 # An XFS filesystem on a loop device (direct I/O to its image) for cases c, d.
+LOOP_DIO="-"
 setup_loop() {
     [[ -n $LOOP ]] && return
     IMG=$(mktemp /var/tmp/dbio-vs-fio.XXXXXX.img)
     log "writing a 3 GiB loop image $IMG"
-    # Write it out fully (not sparse) so the host filesystem never allocates
-    # under a measured run.
+    # Written out fully (not sparse) so the host filesystem never allocates
+    # blocks under a measured run.
     dd if=/dev/zero of="$IMG" bs=4M count=768 oflag=direct conv=fsync status=none
     LOOP=$(losetup -f --show --direct-io=on "$IMG")
     LOOP_DIO=$(cat "/sys/block/${LOOP#/dev/}/loop/dio" 2>/dev/null || echo "?")
@@ -214,13 +252,14 @@ setup_loop() {
     mkdir -p "$MNT"
     mount "$LOOP" "$MNT"
 }
-LOOP_DIO="-"
 
 # ------------------------------------------------------------------ cases ---
 
 # (a) 4k random reads, O_DIRECT, psync, 1 session, on a 1 GiB file in tmpfs.
 # No device underneath: this measures the tools' own per-I/O cost (issue,
 # timing, bookkeeping) on top of a ~1 µs kernel copy. Both read dbio's file.
+# A second fio series runs with --gtod_reduce=1 (no per-I/O clock reads, no
+# latency statistics) to show how much of fio's cost is its timekeeping.
 case_a() {
     setup_shm
     local file=$SHM_DIR/data/dbio-data-0000.dat
@@ -228,23 +267,22 @@ case_a() {
         --ioengine=psync --numjobs=1 "${FIO_RANDOM[@]}" "${FIO_TIMED[@]}")
     local lean=(--gtod_reduce=1)
     record_fio_cmd "(a)" "--name=a ${common[*]}"
-    record_fio_cmd "(a) gtod_reduce" "--name=a ${common[*]} ${lean[*]}"
+    record_fio_cmd "(a) lean" "--name=a ${common[*]} ${lean[*]}"
     local i out
     for ((i = 1; i <= PAIRS; i++)); do
-        log "[$FUNCNAME] pair $i/$PAIRS"
+        log "[a] round $i/$PAIRS"
         out=$OUT_DIR/a-$i
         run_dbio "$out-dbio.json" --target "$SHM_DIR/data" --files 1 --size 1G --bs 4k \
             --pattern randread --sessions 1 --engine psync --io direct --seed "$i" "${DBIO_TIMED[@]}"
         [[ $(metric "$out-dbio.json" dbio_reused) == 1 ]] || die "case a: dbio did not reuse the layout"
-        add a.dbio "$(metric "$out-dbio.json" dbio_iops)" "$(metric "$out-dbio.json" dbio_cpu)"
+        add_dbio a.dbio "$out-dbio.json"
         run_fio "$out-fio.json" --name=a "${common[@]}" --randseed="$i"
-        add a.fio "$(metric "$out-fio.json" fio_iops)" "$(metric "$out-fio.json" fio_cpu)"
-        # fio without per-I/O clock reads (no latency stats): its bare loop.
+        add_fio a.fio "$out-fio.json"
         run_fio "$out-fio-lean.json" --name=a "${common[@]}" "${lean[@]}" --randseed="$i"
-        add a.fiolean "$(metric "$out-fio-lean.json" fio_iops)" "$(metric "$out-fio-lean.json" fio_cpu)"
+        add_fio a.fio-gtod "$out-fio-lean.json"
     done
     row "(a) 4k randread direct psync 1 session, tmpfs" a.dbio a.fio
-    row "(a) … vs fio --gtod_reduce=1 (no latency stats)" a.dbio a.fiolean
+    row "(a) … vs fio --gtod_reduce=1" a.dbio a.fio-gtod
 }
 
 # (b) The same reads through io_uring with 32 in flight from one thread.
@@ -260,24 +298,28 @@ case_b() {
     record_fio_cmd "(b) fixed" "--name=b ${common[*]} ${fixed[*]}"
     local i out
     for ((i = 1; i <= PAIRS; i++)); do
-        log "[$FUNCNAME] pair $i/$PAIRS"
+        log "[b] round $i/$PAIRS"
         out=$OUT_DIR/b-$i
         run_dbio "$out-dbio.json" --target "$SHM_DIR/data" --files 1 --size 1G --bs 4k \
             --pattern randread --sessions 1 --engine io_uring --iodepth 32 --io direct \
             --seed "$i" "${DBIO_TIMED[@]}"
-        add b.dbio "$(metric "$out-dbio.json" dbio_iops)" "$(metric "$out-dbio.json" dbio_cpu)"
+        add_dbio b.dbio "$out-dbio.json"
         run_fio "$out-fio.json" --name=b "${common[@]}" --randseed="$i"
-        add b.fio "$(metric "$out-fio.json" fio_iops)" "$(metric "$out-fio.json" fio_cpu)"
+        add_fio b.fio "$out-fio.json"
         run_fio "$out-fio-fixed.json" --name=b "${common[@]}" "${fixed[@]}" --randseed="$i"
-        add b.fiofixed "$(metric "$out-fio-fixed.json" fio_iops)" "$(metric "$out-fio-fixed.json" fio_cpu)"
+        add_fio b.fio-fixed "$out-fio-fixed.json"
     done
     row "(b) 4k randread direct io_uring qd32, tmpfs" b.dbio b.fio
-    row "(b) … vs fio --fixedbufs --registerfiles" b.dbio b.fiofixed
+    row "(b) … vs fio --fixedbufs --registerfiles" b.dbio b.fio-fixed
+    NOTES+=("(b): on tmpfs io_uring hands O_DIRECT reads to io-wq worker threads (iou-wrk-*). dbio's CPU counts them (RUSAGE_SELF); fio's own usr/sys_cpu does not (RUSAGE_THREAD), so compare the whole-process table for this case.")
 }
 
 # (c) 8k random writes, O_DIRECT, psync, 16 sessions on one 1 GiB file on
 # XFS over a direct-io loop device: concurrent overwrites through a real
-# filesystem and block layer (the image lives on the host disk).
+# filesystem and block layer (the image lives on the host disk). dbio writes
+# a freshly generated, checksummed block each time; fio by default rewrites
+# the same buffer contents, so a second fio series uses --refill_buffers
+# (new random data for every write).
 case_c() {
     setup_loop
     local dir=$MNT/c
@@ -287,76 +329,84 @@ case_c() {
     local common=(--filename="$dir/dbio-data-0000.dat" --size=1G --rw=randwrite --bs=8k
         --direct=1 --ioengine=psync --numjobs=16 --group_reporting
         "${FIO_RANDOM[@]}" "${FIO_TIMED[@]}")
+    local refill=(--refill_buffers)
     record_fio_cmd "(c)" "--name=c ${common[*]}"
+    record_fio_cmd "(c) refill" "--name=c ${common[*]} ${refill[*]}"
     local i out
     for ((i = 1; i <= PAIRS; i++)); do
-        log "[$FUNCNAME] pair $i/$PAIRS"
+        log "[c] round $i/$PAIRS"
         out=$OUT_DIR/c-$i
         drop_caches
         run_dbio "$out-dbio.json" --target "$dir" --files 1 --size 1G --bs 8k \
             --pattern randwrite --sessions 16 --engine psync --io direct --seed "$i" "${DBIO_TIMED[@]}"
         [[ $(metric "$out-dbio.json" dbio_reused) == 1 ]] || die "case c: dbio did not reuse the layout"
-        add c.dbio "$(metric "$out-dbio.json" dbio_iops)" "$(metric "$out-dbio.json" dbio_cpu)"
+        add_dbio c.dbio "$out-dbio.json"
         drop_caches
         run_fio "$out-fio.json" --name=c "${common[@]}" --randseed="$i"
-        add c.fio "$(metric "$out-fio.json" fio_iops)" "$(metric "$out-fio.json" fio_cpu)"
+        add_fio c.fio "$out-fio.json"
+        drop_caches
+        run_fio "$out-fio-refill.json" --name=c "${common[@]}" "${refill[@]}" --randseed="$i"
+        add_fio c.fio-refill "$out-fio-refill.json"
     done
     rm -rf "$dir"
     row "(c) 8k randwrite direct psync 16 sessions, XFS/loop" c.dbio c.fio
+    row "(c) … vs fio --refill_buffers" c.dbio c.fio-refill
 }
 
 # (d) Sequential write bandwidth of laying out a fresh 1 GiB file on XFS/loop.
 # dbio: fallocate, then 4 writer threads pwrite 1 MiB O_DIRECT chunks taken
 # in order from one shared counter — a single sequential stream with 4 writes
 # in flight — then fsync; bandwidth = .target.layout bytes/seconds (the timer
-# starts after fallocate and includes the fsync).
+# starts after fallocate and includes the fsync). The run after the layout is
+# a token 1 s of reads.
 # fio: one job, io_uring, iodepth=4, 1 MiB O_DIRECT writes to a fresh file,
-# end_fsync=1. This mirrors the *access pattern* (one stream, 4 in flight);
+# end_fsync=1. This mirrors dbio's *access pattern* (one stream, 4 in flight);
 # numjobs=4 + offset_increment would instead write 4 separate streams at
-# 4 places. fio also preallocates the new file (fallocate=native) before its
-# clock starts, and its runtime includes end_fsync, like dbio's.
-# CPU per I/O is per 1 MiB write. For dbio it is the process's whole CPU time
-# (bash `time`) minus the CPU of the 1 s read run that follows the layout, so
-# it includes generating the sealed, incompressible block contents.
+# 4 places in the file. fio also preallocates a new file (fallocate=native)
+# before its clock starts, and its runtime includes end_fsync, like dbio's.
+# Again a second fio series writes fresh random data (--refill_buffers), as
+# dbio does. CPU per I/O is per 1 MiB write; dbio's is the whole process's
+# CPU minus that of the 1 s read run (so it includes making the data).
 case_d() {
     setup_loop
     local dir=$MNT/d file=$MNT/fio-layout.dat
     local common=(--filename="$file" --size=1G --rw=write --bs=1M --direct=1
         --ioengine=io_uring --iodepth=4 --numjobs=1 --end_fsync=1)
+    local refill=(--refill_buffers)
     record_fio_cmd "(d)" "--name=d ${common[*]}"
-    local i out t_user t_sys cpu_total run_cpu mib
+    record_fio_cmd "(d) refill" "--name=d ${common[*]} ${refill[*]}"
+    local i out layout_cpu
     for ((i = 1; i <= PAIRS; i++)); do
-        log "[$FUNCNAME] pair $i/$PAIRS"
+        log "[d] round $i/$PAIRS"
         out=$OUT_DIR/d-$i
         rm -rf "$dir" "$file"
         drop_caches
-        # bash's `time` reports the child's user and system CPU seconds.
-        local TIMEFORMAT='%U %S'
-        if ! { time "$DBIO" run --target "$dir" --files 1 --size 1G --bs 1M --pattern seqread \
-            --sessions 1 --engine psync --io direct --time 1 --seed "$i" --json --quiet \
-            >"$out-dbio.json" 2>"$out-dbio.json.err"; } 2>"$out-dbio.time"; then
-            cat "$out-dbio.json.err" >&2
-            die "dbio failed laying out $dir"
-        fi
-        read -r t_user t_sys <"$out-dbio.time"
-        cpu_total=$(python3 -c 'import sys; print(float(sys.argv[1]) + float(sys.argv[2]))' "$t_user" "$t_sys")
-        run_cpu=$(metric "$out-dbio.json" dbio_run_cpu_s)
-        mib=$(metric "$out-dbio.json" dbio_layout_mib)
-        add d.dbio "$(metric "$out-dbio.json" dbio_layout_mibs)" \
-            "$(python3 -c 'import sys; t,r,m=map(float,sys.argv[1:]); print((t-r)/m*1e6)' "$cpu_total" "$run_cpu" "$mib")"
+        run_dbio "$out-dbio.json" --target "$dir" --files 1 --size 1G --bs 1M --pattern seqread \
+            --sessions 1 --engine psync --io direct --time 1 --seed "$i"
+        layout_cpu=$(metric "$out-dbio.json" dbio_layout_cpu)
+        add d.dbio "$(metric "$out-dbio.json" dbio_layout_mibs)" "$layout_cpu" "$layout_cpu"
         rm -rf "$dir" "$file"
         drop_caches
         run_fio "$out-fio.json" --name=d "${common[@]}"
-        add d.fio "$(metric "$out-fio.json" fio_mibs)" "$(metric "$out-fio.json" fio_cpu)"
+        add d.fio "$(metric "$out-fio.json" fio_mibs)" "$(metric "$out-fio.json" fio_cpu)" \
+            "$(metric "$out-fio.json" fio_proc_cpu 1 0)"
+        rm -f "$file"
+        drop_caches
+        run_fio "$out-fio-refill.json" --name=d "${common[@]}" "${refill[@]}"
+        add d.fio-refill "$(metric "$out-fio-refill.json" fio_mibs)" "$(metric "$out-fio-refill.json" fio_cpu)" \
+            "$(metric "$out-fio-refill.json" fio_proc_cpu 1 0)"
     done
     rm -rf "$dir" "$file"
     row "(d) layout 1 GiB seq write 1M, XFS/loop [MiB/s]" d.dbio d.fio
-    NOTE[d]="(d): the IOPS columns hold MiB/s and CPU is µs per 1 MiB write; dbio's CPU is the whole process minus its 1 s read run (≈ layout incl. data generation)."
+    row "(d) … vs fio --refill_buffers [MiB/s]" d.dbio d.fio-refill
+    NOTES+=("(d): the IOPS columns hold MiB/s and CPU is µs per 1 MiB write; dbio's CPU is its whole process minus its 1 s read run (≈ the layout, including generating the data).")
 }
 
 # ------------------------------------------------------------------- main ---
 START=$(date +%s)
-log "dbio $("$DBIO" --version 2>/dev/null | awk '{print $2}') vs $(fio --version); pairs=$PAIRS time=${TIME}s ramp=${RAMP}s; cases: $CASES"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+DBIO_VERSION=$("$DBIO" --version 2>/dev/null | awk '{print $NF}')
+log "dbio $DBIO_VERSION vs $(fio --version); rounds=$PAIRS time=${TIME}s ramp=${RAMP}s; cases: $CASES"
 for c in $CASES; do
     case $c in
         a|b|c|d) "case_$c" ;;
@@ -365,46 +415,68 @@ for c in $CASES; do
 done
 
 # ---------------------------------------------------------------- report ---
+# shellcheck disable=SC2086  # the sample lists are meant to be split
 table() {
     echo "| case | dbio IOPS | fio IOPS | ratio | dbio µs CPU/IO | fio µs CPU/IO | ratio |"
     echo "|---|---:|---:|---:|---:|---:|---:|"
-    local r name dk fk di fi dc fc
+    local r name dk fk dv fv dc fc
     for r in "${ROWS[@]}"; do
         IFS='|' read -r name dk fk <<<"$r"
-        # shellcheck disable=SC2086  # word splitting of the sample lists is wanted
-        di=$(median ${VAL[$dk]}); fi=$(median ${VAL[$fk]})
-        # shellcheck disable=SC2086
+        dv=$(median ${VAL[$dk]}); fv=$(median ${VAL[$fk]})
         dc=$(median ${CPU[$dk]}); fc=$(median ${CPU[$fk]})
-        echo "| $name | $(fmt "$di" 0) | $(fmt "$fi" 0) | $(ratio "$di" "$fi") | $(fmt "$dc" 2) | $(fmt "$fc" 2) | $(ratio "$dc" "$fc") |"
+        echo "| $name | $(fmt "$dv" 0) | $(fmt "$fv" 0) | $(ratio "$dv" "$fv") | $(fmt "$dc" 2) | $(fmt "$fc" 2) | $(ratio "$dc" "$fc") |"
     done
 }
 
+# shellcheck disable=SC2086
+proc_table() {
+    echo "| case | dbio µs CPU/IO | fio µs CPU/IO | ratio |"
+    echo "|---|---:|---:|---:|"
+    local r name dk fk dc fc
+    for r in "${ROWS[@]}"; do
+        IFS='|' read -r name dk fk <<<"$r"
+        dc=$(median ${PCPU[$dk]}); fc=$(median ${PCPU[$fk]})
+        echo "| $name | $(fmt "$dc" 2) | $(fmt "$fc" 2) | $(ratio "$dc" "$fc") |"
+    done
+}
+
+# shellcheck disable=SC2086
 samples() {
-    echo "| series | IOPS (or MiB/s) per run | µs CPU/IO per run |"
-    echo "|---|---|---|"
+    echo "| series | IOPS (MiB/s for d) per run | µs CPU/IO per run | whole process |"
+    echo "|---|---|---|---|"
     local k
     for k in $(printf '%s\n' "${!VAL[@]}" | sort); do
-        echo "| $k | $(python3 -c 'import sys; print(", ".join(f"{float(x):,.0f}" for x in sys.argv[1:]))' ${VAL[$k]}) | $(python3 -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${CPU[$k]}) |"
+        echo "| $k | $(python3 -c 'import sys; print(", ".join(f"{float(x):,.0f}" for x in sys.argv[1:]))' ${VAL[$k]})" \
+            "| $(python3 -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${CPU[$k]})" \
+            "| $(python3 -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${PCPU[$k]}) |"
     done
 }
 
+notes() { local n; for n in "${NOTES[@]}"; do echo "$n"; echo; done; }
+
+[[ ${#ROWS[@]} -gt 0 ]] || exit 0
 RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d).md
 {
     echo "# dbio vs fio — $(date '+%Y-%m-%d %H:%M')"
     echo
-    echo "dbio $("$DBIO" --version 2>/dev/null | awk '{print $2}'), $(fio --version), kernel $(uname -r), $(nproc) CPUs;" \
-        "$PAIRS alternating pairs per case, medians; ${TIME}s measured after ${RAMP}s warm-up;" \
-        "loop device dio=$LOOP_DIO; took $(( $(date +%s) - START ))s."
-    echo "Ratios are dbio/fio: above 1 means dbio got more IOPS / spent more CPU per I/O."
+    echo "dbio $DBIO_VERSION, $(fio --version), kernel $(uname -r), $(nproc) CPUs;" \
+        "$PAIRS alternating rounds per case, medians; ${TIME}s measured after ${RAMP}s warm-up;" \
+        "loop device dio=$LOOP_DIO; took $(( $(date +%s) - START ))s;" \
+        "load average $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+    echo "Ratios are dbio/fio: above 1 means dbio got more IOPS, or spent more CPU per I/O."
     echo
     table
     echo
-    for n in "${NOTE[@]}"; do echo "$n"; echo; done
+    echo "CPU per I/O counted over each whole process (all threads incl. io_uring workers, setup and warm-up; bash \`time\`):"
+    echo
+    proc_table
+    echo
+    notes
     echo "## Every run"
     echo
     samples
     echo
-    echo "## fio commands (plus --randseed=<pair>)"
+    echo "## fio commands (plus --randseed=<round> for the random cases)"
     echo
     printf '%s' "$FIO_CMDS"
 } >"$RESULT"
@@ -412,5 +484,9 @@ RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d).md
 echo
 table
 echo
-for n in "${NOTE[@]}"; do echo "$n"; done
+echo "CPU per I/O counted over each whole process:"
+echo
+proc_table
+echo
+notes
 echo "saved to $RESULT"
