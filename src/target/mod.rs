@@ -1,0 +1,260 @@
+//! Where I/O goes: data files dbio lays out in a directory, or a block device.
+//! A target maps a global block number to (file, byte offset) and opens its
+//! files in the run's I/O mode.
+
+pub mod block;
+pub mod device;
+pub mod layout;
+pub mod manifest;
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use rustix::fs::{Mode, OFlags};
+use serde::Serialize;
+
+use crate::config::RunConfig;
+use crate::engine::open_flags;
+
+/// Default data size of a directory target.
+pub const DEFAULT_DIR_SIZE: u64 = 1 << 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("cannot {what} {path}: {source}")]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Manifest(String),
+    #[error(
+        "{0} exists but dbio did not create it (it is not in dbio-manifest.json); move it away or choose another --target"
+    )]
+    Foreign(PathBuf),
+    #[error("laying out {path} failed at byte {offset}: {}; the partial layout was removed", crate::engine::explain_errno(.source.raw_os_error().unwrap_or(0), crate::config::IoMode::Direct))]
+    Layout {
+        path: PathBuf,
+        offset: u64,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Device(#[from] device::DeviceError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("interrupted")]
+    Interrupted,
+    #[error(
+        "not enough free space in {dir} for {size} of data files; use a smaller --size or free some space (nothing was left behind)"
+    )]
+    NoSpace { dir: PathBuf, size: String },
+}
+
+impl TargetError {
+    pub fn io(path: &Path, what: &'static str, source: std::io::Error) -> Self {
+        TargetError::Io {
+            path: path.to_path_buf(),
+            what,
+            source,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    Directory,
+    Device,
+}
+
+/// A prepared target: files that exist and hold `blocks_per_file` blocks each.
+#[derive(Clone, Debug, Serialize)]
+pub struct Target {
+    pub kind: TargetKind,
+    pub path: PathBuf,
+    pub files: Vec<PathBuf>,
+    pub block_size: u32,
+    pub blocks_per_file: u64,
+    /// Logical sector size of a device target.
+    pub logical_sector: Option<u32>,
+    /// What laying out did (directory targets).
+    pub layout: Option<layout::LayoutReport>,
+}
+
+impl Target {
+    /// Lays out (or reuses) a directory, or checks a device, for `cfg`.
+    pub fn prepare(
+        cfg: &RunConfig,
+        progress: bool,
+        interrupt: &AtomicBool,
+    ) -> Result<Target, TargetError> {
+        let path = &cfg.target;
+        if device::is_block_device(path) {
+            return Self::device(cfg);
+        }
+        if path.exists() && !path.is_dir() {
+            return Err(TargetError::Invalid(format!(
+                "--target {} is neither a directory nor a block device; give a directory for data files or a block device",
+                path.display()
+            )));
+        }
+        if cfg.destroy_device.is_some() {
+            return Err(TargetError::Invalid(format!(
+                "--destroy-device applies to block device targets only; {} is a directory",
+                path.display()
+            )));
+        }
+        let bs = u64::from(cfg.block_size);
+        let total = cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE);
+        let blocks_per_file = total / bs / u64::from(cfg.files);
+        let shape = layout::Shape {
+            files: cfg.files,
+            file_size: blocks_per_file * bs,
+            block_size: cfg.block_size,
+        };
+        let (files, report) = layout::ensure(path, shape, cfg.seed, progress, interrupt)?;
+        Ok(Target {
+            kind: TargetKind::Directory,
+            path: path.clone(),
+            files,
+            block_size: cfg.block_size,
+            blocks_per_file,
+            logical_sector: None,
+            layout: Some(report),
+        })
+    }
+
+    fn device(cfg: &RunConfig) -> Result<Target, TargetError> {
+        let path = &cfg.target;
+        if cfg.files != 1 {
+            return Err(TargetError::Invalid(format!(
+                "--files {} applies to directory targets; a block device is one file",
+                cfg.files
+            )));
+        }
+        if cfg.pattern.writes() {
+            device::check_writable(path, cfg.destroy_device.as_deref())?;
+        } else if let Some(d) = &cfg.destroy_device
+            && d != path
+        {
+            return Err(TargetError::Invalid(format!(
+                "--destroy-device {} does not name the --target {}",
+                d.display(),
+                path.display()
+            )));
+        }
+        let info = device::probe(path)?;
+        if cfg.block_size < info.logical_sector && cfg.io_mode == crate::config::IoMode::Direct {
+            return Err(TargetError::Invalid(format!(
+                "--bs {} is below {}'s logical sector size ({} bytes); O_DIRECT needs --bs {} or more",
+                cfg.block_size,
+                path.display(),
+                info.logical_sector,
+                info.logical_sector
+            )));
+        }
+        let span = match cfg.size_bytes {
+            Some(s) if s > info.size_bytes => {
+                return Err(TargetError::Invalid(format!(
+                    "--size {s} is larger than {} ({} bytes)",
+                    path.display(),
+                    info.size_bytes
+                )));
+            }
+            Some(s) => s,
+            None => info.size_bytes,
+        };
+        let blocks = span / u64::from(cfg.block_size);
+        if blocks == 0 {
+            return Err(TargetError::Invalid(format!(
+                "{} is smaller than one --bs block",
+                path.display()
+            )));
+        }
+        Ok(Target {
+            kind: TargetKind::Device,
+            path: path.clone(),
+            files: vec![path.clone()],
+            block_size: cfg.block_size,
+            blocks_per_file: blocks,
+            logical_sector: Some(info.logical_sector),
+            layout: None,
+        })
+    }
+
+    pub fn total_blocks(&self) -> u64 {
+        self.blocks_per_file * self.files.len() as u64
+    }
+
+    pub fn size_bytes(&self) -> u64 {
+        self.total_blocks() * u64::from(self.block_size)
+    }
+
+    /// The file number and byte offset of global block `b`.
+    #[inline]
+    pub fn locate(&self, b: u64) -> (u32, u64) {
+        (
+            (b / self.blocks_per_file) as u32,
+            (b % self.blocks_per_file) * u64::from(self.block_size),
+        )
+    }
+
+    /// Opens every file in the run's mode. A device opened for writing is
+    /// opened O_EXCL, which the kernel refuses while it is mounted or held.
+    pub fn open(&self, mode: crate::config::IoMode, write: bool) -> Result<OpenFiles, TargetError> {
+        let mut flags = open_flags(mode, write);
+        if write && self.kind == TargetKind::Device {
+            flags |= OFlags::EXCL;
+        }
+        let mut fds = Vec::with_capacity(self.files.len());
+        for p in &self.files {
+            let fd = rustix::fs::open(p, flags, Mode::empty()).map_err(|e| {
+                let e: std::io::Error = e.into();
+                if e.raw_os_error() == Some(libc::EINVAL) && mode == crate::config::IoMode::Direct {
+                    TargetError::Invalid(format!(
+                        "cannot open {} with O_DIRECT: the filesystem does not support it; use --io buffered (or fsync/fdatasync/dsync)",
+                        p.display()
+                    ))
+                } else {
+                    TargetError::io(p, "open", e)
+                }
+            })?;
+            fds.push(fd);
+        }
+        Ok(OpenFiles { fds })
+    }
+}
+
+/// The open files of a run, shared (by descriptor) by every session.
+pub struct OpenFiles {
+    fds: Vec<OwnedFd>,
+}
+
+impl OpenFiles {
+    pub fn raw(&self) -> Vec<RawFd> {
+        self.fds.iter().map(|f| f.as_raw_fd()).collect()
+    }
+}
+
+/// `dbio clean`: removes the files the manifest in `dir` lists, the manifest,
+/// and the directory if dbio created it and it is now empty.
+pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
+    let Some(m) = manifest::Manifest::load(dir).map_err(TargetError::Manifest)? else {
+        return Err(TargetError::Invalid(format!(
+            "{} has no dbio-manifest.json: nothing dbio laid out is there, so nothing was removed",
+            dir.display()
+        )));
+    };
+    let removed: Vec<PathBuf> = m
+        .file_paths(dir)
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect();
+    layout::remove_files(dir, &m)?;
+    if m.created_dir {
+        let _ = std::fs::remove_dir(dir); // only succeeds when empty
+    }
+    Ok(removed)
+}
