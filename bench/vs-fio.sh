@@ -47,6 +47,8 @@ done
 for tool in fio python3 losetup mkfs.xfs mount umount mountpoint; do
     command -v "$tool" >/dev/null || die "$tool not found"
 done
+# The interpreter itself, not a shim (pyenv's costs ~0.5 s per call).
+PY=$(python3 -c 'import sys; print(sys.executable)')
 
 # ---------------------------------------------------------------- cleanup ---
 # Everything we create is recorded here and undone by the EXIT trap, whatever
@@ -152,18 +154,18 @@ else:
     sys.exit('unknown metric ' + what)
 print(v)
 EOF
-metric() { python3 "$WORK/metric.py" "$@"; }
+metric() { "$PY" "$WORK/metric.py" "$@"; }
 
 # median of the numbers given as arguments
 median() {
-    python3 -c 'import sys, statistics
+    "$PY" -c 'import sys, statistics
 v = [float(x) for x in sys.argv[1:]]
 print(statistics.median(v) if v else "nan")' "$@"
 }
 
 # fmt NUMBER DECIMALS; ratio A B (A/B with 2 decimals)
-fmt() { python3 -c 'import sys; x=float(sys.argv[1]); print("n/a" if x != x else f"{x:,.{int(sys.argv[2])}f}")' "$1" "$2"; }
-ratio() { python3 -c 'import sys; a,b=map(float,sys.argv[1:]); print("n/a" if a!=a or b!=b or b==0 else f"{a/b:.2f}")' "$1" "$2"; }
+fmt() { "$PY" -c 'import sys; x=float(sys.argv[1]); print("n/a" if x != x else f"{x:,.{int(sys.argv[2])}f}")' "$1" "$2"; }
+ratio() { "$PY" -c 'import sys; a,b=map(float,sys.argv[1:]); print("n/a" if a!=a or b!=b or b==0 else f"{a/b:.2f}")' "$1" "$2"; }
 
 # Before each run of the loop-device cases: write back and drop the page
 # cache so neither tool inherits the other's dirty pages or cached metadata.
@@ -446,9 +448,9 @@ samples() {
     echo "|---|---|---|---|"
     local k
     for k in $(printf '%s\n' "${!VAL[@]}" | sort); do
-        echo "| $k | $(python3 -c 'import sys; print(", ".join(f"{float(x):,.0f}" for x in sys.argv[1:]))' ${VAL[$k]})" \
-            "| $(python3 -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${CPU[$k]})" \
-            "| $(python3 -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${PCPU[$k]}) |"
+        echo "| $k | $("$PY" -c 'import sys; print(", ".join(f"{float(x):,.0f}" for x in sys.argv[1:]))' ${VAL[$k]})" \
+            "| $("$PY" -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${CPU[$k]})" \
+            "| $("$PY" -c 'import sys; print(", ".join(f"{float(x):.2f}" for x in sys.argv[1:]))' ${PCPU[$k]}) |"
     done
 }
 
