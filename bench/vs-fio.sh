@@ -356,15 +356,15 @@ case_c() {
 }
 
 # (d) Sequential write bandwidth of laying out a fresh 1 GiB file on XFS/loop.
-# dbio: fallocate, then 4 writer threads pwrite 1 MiB O_DIRECT chunks taken
-# in order from one shared counter — a single sequential stream with 4 writes
+# dbio: fallocate, then 8 writer threads pwrite 1 MiB O_DIRECT chunks taken
+# in order from one shared counter — a single sequential stream with 8 writes
 # in flight — then fsync; bandwidth = .target.layout bytes/seconds (the timer
 # starts after fallocate and includes the fsync). The run after the layout is
 # a token 1 s of reads.
-# fio: one job, io_uring, iodepth=4, 1 MiB O_DIRECT writes to a fresh file,
-# end_fsync=1. This mirrors dbio's *access pattern* (one stream, 4 in flight);
-# numjobs=4 + offset_increment would instead write 4 separate streams at
-# 4 places in the file. fio also preallocates a new file (fallocate=native)
+# fio: one job, io_uring, iodepth=8, 1 MiB O_DIRECT writes to a fresh file,
+# end_fsync=1. This mirrors dbio's *access pattern* (one stream, 8 in flight);
+# numjobs=8 + offset_increment would instead write 8 separate streams at
+# 8 places in the file. fio also preallocates a new file (fallocate=native)
 # before its clock starts, and its runtime includes end_fsync, like dbio's.
 # Again a second fio series writes fresh random data (--refill_buffers), as
 # dbio does. CPU per I/O is per 1 MiB write; dbio's is the whole process's
@@ -373,7 +373,7 @@ case_d() {
     setup_loop
     local dir=$MNT/d file=$MNT/fio-layout.dat
     local common=(--filename="$file" --size=1G --rw=write --bs=1M --direct=1
-        --ioengine=io_uring --iodepth=4 --numjobs=1 --end_fsync=1)
+        --ioengine=io_uring --iodepth=8 --numjobs=1 --end_fsync=1)
     local refill=(--refill_buffers)
     record_fio_cmd "(d)" "--name=d ${common[*]}"
     record_fio_cmd "(d) refill" "--name=d ${common[*]} ${refill[*]}"

@@ -214,3 +214,16 @@ impl Pairs {
 /// Slot states of the write half of a write+sync pair (sync modes).
 const PENDING_NONE: i32 = i32::MIN;
 const PENDING_WRITE: i32 = i32::MIN + 1;
+
+impl Drop for Uring {
+    /// Releases the registered files before the ring closes: ring teardown
+    /// runs asynchronously in the kernel and would otherwise keep the files
+    /// (and their filesystem) busy for a moment after dbio exits, so an
+    /// immediate `umount` could fail. Unregistering waits for their use to end.
+    fn drop(&mut self) {
+        let _ = self.ring.submitter().unregister_files();
+        if self.fixed_bufs {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+}

@@ -173,3 +173,132 @@ impl Report {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{EngineKind, IoMode, Pattern, RunLength};
+    use crate::measure::cpu::CpuTime;
+    use crate::measure::stats::SessionStats;
+    use crate::samplers::series::KindPoint;
+    use crate::workload::dist::Distribution;
+
+    /// A report built from fixed measurements, so its renderings are stable.
+    fn sample() -> Report {
+        let cfg = RunConfig {
+            workload: "raw",
+            target: "/mnt/xfs/dbio".into(),
+            files: 1,
+            size_bytes: Some(64 << 20),
+            block_size: 8192,
+            pattern: Pattern::Randrw,
+            read_pct: 70,
+            sessions: 16,
+            iodepth: 1,
+            engine: EngineKind::Psync,
+            io_mode: IoMode::Fsync,
+            length: RunLength::Time {
+                time_s: 10.0,
+                ramp_s: 2.0,
+            },
+            distribution: Distribution::Zipf { theta: 1.2 },
+            hotspot: None,
+            rate_iops: None,
+            seed: 42,
+            outlier_ms: 500.0,
+            destroy_device: None,
+        };
+        let target = Target {
+            kind: TargetKind::Directory,
+            path: "/mnt/xfs/dbio".into(),
+            files: vec!["/mnt/xfs/dbio/dbio-data-0000.dat".into()],
+            block_size: 8192,
+            blocks_per_file: 8192,
+            logical_sector: None,
+            layout: Some(LayoutReport {
+                reused: false,
+                bytes: 64 << 20,
+                seconds: 0.5,
+                direct: true,
+            }),
+        };
+        let mut stats = SessionStats::new();
+        for i in 0..7_000u64 {
+            stats.op(Kind::Read).record(100_000 + i * 37, 8192);
+        }
+        for i in 0..3_000u64 {
+            stats.op(Kind::Write).record(900_000 + i * 311, 8192);
+            stats.op(Kind::Sync).record(700_000 + i * 211, 0);
+        }
+        stats.op(Kind::Write).record(612_000_000, 8192);
+        stats.outlier(Outlier {
+            t_s: 7.25,
+            op: Kind::Write,
+            session: 3,
+            file: 0,
+            offset_bytes: 4_194_304,
+            len_bytes: 8192,
+            latency_ms: 612.0,
+        });
+        let point = |ops: u64| KindPoint {
+            ops,
+            bytes: ops * 8192,
+            lat_mean_us: 250.0,
+            lat_p99_us: 900.0,
+        };
+        let series = (0..12)
+            .map(|t| SecondPoint {
+                t_s: t,
+                ramp: t < 2,
+                read: point(700),
+                write: point(300),
+                sync: point(300),
+            })
+            .collect();
+        let result = RunResult {
+            status: Status::Completed,
+            error: None,
+            stats,
+            measured_s: 10.0,
+            ramp_s: 2.0,
+            cpu: CpuTime {
+                user_s: 0.25,
+                sys_s: 0.75,
+            },
+            series,
+            start_unix_ns: 1_790_000_000_000_000_000,
+            issued: 12_001,
+        };
+        let mut r = Report::new(&cfg, &target, result);
+        r.dbio_version = "0.0.0-test";
+        r
+    }
+
+    #[test]
+    fn summary_counts_and_rates_follow_from_the_measurements() {
+        let r = sample();
+        let read = r.read.as_ref().unwrap();
+        assert_eq!(
+            (read.requests, read.blocks, read.bytes),
+            (7_000, 7_000, 7_000 * 8192)
+        );
+        assert_eq!(read.iops, 700.0);
+        assert_eq!(r.total.requests, 10_001);
+        assert_eq!(r.sync.as_ref().unwrap().bytes, 0);
+        assert!((r.cpu.us_per_io - 1e6 / 10_001.0).abs() < 1e-9);
+        assert_eq!(r.outliers.count, 1);
+        assert_eq!(r.write.as_ref().unwrap().latency.max_us, 612_000.0);
+    }
+
+    #[test]
+    fn text_report_snapshot() {
+        insta::assert_snapshot!(text::render(&sample()));
+    }
+
+    #[test]
+    fn json_report_snapshot() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        v["series"].as_array_mut().unwrap().truncate(3);
+        insta::assert_json_snapshot!(v);
+    }
+}

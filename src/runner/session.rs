@@ -64,6 +64,9 @@ pub fn run<E: Engine, W: Workload>(
     let ramp_end = t0 + shared.ramp_ns;
     let gen_base = shared.wall_minus_mono_ns;
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    for slot in 0..depth {
+        rng.fill(bufs.slot_mut(slot, bs as usize)); // incompressible from the start
+    }
     let mut meta = vec![
         InFlight {
             start: 0,
@@ -108,7 +111,7 @@ pub fn run<E: Engine, W: Workload>(
                     file,
                     size: bs,
                 };
-                block::fill(buf, h, rng);
+                block::refresh(buf, h, rng);
                 now = now_ns();
             }
             meta[slot as usize] = InFlight {

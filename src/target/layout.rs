@@ -1,10 +1,12 @@
 //! Laying out data files: large sequential O_DIRECT writes of sealed,
-//! incompressible blocks, several in flight (one per writer thread), after
+//! incompressible blocks (random once per buffer, then every sector
+//! refreshed per block, see [`block::refresh`]), eight in flight through
+//! the io_uring engine (or eight psync threads where io_uring is off), after
 //! preallocating so a full filesystem is found before anything is written.
 //! A layout that fails part-way is removed again; nothing else is touched.
 
 use std::fs;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -14,13 +16,18 @@ use super::TargetError;
 use super::block::{self, Header};
 use super::manifest::{Manifest, data_file_name};
 use crate::engine::buf::BufPool;
+use crate::engine::psync::Psync;
+use crate::engine::uring::Uring;
+use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
 use crate::workload::rng::Rng;
 
 /// Bytes per layout write.
 const CHUNK: u64 = 1 << 20;
-/// Writer threads (= writes in flight).
-const WRITERS: usize = 4;
+/// Layout writes in flight.
+const IN_FLIGHT: usize = 8;
+/// RNG stream numbers of layout writers (sessions use 0..1024).
+const LAYOUT_STREAM: u64 = 1 << 32;
 
 /// What laying out did (or that an existing layout was reused).
 #[derive(Clone, Debug, serde::Serialize)]
@@ -179,60 +186,43 @@ fn write_files(
         }
         fds.push(fd);
     }
-    let chunks_per_file = shape.file_size.div_ceil(CHUNK);
-    let total_chunks = chunks_per_file * u64::from(shape.files);
-    let next = AtomicU64::new(0);
-    let written = AtomicU64::new(0);
-    let failed = AtomicBool::new(false);
+    let chunks = Chunks {
+        next: AtomicU64::new(0),
+        per_file: shape.file_size.div_ceil(CHUNK),
+        total: shape.file_size.div_ceil(CHUNK) * u64::from(shape.files),
+        file_size: shape.file_size,
+        block_size: shape.block_size,
+        written: AtomicU64::new(0),
+        failed: AtomicBool::new(false),
+        interrupt,
+    };
+    let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
     let start = now_ns();
-    let first_error = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..WRITERS)
-            .map(|w| {
-                let (fds, next, written, failed) = (&fds, &next, &written, &failed);
-                s.spawn(move || {
-                    let mut rng = Rng::for_stream(seed, 1_000_000 + w as u64);
-                    let mut buf = BufPool::new(CHUNK as usize, 1);
-                    loop {
-                        let g = next.fetch_add(1, Ordering::Relaxed);
-                        if g >= total_chunks || failed.load(Ordering::Relaxed) {
-                            return Ok(());
-                        }
-                        if interrupt.load(Ordering::Relaxed) {
-                            failed.store(true, Ordering::Relaxed);
-                            return Err((0, 0, None));
-                        }
-                        let file = (g / chunks_per_file) as usize;
-                        let off = (g % chunks_per_file) * CHUNK;
-                        let len = CHUNK.min(shape.file_size - off) as usize;
-                        let data = buf.slot_mut(0, len);
-                        seal_chunk(data, file as u32, off, shape.block_size, &mut rng);
-                        if let Err(e) = pwrite_all(&fds[file], data, off) {
-                            failed.store(true, Ordering::Relaxed);
-                            return Err((file, off, Some(e)));
-                        }
-                        written.fetch_add(len as u64, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
+    let finished = AtomicBool::new(false);
+    let outcome = std::thread::scope(|s| {
         if progress {
-            show_progress(&written, shape.file_size * u64::from(shape.files), &workers);
+            let (chunks, finished) = (&chunks, &finished);
+            let total = shape.file_size * u64::from(shape.files);
+            s.spawn(move || show_progress(&chunks.written, total, finished));
         }
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("layout writer panicked"))
-            .find_map(|r| r.err())
+        let r = write_chunks(&raw, &chunks, seed);
+        finished.store(true, Ordering::Relaxed);
+        r
     });
-    match first_error {
-        Some((file, off, Some(e))) => {
+    match outcome {
+        Err(Failure {
+            file,
+            offset,
+            error: Some(e),
+        }) => {
             return Err(TargetError::Layout {
-                path: paths[file].clone(),
-                offset: off,
+                path: paths[file as usize].clone(),
+                offset,
                 source: e,
             });
         }
-        Some((_, _, None)) => return Err(TargetError::Interrupted),
-        None => {}
+        Err(Failure { error: None, .. }) => return Err(TargetError::Interrupted),
+        Ok(()) => {}
     }
     for (p, fd) in paths.iter().zip(&fds) {
         rustix::fs::fsync(fd).map_err(|e| TargetError::io(p, "fsync", e.into()))?;
@@ -262,41 +252,160 @@ fn seal_chunk(data: &mut [u8], file: u32, off: u64, bs: u32, rng: &mut Rng) {
     }
 }
 
-fn pwrite_all(fd: &OwnedFd, mut data: &[u8], mut off: u64) -> std::io::Result<()> {
-    while !data.is_empty() {
-        // SAFETY: data is a valid slice for its length.
-        let n = unsafe {
-            libc::pwrite(
-                fd.as_raw_fd(),
-                data.as_ptr().cast(),
-                data.len(),
-                off as libc::off_t,
-            )
-        };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
-        }
-        data = &data[n as usize..];
-        off += n as u64;
-    }
-    Ok(())
+/// The chunks of a layout, handed out in order to whoever writes next.
+struct Chunks<'a> {
+    next: AtomicU64,
+    per_file: u64,
+    total: u64,
+    file_size: u64,
+    block_size: u32,
+    written: AtomicU64,
+    failed: AtomicBool,
+    interrupt: &'a AtomicBool,
 }
 
-fn show_progress<T>(
-    written: &AtomicU64,
-    total: u64,
-    workers: &[std::thread::ScopedJoinHandle<'_, T>],
-) {
+/// Where a layout write failed (no error = interrupted).
+struct Failure {
+    file: u32,
+    offset: u64,
+    error: Option<std::io::Error>,
+}
+
+/// Writes every chunk with [`IN_FLIGHT`] writes in flight: one io_uring in
+/// one thread where the kernel allows it, else that many psync threads.
+fn write_chunks(fds: &[RawFd], chunks: &Chunks, seed: u64) -> Result<(), Failure> {
+    let uring = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut bufs = BufPool::new(CHUNK as usize, IN_FLIGHT);
+            let mut engine = Uring::new(fds, &bufs, IN_FLIGHT as u32, SyncAfterWrite::None).ok()?;
+            let mut rng = Rng::for_stream(seed, LAYOUT_STREAM);
+            Some(writer(&mut engine, &mut bufs, chunks, &mut rng))
+        })
+        .join()
+        .expect("layout writer panicked")
+    });
+    if let Some(result) = uring {
+        return result;
+    }
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..IN_FLIGHT)
+            .map(|w| {
+                s.spawn(move || {
+                    let mut bufs = BufPool::new(CHUNK as usize, 1);
+                    let mut engine = Psync::new(fds, SyncAfterWrite::None);
+                    let mut rng = Rng::for_stream(seed, LAYOUT_STREAM + 1 + w as u64);
+                    writer(&mut engine, &mut bufs, chunks, &mut rng)
+                })
+            })
+            .collect();
+        let results: Vec<_> = workers
+            .into_iter()
+            .map(|w| w.join().expect("layout writer panicked"))
+            .collect();
+        results.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
+    })
+}
+
+/// One writer: keeps its engine's queue full of chunk writes taken in order
+/// from `chunks`, until all are written, one fails, or Ctrl-C.
+fn writer<E: Engine>(
+    engine: &mut E,
+    bufs: &mut BufPool,
+    chunks: &Chunks,
+    rng: &mut Rng,
+) -> Result<(), Failure> {
+    let depth = engine.depth() as usize;
+    for slot in 0..depth {
+        rng.fill(bufs.slot_mut(slot, CHUNK as usize)); // incompressible once; refreshed per block
+    }
+    let mut free: Vec<u32> = (0..depth as u32).collect();
+    let mut meta = vec![(0u32, 0u64, 0u32); depth];
+    let mut inflight = 0;
+    let mut failure: Option<Failure> = None;
+    loop {
+        while inflight < depth && failure.is_none() && !chunks.failed.load(Ordering::Relaxed) {
+            if chunks.interrupt.load(Ordering::Relaxed) {
+                failure = Some(Failure {
+                    file: 0,
+                    offset: 0,
+                    error: None,
+                });
+                break;
+            }
+            let g = chunks.next.fetch_add(1, Ordering::Relaxed);
+            if g >= chunks.total {
+                break;
+            }
+            let file = (g / chunks.per_file) as u32;
+            let offset = (g % chunks.per_file) * CHUNK;
+            let len = CHUNK.min(chunks.file_size - offset) as u32;
+            let slot = free.pop().expect("a free slot");
+            let data = bufs.slot_mut(slot as usize, len as usize);
+            seal_chunk(data, file, offset, chunks.block_size, rng);
+            meta[slot as usize] = (file, offset, len);
+            let io = Io {
+                kind: OpKind::Write,
+                file,
+                offset,
+                len,
+                buf: data.as_mut_ptr(),
+                slot,
+            };
+            // SAFETY: the slot's buffer is not touched again until reaped.
+            if let Err(e) = unsafe { engine.queue(&io) } {
+                free.push(slot);
+                failure = Some(Failure {
+                    file,
+                    offset,
+                    error: Some(e),
+                });
+                break;
+            }
+            inflight += 1;
+        }
+        if inflight == 0 {
+            break;
+        }
+        let reaped = engine.reap(1, |c| {
+            let (file, offset, len) = meta[c.slot as usize];
+            free.push(c.slot);
+            if c.res == len as i32 {
+                chunks.written.fetch_add(u64::from(len), Ordering::Relaxed);
+            } else if failure.is_none() {
+                let errno = if c.res < 0 { -c.res } else { libc::ENOSPC };
+                let error = Some(std::io::Error::from_raw_os_error(errno));
+                failure = Some(Failure {
+                    file,
+                    offset,
+                    error,
+                });
+            }
+        });
+        match reaped {
+            Ok(n) => inflight -= n as usize,
+            Err(e) => {
+                failure.get_or_insert(Failure {
+                    file: 0,
+                    offset: 0,
+                    error: Some(e),
+                });
+                break;
+            }
+        }
+    }
+    match failure {
+        Some(f) => {
+            chunks.failed.store(true, Ordering::Relaxed);
+            Err(f)
+        }
+        None => Ok(()),
+    }
+}
+
+fn show_progress(written: &AtomicU64, total: u64, finished: &AtomicBool) {
     use std::io::Write;
     let start = now_ns();
-    while !workers.iter().all(|w| w.is_finished()) {
+    while !finished.load(Ordering::Relaxed) {
         std::thread::sleep(std::time::Duration::from_millis(250));
         let w = written.load(Ordering::Relaxed);
         let secs = (now_ns() - start) as f64 / 1e9;
