@@ -356,9 +356,8 @@ case_c() {
 }
 
 # (d) Sequential write bandwidth of laying out a fresh 1 GiB file on XFS/loop.
-# dbio: fallocate, then 8 writer threads pwrite 1 MiB O_DIRECT chunks taken
-# in order from one shared counter — a single sequential stream with 8 writes
-# in flight — then fsync; bandwidth = .target.layout bytes/seconds (the timer
+# dbio: fallocate, then one io_uring keeps 8 writes of 1 MiB O_DIRECT chunks
+# in flight, taken in order — a single sequential stream — then fsync; bandwidth = .target.layout bytes/seconds (the timer
 # starts after fallocate and includes the fsync). The run after the layout is
 # a token 1 s of reads.
 # fio: one job, io_uring, iodepth=8, 1 MiB O_DIRECT writes to a fresh file,
