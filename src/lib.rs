@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod environment;
 pub mod measure;
 pub mod report;
 pub mod runner;
