@@ -31,7 +31,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a workload against a target and report what the storage did.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Remove the data files dbio laid out in a directory (and nothing else).
     Clean(CleanArgs),
 }
@@ -125,6 +125,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 500.0, value_parser = parse_outlier_ms)]
     pub outlier_ms: f64,
 
+    /// Sample device and host telemetry every this many seconds (e.g. 1, 0.5, 5s).
+    #[arg(long, default_value = "1", value_parser = parse_interval)]
+    pub interval: f64,
+
     /// Allow writing to this block device although it holds data: repeat the --target path exactly.
     #[arg(long, value_name = "DEVICE")]
     pub destroy_device: Option<PathBuf>,
@@ -150,6 +154,14 @@ fn parse_positive_seconds(s: &str) -> Result<f64, String> {
     let v = parse_seconds(s)?;
     if v <= 0.0 {
         return Err("must be more than 0 seconds".into());
+    }
+    Ok(v)
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    let v = parse_seconds(s)?;
+    if !(0.1..=3600.0).contains(&v) {
+        return Err("must be from 0.1 to 3600 seconds".into());
     }
     Ok(v)
 }
@@ -260,6 +272,7 @@ impl RunArgs {
             rate_iops: self.rate,
             seed,
             outlier_ms: self.outlier_ms,
+            interval_s: self.interval,
             destroy_device: self.destroy_device,
         })
     }
@@ -283,7 +296,7 @@ mod tests {
         argv.extend_from_slice(args);
         let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
         match cli.command {
-            Command::Run(r) => r.into_config(),
+            Command::Run(r) => (*r).into_config(),
             _ => unreachable!(),
         }
     }

@@ -139,6 +139,8 @@ pub struct RunConfig {
     pub rate_iops: Option<u64>,
     pub seed: u64,
     pub outlier_ms: f64,
+    /// Device and host telemetry sampling interval, seconds.
+    pub interval_s: f64,
     /// The device path the user repeated to allow destroying it.
     pub destroy_device: Option<PathBuf>,
 }

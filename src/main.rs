@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use clap::Parser;
 use dbio::cli::{Cli, Command, RunArgs};
 use dbio::config::RunLength;
+use dbio::environment::Environment;
 use dbio::report::{Report, text};
 use dbio::runner::{self, RunError, Status};
 use dbio::samplers::status::StatusLine;
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Clean(args) => match target::clean(&args.target) {
             Ok(removed) => {
                 eprintln!(
@@ -109,7 +110,7 @@ fn run(args: RunArgs) -> ExitCode {
         Err(RunError::Target(e)) => return fail(EXIT_FAILED, &e.to_string()),
         Err(e) => return fail(EXIT_USAGE, &e.to_string()),
     };
-    let report = Report::new(&cfg, &target, result);
+    let report = Report::new(&cfg, &target, result, Environment::capture());
     if json {
         println!(
             "{}",

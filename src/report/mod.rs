@@ -8,9 +8,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::RunConfig;
+use crate::environment::Environment;
 use crate::measure::stats::{Kind, OpStats, Outlier};
 use crate::runner::{RunResult, Status};
 use crate::samplers::series::SecondPoint;
+use crate::samplers::telemetry::{TelemetryPoint, TelemetrySummary};
+use crate::target::chain::Chain;
 use crate::target::layout::LayoutReport;
 use crate::target::{Target, TargetKind};
 
@@ -39,6 +42,16 @@ pub struct Report {
     pub cpu: CpuSummary,
     pub outliers: OutlierSummary,
     pub series: Vec<SecondPoint>,
+    /// The host the run happened on.
+    pub environment: Environment,
+    /// The filesystem and block devices under the target (null when they
+    /// could not be resolved).
+    pub storage: Option<Chain>,
+    /// Host CPU and device statistics averaged over the measurement window,
+    /// with iostat -x / mpstat definitions.
+    pub telemetry_window: Option<TelemetrySummary>,
+    /// The same, one point per `config.interval_s`.
+    pub telemetry: Vec<TelemetryPoint>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -121,7 +134,7 @@ fn summarize(s: &OpStats, block_size: u32, secs: f64) -> OpSummary {
 }
 
 impl Report {
-    pub fn new(cfg: &RunConfig, target: &Target, r: RunResult) -> Report {
+    pub fn new(cfg: &RunConfig, target: &Target, r: RunResult, environment: Environment) -> Report {
         let bs = target.block_size;
         let secs = r.measured_s;
         let op = |k: Kind| {
@@ -170,6 +183,10 @@ impl Report {
                 list: r.stats.outliers,
             },
             series: r.series,
+            environment,
+            storage: r.chain,
+            telemetry_window: r.window,
+            telemetry: r.telemetry,
         }
     }
 }
@@ -206,6 +223,7 @@ mod tests {
             rate_iops: None,
             seed: 42,
             outlier_ms: 500.0,
+            interval_s: 1.0,
             destroy_device: None,
         };
         let target = Target {
@@ -268,10 +286,88 @@ mod tests {
             series,
             start_unix_ns: 1_790_000_000_000_000_000,
             issued: 12_001,
+            chain: Some(sample_chain()),
+            telemetry: Vec::new(),
+            window: Some(sample_window()),
         };
-        let mut r = Report::new(&cfg, &target, result);
+        let env = Environment {
+            hostname: "db1".into(),
+            kernel: "Linux 6.18.0".into(),
+            cpu_model: "Test CPU @ 2.20GHz".into(),
+            cpus: 2,
+            memory_bytes: 24 << 30,
+            dbio_version: "0.0.0-test",
+        };
+        let mut r = Report::new(&cfg, &target, result, env);
         r.dbio_version = "0.0.0-test";
         r
+    }
+
+    fn sample_chain() -> Chain {
+        use crate::target::chain::{DeviceKind, DeviceLink, Link};
+        Chain {
+            target: "/mnt/xfs/dbio".into(),
+            links: vec![
+                Link::Filesystem {
+                    path: "/mnt/xfs/dbio".into(),
+                    fs_type: "xfs".into(),
+                    mount_point: "/mnt/xfs".into(),
+                    mount_options: "rw,noatime".into(),
+                    source: "/dev/vdb".into(),
+                },
+                Link::Device(DeviceLink {
+                    name: "vdb".into(),
+                    major: 254,
+                    minor: 16,
+                    kind: DeviceKind::Disk,
+                    model: Some("virtio".into()),
+                    scheduler: Some("none".into()),
+                    rotational: Some(false),
+                    logical_block: Some(512),
+                    physical_block: Some(4096),
+                    discard: Some(true),
+                    size_bytes: Some(100 << 30),
+                    loop_backing: None,
+                    loop_direct_io: None,
+                }),
+            ],
+        }
+    }
+
+    fn sample_window() -> TelemetrySummary {
+        use crate::samplers::diskstats::DeviceRates;
+        use crate::samplers::host::HostRates;
+        use crate::samplers::telemetry::DeviceSample;
+        TelemetrySummary {
+            seconds: 10.0,
+            host: HostRates {
+                user_pct: 10.0,
+                system_pct: 20.0,
+                iowait_pct: 30.0,
+                idle_pct: 40.0,
+                ctxt_s: 25_000.0,
+                intr_s: 9_000.0,
+                load1: 3.5,
+                dirty_kb: 2048.0,
+                ..Default::default()
+            },
+            devices: vec![DeviceSample {
+                name: "vdb".into(),
+                rates: Some(DeviceRates {
+                    r_s: 350.0,
+                    w_s: 600.0,
+                    rkb_s: 2800.0,
+                    wkb_s: 4800.0,
+                    r_await_ms: 0.2,
+                    w_await_ms: 1.4,
+                    aqu_sz: 1.1,
+                    rareq_sz_kb: 8.0,
+                    wareq_sz_kb: 8.0,
+                    util_pct: 62.5,
+                    ..Default::default()
+                }),
+            }],
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use super::{OpSummary, Report};
 use crate::config::{IoMode, RunLength};
 use crate::runner::Status;
+use crate::samplers::telemetry::TelemetrySummary;
 use crate::units::{fmt_count, fmt_size};
 
 /// Outliers printed in the terminal (all of them are in --json).
@@ -52,6 +53,23 @@ pub fn render(r: &Report) -> String {
         fmt_size(t.size_bytes),
         t.blocks,
         fmt_size(u64::from(t.block_size_bytes)),
+    );
+    if let Some(chain) = &r.storage {
+        let _ = writeln!(o, "storage  {}", chain.describe());
+    }
+    let e = &r.environment;
+    let _ = writeln!(
+        o,
+        "machine  {} ({}), {} x {}, {} memory",
+        e.hostname,
+        e.kernel,
+        e.cpus,
+        if e.cpu_model.is_empty() {
+            "CPU"
+        } else {
+            &e.cpu_model
+        },
+        fmt_size(e.memory_bytes)
     );
     let mut extras = vec![format!("dist {}", c.distribution)];
     if let Some(h) = c.hotspot {
@@ -149,6 +167,10 @@ pub fn render(r: &Report) -> String {
         "cpu      user {:.2} s, sys {:.2} s: {:.1} us of dbio CPU per I/O",
         r.cpu.user_s, r.cpu.sys_s, r.cpu.us_per_io
     );
+    if let Some(w) = &r.telemetry_window {
+        telemetry(&mut o, r, w);
+    }
+    let _ = writeln!(o);
     let out = &r.outliers;
     let _ = writeln!(
         o,
@@ -195,5 +217,96 @@ fn ms(us: f64) -> String {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+/// The Host and Devices sections (window averages, mpstat and iostat -x
+/// definitions), and what reached the first device against what was asked.
+fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
+    let h = &w.host;
+    let _ = writeln!(
+        o,
+        "\nhost cpu %user {:.1}  %system {:.1}  %iowait {:.1}  %irq+soft {:.1}  %steal {:.1}  %idle {:.1}  load {:.2}  {}/s cs  {}/s intr  dirty {}  writeback {}",
+        h.user_pct + h.nice_pct,
+        h.system_pct,
+        h.iowait_pct,
+        h.irq_pct + h.softirq_pct,
+        h.steal_pct,
+        h.idle_pct,
+        h.load1,
+        fmt_count(h.ctxt_s),
+        fmt_count(h.intr_s),
+        fmt_size((h.dirty_kb * 1024.0) as u64),
+        fmt_size((h.writeback_kb * 1024.0) as u64),
+    );
+    if w.devices.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "{:<10}{:>9}{:>9}{:>10}{:>10}{:>8}{:>8}{:>9}{:>9}{:>8}{:>9}{:>9}{:>7}",
+        "device",
+        "r/s",
+        "w/s",
+        "rkB/s",
+        "wkB/s",
+        "rrqm/s",
+        "wrqm/s",
+        "r_await",
+        "w_await",
+        "aqu-sz",
+        "rareq-sz",
+        "wareq-sz",
+        "%util"
+    );
+    for d in &w.devices {
+        match &d.rates {
+            Some(x) => {
+                let _ = writeln!(
+                    o,
+                    "{:<10}{:>9.1}{:>9.1}{:>10.1}{:>10.1}{:>8.1}{:>8.1}{:>9.2}{:>9.2}{:>8.2}{:>9.1}{:>9.1}{:>7.1}",
+                    d.name,
+                    x.r_s,
+                    x.w_s,
+                    x.rkb_s,
+                    x.wkb_s,
+                    x.rrqm_s,
+                    x.wrqm_s,
+                    x.r_await_ms,
+                    x.w_await_ms,
+                    x.aqu_sz,
+                    x.rareq_sz_kb,
+                    x.wareq_sz_kb,
+                    x.util_pct
+                );
+            }
+            None => {
+                let _ = writeln!(o, "{:<10} (gone during the run)", d.name);
+            }
+        }
+    }
+    // What was asked against what reached the first device under the target.
+    if let Some(top) = w
+        .devices
+        .first()
+        .and_then(|d| d.rates.as_ref().map(|x| (&d.name, x)))
+    {
+        let (name, x) = top;
+        let asked_r = r.read.as_ref().map_or(0.0, |s| s.iops);
+        let asked_w = r.write.as_ref().map_or(0.0, |s| s.iops);
+        let mut line = format!(
+            "asked    {} reads/s, {} writes/s; {name} served {} r/s, {} w/s",
+            fmt_count(asked_r),
+            fmt_count(asked_w),
+            fmt_count(x.r_s),
+            fmt_count(x.w_s)
+        );
+        if asked_r > 0.0 && x.r_s < asked_r * 0.9 {
+            let absorbed = 100.0 * (1.0 - x.r_s / asked_r);
+            line.push_str(&format!(
+                " (the page cache absorbed {absorbed:.0}% of read requests)"
+            ));
+        }
+        let _ = writeln!(o, "{line}");
     }
 }

@@ -18,6 +18,8 @@ use crate::measure::cpu::CpuTime;
 use crate::measure::stats::SessionStats;
 use crate::samplers::series::{self, SecondPoint, SeriesWriter, SessionSeries};
 use crate::samplers::status::StatusLine;
+use crate::samplers::telemetry::{self, Snapshot, Telemetry, TelemetryPoint, TelemetrySummary};
+use crate::target::chain::{self, Chain};
 use crate::target::{Target, TargetError};
 use crate::workload::dist::{BlockPicker, Hotspot};
 use crate::workload::raw::Raw;
@@ -44,6 +46,12 @@ pub struct RunResult {
     pub series: Vec<SecondPoint>,
     pub start_unix_ns: u64,
     pub issued: u64,
+    /// The filesystem and devices under the target, when they could be resolved.
+    pub chain: Option<Chain>,
+    /// Device and host telemetry, one point per interval.
+    pub telemetry: Vec<TelemetryPoint>,
+    /// Device and host averages over the measurement window.
+    pub window: Option<TelemetrySummary>,
 }
 
 /// State every session reads; written only by the control thread (and by a
@@ -105,6 +113,9 @@ pub fn run(
         error: Mutex::new(None),
     };
     let series_slots: Vec<Box<SessionSeries>> = (0..n).map(|_| SessionSeries::new()).collect();
+    // Where the I/O really goes, and the devices to watch on the way.
+    let chain = chain::resolve(&target.path).ok();
+    let telemetry = chain.as_ref().map(|c| Telemetry::start(c.devices()));
     let ready = Barrier::new(n as usize + 1);
     let go = Barrier::new(n as usize + 1);
     let finished = AtomicUsize::new(0);
@@ -199,16 +210,18 @@ pub fn run(
         }
         let start_unix_ns = unix_ns();
         go.wait();
-        let control = control(
-            &shared,
-            &series_slots,
-            &finished,
-            n as usize,
+        let control = control(Watch {
+            shared: &shared,
+            slots: &series_slots,
+            finished: &finished,
+            sessions: n as usize,
             ramp_s,
             time_s,
             interrupt,
             status,
-        );
+            telemetry,
+            interval_ns: (cfg.interval_s * 1e9) as u64,
+        });
         let mut stats = SessionStats::new();
         let mut last_ns = 0;
         let mut issued = 0;
@@ -252,6 +265,9 @@ pub fn run(
         series: control.series,
         start_unix_ns,
         issued,
+        chain,
+        telemetry: control.telemetry,
+        window: control.window,
     })
 }
 
@@ -280,52 +296,86 @@ struct Control {
     interrupted: bool,
     cpu: CpuTime,
     series: Vec<SecondPoint>,
+    telemetry: Vec<TelemetryPoint>,
+    window: Option<TelemetrySummary>,
 }
 
-/// The control thread's loop: CPU samples at the window's edges, one series
-/// point per second (with the status line), and Ctrl-C handling.
-#[allow(clippy::too_many_arguments)]
-fn control(
-    shared: &Shared,
-    slots: &[Box<SessionSeries>],
-    finished: &AtomicUsize,
-    n: usize,
+/// Everything the control thread watches.
+struct Watch<'a> {
+    shared: &'a Shared,
+    slots: &'a [Box<SessionSeries>],
+    finished: &'a AtomicUsize,
+    sessions: usize,
     ramp_s: f64,
     time_s: Option<f64>,
-    interrupt: &AtomicBool,
-    mut status: Option<StatusLine>,
-) -> Control {
+    interrupt: &'a AtomicBool,
+    status: Option<StatusLine>,
+    telemetry: Option<Telemetry>,
+    /// Telemetry sampling interval, ns.
+    interval_ns: u64,
+}
+
+/// One edge of the measurement window: CPU time and telemetry counters.
+struct Edge {
+    cpu: CpuTime,
+    tele: Option<Snapshot>,
+}
+
+impl Watch<'_> {
+    fn edge(&mut self) -> Edge {
+        Edge {
+            cpu: CpuTime::now(),
+            tele: self.telemetry.as_mut().map(Telemetry::mark),
+        }
+    }
+}
+
+/// The control thread's loop: the window's edges (CPU, telemetry), one series
+/// point per second (with the status line), telemetry every interval, and
+/// Ctrl-C handling.
+fn control(mut w: Watch) -> Control {
     const SEC: u64 = 1_000_000_000;
     const GRACE: u64 = 50_000_000; // let completions of a second land before reading it
+    let shared = w.shared;
     let start = shared.start_ns.load(SeqCst);
     let ramp_end = start + shared.ramp_ns;
-    let deadline = time_s.map(|t| start + ((ramp_s + t) * 1e9) as u64);
-    let mut cpu_start = None;
-    let mut cpu_end = None;
+    let deadline = w.time_s.map(|t| start + ((w.ramp_s + t) * 1e9) as u64);
+    let mut first: Option<Edge> = None;
+    let mut last: Option<Edge> = None;
     let mut next_sec: u32 = 0;
+    let mut next_tele = start + w.interval_ns;
     let mut series = Vec::new();
+    let mut telemetry = Vec::new();
     let mut interrupted = false;
     loop {
-        let done = finished.load(SeqCst) == n;
+        let done = w.finished.load(SeqCst) == w.sessions;
         let now = now_ns();
-        if cpu_start.is_none() && now >= ramp_end {
-            cpu_start = Some(CpuTime::now());
+        if first.is_none() && now >= ramp_end {
+            first = Some(w.edge());
         }
         if let Some(d) = deadline
-            && cpu_end.is_none()
+            && last.is_none()
             && now >= d
         {
-            cpu_end = Some(CpuTime::now());
+            last = Some(w.edge());
         }
-        if !interrupted && interrupt.load(SeqCst) {
+        if !interrupted && w.interrupt.load(SeqCst) {
             interrupted = true;
             shared.end_ns.fetch_min(now, SeqCst);
             shared.stop.store(true, SeqCst);
-            cpu_end.get_or_insert_with(CpuTime::now);
+            if last.is_none() {
+                last = Some(w.edge());
+            }
+        }
+        if now >= next_tele
+            && let Some(t) = w.telemetry.as_mut()
+        {
+            telemetry.push(t.sample((now - start) as f64 / 1e9));
+            next_tele += w.interval_ns;
         }
         while start + u64::from(next_sec + 1) * SEC + GRACE <= now {
-            let p = series::collect(slots, next_sec, f64::from(next_sec) < ramp_s);
-            if let Some(st) = status.as_mut() {
+            let p = series::collect(w.slots, next_sec, f64::from(next_sec) < w.ramp_s);
+            if let Some(st) = w.status.as_mut() {
                 st.update(&p, f64::from(next_sec + 1));
             }
             series.push(p);
@@ -335,34 +385,43 @@ fn control(
             break;
         }
         let mut wake = start + u64::from(next_sec + 1) * SEC + GRACE;
-        if cpu_start.is_none() {
+        if first.is_none() {
             wake = wake.min(ramp_end);
         }
-        if let Some(d) = deadline.filter(|_| cpu_end.is_none()) {
+        if let Some(d) = deadline.filter(|_| last.is_none()) {
             wake = wake.min(d);
+        }
+        if w.telemetry.is_some() {
+            wake = wake.min(next_tele);
         }
         wake = wake.min(now + 100_000_000);
         std::thread::sleep(std::time::Duration::from_nanos(wake.saturating_sub(now)));
     }
+    let last = last.unwrap_or_else(|| w.edge());
+    let first = first.unwrap_or_else(|| w.edge());
     // The tail: seconds not yet collected that belong to the run.
     let end = shared.end_ns.load(SeqCst).min(now_ns());
     let last_sec = ((end - start).saturating_sub(1) / SEC) as u32;
     while next_sec <= last_sec {
         series.push(series::collect(
-            slots,
+            w.slots,
             next_sec,
-            f64::from(next_sec) < ramp_s,
+            f64::from(next_sec) < w.ramp_s,
         ));
         next_sec += 1;
     }
-    if let Some(st) = status.as_mut() {
+    if let Some(st) = w.status.as_mut() {
         st.finish();
     }
-    let cpu_end = cpu_end.unwrap_or_else(CpuTime::now);
-    let cpu = cpu_end.since(cpu_start.unwrap_or(cpu_end));
+    let window = match (&first.tele, &last.tele) {
+        (Some(a), Some(b)) => Some(telemetry::summary(a, b)),
+        _ => None,
+    };
     Control {
         interrupted,
-        cpu,
+        cpu: last.cpu.since(first.cpu),
         series,
+        telemetry,
+        window,
     }
 }

@@ -2,5 +2,8 @@
 //! (the per-second series and the live status line). Device and host
 //! telemetry will join here.
 
+pub mod diskstats;
+pub mod host;
 pub mod series;
 pub mod status;
+pub mod telemetry;

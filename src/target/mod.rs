@@ -3,6 +3,7 @@
 //! files in the run's I/O mode.
 
 pub mod block;
+pub mod chain;
 pub mod device;
 pub mod layout;
 pub mod manifest;

@@ -1,0 +1,280 @@
+//! `dbio runs …`: list, show, delete, export, tag and note stored runs. The
+//! CLI parses [`RunsCommand`], opens the store (`--db`, `DBIO_DB`, default
+//! path) and calls [`execute`]; everything is written to `out`.
+
+use std::io::Write;
+
+use super::export::{self, Format};
+use super::runs::{RunFilter, RunRow};
+use super::time::{fmt_utc, parse_since};
+use super::{Store, StoreError};
+use crate::units::{fmt_count, fmt_size};
+
+/// The `dbio runs` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsCommand {
+    /// List stored runs, oldest first.
+    List {
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Print a stored run's report exactly as it was printed.
+    Show {
+        /// The run id (from `dbio runs list`).
+        id: i64,
+        /// Print the JSON report document (as `dbio run --json` did).
+        #[arg(long, conflicts_with = "environment")]
+        json: bool,
+        /// Print the environment recorded with the run (JSON).
+        #[arg(long)]
+        environment: bool,
+    },
+    /// Delete runs and everything stored with them.
+    Delete {
+        /// Run ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Export runs, one row per run, on stdout.
+    Export {
+        #[arg(long, value_enum, default_value_t = Format::Csv)]
+        format: Format,
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Add tags to a run.
+    Tag {
+        id: i64,
+        /// One word each: letters, digits, - _ . : = + /
+        #[arg(required = true)]
+        tags: Vec<String>,
+    },
+    /// Set the free-text note of a run ("" clears it).
+    Note {
+        id: i64,
+        /// The note; several words are joined with spaces.
+        #[arg(required = true)]
+        text: Vec<String>,
+    },
+}
+
+/// Filters shared by `list` and `export`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct FilterArgs {
+    /// Runs of this plan.
+    #[arg(long)]
+    pub plan: Option<String>,
+    /// Runs varying this plan variable.
+    #[arg(long)]
+    pub variable: Option<String>,
+    /// Runs with this tag (repeat: all of them).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Runs of this workload (raw, slob) or raw pattern (randread, …).
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Runs started since a UTC date/time (2026-11-22, 2026-11-22T10:00Z) or
+    /// an age (90m, 12h, 7d, 2w).
+    #[arg(long, value_name = "WHEN", value_parser = since_arg)]
+    pub since: Option<i64>,
+    /// Only the most recent N matching runs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+fn since_arg(text: &str) -> Result<i64, String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    parse_since(text, now)
+}
+
+impl FilterArgs {
+    pub fn to_filter(&self) -> RunFilter {
+        RunFilter {
+            plan: self.plan.clone(),
+            variable: self.variable.clone(),
+            tags: self.tags.clone(),
+            workload: self.workload.clone(),
+            since_unix_ms: self.since,
+            limit: self.limit,
+        }
+    }
+}
+
+/// Runs one `dbio runs` subcommand against `store`, writing to `out`.
+pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Result<(), StoreError> {
+    match cmd {
+        RunsCommand::List { filter } => {
+            let rows = store.list(&filter.to_filter())?;
+            if rows.is_empty() {
+                writeln!(
+                    out,
+                    "no stored runs match (store: {})",
+                    store.path().display()
+                )?;
+            } else {
+                out.write_all(list_table(&rows).as_bytes())?;
+            }
+        }
+        RunsCommand::Show {
+            id,
+            json,
+            environment,
+        } => {
+            let run = store.get(id)?;
+            if json || environment {
+                let doc = if json { &run.report } else { &run.environment };
+                let text = serde_json::to_string_pretty(doc).expect("JSON values serialize");
+                writeln!(out, "{text}")?;
+            } else {
+                out.write_all(run.report_text.as_bytes())?;
+                out.write_all(show_footer(&run.row).as_bytes())?;
+            }
+        }
+        RunsCommand::Delete { ids } => {
+            // All or nothing: a mistyped id deletes nothing.
+            for &id in &ids {
+                if !store.contains(id)? {
+                    return Err(StoreError::NoSuchRun {
+                        path: store.path().to_path_buf(),
+                        id,
+                    });
+                }
+            }
+            let n = store.delete(&ids)?;
+            writeln!(out, "deleted {n} run{}", if n == 1 { "" } else { "s" })?;
+        }
+        RunsCommand::Export { format, filter } => {
+            let rows = store.list(&filter.to_filter())?;
+            export::write(format, &rows, out)?;
+        }
+        RunsCommand::Tag { id, tags } => {
+            store.add_tags(id, &tags)?;
+            let row = store.get(id)?.row;
+            writeln!(out, "run {id} tags: {}", row.tags.join(" "))?;
+        }
+        RunsCommand::Note { id, text } => {
+            let note = text.join(" ");
+            store.set_note(id, &note)?;
+            if note.trim().is_empty() {
+                writeln!(out, "run {id} note cleared")?;
+            } else {
+                writeln!(out, "run {id} note set")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the store adds under a shown report: plan, tags and note (nothing
+/// when the run has none of them).
+fn show_footer(r: &RunRow) -> String {
+    let mut lines = String::new();
+    let mut stored = Vec::new();
+    if let Some(plan) = &r.plan {
+        stored.push(format!("plan {plan}"));
+    }
+    if let Some(v) = &r.variable {
+        stored.push(format!("variable {v}"));
+    }
+    if let Some(c) = &r.cell_key {
+        stored.push(format!("cell {c}"));
+    }
+    if r.warmup {
+        stored.push("warmup".to_string());
+    }
+    if !r.tags.is_empty() {
+        stored.push(format!("tags {}", r.tags.join(" ")));
+    }
+    if !stored.is_empty() {
+        lines += &format!("stored   run {}: {}\n", r.id, stored.join(", "));
+    }
+    if let Some(note) = &r.note {
+        lines += &format!("note     {note}\n");
+    }
+    lines
+}
+
+/// The `list` table: one line per run, columns padded to fit.
+pub fn list_table(rows: &[RunRow]) -> String {
+    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_string());
+    let header = [
+        "id",
+        "started",
+        "status",
+        "workload",
+        "sessions",
+        "bs",
+        "engine/io",
+        "target",
+        "plan/variable",
+        "tags",
+        "IOPS",
+        "p99 ms",
+    ];
+    // Numbers are right-aligned.
+    let right = [
+        true, false, false, false, true, true, false, false, false, false, true, true,
+    ];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for r in rows {
+        let status = if r.warmup {
+            format!("{} (warmup)", r.status)
+        } else {
+            r.status.clone()
+        };
+        let plan = match (&r.plan, &r.variable) {
+            (None, None) => "-".to_string(),
+            (p, v) => format!("{}/{}", dash(p), dash(v)),
+        };
+        let tags = if r.tags.is_empty() {
+            "-".to_string()
+        } else {
+            r.tags.join(",")
+        };
+        table.push(vec![
+            r.id.to_string(),
+            fmt_utc(r.started_unix_ms),
+            status,
+            format!("{} {}", dash(&r.workload), dash(&r.pattern)),
+            r.sessions.map_or("-".into(), |s| s.to_string()),
+            r.block_size
+                .map_or("-".into(), |b| fmt_size(b.max(0) as u64).replace(' ', "")),
+            format!("{}/{}", dash(&r.engine), dash(&r.io_mode)),
+            dash(&r.target),
+            plan,
+            tags,
+            r.metrics.total_iops.map_or("-".into(), fmt_count),
+            r.metrics
+                .total_p99_us
+                .map_or("-".into(), |us| export::readable(us / 1000.0)),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut text = String::new();
+    for row in &table {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                if right[c] {
+                    format!("{cell:>w$}", w = widths[c])
+                } else {
+                    format!("{cell:<w$}", w = widths[c])
+                }
+            })
+            .collect();
+        text += cells.join("  ").trim_end();
+        text.push('\n');
+    }
+    text
+}

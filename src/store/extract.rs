@@ -1,0 +1,169 @@
+//! What a report document (docs/json.md) contributes to the store besides
+//! its whole JSON: the `runs` columns, the `metrics` rows (every number under
+//! read/write/sync/total/cpu, dotted), the per-second `series` and the
+//! `outliers`. Lenient on purpose: a field that is missing becomes NULL (or
+//! is skipped) rather than losing the run; only the identity of the document
+//! (schema, status, start time) is required.
+
+use serde_json::Value;
+
+use super::runs::{OutlierRow, SeriesKind, SeriesRow};
+
+/// The `runs` columns taken from the report.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Columns {
+    pub started_unix_ms: i64,
+    pub ended_unix_ms: Option<i64>,
+    pub status: String,
+    pub workload: Option<String>,
+    pub pattern: Option<String>,
+    pub sessions: Option<i64>,
+    pub block_size: Option<i64>,
+    pub engine: Option<String>,
+    pub io_mode: Option<String>,
+    pub target: Option<String>,
+    pub dbio_version: Option<String>,
+}
+
+/// Everything taken from one report.
+#[derive(Debug, Default)]
+pub(crate) struct Extracted {
+    pub columns: Columns,
+    pub metrics: Vec<(String, f64)>,
+    pub series: Vec<SeriesRow>,
+    pub outliers: Vec<OutlierRow>,
+}
+
+/// Top-level objects whose numbers all become metrics.
+const METRIC_ROOTS: [&str; 5] = ["read", "write", "sync", "total", "cpu"];
+/// Other numbers worth a metric row.
+const METRIC_EXTRAS: [&str; 5] = [
+    "measured_s",
+    "ramp_s",
+    "outliers.count",
+    "outliers.unlisted",
+    "outliers.threshold_ms",
+];
+
+/// Takes the report apart; `Err` says what is missing from it.
+pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
+    if !report.is_object() {
+        return Err("is not a JSON object".into());
+    }
+    let schema = text(report, "schema").unwrap_or_default();
+    if !schema.starts_with("dbio.run.") {
+        return Err(format!("has schema {schema:?}, not dbio.run.*"));
+    }
+    let started = int(report, "started_unix_ms").ok_or("has no started_unix_ms")?;
+    let status = text(report, "status").ok_or("has no status")?;
+    let ended = int(report, "ended_unix_ms").or_else(|| {
+        let secs = num(report, "ramp_s").unwrap_or(0.0) + num(report, "measured_s")?;
+        Some(started + (secs * 1000.0).round() as i64)
+    });
+    let columns = Columns {
+        started_unix_ms: started,
+        ended_unix_ms: ended,
+        status,
+        workload: text(report, "config.workload"),
+        pattern: text(report, "config.pattern"),
+        sessions: int(report, "config.sessions"),
+        block_size: int(report, "config.block_size")
+            .or_else(|| int(report, "target.block_size_bytes")),
+        engine: text(report, "config.engine"),
+        io_mode: text(report, "config.io_mode"),
+        target: text(report, "config.target").or_else(|| text(report, "target.path")),
+        dbio_version: text(report, "dbio_version"),
+    };
+    let mut metrics = Vec::new();
+    for root in METRIC_ROOTS {
+        if let Some(v) = report.get(root) {
+            flatten(root, v, &mut metrics);
+        }
+    }
+    for name in METRIC_EXTRAS {
+        if let Some(v) = num(report, name) {
+            metrics.push((name.to_string(), v));
+        }
+    }
+    let series = report
+        .get("series")
+        .and_then(Value::as_array)
+        .map(|points| points.iter().filter_map(series_row).collect())
+        .unwrap_or_default();
+    let outliers = at(report, "outliers.list")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(outlier_row).collect())
+        .unwrap_or_default();
+    Ok(Extracted {
+        columns,
+        metrics,
+        series,
+        outliers,
+    })
+}
+
+/// Every number under `v`, named by its dotted path from `prefix`.
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, f64)>) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64() {
+                out.push((prefix.to_string(), f));
+            }
+        }
+        Value::Object(map) => {
+            for (k, child) in map {
+                flatten(&format!("{prefix}.{k}"), child, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn series_row(p: &Value) -> Option<SeriesRow> {
+    let kind = |name: &str| {
+        let k = p.get(name);
+        SeriesKind {
+            ops: k.and_then(|k| int(k, "ops")).unwrap_or(0),
+            bytes: k.and_then(|k| int(k, "bytes")).unwrap_or(0),
+            lat_mean_us: k.and_then(|k| num(k, "lat_mean_us")).unwrap_or(0.0),
+            lat_p99_us: k.and_then(|k| num(k, "lat_p99_us")).unwrap_or(0.0),
+        }
+    };
+    Some(SeriesRow {
+        t_s: int(p, "t_s")?,
+        ramp: p.get("ramp").and_then(Value::as_bool).unwrap_or(false),
+        read: kind("read"),
+        write: kind("write"),
+        sync: kind("sync"),
+    })
+}
+
+fn outlier_row(o: &Value) -> Option<OutlierRow> {
+    Some(OutlierRow {
+        t_s: num(o, "t_s")?,
+        op: text(o, "op")?,
+        session: int(o, "session")?,
+        file: int(o, "file")?,
+        offset_bytes: int(o, "offset_bytes")?,
+        len_bytes: int(o, "len_bytes")?,
+        latency_ms: num(o, "latency_ms")?,
+    })
+}
+
+/// The value at a dotted path (`config.workload`).
+fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(v, |v, key| v.get(key))
+}
+
+fn text(v: &Value, path: &str) -> Option<String> {
+    at(v, path).and_then(Value::as_str).map(str::to_string)
+}
+
+fn int(v: &Value, path: &str) -> Option<i64> {
+    let v = at(v, path)?;
+    v.as_i64().or_else(|| v.as_f64().map(|f| f as i64))
+}
+
+fn num(v: &Value, path: &str) -> Option<f64> {
+    at(v, path).and_then(Value::as_f64)
+}
