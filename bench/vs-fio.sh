@@ -76,6 +76,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 WORK=$(mktemp -d /var/tmp/dbio-vs-fio.XXXXXX)
+# dbio saves every run in its results store: keep the benchmark's runs out of the user's.
+export DBIO_DB="$WORK/store.sqlite"
 OUT_DIR=${RAW_DIR:-$WORK/out}
 mkdir -p "$OUT_DIR"
 cd "$WORK"   # fio and dbio leave nothing in the cwd, but keep it out of the repo

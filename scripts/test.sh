@@ -17,6 +17,7 @@ command -v sgdisk >/dev/null || need+=(gdisk)
 command -v mkfs.vfat >/dev/null || need+=(dosfstools)
 command -v cryptsetup >/dev/null || need+=(cryptsetup-bin)
 command -v partx >/dev/null || need+=(util-linux)
+command -v sqlite3 >/dev/null || need+=(sqlite3)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "installing: ${need[*]}"

@@ -34,6 +34,22 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Remove the data files dbio laid out in a directory (and nothing else).
     Clean(CleanArgs),
+    /// Run an experiment plan (variables x sessions x repeats), resumable.
+    Plan {
+        #[command(subcommand)]
+        command: crate::plan::PlanCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// List, show, export, tag or delete stored runs.
+    Runs {
+        #[command(subcommand)]
+        command: crate::store::commands::RunsCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -132,6 +148,14 @@ pub struct RunArgs {
     /// Allow writing to this block device although it holds data: repeat the --target path exactly.
     #[arg(long, value_name = "DEVICE")]
     pub destroy_device: Option<PathBuf>,
+
+    /// The results store every run is saved in [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Tag the saved run (repeatable), e.g. --tag xfs --tag baseline.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
 
     /// Print the report as JSON on stdout (schema in docs/json.md).
     #[arg(long)]

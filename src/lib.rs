@@ -6,6 +6,7 @@
 //! rendered by [`report`]. See ARCHITECTURE.md.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod environment;

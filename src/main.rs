@@ -2,22 +2,18 @@
 //! outcome to an exit code (0 ok, 1 run failed, 2 usage or configuration
 //! error, 130 interrupted).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
-use dbio::cli::{Cli, Command, RunArgs};
-use dbio::config::RunLength;
-use dbio::environment::Environment;
-use dbio::report::{Report, text};
-use dbio::runner::{self, RunError, Status};
-use dbio::samplers::status::StatusLine;
-use dbio::target::{self, Target, TargetError};
-
-const EXIT_FAILED: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_INTERRUPTED: u8 = 130;
+use dbio::cli::{Cli, Command};
+use dbio::commands::run::{self, Output, RunMeta};
+use dbio::commands::{
+    self, CommandError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, interrupt_flag,
+};
+use dbio::runner::Status;
+use dbio::store::Store;
+use dbio::target;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -48,85 +44,78 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    match cli.command {
-        Command::Run(args) => run(*args),
-        Command::Clean(args) => match target::clean(&args.target) {
-            Ok(removed) => {
-                eprintln!(
-                    "removed {} data file(s) and the manifest from {}",
-                    removed.len(),
-                    args.target.display()
-                );
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(EXIT_USAGE, &e.to_string()),
-        },
-    }
-}
-
-fn fail(code: u8, msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(code)
-}
-
-fn run(args: RunArgs) -> ExitCode {
-    let json = args.json;
-    let quiet = args.quiet;
-    let cfg = match args.into_config() {
-        Ok(c) => c,
-        Err(e) => return fail(EXIT_USAGE, &e),
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second Ctrl-C exits at once; the first stops the run cleanly.
-        let _ = signal_hook::flag::register_conditional_shutdown(
-            sig,
-            EXIT_INTERRUPTED as i32,
-            Arc::clone(&interrupt),
-        );
-        let _ = signal_hook::flag::register(sig, Arc::clone(&interrupt));
-    }
-    let show_progress = !json && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let target = match Target::prepare(&cfg, show_progress, &interrupt) {
-        Ok(t) => t,
-        Err(TargetError::Interrupted) => {
-            return fail(
-                EXIT_INTERRUPTED,
-                "interrupted while laying out; the partial layout was removed",
-            );
+    match dispatch(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
         }
-        Err(
-            e @ (TargetError::Io { .. } | TargetError::Layout { .. } | TargetError::NoSpace { .. }),
-        ) => return fail(EXIT_FAILED, &e.to_string()),
-        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
-    };
-    let (total_s, ramp_s) = match cfg.length {
-        RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
-        RunLength::Ops { .. } => (None, 0.0),
-    };
-    let status = StatusLine::for_stderr(!json && !quiet, total_s, ramp_s);
-    let result = match runner::run(&cfg, &target, &interrupt, status) {
-        Ok(r) => r,
-        Err(RunError::Target(e)) => return fail(EXIT_FAILED, &e.to_string()),
-        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
-    };
-    let report = Report::new(&cfg, &target, result, Environment::capture());
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serializes")
-        );
-    } else {
-        print!("{}", text::render(&report));
     }
-    match report.status {
-        Status::Completed => ExitCode::SUCCESS,
-        Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
-        Status::Failed => {
-            if json {
-                eprintln!("error: {}", report.error.as_deref().unwrap_or("run failed"));
+}
+
+fn open_store(db: Option<PathBuf>) -> Result<Store, CommandError> {
+    let path = db.unwrap_or_else(Store::default_path);
+    Store::open(&path)
+        .map_err(|e| CommandError::Usage(format!("{e} (choose another store with --db PATH)")))
+}
+
+fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
+    match command {
+        Command::Run(args) => {
+            let args = *args;
+            let output = if args.json {
+                Output::Json
+            } else {
+                Output::Text
+            };
+            let (quiet, db) = (args.quiet, args.db.clone());
+            let meta = RunMeta {
+                tags: args.tags.clone(),
+                ..Default::default()
+            };
+            for t in &meta.tags {
+                dbio::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
             }
-            ExitCode::from(EXIT_FAILED)
+            let cfg = args.into_config().map_err(CommandError::Usage)?;
+            let mut store = open_store(db)?;
+            let interrupt = interrupt_flag();
+            let outcome = run::run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
+            Ok(match outcome.status {
+                Status::Completed => ExitCode::SUCCESS,
+                Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+                Status::Failed => {
+                    if output == Output::Json {
+                        eprintln!(
+                            "error: {}",
+                            outcome.error.as_deref().unwrap_or("run failed")
+                        );
+                    }
+                    ExitCode::from(EXIT_FAILED)
+                }
+            })
+        }
+        Command::Clean(args) => {
+            let removed =
+                target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
+            eprintln!(
+                "removed {} data file(s) and the manifest from {}",
+                removed.len(),
+                args.target.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plan { command, db } => {
+            let mut store = open_store(db)?;
+            let interrupt = interrupt_flag();
+            commands::plan::execute(command, &mut store, &interrupt)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Runs { command, db } => {
+            let mut store = open_store(db)?;
+            let mut out = std::io::stdout().lock();
+            dbio::store::commands::execute(&mut store, command, &mut out)
+                .map_err(|e| CommandError::Usage(e.to_string()))?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -9,8 +9,13 @@ use assert_cmd::Command;
 use dbio::target::block::verify;
 use serde_json::Value;
 
+/// The results store these tests' runs are saved in (not the user's).
+const STORE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/cli-store.sqlite");
+
 fn dbio() -> Command {
-    Command::cargo_bin("dbio").unwrap()
+    let mut c = Command::cargo_bin("dbio").unwrap();
+    c.env("DBIO_DB", STORE);
+    c
 }
 
 /// Runs dbio with --json and returns the parsed report.
@@ -268,6 +273,7 @@ fn ctrl_c_prints_results_so_far_marked_interrupted() {
     run_json(&["--target", t, "--size", "4M", "--ops", "10"]);
     let bin = assert_cmd::cargo::cargo_bin("dbio");
     let child = StdCommand::new(bin)
+        .env("DBIO_DB", STORE)
         .args([
             "run",
             "--json",

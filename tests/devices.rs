@@ -12,10 +12,14 @@ use common::loopdev::{LoopDev, have_tool, require_root};
 use dbio::target::block::{MAGIC, verify};
 use serde_json::Value;
 
+/// The results store these tests' runs are saved in (not the user's).
+const STORE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/devices-store.sqlite");
+
 const MIB: u64 = 1 << 20;
 
 fn dbio(args: &[&str]) -> Output {
     StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", STORE)
         .args(args)
         .output()
         .unwrap()
@@ -194,6 +198,7 @@ fn an_io_error_mid_run_stops_cleanly_with_results_so_far() {
         "10",
     ]);
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", STORE)
         .args([
             "run",
             "--json",
@@ -249,6 +254,7 @@ fn ctrl_c_during_layout_removes_the_partial_layout() {
     std::fs::create_dir(&t).unwrap();
     std::fs::write(t.join("keep.me"), b"user data").unwrap();
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", STORE)
         .args([
             "run",
             "--target",

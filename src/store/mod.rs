@@ -22,6 +22,8 @@ mod time;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_commands;
 
 use std::ffi::OsString;
 use std::io::Read;

@@ -1,0 +1,124 @@
+//! `dbio plan run|status`: a plan's runs made one after another through the
+//! same path as `dbio run`, kept in the store with their plan, variable and
+//! cell key so that running the plan again continues where it stopped.
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+
+use clap::Parser;
+
+use super::CommandError;
+use super::run::{self, Output, RunMeta};
+use crate::cli::{Cli, Command};
+use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus};
+use crate::runner::Status;
+use crate::store::{RunFilter, Store};
+
+/// Makes a plan's runs in this process and saves them in the store.
+pub struct StoreExecutor<'a> {
+    pub store: &'a mut Store,
+    pub interrupt: &'a AtomicBool,
+}
+
+impl Executor for StoreExecutor<'_> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+        completed(self.store, plan)
+    }
+
+    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
+        let mut argv = vec!["dbio".to_string(), "run".to_string()];
+        argv.extend(r.args.iter().cloned());
+        let cfg = match Cli::try_parse_from(&argv)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Run(a) => (*a).into_config()?,
+            _ => unreachable!("argv starts with run"),
+        };
+        let meta = RunMeta {
+            plan: Some(plan.name.clone()),
+            variable: Some(r.variable.clone()),
+            cell_key: Some(r.cell_key.clone()),
+            warmup: r.warmup,
+            tags: Vec::new(),
+        };
+        match run::run(&cfg, Output::Line, true, self.store, &meta, self.interrupt) {
+            Ok(o) => Ok(match o.status {
+                Status::Completed => RunStatus::Completed,
+                Status::Interrupted => RunStatus::Interrupted,
+                Status::Failed => RunStatus::Failed(o.error.unwrap_or_default()),
+            }),
+            Err(CommandError::Interrupted(_)) => Ok(RunStatus::Interrupted),
+            Err(e) => Ok(RunStatus::Failed(e.to_string())),
+        }
+    }
+}
+
+/// Cell keys of the plan's runs the store holds as completed.
+fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
+    let filter = RunFilter {
+        plan: Some(plan.to_string()),
+        ..Default::default()
+    };
+    let rows = store.list(&filter).map_err(|e| e.to_string())?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.status == "completed")
+        .filter_map(|r| r.cell_key)
+        .collect())
+}
+
+/// Runs `dbio plan ...`.
+pub fn execute(
+    cmd: PlanCommand,
+    store: &mut Store,
+    interrupt: &AtomicBool,
+) -> Result<(), CommandError> {
+    match cmd {
+        PlanCommand::Run {
+            plan: path,
+            dry_run,
+        } => {
+            let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let done = completed(store, &plan.name).map_err(CommandError::Failed)?;
+            if dry_run {
+                print!("{}", plan::dry_run(&plan, &done));
+                return Ok(());
+            }
+            let mut exec = StoreExecutor { store, interrupt };
+            let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
+                plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
+                e => CommandError::Failed(e.to_string()),
+            })?;
+            eprintln!(
+                "plan {}: {} runs completed now, {} already done, {} failed, {} left",
+                summary.plan,
+                summary.completed,
+                summary.skipped,
+                summary.failed.len(),
+                summary.remaining
+            );
+            if summary.interrupted {
+                return Err(CommandError::Interrupted(format!(
+                    "plan {} interrupted; run it again to continue",
+                    summary.plan
+                )));
+            }
+            if !summary.failed.is_empty() {
+                return Err(CommandError::Failed(format!(
+                    "{} run(s) failed, first: {}: {}",
+                    summary.failed.len(),
+                    summary.failed[0].0,
+                    summary.failed[0].1
+                )));
+            }
+            Ok(())
+        }
+        PlanCommand::Status { plan: path } => {
+            let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let done = completed(store, &plan.name).map_err(CommandError::Failed)?;
+            print!("{}", plan::status(&plan, &done));
+            Ok(())
+        }
+    }
+}

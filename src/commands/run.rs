@@ -1,0 +1,145 @@
+//! `dbio run`: prepare the target, run, report, and keep the run in the
+//! store — the one path every run takes, whether typed or part of a plan.
+
+use std::sync::atomic::AtomicBool;
+
+use super::CommandError;
+use crate::config::{RunConfig, RunLength};
+use crate::environment::Environment;
+use crate::measure::stats::KINDS;
+use crate::report::{Report, text};
+use crate::runner::{self, RunError, RunResult, Status};
+use crate::samplers::status::StatusLine;
+use crate::store::{NewRun, Store, encode_histogram};
+use crate::target::{Target, TargetError};
+
+/// How a run's report is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// The terminal report on stdout, a live status line on stderr.
+    Text,
+    /// The JSON document on stdout.
+    Json,
+    /// One line per run on stdout (plans).
+    Line,
+}
+
+/// Where a run belongs, saved with it.
+#[derive(Clone, Debug, Default)]
+pub struct RunMeta {
+    pub plan: Option<String>,
+    pub variable: Option<String>,
+    pub cell_key: Option<String>,
+    pub warmup: bool,
+    pub tags: Vec<String>,
+}
+
+/// A finished run: how it ended and its id in the store.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub status: Status,
+    pub error: Option<String>,
+    pub run_id: i64,
+}
+
+/// Runs `cfg`, shows it as `output` asks, and saves it in `store`. A run
+/// that failed or was interrupted is saved too, with that status.
+pub fn run(
+    cfg: &RunConfig,
+    output: Output,
+    quiet: bool,
+    store: &mut Store,
+    meta: &RunMeta,
+    interrupt: &AtomicBool,
+) -> Result<RunOutcome, CommandError> {
+    let show_progress =
+        output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let target = Target::prepare(cfg, show_progress, interrupt).map_err(|e| match e {
+        TargetError::Interrupted => CommandError::Interrupted(
+            "interrupted while laying out; the partial layout was removed".into(),
+        ),
+        e @ (TargetError::Io { .. } | TargetError::Layout { .. } | TargetError::NoSpace { .. }) => {
+            CommandError::Failed(e.to_string())
+        }
+        e => CommandError::Usage(e.to_string()),
+    })?;
+    let (total_s, ramp_s) = match cfg.length {
+        RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
+        RunLength::Ops { .. } => (None, 0.0),
+    };
+    let status = StatusLine::for_stderr(output == Output::Text && !quiet, total_s, ramp_s);
+    let result = runner::run(cfg, &target, interrupt, status).map_err(|e| match e {
+        RunError::Target(e) => CommandError::Failed(e.to_string()),
+        e => CommandError::Usage(e.to_string()),
+    })?;
+    let histograms = histograms(&result);
+    let environment = Environment::capture();
+    let report = Report::new(cfg, &target, result, environment);
+    let rendered = text::render(&report);
+    match output {
+        Output::Text => print!("{rendered}"),
+        Output::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serializes")
+        ),
+        Output::Line => println!("{}", one_line(&report, meta)),
+    }
+    let report_json = serde_json::to_value(&report).expect("report serializes");
+    let env_json = serde_json::json!({ "host": &report.environment, "storage": &report.storage });
+    let run_id = store
+        .save_run(&NewRun {
+            report: &report_json,
+            report_text: &rendered,
+            environment: &env_json,
+            histograms: &histograms,
+            plan: meta.plan.as_deref(),
+            variable: meta.variable.as_deref(),
+            cell_key: meta.cell_key.as_deref(),
+            warmup: meta.warmup,
+            tags: &meta.tags,
+        })
+        .map_err(|e| CommandError::Failed(format!("the run was measured but not saved: {e}")))?;
+    if output == Output::Text && !quiet {
+        eprintln!("saved as run {run_id} in {}", store.path().display());
+    }
+    Ok(RunOutcome {
+        status: report.status.clone(),
+        error: report.error.clone(),
+        run_id,
+    })
+}
+
+/// The latency histograms of the kinds that saw any operation, serialized.
+fn histograms(r: &RunResult) -> Vec<(String, Vec<u8>)> {
+    KINDS
+        .iter()
+        .filter(|k| r.stats.ops[**k as usize].count > 0)
+        .map(|k| {
+            (
+                k.name().to_string(),
+                encode_histogram(&r.stats.ops[*k as usize].hist),
+            )
+        })
+        .collect()
+}
+
+/// A run in one line, for plans.
+fn one_line(r: &Report, meta: &RunMeta) -> String {
+    let which = meta.cell_key.as_deref().unwrap_or("run");
+    let status = match r.status {
+        Status::Completed => String::new(),
+        Status::Interrupted => "  INTERRUPTED".into(),
+        Status::Failed => format!("  FAILED: {}", r.error.as_deref().unwrap_or("")),
+    };
+    format!(
+        "{which:<40} {:>10.0} IOPS {:>9.1} MiB/s  p99 {:>8.3} ms{}{status}",
+        r.total.iops,
+        r.total.mib_per_s,
+        r.total.latency.p99_us / 1e3,
+        if meta.warmup {
+            "  (warm-up, not counted)"
+        } else {
+            ""
+        },
+    )
+}

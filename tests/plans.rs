@@ -1,0 +1,152 @@
+//! Experiments end to end: a plan of 2 variables x 3 session counts x 3
+//! repeats + 1 warm-up per arm runs to completion, is kept in the store
+//! (listed, exported, queryable with the sqlite3 shell), and a plan killed
+//! with -9 mid-way finishes on the next run with exactly its 18 counted runs.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn dbio(db: &Path, args: &[&str]) -> Output {
+    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+fn write_plan(dir: &Path, name: &str, run_args: &str) -> std::path::PathBuf {
+    let p = dir.join(format!("{name}.toml"));
+    let a = dir.join("a");
+    let b = dir.join("b");
+    std::fs::write(
+        &p,
+        format!(
+            r#"name = "{name}"
+repeats = 3
+warmup = 1
+
+[workload]
+size = "2M"
+pattern = "randread"
+io = "buffered"
+{run_args}
+
+[sweep]
+sessions = [1, 2, 4]
+
+[variables]
+A = {{ target = "{}" }}
+B = {{ target = "{}" }}
+"#,
+            a.display(),
+            b.display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn counted(db: &Path, plan: &str) -> u64 {
+    let out = Command::new("sqlite3")
+        .arg(db)
+        .arg(format!(
+            "select count(*) from runs where plan = '{plan}' and warmup = 0 and status = 'completed'"
+        ))
+        .output()
+        .expect("the sqlite3 shell");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn a_plan_runs_is_stored_listed_exported_and_queryable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store.sqlite");
+    let plan = write_plan(dir.path(), "fs-compare", "ops = 200");
+    let out = dbio(&db, &["plan", "run", plan.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert_eq!(
+        lines,
+        20,
+        "one line per run:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let list = dbio(&db, &["runs", "list", "--plan", "fs-compare"]);
+    assert!(list.status.success());
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains("fs-compare") && text.matches("completed").count() >= 20,
+        "{text}"
+    );
+
+    let csv = dbio(
+        &db,
+        &["runs", "export", "--format", "csv", "--plan", "fs-compare"],
+    );
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert_eq!(
+        csv.lines().count(),
+        1 + 20,
+        "header + one row per run:\n{csv}"
+    );
+
+    if Command::new("sqlite3").arg("-version").output().is_ok() {
+        assert_eq!(counted(&db, "fs-compare"), 18);
+    }
+    // Running it again does nothing: every run is done.
+    let again = dbio(&db, &["plan", "run", plan.to_str().unwrap()]);
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8_lossy(&again.stdout).lines().count(), 0);
+    let status = dbio(&db, &["plan", "status", plan.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("18"),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+}
+
+#[test]
+fn a_plan_killed_mid_way_finishes_with_exactly_its_counted_runs() {
+    if Command::new("sqlite3").arg("-version").output().is_err() {
+        eprintln!("skipping: the sqlite3 shell is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store.sqlite");
+    let plan = write_plan(dir.path(), "killed", "time = 0.3");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .args(["plan", "run", plan.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = counted(&db, "killed");
+    assert!(
+        before > 0 && before < 18,
+        "killed after {before} counted runs"
+    );
+    let out = dbio(&db, &["plan", "run", plan.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(counted(&db, "killed"), 18);
+    let check = Command::new("sqlite3")
+        .arg(&db)
+        .arg("pragma integrity_check")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
+}
