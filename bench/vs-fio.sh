@@ -24,7 +24,7 @@ PAIRS=5
 TIME=10
 RAMP=1
 DBIO_SRC=""
-CASES="a b c d"
+CASES="a b c d e"
 RAW_DIR=""
 
 usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
@@ -405,6 +405,32 @@ case_d() {
     NOTES+=("(d): the IOPS columns hold MiB/s and CPU is µs per 1 MiB write; dbio's CPU is its whole process minus its 1 s read run (≈ the layout, including generating the data).")
 }
 
+# (e) What watching a run costs: a near-idle dbio run (--rate 1: one 8k read
+# a second, 20 s) on the XFS loop device, sampling device and host telemetry
+# every second (--interval 1) and, alternately, effectively never
+# (--interval 3600). dbio's whole-process CPU over the run as % of one core;
+# the difference is the cost of sampling (/proc/diskstats, stat, loadavg,
+# meminfo) at 1 s. No fio counterpart: reported as a note.
+case_e() {
+    setup_loop
+    local i iv out u s t=20 on="" off=""
+    for ((i = 1; i <= PAIRS; i++)); do
+        log "[e] round $i/$PAIRS"
+        for iv in 1 3600; do
+            out=$OUT_DIR/e-$i-$iv.json
+            run_dbio "$out" --target "$MNT/e" --size 64M --pattern randread --sessions 1 \
+                --rate 1 --time "$t" --interval "$iv"
+            read -r u s <"$out.time"
+            if [[ $iv == 1 ]]; then on+=" $("$PY" -c "print(($u+$s)/$t*100)")"
+            else off+=" $("$PY" -c "print(($u+$s)/$t*100)")"; fi
+        done
+    done
+    # shellcheck disable=SC2086
+    local mon moff
+    mon=$(median $on); moff=$(median $off)
+    NOTES+=("(e) telemetry sampling: a near-idle 20 s run used $(fmt "$mon" 3)% of a core with --interval 1 and $(fmt "$moff" 3)% with --interval 3600 (medians of $PAIRS); sampling once a second costs $("$PY" -c "print(f'{$mon-$moff:.3f}')")% of a core.")
+}
+
 # ------------------------------------------------------------------- main ---
 START=$(date +%s)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -412,7 +438,7 @@ DBIO_VERSION=$("$DBIO" --version 2>/dev/null | awk '{print $NF}')
 log "dbio $DBIO_VERSION vs $(fio --version); rounds=$PAIRS time=${TIME}s ramp=${RAMP}s; cases: $CASES"
 for c in $CASES; do
     case $c in
-        a|b|c|d) "case_$c" ;;
+        a|b|c|d|e) "case_$c" ;;
         *) die "unknown case $c" ;;
     esac
 done
@@ -457,7 +483,7 @@ samples() {
 
 notes() { local n; for n in "${NOTES[@]}"; do echo "$n"; echo; done; }
 
-[[ ${#ROWS[@]} -gt 0 ]] || exit 0
+[[ ${#ROWS[@]} -gt 0 ]] || { notes; exit 0; }
 RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d).md
 {
     echo "# dbio vs fio — $(date '+%Y-%m-%d %H:%M')"

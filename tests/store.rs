@@ -18,6 +18,9 @@ const JSON_SNAPSHOT: &str =
     include_str!("../src/report/snapshots/dbio__report__tests__json_report_snapshot.snap");
 /// Seconds in the fixture's series (longer transactions: more to interrupt).
 const SERIES_POINTS: usize = 600;
+/// Metric rows of the fixture: 60 summary numbers, 15 host and 2 x 19 device
+/// telemetry numbers.
+const METRICS: usize = 60 + 15 + 2 * 19;
 const TAGS: [&str; 2] = ["crash", "test"];
 const CHILD_ENV: &str = "DBIO_STORE_CHILD";
 const CHILD_RUNS_ENV: &str = "DBIO_STORE_CHILD_RUNS";
@@ -96,7 +99,7 @@ fn assert_complete(run: &StoredRun, report: &Value, text: &str) {
     assert_eq!(&run.report, report, "run {id}: report_json");
     assert_eq!(run.report_text, text, "run {id}: report_text");
     assert_eq!(run.row.tags, TAGS, "run {id}: tags");
-    assert_eq!(run.metrics.len(), 60, "run {id}: metrics");
+    assert_eq!(run.metrics.len(), METRICS, "run {id}: metrics");
     assert_eq!(run.histograms.len(), 3, "run {id}: histograms");
     assert_eq!(run.series.len(), SERIES_POINTS, "run {id}: series");
     assert_eq!(run.outliers.len(), 1, "run {id}: outliers");
@@ -107,7 +110,7 @@ fn incomplete_runs(path: &Path) -> Vec<i64> {
     let c = Connection::open(path).unwrap();
     let sql = format!(
         "SELECT id FROM runs r WHERE \
-         (SELECT count(*) FROM metrics WHERE run_id = r.id) != 60 \
+         (SELECT count(*) FROM metrics WHERE run_id = r.id) != {METRICS} \
          OR (SELECT count(*) FROM histograms WHERE run_id = r.id) != 3 \
          OR (SELECT count(*) FROM series WHERE run_id = r.id) != {SERIES_POINTS} \
          OR (SELECT count(*) FROM outliers WHERE run_id = r.id) != 1 \

@@ -1,6 +1,7 @@
 //! What a report document (docs/json.md) contributes to the store besides
 //! its whole JSON: the `runs` columns, the `metrics` rows (every number under
-//! read/write/sync/total/cpu, dotted), the per-second `series` and the
+//! read/write/sync/total/cpu, dotted, and the telemetry window as `host.*`,
+//! `dev.*` and `dev.<device>.*`), the per-second `series` and the
 //! `outliers`. Lenient on purpose: a field that is missing becomes NULL (or
 //! is skipped) rather than losing the run; only the identity of the document
 //! (schema, status, start time) is required.
@@ -85,6 +86,7 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
             metrics.push((name.to_string(), v));
         }
     }
+    telemetry_metrics(report, &mut metrics);
     let series = report
         .get("series")
         .and_then(Value::as_array)
@@ -100,6 +102,34 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
         series,
         outliers,
     })
+}
+
+/// The telemetry window as metrics: `host.<field>`, `dev.<device>.<field>`
+/// for every device of the chain, and `dev.<field>` for the first one (the
+/// device directly under the target), so `dev.w_await_ms` names "the
+/// device" whatever it is called.
+fn telemetry_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
+    let Some(w) = report.get("telemetry_window").filter(|w| w.is_object()) else {
+        return;
+    };
+    if let Some(h) = w.get("host") {
+        flatten("host", h, out);
+    }
+    let devices = w
+        .get("devices")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for (i, d) in devices.iter().enumerate() {
+        let (Some(name), Some(rates)) = (d.get("name").and_then(Value::as_str), d.get("rates"))
+        else {
+            continue;
+        };
+        flatten(&format!("dev.{name}"), rates, out);
+        if i == 0 {
+            flatten("dev", rates, out);
+        }
+    }
 }
 
 /// Every number under `v`, named by its dotted path from `prefix`.

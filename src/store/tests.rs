@@ -169,8 +169,10 @@ fn save_then_get_returns_everything() {
     assert_eq!(r.metrics.sync_p99_us, Some(1327.103));
     assert_eq!(r.metrics.cpu_us_per_io, Some(99.9900009999));
 
-    // 13 numbers in each of read/write/sync/total, 3 in cpu, 5 extras.
-    assert_eq!(run.metrics.len(), 4 * 13 + 3 + 5);
+    // 13 numbers in each of read/write/sync/total, 3 in cpu, 5 extras; the
+    // telemetry window: 15 host numbers, 19 per device as dev.vdb.* and again
+    // as dev.* (the first device).
+    assert_eq!(run.metrics.len(), 4 * 13 + 3 + 5 + 15 + 2 * 19);
     let metric = |name: &str| run.metrics.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
     assert_eq!(metric("read.iops"), Some(700.0));
     assert_eq!(metric("read.mib_per_s"), Some(5.46875));
@@ -180,6 +182,9 @@ fn save_then_get_returns_everything() {
     assert_eq!(metric("cpu.user_s"), Some(0.25));
     assert_eq!(metric("measured_s"), Some(10.0));
     assert_eq!(metric("outliers.count"), Some(1.0));
+    assert_eq!(metric("host.iowait_pct"), Some(30.0));
+    assert_eq!(metric("dev.vdb.util_pct"), Some(62.5));
+    assert_eq!(metric("dev.w_await_ms"), Some(1.4));
     let mut names: Vec<_> = run.metrics.iter().map(|(n, _)| n.clone()).collect();
     names.sort();
     assert_eq!(
