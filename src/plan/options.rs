@@ -18,6 +18,10 @@ pub(crate) const RESERVED: &[(&str, &str)] = &[
         "quiet",
         "is set by dbio plan itself (it shows its own progress); remove it",
     ),
+    (
+        "db",
+        "is chosen for the whole plan: dbio plan run PLAN --db PATH; remove it",
+    ),
 ];
 
 /// One long option of `dbio run`.

@@ -324,6 +324,29 @@ fn raw_text(src: &Src, span: Range<usize>) -> String {
     src.text.get(span).unwrap_or("the value").trim().to_string()
 }
 
+/// The `dbio run` option a key of `section` names, with its location;
+/// refuses a key whose option is already among `seen` (long name, where).
+fn option_key<'o, 's>(
+    src: &Src,
+    options: &'o [RunOption],
+    k: &Spanned<DeString<'_>>,
+    section: &str,
+    mut seen: impl Iterator<Item = (&'s str, &'s Loc)>,
+    twice: &str,
+) -> Result<(Loc, &'o RunOption), PlanError> {
+    let key: &str = k.get_ref();
+    let loc = Loc {
+        line: src.line(k.span().start),
+        key: format!("{section} {key}"),
+    };
+    let opt = options::lookup(options, key).map_err(|m| src.err(loc.line, &loc.key, m))?;
+    if let Some((_, prev)) = seen.find(|(long, _)| *long == opt.long) {
+        let msg = format!("{twice} (also as {} on line {})", prev.key, prev.line);
+        return Err(src.err(loc.line, &loc.key, msg));
+    }
+    Ok((loc, opt))
+}
+
 /// Option settings of `[workload]` or of one arm.
 fn settings(
     src: &Src,
@@ -333,22 +356,8 @@ fn settings(
 ) -> Result<Vec<Setting>, PlanError> {
     let mut out: Vec<Setting> = Vec::new();
     for (k, v) in entries(t) {
-        let key: &str = k.get_ref();
-        let loc = Loc {
-            line: src.line(k.span().start),
-            key: format!("{section} {key}"),
-        };
-        let opt = options::lookup(options, key).map_err(|m| src.err(loc.line, &loc.key, m))?;
-        if let Some(prev) = out.iter().find(|s| s.long == opt.long) {
-            return Err(src.err(
-                loc.line,
-                &loc.key,
-                format!(
-                    "set twice (also as {} on line {})",
-                    prev.loc.key, prev.loc.line
-                ),
-            ));
-        }
+        let seen = out.iter().map(|s| (s.long.as_str(), &s.loc));
+        let (loc, opt) = option_key(src, options, k, section, seen, "set twice")?;
         let vline = src.line(v.span().start);
         let val = options::to_val(opt, v.get_ref()).map_err(|m| src.err(vline, &loc.key, m))?;
         if !has_placeholder(&val) {
@@ -366,22 +375,8 @@ fn settings(
 fn sweep(src: &Src, options: &[RunOption], t: &DeTable<'_>) -> Result<Vec<Swept>, PlanError> {
     let mut out: Vec<Swept> = Vec::new();
     for (k, v) in entries(t) {
-        let key: &str = k.get_ref();
-        let loc = Loc {
-            line: src.line(k.span().start),
-            key: format!("[sweep] {key}"),
-        };
-        let opt = options::lookup(options, key).map_err(|m| src.err(loc.line, &loc.key, m))?;
-        if let Some(prev) = out.iter().find(|s| s.long == opt.long) {
-            return Err(src.err(
-                loc.line,
-                &loc.key,
-                format!(
-                    "swept twice (also as {} on line {})",
-                    prev.loc.key, prev.loc.line
-                ),
-            ));
-        }
+        let seen = out.iter().map(|s| (s.long.as_str(), &s.loc));
+        let (loc, opt) = option_key(src, options, k, "[sweep]", seen, "swept twice")?;
         let items = match v.get_ref() {
             DeValue::Array(a) if !a.is_empty() => a,
             DeValue::Array(_) => {

@@ -470,6 +470,8 @@ fn unknown_keys_are_reported_with_file_line_and_key() {
     assert_bad(&text, 9, "[workload] json", "set by dbio plan itself");
     let text = BASE.replace("[variables]", "[variables]\nQ = { quiet = true }");
     assert_bad(&text, 14, "[variables.Q] quiet", "set by dbio plan itself");
+    let text = BASE.replace("ramp = 2", "ramp = 2\ndb = \"/tmp/x.sqlite\"");
+    assert_bad(&text, 9, "[workload] db", "--db PATH");
 }
 
 #[test]
