@@ -1,20 +1,20 @@
 //! The `dbio` command as a user meets it: bad input, runs on a temporary
 //! directory, reuse and cleaning of layouts, JSON output, Ctrl-C.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
 use assert_cmd::Command;
+use common::store::{store_path, temp_store};
 use dbio::target::block::verify;
 use serde_json::Value;
 
-/// The results store these tests' runs are saved in (not the user's).
-const STORE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/cli-store.sqlite");
-
 fn dbio() -> Command {
     let mut c = Command::cargo_bin("dbio").unwrap();
-    c.env("DBIO_DB", STORE);
+    c.env("DBIO_DB", store_path());
     c
 }
 
@@ -46,6 +46,7 @@ fn assert_one_line_error(args: &[&str], needles: &[&str]) {
 
 #[test]
 fn bad_input_is_one_line_naming_option_value_and_allowed() {
+    let _store = temp_store();
     assert_one_line_error(&["run", "--bs", "3000"], &["--bs", "3000", "power of two"]);
     assert_one_line_error(&["run", "--sessions", "0"], &["--sessions", "0"]);
     assert_one_line_error(
@@ -90,6 +91,7 @@ fn verify_all_blocks(path: &Path, file: u32, bs: usize) -> (usize, usize) {
 
 #[test]
 fn ops_run_measures_exactly_and_writes_verifiable_blocks() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("data");
     let t = target.to_str().unwrap();
@@ -143,6 +145,7 @@ fn ops_run_measures_exactly_and_writes_verifiable_blocks() {
 
 #[test]
 fn layouts_are_reused_and_clean_removes_only_dbio_files() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();
     std::fs::write(dir.path().join("precious.dbf"), b"not dbio's").unwrap();
@@ -193,6 +196,7 @@ fn layouts_are_reused_and_clean_removes_only_dbio_files() {
 
 #[test]
 fn io_uring_fsync_mode_times_the_sync_apart() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();
     for engine in ["io_uring", "psync"] {
@@ -231,6 +235,7 @@ fn io_uring_fsync_mode_times_the_sync_apart() {
 
 #[test]
 fn timed_run_with_ramp_has_a_series_and_honours_rate() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();
     let r = run_json(&[
@@ -267,13 +272,14 @@ fn timed_run_with_ramp_has_a_series_and_honours_rate() {
 
 #[test]
 fn ctrl_c_prints_results_so_far_marked_interrupted() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();
     // Lay out first so the signal lands in the run itself.
     run_json(&["--target", t, "--size", "4M", "--ops", "10"]);
     let bin = assert_cmd::cargo::cargo_bin("dbio");
     let child = StdCommand::new(bin)
-        .env("DBIO_DB", STORE)
+        .env("DBIO_DB", store_path())
         .args([
             "run",
             "--json",
@@ -310,6 +316,7 @@ fn ctrl_c_prints_results_so_far_marked_interrupted() {
 
 #[test]
 fn text_report_names_requests_blocks_and_outliers() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();
     let out = dbio()

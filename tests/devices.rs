@@ -9,17 +9,15 @@ use std::process::{Command as StdCommand, Output, Stdio};
 use std::time::Duration;
 
 use common::loopdev::{LoopDev, have_tool, require_root};
+use common::store::{store_path, temp_store};
 use dbio::target::block::{MAGIC, verify};
 use serde_json::Value;
-
-/// The results store these tests' runs are saved in (not the user's).
-const STORE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/devices-store.sqlite");
 
 const MIB: u64 = 1 << 20;
 
 fn dbio(args: &[&str]) -> Output {
     StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", STORE)
+        .env("DBIO_DB", store_path())
         .args(args)
         .output()
         .unwrap()
@@ -60,6 +58,7 @@ fn sealed_blocks(path: &Path, len: usize, bs: usize) -> (usize, usize) {
 
 #[test]
 fn runs_on_ext4_and_xfs_loop_filesystems() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -149,6 +148,7 @@ fn runs_on_ext4_and_xfs_loop_filesystems() {
 
 #[test]
 fn a_full_filesystem_is_found_before_writing_and_nothing_is_left() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -182,6 +182,7 @@ fn a_full_filesystem_is_found_before_writing_and_nothing_is_left() {
 
 #[test]
 fn an_io_error_mid_run_stops_cleanly_with_results_so_far() {
+    let _store = temp_store();
     if !require_root() || !have_tool("xfs_io") {
         return;
     }
@@ -198,7 +199,7 @@ fn an_io_error_mid_run_stops_cleanly_with_results_so_far() {
         "10",
     ]);
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", STORE)
+        .env("DBIO_DB", store_path())
         .args([
             "run",
             "--json",
@@ -244,6 +245,7 @@ fn an_io_error_mid_run_stops_cleanly_with_results_so_far() {
 
 #[test]
 fn ctrl_c_during_layout_removes_the_partial_layout() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -254,7 +256,7 @@ fn ctrl_c_during_layout_removes_the_partial_layout() {
     std::fs::create_dir(&t).unwrap();
     std::fs::write(t.join("keep.me"), b"user data").unwrap();
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", STORE)
+        .env("DBIO_DB", store_path())
         .args([
             "run",
             "--target",
@@ -288,6 +290,7 @@ fn ctrl_c_during_layout_removes_the_partial_layout() {
 
 #[test]
 fn writing_to_a_device_with_a_filesystem_is_refused_and_the_filesystem_survives() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -349,6 +352,7 @@ fn writing_to_a_device_with_a_filesystem_is_refused_and_the_filesystem_survives(
 
 #[test]
 fn a_mounted_device_is_refused_even_with_destroy_device() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -375,6 +379,7 @@ fn a_mounted_device_is_refused_even_with_destroy_device() {
 
 #[test]
 fn destroy_device_allows_overwriting_and_written_blocks_verify() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -410,6 +415,7 @@ fn destroy_device_allows_overwriting_and_written_blocks_verify() {
 
 #[test]
 fn a_blank_device_takes_writes_without_destroy_device() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -445,6 +451,7 @@ fn a_blank_device_takes_writes_without_destroy_device() {
 
 #[test]
 fn a_block_size_below_the_logical_sector_is_refused_for_o_direct() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }

@@ -8,16 +8,14 @@ mod common;
 use std::process::{Command, Stdio};
 
 use common::loopdev::{LoopDev, have_tool, require_root};
+use common::store::{store_path, temp_store};
 use serde_json::Value;
-
-/// The results store these tests' runs are saved in (not the user's).
-const STORE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/telemetry-runs-store.sqlite");
 
 const MIB: u64 = 1 << 20;
 
 fn run_json(args: &[&str]) -> Value {
     let out = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", STORE)
+        .env("DBIO_DB", store_path())
         .args(["run", "--json"])
         .args(args)
         .output()
@@ -45,6 +43,7 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 
 #[test]
 fn direct_reads_reach_the_loop_device_one_for_one() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -93,6 +92,7 @@ fn direct_reads_reach_the_loop_device_one_for_one() {
 
 #[test]
 fn buffered_reads_show_what_the_page_cache_absorbed() {
+    let _store = temp_store();
     if !require_root() {
         return;
     }
@@ -129,6 +129,7 @@ fn buffered_reads_show_what_the_page_cache_absorbed() {
 /// same I/Os — totals, awaits and busy time agree within 5%.
 #[test]
 fn device_statistics_agree_with_iostat() {
+    let _store = temp_store();
     if !require_root() || !have_tool("iostat") {
         return;
     }
