@@ -21,7 +21,9 @@ pub const DEFAULT_TARGET: &str = "dbio-data";
     long_about = "dbio measures what storage does under database-shaped I/O: \
                   random and sequential patterns, O_DIRECT or buffered with \
                   fsync/fdatasync/O_DSYNC, psync or io_uring, reported as \
-                  requests, blocks, latency percentiles and outliers."
+                  requests, blocks, latency percentiles and outliers beside \
+                  the devices' and the host's own statistics. Every run is kept \
+                  in a results store; plans run whole experiments."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -5,6 +5,7 @@
 //! driven by [`runner`], measured by [`measure`] and [`samplers`], and
 //! rendered by [`report`]. See ARCHITECTURE.md.
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod config;
