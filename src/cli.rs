@@ -44,6 +44,14 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// The SLOB.R table of stored runs: variables x sessions, trimmed means of a metric.
+    Report {
+        #[command(flatten)]
+        args: crate::commands::report::ReportArgs,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]

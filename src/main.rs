@@ -110,6 +110,11 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             commands::plan::execute(command, &mut store, &interrupt)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Report { args, db } => {
+            let store = open_store(db)?;
+            commands::report::execute(&args, &store)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runs { command, db } => {
             let mut store = open_store(db)?;
             let mut out = std::io::stdout().lock();

@@ -100,6 +100,66 @@ fn a_plan_runs_is_stored_listed_exported_and_queryable() {
     if Command::new("sqlite3").arg("-version").output().is_ok() {
         assert_eq!(counted(&db, "fs-compare"), 18);
     }
+    // The SLOB.R table: each cell is the trimmed mean of its three repeats.
+    let rep = dbio(
+        &db,
+        &[
+            "report",
+            "--plan",
+            "fs-compare",
+            "--metric",
+            "read.iops",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let t: serde_json::Value = serde_json::from_slice(&rep.stdout).unwrap();
+    assert_eq!(t["sessions"], serde_json::json!([1, 2, 4]));
+    assert_eq!(t["rows"].as_array().unwrap().len(), 2);
+    let a2 = &t["rows"][0]["cells"][1];
+    assert_eq!(
+        (t["rows"][0]["variable"].as_str(), a2["n"].as_u64()),
+        (Some("A"), Some(3))
+    );
+    let out = Command::new("sqlite3")
+        .arg(&db)
+        .arg(
+            "select m.value from runs r join metrics m on m.run_id = r.id and m.name = 'read.iops' \
+              where r.plan = 'fs-compare' and r.variable = 'A' and r.sessions = 2 and r.warmup = 0",
+        )
+        .output();
+    if let Ok(out) = out {
+        let z: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        assert_eq!(z.len(), 3);
+        // SLOB.R: mean(z[!z %in% c(min(z), max(z))]), else (marked) the plain mean.
+        let (lo, hi) = z
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        let kept: Vec<f64> = z.iter().copied().filter(|v| *v != lo && *v != hi).collect();
+        let want = if kept.is_empty() {
+            z.iter().sum::<f64>() / 3.0
+        } else {
+            kept.iter().sum::<f64>() / kept.len() as f64
+        };
+        assert!(
+            (a2["value"].as_f64().unwrap() - want).abs() < 1e-6 * want,
+            "{a2} vs {want}"
+        );
+    }
+    let text = dbio(
+        &db,
+        &["report", "--plan", "fs-compare", "--relative-to", "A"],
+    );
+    assert!(String::from_utf8_lossy(&text.stdout).contains("relative to A = 1"));
+
     // Running it again does nothing: every run is done.
     let again = dbio(&db, &["plan", "run", plan.to_str().unwrap()]);
     assert!(again.status.success());

@@ -4,6 +4,7 @@
 //! interrupted).
 
 pub mod plan;
+pub mod report;
 pub mod run;
 
 use std::sync::Arc;

@@ -1,0 +1,286 @@
+//! The SLOB.R table over stored runs: one row per variable, one column per
+//! session count plus "Overall", each cell the SLOB.R trimmed mean of the
+//! chosen metric over that cell's runs (the plain mean, marked `*`, where
+//! the trimmed mean yields nothing), optionally scaled to a baseline
+//! variable (seed 002 scales to RAW = 1).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::analysis::{CellSummary, summarize};
+
+/// One run's value of the metric.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub variable: String,
+    pub sessions: u32,
+    pub value: f64,
+}
+
+/// A cell of the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    pub n: usize,
+    /// The trimmed mean (or plain mean when `trimmed` is false), after
+    /// scaling to the baseline if one was asked for.
+    pub value: f64,
+    pub trimmed: bool,
+    pub cv: Option<f64>,
+    pub ci95: Option<(f64, f64)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub variable: String,
+    /// One per column of `Table::sessions`, then Overall; None = no runs.
+    pub cells: Vec<Option<Cell>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Table {
+    pub metric: String,
+    pub relative_to: Option<String>,
+    pub sessions: Vec<u32>,
+    pub rows: Vec<Row>,
+}
+
+fn cell(values: &[f64]) -> Option<CellSummary> {
+    summarize(values)
+}
+
+/// Builds the table; `relative_to` names the baseline variable.
+pub fn build(metric: &str, points: &[Point], relative_to: Option<&str>) -> Result<Table, String> {
+    let sessions: Vec<u32> = points
+        .iter()
+        .map(|p| p.sessions)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut by_var: BTreeMap<&str, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    for p in points {
+        by_var
+            .entry(&p.variable)
+            .or_default()
+            .entry(p.sessions)
+            .or_default()
+            .push(p.value);
+    }
+    let summarize_row = |cols: &BTreeMap<u32, Vec<f64>>| -> Vec<Option<CellSummary>> {
+        let mut v: Vec<Option<CellSummary>> = sessions
+            .iter()
+            .map(|s| cols.get(s).and_then(|x| cell(x)))
+            .collect();
+        let all: Vec<f64> = cols.values().flatten().copied().collect();
+        v.push(cell(&all));
+        v
+    };
+    let base: Option<Vec<Option<CellSummary>>> = match relative_to {
+        Some(b) => Some(summarize_row(by_var.get(b).ok_or_else(|| {
+            format!(
+                "--relative-to {b}: no such variable among the selected runs ({})",
+                by_var.keys().copied().collect::<Vec<_>>().join(", ")
+            )
+        })?)),
+        None => None,
+    };
+    let rows = by_var
+        .iter()
+        .map(|(var, cols)| {
+            let cells = summarize_row(cols)
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let c = c?;
+                    let scale = match &base {
+                        Some(b) => match b[i].as_ref().map(|x| x.value) {
+                            Some(v) if v != 0.0 => 1.0 / v,
+                            _ => return None,
+                        },
+                        None => 1.0,
+                    };
+                    Some(Cell {
+                        n: c.n,
+                        value: c.value * scale,
+                        trimmed: c.trimmed,
+                        cv: c.cv,
+                        ci95: c.ci95.map(|(a, b)| (a * scale, b * scale)),
+                    })
+                })
+                .collect();
+            Row {
+                variable: var.to_string(),
+                cells,
+            }
+        })
+        .collect();
+    Ok(Table {
+        metric: metric.to_string(),
+        relative_to: relative_to.map(str::to_string),
+        sessions,
+        rows,
+    })
+}
+
+fn header(t: &Table) -> Vec<String> {
+    let mut h = vec!["variable".to_string()];
+    h.extend(t.sessions.iter().map(|s| s.to_string()));
+    h.push("Overall".into());
+    h
+}
+
+fn show(c: &Option<Cell>) -> String {
+    match c {
+        None => "-".into(),
+        Some(c) => {
+            let digits = if c.value.abs() >= 100.0 {
+                0
+            } else if c.value.abs() >= 1.0 {
+                2
+            } else {
+                4
+            };
+            format!("{:.*}{}", digits, c.value, if c.trimmed { "" } else { "*" })
+        }
+    }
+}
+
+/// A terminal table.
+pub fn text(t: &Table) -> String {
+    let h = header(t);
+    let mut rows: Vec<Vec<String>> = vec![h];
+    for r in &t.rows {
+        let mut line = vec![r.variable.clone()];
+        line.extend(r.cells.iter().map(show));
+        rows.push(line);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
+        .collect();
+    let mut o = String::new();
+    let scaled = t
+        .relative_to
+        .as_deref()
+        .map(|b| format!(", relative to {b} = 1"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "{} by variable and sessions (SLOB.R trimmed mean{scaled})",
+        t.metric
+    );
+    for r in &rows {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 0 {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    format!("{c:>w$}", w = widths[i])
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "{}", cells.join("  "));
+    }
+    let _ = writeln!(
+        o,
+        "* plain mean: fewer than three distinct values, so SLOB.R's trimmed mean gives none"
+    );
+    o
+}
+
+/// A Markdown table.
+pub fn markdown(t: &Table) -> String {
+    let h = header(t);
+    let mut o = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
+    for r in &t.rows {
+        let cells: Vec<String> = r.cells.iter().map(show).collect();
+        let _ = writeln!(o, "| {} | {} |", r.variable, cells.join(" | "));
+    }
+    o
+}
+
+/// CSV: one line per variable, `*` kept as a marker of plain means.
+pub fn csv(t: &Table) -> String {
+    let mut o = header(t).join(",") + "\n";
+    for r in &t.rows {
+        let cells: Vec<String> = r
+            .cells
+            .iter()
+            .map(|c| if c.is_none() { String::new() } else { show(c) })
+            .collect();
+        let _ = writeln!(o, "{},{}", r.variable, cells.join(","));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(v: &str, s: u32, x: f64) -> Point {
+        Point {
+            variable: v.into(),
+            sessions: s,
+            value: x,
+        }
+    }
+
+    #[test]
+    fn cells_are_slob_trimmed_means_and_overall_spans_every_session_count() {
+        let pts = vec![
+            p("XFS", 1, 10.0),
+            p("XFS", 1, 20.0),
+            p("XFS", 1, 30.0),
+            p("XFS", 1, 40.0),
+            p("XFS", 4, 50.0),
+            p("XFS", 4, 70.0),
+            p("EXT4", 1, 5.0),
+            p("EXT4", 1, 5.0),
+            p("EXT4", 1, 6.0),
+            p("EXT4", 1, 9.0),
+        ];
+        let t = build("total.iops", &pts, None).unwrap();
+        assert_eq!(t.sessions, vec![1, 4]);
+        let xfs = t.rows.iter().find(|r| r.variable == "XFS").unwrap();
+        let c1 = xfs.cells[0].as_ref().unwrap();
+        assert_eq!((c1.n, c1.value, c1.trimmed), (4, 25.0, true)); // drops 10 and 40
+        let c4 = xfs.cells[1].as_ref().unwrap();
+        assert_eq!((c4.value, c4.trimmed), (60.0, false)); // n = 2: plain mean, marked
+        let overall = xfs.cells[2].as_ref().unwrap();
+        assert_eq!(overall.value, (20.0 + 30.0 + 40.0 + 50.0) / 4.0); // drops 10 and 70
+        let ext4 = t.rows.iter().find(|r| r.variable == "EXT4").unwrap();
+        assert_eq!(ext4.cells[0].as_ref().unwrap().value, 6.0); // drops both 5s and the 9
+        assert!(ext4.cells[1].is_none());
+        let text = text(&t);
+        assert!(
+            text.contains("60.00*") && text.contains("Overall"),
+            "{text}"
+        );
+        assert_eq!(csv(&t).lines().next().unwrap(), "variable,1,4,Overall");
+    }
+
+    #[test]
+    fn relative_to_scales_each_column_by_the_baseline_cell() {
+        let pts = vec![
+            p("RAW", 1, 100.0),
+            p("RAW", 1, 100.0),
+            p("XFS", 1, 50.0),
+            p("XFS", 1, 50.0),
+        ];
+        let t = build("read.iops", &pts, Some("RAW")).unwrap();
+        let v = |name: &str| {
+            t.rows.iter().find(|r| r.variable == name).unwrap().cells[0]
+                .as_ref()
+                .unwrap()
+                .value
+        };
+        assert_eq!((v("RAW"), v("XFS")), (1.0, 0.5));
+        assert!(
+            build("read.iops", &pts, Some("ZFS"))
+                .unwrap_err()
+                .contains("no such variable")
+        );
+    }
+}
