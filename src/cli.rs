@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
 use crate::units::{parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
+use crate::workload::slob::options::SlobArgs;
 
 /// The directory used when `--target` is not given.
 pub const DEFAULT_TARGET: &str = "dbio-data";
@@ -75,8 +76,12 @@ pub struct RunArgs {
     #[arg(long, default_value = DEFAULT_TARGET)]
     pub target: PathBuf,
 
-    /// Number of data files to lay out in a directory target.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// What is asked: raw I/O patterns (fio/IObench style) or the SLOB database model.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Raw)]
+    pub workload: WorkloadKind,
+
+    /// Number of data files to lay out in a directory target (slob: the datafiles of the tablespace).
+    #[arg(long, visible_alias = "datafiles", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub files: u32,
 
     /// Total data size over all files (K/M/G/T); on a device, how much of it to use [default: 1G for a directory, the whole device].
@@ -87,17 +92,17 @@ pub struct RunArgs {
     #[arg(long, default_value = "8k", value_parser = parse_block_size)]
     pub bs: u32,
 
-    /// Access pattern.
-    #[arg(long, value_enum, default_value_t = Pattern::Randrw)]
-    pub pattern: Pattern,
+    /// Access pattern (raw) [default: randrw].
+    #[arg(long, value_enum)]
+    pub pattern: Option<Pattern>,
 
     /// Percentage of reads in a randrw run (0..100).
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub read_pct: Option<u8>,
 
-    /// Concurrent sessions (threads), started together.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub sessions: u32,
+    /// Concurrent sessions (threads), started together (slob: schemas of one session each) [default: 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub sessions: Option<u32>,
 
     /// Requests in flight per session (io_uring only).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -174,6 +179,18 @@ pub struct RunArgs {
     /// Never show the live status line.
     #[arg(long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub slob: SlobArgs,
+}
+
+/// The workloads `--workload` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadKind {
+    /// fio/IObench patterns: --pattern, --read-pct, --dist.
+    Raw,
+    /// The SLOB-method database I/O model: sessions, buffer cache, DB writers, log writer.
+    Slob,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, String> {
@@ -214,7 +231,17 @@ fn parse_distribution(s: &str) -> Result<Distribution, String> {
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
-        let read_pct = match (self.pattern, self.read_pct) {
+        if self.workload == WorkloadKind::Slob {
+            return self.into_slob_config();
+        }
+        if let Some(opt) = self.slob.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload slob; add --workload slob or drop {opt}"
+            ));
+        }
+        let pattern = self.pattern.unwrap_or(Pattern::Randrw);
+        let sessions = self.sessions.unwrap_or(4);
+        let read_pct = match (pattern, self.read_pct) {
             (Pattern::Randrw, Some(p)) => p,
             (Pattern::Randrw, None) => 50,
             (p, Some(_)) => {
@@ -234,10 +261,10 @@ impl RunArgs {
         }
         let length = match (self.ops, self.time) {
             (Some(ops), _) => {
-                if ops < u64::from(self.sessions) {
+                if ops < u64::from(sessions) {
                     return Err(format!(
                         "--ops {ops} is fewer than --sessions {} (each session needs at least one)",
-                        self.sessions
+                        sessions
                     ));
                 }
                 RunLength::Ops { ops }
@@ -269,22 +296,22 @@ impl RunArgs {
             }
             _ => None,
         };
-        if hotspot.is_some() && self.pattern.sequential() {
+        if hotspot.is_some() && pattern.sequential() {
             return Err("--hotspot-mb applies to random patterns only".into());
         }
-        if self.dist != Distribution::Uniform && self.pattern.sequential() {
+        if self.dist != Distribution::Uniform && pattern.sequential() {
             return Err(format!(
                 "--dist {} applies to random patterns only (got --pattern {})",
                 self.dist,
-                self.pattern.name()
+                pattern.name()
             ));
         }
         if let Some(rate) = self.rate
-            && rate < u64::from(self.sessions)
+            && rate < u64::from(sessions)
         {
             return Err(format!(
                 "--rate {rate} is below one request per second per session (--sessions {})",
-                self.sessions
+                sessions
             ));
         }
         let seed = self.seed.unwrap_or_else(random_seed);
@@ -294,9 +321,9 @@ impl RunArgs {
             files: self.files,
             size_bytes: self.size,
             block_size: self.bs,
-            pattern: self.pattern,
+            pattern,
             read_pct,
-            sessions: self.sessions,
+            sessions,
             iodepth: self.iodepth,
             engine: self.engine,
             io_mode: self.io_mode,
@@ -308,6 +335,94 @@ impl RunArgs {
             outlier_ms: self.outlier_ms,
             interval_s: self.interval,
             destroy_device: self.destroy_device,
+            slob: None,
+        })
+    }
+}
+
+impl RunArgs {
+    /// `--workload slob`: refuses raw-only options, validates the model's.
+    fn into_slob_config(self) -> Result<RunConfig, String> {
+        let raw_only = [
+            (
+                self.pattern.is_some(),
+                "--pattern",
+                "the model decides reads and writes",
+            ),
+            (self.read_pct.is_some(), "--read-pct", "use --update-pct"),
+            (
+                self.dist != Distribution::Uniform,
+                "--dist",
+                "use --hotspot-mb",
+            ),
+            (self.rate.is_some(), "--rate", "use --think-frequency"),
+            (
+                self.iodepth != 1,
+                "--iodepth",
+                "use --dbwr-batch for DB writer batches",
+            ),
+            (
+                self.size.is_some(),
+                "--size",
+                "the data size is --scale per schema",
+            ),
+            (self.ops.is_some(), "--ops", "use --work-loop"),
+        ];
+        if let Some((_, opt, instead)) = raw_only.iter().find(|(given, ..)| *given) {
+            return Err(format!(
+                "{opt} does not apply to --workload slob; {instead}"
+            ));
+        }
+        let hotspot = match (self.hotspot_mb, self.hotspot_frequency) {
+            (Some(0), _) => return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into()),
+            (Some(mb), Some(every)) => Some(HotspotConfig {
+                size_bytes: mb << 20,
+                offset_bytes: self.hotspot_offset_mb << 20,
+                every,
+            }),
+            _ => None,
+        };
+        let is_device = crate::target::device::is_block_device(&self.target);
+        let dir = (!is_device).then_some(self.target.as_path());
+        let work_loop = self.slob.work_loop;
+        let slob = self
+            .slob
+            .into_config(self.sessions, self.bs, self.files, hotspot, dir)?;
+        let sessions = slob.sessions();
+        let length = match work_loop {
+            Some(w) => RunLength::Ops {
+                ops: w * u64::from(sessions),
+            },
+            None => RunLength::Time {
+                time_s: self.time.unwrap_or(10.0),
+                ramp_s: self.ramp.unwrap_or(0.0),
+            },
+        };
+        Ok(RunConfig {
+            workload: "slob",
+            target: self.target,
+            files: self.files,
+            size_bytes: Some(slob.tablespace_blocks() * u64::from(self.bs)),
+            block_size: self.bs,
+            pattern: if slob.update_pct > 0 {
+                Pattern::Randrw
+            } else {
+                Pattern::Randread
+            },
+            read_pct: 100 - slob.update_pct,
+            sessions,
+            iodepth: 1,
+            engine: self.engine,
+            io_mode: self.io_mode,
+            length,
+            distribution: Distribution::Uniform,
+            hotspot,
+            rate_iops: None,
+            seed: self.seed.unwrap_or_else(random_seed),
+            outlier_ms: self.outlier_ms,
+            interval_s: self.interval,
+            destroy_device: self.destroy_device,
+            slob: Some(slob),
         })
     }
 }

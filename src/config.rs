@@ -143,6 +143,9 @@ pub struct RunConfig {
     pub interval_s: f64,
     /// The device path the user repeated to allow destroying it.
     pub destroy_device: Option<PathBuf>,
+    /// The database model's settings (`--workload slob`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slob: Option<crate::workload::slob::SlobConfig>,
 }
 
 fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {

@@ -7,11 +7,14 @@ use super::CommandError;
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
 use crate::measure::stats::KINDS;
+use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
 use crate::runner::{self, RunError, RunResult, Status};
 use crate::samplers::status::StatusLine;
 use crate::store::{NewRun, Store, encode_histogram};
 use crate::target::{Target, TargetError};
+use crate::workload::slob::events::EVENTS;
+use crate::workload::slob::run as slob_run;
 
 /// How a run's report is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,27 +57,54 @@ pub fn run(
 ) -> Result<RunOutcome, CommandError> {
     let show_progress =
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let target = Target::prepare(cfg, show_progress, interrupt).map_err(|e| match e {
-        TargetError::Interrupted => CommandError::Interrupted(
-            "interrupted while laying out; the partial layout was removed".into(),
-        ),
-        e @ (TargetError::Io { .. } | TargetError::Layout { .. } | TargetError::NoSpace { .. }) => {
-            CommandError::Failed(e.to_string())
-        }
-        e => CommandError::Usage(e.to_string()),
-    })?;
+    let target = Target::prepare(cfg, show_progress, interrupt).map_err(layout_error)?;
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
         RunLength::Ops { .. } => (None, 0.0),
     };
     let status = StatusLine::for_stderr(output == Output::Text && !quiet, total_s, ramp_s);
-    let result = runner::run(cfg, &target, interrupt, status).map_err(|e| match e {
+    let run_error = |e| match e {
         RunError::Target(e) => CommandError::Failed(e.to_string()),
         e => CommandError::Usage(e.to_string()),
-    })?;
-    let histograms = histograms(&result);
-    let environment = Environment::capture();
-    let report = Report::new(cfg, &target, result, environment);
+    };
+    let (report, histograms) = match &cfg.slob {
+        None => {
+            let result = runner::run(cfg, &target, interrupt, status).map_err(run_error)?;
+            let histograms = histograms(&result);
+            (
+                Report::new(cfg, &target, result, Environment::capture()),
+                histograms,
+            )
+        }
+        Some(slob) => {
+            let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, interrupt)
+                .map_err(layout_error)?;
+            let run =
+                slob_run::run(cfg, slob, &target, redo, interrupt, status).map_err(run_error)?;
+            let mut histograms = histograms(&run.result);
+            let mut events = run.sessions.events.clone();
+            events.merge(&run.dbwr.events);
+            events.merge(&run.lgwr.events);
+            for e in EVENTS {
+                if events.get(e).count > 0 {
+                    histograms.push((
+                        format!("event.{}", e.key()),
+                        encode_histogram(&events.get(e).hist),
+                    ));
+                }
+            }
+            let mut summary = SlobSummary::new(
+                &run,
+                run.result.measured_s,
+                slob.sessions(),
+                slob.db_writers,
+            );
+            summary.cache_buffers = slob.cache_buffers();
+            let mut report = Report::new(cfg, &target, run.result, Environment::capture());
+            report.slob = Some(summary);
+            (report, histograms)
+        }
+    };
     let rendered = text::render(&report);
     match output {
         Output::Text => print!("{rendered}"),
@@ -107,6 +137,19 @@ pub fn run(
         error: report.error.clone(),
         run_id,
     })
+}
+
+/// A failure to prepare data files or redo logs, as a command error.
+fn layout_error(e: TargetError) -> CommandError {
+    match e {
+        TargetError::Interrupted => CommandError::Interrupted(
+            "interrupted while laying out; the partial layout was removed".into(),
+        ),
+        e @ (TargetError::Io { .. } | TargetError::Layout { .. } | TargetError::NoSpace { .. }) => {
+            CommandError::Failed(e.to_string())
+        }
+        e => CommandError::Usage(e.to_string()),
+    }
 }
 
 /// The latency histograms of the kinds that saw any operation, serialized.

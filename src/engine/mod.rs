@@ -77,6 +77,62 @@ pub trait Engine {
     fn reap<F: FnMut(Completion)>(&mut self, min: u32, done: F) -> io::Result<u32>;
 }
 
+impl<E: Engine + ?Sized> Engine for Box<E> {
+    fn depth(&self) -> u32 {
+        (**self).depth()
+    }
+    unsafe fn queue(&mut self, io: &Io) -> io::Result<()> {
+        // SAFETY: forwarded with the caller's promise.
+        unsafe { (**self).queue(io) }
+    }
+    fn reap<F: FnMut(Completion)>(&mut self, min: u32, done: F) -> io::Result<u32> {
+        (**self).reap(min, done)
+    }
+}
+
+/// Performs one request and waits for it.
+///
+/// # Safety
+/// As [`Engine::queue`]: `io.buf` must stay valid until this returns.
+#[inline]
+pub unsafe fn perform<E: Engine>(engine: &mut E, io: &Io) -> io::Result<Completion> {
+    // SAFETY: the caller's promise; the completion is reaped before returning.
+    unsafe { engine.queue(io)? };
+    let mut done = None;
+    while done.is_none() {
+        engine.reap(1, |c| done = Some(c))?;
+    }
+    Ok(done.expect("reaped"))
+}
+
+/// Performs every request of `ios`, keeping up to the engine's depth in
+/// flight, and passes each completion to `done` with the time its request
+/// was queued (`queued` is scratch space, indexed by slot).
+///
+/// # Safety
+/// As [`Engine::queue`], for every request of `ios`; their `slot`s must be
+/// distinct and below `queued.len()`.
+pub unsafe fn perform_all<E: Engine>(
+    engine: &mut E,
+    ios: &[Io],
+    queued: &mut [u64],
+    mut done: impl FnMut(Completion, u64),
+) -> io::Result<()> {
+    let depth = engine.depth().max(1) as usize;
+    let (mut next, mut inflight) = (0, 0);
+    while next < ios.len() || inflight > 0 {
+        while next < ios.len() && inflight < depth {
+            queued[ios[next].slot as usize] = crate::measure::clock::now_ns();
+            // SAFETY: the caller's promise.
+            unsafe { engine.queue(&ios[next])? };
+            next += 1;
+            inflight += 1;
+        }
+        inflight -= engine.reap(1, |c| done(c, queued[c.slot as usize]))? as usize;
+    }
+    Ok(())
+}
+
 /// Open flags for an I/O mode: O_DIRECT for direct, O_DSYNC for dsync.
 pub fn open_flags(mode: IoMode, write: bool) -> OFlags {
     let access = if write { OFlags::RDWR } else { OFlags::RDONLY };
@@ -98,7 +154,7 @@ impl AnyEngine {
     pub fn new(
         kind: crate::config::EngineKind,
         fds: &[RawFd],
-        bufs: &buf::BufPool,
+        bufs: Option<&buf::BufPool>,
         depth: u32,
         sync: SyncAfterWrite,
     ) -> io::Result<Self> {

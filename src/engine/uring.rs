@@ -24,11 +24,13 @@ pub struct Uring {
 }
 
 impl Uring {
-    /// Builds a ring for `depth` requests over `fds`, registering `bufs`.
-    /// Call it on the thread that will use it (the ring is single-issuer).
+    /// Builds a ring for `depth` requests over `fds`, registering `bufs` as
+    /// fixed buffers (then each request's `slot` is its buffer's index);
+    /// without `bufs`, requests may point anywhere. Call it on the thread
+    /// that will use it (the ring is single-issuer).
     pub fn new(
         fds: &[RawFd],
-        bufs: &BufPool,
+        bufs: Option<&BufPool>,
         depth: u32,
         sync: SyncAfterWrite,
     ) -> io::Result<Self> {
@@ -41,11 +43,12 @@ impl Uring {
             .build(entries)
             .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))?;
         ring.submitter().register_files(fds)?;
-        let iovecs = bufs.iovecs();
         // SAFETY: the buffers outlive the ring (the session owns both and drops
         // the engine first); registration fails cleanly under a low memlock limit.
-        let fixed_bufs = bufs.slots() <= u16::MAX as usize
-            && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed_bufs = bufs.is_some_and(|b| {
+            b.slots() <= u16::MAX as usize
+                && unsafe { ring.submitter().register_buffers(&b.iovecs()) }.is_ok()
+        });
         Ok(Uring {
             ring,
             depth,

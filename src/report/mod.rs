@@ -1,6 +1,7 @@
 //! The report of one run: a serializable document (the `--json` output, see
 //! docs/json.md) and its terminal rendering.
 
+pub mod awr;
 pub mod table;
 pub mod text;
 
@@ -53,6 +54,10 @@ pub struct Report {
     pub telemetry_window: Option<TelemetrySummary>,
     /// The same, one point per `config.interval_s`.
     pub telemetry: Vec<TelemetryPoint>,
+    /// The database model's report (`--workload slob`): AWR-style load
+    /// profile, wait events, I/O by function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slob: Option<awr::SlobSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -188,6 +193,7 @@ impl Report {
             storage: r.chain,
             telemetry_window: r.window,
             telemetry: r.telemetry,
+            slob: None,
         }
     }
 }
@@ -226,6 +232,7 @@ mod tests {
             outlier_ms: 500.0,
             interval_s: 1.0,
             destroy_device: None,
+            slob: None,
         };
         let target = Target {
             kind: TargetKind::Directory,

@@ -14,6 +14,9 @@ use crate::units::{fmt_count, fmt_size};
 const OUTLIERS_SHOWN: usize = 20;
 
 pub fn render(r: &Report) -> String {
+    if let Some(s) = &r.slob {
+        return super::awr::render(r, s);
+    }
     let mut o = String::new();
     let c = &r.config;
     let mix = match c.pattern {
@@ -98,6 +101,14 @@ pub fn render(r: &Report) -> String {
         Status::Failed => format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")),
     };
     let _ = writeln!(o, "status   {status}\n");
+    io_sections(&mut o, r);
+    o
+}
+
+/// The physical I/O table, CPU, host and device telemetry, and outliers.
+pub(super) fn io_sections(o: &mut String, r: &Report) {
+    let c = &r.config;
+    let t = &r.target;
 
     let _ = writeln!(
         o,
@@ -168,7 +179,7 @@ pub fn render(r: &Report) -> String {
         r.cpu.user_s, r.cpu.sys_s, r.cpu.us_per_io
     );
     if let Some(w) = &r.telemetry_window {
-        telemetry(&mut o, r, w);
+        telemetry(o, r, w);
     }
     let _ = writeln!(o);
     let out = &r.outliers;
@@ -203,7 +214,6 @@ pub fn render(r: &Report) -> String {
             out.count as usize - OUTLIERS_SHOWN
         );
     }
-    o
 }
 
 /// Microseconds shown as milliseconds with enough digits for fast devices.

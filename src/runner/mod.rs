@@ -69,6 +69,23 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Fresh state for a run with `ramp_s` seconds of warm-up.
+    pub fn new(ramp_s: f64) -> Self {
+        Shared {
+            stop: AtomicBool::new(false),
+            start_ns: AtomicU64::new(0),
+            end_ns: AtomicU64::new(u64::MAX),
+            ramp_ns: (ramp_s * 1e9) as u64,
+            wall_minus_mono_ns: unix_ns().saturating_sub(now_ns()),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// The first error recorded, if any.
+    pub fn take_error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
     /// Records the first error and stops every session.
     #[cold]
     pub fn fail(&self, msg: String) {
@@ -104,14 +121,7 @@ pub fn run(
         RunLength::Ops { ops } => (0.0, None, Some(ops)),
     };
     let n = cfg.sessions;
-    let shared = Shared {
-        stop: AtomicBool::new(false),
-        start_ns: AtomicU64::new(0),
-        end_ns: AtomicU64::new(u64::MAX),
-        ramp_ns: (ramp_s * 1e9) as u64,
-        wall_minus_mono_ns: unix_ns().saturating_sub(now_ns()),
-        error: Mutex::new(None),
-    };
+    let shared = Shared::new(ramp_s);
     let series_slots: Vec<Box<SessionSeries>> = (0..n).map(|_| SessionSeries::new()).collect();
     // Where the I/O really goes, and the devices to watch on the way.
     let chain = chain::resolve(&target.path).ok();
@@ -158,7 +168,8 @@ pub fn run(
                         let mut stats = SessionStats::new();
                         let mut writer = SeriesWriter::new(series_slot);
                         let mut bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
-                        let engine = AnyEngine::new(cfg.engine, fds, &bufs, cfg.iodepth, sync);
+                        let engine =
+                            AnyEngine::new(cfg.engine, fds, Some(&bufs), cfg.iodepth, sync);
                         if let Err(e) = &engine {
                             shared.fail(format!(
                                 "session {id}: cannot set up {}: {e}",
@@ -235,11 +246,7 @@ pub fn run(
     });
     let (control, mut stats, last_ns, issued, start_unix_ns) = outcome;
     stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let error = shared
-        .error
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
+    let error = shared.take_error();
     // The window ends at the deadline, at a stop (Ctrl-C or error), or, for
     // an --ops run, with the last completion.
     let start = shared.start_ns.load(SeqCst);
@@ -292,27 +299,28 @@ fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, 
 }
 
 /// What the control thread saw.
-struct Control {
-    interrupted: bool,
-    cpu: CpuTime,
-    series: Vec<SecondPoint>,
-    telemetry: Vec<TelemetryPoint>,
-    window: Option<TelemetrySummary>,
+pub(crate) struct Control {
+    pub interrupted: bool,
+    pub cpu: CpuTime,
+    pub series: Vec<SecondPoint>,
+    pub telemetry: Vec<TelemetryPoint>,
+    pub window: Option<TelemetrySummary>,
 }
 
 /// Everything the control thread watches.
-struct Watch<'a> {
-    shared: &'a Shared,
-    slots: &'a [Box<SessionSeries>],
-    finished: &'a AtomicUsize,
-    sessions: usize,
-    ramp_s: f64,
-    time_s: Option<f64>,
-    interrupt: &'a AtomicBool,
-    status: Option<StatusLine>,
-    telemetry: Option<Telemetry>,
+pub(crate) struct Watch<'a> {
+    pub shared: &'a Shared,
+    pub slots: &'a [Box<SessionSeries>],
+    /// Sessions that have finished; the loop ends when all `sessions` have.
+    pub finished: &'a AtomicUsize,
+    pub sessions: usize,
+    pub ramp_s: f64,
+    pub time_s: Option<f64>,
+    pub interrupt: &'a AtomicBool,
+    pub status: Option<StatusLine>,
+    pub telemetry: Option<Telemetry>,
     /// Telemetry sampling interval, ns.
-    interval_ns: u64,
+    pub interval_ns: u64,
 }
 
 /// One edge of the measurement window: CPU time and telemetry counters.
@@ -333,7 +341,7 @@ impl Watch<'_> {
 /// The control thread's loop: the window's edges (CPU, telemetry), one series
 /// point per second (with the status line), telemetry every interval, and
 /// Ctrl-C handling.
-fn control(mut w: Watch) -> Control {
+pub(crate) fn control(mut w: Watch) -> Control {
     const SEC: u64 = 1_000_000_000;
     const GRACE: u64 = 50_000_000; // let completions of a second land before reading it
     let shared = w.shared;

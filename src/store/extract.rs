@@ -87,6 +87,7 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
         }
     }
     telemetry_metrics(report, &mut metrics);
+    slob_metrics(report, &mut metrics);
     let series = report
         .get("series")
         .and_then(Value::as_array)
@@ -128,6 +129,73 @@ fn telemetry_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         flatten(&format!("dev.{name}"), rates, out);
         if i == 0 {
             flatten("dev", rates, out);
+        }
+    }
+}
+
+/// The database model's numbers (docs/store.md): `db.*` per second as
+/// SLOB's awr_info reports them, and `event.<event>.*` for each wait event.
+fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
+    let Some(s) = report.get("slob").filter(|s| s.is_object()) else {
+        return;
+    };
+    let secs = num(report, "measured_s").unwrap_or(0.0);
+    if secs <= 0.0 {
+        return;
+    }
+    let c = |k: &str| num(s, &format!("counters.{k}")).unwrap_or(0.0);
+    let mib = 1024.0 * 1024.0;
+    let per_s = [
+        ("db.physical_reads_s", c("read_requests")),
+        ("db.physical_read_blocks_s", c("physical_reads")),
+        ("db.physical_writes_s", c("write_requests")),
+        ("db.logical_reads_s", c("logical_reads")),
+        ("db.block_changes_s", c("block_changes")),
+        ("db.read_mbs", c("read_bytes") / mib),
+        ("db.write_mbs", c("write_bytes") / mib),
+        ("db.redo_mbs", c("redo_bytes") / mib),
+        ("db.redo_bytes_s", c("redo_bytes")),
+        ("db.redo_writes_s", c("redo_writes")),
+        ("db.executes_s", c("executes")),
+        ("db.transactions_s", c("transactions")),
+        ("db.db_time_s", num(s, "db_time_s").unwrap_or(0.0)),
+        ("db.db_cpu_s", num(s, "db_cpu_s").unwrap_or(0.0)),
+    ];
+    for (name, v) in per_s {
+        out.push((name.to_string(), v / secs));
+    }
+    if let Some(v) = num(s, "cache_hit_pct") {
+        out.push(("db.cache_hit_pct".into(), v));
+    }
+    if c("redo_written_bytes") > 0.0 {
+        out.push((
+            "db.redo_wastage_pct".into(),
+            100.0 * c("redo_wastage_bytes") / c("redo_written_bytes"),
+        ));
+    }
+    for (name, path) in [
+        ("db.update_pct", "config.slob.update_pct"),
+        ("db.block_size", "config.slob.block_size"),
+    ] {
+        if let Some(v) = num(report, path) {
+            out.push((name.into(), v));
+        }
+    }
+    let events = s.get("events").and_then(Value::as_array).map(Vec::as_slice);
+    for e in events.unwrap_or_default() {
+        let Some(name) = e.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let key = crate::workload::slob::events::metric_key(name);
+        for (field, v) in [
+            ("avg_ms", num(e, "avg_ms")),
+            ("time_s", num(e, "time_s")),
+            ("pct_db_time", num(e, "pct_db_time")),
+            ("waits_s", num(e, "waits").map(|w| w / secs)),
+        ] {
+            if let Some(v) = v {
+                out.push((format!("event.{key}.{field}"), v));
+            }
         }
     }
 }

@@ -277,7 +277,8 @@ fn write_chunks(fds: &[RawFd], chunks: &Chunks, seed: u64) -> Result<(), Failure
     let uring = std::thread::scope(|s| {
         s.spawn(|| {
             let mut bufs = BufPool::new(CHUNK as usize, IN_FLIGHT);
-            let mut engine = Uring::new(fds, &bufs, IN_FLIGHT as u32, SyncAfterWrite::None).ok()?;
+            let mut engine =
+                Uring::new(fds, Some(&bufs), IN_FLIGHT as u32, SyncAfterWrite::None).ok()?;
             let mut rng = Rng::for_stream(seed, LAYOUT_STREAM);
             Some(writer(&mut engine, &mut bufs, chunks, &mut rng))
         })

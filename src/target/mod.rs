@@ -18,6 +18,10 @@ use serde::Serialize;
 use crate::config::RunConfig;
 use crate::engine::open_flags;
 
+/// The subdirectory of a directory target (or of `--redo-dir`) where the
+/// SLOB model lays out its redo logs.
+pub const REDO_SUBDIR: &str = "dbio-redo";
+
 /// Default data size of a directory target.
 pub const DEFAULT_DIR_SIZE: u64 = 1 << 30;
 
@@ -248,12 +252,21 @@ pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
             dir.display()
         )));
     };
-    let removed: Vec<PathBuf> = m
+    let mut removed: Vec<PathBuf> = m
         .file_paths(dir)
         .into_iter()
         .filter(|p| p.exists())
         .collect();
     layout::remove_files(dir, &m)?;
+    // Redo logs the SLOB model laid out beside the data, if any.
+    let redo = dir.join(REDO_SUBDIR);
+    if let Ok(Some(rm)) = manifest::Manifest::load(&redo) {
+        removed.extend(rm.file_paths(&redo).into_iter().filter(|p| p.exists()));
+        layout::remove_files(&redo, &rm)?;
+        if rm.created_dir {
+            let _ = std::fs::remove_dir(&redo);
+        }
+    }
     if m.created_dir {
         let _ = std::fs::remove_dir(dir); // only succeeds when empty
     }

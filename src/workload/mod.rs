@@ -5,6 +5,7 @@
 pub mod dist;
 pub mod raw;
 pub mod rng;
+pub mod slob;
 
 use crate::engine::OpKind;
 use rng::Rng;

@@ -1,0 +1,156 @@
+//! Wait events in the vocabulary DBAs read in AWR: what a session or a
+//! background process waited for, its wait class, and per-thread statistics
+//! (count, time, HDR histogram) that are merged at the end of a run.
+
+use serde::Serialize;
+
+use crate::measure::stats::OpStats;
+
+/// Who waits for an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Sessions: counted in DB time.
+    Foreground,
+    /// DB writers and the log writer.
+    Background,
+}
+
+/// Every event the model records. Each wait is recorded in exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Event {
+    DbFileSequentialRead = 0,
+    DbFileScatteredRead,
+    ReadByOtherSession,
+    FreeBufferWaits,
+    LogFileSync,
+    LogBufferSpace,
+    LogFileSwitchCheckpointIncomplete,
+    DbFileParallelWrite,
+    LogFileParallelWrite,
+}
+
+pub const EVENTS: [Event; 9] = [
+    Event::DbFileSequentialRead,
+    Event::DbFileScatteredRead,
+    Event::ReadByOtherSession,
+    Event::FreeBufferWaits,
+    Event::LogFileSync,
+    Event::LogBufferSpace,
+    Event::LogFileSwitchCheckpointIncomplete,
+    Event::DbFileParallelWrite,
+    Event::LogFileParallelWrite,
+];
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::DbFileSequentialRead => "db file sequential read",
+            Event::DbFileScatteredRead => "db file scattered read",
+            Event::ReadByOtherSession => "read by other session",
+            Event::FreeBufferWaits => "free buffer waits",
+            Event::LogFileSync => "log file sync",
+            Event::LogBufferSpace => "log buffer space",
+            Event::LogFileSwitchCheckpointIncomplete => "log file switch (checkpoint incomplete)",
+            Event::DbFileParallelWrite => "db file parallel write",
+            Event::LogFileParallelWrite => "log file parallel write",
+        }
+    }
+
+    /// The name as a metric key: `db_file_sequential_read`.
+    pub fn key(self) -> String {
+        metric_key(self.name())
+    }
+
+    pub fn class(self) -> &'static str {
+        match self {
+            Event::DbFileSequentialRead
+            | Event::DbFileScatteredRead
+            | Event::ReadByOtherSession => "User I/O",
+            Event::FreeBufferWaits
+            | Event::LogBufferSpace
+            | Event::LogFileSwitchCheckpointIncomplete => "Configuration",
+            Event::LogFileSync => "Commit",
+            Event::DbFileParallelWrite | Event::LogFileParallelWrite => "System I/O",
+        }
+    }
+
+    pub fn side(self) -> Side {
+        match self {
+            Event::DbFileParallelWrite | Event::LogFileParallelWrite => Side::Background,
+            _ => Side::Foreground,
+        }
+    }
+}
+
+/// An event name as a metric key: lower case, spaces to `_`, other
+/// punctuation dropped ("log file switch (checkpoint incomplete)" →
+/// `log_file_switch_checkpoint_incomplete`).
+pub fn metric_key(name: &str) -> String {
+    name.to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            'a'..='z' | '0'..='9' => Some(c),
+            ' ' | '-' | '_' => Some('_'),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One thread's waits, per event.
+#[derive(Clone, Debug, Default)]
+pub struct EventStats {
+    pub by_event: [OpStats; EVENTS.len()],
+}
+
+impl EventStats {
+    #[inline]
+    pub fn record(&mut self, e: Event, ns: u64) {
+        self.by_event[e as usize].record(ns, 0);
+    }
+
+    pub fn get(&self, e: Event) -> &OpStats {
+        &self.by_event[e as usize]
+    }
+
+    pub fn merge(&mut self, other: &EventStats) {
+        for (a, b) in self.by_event.iter_mut().zip(&other.by_event) {
+            a.merge(b);
+        }
+    }
+
+    /// Total time waited in foreground events, ns.
+    pub fn foreground_ns(&self) -> u64 {
+        EVENTS
+            .iter()
+            .filter(|e| e.side() == Side::Foreground)
+            .map(|e| self.get(*e).sum_ns)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_metric_safe() {
+        assert_eq!(Event::DbFileSequentialRead.key(), "db_file_sequential_read");
+        assert_eq!(
+            Event::LogFileSwitchCheckpointIncomplete.key(),
+            "log_file_switch_checkpoint_incomplete"
+        );
+        for (i, e) in EVENTS.iter().enumerate() {
+            assert_eq!(*e as usize, i);
+        }
+    }
+
+    #[test]
+    fn foreground_time_excludes_background_events() {
+        let mut s = EventStats::default();
+        s.record(Event::LogFileSync, 1000);
+        s.record(Event::LogFileParallelWrite, 500);
+        s.record(Event::DbFileSequentialRead, 200);
+        assert_eq!(s.foreground_ns(), 1200);
+    }
+}

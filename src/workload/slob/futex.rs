@@ -1,0 +1,106 @@
+//! Sleeping and waking on a 32-bit atomic word (Linux futex): how sessions
+//! wait for the log writer, a read in progress or a free buffer without
+//! spinning and without a lock. Every wait has a timeout, so a waiter always
+//! gets back to check the run's stop flag.
+
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+/// Sleeps while `word` still holds `expected`, at most `timeout`. Returns on
+/// a wake, a timeout, a signal or when the word already differs.
+pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: the word lives as long as the call; FUTEX_WAIT only reads it.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes every thread sleeping on `word`.
+pub fn wake_all(word: &AtomicU32) {
+    // SAFETY: as above; FUTEX_WAKE does not touch the word.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
+/// A counter others can sleep on until it moves: "the log writer finished a
+/// write", "a DB writer finished a batch".
+#[derive(Default)]
+pub struct Signal {
+    seq: AtomicU32,
+}
+
+impl Signal {
+    /// The current value, to pass to [`Signal::wait_past`].
+    #[inline]
+    pub fn seq(&self) -> u32 {
+        self.seq.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Sleeps until the counter moves past `seen` (or `timeout`).
+    pub fn wait_past(&self, seen: u32, timeout: Duration) {
+        if self.seq() == seen {
+            wait(&self.seq, seen, timeout);
+        }
+    }
+
+    /// Moves the counter and wakes every sleeper.
+    pub fn notify(&self) {
+        self.seq.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        wake_all(&self.seq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    #[test]
+    fn wait_returns_at_once_when_the_word_differs() {
+        let w = AtomicU32::new(5);
+        let t = Instant::now();
+        wait(&w, 4, Duration::from_secs(5));
+        assert!(t.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn wait_times_out() {
+        let w = AtomicU32::new(5);
+        let t = Instant::now();
+        wait(&w, 5, Duration::from_millis(20));
+        assert!(t.elapsed() >= Duration::from_millis(15));
+    }
+
+    #[test]
+    fn notify_wakes_a_sleeper() {
+        let s = Arc::new(Signal::default());
+        let seen = s.seq();
+        let s2 = Arc::clone(&s);
+        let h = std::thread::spawn(move || {
+            let t = Instant::now();
+            s2.wait_past(seen, Duration::from_secs(10));
+            t.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        s.notify();
+        assert!(h.join().unwrap() < Duration::from_secs(5));
+        assert_eq!(s.seq(), seen + 1);
+    }
+}

@@ -1,0 +1,236 @@
+//! What the model's threads share — the buffer cache, the redo log's
+//! positions, the checkpoint, and the signals they wake each other with —
+//! and the counters each thread keeps for the report (AWR's statistics).
+
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+
+use serde::Serialize;
+
+use super::cache::Cache;
+use super::events::EventStats;
+use super::futex::Signal;
+use crate::runner::Shared;
+
+/// The redo log's positions, in bytes of redo generated since the start.
+#[derive(Default)]
+pub struct Log {
+    /// Redo generated (reserved by committing sessions).
+    pub alloc: AtomicU64,
+    /// Redo durable on disk.
+    pub flushed: AtomicU64,
+    /// Moves after every log write.
+    pub written: Signal,
+    /// Sessions wake the log writer through this.
+    pub post: Signal,
+    /// True while the log writer is awake or already asked to look.
+    pub posted: AtomicBool,
+    /// Non-zero while the log writer waits to reuse a log file whose
+    /// checkpoint is not complete (a futex word sessions sleep on).
+    pub switch_blocked: AtomicU32,
+    pub buffer_size: u64,
+}
+
+impl Log {
+    /// Wakes the log writer unless it is awake already.
+    #[inline]
+    pub fn post(&self) {
+        if !self.posted.swap(true, AcqRel) {
+            self.post.notify();
+        }
+    }
+}
+
+/// Checkpoint progress: every change below `done` is written to the datafiles.
+pub struct Checkpoint {
+    /// The position the log writer needs checkpointed (set at log switches).
+    pub target: AtomicU64,
+    pub done: AtomicU64,
+    /// Each DB writer's low-water mark over the buffers it owns.
+    pub marks: Box<[AtomicU64]>,
+    /// Moves when `done` advances.
+    pub advanced: Signal,
+}
+
+impl Checkpoint {
+    pub fn new(writers: u32) -> Self {
+        Checkpoint {
+            target: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            marks: (0..writers).map(|_| AtomicU64::new(0)).collect(),
+            advanced: Signal::default(),
+        }
+    }
+
+    /// Publishes DB writer `id`'s mark and advances `done` to the lowest.
+    pub fn publish(&self, id: usize, mark: u64) {
+        self.marks[id].fetch_max(mark, AcqRel);
+        let low = self
+            .marks
+            .iter()
+            .map(|m| m.load(Acquire))
+            .min()
+            .unwrap_or(0);
+        if self.done.fetch_max(low, AcqRel) < low {
+            self.advanced.notify();
+        }
+    }
+}
+
+/// Everything the model's threads share.
+pub struct Instance<'a> {
+    pub run: &'a Shared,
+    pub cache: Cache,
+    pub log: Log,
+    pub ckpt: Checkpoint,
+    /// Sessions (free buffers wanted) and the log writer (checkpoint) wake DB writers.
+    pub dbwr_post: Signal,
+    /// Set while a session waits for a free buffer.
+    pub free_wanted: AtomicBool,
+    /// Moves after each DB writer batch.
+    pub dbwr_done: Signal,
+    /// Raised when every session has finished: background threads drain and exit.
+    pub sessions_done: AtomicBool,
+}
+
+impl Instance<'_> {
+    /// True inside the measurement window (ramp over, not past the end).
+    #[inline]
+    pub fn in_window(&self, t: u64) -> bool {
+        let start = self.run.start_ns.load(Relaxed);
+        t >= start + self.run.ramp_ns && t <= self.run.end_ns.load(Relaxed)
+    }
+
+    /// The part of `[from, to]` inside the measurement window, ns.
+    #[inline]
+    pub fn window_part(&self, from: u64, to: u64) -> u64 {
+        let start = self.run.start_ns.load(Relaxed) + self.run.ramp_ns;
+        let end = self.run.end_ns.load(Relaxed);
+        to.min(end).saturating_sub(from.max(start))
+    }
+
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.run.stop.load(Relaxed)
+    }
+}
+
+/// AWR-style statistics one thread counts (sessions, DB writers and the log
+/// writer each fill their own part).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Counters {
+    /// SLOB operations completed (AWR "executes").
+    pub executes: u64,
+    pub selects: u64,
+    pub updates: u64,
+    pub scans: u64,
+    /// Commits (AWR "user commits": transactions).
+    pub transactions: u64,
+    /// Blocks looked up in the cache (session logical reads).
+    pub logical_reads: u64,
+    /// Of those, found in the cache (or read in by another session).
+    pub cache_hits: u64,
+    /// Blocks read from the datafiles (AWR "physical reads").
+    pub physical_reads: u64,
+    /// Read requests issued (AWR "physical read IO requests").
+    pub read_requests: u64,
+    pub read_bytes: u64,
+    /// Blocks changed by updates (AWR "db block changes").
+    pub block_changes: u64,
+    /// Changes that turned a clean buffer dirty.
+    pub blocks_dirtied: u64,
+    /// Blocks written by DB writers (AWR "physical writes").
+    pub physical_writes: u64,
+    /// Write requests issued by DB writers.
+    pub write_requests: u64,
+    pub write_bytes: u64,
+    /// Redo generated by commits (AWR "redo size").
+    pub redo_bytes: u64,
+    /// Redo written by the log writer, padding included.
+    pub redo_written_bytes: u64,
+    /// Padding to the redo block size (AWR "redo wastage").
+    pub redo_wastage_bytes: u64,
+    pub redo_writes: u64,
+    pub log_switches: u64,
+    /// Session time spent in operations (busy or waiting), ns: DB time.
+    pub db_time_ns: u64,
+    /// Session time spent thinking (idle, not DB time), ns.
+    pub think_ns: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        let Counters {
+            executes,
+            selects,
+            updates,
+            scans,
+            transactions,
+            logical_reads,
+            cache_hits,
+            physical_reads,
+            read_requests,
+            read_bytes,
+            block_changes,
+            blocks_dirtied,
+            physical_writes,
+            write_requests,
+            write_bytes,
+            redo_bytes,
+            redo_written_bytes,
+            redo_wastage_bytes,
+            redo_writes,
+            log_switches,
+            db_time_ns,
+            think_ns,
+        } = o;
+        self.executes += executes;
+        self.selects += selects;
+        self.updates += updates;
+        self.scans += scans;
+        self.transactions += transactions;
+        self.logical_reads += logical_reads;
+        self.cache_hits += cache_hits;
+        self.physical_reads += physical_reads;
+        self.read_requests += read_requests;
+        self.read_bytes += read_bytes;
+        self.block_changes += block_changes;
+        self.blocks_dirtied += blocks_dirtied;
+        self.physical_writes += physical_writes;
+        self.write_requests += write_requests;
+        self.write_bytes += write_bytes;
+        self.redo_bytes += redo_bytes;
+        self.redo_written_bytes += redo_written_bytes;
+        self.redo_wastage_bytes += redo_wastage_bytes;
+        self.redo_writes += redo_writes;
+        self.log_switches += log_switches;
+        self.db_time_ns += db_time_ns;
+        self.think_ns += think_ns;
+    }
+}
+
+/// What one thread measured: counters in the window and over the whole run
+/// (the run totals are what the invariants hold exactly on), and its waits.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    pub window: Counters,
+    pub total: Counters,
+    pub events: EventStats,
+}
+
+impl Tally {
+    /// Applies `f` to the run totals, and to the window's when `in_window`.
+    #[inline]
+    pub fn count(&mut self, in_window: bool, f: impl Fn(&mut Counters)) {
+        f(&mut self.total);
+        if in_window {
+            f(&mut self.window);
+        }
+    }
+
+    pub fn merge(&mut self, o: &Tally) {
+        self.window.add(&o.window);
+        self.total.add(&o.total);
+        self.events.merge(&o.events);
+    }
+}

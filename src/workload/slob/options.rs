@@ -1,0 +1,459 @@
+//! The options of `--workload slob` (SLOB's slob.conf and runit.sh, as
+//! flags) and their validation into a [`SlobConfig`]. Every refusal is one
+//! line naming the option, the value, the limit and what to give instead.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{RedoStress, RedoSync, SlobConfig, Think};
+use crate::config::HotspotConfig;
+use crate::units::{fmt_size, parse_seconds, parse_size};
+
+pub const DEFAULT_SCALE: u64 = 80 << 20;
+pub const DEFAULT_CACHE: u64 = 16 << 20;
+pub const DEFAULT_UPDATE_PCT: u8 = 25;
+pub const DEFAULT_WORK_UNIT: u32 = 64;
+pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
+pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
+
+#[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "SLOB model (--workload slob)")]
+pub struct SlobArgs {
+    /// Rows (one per block) per schema: a block count, or a size with K/M/G/T (SLOB's SCALE) [default: 80M].
+    #[arg(long, value_name = "BLOCKS|SIZE")]
+    pub scale: Option<String>,
+
+    /// Schemas (SLOB's runit.sh -s); each is a disjoint region of the datafiles [default: --sessions].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub schemas: Option<u32>,
+
+    /// Sessions per schema (runit.sh -t); they share the schema's blocks [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads_per_schema: Option<u32>,
+
+    /// Rows each operation touches, 3..1024 (SLOB's WORK_UNIT) [default: 64].
+    #[arg(long)]
+    pub work_unit: Option<u32>,
+
+    /// Percentage of operations that update and commit, 0..100, exact over a run (UPDATE_PCT) [default: 25].
+    #[arg(long)]
+    pub update_pct: Option<u32>,
+
+    /// Percentage of operations that scan --scan-size contiguous blocks, 0..100 (SCAN_PCT) [default: 0].
+    #[arg(long)]
+    pub scan_pct: Option<u32>,
+
+    /// Blocks per scan read: a count or a size with K/M [default: 1M worth of blocks].
+    #[arg(long, value_name = "BLOCKS|SIZE")]
+    pub scan_size: Option<String>,
+
+    /// Redo per changed block: lite (2 of 19 columns) or heavy (all 19, 9.5x) (REDO_STRESS) [default: lite].
+    #[arg(long, value_enum)]
+    pub redo_stress: Option<RedoStress>,
+
+    /// Every Nth operation goes to the first schema (HOT_SCHEMA_FREQUENCY).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hot_schema_frequency: Option<u32>,
+
+    /// Every Nth operation is followed by think time (THINK_TM_FREQUENCY).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub think_frequency: Option<u32>,
+
+    /// Shortest think time (THINK_TM_MIN), e.g. 0.1 or 100ms [default: 0.1].
+    #[arg(long, value_parser = parse_seconds, requires = "think_frequency")]
+    pub think_min: Option<f64>,
+
+    /// Longest think time (THINK_TM_MAX) [default: --think-min].
+    #[arg(long, value_parser = parse_seconds, requires = "think_frequency")]
+    pub think_max: Option<f64>,
+
+    /// Operations per session, then stop (SLOB's WORK_LOOP); instead of --time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with_all = ["time", "ramp"])]
+    pub work_loop: Option<u64>,
+
+    /// Buffer cache size (db_cache_size); small forces physical reads [default: 16M].
+    #[arg(long, value_parser = parse_size)]
+    pub cache: Option<u64>,
+
+    /// DB writer threads [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub db_writers: Option<u32>,
+
+    /// Most buffers a DB writer writes per batch (all in flight with io_uring) [default: 64].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub dbwr_batch: Option<u32>,
+
+    /// Directory for the redo logs (another filesystem is fine) [default: the --target directory].
+    #[arg(long, value_name = "DIR")]
+    pub redo_dir: Option<PathBuf>,
+
+    /// Redo log files, used in turn [default: 3].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub redo_files: Option<u32>,
+
+    /// Size of each redo log file [default: 128M].
+    #[arg(long, value_parser = parse_size)]
+    pub redo_file_size: Option<u64>,
+
+    /// Redo block size: every log write is padded to it (512 or 4096) [default: 512].
+    #[arg(long)]
+    pub redo_block: Option<u32>,
+
+    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync].
+    #[arg(long, value_enum)]
+    pub redo_sync: Option<RedoSync>,
+
+    /// Log buffer size: the most one log write carries [default: 4M].
+    #[arg(long, value_parser = parse_size)]
+    pub log_buffer: Option<u64>,
+}
+
+impl SlobArgs {
+    /// The first model option given, for refusing them with `--workload raw`.
+    pub fn first_given(&self) -> Option<&'static str> {
+        let given = [
+            (self.scale.is_some(), "--scale"),
+            (self.schemas.is_some(), "--schemas"),
+            (self.threads_per_schema.is_some(), "--threads-per-schema"),
+            (self.work_unit.is_some(), "--work-unit"),
+            (self.update_pct.is_some(), "--update-pct"),
+            (self.scan_pct.is_some(), "--scan-pct"),
+            (self.scan_size.is_some(), "--scan-size"),
+            (self.redo_stress.is_some(), "--redo-stress"),
+            (
+                self.hot_schema_frequency.is_some(),
+                "--hot-schema-frequency",
+            ),
+            (self.think_frequency.is_some(), "--think-frequency"),
+            (self.work_loop.is_some(), "--work-loop"),
+            (self.cache.is_some(), "--cache"),
+            (self.db_writers.is_some(), "--db-writers"),
+            (self.dbwr_batch.is_some(), "--dbwr-batch"),
+            (self.redo_dir.is_some(), "--redo-dir"),
+            (self.redo_files.is_some(), "--redo-files"),
+            (self.redo_file_size.is_some(), "--redo-file-size"),
+            (self.redo_block.is_some(), "--redo-block"),
+            (self.redo_sync.is_some(), "--redo-sync"),
+            (self.log_buffer.is_some(), "--log-buffer"),
+        ];
+        given.iter().find(|(g, _)| *g).map(|(_, n)| *n)
+    }
+
+    /// Validates the model's options. `sessions` is --sessions if given;
+    /// `target_dir` the directory target (None for a block device).
+    pub fn into_config(
+        self,
+        sessions: Option<u32>,
+        block_size: u32,
+        datafiles: u32,
+        hotspot: Option<HotspotConfig>,
+        target_dir: Option<&Path>,
+    ) -> Result<SlobConfig, String> {
+        let threads = self.threads_per_schema.unwrap_or(1);
+        let schemas = match (self.schemas, sessions) {
+            (Some(n), None) => n,
+            (None, Some(s)) => {
+                if s % threads != 0 {
+                    return Err(format!(
+                        "--sessions {s} is not a multiple of --threads-per-schema {threads}; give --schemas N instead (sessions = schemas x threads)"
+                    ));
+                }
+                s / threads
+            }
+            (Some(n), Some(s)) => {
+                if n * threads != s {
+                    return Err(format!(
+                        "--sessions {s} disagrees with --schemas {n} x --threads-per-schema {threads} = {}; give one or the other",
+                        n * threads
+                    ));
+                }
+                n
+            }
+            (None, None) if self.threads_per_schema.is_some() => 1,
+            (None, None) => 4,
+        };
+        if schemas * threads > 1024 {
+            return Err(format!(
+                "--schemas {schemas} x --threads-per-schema {threads} is more than 1024 sessions"
+            ));
+        }
+        let bs = u64::from(block_size);
+        let scale_blocks = match &self.scale {
+            None => DEFAULT_SCALE / bs,
+            Some(s) => blocks_or_size(s, bs, "--scale")?,
+        };
+        let work_unit = self.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
+        if !(3..=1024).contains(&work_unit) {
+            return Err(format!(
+                "--work-unit {work_unit} is out of range: SLOB's WORK_UNIT is 3 to 1024 rows"
+            ));
+        }
+        let update_pct = self.update_pct.unwrap_or(u32::from(DEFAULT_UPDATE_PCT));
+        if update_pct > 100 {
+            return Err(format!(
+                "--update-pct {update_pct} is out of range: give 0 to 100"
+            ));
+        }
+        let scan_pct = self.scan_pct.unwrap_or(0);
+        if scan_pct > 100 || update_pct + scan_pct > 100 {
+            return Err(format!(
+                "--scan-pct {scan_pct} with --update-pct {update_pct} is out of range: the two add up to at most 100"
+            ));
+        }
+        let scan_blocks = match &self.scan_size {
+            None => ((1 << 20) / bs).max(1),
+            Some(s) => blocks_or_size(s, bs, "--scan-size")?,
+        };
+        if self.scan_size.is_some() && scan_pct == 0 {
+            return Err("--scan-size needs --scan-pct above 0".into());
+        }
+        if scan_blocks > 1024 {
+            return Err(format!(
+                "--scan-size {scan_blocks} blocks is more than 1024 blocks per read; give a smaller --scan-size"
+            ));
+        }
+        if scale_blocks < u64::from(work_unit) {
+            return Err(format!(
+                "--scale {scale_blocks} blocks is smaller than --work-unit {work_unit}; each schema needs at least one work unit of rows"
+            ));
+        }
+        if scan_pct > 0 && scale_blocks < scan_blocks {
+            return Err(format!(
+                "--scale {scale_blocks} blocks is smaller than one scan ({scan_blocks} blocks); raise --scale or lower --scan-size"
+            ));
+        }
+        let think = match self.think_frequency {
+            None => None,
+            Some(every) => {
+                let min_s = self.think_min.unwrap_or(0.1);
+                let max_s = self.think_max.unwrap_or(min_s);
+                if max_s < min_s {
+                    return Err(format!("--think-max {max_s} is below --think-min {min_s}"));
+                }
+                Some(Think {
+                    every,
+                    min_s,
+                    max_s,
+                })
+            }
+        };
+        let redo_block = self.redo_block.unwrap_or(512);
+        if redo_block != 512 && redo_block != 4096 {
+            return Err(format!("--redo-block {redo_block} must be 512 or 4096"));
+        }
+        let log_buffer = self.log_buffer.unwrap_or(DEFAULT_LOG_BUFFER);
+        let redo_file_size = self.redo_file_size.unwrap_or(DEFAULT_REDO_FILE_SIZE);
+        let redo_dir = match (self.redo_dir, target_dir) {
+            (Some(d), _) => d,
+            (None, Some(t)) => t.to_path_buf(),
+            (None, None) => {
+                return Err("--redo-dir is needed when --target is a block device: the redo logs go in a directory".into());
+            }
+        };
+        let cfg = SlobConfig {
+            schemas,
+            threads_per_schema: threads,
+            scale_blocks,
+            block_size,
+            datafiles,
+            work_unit,
+            update_pct: update_pct as u8,
+            scan_pct: scan_pct as u8,
+            scan_blocks: scan_blocks as u32,
+            redo_stress: self.redo_stress.unwrap_or(RedoStress::Lite),
+            hotspot,
+            hot_schema_every: self.hot_schema_frequency,
+            think,
+            work_loop: self.work_loop,
+            cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
+            db_writers: self.db_writers.unwrap_or(1),
+            dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            redo_dir,
+            redo_files: self.redo_files.unwrap_or(3),
+            redo_file_size,
+            redo_block,
+            redo_sync: self.redo_sync.unwrap_or(RedoSync::Dsync),
+            log_buffer,
+        };
+        if let Some(h) = hotspot
+            && h.offset_bytes + h.size_bytes > cfg.scale_blocks * bs
+        {
+            return Err(format!(
+                "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of a schema ({}); make the hot spot smaller or --scale larger",
+                h.offset_bytes >> 20,
+                h.size_bytes >> 20,
+                fmt_size(cfg.scale_blocks * bs)
+            ));
+        }
+        let min = u64::from(cfg.min_cache_buffers()) * bs;
+        if cfg.cache_bytes < min {
+            return Err(format!(
+                "--cache {} is below the minimum the model needs to make progress: {} ({} buffers of {}: 2 per block each of the {} sessions may pin at once); give --cache {} or more",
+                fmt_size(cfg.cache_bytes),
+                fmt_size(min),
+                cfg.min_cache_buffers(),
+                fmt_size(bs),
+                cfg.sessions(),
+                fmt_size(min)
+            ));
+        }
+        if u64::from(cfg.cache_buffers()) > u64::from(u32::MAX / 2) {
+            return Err(format!(
+                "--cache {} is too large",
+                fmt_size(cfg.cache_bytes)
+            ));
+        }
+        let one_op = cfg.max_redo_per_op();
+        if log_buffer < one_op || log_buffer > 1 << 30 {
+            return Err(format!(
+                "--log-buffer {} must hold one update's redo ({} with --work-unit {work_unit} and --redo-stress {}) and be at most 1G",
+                fmt_size(log_buffer),
+                fmt_size(one_op),
+                if cfg.redo_stress == RedoStress::Lite {
+                    "lite"
+                } else {
+                    "heavy"
+                }
+            ));
+        }
+        if !log_buffer.is_multiple_of(u64::from(redo_block)) {
+            return Err(format!(
+                "--log-buffer {} must be a multiple of --redo-block {redo_block}",
+                fmt_size(log_buffer)
+            ));
+        }
+        if redo_file_size < log_buffer || !redo_file_size.is_multiple_of(u64::from(redo_block)) {
+            return Err(format!(
+                "--redo-file-size {} is smaller than one log write (up to --log-buffer {}) or not a multiple of --redo-block {redo_block}; give --redo-file-size {} or more",
+                fmt_size(redo_file_size),
+                fmt_size(log_buffer),
+                fmt_size(log_buffer)
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
+/// A count of blocks ("10000") or a size ("80M") turned into blocks.
+fn blocks_or_size(text: &str, bs: u64, opt: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let blocks = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>()
+            .map_err(|_| format!("{opt} {text} is too large"))?
+    } else {
+        let bytes = parse_size(t).map_err(|e| format!("{opt} {text}: {e}"))?;
+        bytes / bs
+    };
+    if blocks == 0 {
+        return Err(format!(
+            "{opt} {text} is less than one block of {}; give a block count or a size",
+            fmt_size(bs)
+        ));
+    }
+    Ok(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(f: impl FnOnce(&mut SlobArgs)) -> Result<SlobConfig, String> {
+        let mut a = SlobArgs::default();
+        f(&mut a);
+        a.into_config(None, 8192, 1, None, Some(Path::new("/tmp/x")))
+    }
+
+    #[test]
+    fn defaults_follow_slob_conf() {
+        let c = cfg(|_| {}).unwrap();
+        assert_eq!(c.sessions(), 4);
+        assert_eq!(c.scale_blocks, (80 << 20) / 8192);
+        assert_eq!(c.work_unit, 64);
+        assert_eq!(c.update_pct, 25);
+        assert_eq!(c.cache_buffers(), 2048);
+        assert_eq!(c.redo_dir, PathBuf::from("/tmp/x"));
+    }
+
+    #[test]
+    fn scale_is_blocks_or_a_size() {
+        assert_eq!(
+            cfg(|a| a.scale = Some("10000".into()))
+                .unwrap()
+                .scale_blocks,
+            10000
+        );
+        assert_eq!(
+            cfg(|a| a.scale = Some("1G".into())).unwrap().scale_blocks,
+            131072
+        );
+    }
+
+    #[test]
+    fn schemas_and_threads_give_sessions() {
+        let mut a = SlobArgs {
+            schemas: Some(2),
+            threads_per_schema: Some(8),
+            ..Default::default()
+        };
+        let c = a
+            .clone()
+            .into_config(None, 8192, 1, None, Some(Path::new("/t")))
+            .unwrap();
+        assert_eq!((c.schemas, c.threads_per_schema, c.sessions()), (2, 8, 16));
+        a.schemas = None;
+        let c = a
+            .clone()
+            .into_config(Some(16), 8192, 1, None, Some(Path::new("/t")))
+            .unwrap();
+        assert_eq!(c.schemas, 2);
+        let e = a
+            .into_config(Some(15), 8192, 1, None, Some(Path::new("/t")))
+            .unwrap_err();
+        assert!(e.contains("multiple"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_in_one_line() {
+        type Case = (Box<dyn FnOnce(&mut SlobArgs)>, &'static str);
+        let cases: Vec<Case> = vec![
+            (
+                Box::new(|a| a.work_unit = Some(2)),
+                "--work-unit 2 is out of range",
+            ),
+            (
+                Box::new(|a| a.update_pct = Some(101)),
+                "--update-pct 101 is out of range",
+            ),
+            (
+                Box::new(|a| a.cache = Some(32 << 10)),
+                "minimum the model needs",
+            ),
+            (
+                Box::new(|a| a.redo_file_size = Some(1 << 20)),
+                "smaller than one log write",
+            ),
+            (Box::new(|a| a.redo_block = Some(1024)), "512 or 4096"),
+            (
+                Box::new(|a| a.log_buffer = Some(8 << 10)),
+                "must hold one update's redo",
+            ),
+        ];
+        for (f, want) in cases {
+            let e = cfg(f).unwrap_err();
+            assert!(e.contains(want), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_cache_minimum_is_named() {
+        // 4 sessions x 1 pinned block x 2 = 8 buffers of 8 KiB = 64 KiB.
+        let e = cfg(|a| a.cache = Some(56 << 10)).unwrap_err();
+        assert!(
+            e.contains("minimum the model needs to make progress: 64 KiB"),
+            "{e}"
+        );
+        assert!(cfg(|a| a.cache = Some(64 << 10)).is_ok());
+    }
+}

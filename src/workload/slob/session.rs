@@ -1,0 +1,431 @@
+//! A SLOB session: a thread that runs operations (select, update + commit,
+//! scan) on its schema through the shared buffer cache, reads missing blocks
+//! itself ("db file sequential read" / "db file scattered read"), and waits
+//! for the log writer at commit ("log file sync"). Every wait is recorded in
+//! exactly one event; everything else in an operation is DB CPU.
+
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::time::Duration;
+
+use super::cache::Lookup;
+use super::events::Event;
+use super::instance::{Instance, Tally};
+use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
+use super::{COMMIT_RECORD_BYTES, SlobConfig, futex};
+use crate::engine::buf::BufPool;
+use crate::engine::{Engine, Io, OpKind, explain_errno, perform};
+use crate::measure::clock::now_ns;
+use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::samplers::series::SeriesWriter;
+use crate::workload::rng::Rng;
+
+/// Longest single sleep of a waiting session before it looks at the stop flag.
+const NAP: Duration = Duration::from_millis(20);
+
+/// One session's fixed inputs and its own state.
+pub struct Session<'a, E: Engine> {
+    pub id: u32,
+    pub inst: &'a Instance<'a>,
+    pub cfg: &'a SlobConfig,
+    pub io_mode: crate::config::IoMode,
+    pub ts: Tablespace,
+    pub files: &'a [std::path::PathBuf],
+    pub engine: E,
+    pub picker: KeyPicker,
+    pub mix: OpMix,
+    pub rng: Rng,
+    pub scan_buf: BufPool,
+    /// Buffers of the scan run being gathered (capacity `scan_blocks`).
+    pub scan_run: Vec<u32>,
+    pub outlier_ns: u64,
+    pub tally: Tally,
+    pub stats: SessionStats,
+    pub series: SeriesWriter<'a>,
+}
+
+impl<E: Engine> Session<'_, E> {
+    /// Runs operations until the work loop is done, the window ends or the run stops.
+    pub fn run(&mut self) {
+        let quota = self.cfg.work_loop.unwrap_or(u64::MAX);
+        let t0 = self.inst.run.start_ns.load(Acquire);
+        let mut blocks = vec![0u64; self.cfg.work_unit as usize];
+        let mut done = 0u64;
+        while done < quota {
+            let start = now_ns();
+            if self.inst.stopping() || start >= self.inst.run.end_ns.load(Acquire) {
+                break;
+            }
+            let op = self.mix.next_op();
+            let ok = match op {
+                OpType::Select => {
+                    let n = self.picker.work_unit(&mut self.rng, &mut blocks);
+                    self.select(&blocks[..n])
+                }
+                OpType::Update => {
+                    let n = self.picker.work_unit(&mut self.rng, &mut blocks);
+                    self.update(&blocks[..n], t0)
+                }
+                OpType::Scan => {
+                    let first = self.picker.scan(&mut self.rng);
+                    self.scan(first)
+                }
+            };
+            if !ok {
+                break;
+            }
+            let end = now_ns();
+            done += 1;
+            let busy = self.inst.window_part(start, end);
+            self.tally.count(self.inst.in_window(end), |c| {
+                c.executes += 1;
+                match op {
+                    OpType::Select => c.selects += 1,
+                    OpType::Update => c.updates += 1,
+                    OpType::Scan => c.scans += 1,
+                }
+            });
+            self.tally.window.db_time_ns += busy;
+            self.tally.total.db_time_ns += end - start;
+            self.think(done);
+        }
+    }
+
+    fn select(&mut self, blocks: &[u64]) -> bool {
+        for &b in blocks {
+            let Some(buf) = self.get(b) else {
+                return false;
+            };
+            self.inst.cache.unpin(buf);
+        }
+        true
+    }
+
+    fn update(&mut self, blocks: &[u64], t0: u64) -> bool {
+        let inst = self.inst;
+        for &b in blocks {
+            let Some(buf) = self.get(b) else {
+                return false;
+            };
+            let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
+            inst.cache.unpin(buf);
+            let w = inst.in_window(now_ns());
+            self.tally.count(w, |c| {
+                c.block_changes += 1;
+                c.blocks_dirtied += u64::from(dirtied);
+            });
+        }
+        let redo = blocks.len() as u64 * u64::from(self.cfg.redo_stress.bytes_per_block())
+            + u64::from(COMMIT_RECORD_BYTES);
+        self.commit(redo, t0)
+    }
+
+    /// Puts the operation's redo into the log and waits until it is durable.
+    fn commit(&mut self, redo: u64, t0: u64) -> bool {
+        let inst = self.inst;
+        let log = &inst.log;
+        if inst.log.switch_blocked.load(Acquire) != 0 {
+            let t = now_ns();
+            loop {
+                let v = log.switch_blocked.load(Acquire);
+                if v == 0 {
+                    break;
+                }
+                if inst.stopping() {
+                    return false;
+                }
+                futex::wait(&log.switch_blocked, v, NAP);
+            }
+            self.wait(Event::LogFileSwitchCheckpointIncomplete, t, now_ns());
+        }
+        let used = |log: &super::instance::Log| {
+            log.alloc.load(Acquire) - log.flushed.load(Acquire) + redo > log.buffer_size
+        };
+        if used(log) {
+            let t = now_ns();
+            loop {
+                let seen = log.written.seq();
+                if !used(log) {
+                    break;
+                }
+                if inst.stopping() {
+                    return false;
+                }
+                log.post();
+                log.written.wait_past(seen, NAP);
+            }
+            self.wait(Event::LogBufferSpace, t, now_ns());
+        }
+        let t = now_ns();
+        let end = log.alloc.fetch_add(redo, AcqRel) + redo;
+        log.post();
+        loop {
+            let seen = log.written.seq();
+            if log.flushed.load(Acquire) >= end {
+                break;
+            }
+            if inst.stopping() {
+                return false;
+            }
+            log.written.wait_past(seen, NAP);
+        }
+        let now = now_ns();
+        self.wait(Event::LogFileSync, t, now);
+        self.series.record(Kind::Sync, now - t0, now - t, 0);
+        let w = inst.in_window(now);
+        self.tally.count(w, |c| {
+            c.transactions += 1;
+            c.redo_bytes += redo;
+        });
+        true
+    }
+
+    /// A multi-block read of `scan_blocks` physically contiguous blocks:
+    /// cached blocks are logical reads, each run of missing ones one request.
+    fn scan(&mut self, first: u64) -> bool {
+        let mut run = std::mem::take(&mut self.scan_run);
+        let ok = self.scan_into(first, &mut run);
+        run.clear();
+        self.scan_run = run;
+        ok
+    }
+
+    fn scan_into(&mut self, first: u64, run: &mut Vec<u32>) -> bool {
+        let n = u64::from(self.cfg.scan_blocks);
+        let mut run_start = 0u64;
+        let mut b = first;
+        while b < first + n {
+            match self.inst.cache.lookup(b, &self.inst.run.stop) {
+                Lookup::Hit { buf, waited_ns } => {
+                    self.inst.cache.unpin(buf);
+                    self.hit(waited_ns);
+                    b += 1;
+                }
+                Lookup::Claimed { buf } => {
+                    let contiguous = !run.is_empty()
+                        && self.ts.locate(b).0 == self.ts.locate(run_start).0
+                        && self.ts.locate(b).1
+                            == self.ts.locate(run_start).1
+                                + run.len() as u64 * u64::from(self.cfg.block_size);
+                    if !contiguous && !run.is_empty() && !self.read_run(run_start, run) {
+                        self.inst.cache.read_failed(buf);
+                        self.inst.cache.unpin(buf);
+                        return false;
+                    }
+                    if run.is_empty() {
+                        run_start = b;
+                    }
+                    run.push(buf);
+                    b += 1;
+                }
+                Lookup::NoFreeBuffer => {
+                    if !run.is_empty() && !self.read_run(run_start, run) {
+                        return false;
+                    }
+                    if !self.free_buffer_wait() {
+                        return false;
+                    }
+                }
+                Lookup::Stopped => {
+                    for &buf in run.iter() {
+                        self.inst.cache.read_failed(buf);
+                        self.inst.cache.unpin(buf);
+                    }
+                    return false;
+                }
+            }
+        }
+        run.is_empty() || self.read_run(run_start, run)
+    }
+
+    /// Reads a run of claimed buffers with one request, then releases them.
+    fn read_run(&mut self, first: u64, run: &mut Vec<u32>) -> bool {
+        let bs = self.cfg.block_size as usize;
+        let (file, offset) = self.ts.locate(first);
+        let len = run.len() * bs;
+        let buf = self.scan_buf.slot_mut(0, len).as_mut_ptr();
+        let ok = self.physical_read(Event::DbFileScatteredRead, file, offset, buf, len as u32);
+        let cache = &self.inst.cache;
+        for (i, &b) in run.iter().enumerate() {
+            if ok {
+                // SAFETY: this session holds READING on b; the scan buffer is its own.
+                unsafe { std::ptr::copy_nonoverlapping(buf.add(i * bs), cache.ptr(b), bs) };
+                cache.read_done(b);
+            } else {
+                cache.read_failed(b);
+            }
+            cache.unpin(b);
+        }
+        if ok {
+            let k = run.len() as u64;
+            let w = self.inst.in_window(now_ns());
+            self.tally.count(w, |c| {
+                c.logical_reads += k;
+                c.physical_reads += k;
+            });
+        }
+        run.clear();
+        ok
+    }
+
+    /// The block pinned in a buffer: from the cache, or read in.
+    fn get(&mut self, block: u64) -> Option<u32> {
+        loop {
+            match self.inst.cache.lookup(block, &self.inst.run.stop) {
+                Lookup::Hit { buf, waited_ns } => {
+                    self.hit(waited_ns);
+                    return Some(buf);
+                }
+                Lookup::Claimed { buf } => {
+                    let (file, offset) = self.ts.locate(block);
+                    let ptr = self.inst.cache.ptr(buf);
+                    let bs = self.cfg.block_size;
+                    if self.physical_read(Event::DbFileSequentialRead, file, offset, ptr, bs) {
+                        self.inst.cache.read_done(buf);
+                        let w = self.inst.in_window(now_ns());
+                        self.tally.count(w, |c| {
+                            c.logical_reads += 1;
+                            c.physical_reads += 1;
+                        });
+                        return Some(buf);
+                    }
+                    self.inst.cache.read_failed(buf);
+                    self.inst.cache.unpin(buf);
+                    return None;
+                }
+                Lookup::NoFreeBuffer => {
+                    if !self.free_buffer_wait() {
+                        return None;
+                    }
+                }
+                Lookup::Stopped => return None,
+            }
+        }
+    }
+
+    fn hit(&mut self, waited_ns: u64) {
+        let now = now_ns();
+        if waited_ns > 0 {
+            self.wait(Event::ReadByOtherSession, now - waited_ns, now);
+        }
+        self.tally.count(self.inst.in_window(now), |c| {
+            c.logical_reads += 1;
+            c.cache_hits += 1;
+        });
+    }
+
+    /// Every buffer is dirty, pinned or busy: ask the DB writers and wait.
+    fn free_buffer_wait(&mut self) -> bool {
+        let inst = self.inst;
+        let t = now_ns();
+        let seen = inst.dbwr_done.seq();
+        inst.free_wanted
+            .store(true, std::sync::atomic::Ordering::Release);
+        inst.dbwr_post.notify();
+        inst.dbwr_done.wait_past(seen, Duration::from_millis(5));
+        self.wait(Event::FreeBufferWaits, t, now_ns());
+        !inst.stopping()
+    }
+
+    /// One read request into `buf`, timed as `event`. False (and the run
+    /// failed) when it did not read `len` bytes.
+    fn physical_read(
+        &mut self,
+        event: Event,
+        file: u32,
+        offset: u64,
+        buf: *mut u8,
+        len: u32,
+    ) -> bool {
+        let io = Io {
+            kind: OpKind::Read,
+            file,
+            offset,
+            len,
+            buf,
+            slot: 0,
+        };
+        let t = now_ns();
+        // SAFETY: buf is a cache buffer this session holds READING on, or its scan buffer.
+        let res = unsafe { perform(&mut self.engine, &io) };
+        let end = now_ns();
+        let lat = end - t;
+        match res {
+            Ok(c) if c.res == len as i32 => {}
+            Ok(c) => {
+                let why = if c.res < 0 {
+                    explain_errno(-c.res, self.io_mode)
+                } else {
+                    format!("short read of {} of {len} bytes", c.res)
+                };
+                self.inst.run.fail(format!(
+                    "reading {} at byte {offset} failed: {why}",
+                    self.files[file as usize].display()
+                ));
+                return false;
+            }
+            Err(e) => {
+                self.inst
+                    .run
+                    .fail(format!("session {}: read failed: {e}", self.id));
+                return false;
+            }
+        }
+        self.wait(event, t, end);
+        let t0 = self.inst.run.start_ns.load(Acquire);
+        self.series
+            .record(Kind::Read, end - t0, lat, u64::from(len));
+        if self.inst.in_window(end) {
+            self.stats.op(Kind::Read).record(lat, u64::from(len));
+            if lat >= self.outlier_ns {
+                self.stats.outlier(Outlier {
+                    t_s: (end - t0) as f64 / 1e9,
+                    op: Kind::Read,
+                    session: self.id,
+                    file,
+                    offset_bytes: offset,
+                    len_bytes: len,
+                    latency_ms: lat as f64 / 1e6,
+                });
+            }
+        }
+        let w = self.inst.in_window(end);
+        self.tally.count(w, |c| {
+            c.read_requests += 1;
+            c.read_bytes += u64::from(len);
+        });
+        true
+    }
+
+    /// Records a wait that ran from `from` to `to`.
+    #[inline]
+    fn wait(&mut self, e: Event, from: u64, to: u64) {
+        if self.inst.in_window(to) {
+            self.tally.events.record(e, to - from);
+        }
+    }
+
+    /// SLOB's think time: every Nth operation sleeps (idle, not DB time).
+    fn think(&mut self, done: u64) {
+        let Some(t) = self.cfg.think else {
+            return;
+        };
+        if !done.is_multiple_of(u64::from(t.every)) {
+            return;
+        }
+        let secs = t.min_s + (t.max_s - t.min_s) * self.rng.next_f64();
+        let start = now_ns();
+        let until = start + (secs * 1e9) as u64;
+        loop {
+            let now = now_ns();
+            if now >= until || self.inst.stopping() || now >= self.inst.run.end_ns.load(Acquire) {
+                break;
+            }
+            std::thread::sleep(Duration::from_nanos(
+                (until - now).min(NAP.as_nanos() as u64),
+            ));
+        }
+        let end = now_ns();
+        self.tally.total.think_ns += end - start;
+        self.tally.window.think_ns += self.inst.window_part(start, end);
+    }
+}

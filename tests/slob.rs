@@ -1,0 +1,543 @@
+//! The SLOB model (`--workload slob`) on real files: its accounting
+//! invariants, the behaviours the issue names (no writes without updates, no
+//! physical reads with a big cache, redo-bound with all updates), blocks on
+//! disk that verify after DB writers wrote them, and bad input.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::store::{store_path, temp_store};
+use dbio::target::block::verify;
+use serde_json::Value;
+
+fn dbio() -> Command {
+    let mut c = Command::cargo_bin("dbio").unwrap();
+    c.env("DBIO_DB", store_path());
+    c
+}
+
+/// A small, fast model on `dir`: 8 KiB blocks, small redo logs.
+fn slob(dir: &Path, extra: &[&str]) -> Value {
+    let target = dir.join("data");
+    let mut args = vec![
+        "run",
+        "--json",
+        "--workload",
+        "slob",
+        "--target",
+        target.to_str().unwrap(),
+        "--seed",
+        "7",
+    ];
+    for (opt, v) in [("--redo-file-size", "2M"), ("--log-buffer", "512K")] {
+        if !extra.contains(&opt) {
+            args.extend([opt, v]);
+        }
+    }
+    args.extend_from_slice(extra);
+    let out = dbio().args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "dbio {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+fn n(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for k in path.split('.') {
+        cur = cur
+            .get(k)
+            .unwrap_or_else(|| panic!("{path}: no {k} in {cur}"));
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number"))
+}
+
+/// The event named `name`: (waits, time_s), zero when absent.
+fn event(r: &Value, name: &str) -> (u64, f64) {
+    r["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .map(|e| (e["waits"].as_u64().unwrap(), e["time_s"].as_f64().unwrap()))
+        .unwrap_or((0, 0.0))
+}
+
+/// The invariants every run must keep, on its whole-run totals.
+fn check_invariants(r: &Value) {
+    let t = |k: &str| n(r, &format!("slob.run_totals.{k}")) as u64;
+    assert_eq!(
+        t("logical_reads"),
+        t("cache_hits") + t("physical_reads"),
+        "logical reads = cache hits + physical reads"
+    );
+    assert!(
+        t("physical_writes") <= t("blocks_dirtied"),
+        "DB writers wrote {} blocks but only {} were dirtied",
+        t("physical_writes"),
+        t("blocks_dirtied")
+    );
+    assert!(t("blocks_dirtied") <= t("block_changes"));
+    assert_eq!(
+        t("redo_written_bytes"),
+        t("redo_bytes") + t("redo_wastage_bytes"),
+        "redo written = generated + wastage"
+    );
+    assert_eq!(t("transactions"), t("updates"), "one commit per update");
+    assert_eq!(
+        t("executes"),
+        t("selects") + t("updates") + t("scans"),
+        "every operation is a select, an update or a scan"
+    );
+}
+
+#[test]
+fn invariants_hold_and_every_wait_is_in_one_event() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    // Small cache (evictions, DB writer batches, free buffer waits), small
+    // redo logs (switches and checkpoints), updates, scans.
+    let r = slob(
+        dir.path(),
+        &[
+            "--sessions",
+            "4",
+            "--scale",
+            "1000",
+            "--cache",
+            "512K",
+            "--update-pct",
+            "30",
+            "--scan-pct",
+            "10",
+            "--scan-size",
+            "8",
+            "--redo-stress",
+            "heavy",
+            "--work-loop",
+            "200",
+        ],
+    );
+    assert_eq!(r["status"], "completed");
+    check_invariants(&r);
+    // A --work-loop run measures everything: window = whole run.
+    assert_eq!(r["slob"]["counters"], r["slob"]["run_totals"]);
+    let c = |k: &str| n(&r, &format!("slob.counters.{k}")) as u64;
+    // Exact mix: 200 operations per session, 30% updates, 10% scans.
+    assert_eq!(c("executes"), 4 * 200);
+    assert_eq!(c("updates"), 4 * 60);
+    assert_eq!(c("scans"), 4 * 20);
+    // Every commit waited once in log file sync; every read request is one
+    // read event; every log write one log file parallel write.
+    assert_eq!(event(&r, "log file sync").0, c("transactions"));
+    assert_eq!(
+        event(&r, "db file sequential read").0 + event(&r, "db file scattered read").0,
+        c("read_requests")
+    );
+    assert!(
+        event(&r, "db file scattered read").0 > 0,
+        "scans read multi-block"
+    );
+    assert_eq!(event(&r, "log file parallel write").0, c("redo_writes"));
+    assert!(c("physical_writes") > 0, "the DB writer wrote dirty blocks");
+    assert!(c("log_switches") > 0, "2 MiB redo logs switched");
+    // Foreground waits fit in DB time; DB CPU is the rest.
+    let fg: f64 = r["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["side"] == "foreground")
+        .map(|e| e["time_s"].as_f64().unwrap())
+        .sum();
+    let db_time = n(&r, "slob.db_time_s");
+    assert!(
+        fg <= db_time * 1.001,
+        "waits {fg} s exceed DB time {db_time} s"
+    );
+    assert!((n(&r, "slob.db_cpu_s") - (db_time - fg)).abs() < 1e-6);
+    // The plain I/O statistics agree with the model's counters.
+    assert_eq!(n(&r, "read.requests") as u64, c("read_requests"));
+    assert_eq!(
+        n(&r, "write.requests") as u64,
+        c("write_requests") + c("redo_writes")
+    );
+    // What the DB writer wrote verifies: right block, right file, intact.
+    let file = dir.path().join("data").join("dbio-data-0000.dat");
+    let bytes = std::fs::read(&file).unwrap();
+    let mut rewritten = 0;
+    for (i, b) in bytes.chunks(8192).enumerate() {
+        let h = verify(b, Some((0, i as u64))).unwrap_or_else(|e| panic!("block {i}: {e}"));
+        rewritten += usize::from(h.generation > 0);
+    }
+    assert!(
+        rewritten as u64 >= c("physical_writes").min(1),
+        "no block carries a DB writer generation"
+    );
+}
+
+#[test]
+fn update_pct_0_writes_nothing_and_generates_no_redo() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let r = slob(
+        dir.path(),
+        &[
+            "--sessions",
+            "3",
+            "--scale",
+            "800",
+            "--cache",
+            "256K",
+            "--update-pct",
+            "0",
+            "--work-loop",
+            "50",
+        ],
+    );
+    check_invariants(&r);
+    let c = |k: &str| n(&r, &format!("slob.counters.{k}")) as u64;
+    assert!(c("physical_reads") > 0);
+    for k in [
+        "write_requests",
+        "physical_writes",
+        "redo_bytes",
+        "redo_writes",
+        "transactions",
+        "block_changes",
+    ] {
+        assert_eq!(c(k), 0, "{k}");
+    }
+    assert!(r["write"].is_null(), "no write I/O at all");
+    assert_eq!(event(&r, "log file sync").0, 0);
+}
+
+#[test]
+fn a_cache_larger_than_the_data_reads_nothing_after_warm_up() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    // 2 schemas x 256 blocks = 4 MiB of data, 32 MiB of cache.
+    let r = slob(
+        dir.path(),
+        &[
+            "--sessions",
+            "2",
+            "--scale",
+            "256",
+            "--cache",
+            "32M",
+            "--update-pct",
+            "0",
+            "--ramp",
+            "1",
+            "--time",
+            "1",
+        ],
+    );
+    check_invariants(&r);
+    let c = |k: &str| n(&r, &format!("slob.counters.{k}")) as u64;
+    assert!(c("logical_reads") > 1000, "sessions kept reading");
+    assert_eq!(
+        c("physical_reads"),
+        0,
+        "every block was cached during the ramp"
+    );
+    assert_eq!(n(&r, "slob.cache_hit_pct"), 100.0);
+    assert!(
+        n(&r, "slob.run_totals.physical_reads") > 0.0,
+        "the ramp read them in"
+    );
+}
+
+#[test]
+fn all_updates_with_a_big_cache_are_redo_bound() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let r = slob(
+        dir.path(),
+        &[
+            "--sessions",
+            "4",
+            "--scale",
+            "256",
+            "--cache",
+            "32M",
+            "--update-pct",
+            "100",
+            "--redo-file-size",
+            "64M",
+            "--log-buffer",
+            "1M",
+            "--ramp",
+            "1",
+            "--time",
+            "2",
+        ],
+    );
+    check_invariants(&r);
+    let (lfpw_waits, lfpw) = event(&r, "log file parallel write");
+    let (_, dfpw) = event(&r, "db file parallel write");
+    assert!(lfpw_waits > 0);
+    assert!(
+        lfpw > dfpw,
+        "log file parallel write {lfpw} s should top System I/O over db file parallel write {dfpw} s"
+    );
+    // The top foreground wait is the commit.
+    let top = r["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["side"] == "foreground")
+        .max_by(|a, b| {
+            a["time_s"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&b["time_s"].as_f64().unwrap())
+        })
+        .unwrap();
+    assert_eq!(top["name"], "log file sync");
+    assert_eq!(n(&r, "slob.counters.physical_reads"), 0.0);
+}
+
+#[test]
+fn sessions_of_one_schema_share_blocks_and_wait_for_each_others_reads() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let r = slob(
+        dir.path(),
+        &[
+            "--schemas",
+            "1",
+            "--threads-per-schema",
+            "8",
+            "--scale",
+            "256",
+            "--cache",
+            "256K",
+            "--update-pct",
+            "0",
+            "--work-loop",
+            "100",
+        ],
+    );
+    check_invariants(&r);
+    assert_eq!(n(&r, "config.sessions"), 8.0);
+    let (waits, _) = event(&r, "read by other session");
+    assert!(waits > 0, "8 sessions on 256 shared blocks never met");
+}
+
+#[test]
+fn a_bigger_redo_block_wastes_more() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |rb: &str| {
+        slob(
+            dir.path(),
+            &[
+                "--sessions",
+                "2",
+                "--scale",
+                "256",
+                "--cache",
+                "8M",
+                "--update-pct",
+                "100",
+                "--work-loop",
+                "100",
+                "--redo-block",
+                rb,
+            ],
+        )
+    };
+    let (small, big) = (run("512"), run("4096"));
+    check_invariants(&small);
+    check_invariants(&big);
+    let waste =
+        |r: &Value| n(r, "slob.counters.redo_wastage_bytes") / n(r, "slob.counters.redo_writes");
+    assert!(waste(&small) < 512.0);
+    assert!(
+        waste(&big) > waste(&small),
+        "{} vs {}",
+        waste(&big),
+        waste(&small)
+    );
+    assert_eq!(
+        n(&small, "slob.counters.redo_bytes"),
+        n(&big, "slob.counters.redo_bytes"),
+        "same operations, same redo"
+    );
+}
+
+#[test]
+fn the_text_report_speaks_awr() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    let out = dbio()
+        .args([
+            "run",
+            "--quiet",
+            "--workload",
+            "slob",
+            "--target",
+            target.to_str().unwrap(),
+            "--sessions",
+            "2",
+            "--scale",
+            "300",
+            "--cache",
+            "256K",
+            "--update-pct",
+            "50",
+            "--redo-file-size",
+            "2M",
+            "--log-buffer",
+            "512K",
+            "--work-loop",
+            "30",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "Load Profile",
+        "Per Transaction",
+        "Top Timed Events",
+        "DB CPU",
+        "db file sequential read",
+        "log file sync",
+        "Commit",
+        "Background Wait Events",
+        "IO Profile by Function",
+        "LGWR",
+        "Wait Event Histogram",
+    ] {
+        assert!(text.contains(needle), "report lacks {needle:?}:\n{text}");
+    }
+    // The store keeps the model's metrics under the names analysis uses.
+    let conn = rusqlite::Connection::open(store_path()).unwrap();
+    let names: Vec<String> = conn
+        .prepare("SELECT name FROM metrics WHERE name LIKE 'db.%' OR name LIKE 'event.%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for want in [
+        "db.physical_reads_s",
+        "db.redo_mbs",
+        "db.transactions_s",
+        "event.log_file_sync.avg_ms",
+        "event.db_file_sequential_read.avg_ms",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "no metric {want} in {names:?}"
+        );
+    }
+}
+
+fn refused(args: &[&str], needles: &[&str]) {
+    let out = dbio()
+        .args(["run", "--workload", "slob"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
+    }
+}
+
+#[test]
+fn bad_model_settings_are_refused_in_one_line() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("data");
+    let t = t.to_str().unwrap();
+    refused(
+        &["--target", t, "--work-unit", "2"],
+        &["--work-unit 2", "3 to 1024"],
+    );
+    refused(
+        &["--target", t, "--update-pct", "101"],
+        &["--update-pct 101", "0 to 100"],
+    );
+    refused(
+        &["--target", t, "--sessions", "16", "--cache", "128K"],
+        &["--cache 128 KiB", "minimum", "256 KiB"],
+    );
+    refused(
+        &["--target", t, "--redo-file-size", "1M"],
+        &[
+            "--redo-file-size 1 MiB",
+            "smaller than one log write",
+            "4 MiB",
+        ],
+    );
+    refused(
+        &["--target", t, "--pattern", "randread"],
+        &["--pattern", "--workload slob"],
+    );
+    refused(&["--target", t, "--ops", "10"], &["--ops", "--work-loop"]);
+    // Model options without the model.
+    let out = dbio()
+        .args(["run", "--target", t, "--scale", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--scale applies to --workload slob"));
+    assert!(!dir.path().join("data").exists(), "nothing was laid out");
+}
+
+#[test]
+fn clean_removes_the_redo_logs_too_and_nothing_else() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    slob(
+        dir.path(),
+        &[
+            "--sessions",
+            "1",
+            "--scale",
+            "100",
+            "--cache",
+            "256K",
+            "--work-loop",
+            "5",
+        ],
+    );
+    let data = dir.path().join("data");
+    let redo = data.join("dbio-redo");
+    assert_eq!(
+        std::fs::read_dir(&redo).unwrap().count(),
+        3 + 1,
+        "3 logs + manifest"
+    );
+    std::fs::write(data.join("mine.txt"), "keep").unwrap();
+    let out = dbio()
+        .args(["clean", "--target", data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!redo.exists(), "the redo directory dbio made is gone");
+    assert_eq!(
+        std::fs::read_to_string(data.join("mine.txt")).unwrap(),
+        "keep"
+    );
+}
