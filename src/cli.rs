@@ -53,6 +53,14 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Two runs or selections side by side: AWR's compare period report.
+    Compare {
+        #[command(flatten)]
+        args: crate::commands::compare::CompareArgs,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]

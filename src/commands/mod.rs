@@ -3,6 +3,7 @@
 //! codes (0 ok, 1 run failed, 2 usage or configuration error, 130
 //! interrupted).
 
+pub mod compare;
 pub mod plan;
 pub mod report;
 pub mod run;

@@ -174,11 +174,31 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
         Status::Interrupted => "  INTERRUPTED".into(),
         Status::Failed => format!("  FAILED: {}", r.error.as_deref().unwrap_or("")),
     };
+    let what = match &r.slob {
+        Some(s) => {
+            let per_s = |v: u64| v as f64 / s.elapsed_s.max(1e-9);
+            let sync = s
+                .events
+                .iter()
+                .find(|e| e.name == "log file sync")
+                .map_or(0.0, |e| e.avg_ms);
+            format!(
+                "{:>8.0} reads/s {:>7.0} writes/s {:>6.1} redo MiB/s  log file sync {:>7.3} ms",
+                per_s(s.counters.read_requests),
+                per_s(s.counters.write_requests),
+                per_s(s.counters.redo_bytes) / 1048576.0,
+                sync
+            )
+        }
+        None => format!(
+            "{:>10.0} IOPS {:>9.1} MiB/s  p99 {:>8.3} ms",
+            r.total.iops,
+            r.total.mib_per_s,
+            r.total.latency.p99_us / 1e3
+        ),
+    };
     format!(
-        "{which:<40} {:>10.0} IOPS {:>9.1} MiB/s  p99 {:>8.3} ms{}{status}",
-        r.total.iops,
-        r.total.mib_per_s,
-        r.total.latency.p99_us / 1e3,
+        "{which:<40} {what}{}{status}",
         if meta.warmup {
             "  (warm-up, not counted)"
         } else {

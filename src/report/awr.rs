@@ -94,9 +94,26 @@ fn histogram(s: &OpStats) -> Vec<u64> {
 
 impl SlobSummary {
     pub fn new(run: &SlobRun, measured_s: f64, sessions: u32, writers: u32) -> Self {
-        let mut all = run.sessions.clone();
-        all.merge(&run.dbwr);
-        all.merge(&run.lgwr);
+        Self::from_tallies(
+            [&run.sessions, &run.dbwr, &run.lgwr],
+            run.redo_files.clone(),
+            measured_s,
+            sessions,
+            writers,
+        )
+    }
+
+    /// From what the sessions, the DB writers and the log writer measured.
+    pub fn from_tallies(
+        [fg, dbwr, lgwr]: [&Tally; 3],
+        redo_files: Vec<PathBuf>,
+        measured_s: f64,
+        sessions: u32,
+        writers: u32,
+    ) -> Self {
+        let mut all = fg.clone();
+        all.merge(dbwr);
+        all.merge(lgwr);
         let c = all.window;
         let secs = measured_s.max(1e-9);
         let db_time_s = c.db_time_ns as f64 / 1e9;
@@ -168,9 +185,9 @@ impl SlobSummary {
             }
         };
         let io_by_function = vec![
-            func("Sessions", &run.sessions, true),
-            func("DBWR", &run.dbwr, false),
-            func("LGWR", &run.lgwr, false),
+            func("Sessions", fg, true),
+            func("DBWR", dbwr, false),
+            func("LGWR", lgwr, false),
         ];
         SlobSummary {
             elapsed_s: measured_s,
@@ -187,7 +204,7 @@ impl SlobSummary {
             } else {
                 0.0
             },
-            redo_files: run.redo_files.clone(),
+            redo_files,
             first_dbwr_thread: sessions,
             lgwr_thread: sessions + writers,
         }
@@ -384,7 +401,10 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
         );
     }
 
-    let _ = writeln!(o, "\nWait Event Histogram (% of waits at or below)");
+    let _ = writeln!(
+        o,
+        "\nWait Event Histogram (% of waits in each bucket, by upper bound)"
+    );
     let mut head = format!("{:<36}{:>9}", "Event", "Waits");
     for b in BUCKETS_US {
         head.push_str(&format!("{:>7}", bucket_name(b)));

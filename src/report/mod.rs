@@ -2,6 +2,7 @@
 //! docs/json.md) and its terminal rendering.
 
 pub mod awr;
+pub mod compare;
 pub mod table;
 pub mod text;
 
@@ -309,6 +310,109 @@ mod tests {
         let mut r = Report::new(&cfg, &target, result, env);
         r.dbio_version = "0.0.0-test";
         r
+    }
+
+    /// A SLOB model report from fixed counters and waits.
+    fn slob_sample() -> Report {
+        use crate::workload::slob::events::Event;
+        use crate::workload::slob::instance::Tally;
+        use crate::workload::slob::options::SlobArgs;
+        let mut r = sample();
+        let slob = SlobArgs::default()
+            .into_config(
+                Some(16),
+                8192,
+                1,
+                None,
+                Some(std::path::Path::new("/mnt/xfs/dbio")),
+            )
+            .expect("defaults are valid");
+        r.config.workload = "slob";
+        r.config.slob = Some(slob.clone());
+        let (mut fg, mut dbwr, mut lgwr) = (Tally::default(), Tally::default(), Tally::default());
+        fg.count(true, |c| {
+            c.executes = 1_000;
+            c.selects = 800;
+            c.updates = 200;
+            c.transactions = 200;
+            c.logical_reads = 64_000;
+            c.cache_hits = 640;
+            c.physical_reads = 63_360;
+            c.read_requests = 63_360;
+            c.read_bytes = 63_360 * 8192;
+            c.block_changes = 12_800;
+            c.blocks_dirtied = 12_500;
+            c.redo_bytes = 200 * 16_448;
+            c.db_time_ns = 160_000_000_000;
+        });
+        for i in 0..63_360u64 {
+            fg.events
+                .record(Event::DbFileSequentialRead, 150_000 + i * 7);
+        }
+        for i in 0..200u64 {
+            fg.events.record(Event::LogFileSync, 1_000_000 + i * 10_000);
+        }
+        fg.events.record(Event::FreeBufferWaits, 4_000_000);
+        dbwr.count(true, |c| {
+            c.physical_writes = 12_000;
+            c.write_requests = 12_000;
+            c.write_bytes = 12_000 * 8192;
+        });
+        for _ in 0..200 {
+            dbwr.events.record(Event::DbFileParallelWrite, 9_000_000);
+        }
+        lgwr.count(true, |c| {
+            c.redo_writes = 180;
+            c.redo_written_bytes = 200 * 16_448 + 180 * 256;
+            c.redo_wastage_bytes = 180 * 256;
+            c.log_switches = 1;
+        });
+        for _ in 0..180 {
+            lgwr.events.record(Event::LogFileParallelWrite, 800_000);
+        }
+        let mut s = awr::SlobSummary::from_tallies(
+            [&fg, &dbwr, &lgwr],
+            vec!["/mnt/xfs/dbio/dbio-redo/dbio-data-0000.dat".into()],
+            10.0,
+            16,
+            1,
+        );
+        s.cache_buffers = slob.cache_buffers();
+        r.slob = Some(s);
+        r
+    }
+
+    #[test]
+    fn slob_text_snapshot() {
+        insta::assert_snapshot!(text::render(&slob_sample()));
+    }
+
+    #[test]
+    fn slob_summary_is_consistent() {
+        let r = slob_sample();
+        let s = r.slob.as_ref().unwrap();
+        assert_eq!(
+            s.counters.logical_reads,
+            s.counters.cache_hits + s.counters.physical_reads
+        );
+        assert!((s.cache_hit_pct - 1.0).abs() < 1e-9);
+        let tx = s
+            .load_profile
+            .iter()
+            .find(|l| l.name == "Transactions")
+            .unwrap();
+        assert_eq!(tx.per_second, 20.0);
+        assert_eq!(tx.per_transaction, Some(1.0));
+        let sync = s.events.iter().find(|e| e.name == "log file sync").unwrap();
+        assert_eq!(sync.waits, 200);
+        assert_eq!(sync.histogram.iter().sum::<u64>(), 200);
+        assert_eq!(sync.class, "Commit");
+        // 200 waits of 1..3 ms: one at exactly 1 ms, the rest up to 2 and 4 ms.
+        assert_eq!(sync.histogram[4], 1);
+        assert_eq!(sync.histogram[5] + sync.histogram[6], 199);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["slob"]["counters"]["transactions"], 200);
+        assert_eq!(json["config"]["slob"]["update_pct"], 25);
     }
 
     fn sample_chain() -> Chain {
