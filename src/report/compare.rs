@@ -404,8 +404,8 @@ pub fn render(a: &Side, b: &Side) -> String {
     let _ = writeln!(o, "\nLoad Profile");
     let _ = writeln!(
         o,
-        "{:<26}{:>12}{:>12}{:>12}{:>8}  {:>10}{:>10}{:>8}  {}",
-        "", "1st /s", "2nd /s", "Diff /s", "%Diff", "1st /txn", "2nd /txn", "%Diff", "Welch (p)"
+        "{:<26}{:>12}{:>12}{:>12}{:>8}  {:>10}{:>10}{:>8}  Welch (p)",
+        "", "1st /s", "2nd /s", "Diff /s", "%Diff", "1st /txn", "2nd /txn", "%Diff"
     );
     let mut names: Vec<&str> = a.load.iter().map(|l| l.name.as_str()).collect();
     for l in &b.load {
