@@ -196,6 +196,16 @@ impl BarChart {
             svg.text(x + 18.0, 39.0, Anchor::Start, &s.name, r##"fill="#222""##);
             x += 18.0 + text_width(&s.name, 12.0) + 16.0;
         }
+        if let Some((_, l)) = &self.reference {
+            svg.line(
+                x,
+                35.0,
+                x + 22.0,
+                35.0,
+                r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##,
+            );
+            svg.text(x + 27.0, 39.0, Anchor::Start, l, r##"fill="#222""##);
+        }
         svg.finish()
     }
 }

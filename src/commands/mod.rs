@@ -5,6 +5,7 @@
 
 pub mod plan;
 pub mod report;
+pub mod report_html;
 pub mod run;
 
 use std::sync::Arc;
