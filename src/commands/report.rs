@@ -32,7 +32,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
     /// The plan file the runs came from: the page shows its seed, order and repeats (and selects its runs when --plan is not given).
-    #[arg(long, value_name = "PLAN.toml", requires = "html")]
+    #[arg(long, value_name = "PLAN.toml")]
     pub plan_file: Option<std::path::PathBuf>,
 }
 
@@ -40,6 +40,11 @@ pub struct ReportArgs {
 pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     if let Some(path) = &args.html {
         return super::report_html::execute(args, path, store);
+    }
+    if args.plan_file.is_some() {
+        return Err(CommandError::Usage(
+            "--plan-file is for the HTML report: add --html FILE".into(),
+        ));
     }
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let rows = store.list(&args.filter.to_filter()).map_err(failed)?;

@@ -56,6 +56,9 @@ fn sessions_axis(counts: &[u32]) -> Axis {
     axis.with_ticks(ticks)
 }
 
+/// A percentile's name, line style and value in a cell.
+type Percentile = (&'static str, Dash, fn(&LatencyCell) -> f64);
+
 /// Whether a metric is a rate that scaling analysis applies to.
 pub fn is_throughput(metric: &str) -> bool {
     ["iops", "mib_per_s", ".r_s", ".w_s", "kb_s"]
@@ -130,7 +133,7 @@ pub fn latency_vs_sessions(data: &ReportData) -> Vec<XyChart> {
             if cells.is_empty() {
                 continue;
             }
-            let pcts: [(&str, Dash, fn(&LatencyCell) -> f64); 3] = [
+            let pcts: [Percentile; 3] = [
                 ("p50", Dash::Solid, |c| c.p50_ms),
                 ("p99", Dash::Dashed, |c| c.p99_ms),
                 ("p99.9", Dash::Dotted, |c| c.p999_ms),

@@ -125,7 +125,7 @@ pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportDat
     }
     data.latency = hists
         .into_iter()
-        .filter(|(_, (_, h))| h.len() > 0)
+        .filter(|(_, (_, h))| !h.is_empty())
         .map(|((kind, variable, sessions), (runs, h))| LatencyCell {
             kind,
             variable,
@@ -189,17 +189,17 @@ pub(crate) fn flatten_config(config: Option<&Value>) -> BTreeMap<String, String>
 }
 
 type Settings = Vec<(String, String)>;
+/// Shared settings, swept ones with their values, settings per arm.
+type Split = (
+    Settings,
+    Vec<(String, Vec<String>)>,
+    BTreeMap<String, Settings>,
+);
 
 /// Splits the runs' settings into shared by all, swept (varying within an
 /// arm; the random per-run seed is left out) and per arm (constant within
 /// the arm, different between arms).
-fn split_settings(
-    configs: &[(String, BTreeMap<String, String>)],
-) -> (
-    Settings,
-    Vec<(String, Vec<String>)>,
-    BTreeMap<String, Settings>,
-) {
+fn split_settings(configs: &[(String, BTreeMap<String, String>)]) -> Split {
     let mut values: BTreeMap<&str, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
     for (arm, cfg) in configs {
         for (k, v) in cfg {

@@ -6,7 +6,13 @@
 use serde_json::Value;
 
 use crate::chart::{Axis, Band, Dash, Marker, Series, XyChart, color};
-use crate::store::{SeriesRow, StoredRun};
+use crate::store::{SeriesKind, SeriesRow, StoredRun};
+
+/// One kind's slice of a second.
+type KindOf = fn(&SeriesRow) -> &SeriesKind;
+
+/// One host figure of an interval.
+type HostOf = fn(&TelemetryPoint) -> f64;
 
 /// The device statistics of one interval (NaN: not recorded).
 #[derive(Clone, Debug, PartialEq)]
@@ -151,7 +157,7 @@ impl Timeline {
     pub fn charts(&self) -> Vec<(XyChart, XyChart)> {
         // A second's point sits at its end, like the telemetry intervals.
         let at = |r: &SeriesRow| r.t_s as f64 + 1.0;
-        let kinds: [(&str, fn(&SeriesRow) -> &crate::store::SeriesKind); 3] = [
+        let kinds: [(&str, KindOf); 3] = [
             ("read", |r| &r.read),
             ("write", |r| &r.write),
             ("sync", |r| &r.sync),
@@ -177,7 +183,7 @@ impl Timeline {
                 (
                     Dash::Solid,
                     "mean",
-                    (|k: &crate::store::SeriesKind| k.lat_mean_us) as fn(&_) -> f64,
+                    (|k: &SeriesKind| k.lat_mean_us) as fn(&_) -> f64,
                 ),
                 (Dash::Dashed, "p99", |k| k.lat_p99_us),
             ] {
@@ -240,7 +246,7 @@ impl Timeline {
         }
 
         let mut cpu = self.chart("host CPU", Axis::linear("% of all CPUs").from_zero());
-        let host: [(&str, fn(&TelemetryPoint) -> f64); 3] = [
+        let host: [(&str, HostOf); 3] = [
             ("%user", |p| p.user_pct),
             ("%sys", |p| p.system_pct),
             ("%iowait", |p| p.iowait_pct),
