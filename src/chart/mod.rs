@@ -5,13 +5,15 @@
 //! * [`svg`]: escaping, compact numbers, an element writer.
 //! * [`scale`]: linear and log scales, nice ticks, short labels.
 //! * [`palette`]: the Okabe–Ito colour-blind-safe colours, dashes, markers.
-//! * [`xy`]: line and scatter charts (whiskers, bands, markers, notes).
+//! * [`xy`]: line and scatter charts, made of [`parts`] (axes, series with
+//!   whiskers, bands, vertical lines, notes).
 //! * [`bars`]: grouped bar charts with a reference line.
 //!
 //! What dbio draws with them is in `report::html::charts`.
 
 pub mod bars;
 pub mod palette;
+pub mod parts;
 pub mod scale;
 pub mod svg;
 pub mod xy;

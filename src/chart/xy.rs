@@ -4,110 +4,10 @@
 //! shaded x ranges (a ramp), vertical markers (a knee) and notes at points
 //! (a peak, a collapse).
 
-use super::palette::{Dash, Marker};
+use super::palette::Marker;
+pub use super::parts::{Axis, Band, Note, Series, VLine};
 use super::scale::{Scale, ScaleKind, label, linear_ticks, log_ticks};
 use super::svg::{Anchor, Svg, escape, num, text_width};
-
-/// One axis of an [`XyChart`].
-#[derive(Clone, Debug)]
-pub struct Axis {
-    pub label: String,
-    pub kind: ScaleKind,
-    /// Ticks to use instead of computed ones (e.g. the session counts
-    /// measured); the axis spans the data and these.
-    pub ticks: Option<Vec<f64>>,
-    /// Start a linear axis at zero (throughput: a line that does not start
-    /// at zero exaggerates differences).
-    pub include_zero: bool,
-}
-
-impl Axis {
-    pub fn linear(label: &str) -> Axis {
-        Axis {
-            label: label.to_string(),
-            kind: ScaleKind::Linear,
-            ticks: None,
-            include_zero: false,
-        }
-    }
-
-    pub fn log(label: &str) -> Axis {
-        Axis {
-            kind: ScaleKind::Log,
-            ..Axis::linear(label)
-        }
-    }
-
-    pub fn from_zero(mut self) -> Axis {
-        self.include_zero = true;
-        self
-    }
-
-    pub fn with_ticks(mut self, ticks: Vec<f64>) -> Axis {
-        self.ticks = Some(ticks);
-        self
-    }
-}
-
-/// One series: points joined by a line and/or marked.
-#[derive(Clone, Debug)]
-pub struct Series {
-    pub name: String,
-    pub color: &'static str,
-    pub dash: Dash,
-    pub marker: Marker,
-    /// Join the points (in the order given) with a line.
-    pub line: bool,
-    pub points: Vec<(f64, f64)>,
-    /// A tooltip per point (empty: none).
-    pub tips: Vec<String>,
-    /// (x, low, high): a vertical min–max whisker.
-    pub whiskers: Vec<(f64, f64, f64)>,
-    /// Show in the legend.
-    pub legend: bool,
-}
-
-impl Series {
-    /// A line with markers, shown in the legend.
-    pub fn new(name: &str, color: &'static str) -> Series {
-        Series {
-            name: name.to_string(),
-            color,
-            dash: Dash::Solid,
-            marker: Marker::Circle,
-            line: true,
-            points: Vec::new(),
-            tips: Vec::new(),
-            whiskers: Vec::new(),
-            legend: true,
-        }
-    }
-}
-
-/// A shaded range of x (e.g. the ramp, not measured).
-#[derive(Clone, Debug)]
-pub struct Band {
-    pub x0: f64,
-    pub x1: f64,
-    pub label: String,
-}
-
-/// A vertical line at x with a label at its top.
-#[derive(Clone, Debug)]
-pub struct VLine {
-    pub x: f64,
-    pub label: String,
-    pub color: &'static str,
-}
-
-/// A ringed point with a text beside it.
-#[derive(Clone, Debug)]
-pub struct Note {
-    pub x: f64,
-    pub y: f64,
-    pub text: String,
-    pub color: &'static str,
-}
 
 /// A chart of series over two axes.
 #[derive(Clone, Debug)]
@@ -262,10 +162,8 @@ impl XyChart {
             );
         }
         let ok = |x: f64, y: f64| xs.accepts(x) && ys.accepts(y);
-        for v in &self.vlines {
-            if !xs.accepts(v.x) {
-                continue;
-            }
+        // Labels one under the other, so lines close together stay readable.
+        for (row, v) in self.vlines.iter().filter(|v| xs.accepts(v.x)).enumerate() {
             let x = xs.map(v.x);
             svg.line(
                 x,
@@ -276,7 +174,7 @@ impl XyChart {
             );
             svg.text(
                 x + 3.0,
-                py1 + 24.0,
+                py1 + 24.0 + 14.0 * row as f64,
                 Anchor::Start,
                 &v.label,
                 &format!(r#"font-size="11" fill="{}""#, v.color),

@@ -1,4 +1,5 @@
 use super::*;
+use crate::chart::Dash;
 
 fn two_lines() -> XyChart {
     let mut c = XyChart::new(

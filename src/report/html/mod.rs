@@ -8,12 +8,14 @@
 //!   each arm and the plan.
 //! * [`run_page`]: `dbio runs show ID --html`: one run over time.
 //!
-//! Files: `data` (reading the store), `charts`, `timeline`, `tables`,
+//! Files: `data` (reading the store), `environment` (host and storage
+//! of the runs), `charts`, `timeline`, `tables`,
 //! `page` (the document, CSS, escaping helpers). docs/report.md describes
 //! the page for users.
 
 pub mod charts;
 pub mod data;
+pub mod environment;
 pub mod page;
 pub mod tables;
 pub mod timeline;
@@ -207,7 +209,7 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
     p.html(&key_values(&cfg));
     p.section("environment", "Environment");
     let mut d = ReportData::default();
-    data::add_environment_to(&mut d, run, &variable);
+    environment::add_environment_to(&mut d, run, &variable);
     p.html(&tables::environment_section(&d));
     p.finish(&format!(
         "dbio {} · generated {generated} UTC",
@@ -224,3 +226,6 @@ pub fn write(path: &Path, html: &str) -> Result<(), String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests;

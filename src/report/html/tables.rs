@@ -81,8 +81,8 @@ pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String
         .collect();
     let t = slob::build(&data.metric, &points, relative_to)?;
     let by: Cells = cells(&data.runs);
-    let mut header = vec!["variable".to_string()];
-    header.extend(t.sessions.iter().map(|s| format!("{s} sessions")));
+    let mut header = vec!["variable \\ sessions".to_string()];
+    header.extend(t.sessions.iter().map(|s| s.to_string()));
     header.push("Overall".into());
     let rows: Vec<Vec<String>> = t
         .rows
