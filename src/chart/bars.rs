@@ -145,7 +145,8 @@ impl BarChart {
                 }
             }
         }
-        if let Some((r, l)) = &self.reference {
+        // The reference line; its label is in the legend.
+        if let Some((r, _)) = &self.reference {
             let y = ys.map(*r);
             svg.line(
                 px0,
@@ -153,13 +154,6 @@ impl BarChart {
                 px1,
                 y,
                 r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##,
-            );
-            svg.text(
-                px1 - 4.0,
-                y - 5.0,
-                Anchor::End,
-                l,
-                r##"font-size="11" fill="#000""##,
             );
         }
         svg.rect(

@@ -154,12 +154,12 @@ pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
 }
 
 fn timeline_html(t: &Timeline) -> String {
-    let mut o = format!(
-        "<h3>{}: run {} ({} sessions)</h3>\n",
-        escape(&t.variable),
-        t.run_id,
-        t.sessions
-    );
+    let arm = if t.variable == "-" {
+        String::new()
+    } else {
+        format!("{}: ", escape(&t.variable))
+    };
+    let mut o = format!("<h3>{arm}run {} ({} sessions)</h3>\n", t.run_id, t.sessions);
     if t.telemetry.is_empty() {
         o += "<p class=\"note\">No telemetry was recorded for this run (shorter than one --interval?).</p>\n";
     }
