@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs dbio's whole test suite on a fresh Debian machine: installs the tools
-# the tests drive (mkfs.xfs, mkfs.btrfs, fio, iostat) when missing, then checks
+# the tests drive (mkfs.xfs, mkfs.btrfs, fio, iostat, chromium) when missing, then checks
 # formatting and lints, then runs every test. Loop-device tests need root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,7 @@ command -v mkfs.vfat >/dev/null || need+=(dosfstools)
 command -v cryptsetup >/dev/null || need+=(cryptsetup-bin)
 command -v partx >/dev/null || need+=(util-linux)
 command -v sqlite3 >/dev/null || need+=(sqlite3)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "installing: ${need[*]}"

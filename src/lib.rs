@@ -6,6 +6,7 @@
 //! rendered by [`report`]. See ARCHITECTURE.md.
 
 pub mod analysis;
+pub mod chart;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod plan;
 pub mod report;
+pub mod report_html;
 pub mod run;
 
 use std::sync::Arc;

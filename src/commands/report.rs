@@ -28,10 +28,24 @@ pub struct ReportArgs {
     pub relative_to: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write one self-contained HTML page (tables, charts, environment, plan) to FILE instead (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
+    /// The plan file the runs came from: the page shows its seed, order and repeats (and selects its runs when --plan is not given).
+    #[arg(long, value_name = "PLAN.toml")]
+    pub plan_file: Option<std::path::PathBuf>,
 }
 
 /// Builds and prints the table for the completed, counted runs selected.
 pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
+    if let Some(path) = &args.html {
+        return super::report_html::execute(args, path, store);
+    }
+    if args.plan_file.is_some() {
+        return Err(CommandError::Usage(
+            "--plan-file is for the HTML report: add --html FILE".into(),
+        ));
+    }
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let rows = store.list(&args.filter.to_filter()).map_err(failed)?;
     let mut points = Vec::new();

@@ -3,6 +3,7 @@
 
 pub mod awr;
 pub mod compare;
+pub mod html;
 pub mod table;
 pub mod text;
 

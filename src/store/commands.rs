@@ -28,6 +28,9 @@ pub enum RunsCommand {
         /// Print the environment recorded with the run (JSON).
         #[arg(long)]
         environment: bool,
+        /// Write the run as one self-contained HTML page (its per-second series beside its device and host telemetry) to FILE.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "environment"])]
+        html: Option<std::path::PathBuf>,
     },
     /// Delete runs and everything stored with them.
     Delete {
@@ -121,9 +124,19 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             id,
             json,
             environment,
+            html,
         } => {
             let run = store.get(id)?;
-            if json || environment {
+            if let Some(path) = html {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                let page = crate::report::html::run_page(&run, &fmt_utc(now));
+                std::fs::write(&path, page).map_err(|e| StoreError::Output {
+                    source: std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+                })?;
+                writeln!(out, "wrote {}", path.display())?;
+            } else if json || environment {
                 let doc = if json { &run.report } else { &run.environment };
                 let text = serde_json::to_string_pretty(doc).expect("JSON values serialize");
                 writeln!(out, "{text}")?;

@@ -170,6 +170,7 @@ fn commands_show_list_tag_note_and_delete() {
             id: a,
             json: false,
             environment: false,
+            html: None,
         },
     )
     .unwrap();
@@ -180,6 +181,7 @@ fn commands_show_list_tag_note_and_delete() {
             id: a,
             json: true,
             environment: false,
+            html: None,
         },
     )
     .unwrap();
@@ -190,6 +192,7 @@ fn commands_show_list_tag_note_and_delete() {
             id: a,
             json: false,
             environment: true,
+            html: None,
         },
     )
     .unwrap();
@@ -222,6 +225,7 @@ fn commands_show_list_tag_note_and_delete() {
             id: a,
             json: false,
             environment: false,
+            html: None,
         },
     )
     .unwrap();

@@ -1,0 +1,246 @@
+//! Grouped bars: one group per category (a session count, "Overall"), one
+//! bar per series (a variable) in its colour, the value printed on each
+//! bar, and an optional reference line (the baseline = 1).
+
+use super::scale::{Scale, ScaleKind, label, linear_ticks, value_label};
+use super::svg::{Anchor, Svg, escape, num, text_width};
+
+/// One series of bars: a value (or none) per group.
+#[derive(Clone, Debug)]
+pub struct BarSeries {
+    pub name: String,
+    pub color: &'static str,
+    pub values: Vec<Option<f64>>,
+    /// A tooltip per group (empty: none).
+    pub tips: Vec<String>,
+}
+
+/// A grouped bar chart; bars start at zero.
+#[derive(Clone, Debug)]
+pub struct BarChart {
+    pub title: String,
+    pub y_label: String,
+    pub x_label: String,
+    pub groups: Vec<String>,
+    pub series: Vec<BarSeries>,
+    /// A horizontal line at this value with this label.
+    pub reference: Option<(f64, String)>,
+    /// Printed after each bar's value (e.g. "×").
+    pub value_suffix: String,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl BarChart {
+    pub fn new(title: &str, x_label: &str, y_label: &str, groups: Vec<String>) -> BarChart {
+        BarChart {
+            title: title.to_string(),
+            y_label: y_label.to_string(),
+            x_label: x_label.to_string(),
+            groups,
+            series: Vec::new(),
+            reference: None,
+            value_suffix: String::new(),
+            width: 640.0,
+            height: 340.0,
+        }
+    }
+
+    /// Whether any bar has a value.
+    pub fn has_data(&self) -> bool {
+        self.series
+            .iter()
+            .any(|s| s.values.iter().flatten().any(|v| v.is_finite()))
+    }
+
+    /// The chart as a standalone `<svg>` element.
+    pub fn render(&self) -> String {
+        let mut hi = self
+            .series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten())
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        if let Some((r, _)) = &self.reference {
+            hi = hi.max(*r);
+        }
+        // Room above the tallest bar for its value.
+        let (lo, hi, ticks) = linear_ticks(0.0, hi * 1.08, 5);
+        let step = ticks.get(1).copied().unwrap_or(1.0) - ticks[0];
+        let labels: Vec<String> = ticks.iter().map(|&t| label(t, step)).collect();
+        let left = 30.0
+            + labels
+                .iter()
+                .map(|l| text_width(l, 11.0))
+                .fold(0.0, f64::max);
+        let (w, h) = (self.width, self.height);
+        let top = 24.0 + 26.0;
+        let (px0, px1, py0, py1) = (left, w - 18.0, h - 44.0, top);
+        let ys = Scale {
+            kind: ScaleKind::Linear,
+            lo,
+            hi,
+            r0: py0,
+            r1: py1,
+        };
+        let mut svg = Svg::new(w, h, "chart bars", &self.title);
+        svg.text(
+            w / 2.0,
+            16.0,
+            Anchor::Middle,
+            &self.title,
+            r#"font-size="14" font-weight="bold""#,
+        );
+        for (t, l) in ticks.iter().zip(&labels) {
+            let y = ys.map(*t);
+            svg.line(px0, y, px1, y, r##"stroke="#ddd""##);
+            svg.text(
+                px0 - 6.0,
+                y + 4.0,
+                Anchor::End,
+                l,
+                r##"font-size="11" fill="#333""##,
+            );
+        }
+        let n = self.series.len().max(1) as f64;
+        let gw = (px1 - px0) / self.groups.len().max(1) as f64;
+        let bw = (gw * 0.8 / n).min(48.0);
+        for (g, name) in self.groups.iter().enumerate() {
+            let gx = px0 + gw * g as f64 + (gw - bw * n) / 2.0;
+            svg.text(
+                px0 + gw * (g as f64 + 0.5),
+                py0 + 17.0,
+                Anchor::Middle,
+                name,
+                r##"font-size="11" fill="#333""##,
+            );
+            for (i, s) in self.series.iter().enumerate() {
+                let Some(v) = s.values.get(g).copied().flatten().filter(|v| v.is_finite()) else {
+                    continue;
+                };
+                let x = gx + bw * i as f64;
+                let y = ys.map(v.max(0.0));
+                let bar = format!(
+                    "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>",
+                    num(x + 1.0),
+                    num(y),
+                    num(bw - 2.0),
+                    num((py0 - y).max(0.0)),
+                    s.color
+                );
+                match s.tips.get(g) {
+                    Some(t) => svg.raw(&format!("<g><title>{}</title>{bar}</g>\n", escape(t))),
+                    None => svg.raw(&(bar + "\n")),
+                }
+                let text = format!("{}{}", value_label(v), self.value_suffix);
+                if bw >= text_width(&text, 10.0) * 0.7 {
+                    svg.text(
+                        x + bw / 2.0,
+                        y - 4.0,
+                        Anchor::Middle,
+                        &text,
+                        r##"font-size="10" fill="#222""##,
+                    );
+                }
+            }
+        }
+        // The reference line; its label is in the legend.
+        if let Some((r, _)) = &self.reference {
+            let y = ys.map(*r);
+            svg.line(
+                px0,
+                y,
+                px1,
+                y,
+                r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##,
+            );
+        }
+        svg.rect(
+            px0,
+            py1,
+            px1 - px0,
+            py0 - py1,
+            r##"fill="none" stroke="#333""##,
+        );
+        svg.text(
+            (px0 + px1) / 2.0,
+            h - 8.0,
+            Anchor::Middle,
+            &self.x_label,
+            r##"fill="#222""##,
+        );
+        svg.raw(&format!(
+            "<text transform=\"translate(13,{}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
+            num((py0 + py1) / 2.0),
+            escape(&self.y_label)
+        ));
+        if !self.has_data() {
+            svg.text(
+                (px0 + px1) / 2.0,
+                (py0 + py1) / 2.0,
+                Anchor::Middle,
+                "no data",
+                r##"fill="#888""##,
+            );
+        }
+        let mut x = px0;
+        for s in &self.series {
+            svg.rect(x, 30.0, 14.0, 10.0, &format!(r#"fill="{}""#, s.color));
+            svg.text(x + 18.0, 39.0, Anchor::Start, &s.name, r##"fill="#222""##);
+            x += 18.0 + text_width(&s.name, 12.0) + 16.0;
+        }
+        if let Some((_, l)) = &self.reference {
+            svg.line(
+                x,
+                35.0,
+                x + 22.0,
+                35.0,
+                r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##,
+            );
+            svg.text(x + 27.0, 39.0, Anchor::Start, l, r##"fill="#222""##);
+        }
+        svg.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_are_drawn_per_value_with_a_reference_line() {
+        let mut c = BarChart::new(
+            "rel",
+            "sessions",
+            "× RAW",
+            vec!["1".into(), "4".into(), "Overall".into()],
+        );
+        c.series.push(BarSeries {
+            name: "RAW".into(),
+            color: "#0072B2",
+            values: vec![Some(1.0), Some(1.0), Some(1.0)],
+            tips: vec![],
+        });
+        c.series.push(BarSeries {
+            name: "X<FS".into(),
+            color: "#D55E00",
+            values: vec![Some(0.5), None, Some(3.4)],
+            tips: vec!["a".into(), "b".into(), "c".into()],
+        });
+        c.reference = Some((1.0, "RAW = 1".into()));
+        let out = c.render();
+        assert_eq!(out.matches("class=\"bar\"").count(), 5, "{out}");
+        assert!(out.contains("X&lt;FS") && !out.contains("X<FS"));
+        assert!(out.contains("RAW = 1"));
+        // The tallest bar (3.4) reaches near the top: the axis goes to 4.
+        assert!(out.contains(">4<"), "{out}");
+    }
+
+    #[test]
+    fn an_empty_chart_says_so() {
+        let c = BarChart::new("t", "x", "y", vec!["1".into()]);
+        assert!(!c.has_data());
+        assert!(c.render().contains("no data"));
+    }
+}

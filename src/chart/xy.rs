@@ -1,0 +1,384 @@
+//! The x–y chart every line and scatter chart of dbio is: a frame with
+//! nice ticks and grid lines on linear or log axes, a legend, series drawn
+//! as lines and/or markers (with min–max whiskers and hover tooltips),
+//! shaded x ranges (a ramp), vertical markers (a knee) and notes at points
+//! (a peak, a collapse).
+
+use super::palette::Marker;
+pub use super::parts::{Axis, Band, Note, Series, VLine};
+use super::scale::{Scale, ScaleKind, label, linear_ticks, log_ticks};
+use super::svg::{Anchor, Svg, escape, num, text_width};
+
+/// A chart of series over two axes.
+#[derive(Clone, Debug)]
+pub struct XyChart {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub series: Vec<Series>,
+    pub bands: Vec<Band>,
+    pub vlines: Vec<VLine>,
+    pub notes: Vec<Note>,
+    pub width: f64,
+    pub height: f64,
+}
+
+const TITLE_H: f64 = 24.0;
+const LEGEND_ROW: f64 = 18.0;
+const BOTTOM: f64 = 44.0;
+const RIGHT: f64 = 18.0;
+const INSET: f64 = 10.0;
+
+impl XyChart {
+    pub fn new(title: &str, x: Axis, y: Axis) -> XyChart {
+        XyChart {
+            title: title.to_string(),
+            x,
+            y,
+            series: Vec::new(),
+            bands: Vec::new(),
+            vlines: Vec::new(),
+            notes: Vec::new(),
+            width: 640.0,
+            height: 340.0,
+        }
+    }
+
+    /// Whether any series has a point that can be drawn.
+    pub fn has_data(&self) -> bool {
+        self.series.iter().any(|s| {
+            s.points
+                .iter()
+                .any(|&(x, y)| placeable(self.x.kind, x) && placeable(self.y.kind, y))
+        })
+    }
+
+    /// The chart as a standalone `<svg>` element.
+    pub fn render(&self) -> String {
+        let (xlo, xhi, xticks) = self.domain(true);
+        let (ylo, yhi, yticks) = self.domain(false);
+        let ylabels = tick_labels(self.y.kind, &yticks);
+        let left = 30.0
+            + ylabels
+                .iter()
+                .map(|l| text_width(l, 11.0))
+                .fold(0.0, f64::max);
+        let legend = self.legend_layout(left);
+        let rows = legend.iter().map(|i| i.row + 1).max().unwrap_or(0) as f64;
+        let top = TITLE_H + rows * LEGEND_ROW + 8.0;
+        let (w, h) = (self.width, self.height);
+        let (px0, px1, py0, py1) = (left, w - RIGHT, h - BOTTOM, top);
+        let xs = Scale {
+            kind: self.x.kind,
+            lo: xlo,
+            hi: xhi,
+            r0: px0 + INSET,
+            r1: px1 - INSET,
+        };
+        let ys = Scale {
+            kind: self.y.kind,
+            lo: ylo,
+            hi: yhi,
+            r0: py0,
+            r1: py1,
+        };
+        let mut svg = Svg::new(w, h, "chart xy", &self.title);
+        svg.text(
+            w / 2.0,
+            16.0,
+            Anchor::Middle,
+            &self.title,
+            r#"font-size="14" font-weight="bold""#,
+        );
+        for b in &self.bands {
+            let (a, z) = (xs.map(b.x0.max(xlo)), xs.map(b.x1.min(xhi)));
+            if z > a {
+                svg.rect(
+                    a,
+                    py1,
+                    z - a,
+                    py0 - py1,
+                    r##"fill="#000" fill-opacity="0.06""##,
+                );
+                svg.text(
+                    a + 3.0,
+                    py1 + 12.0,
+                    Anchor::Start,
+                    &b.label,
+                    r##"font-size="10" fill="#555""##,
+                );
+            }
+        }
+        // Grid and ticks.
+        for (t, l) in yticks.iter().zip(&ylabels) {
+            let y = ys.map(*t);
+            svg.line(px0, y, px1, y, r##"stroke="#ddd" stroke-width="1""##);
+            svg.text(
+                px0 - 6.0,
+                y + 4.0,
+                Anchor::End,
+                l,
+                r##"font-size="11" fill="#333""##,
+            );
+        }
+        for (t, l) in xticks.iter().zip(tick_labels(self.x.kind, &xticks)) {
+            let x = xs.map(*t);
+            svg.line(x, py0, x, py0 + 5.0, r##"stroke="#333""##);
+            svg.line(x, py0, x, py1, r##"stroke="#eee" stroke-width="1""##);
+            svg.text(
+                x,
+                py0 + 17.0,
+                Anchor::Middle,
+                &l,
+                r##"font-size="11" fill="#333""##,
+            );
+        }
+        svg.rect(
+            px0,
+            py1,
+            px1 - px0,
+            py0 - py1,
+            r##"fill="none" stroke="#333" stroke-width="1""##,
+        );
+        svg.text(
+            (px0 + px1) / 2.0,
+            h - 8.0,
+            Anchor::Middle,
+            &self.x.label,
+            r##"fill="#222""##,
+        );
+        svg.raw(&format!(
+            "<text transform=\"translate(13,{}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
+            num((py0 + py1) / 2.0),
+            escape(&self.y.label)
+        ));
+        if !self.has_data() {
+            svg.text(
+                (px0 + px1) / 2.0,
+                (py0 + py1) / 2.0,
+                Anchor::Middle,
+                "no data",
+                r##"fill="#888""##,
+            );
+        }
+        let ok = |x: f64, y: f64| xs.accepts(x) && ys.accepts(y);
+        // Labels one under the other, so lines close together stay readable.
+        for (row, v) in self.vlines.iter().filter(|v| xs.accepts(v.x)).enumerate() {
+            let x = xs.map(v.x);
+            svg.line(
+                x,
+                py0,
+                x,
+                py1,
+                &format!(r#"stroke="{}" stroke-dasharray="4 3""#, v.color),
+            );
+            svg.text(
+                x + 3.0,
+                py1 + 24.0 + 14.0 * row as f64,
+                Anchor::Start,
+                &v.label,
+                &format!(r#"font-size="11" fill="{}""#, v.color),
+            );
+        }
+        for s in &self.series {
+            let attrs = format!(r#"stroke="{}" stroke-width="1.3""#, s.color);
+            for &(x, lo, hi) in &s.whiskers {
+                if !(ok(x, lo) && ok(x, hi)) {
+                    continue;
+                }
+                let (cx, a, b) = (xs.map(x), ys.map(lo), ys.map(hi));
+                svg.line(cx, a, cx, b, &attrs);
+                svg.line(cx - 4.0, a, cx + 4.0, a, &attrs);
+                svg.line(cx - 4.0, b, cx + 4.0, b, &attrs);
+            }
+            if s.line {
+                let pts: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .filter(|p| ok(p.0, p.1))
+                    .map(|&(x, y)| (xs.map(x), ys.map(y)))
+                    .collect();
+                svg.polyline(
+                    &pts,
+                    &format!(
+                        r#"class="series" stroke="{}" stroke-width="2"{}"#,
+                        s.color,
+                        s.dash.attr()
+                    ),
+                );
+            }
+            if s.marker != Marker::None {
+                let fill = format!(
+                    r##"class="point" fill="{}" stroke="#fff" stroke-width="0.8""##,
+                    s.color
+                );
+                for (i, &(x, y)) in s.points.iter().enumerate() {
+                    if !ok(x, y) {
+                        continue;
+                    }
+                    let m = s.marker.svg(xs.map(x), ys.map(y), 3.8, &fill);
+                    match s.tips.get(i) {
+                        Some(t) => svg.raw(&format!("<g><title>{}</title>{m}</g>\n", escape(t))),
+                        None => svg.raw(&(m + "\n")),
+                    }
+                }
+            }
+        }
+        for n in &self.notes {
+            if !ok(n.x, n.y) {
+                continue;
+            }
+            let (x, y) = (xs.map(n.x), ys.map(n.y));
+            svg.raw(&format!(
+                "<circle cx=\"{}\" cy=\"{}\" r=\"7\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+                num(x),
+                num(y),
+                n.color
+            ));
+            // Keep the text inside the frame: to the left on the right half.
+            let right_half = x > (px0 + px1) / 2.0;
+            let (tx, anchor) = if right_half {
+                (x - 10.0, Anchor::End)
+            } else {
+                (x + 10.0, Anchor::Start)
+            };
+            let ty = if y - 10.0 < py1 + 10.0 {
+                y + 18.0
+            } else {
+                y - 10.0
+            };
+            svg.text(
+                tx,
+                ty,
+                anchor,
+                &n.text,
+                &format!(r#"font-size="11" font-weight="bold" fill="{}""#, n.color),
+            );
+        }
+        for item in &legend {
+            let s = &self.series[item.series];
+            let y = TITLE_H + item.row as f64 * LEGEND_ROW + 8.0;
+            if s.line {
+                svg.line(
+                    item.x,
+                    y,
+                    item.x + 22.0,
+                    y,
+                    &format!(r#"stroke="{}" stroke-width="2"{}"#, s.color, s.dash.attr()),
+                );
+            }
+            svg.raw(
+                &s.marker
+                    .svg(item.x + 11.0, y, 3.8, &format!(r#"fill="{}""#, s.color)),
+            );
+            svg.text(
+                item.x + 27.0,
+                y + 4.0,
+                Anchor::Start,
+                &s.name,
+                r##"fill="#222""##,
+            );
+        }
+        svg.finish()
+    }
+
+    /// The bounds and ticks of the x (`true`) or y axis.
+    fn domain(&self, is_x: bool) -> (f64, f64, Vec<f64>) {
+        let axis = if is_x { &self.x } else { &self.y };
+        let mut vals: Vec<f64> = Vec::new();
+        for s in &self.series {
+            for &(x, y) in &s.points {
+                vals.push(if is_x { x } else { y });
+            }
+            for &(x, lo, hi) in &s.whiskers {
+                if is_x {
+                    vals.push(x);
+                } else {
+                    vals.extend([lo, hi]);
+                }
+            }
+        }
+        for n in &self.notes {
+            vals.push(if is_x { n.x } else { n.y });
+        }
+        if is_x {
+            vals.extend(self.vlines.iter().map(|v| v.x));
+            vals.extend(self.bands.iter().flat_map(|b| [b.x0, b.x1]));
+        }
+        if let Some(t) = &axis.ticks {
+            vals.extend(t);
+        }
+        vals.retain(|&v| placeable(axis.kind, v));
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 0.0) };
+        let lo = if axis.include_zero && axis.kind == ScaleKind::Linear {
+            lo.min(0.0)
+        } else {
+            lo
+        };
+        match (&axis.ticks, axis.kind) {
+            (Some(t), _) if !t.is_empty() => {
+                let t: Vec<f64> = t
+                    .iter()
+                    .copied()
+                    .filter(|&v| placeable(axis.kind, v))
+                    .collect();
+                let (lo, hi) = if hi > lo {
+                    (lo, hi)
+                } else {
+                    (lo - 1.0, hi + 1.0)
+                };
+                (lo, hi, t)
+            }
+            (_, ScaleKind::Linear) => linear_ticks(lo, hi, 5),
+            (_, ScaleKind::Log) => log_ticks(lo, hi),
+        }
+    }
+
+    fn legend_layout(&self, left: f64) -> Vec<LegendItem> {
+        let mut out = Vec::new();
+        let (mut x, mut row) = (left, 0);
+        for (i, s) in self.series.iter().enumerate().filter(|(_, s)| s.legend) {
+            let w = 27.0 + text_width(&s.name, 12.0) + 16.0;
+            if x + w > self.width - RIGHT && x > left {
+                x = left;
+                row += 1;
+            }
+            out.push(LegendItem { series: i, x, row });
+            x += w;
+        }
+        out
+    }
+}
+
+struct LegendItem {
+    series: usize,
+    x: f64,
+    row: usize,
+}
+
+fn placeable(kind: ScaleKind, v: f64) -> bool {
+    v.is_finite() && (kind == ScaleKind::Linear || v > 0.0)
+}
+
+/// Tick labels: on a linear axis with the decimals the smallest step
+/// needs; on a log axis each with its own magnitude's.
+fn tick_labels(kind: ScaleKind, ticks: &[f64]) -> Vec<String> {
+    let step = ticks
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    ticks
+        .iter()
+        .map(|&t| match kind {
+            ScaleKind::Log => label(t, t),
+            ScaleKind::Linear => label(t, if step.is_finite() { step } else { t.abs() }),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "xy_tests.rs"]
+mod tests;

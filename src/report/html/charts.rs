@@ -1,0 +1,317 @@
+//! The report's charts over a selection of runs: the metric over sessions
+//! per variable (IObench style, min–max whiskers over the repeats),
+//! latency percentiles over sessions, bars relative to a baseline, and the
+//! scaling view (peak, knee, collapse, the USL fit drawn over the points).
+
+use std::collections::BTreeMap;
+
+use super::data::{LatencyCell, ReportData, RunValue};
+use crate::analysis::{self, Collapse, Peak, UslFit};
+use crate::chart::scale::value_label;
+use crate::chart::{
+    Axis, BarChart, BarSeries, Dash, Marker, Note, ScaleKind, Series, VLine, XyChart, color,
+};
+
+/// Values per variable and session count, in the order of the variables.
+pub type Cells<'a> = BTreeMap<&'a str, BTreeMap<u32, Vec<&'a RunValue>>>;
+
+/// Groups the runs by variable and session count.
+pub fn cells(runs: &[RunValue]) -> Cells<'_> {
+    let mut m: Cells = BTreeMap::new();
+    for r in runs {
+        m.entry(&r.variable)
+            .or_default()
+            .entry(r.sessions)
+            .or_default()
+            .push(r);
+    }
+    m
+}
+
+fn values(rs: &[&RunValue]) -> Vec<f64> {
+    rs.iter().map(|r| r.value).collect()
+}
+
+/// The distinct session counts, sorted.
+fn session_counts(runs: &[RunValue]) -> Vec<u32> {
+    let mut s: Vec<u32> = runs.iter().map(|r| r.sessions).collect();
+    s.sort_unstable();
+    s.dedup();
+    s
+}
+
+/// A sessions axis with a tick at every count measured; logarithmic when
+/// the counts span 8x or more (1, 4, 16, 64 evenly spaced, as IObench).
+fn sessions_axis(counts: &[u32]) -> Axis {
+    let ticks: Vec<f64> = counts.iter().map(|&s| s as f64).collect();
+    let (lo, hi) = (
+        counts.first().copied().unwrap_or(1),
+        counts.last().copied().unwrap_or(1),
+    );
+    let axis = if lo >= 1 && hi >= 8 * lo {
+        Axis::log("sessions")
+    } else {
+        Axis::linear("sessions")
+    };
+    axis.with_ticks(ticks)
+}
+
+/// A percentile's name, line style and value in a cell.
+type Percentile = (&'static str, Dash, fn(&LatencyCell) -> f64);
+
+/// Whether a metric is a rate that scaling analysis applies to.
+pub fn is_throughput(metric: &str) -> bool {
+    ["iops", "mib_per_s", ".r_s", ".w_s", "kb_s"]
+        .iter()
+        .any(|s| metric.ends_with(s))
+}
+
+/// The metric over sessions: one line per variable through the SLOB.R
+/// trimmed means, whiskers from the smallest to the largest repeat.
+pub fn metric_vs_sessions(data: &ReportData) -> XyChart {
+    let counts = session_counts(&data.runs);
+    let y = Axis::linear(&data.metric);
+    let y = if data.runs.iter().all(|r| r.value >= 0.0) {
+        y.from_zero()
+    } else {
+        y
+    };
+    let mut c = XyChart::new(
+        &format!("{} vs sessions", data.metric),
+        sessions_axis(&counts),
+        y,
+    );
+    for (i, (var, by_s)) in cells(&data.runs).iter().enumerate() {
+        let mut s = Series::new(var, color(i));
+        s.dash = Dash::nth(i / 8);
+        s.marker = Marker::nth(i);
+        for (&n, rs) in by_s {
+            let Some(sum) = analysis::summarize(&values(rs)) else {
+                continue;
+            };
+            s.points.push((n as f64, sum.value));
+            s.tips.push(format!(
+                "{var}, {n} sessions: {} {} ({}, n = {}, min {}, max {})",
+                value_label(sum.value),
+                data.metric,
+                if sum.trimmed {
+                    "SLOB.R trimmed mean"
+                } else {
+                    "plain mean"
+                },
+                sum.n,
+                value_label(sum.min),
+                value_label(sum.max)
+            ));
+            if sum.n > 1 {
+                s.whiskers.push((n as f64, sum.min, sum.max));
+            }
+        }
+        c.series.push(s);
+    }
+    c
+}
+
+/// Latency percentiles over sessions, one chart per kind (read, write,
+/// sync): colour = variable, line style = percentile, log scale.
+pub fn latency_vs_sessions(data: &ReportData) -> Vec<XyChart> {
+    let counts = session_counts(&data.runs);
+    let variables: Vec<&str> = cells(&data.runs).keys().copied().collect();
+    let mut out = Vec::new();
+    for kind in ["read", "write", "sync"] {
+        let of_kind: Vec<&LatencyCell> = data.latency.iter().filter(|c| c.kind == kind).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let mut c = XyChart::new(
+            &format!("{kind} latency percentiles vs sessions"),
+            sessions_axis(&counts),
+            Axis::log("ms (log scale)"),
+        );
+        for (i, var) in variables.iter().enumerate() {
+            let cells: Vec<&&LatencyCell> = of_kind.iter().filter(|c| c.variable == *var).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let pcts: [Percentile; 3] = [
+                ("p50", Dash::Solid, |c| c.p50_ms),
+                ("p99", Dash::Dashed, |c| c.p99_ms),
+                ("p99.9", Dash::Dotted, |c| c.p999_ms),
+            ];
+            for (name, dash, f) in pcts {
+                let mut s = Series::new(&format!("{var} {name}"), color(i));
+                s.dash = dash;
+                s.marker = Marker::nth(i);
+                for cell in &cells {
+                    s.points.push((cell.sessions as f64, f(cell)));
+                    s.tips.push(format!(
+                        "{var}, {} sessions: {kind} {name} {} ms ({} I/Os over {} runs, histograms merged)",
+                        cell.sessions,
+                        value_label(f(cell)),
+                        cell.ios,
+                        cell.runs
+                    ));
+                }
+                c.series.push(s);
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Each variable's cells divided by the baseline's, per session count and
+/// Overall (SLOB.R trimmed means on both sides).
+pub fn relative_bars(data: &ReportData, baseline: &str) -> BarChart {
+    let counts = session_counts(&data.runs);
+    let mut groups: Vec<String> = counts.iter().map(|s| s.to_string()).collect();
+    groups.push("Overall".into());
+    let cells = cells(&data.runs);
+    let cell_value = |var: &str, n: Option<u32>| -> Option<f64> {
+        let by_s = cells.get(var)?;
+        let vals: Vec<f64> = match n {
+            Some(n) => values(by_s.get(&n)?),
+            None => by_s.values().flat_map(|rs| values(rs)).collect(),
+        };
+        analysis::summarize(&vals).map(|s| s.value)
+    };
+    let mut c = BarChart::new(
+        &format!("{} relative to {baseline}", data.metric),
+        "sessions",
+        &format!("× {baseline}"),
+        groups,
+    );
+    c.reference = Some((1.0, format!("{baseline} = 1")));
+    c.value_suffix = "×".into();
+    for (i, var) in cells.keys().enumerate() {
+        let mut s = BarSeries {
+            name: var.to_string(),
+            color: color(i),
+            values: Vec::new(),
+            tips: Vec::new(),
+        };
+        for n in counts.iter().map(|&n| Some(n)).chain([None]) {
+            let v = cell_value(var, n)
+                .zip(cell_value(baseline, n))
+                .and_then(|(a, b)| analysis::ratio(a, b));
+            let at = n.map_or("Overall".to_string(), |n| format!("{n} sessions"));
+            s.tips.push(match v {
+                Some(v) => format!("{var} / {baseline}, {at}: {v:.3}"),
+                None => format!("{var} / {baseline}, {at}: no value"),
+            });
+            s.values.push(v);
+        }
+        c.series.push(s);
+    }
+    c
+}
+
+/// Scaling of one variable.
+#[derive(Clone, Debug)]
+pub struct Scaling {
+    pub variable: String,
+    pub peak: Option<Peak>,
+    pub knee: Option<f64>,
+    pub collapse: Option<Collapse>,
+    /// The fit, or why there is none.
+    pub usl: Result<UslFit, String>,
+    pub chart: XyChart,
+}
+
+/// Peak, knee, collapse and the USL fit per variable, each drawn over the
+/// variable's runs.
+pub fn scaling(data: &ReportData) -> Vec<Scaling> {
+    let counts = session_counts(&data.runs);
+    cells(&data.runs)
+        .iter()
+        .enumerate()
+        .map(|(i, (var, by_s))| {
+            let pts: Vec<(f64, f64)> = by_s
+                .iter()
+                .flat_map(|(&n, rs)| rs.iter().map(move |r| (n as f64, r.value)))
+                .collect();
+            let (peak, knee, collapse) = (
+                analysis::peak(&pts),
+                analysis::knee(&pts),
+                analysis::collapse(&pts),
+            );
+            let usl = analysis::fit_usl(&pts);
+            let mut c = XyChart::new(
+                &format!("{var}: scaling of {}", data.metric),
+                sessions_axis(&counts),
+                Axis::linear(&data.metric).from_zero(),
+            );
+            let mut runs = Series::new(&format!("{var} runs"), color(i));
+            runs.line = false;
+            runs.marker = Marker::nth(i);
+            runs.tips = by_s
+                .iter()
+                .flat_map(|(&n, rs)| {
+                    rs.iter().map(move |r| {
+                        format!("run {}: {n} sessions, {}", r.id, value_label(r.value))
+                    })
+                })
+                .collect();
+            runs.points = pts.clone();
+            c.series.push(runs);
+            if let Ok(fit) = &usl {
+                let hi = counts.last().copied().unwrap_or(1) as f64;
+                let lo = counts.first().copied().unwrap_or(1).max(1) as f64;
+                let log = c.x.kind == ScaleKind::Log;
+                let mut curve = Series::new(&format!("USL fit (R² {:.3})", fit.r2), "#000000");
+                curve.dash = Dash::Dashed;
+                curve.marker = Marker::None;
+                curve.points = (0..=120)
+                    .map(|k| {
+                        let f = k as f64 / 120.0;
+                        let n = if log {
+                            lo * (hi / lo).powf(f)
+                        } else {
+                            lo + (hi - lo) * f
+                        };
+                        (n, analysis::usl(fit, n))
+                    })
+                    .collect();
+                c.series.push(curve);
+                if let Some(pn) = fit.peak_n.filter(|&p| p >= lo && p <= hi) {
+                    c.vlines.push(VLine {
+                        x: pn,
+                        label: format!("USL peak N≈{pn:.1}"),
+                        color: "#000000",
+                    });
+                }
+            }
+            if let Some(k) = knee {
+                c.vlines.push(VLine {
+                    x: k,
+                    label: format!("knee {k}"),
+                    color: "#555555",
+                });
+            }
+            if let Some(p) = peak {
+                c.notes.push(Note {
+                    x: p.sessions,
+                    y: p.throughput,
+                    text: format!("peak {}", value_label(p.throughput)),
+                    color: color(i),
+                });
+            }
+            if let Some(col) = &collapse {
+                c.notes.push(Note {
+                    x: col.at_sessions,
+                    y: col.to,
+                    text: format!("collapse −{:.0}%", col.drop_pct),
+                    color: "#D55E00",
+                });
+            }
+            Scaling {
+                variable: var.to_string(),
+                peak,
+                knee,
+                collapse,
+                usl,
+                chart: c,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,231 @@
+//! The HTML report: one self-contained file (inline SVG and CSS, no
+//! script, nothing fetched) that a browser opens offline.
+//!
+//! * [`report_page`]: `dbio report --html`: the SLOB.R table with spread
+//!   and outliers, Welch's verdicts, the metric and latency over sessions,
+//!   bars relative to a baseline, scaling with the USL fit, one run per arm
+//!   over time beside its device and host telemetry, the environment of
+//!   each arm and the plan.
+//! * [`run_page`]: `dbio runs show ID --html`: one run over time.
+//!
+//! Files: `data` (reading the store), `environment` (host and storage
+//! of the runs), `charts`, `timeline`, `tables`,
+//! `page` (the document, CSS, escaping helpers). docs/report.md describes
+//! the page for users.
+
+pub mod charts;
+pub mod data;
+pub mod environment;
+pub mod page;
+pub mod tables;
+pub mod timeline;
+
+use std::path::Path;
+
+use crate::chart::escape;
+use crate::store::StoredRun;
+use data::ReportData;
+use page::{Page, figure, key_values};
+use timeline::Timeline;
+
+/// What the page says about how it was made.
+#[derive(Clone, Debug, Default)]
+pub struct Options<'a> {
+    /// The variable every other is divided by (`--relative-to`).
+    pub relative_to: Option<&'a str>,
+    /// The plan file, when given (`--plan-file`).
+    pub plan: Option<&'a crate::plan::Plan>,
+    /// The selection, as typed (`--plan fs --tag x`) or "all runs".
+    pub selection: String,
+    /// Where the runs came from.
+    pub store: String,
+    /// When the page was made (UTC).
+    pub generated: String,
+}
+
+/// The report page for a selection; `Err` is a usage error (an unknown
+/// `--relative-to` variable).
+pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
+    let variables: Vec<&str> = data.arms.iter().map(|a| a.variable.as_str()).collect();
+    let mut p = Page::new(
+        &format!("dbio report: {}", data.metric),
+        &format!(
+            "{} runs of {} ({}) from {}, {}{}",
+            data.runs.len(),
+            if variables.len() == 1 {
+                "1 variable".to_string()
+            } else {
+                format!("{} variables", variables.len())
+            },
+            variables.join(", "),
+            o.store,
+            o.selection,
+            if data.left_out > 0 {
+                format!(
+                    "; {} selected runs left out (warm-ups, not completed, or without {})",
+                    data.left_out, data.metric
+                )
+            } else {
+                String::new()
+            }
+        ),
+    );
+    let baseline = o.relative_to.or(variables.first().copied()).unwrap_or("-");
+
+    p.section("table", "SLOB.R table");
+    p.html(&tables::slob_table(data, o.relative_to)?);
+
+    if variables.len() > 1 {
+        p.section("compare", "Differences between variables");
+        p.para(
+            "note",
+            &format!(
+                "Each variable against {baseline}{} at each session count: the ratio of their SLOB.R values and Welch's t-test (unequal variances) on the runs.",
+                if o.relative_to.is_none() { " (the first variable; choose with --relative-to)" } else { "" }
+            ),
+        );
+        p.html(&tables::welch_table(data, baseline));
+    }
+
+    p.section("charts", "Over sessions");
+    let mut figs = figure(
+        &charts::metric_vs_sessions(data).render(),
+        "Points: SLOB.R trimmed mean of the cell's runs; whiskers: smallest to largest run. Hover a point for its numbers.",
+    );
+    if variables.len() > 1 {
+        figs += &figure(
+            &charts::relative_bars(data, baseline).render(),
+            &format!("Each cell divided by {baseline}'s (SLOB.R values)."),
+        );
+    }
+    p.html(&format!("<div class=\"charts\">{figs}</div>"));
+
+    let lat = charts::latency_vs_sessions(data);
+    if !lat.is_empty() {
+        p.section("latency", "Latency percentiles");
+        let figs: String = lat
+            .iter()
+            .map(|c| figure(&c.render(), "p50 solid, p99 dashed, p99.9 dotted; from the histograms of all the cell's runs merged."))
+            .collect();
+        p.html(&format!("<div class=\"charts\">{figs}</div>"));
+    }
+
+    p.section("scaling", "Scaling");
+    if charts::is_throughput(&data.metric) {
+        let s = charts::scaling(data);
+        p.para(
+            "note",
+            "Peak: the highest mean. Knee: where a session adds less than half of what the first ones added. \
+             Collapse: more than 20% below the peak after it. USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run \
+             (σ contention, κ coherency, λ one session's throughput).",
+        );
+        p.html(&tables::scaling_table(&s));
+        let figs: String = s.iter().map(|x| figure(&x.chart.render(), "")).collect();
+        p.html(&format!("<div class=\"charts\">{figs}</div>"));
+    } else {
+        p.para(
+            "note",
+            &format!("Scaling analysis applies to throughput metrics (…iops, …mib_per_s); {} is not one.", data.metric),
+        );
+    }
+
+    p.section("timeline", "Over time");
+    p.para(
+        "note",
+        "For each variable its latest run at its largest session count: dbio's own per-second series on the left, \
+         the devices under the target and the host in the same seconds on the right (iostat -x and mpstat definitions). \
+         `dbio runs show ID --html FILE` draws any run.",
+    );
+    for t in &data.timelines {
+        p.html(&timeline_html(t));
+    }
+
+    p.section("environment", "Environment");
+    p.html(&tables::environment_section(data));
+
+    p.section("plan", "Plan");
+    p.html(&tables::plan_section(data, o.plan));
+
+    Ok(p.finish(&format!(
+        "dbio {} · generated {} UTC",
+        env!("CARGO_PKG_VERSION"),
+        o.generated
+    )))
+}
+
+fn timeline_html(t: &Timeline) -> String {
+    let arm = if t.variable == "-" {
+        String::new()
+    } else {
+        format!("{}: ", escape(&t.variable))
+    };
+    let mut o = format!("<h3>{arm}run {} ({} sessions)</h3>\n", t.run_id, t.sessions);
+    if t.telemetry.is_empty() {
+        o += "<p class=\"note\">No telemetry was recorded for this run (shorter than one --interval?).</p>\n";
+    }
+    for (a, b) in t.charts() {
+        o += &format!(
+            "<div class=\"pair\">{}{}</div>\n",
+            figure(&a.render(), ""),
+            figure(&b.render(), "")
+        );
+    }
+    o
+}
+
+/// One run: its settings, environment and its series beside its telemetry.
+pub fn run_page(run: &StoredRun, generated: &str) -> String {
+    let r = &run.row;
+    let variable = r.variable.clone().unwrap_or_else(|| "-".into());
+    let mut p = Page::new(
+        &format!("dbio run {}", r.id),
+        &format!(
+            "{} · {} · {} sessions · started {} UTC{}",
+            r.status,
+            r.pattern.as_deref().unwrap_or("?"),
+            r.sessions.unwrap_or(0),
+            crate::store::fmt_utc(r.started_unix_ms),
+            r.plan
+                .as_ref()
+                .map(|p| format!(" · plan {p}, variable {variable}"))
+                .unwrap_or_default()
+        ),
+    );
+    p.section("timeline", "Over time");
+    p.html(&timeline_html(&Timeline::from_run(run, &variable)));
+    p.section("metrics", "Summary");
+    let keep = ["read.", "write.", "sync.", "total.", "cpu."];
+    let metrics: Vec<(String, String)> = run
+        .metrics
+        .iter()
+        .filter(|(n, _)| keep.iter().any(|k| n.starts_with(k)))
+        .map(|(n, v)| (n.clone(), crate::chart::scale::value_label(*v)))
+        .collect();
+    p.html(&key_values(&metrics));
+    p.section("settings", "Settings");
+    let cfg: Vec<(String, String)> = data::flatten_config(run.report.get("config"))
+        .into_iter()
+        .collect();
+    p.html(&key_values(&cfg));
+    p.section("environment", "Environment");
+    let mut d = ReportData::default();
+    environment::add_environment_to(&mut d, run, &variable);
+    p.html(&tables::environment_section(&d));
+    p.finish(&format!(
+        "dbio {} · generated {generated} UTC",
+        env!("CARGO_PKG_VERSION")
+    ))
+}
+
+/// Writes the page to `path`; the error is one line naming the file.
+pub fn write(path: &Path, html: &str) -> Result<(), String> {
+    std::fs::write(path, html).map_err(|e| {
+        format!(
+            "cannot write the HTML report to {}: {e}; check the directory exists and is writable",
+            path.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;
