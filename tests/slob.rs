@@ -541,3 +541,49 @@ fn clean_removes_the_redo_logs_too_and_nothing_else() {
         "keep"
     );
 }
+
+#[test]
+fn the_data_grows_with_the_schemas_and_is_reused_when_smaller() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |sessions: &str| {
+        slob(
+            dir.path(),
+            &[
+                "--sessions",
+                sessions,
+                "--scale",
+                "256",
+                "--cache",
+                "256K",
+                "--update-pct",
+                "0",
+                "--work-loop",
+                "5",
+            ],
+        )
+    };
+    let file = dir.path().join("data").join("dbio-data-0000.dat");
+    let one = run("1");
+    assert_eq!(one["target"]["layout"]["reused"], false);
+    let small = std::fs::metadata(&file).unwrap().len();
+    let three = run("3");
+    assert_eq!(three["target"]["layout"]["reused"], false, "grown");
+    let big = std::fs::metadata(&file).unwrap().len();
+    assert!(big > small, "{big} > {small}");
+    assert_eq!(
+        three["target"]["layout"]["bytes"].as_u64().unwrap(),
+        big - small,
+        "only the tail was written"
+    );
+    let two = run("2");
+    assert_eq!(
+        two["target"]["layout"]["reused"], true,
+        "a bigger layout serves fewer schemas"
+    );
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), big);
+    let bytes = std::fs::read(&file).unwrap();
+    for (i, b) in bytes.chunks(8192).enumerate() {
+        verify(b, Some((0, i as u64))).unwrap_or_else(|e| panic!("block {i}: {e}"));
+    }
+}

@@ -33,6 +33,9 @@ struct Resolved {
     est: f64,
     /// (target, files, bs, size) of a directory target; None for a device.
     shape: Option<(String, u32, u32, u64)>,
+    /// The layout grows to the largest size asked (the SLOB model's data,
+    /// whose size follows the session count) instead of being redone.
+    grows: bool,
 }
 
 /// A counted or warm-up run before ordering.
@@ -256,6 +259,7 @@ fn resolve(cfg: &crate::config::RunConfig) -> Resolved {
         sessions: cfg.sessions,
         est: run + RUN_OVERHEAD_S,
         shape,
+        grows: cfg.slob.is_some(),
     }
 }
 
@@ -371,8 +375,10 @@ fn relayout_warnings(
     for (i, (name, _, _)) in arms.iter().enumerate() {
         let mut shapes: BTreeMap<&str, HashSet<(u32, u32, u64)>> = BTreeMap::new();
         for args in &args_of[i] {
-            if let Some((t, f, b, s)) = &cache[args].shape {
-                shapes.entry(t.as_str()).or_default().insert((*f, *b, *s));
+            let r = &cache[args];
+            if let Some((t, f, b, s)) = &r.shape {
+                let size = if r.grows { 0 } else { *s };
+                shapes.entry(t.as_str()).or_default().insert((*f, *b, size));
             }
         }
         for (target, set) in shapes {

@@ -54,6 +54,10 @@ pub struct Shape {
     pub files: u32,
     pub file_size: u64,
     pub block_size: u32,
+    /// Reuse a larger layout of the same files and block size, and extend a
+    /// smaller one instead of laying it out again (the SLOB model's data,
+    /// which grows with the number of schemas).
+    pub grow: bool,
 }
 
 /// Makes sure `dir` holds a complete layout of `shape`, reusing a compatible
@@ -71,6 +75,9 @@ pub fn ensure(
     }
     let existing = Manifest::load(dir).map_err(TargetError::Manifest)?;
     if let Some(m) = &existing {
+        if shape.grow && growable(dir, m, shape) {
+            return grow(dir, m.clone(), shape, seed, progress, interrupt);
+        }
         if reusable(dir, m, shape) {
             let report = LayoutReport {
                 reused: true,
@@ -98,7 +105,7 @@ pub fn ensure(
         .store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
     let paths = manifest.file_paths(dir);
-    match write_files(&paths, shape, seed, progress, interrupt) {
+    match write_files(&paths, shape, 0, seed, progress, interrupt) {
         Ok(report) => {
             manifest.complete = true;
             manifest
@@ -112,6 +119,65 @@ pub fn ensure(
             if created_dir {
                 let _ = fs::remove_dir(dir);
             }
+            Err(e)
+        }
+    }
+}
+
+/// A complete layout of the same files and block size, of any size.
+fn growable(dir: &Path, m: &Manifest, shape: Shape) -> bool {
+    m.complete
+        && m.files.len() == shape.files as usize
+        && m.block_size == shape.block_size
+        && m.file_paths(dir).iter().all(|p| {
+            fs::metadata(p)
+                .map(|md| md.len() == m.file_size)
+                .unwrap_or(false)
+        })
+}
+
+/// Reuses a layout at least as large as `shape`, or extends every file of a
+/// smaller one to `shape.file_size` (the tail written as a layout would).
+/// An interrupted or failed extension truncates the files back.
+fn grow(
+    dir: &Path,
+    mut m: Manifest,
+    shape: Shape,
+    seed: u64,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
+    let paths = m.file_paths(dir);
+    if m.file_size >= shape.file_size {
+        let report = LayoutReport {
+            reused: true,
+            bytes: 0,
+            seconds: 0.0,
+            direct: true,
+        };
+        return Ok((paths, report));
+    }
+    let old = m.file_size;
+    m.complete = false;
+    m.store(dir)
+        .map_err(|e| TargetError::io(dir, "write manifest", e))?;
+    match write_files(&paths, shape, old, seed, progress, interrupt) {
+        Ok(report) => {
+            m.file_size = shape.file_size;
+            m.complete = true;
+            m.store(dir)
+                .map_err(|e| TargetError::io(dir, "write manifest", e))?;
+            Ok((paths, report))
+        }
+        Err(e) => {
+            for p in &paths {
+                let _ = fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .and_then(|f| f.set_len(old));
+            }
+            m.complete = true;
+            let _ = m.store(dir);
             Err(e)
         }
     }
@@ -154,27 +220,48 @@ fn create(path: &Path, direct: bool) -> rustix::io::Result<OwnedFd> {
     rustix::fs::open(path, flags, Mode::from_raw_mode(0o644))
 }
 
+/// Writes every file of `shape` from byte `from` (0 = a new layout: the
+/// files are created; otherwise they exist and are extended).
 fn write_files(
     paths: &[PathBuf],
     shape: Shape,
+    from: u64,
     seed: u64,
     progress: bool,
     interrupt: &AtomicBool,
 ) -> Result<LayoutReport, TargetError> {
     // O_DIRECT where the filesystem allows it, else buffered with a final fsync.
-    let direct = match create(&paths[0], true) {
-        Ok(fd) => {
-            drop(fd);
-            let _ = fs::remove_file(&paths[0]);
-            true
+    let direct = if from > 0 {
+        rustix::fs::open(
+            &paths[0],
+            OFlags::WRONLY | OFlags::DIRECT | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .is_ok()
+    } else {
+        match create(&paths[0], true) {
+            Ok(fd) => {
+                drop(fd);
+                let _ = fs::remove_file(&paths[0]);
+                true
+            }
+            Err(_) => false,
         }
-        Err(_) => false,
     };
     let mut fds = Vec::with_capacity(paths.len());
     for p in paths {
-        let fd = create(p, direct).map_err(|e| TargetError::io(p, "create", e.into()))?;
+        let fd = if from > 0 {
+            let mut flags = OFlags::WRONLY | OFlags::CLOEXEC;
+            if direct {
+                flags |= OFlags::DIRECT;
+            }
+            rustix::fs::open(p, flags, Mode::empty())
+                .map_err(|e| TargetError::io(p, "open", e.into()))?
+        } else {
+            create(p, direct).map_err(|e| TargetError::io(p, "create", e.into()))?
+        };
         // Preallocate: a full filesystem fails here, before any data is written.
-        match rustix::fs::fallocate(&fd, FallocateFlags::empty(), 0, shape.file_size) {
+        match rustix::fs::fallocate(&fd, FallocateFlags::empty(), from, shape.file_size - from) {
             Ok(()) => {}
             Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => {}
             Err(rustix::io::Errno::NOSPC) => {
@@ -186,10 +273,12 @@ fn write_files(
         }
         fds.push(fd);
     }
+    let per_file = (shape.file_size - from).div_ceil(CHUNK);
     let chunks = Chunks {
         next: AtomicU64::new(0),
-        per_file: shape.file_size.div_ceil(CHUNK),
-        total: shape.file_size.div_ceil(CHUNK) * u64::from(shape.files),
+        per_file,
+        total: per_file * u64::from(shape.files),
+        from,
         file_size: shape.file_size,
         block_size: shape.block_size,
         written: AtomicU64::new(0),
@@ -202,7 +291,7 @@ fn write_files(
     let outcome = std::thread::scope(|s| {
         if progress {
             let (chunks, finished) = (&chunks, &finished);
-            let total = shape.file_size * u64::from(shape.files);
+            let total = (shape.file_size - from) * u64::from(shape.files);
             s.spawn(move || show_progress(&chunks.written, total, finished));
         }
         let r = write_chunks(&raw, &chunks, seed);
@@ -230,7 +319,7 @@ fn write_files(
     let seconds = (now_ns() - start) as f64 / 1e9;
     Ok(LayoutReport {
         reused: false,
-        bytes: shape.file_size * u64::from(shape.files),
+        bytes: (shape.file_size - from) * u64::from(shape.files),
         seconds,
         direct,
     })
@@ -257,6 +346,8 @@ struct Chunks<'a> {
     next: AtomicU64,
     per_file: u64,
     total: u64,
+    /// Byte offset where writing starts in every file.
+    from: u64,
     file_size: u64,
     block_size: u32,
     written: AtomicU64,
@@ -338,7 +429,7 @@ fn writer<E: Engine>(
                 break;
             }
             let file = (g / chunks.per_file) as u32;
-            let offset = (g % chunks.per_file) * CHUNK;
+            let offset = chunks.from + (g % chunks.per_file) * CHUNK;
             let len = CHUNK.min(chunks.file_size - offset) as u32;
             let slot = free.pop().expect("a free slot");
             let data = bufs.slot_mut(slot as usize, len as usize);
@@ -431,6 +522,7 @@ mod tests {
             files,
             file_size,
             block_size: 8192,
+            grow: false,
         }
     }
 

@@ -118,6 +118,7 @@ impl Target {
             files: cfg.files,
             file_size: blocks_per_file * bs,
             block_size: cfg.block_size,
+            grow: cfg.slob.is_some(),
         };
         let (files, report) = layout::ensure(path, shape, cfg.seed, progress, interrupt)?;
         Ok(Target {

@@ -58,6 +58,7 @@ pub fn prepare_redo(
         files: slob.redo_files,
         file_size: slob.redo_file_size,
         block_size: slob.redo_block,
+        grow: false,
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
 }
