@@ -279,23 +279,25 @@ pub fn runs(
             put_dir(&mut metrics, "total", t, bs, secs);
         }
         metrics.push(("measured_s".into(), secs));
-        let group_reporting = opt(entries, g_opts, "group_reporting").is_some();
-        let jobs: u64 = entries
-            .iter()
-            .map(|e| {
-                let n = e.options.get("numjobs").or_else(|| g_opts.get("numjobs"));
-                let n = n.and_then(|v| {
+        // Without group_reporting, numjobs=N gives N entries of one name;
+        // with it, one entry stands for the N jobs.
+        let mut per_job: BTreeMap<(Option<&str>, &str), (u64, u64)> = BTreeMap::new();
+        for e in entries {
+            let n = e.options.get("numjobs").or_else(|| g_opts.get("numjobs"));
+            let n = n
+                .and_then(|v| {
                     v.as_str()
                         .and_then(|s| s.trim().parse().ok())
                         .or(v.as_u64())
-                });
-                if group_reporting {
-                    n.unwrap_or(1).max(1)
-                } else {
-                    1
-                }
-            })
-            .sum();
+                })
+                .unwrap_or(1)
+                .max(1);
+            let slot = per_job
+                .entry((e.host.as_deref(), e.jobname.as_str()))
+                .or_insert((0, n));
+            slot.0 += 1;
+        }
+        let jobs: u64 = per_job.values().map(|&(seen, n)| seen.max(n)).sum();
         let (user_s, sys_s) = entries.iter().fold((0.0, 0.0), |(u, s), e| {
             let rt = e.job_runtime_ms as f64 / 1e3;
             (

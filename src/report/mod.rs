@@ -1,6 +1,7 @@
 //! The report of one run: a serializable document (the `--json` output, see
 //! docs/json.md) and its terminal rendering.
 
+mod rformat;
 pub mod table;
 pub mod text;
 
