@@ -14,6 +14,10 @@ use super::fio_hist::Bins;
 /// The I/O directions fio reports, in dbio's order (dbio has no trim).
 pub const DIRECTIONS: [&str; 4] = ["read", "write", "trim", "sync"];
 
+/// The largest count a json+ bin may hold (2^53: far beyond any run, and
+/// thousands of merged bins still fit a histogram's 63-bit counts).
+pub const MAX_BIN_COUNT: u64 = 1 << 53;
+
 /// A latency summary in ns.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lat {
@@ -164,7 +168,8 @@ fn bins(obj: &Value, path: &str) -> Result<Option<Bins>, ImportError> {
             .map_err(|_| ImportError::field(&here, "the key is not a latency in ns"))?;
         let n = v
             .as_u64()
-            .ok_or_else(|| ImportError::field(&here, format!("{v} is not a count")))?;
+            .filter(|&n| n <= MAX_BIN_COUNT)
+            .ok_or_else(|| ImportError::field(&here, format!("{v} is not a sample count")))?;
         let c = out.entry(ns).or_insert(0);
         *c = c.saturating_add(n);
     }

@@ -340,7 +340,14 @@ pub fn runs(
         }
         let mut histograms = Vec::new();
         for (i, a) in aggs.iter().enumerate() {
-            if let Some(b) = a.as_ref().and_then(|a| a.bins.as_ref()) {
+            let bins = a.as_ref().and_then(|a| a.bins.as_ref());
+            // HDR counts are 63-bit: a merge beyond that is not a real run.
+            let fits = |b: &&Bins| {
+                b.values()
+                    .try_fold(0u64, |s, &c| s.checked_add(c))
+                    .is_some_and(|n| n < 1 << 62)
+            };
+            if let Some(b) = bins.filter(fits) {
                 histograms.push((
                     DIRECTIONS[i].to_string(),
                     encode_histogram(&fio_hist::to_hdr(b)),
