@@ -199,8 +199,8 @@ fn id_ranges(ids: &[i64]) -> String {
 /// Per variable: session counts with their runs, and the models the runs
 /// fall into.
 fn summary(runs: &[ImportedRun]) -> String {
-    let mut by_var: BTreeMap<&str, (BTreeMap<i64, usize>, BTreeMap<&'static str, usize>)> =
-        BTreeMap::new();
+    type Counts = (BTreeMap<i64, usize>, BTreeMap<&'static str, usize>);
+    let mut by_var: BTreeMap<&str, Counts> = BTreeMap::new();
     for r in runs {
         let e = by_var
             .entry(r.variable.as_deref().unwrap_or("-"))

@@ -67,11 +67,9 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
             model: r.model.as_deref(),
             metrics: &run.metrics,
         };
-        if let Some(m) = args.model {
-            if !facts.is(m) {
-                other_model += 1;
-                continue;
-            }
+        if args.model.is_some_and(|m| !facts.is(m)) {
+            other_model += 1;
+            continue;
         }
         let point = |value| Point {
             variable: r.variable.clone().unwrap_or_else(|| "-".into()),

@@ -173,11 +173,10 @@ fn header(line: usize, cells: &[&str], ignored: &mut Vec<String>) -> Result<Head
                     "this column appears twice in the header; remove one of them",
                 ));
             }
-            None if !name.trim().is_empty() => {
-                if !ignored.iter().any(|n| n == name.trim()) {
-                    ignored.push(name.trim().to_string());
-                }
+            None if !name.trim().is_empty() && !ignored.iter().any(|n| n == name.trim()) => {
+                ignored.push(name.trim().to_string());
             }
+            None if !name.trim().is_empty() => {}
             None if i + 1 < cells.len() => {
                 return Err(ImportError::at(
                     line,

@@ -137,11 +137,10 @@ pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
                     free -= 2;
                 }
             }
-            if free == fields.len() && fields.len() >= 2 {
-                if let Some(s) = count(fields[fields.len() - 1]) {
-                    named.sessions = Some(s);
-                    free -= 1;
-                }
+            let last = count(fields[fields.len() - 1]);
+            if let (true, Some(s)) = (free == fields.len() && fields.len() >= 2, last) {
+                named.sessions = Some(s);
+                free -= 1;
             }
             let text = fields[..free].join(".");
             named.variable = strip_counter(&text).to_string();

@@ -220,6 +220,7 @@ fn grid(t: &Table) -> Vec<Vec<String>> {
         .map(|r| r.cells.iter().map(show).collect())
         .collect();
     if let Some(d) = t.digits {
+        #[allow(clippy::needless_range_loop)] // col indexes every row's cells
         for col in 0..t.sessions.len() + 1 {
             let cells: Vec<&Cell> = t
                 .rows
@@ -235,9 +236,9 @@ fn grid(t: &Table) -> Vec<Vec<String>> {
                 .collect();
             let all: Vec<f64> = cells.iter().map(|c| c.value).collect();
             let layout = rformat::layout(if trimmed.is_empty() { &all } else { &trimmed }, d);
-            for (i, r) in t.rows.iter().enumerate() {
+            for (r, printed) in t.rows.iter().zip(g.iter_mut()) {
                 if let Some(c) = &r.cells[col] {
-                    g[i][col] = format!(
+                    printed[col] = format!(
                         "{}{}",
                         layout.format(c.value),
                         if c.trimmed { "" } else { "*" }
