@@ -61,6 +61,14 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Import runs measured by other tools (SLOB awr_info.sh, fio JSON) into the store.
+    Import {
+        #[command(subcommand)]
+        command: crate::commands::import::ImportCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]

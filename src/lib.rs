@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod environment;
+pub mod import;
 pub mod measure;
 pub mod plan;
 pub mod report;

@@ -120,6 +120,12 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             commands::compare::execute(&args, &store)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Import { command, db } => {
+            let mut store = open_store(db)?;
+            let mut out = std::io::stdout().lock();
+            commands::import::execute(command, &mut store, &mut out)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runs { command, db } => {
             let mut store = open_store(db)?;
             let mut out = std::io::stdout().lock();

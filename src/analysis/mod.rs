@@ -7,10 +7,13 @@
 //!   READWRITE model (reads and writes trimmed separately, then added).
 //! * [`compare`]: two sets of runs against each other: Welch's t-test,
 //!   ratios and a one-line verdict.
+//! * [`models`]: SLOB.R's READS, REDO, WRITES and READWRITE models: which
+//!   runs belong to each and the metric each shows.
 //! * [`scaling`]: throughput over sessions: the peak, the knee, a collapse
 //!   after the peak, and a Universal Scalability Law fit.
 
 pub mod compare;
+pub mod models;
 pub mod scaling;
 pub mod summary;
 

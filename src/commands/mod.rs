@@ -1,9 +1,10 @@
-//! The commands behind the CLI: what `dbio run`, `dbio plan` and `dbio runs`
+//! The commands behind the CLI: what `dbio run`, `dbio plan`, `dbio import` and `dbio runs`
 //! do once their arguments are parsed, and how their outcomes map to exit
 //! codes (0 ok, 1 run failed, 2 usage or configuration error, 130
 //! interrupted).
 
 pub mod compare;
+pub mod import;
 pub mod plan;
 pub mod report;
 pub mod report_html;

@@ -1,9 +1,12 @@
 //! `dbio report`: the SLOB.R table over stored runs — variables by session
-//! counts, each cell the trimmed mean of one metric over its repeats.
+//! counts, each cell the trimmed mean of one metric over its repeats; with
+//! `--model`, SLOB.R's READS, REDO, WRITES or READWRITE table
+//! (`analysis::models`).
 
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
+use crate::analysis::models::{self, Facts, Model};
 use crate::report::table::{self, Point};
 use crate::store::Store;
 use crate::store::commands::FilterArgs;
@@ -20,9 +23,20 @@ pub enum Format {
 pub struct ReportArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// The stored metric in the cells (see docs/store.md: total.iops, read.latency.p99_us, dev.w_await_ms, …).
-    #[arg(long, default_value = "total.iops")]
+    /// The stored metric in the cells (see docs/store.md: total.iops, read.latency.p99_us, dev.w_await_ms, …) [default: total.iops, or the model's].
+    #[arg(
+        long,
+        default_value = "total.iops",
+        default_value_if("model", clap::builder::ArgPredicate::IsPresent, MODEL_METRIC),
+        hide_default_value = true
+    )]
     pub metric: String,
+    /// A SLOB.R model: only its runs, and its metric unless --metric names another (docs/import.md).
+    #[arg(long, value_enum)]
+    pub model: Option<Model>,
+    /// Print N significant digits per cell, column by column as R prints SLOB.R's tables (7 there).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=15))]
+    pub digits: Option<u8>,
     /// Divide every cell by this variable's cell (e.g. RAW = 1).
     #[arg(long, value_name = "VARIABLE")]
     pub relative_to: Option<String>,
@@ -36,6 +50,10 @@ pub struct ReportArgs {
     pub plan_file: Option<std::path::PathBuf>,
 }
 
+/// `--metric`'s value when `--model` is given without it: each run's model
+/// metric.
+pub const MODEL_METRIC: &str = "model";
+
 /// Builds and prints the table for the completed, counted runs selected.
 pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     if let Some(path) = &args.html {
@@ -47,29 +65,75 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         ));
     }
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
+    let by_model = args.model.is_some() && args.metric == MODEL_METRIC;
+    if args.model == Some(Model::Readwrite) && !by_model {
+        return Err(CommandError::Usage(
+            "--model readwrite adds reads/s and writes/s; it takes no --metric (use --model writes --metric NAME)".into(),
+        ));
+    }
     let rows = store.list(&args.filter.to_filter()).map_err(failed)?;
     let mut points = Vec::new();
-    let mut missing = 0;
+    let mut writes = Vec::new();
+    let (mut missing, mut other_model) = (0, 0);
     for r in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         let run = store.get(r.id).map_err(failed)?;
-        match run.metrics.iter().find(|(n, _)| *n == args.metric) {
-            Some((_, v)) => points.push(Point {
-                variable: r.variable.clone().unwrap_or_else(|| "-".into()),
-                sessions: r.sessions.unwrap_or(0) as u32,
-                value: *v,
-            }),
+        let facts = Facts {
+            model: r.model.as_deref(),
+            metrics: &run.metrics,
+        };
+        if args.model.is_some_and(|m| !facts.is(m)) {
+            other_model += 1;
+            continue;
+        }
+        let point = |value| Point {
+            variable: r.variable.clone().unwrap_or_else(|| "-".into()),
+            sessions: r.sessions.unwrap_or(0) as u32,
+            value,
+        };
+        let value = match args.model {
+            Some(Model::Readwrite) => match (facts.reads_per_s(), facts.writes_per_s()) {
+                (Some(rd), Some(wr)) => {
+                    writes.push(wr);
+                    Some(rd)
+                }
+                _ => None,
+            },
+            Some(m) if by_model => facts.model_value(m),
+            _ => run
+                .metrics
+                .iter()
+                .find(|(n, _)| *n == args.metric)
+                .map(|(_, v)| *v),
+        };
+        match value {
+            Some(v) => points.push(point(v)),
             None => missing += 1,
         }
     }
+    let label = match args.model {
+        Some(m) if by_model => models::metric_label(m).to_string(),
+        Some(m) => format!("{} ({m:?} model runs)", args.metric).to_lowercase(),
+        None => args.metric.clone(),
+    };
     if points.is_empty() {
         return Err(CommandError::Usage(format!(
-            "no completed run of the selection has the metric {:?} ({} runs selected); see docs/store.md for metric names",
-            args.metric,
-            rows.len()
+            "no completed run of the selection has {label} ({} runs selected{}); see docs/store.md for metric names",
+            rows.len(),
+            if other_model > 0 {
+                format!(", {other_model} of another model")
+            } else {
+                String::new()
+            }
         )));
     }
-    let t = table::build(&args.metric, &points, args.relative_to.as_deref())
-        .map_err(CommandError::Usage)?;
+    let mut t = match args.model {
+        Some(Model::Readwrite) => {
+            table::build_readwrite(&label, &points, &writes, args.relative_to.as_deref())
+        }
+        _ => table::build(&label, &points, args.relative_to.as_deref()),
+    }
+    .map_err(CommandError::Usage)?;
+    t.digits = args.digits;
     let out = match args.format {
         Format::Text => table::text(&t),
         Format::Markdown => table::markdown(&t),
@@ -78,10 +142,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     };
     print!("{out}");
     if missing > 0 {
-        eprintln!(
-            "note: {missing} selected run(s) have no {} and were left out",
-            args.metric
-        );
+        eprintln!("note: {missing} selected run(s) have no {label} and were left out");
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod awr;
 pub mod compare;
 pub mod html;
+mod rformat;
 pub mod table;
 pub mod text;
 

@@ -9,7 +9,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::analysis::{CellSummary, summarize};
+use super::rformat;
+use crate::analysis::{CellSummary, readwrite_cell, summarize};
 
 /// One run's value of the metric.
 #[derive(Clone, Debug)]
@@ -44,39 +45,102 @@ pub struct Table {
     pub relative_to: Option<String>,
     pub sessions: Vec<u32>,
     pub rows: Vec<Row>,
+    /// Print cells with this many significant digits, column by column as
+    /// R prints a matrix (SLOB.R's tables: 7); None = dbio's rounding.
+    #[serde(skip)]
+    pub digits: Option<u8>,
 }
 
-fn cell(values: &[f64]) -> Option<CellSummary> {
-    summarize(values)
+/// What a cell shows, before scaling.
+struct Stat {
+    n: usize,
+    value: f64,
+    trimmed: bool,
+    cv: Option<f64>,
+    ci95: Option<(f64, f64)>,
+}
+
+impl From<CellSummary> for Stat {
+    fn from(c: CellSummary) -> Stat {
+        Stat {
+            n: c.n,
+            value: c.value,
+            trimmed: c.trimmed,
+            cv: c.cv,
+            ci95: c.ci95,
+        }
+    }
 }
 
 /// Builds the table; `relative_to` names the baseline variable.
 pub fn build(metric: &str, points: &[Point], relative_to: Option<&str>) -> Result<Table, String> {
+    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    build_with(metric, points, relative_to, &|ix: &[usize]| {
+        let v: Vec<f64> = ix.iter().map(|&i| values[i]).collect();
+        summarize(&v).map(Stat::from)
+    })
+}
+
+/// SLOB.R's READWRITE table: `reads[i]` and `writes[i]` are the same run;
+/// each cell is the trimmed mean of the reads plus the trimmed mean of the
+/// writes ([`readwrite_cell`]; plain means of both, marked, where either has
+/// none). n, CV and the interval describe the runs' reads + writes.
+pub fn build_readwrite(
+    metric: &str,
+    reads: &[Point],
+    writes: &[f64],
+    relative_to: Option<&str>,
+) -> Result<Table, String> {
+    let r: Vec<f64> = reads.iter().map(|p| p.value).collect();
+    build_with(metric, reads, relative_to, &|ix: &[usize]| {
+        let rs: Vec<f64> = ix.iter().map(|&i| r[i]).collect();
+        let ws: Vec<f64> = ix.iter().map(|&i| writes[i]).collect();
+        let rw = readwrite_cell(&rs, &ws)?;
+        let sums: Vec<f64> = ix.iter().map(|&i| r[i] + writes[i]).collect();
+        let s = summarize(&sums)?;
+        Some(Stat {
+            n: ix.len(),
+            value: rw.value,
+            trimmed: rw.trimmed,
+            cv: s.cv,
+            ci95: s.ci95,
+        })
+    })
+}
+
+/// The table over `points`' variables and session counts, each cell
+/// `stat` of the indices (into `points`) of its runs.
+fn build_with(
+    metric: &str,
+    points: &[Point],
+    relative_to: Option<&str>,
+    stat: &dyn Fn(&[usize]) -> Option<Stat>,
+) -> Result<Table, String> {
     let sessions: Vec<u32> = points
         .iter()
         .map(|p| p.sessions)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let mut by_var: BTreeMap<&str, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
-    for p in points {
+    let mut by_var: BTreeMap<&str, BTreeMap<u32, Vec<usize>>> = BTreeMap::new();
+    for (i, p) in points.iter().enumerate() {
         by_var
             .entry(&p.variable)
             .or_default()
             .entry(p.sessions)
             .or_default()
-            .push(p.value);
+            .push(i);
     }
-    let summarize_row = |cols: &BTreeMap<u32, Vec<f64>>| -> Vec<Option<CellSummary>> {
-        let mut v: Vec<Option<CellSummary>> = sessions
+    let summarize_row = |cols: &BTreeMap<u32, Vec<usize>>| -> Vec<Option<Stat>> {
+        let mut v: Vec<Option<Stat>> = sessions
             .iter()
-            .map(|s| cols.get(s).and_then(|x| cell(x)))
+            .map(|s| cols.get(s).and_then(|x| stat(x)))
             .collect();
-        let all: Vec<f64> = cols.values().flatten().copied().collect();
-        v.push(cell(&all));
+        let all: Vec<usize> = cols.values().flatten().copied().collect();
+        v.push(stat(&all));
         v
     };
-    let base: Option<Vec<Option<CellSummary>>> = match relative_to {
+    let base: Option<Vec<Option<Stat>>> = match relative_to {
         Some(b) => Some(summarize_row(by_var.get(b).ok_or_else(|| {
             format!(
                 "--relative-to {b}: no such variable among the selected runs ({})",
@@ -120,6 +184,7 @@ pub fn build(metric: &str, points: &[Point], relative_to: Option<&str>) -> Resul
         relative_to: relative_to.map(str::to_string),
         sessions,
         rows,
+        digits: None,
     })
 }
 
@@ -146,13 +211,52 @@ fn show(c: &Option<Cell>) -> String {
     }
 }
 
+/// The cells as printed: dbio's rounding, or R's with `t.digits`. `-` for
+/// no runs; `*` marks a plain mean.
+fn grid(t: &Table) -> Vec<Vec<String>> {
+    let mut g: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(show).collect())
+        .collect();
+    if let Some(d) = t.digits {
+        #[allow(clippy::needless_range_loop)] // col indexes every row's cells
+        for col in 0..t.sessions.len() + 1 {
+            let cells: Vec<&Cell> = t
+                .rows
+                .iter()
+                .filter_map(|r| r.cells[col].as_ref())
+                .collect();
+            // The column's decimals come from the values SLOB.R prints (the
+            // trimmed means); plain means, marked, follow them.
+            let trimmed: Vec<f64> = cells
+                .iter()
+                .filter(|c| c.trimmed)
+                .map(|c| c.value)
+                .collect();
+            let all: Vec<f64> = cells.iter().map(|c| c.value).collect();
+            let layout = rformat::layout(if trimmed.is_empty() { &all } else { &trimmed }, d);
+            for (r, printed) in t.rows.iter().zip(g.iter_mut()) {
+                if let Some(c) = &r.cells[col] {
+                    printed[col] = format!(
+                        "{}{}",
+                        layout.format(c.value),
+                        if c.trimmed { "" } else { "*" }
+                    );
+                }
+            }
+        }
+    }
+    g
+}
+
 /// A terminal table.
 pub fn text(t: &Table) -> String {
     let h = header(t);
     let mut rows: Vec<Vec<String>> = vec![h];
-    for r in &t.rows {
+    for (r, cells) in t.rows.iter().zip(grid(t)) {
         let mut line = vec![r.variable.clone()];
-        line.extend(r.cells.iter().map(show));
+        line.extend(cells);
         rows.push(line);
     }
     let widths: Vec<usize> = (0..rows[0].len())
@@ -194,8 +298,7 @@ pub fn text(t: &Table) -> String {
 pub fn markdown(t: &Table) -> String {
     let h = header(t);
     let mut o = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
-    for r in &t.rows {
-        let cells: Vec<String> = r.cells.iter().map(show).collect();
+    for (r, cells) in t.rows.iter().zip(grid(t)) {
         let _ = writeln!(o, "| {} | {} |", r.variable, cells.join(" | "));
     }
     o
@@ -204,11 +307,12 @@ pub fn markdown(t: &Table) -> String {
 /// CSV: one line per variable, `*` kept as a marker of plain means.
 pub fn csv(t: &Table) -> String {
     let mut o = header(t).join(",") + "\n";
-    for r in &t.rows {
+    for (r, printed) in t.rows.iter().zip(grid(t)) {
         let cells: Vec<String> = r
             .cells
             .iter()
-            .map(|c| if c.is_none() { String::new() } else { show(c) })
+            .zip(printed)
+            .map(|(c, p)| if c.is_none() { String::new() } else { p })
             .collect();
         let _ = writeln!(o, "{},{}", r.variable, cells.join(","));
     }

@@ -83,6 +83,9 @@ pub struct FilterArgs {
     /// Only the most recent N matching runs.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Runs from this source: dbio (measured by dbio), fio or awr-info (imported).
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
 }
 
 fn since_arg(text: &str) -> Result<i64, String> {
@@ -101,6 +104,7 @@ impl FilterArgs {
             workload: self.workload.clone(),
             since_unix_ms: self.since,
             limit: self.limit,
+            source: self.source.clone(),
         }
     }
 }
@@ -206,6 +210,14 @@ fn show_footer(r: &RunRow) -> String {
     if let Some(note) = &r.note {
         lines += &format!("note     {note}\n");
     }
+    if let Some(file) = &r.source_file {
+        let model = r
+            .model
+            .as_deref()
+            .map(|m| format!(" (model {m} given at import)"))
+            .unwrap_or_default();
+        lines += &format!("imported from {} output {file}{model}\n", r.source);
+    }
     lines
 }
 
@@ -250,7 +262,11 @@ pub fn list_table(rows: &[RunRow]) -> String {
             r.id.to_string(),
             fmt_utc(r.started_unix_ms),
             status,
-            format!("{} {}", dash(&r.workload), dash(&r.pattern)),
+            if r.source == "dbio" {
+                format!("{} {}", dash(&r.workload), dash(&r.pattern))
+            } else {
+                format!("{}:{} {}", r.source, dash(&r.workload), dash(&r.pattern))
+            },
             r.sessions.map_or("-".into(), |s| s.to_string()),
             r.block_size
                 .map_or("-".into(), |b| fmt_size(b.max(0) as u64).replace(' ', "")),

@@ -65,6 +65,9 @@ const COLUMNS: &[Column] = &[
     ("warmup", |r| Cell::Bool(r.warmup)),
     ("cell_key", |r| text(&r.cell_key)),
     ("note", |r| text(&r.note)),
+    ("source", |r| Cell::Text(r.source.clone())),
+    ("source_file", |r| text(&r.source_file)),
+    ("model", |r| text(&r.model)),
 ];
 
 /// Names of the exported columns, in order.

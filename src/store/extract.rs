@@ -145,21 +145,22 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     }
     let c = |k: &str| num(s, &format!("counters.{k}")).unwrap_or(0.0);
     let mib = 1024.0 * 1024.0;
+    use super::vocab as v;
     let per_s = [
-        ("db.physical_reads_s", c("read_requests")),
+        (v::PHYSICAL_READS_S, c("read_requests")),
         ("db.physical_read_blocks_s", c("physical_reads")),
-        ("db.physical_writes_s", c("write_requests")),
-        ("db.logical_reads_s", c("logical_reads")),
+        (v::PHYSICAL_WRITES_S, c("write_requests")),
+        (v::LOGICAL_READS_S, c("logical_reads")),
         ("db.block_changes_s", c("block_changes")),
-        ("db.read_mbs", c("read_bytes") / mib),
-        ("db.write_mbs", c("write_bytes") / mib),
-        ("db.redo_mbs", c("redo_bytes") / mib),
-        ("db.redo_bytes_s", c("redo_bytes")),
+        (v::READ_MBS, c("read_bytes") / mib),
+        (v::WRITE_MBS, c("write_bytes") / mib),
+        (v::REDO_MBS, c("redo_bytes") / mib),
+        (v::REDO_BYTES_S, c("redo_bytes")),
         ("db.redo_writes_s", c("redo_writes")),
-        ("db.executes_s", c("executes")),
+        (v::EXECUTES_S, c("executes")),
         ("db.transactions_s", c("transactions")),
-        ("db.db_time_s", num(s, "db_time_s").unwrap_or(0.0)),
-        ("db.db_cpu_s", num(s, "db_cpu_s").unwrap_or(0.0)),
+        (v::DB_TIME_S, num(s, "db_time_s").unwrap_or(0.0)),
+        (v::DB_CPU_S, num(s, "db_cpu_s").unwrap_or(0.0)),
     ];
     for (name, v) in per_s {
         out.push((name.to_string(), v / secs));
@@ -174,8 +175,8 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         ));
     }
     for (name, path) in [
-        ("db.update_pct", "config.slob.update_pct"),
-        ("db.block_size", "config.slob.block_size"),
+        (v::UPDATE_PCT, "config.slob.update_pct"),
+        (v::BLOCK_SIZE, "config.slob.block_size"),
     ] {
         if let Some(v) = num(report, path) {
             out.push((name.into(), v));
@@ -186,7 +187,7 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         let Some(name) = e.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let key = crate::workload::slob::events::metric_key(name);
+        let key = super::vocab::event_key(name);
         for (field, v) in [
             ("avg_ms", num(e, "avg_ms")),
             ("time_s", num(e, "time_s")),

@@ -11,19 +11,24 @@
 //! Files: [`schema`] (DDL, migrations), `runs` (save, list, get, delete,
 //! tags, notes), `extract` (what a report contributes to columns and rows),
 //! [`export`] (csv, json, markdown), [`commands`] (`dbio runs …`), `time`
-//! (UTC timestamps).
+//! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
+//! in one transaction), [`vocab`] (the metric names of database runs).
 
 pub mod commands;
 pub mod export;
 mod extract;
+pub mod imports;
 mod runs;
 pub mod schema;
 mod time;
+pub mod vocab;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_commands;
+#[cfg(test)]
+mod tests_imports;
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -36,6 +41,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 pub use commands::{RunsCommand, execute};
 pub use export::Format;
+pub use imports::ImportedRun;
 pub use runs::{KeyMetrics, OutlierRow, RunFilter, RunRow, SeriesKind, SeriesRow, StoredRun};
 pub use time::{fmt_utc, parse_since};
 

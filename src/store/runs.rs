@@ -22,6 +22,8 @@ pub struct RunFilter {
     pub since_unix_ms: Option<i64>,
     /// Only the most recent N of the matching runs.
     pub limit: Option<usize>,
+    /// Runs from this source (`dbio`, `fio`, `awr-info`).
+    pub source: Option<String>,
 }
 
 /// The headline numbers of a run (from its `metrics` rows).
@@ -71,6 +73,12 @@ pub struct RunRow {
     pub warmup: bool,
     pub note: Option<String>,
     pub dbio_version: Option<String>,
+    /// Where the run came from: `dbio`, `fio` or `awr-info`.
+    pub source: String,
+    /// The file an imported run was read from.
+    pub source_file: Option<String>,
+    /// The SLOB.R model given at import (`reads`, `redo`, `writes`).
+    pub model: Option<String>,
     /// Sorted.
     pub tags: Vec<String>,
     pub metrics: KeyMetrics,
@@ -127,7 +135,7 @@ fn row_select() -> String {
     let mut sql = String::from(
         "SELECT r.id, r.started_unix_ms, r.ended_unix_ms, r.status, r.workload, r.pattern, \
          r.sessions, r.block_size, r.engine, r.io_mode, r.target, r.plan, r.variable, \
-         r.cell_key, r.warmup, r.note, r.dbio_version, \
+         r.cell_key, r.warmup, r.note, r.dbio_version, r.source, r.source_file, r.model, \
          (SELECT json_group_array(tag) FROM \
             (SELECT tag FROM run_tags t WHERE t.run_id = r.id ORDER BY tag))",
     );
@@ -139,8 +147,8 @@ fn row_select() -> String {
 }
 
 fn run_row(r: &Row) -> SqlResult<RunRow> {
-    let tags: String = r.get(17)?;
-    let m = |i: usize| r.get::<_, Option<f64>>(18 + i);
+    let tags: String = r.get(20)?;
+    let m = |i: usize| r.get::<_, Option<f64>>(21 + i);
     Ok(RunRow {
         id: r.get(0)?,
         started_unix_ms: r.get(1)?,
@@ -159,6 +167,9 @@ fn run_row(r: &Row) -> SqlResult<RunRow> {
         warmup: r.get(14)?,
         note: r.get(15)?,
         dbio_version: r.get(16)?,
+        source: r.get(17)?,
+        source_file: r.get(18)?,
+        model: r.get(19)?,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
         metrics: KeyMetrics {
             total_iops: m(0)?,
@@ -174,7 +185,7 @@ fn run_row(r: &Row) -> SqlResult<RunRow> {
     })
 }
 
-fn now_unix_ms() -> i64 {
+pub(crate) fn now_unix_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -263,6 +274,9 @@ impl Store {
                 "(r.workload = ? OR r.pattern = ?)",
                 SqlValue::Text(w.clone()),
             );
+        }
+        if let Some(src) = &f.source {
+            arg("r.source = ?", SqlValue::Text(src.clone()));
         }
         if let Some(since) = f.since_unix_ms {
             arg("r.started_unix_ms >= ?", SqlValue::Integer(since));
@@ -449,7 +463,7 @@ impl Store {
 }
 
 /// The tags, metrics, histograms, series and outliers of a new run.
-fn insert_children(
+pub(crate) fn insert_children(
     tx: &Connection,
     id: i64,
     run: &NewRun,

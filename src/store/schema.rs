@@ -21,7 +21,7 @@ pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Forward migrations, oldest first: `MIGRATIONS[i]` goes from version `i`
 /// to `i + 1`. Append only; never edit a released entry.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// Version 1: runs with their report, tags, metrics, histograms, series and
 /// outliers.
@@ -119,6 +119,31 @@ SELECT r.id,
        (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'total.latency.p99_us') AS total_p99_us,
        (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'cpu.us_per_io') AS cpu_us_per_io,
        r.note
+FROM runs r;
+"#;
+
+/// Version 2: imported runs. `source` says where a run came from (`dbio`,
+/// `fio`, `awr-info`), `source_file` the file it was imported from, and
+/// `model` the SLOB.R model the importer was told (`--model`), NULL when the
+/// model follows from the run's metrics. The summary view gains both.
+const V2: &str = r#"
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'dbio';
+ALTER TABLE runs ADD COLUMN source_file TEXT;
+ALTER TABLE runs ADD COLUMN model TEXT CHECK (model IN ('reads', 'redo', 'writes'));
+CREATE INDEX runs_source ON runs (source, source_file);
+
+DROP VIEW run_summary;
+CREATE VIEW run_summary AS
+SELECT r.id,
+       strftime('%Y-%m-%dT%H:%M:%SZ', r.started_unix_ms / 1000, 'unixepoch') AS started,
+       r.status, r.workload, r.pattern, r.sessions, r.block_size, r.engine,
+       r.io_mode, r.target, r.plan, r.variable, r.cell_key, r.warmup,
+       (SELECT group_concat(tag, ' ') FROM run_tags t WHERE t.run_id = r.id) AS tags,
+       (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'total.iops') AS total_iops,
+       (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'total.mib_per_s') AS total_mib_per_s,
+       (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'total.latency.p99_us') AS total_p99_us,
+       (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'cpu.us_per_io') AS cpu_us_per_io,
+       r.note, r.source, r.source_file, r.model
 FROM runs r;
 "#;
 

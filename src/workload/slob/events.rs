@@ -59,7 +59,7 @@ impl Event {
 
     /// The name as a metric key: `db_file_sequential_read`.
     pub fn key(self) -> String {
-        metric_key(self.name())
+        crate::store::vocab::event_key(self.name())
     }
 
     pub fn class(self) -> &'static str {
@@ -81,20 +81,6 @@ impl Event {
             _ => Side::Foreground,
         }
     }
-}
-
-/// An event name as a metric key: lower case, spaces to `_`, other
-/// punctuation dropped ("log file switch (checkpoint incomplete)" →
-/// `log_file_switch_checkpoint_incomplete`).
-pub fn metric_key(name: &str) -> String {
-    name.to_lowercase()
-        .chars()
-        .filter_map(|c| match c {
-            'a'..='z' | '0'..='9' => Some(c),
-            ' ' | '-' | '_' => Some('_'),
-            _ => None,
-        })
-        .collect()
 }
 
 /// One thread's waits, per event.

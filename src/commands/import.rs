@@ -1,0 +1,248 @@
+//! `dbio import awr-info FILE` and `dbio import fio FILE`: read another
+//! tool's output, turn it into runs and save them all in one transaction
+//! (docs/import.md). A malformed file is refused with one line naming the
+//! line and field; nothing of it is stored.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::CommandError;
+use crate::analysis::models::Facts;
+use crate::import::{ImportError, ModelArg, awr_info, awr_runs, fio, fio_runs, naming};
+use crate::store::{ImportedRun, Store};
+
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// SLOB's misc/awr_info.sh output (pipe-separated, one row per AWR report).
+    AwrInfo(AwrInfoArgs),
+    /// fio 3.x --output-format=json or json+ output (also client/server).
+    Fio(FioArgs),
+}
+
+/// Options every importer has.
+#[derive(Args, Debug)]
+pub struct CommonArgs {
+    /// The file to import.
+    pub file: PathBuf,
+    /// Store the runs under this plan name (select them with `dbio report --plan NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub plan: Option<String>,
+    /// Tag every imported run (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Show how the file would be imported (variables, sessions, models) and store nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Import a file again even though runs from it are stored already.
+    #[arg(long)]
+    pub again: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AwrInfoArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Read the variable (and sessions, writers, readers) from FILE names with
+    /// this regex: named groups variable, sessions, writers, readers.
+    #[arg(long, value_name = "RE", allow_hyphen_values = true)]
+    pub variable_regex: Option<String>,
+    /// The SLOB.R model of every run of the file, instead of SLOB.R's rules
+    /// (readwrite is stored as writes: READWRITE is computed over WRITES runs).
+    #[arg(long, value_enum)]
+    pub model: Option<ModelArg>,
+}
+
+#[derive(Args, Debug)]
+pub struct FioArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The variable of the runs (a row of `dbio report`), e.g. the filesystem.
+    #[arg(long, value_name = "NAME")]
+    pub variable: Option<String>,
+}
+
+/// Runs one `dbio import` subcommand.
+pub fn execute(
+    cmd: ImportCommand,
+    store: &mut Store,
+    out: &mut dyn Write,
+) -> Result<(), CommandError> {
+    let (common, source) = match &cmd {
+        ImportCommand::AwrInfo(a) => (&a.common, "awr-info"),
+        ImportCommand::Fio(a) => (&a.common, "fio"),
+    };
+    for t in &common.tags {
+        crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
+    }
+    let (text, path, mtime_ms) = read(&common.file)?;
+    let shown = common.file.display().to_string();
+    let bad = |e: ImportError| CommandError::Usage(format!("{shown}: {e}"));
+    let mut warnings = Vec::new();
+    let runs = match &cmd {
+        ImportCommand::AwrInfo(a) => {
+            let variable_regex = a
+                .variable_regex
+                .as_deref()
+                .map(naming::compile)
+                .transpose()
+                .map_err(CommandError::Usage)?;
+            let parsed = awr_info::parse(&text).map_err(bad)?;
+            for col in &parsed.ignored {
+                warnings.push(format!(
+                    "column {col:?} is not an awr_info.sh column dbio knows; ignored"
+                ));
+            }
+            let opts = awr_runs::Options {
+                variable_regex,
+                plan: common.plan.clone(),
+                model: a.model,
+                tags: common.tags.clone(),
+            };
+            awr_runs::runs(&parsed, &opts, &path, mtime_ms, &mut warnings).map_err(bad)?
+        }
+        ImportCommand::Fio(a) => {
+            let parsed = fio::parse(&text).map_err(bad)?;
+            let opts = fio_runs::Options {
+                plan: common.plan.clone(),
+                variable: a.variable.clone(),
+                tags: common.tags.clone(),
+            };
+            fio_runs::runs(&parsed, &opts, &path, mtime_ms, &mut warnings).map_err(bad)?
+        }
+    };
+    for w in &warnings {
+        eprintln!("warning: {shown}: {w}");
+    }
+    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
+    if common.dry_run {
+        out.write_all(summary(&runs).as_bytes()).map_err(io)?;
+        writeln!(out, "dry run: nothing stored").map_err(io)?;
+        return Ok(());
+    }
+    let before = store.imported_from(source, &path).map_err(failed)?;
+    if !before.is_empty() && !common.again {
+        return Err(CommandError::Usage(format!(
+            "{shown} was imported already (runs {}); delete them with `dbio runs delete {}` or pass --again to import it once more",
+            id_ranges(&before),
+            before
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        )));
+    }
+    let ids = store.save_imports(&runs).map_err(failed)?;
+    out.write_all(summary(&runs).as_bytes()).map_err(io)?;
+    writeln!(
+        out,
+        "imported {} run{} from {shown} as runs {} into {}",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        id_ranges(&ids),
+        store.path().display()
+    )
+    .map_err(io)?;
+    Ok(())
+}
+
+fn io(e: std::io::Error) -> CommandError {
+    CommandError::Failed(format!("cannot write the output: {e}"))
+}
+
+/// The file's text, its absolute path and its modification time (ms).
+fn read(file: &Path) -> Result<(String, String, i64), CommandError> {
+    let usage =
+        |what: String| CommandError::Usage(format!("cannot read {}: {what}", file.display()));
+    let bytes = std::fs::read(file).map_err(|e| usage(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        CommandError::Usage(format!(
+            "{}: line {line}: not UTF-8 text (byte {at}); is this the right file?",
+            file.display()
+        ))
+    })?;
+    let path = std::fs::canonicalize(file)
+        .unwrap_or_else(|_| file.to_path_buf())
+        .display()
+        .to_string();
+    let mtime_ms = std::fs::metadata(file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64);
+    Ok((text, path, mtime_ms))
+}
+
+/// `3-7, 9` for ids 3, 4, 5, 6, 7, 9.
+fn id_ranges(ids: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            ids[i].to_string()
+        } else {
+            format!("{}-{}", ids[i], ids[j])
+        });
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// Per variable: session counts with their runs, and the models the runs
+/// fall into.
+fn summary(runs: &[ImportedRun]) -> String {
+    type Counts = (BTreeMap<i64, usize>, BTreeMap<&'static str, usize>);
+    let mut by_var: BTreeMap<&str, Counts> = BTreeMap::new();
+    for r in runs {
+        let e = by_var
+            .entry(r.variable.as_deref().unwrap_or("-"))
+            .or_default();
+        *e.0.entry(r.sessions.unwrap_or(0)).or_default() += 1;
+        let facts = Facts {
+            model: r.model.as_deref(),
+            metrics: &r.metrics,
+        };
+        let models = facts.models();
+        if models.is_empty() {
+            *e.1.entry("no model").or_default() += 1;
+        }
+        for m in models {
+            let name = match m {
+                crate::analysis::models::Model::Reads => "reads",
+                crate::analysis::models::Model::Redo => "redo",
+                _ => "writes",
+            };
+            *e.1.entry(name).or_default() += 1;
+        }
+    }
+    let mut o = String::new();
+    for (var, (sessions, models)) in by_var {
+        let s: Vec<String> = sessions
+            .iter()
+            .map(|(s, n)| format!("{s} sessions x{n}"))
+            .collect();
+        let m: Vec<String> = models.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        o += &format!("{var}: {}; models: {}\n", s.join(", "), m.join(", "));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_ranges_are_compact() {
+        assert_eq!(id_ranges(&[3, 4, 5, 6, 7, 9]), "3-7, 9");
+        assert_eq!(id_ranges(&[1]), "1");
+        assert_eq!(id_ranges(&[]), "");
+    }
+}

@@ -1,0 +1,232 @@
+//! Variable and session counts out of an AWR report's file name (the FILE
+//! column of awr_info.sh), by a documented rule the user can replace
+//! (docs/import.md):
+//!
+//! * SLOB 2 names a report `<free text>.<sessions>` (awr_info.sh takes the
+//!   last dot-separated field as SESSIONS);
+//! * the original SLOB named it `<free text with the variable>.<writers>.<readers>`;
+//! * the variable is the free text (directory and `.txt` removed) less a
+//!   trailing repeat counter (`-3`, `_run3`, `.r3`, …: a `-`, `_` or `.`, an
+//!   optional `run`, `rep` or `r`, digits);
+//! * `--variable-regex` replaces all of this: a regex searched in the FILE
+//!   cell with a named group `variable` and optional groups `sessions`,
+//!   `writers`, `readers`.
+
+use regex::Regex;
+
+/// What a file name says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Named {
+    pub variable: String,
+    pub sessions: Option<u32>,
+    pub writers: Option<u32>,
+    pub readers: Option<u32>,
+}
+
+/// How file names are read.
+#[derive(Clone, Debug)]
+pub enum Rule {
+    /// The SLOB conventions above; `writers_readers` when the table has
+    /// READERS/WRITERS columns (the original SLOB's `.<writers>.<readers>`).
+    Default { writers_readers: bool },
+    /// `--variable-regex`.
+    Regex(Regex),
+}
+
+/// Checks a `--variable-regex`: it must compile and have a `variable` group.
+pub fn compile(re: &str) -> Result<Regex, String> {
+    let r = Regex::new(re).map_err(|e| {
+        let first = e.to_string();
+        let first = first.lines().last().unwrap_or("invalid").trim().to_string();
+        format!("--variable-regex {re:?} is not a valid regex: {first}")
+    })?;
+    if !r.capture_names().flatten().any(|n| n == "variable") {
+        return Err(format!(
+            "--variable-regex {re:?} has no group named variable; write e.g. '(?P<variable>XFS|EXT4)' or 'AWR-(?P<variable>[^.]+)-\\d+\\.(?P<sessions>\\d+)$'"
+        ));
+    }
+    for name in r.capture_names().flatten() {
+        if !matches!(name, "variable" | "sessions" | "writers" | "readers") {
+            return Err(format!(
+                "--variable-regex {re:?} has a group named {name}; the groups are variable, sessions, writers and readers"
+            ));
+        }
+    }
+    Ok(r)
+}
+
+fn count(text: &str) -> Option<u32> {
+    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse().ok())
+        .flatten()
+}
+
+/// Removes a trailing repeat counter (`-3`, `_run12`, `.r2`) unless that
+/// would leave nothing.
+pub fn strip_counter(text: &str) -> &str {
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_digit());
+    if digits.len() == text.len() {
+        return text;
+    }
+    let lower = digits.to_ascii_lowercase();
+    let word = ["run", "rep", "r"]
+        .iter()
+        .find(|w| lower.ends_with(*w))
+        .map_or(0, |w| w.len());
+    let head = &digits[..digits.len() - word];
+    match head.strip_suffix(['-', '_', '.']) {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => text,
+    }
+}
+
+/// Reads `file` (a FILE cell) by `rule`; `Err` says why it does not fit.
+pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
+    match rule {
+        Rule::Regex(re) => {
+            let caps = re.captures(file).ok_or_else(|| {
+                format!("{file:?} does not match --variable-regex {:?}", re.as_str())
+            })?;
+            let variable = caps
+                .name("variable")
+                .map(|m| m.as_str().to_string())
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| {
+                    format!(
+                        "{file:?}: the variable group of --variable-regex {:?} matched nothing",
+                        re.as_str()
+                    )
+                })?;
+            let group = |g: &str| -> Result<Option<u32>, String> {
+                match caps.name(g) {
+                    None => Ok(None),
+                    Some(m) => count(m.as_str()).map(Some).ok_or_else(|| {
+                        format!(
+                            "{file:?}: the {g} group of --variable-regex matched {:?}, not a whole number",
+                            m.as_str()
+                        )
+                    }),
+                }
+            };
+            Ok(Named {
+                variable,
+                sessions: group("sessions")?,
+                writers: group("writers")?,
+                readers: group("readers")?,
+            })
+        }
+        Rule::Default { writers_readers } => {
+            let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+            let base = match base.len().checked_sub(4) {
+                Some(n) if base.is_char_boundary(n) && base[n..].eq_ignore_ascii_case(".txt") => {
+                    &base[..n]
+                }
+                _ => base,
+            };
+            let fields: Vec<&str> = base.split('.').collect();
+            let mut named = Named::default();
+            let mut free = fields.len();
+            if *writers_readers && fields.len() >= 3 {
+                let (w, r) = (
+                    count(fields[fields.len() - 2]),
+                    count(fields[fields.len() - 1]),
+                );
+                if let (Some(w), Some(r)) = (w, r) {
+                    named.writers = Some(w);
+                    named.readers = Some(r);
+                    free -= 2;
+                }
+            }
+            let last = count(fields[fields.len() - 1]);
+            if let (true, Some(s)) = (free == fields.len() && fields.len() >= 2, last) {
+                named.sessions = Some(s);
+                free -= 1;
+            }
+            let text = fields[..free].join(".");
+            named.variable = strip_counter(&text).to_string();
+            if named.variable.is_empty() {
+                named.variable = base.to_string();
+            }
+            Ok(named)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default(file: &str) -> Named {
+        name(
+            file,
+            &Rule::Default {
+                writers_readers: false,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn slob2_names_end_in_the_session_count() {
+        let n = default("/awr/SLOB-AWR-XFS-3.16");
+        assert_eq!(
+            (n.variable.as_str(), n.sessions),
+            ("SLOB-AWR-XFS", Some(16))
+        );
+        assert_eq!(default("awr.EXT4.run2.8.txt").variable, "awr.EXT4");
+        // A variable ending in digits keeps them (no separator before them).
+        assert_eq!(default("EXT4.32").variable, "EXT4");
+        assert_eq!(default("RAID-10_r1.4").variable, "RAID-10");
+        assert_eq!(
+            default("awr.txt"),
+            Named {
+                variable: "awr".into(),
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn original_slob_names_end_in_writers_and_readers() {
+        let rule = Rule::Default {
+            writers_readers: true,
+        };
+        let n = name("AWR-FCSAN-run10.8.0", &rule).unwrap();
+        assert_eq!(n.variable, "AWR-FCSAN");
+        assert_eq!((n.writers, n.readers, n.sessions), (Some(8), Some(0), None));
+    }
+
+    #[test]
+    fn a_regex_names_the_parts() {
+        let re =
+            compile(r"-(?P<variable>XFS|EXT3)-\d+\.(?P<writers>\d+)\.(?P<readers>\d+)$").unwrap();
+        let n = name("SLOB-AWR-EXT3-7.16.0", &Rule::Regex(re.clone())).unwrap();
+        assert_eq!(
+            (n.variable.as_str(), n.writers, n.readers),
+            ("EXT3", Some(16), Some(0))
+        );
+        let e = name("SLOB-AWR-ZFS-7.16.0", &Rule::Regex(re)).unwrap_err();
+        assert!(e.contains("does not match --variable-regex"), "{e}");
+        assert!(
+            compile("(?P<var>x)")
+                .unwrap_err()
+                .contains("no group named variable")
+        );
+        assert!(
+            compile("(?P<variable>x)(?P<run>\\d)")
+                .unwrap_err()
+                .contains("named run")
+        );
+        assert!(
+            compile("(?P<variable>x")
+                .unwrap_err()
+                .contains("not a valid regex")
+        );
+        let re = compile(r"(?P<variable>\w+)\.(?P<sessions>\w+)").unwrap();
+        assert!(
+            name("a.b", &Rule::Regex(re))
+                .unwrap_err()
+                .contains("not a whole number")
+        );
+    }
+}

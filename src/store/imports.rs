@@ -1,0 +1,138 @@
+//! Saving runs that other tools measured (fio, SLOB's awr_info.sh): the
+//! importers build [`ImportedRun`]s, and [`Store::save_imports`] writes all
+//! the runs of one file in one transaction, so a file is imported whole or
+//! not at all.
+
+use rusqlite::{TransactionBehavior, params};
+
+use super::runs::now_unix_ms;
+use super::{Store, StoreError, retry_busy, validate_tag};
+
+/// One run read from another tool's output, ready to be stored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportedRun {
+    pub started_unix_ms: i64,
+    pub ended_unix_ms: Option<i64>,
+    /// `completed` or `failed` (the tool reported an error).
+    pub status: String,
+    /// `raw` for I/O patterns (fio), `slob` for database runs (awr_info).
+    pub workload: Option<String>,
+    pub pattern: Option<String>,
+    pub sessions: Option<i64>,
+    pub block_size: Option<i64>,
+    pub engine: Option<String>,
+    pub io_mode: Option<String>,
+    pub target: Option<String>,
+    pub plan: Option<String>,
+    pub variable: Option<String>,
+    pub tags: Vec<String>,
+    /// `fio` or `awr-info`.
+    pub source: String,
+    /// The imported file (absolute path).
+    pub source_file: String,
+    /// The SLOB.R model the user gave (`reads`, `redo`, `writes`).
+    pub model: Option<String>,
+    /// Metric rows, names from `store::vocab` and docs/store.md.
+    pub metrics: Vec<(String, f64)>,
+    /// (op, [`super::encode_histogram`] bytes).
+    pub histograms: Vec<(String, Vec<u8>)>,
+    /// What `dbio runs show ID --json` prints: the tool's own numbers for
+    /// this run, with the import's settings.
+    pub report: serde_json::Value,
+    /// What `dbio runs show ID` prints.
+    pub report_text: String,
+    pub environment: serde_json::Value,
+}
+
+impl Store {
+    /// Saves the runs of one imported file in one transaction; returns their
+    /// ids in order. Nothing is saved when anything fails.
+    pub fn save_imports(&mut self, runs: &[ImportedRun]) -> Result<Vec<i64>, StoreError> {
+        for run in runs {
+            for tag in &run.tags {
+                validate_tag(tag)?;
+            }
+        }
+        let saved = now_unix_ms();
+        let path = self.path.clone();
+        let conn = &mut self.conn;
+        retry_busy(&path, || {
+            let sql = |e| StoreError::sql(&path, e);
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql)?;
+            let mut ids = Vec::with_capacity(runs.len());
+            for r in runs {
+                tx.execute(
+                    "INSERT INTO runs (started_unix_ms, ended_unix_ms, status, workload, pattern, \
+                     sessions, block_size, engine, io_mode, target, plan, variable, warmup, \
+                     saved_unix_ms, report_json, report_text, environment_json, source, \
+                     source_file, model) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, \
+                     ?16, ?17, ?18, ?19)",
+                    params![
+                        r.started_unix_ms,
+                        r.ended_unix_ms,
+                        r.status,
+                        r.workload,
+                        r.pattern,
+                        r.sessions,
+                        r.block_size,
+                        r.engine,
+                        r.io_mode,
+                        r.target,
+                        r.plan,
+                        r.variable,
+                        saved,
+                        r.report.to_string(),
+                        r.report_text,
+                        r.environment.to_string(),
+                        r.source,
+                        r.source_file,
+                        r.model,
+                    ],
+                )
+                .map_err(sql)?;
+                let id = tx.last_insert_rowid();
+                let mut tag = tx
+                    .prepare_cached("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)")
+                    .map_err(sql)?;
+                for t in &r.tags {
+                    tag.execute(params![id, t]).map_err(sql)?;
+                }
+                let mut metric = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?1, ?2, ?3)",
+                    )
+                    .map_err(sql)?;
+                for (name, value) in &r.metrics {
+                    metric.execute(params![id, name, value]).map_err(sql)?;
+                }
+                let mut hist = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO histograms (run_id, op, hdr_v2_deflate) \
+                         VALUES (?1, ?2, ?3)",
+                    )
+                    .map_err(sql)?;
+                for (op, bytes) in &r.histograms {
+                    hist.execute(params![id, op, bytes]).map_err(sql)?;
+                }
+                ids.push(id);
+            }
+            tx.commit().map_err(sql)?;
+            Ok(ids)
+        })
+    }
+
+    /// Ids of the runs already imported from `source_file` by `source`.
+    pub fn imported_from(&self, source: &str, source_file: &str) -> Result<Vec<i64>, StoreError> {
+        let read = || -> rusqlite::Result<Vec<i64>> {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id FROM runs WHERE source = ?1 AND source_file = ?2 ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![source, source_file], |r| r.get(0))?;
+            rows.collect()
+        };
+        read().map_err(|e| self.sql(e))
+    }
+}
