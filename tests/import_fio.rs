@@ -287,7 +287,10 @@ fn client_server_output_of_two_hosts_is_one_run_with_per_host_numbers() {
         }
         cmd.args(["--output-format=json+"])
             .arg(format!("--output={}", out.display()));
-        if cmd.output().unwrap().status.success() {
+        // Both servers must have answered: fio then adds "All clients".
+        if cmd.output().unwrap().status.success()
+            && std::fs::read_to_string(&out).is_ok_and(|t| t.contains("All clients"))
+        {
             ok = true;
             break;
         }
@@ -295,7 +298,15 @@ fn client_server_output_of_two_hosts_is_one_run_with_per_host_numbers() {
     }
     drop(servers);
     assert!(ok, "fio client could not reach its servers");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    // fio's client may print a line (e.g. a server's hostname) before the JSON.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let json_start = text.find("\n{").map_or(0, |i| i + 1);
+    let json_start = if text.starts_with('{') { 0 } else { json_start };
+    let doc: Value = serde_json::Deserializer::from_str(&text[json_start..])
+        .into_iter::<Value>()
+        .next()
+        .expect("a JSON document")
+        .unwrap_or_else(|e| panic!("{e}: {}", &text[..text.len().min(300)]));
     let (_, m) = import(&out, &["--variable", "cs"]);
     let stats = doc["client_stats"].as_array().unwrap();
     let all = stats
