@@ -7,6 +7,8 @@
 # lives under $WORK and is removed at exit, even on failure or Ctrl-C.
 #
 #   bench/seed000.sh [TIME_S] [REPEATS]     (needs root, mkfs.xfs)
+#   ENGINE=io_uring bench/seed000.sh        (DB writer batches in flight at once,
+#                                            as Oracle's async I/O; default psync)
 set -euo pipefail
 TIME=${1:-120}
 REPEATS=${2:-3}
@@ -14,6 +16,8 @@ DBIO=${DBIO:-$(dirname "$0")/../target/release/dbio}
 WORK=${WORK:-/var/tmp/dbio-seed000}
 export DBIO_DB=${DBIO_DB:-$WORK/results.sqlite}
 IMG_SIZE=${IMG_SIZE:-6G}
+ENGINE=${ENGINE:-psync}
+PLAN=seed000-slob-$ENGINE
 
 mkdir -p "$WORK"
 LOOPS=()
@@ -34,13 +38,14 @@ for fs in ext4 xfs; do
 done
 
 cat > "$WORK/seed000.toml" <<TOML
-name = "seed000-slob-ext4-xfs"
+name = "$PLAN"
 description = "SLOB UPDATE_PCT 20 on one vs 8 datafiles, ext4 vs XFS on direct-io loop devices"
 repeats = $REPEATS
 warmup = 0
 
 [workload]
 workload = "slob"
+engine = "$ENGINE"
 time = $TIME
 ramp = 10
 sessions = 16
@@ -63,5 +68,6 @@ TOML
 "$DBIO" plan run "$WORK/seed000.toml"
 for m in db.physical_reads_s db.physical_writes_s event.db_file_sequential_read.avg_ms event.log_file_sync.avg_ms db.redo_mbs event.free_buffer_waits.avg_ms; do
     echo "## $m"
-    "$DBIO" report --plan seed000-slob-ext4-xfs --metric "$m" --format markdown
+    "$DBIO" report --plan "$PLAN" --metric "$m" --format markdown --stats 2>/dev/null ||
+        "$DBIO" report --plan "$PLAN" --metric "$m" --format markdown
 done

@@ -191,20 +191,32 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
         out.threshold_ms
     );
     for x in out.list.iter().take(OUTLIERS_SHOWN) {
+        // The SLOB model numbers redo logs after the datafiles and names
+        // the thread's function (session, DB writer, log writer).
+        let redo = r
+            .slob
+            .as_ref()
+            .map(|s| s.redo_files.as_slice())
+            .unwrap_or_default();
         let file = t
             .files
-            .get(x.file as usize)
+            .iter()
+            .chain(redo)
+            .nth(x.file as usize)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
+        let op = match &r.slob {
+            Some(s) if x.session >= s.lgwr_thread => "LGWR write".to_string(),
+            Some(s) if x.session >= s.first_dbwr_thread => {
+                format!("DBW{} write", x.session - s.first_dbwr_thread)
+            }
+            Some(_) => format!("session {} {}", x.session, x.op.name()),
+            None => x.op.name().to_string(),
+        };
         let _ = writeln!(
             o,
             "  at {:>8.3} s  {:<5} {} @ {} ({} bytes)  {:.1} ms",
-            x.t_s,
-            x.op.name(),
-            file,
-            x.offset_bytes,
-            x.len_bytes,
-            x.latency_ms
+            x.t_s, op, file, x.offset_bytes, x.len_bytes, x.latency_ms
         );
     }
     if out.count as usize > OUTLIERS_SHOWN {
