@@ -159,7 +159,11 @@ fn invariants_hold_and_every_wait_is_in_one_event() {
         fg <= db_time * 1.001,
         "waits {fg} s exceed DB time {db_time} s"
     );
-    assert!((n(&r, "slob.db_cpu_s") - (db_time - fg)).abs() < 1e-6);
+    let cpu = n(&r, "slob.db_cpu_s");
+    assert!(cpu > 0.0, "sessions used CPU");
+    assert!(cpu <= db_time * 1.01, "DB CPU {cpu} s within DB time {db_time} s");
+    let rest = n(&r, "slob.cpu_wait_s");
+    assert!((db_time - cpu - fg).max(0.0) - rest < 1e-6, "DB time = CPU + waits + CPU wait");
     // The plain I/O statistics agree with the model's counters.
     assert_eq!(n(&r, "read.requests") as u64, c("read_requests"));
     assert_eq!(

@@ -8,6 +8,17 @@ pub struct CpuTime {
     pub sys_s: f64,
 }
 
+/// CPU time the calling thread has used, ns (CLOCK_THREAD_CPUTIME_ID).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 impl CpuTime {
     /// The process's CPU time so far.
     pub fn now() -> CpuTime {

@@ -25,8 +25,11 @@ pub struct SlobSummary {
     pub elapsed_s: f64,
     /// Session time in operations (busy or waiting) over the window.
     pub db_time_s: f64,
-    /// DB time not spent in a wait event: on CPU or waiting for one.
+    /// CPU the sessions used (their threads' CPU clocks).
     pub db_cpu_s: f64,
+    /// DB time neither on CPU nor in a wait event: waiting for a CPU (run
+    /// queue) and the model's own bookkeeping.
+    pub cpu_wait_s: f64,
     pub load_profile: Vec<LoadLine>,
     /// Window counters, every function together.
     pub counters: Counters,
@@ -117,6 +120,7 @@ impl SlobSummary {
         let c = all.window;
         let secs = measured_s.max(1e-9);
         let db_time_s = c.db_time_ns as f64 / 1e9;
+        let db_cpu_s = c.db_cpu_ns as f64 / 1e9;
         let fg_wait_s = all.events.foreground_ns() as f64 / 1e9;
         let tx = c.transactions as f64;
         let line = |name, v: f64| LoadLine {
@@ -127,7 +131,7 @@ impl SlobSummary {
         let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
         let load_profile = vec![
             line("DB Time(s)", db_time_s),
-            line("DB CPU(s)", (db_time_s - fg_wait_s).max(0.0)),
+            line("DB CPU(s)", db_cpu_s),
             line("Redo size (bytes)", c.redo_bytes as f64),
             line("Logical read (blocks)", c.logical_reads as f64),
             line("Block changes", c.block_changes as f64),
@@ -192,7 +196,8 @@ impl SlobSummary {
         SlobSummary {
             elapsed_s: measured_s,
             db_time_s,
-            db_cpu_s: (db_time_s - fg_wait_s).max(0.0),
+            db_cpu_s,
+            cpu_wait_s: (db_time_s - db_cpu_s - fg_wait_s).max(0.0),
             load_profile,
             counters: c,
             run_totals: all.total,
@@ -346,6 +351,17 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
         "{:<42}{:>12}{:>12.1}{:>10}{:>9.1}",
         "DB CPU", "", s.db_cpu_s, "", cpu_pct
     );
+    if s.db_time_s > 0.0 && s.cpu_wait_s > 0.01 * s.db_time_s {
+        let _ = writeln!(
+            o,
+            "{:<42}{:>12}{:>12.1}{:>10}{:>9.1}  (run queue: DB time not on CPU nor waiting)",
+            "CPU wait",
+            "",
+            s.cpu_wait_s,
+            "",
+            100.0 * s.cpu_wait_s / s.db_time_s
+        );
+    }
     for e in &fg {
         let _ = writeln!(
             o,

@@ -346,6 +346,7 @@ mod tests {
             c.blocks_dirtied = 12_500;
             c.redo_bytes = 200 * 16_448;
             c.db_time_ns = 160_000_000_000;
+            c.db_cpu_ns = 12_000_000_000;
         });
         for i in 0..63_360u64 {
             fg.events

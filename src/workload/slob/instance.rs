@@ -154,6 +154,8 @@ pub struct Counters {
     pub log_switches: u64,
     /// Session time spent in operations (busy or waiting), ns: DB time.
     pub db_time_ns: u64,
+    /// CPU the sessions used in operations, ns (their threads' CPU clocks): DB CPU.
+    pub db_cpu_ns: u64,
     /// Session time spent thinking (idle, not DB time), ns.
     pub think_ns: u64,
 }
@@ -182,6 +184,7 @@ impl Counters {
             redo_writes,
             log_switches,
             db_time_ns,
+            db_cpu_ns,
             think_ns,
         } = o;
         self.executes += executes;
@@ -205,6 +208,7 @@ impl Counters {
         self.redo_writes += redo_writes;
         self.log_switches += log_switches;
         self.db_time_ns += db_time_ns;
+        self.db_cpu_ns += db_cpu_ns;
         self.think_ns += think_ns;
     }
 }

@@ -15,6 +15,7 @@ use super::{COMMIT_RECORD_BYTES, SlobConfig, futex};
 use crate::engine::buf::BufPool;
 use crate::engine::{Engine, Io, OpKind, explain_errno, perform};
 use crate::measure::clock::now_ns;
+use crate::measure::cpu::thread_cpu_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::samplers::series::SeriesWriter;
 use crate::workload::rng::Rng;
@@ -55,6 +56,7 @@ impl<E: Engine> Session<'_, E> {
             if self.inst.stopping() || start >= self.inst.run.end_ns.load(Acquire) {
                 break;
             }
+            let cpu0 = thread_cpu_ns();
             let op = self.mix.next_op();
             let ok = match op {
                 OpType::Select => {
@@ -74,10 +76,12 @@ impl<E: Engine> Session<'_, E> {
                 break;
             }
             let end = now_ns();
+            let cpu = thread_cpu_ns().saturating_sub(cpu0);
             done += 1;
             let busy = self.inst.window_part(start, end);
             self.tally.count(self.inst.in_window(end), |c| {
                 c.executes += 1;
+                c.db_cpu_ns += cpu;
                 match op {
                     OpType::Select => c.selects += 1,
                     OpType::Update => c.updates += 1,
