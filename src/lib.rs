@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod environment;
+pub mod lab;
 pub mod measure;
 pub mod plan;
 pub mod report;

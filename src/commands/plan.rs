@@ -26,36 +26,46 @@ impl Executor for StoreExecutor<'_> {
     }
 
     fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
-        let mut argv = vec!["dbio".to_string(), "run".to_string()];
-        argv.extend(r.args.iter().cloned());
-        let cfg = match Cli::try_parse_from(&argv)
-            .map_err(|e| e.to_string())?
-            .command
-        {
-            Command::Run(a) => (*a).into_config()?,
-            _ => unreachable!("argv starts with run"),
-        };
         let meta = RunMeta {
             plan: Some(plan.name.clone()),
             variable: Some(r.variable.clone()),
             cell_key: Some(r.cell_key.clone()),
             warmup: r.warmup,
-            tags: Vec::new(),
+            ..Default::default()
         };
-        match run::run(&cfg, Output::Line, true, self.store, &meta, self.interrupt) {
-            Ok(o) => Ok(match o.status {
-                Status::Completed => RunStatus::Completed,
-                Status::Interrupted => RunStatus::Interrupted,
-                Status::Failed => RunStatus::Failed(o.error.unwrap_or_default()),
-            }),
-            Err(CommandError::Interrupted(_)) => Ok(RunStatus::Interrupted),
-            Err(e) => Ok(RunStatus::Failed(e.to_string())),
-        }
+        run_args(self.store, self.interrupt, &r.args, &meta)
+    }
+}
+
+/// Makes one run of a plan: `dbio run ARGS`, saved with `meta`.
+pub fn run_args(
+    store: &mut Store,
+    interrupt: &AtomicBool,
+    args: &[String],
+    meta: &RunMeta,
+) -> Result<RunStatus, String> {
+    let mut argv = vec!["dbio".to_string(), "run".to_string()];
+    argv.extend(args.iter().cloned());
+    let cfg = match Cli::try_parse_from(&argv)
+        .map_err(|e| e.to_string())?
+        .command
+    {
+        Command::Run(a) => (*a).into_config()?,
+        _ => unreachable!("argv starts with run"),
+    };
+    match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
+        Ok(o) => Ok(match o.status {
+            Status::Completed => RunStatus::Completed,
+            Status::Interrupted => RunStatus::Interrupted,
+            Status::Failed => RunStatus::Failed(o.error.unwrap_or_default()),
+        }),
+        Err(CommandError::Interrupted(_)) => Ok(RunStatus::Interrupted),
+        Err(e) => Ok(RunStatus::Failed(e.to_string())),
     }
 }
 
 /// Cell keys of the plan's runs the store holds as completed.
-fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
+pub fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
     let filter = RunFilter {
         plan: Some(plan.to_string()),
         ..Default::default()

@@ -182,6 +182,7 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
         runs,
         steps: raw.steps.clone(),
         warnings,
+        lab: raw.lab.clone(),
     })
 }
 

@@ -1,0 +1,459 @@
+//! `dbio lab run PLAN`: the arm loop. Only arms with runs left are built.
+//! With `same_device`, arm after arm: make the filesystem, mount, run the
+//! arm's runs (in the plan's order), unmount; otherwise every arm gets its
+//! own device, all are built first and the plan runs in its own
+//! (shuffled) order across them. A guard tears everything down on success,
+//! error, panic and Ctrl-C; the state file covers kill -9.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::backing::{self, Backing};
+use super::fs::{self, ToolVersion};
+use super::state::{self, State};
+use super::{LabError, cleanup, prereq};
+use crate::commands::CommandError;
+use crate::commands::plan::{completed, run_args};
+use crate::commands::run::{LabInfo, RunMeta};
+use crate::plan::lab::{DEVICE_MARKER, slug};
+use crate::plan::{self, Executor, FsKind, LabArm, LabSpec, Plan, PlannedRun, RunStatus, Summary};
+use crate::store::Store;
+
+/// Tears down what the lab made when dropped (error, panic, early return).
+struct Guard {
+    state: Option<State>,
+}
+
+impl Guard {
+    fn state(&mut self) -> &mut State {
+        self.state.as_mut().expect("the lab is not torn down yet")
+    }
+
+    fn teardown(&mut self) -> Result<(), LabError> {
+        match self.state.take() {
+            Some(mut s) => cleanup::teardown(&mut s, &mut std::io::stderr()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("error: lab teardown: {e}; `dbio lab cleanup` removes the rest");
+        }
+    }
+}
+
+/// An arm ready for runs.
+struct Built {
+    device: PathBuf,
+    info: LabInfo,
+    tags: Vec<String>,
+}
+
+pub(super) fn run(
+    path: &Path,
+    dry_run: bool,
+    is_root: bool,
+    open_store: impl FnOnce() -> Result<Store, CommandError>,
+    interrupt: &AtomicBool,
+) -> Result<(), CommandError> {
+    let plan = plan::load(path).map_err(LabError::Plan)?;
+    let Some(lab) = plan.lab.clone() else {
+        return Err(CommandError::Usage(format!(
+            "{} has no [lab] section: run it with dbio plan run, or add [lab] (see docs/lab.md)",
+            path.display()
+        )));
+    };
+    if !dry_run {
+        prereq::check_root(is_root, "run")?;
+    }
+    let mut store = open_store()?;
+    let done = completed(&store, &plan.name).map_err(CommandError::Failed)?;
+    let arms = pending_arms(&plan, &lab, &done);
+    if dry_run {
+        print!("{}", describe(&lab, &arms));
+        print!("{}", plan::dry_run(&plan, &done));
+        return Ok(());
+    }
+    if arms.is_empty() {
+        eprintln!(
+            "lab {}: all {} run(s) are complete; nothing to build",
+            plan.name,
+            plan.runs.len()
+        );
+        return Ok(());
+    }
+    prereq::check(&plan, &lab, &arms, is_root)?;
+    let versions = versions(&arms)?;
+    // A lab of this plan that died leaves its mounts where this one mounts.
+    let dir = state::lab_dir();
+    let c = cleanup::cleanup(&dir, Some(&plan.name), false, &mut std::io::stderr())?;
+    if let Some(l) = c.left.first() {
+        return Err(CommandError::Usage(format!("lab {}: {l}", plan.name)));
+    }
+    let command = format!("lab run {}", path.display());
+    let st = State::create(&command, Some(&plan.name))
+        .map_err(|e| LabError::io("create a state file in", &dir, e))?;
+    eprintln!("lab {}: state file {}", plan.name, st.path().display());
+    let mut guard = Guard { state: Some(st) };
+    let result = run_arms(
+        &plan, &lab, &arms, &versions, &mut guard, &mut store, interrupt,
+    );
+    let teardown = guard.teardown();
+    let mut summary = result?;
+    teardown?;
+    // Counted from the store: arms that were complete were never built.
+    let now = completed(&store, &plan.name).map_err(CommandError::Failed)?;
+    summary.skipped = plan
+        .runs
+        .iter()
+        .filter(|r| done.contains(&r.cell_key))
+        .count();
+    summary.remaining = plan
+        .runs
+        .iter()
+        .filter(|r| !now.contains(&r.cell_key))
+        .count();
+    eprintln!(
+        "lab {}: {} run(s) completed now, {} already done, {} failed, {} left; everything the lab made is removed",
+        plan.name,
+        summary.completed,
+        summary.skipped,
+        summary.failed.len(),
+        summary.remaining
+    );
+    if summary.interrupted {
+        return Err(CommandError::Interrupted(format!(
+            "lab {} interrupted and torn down; run it again to continue",
+            plan.name
+        )));
+    }
+    if let Some((key, msg)) = summary.failed.first() {
+        return Err(CommandError::Failed(format!(
+            "{} run(s) failed, first: {key}: {msg}",
+            summary.failed.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The arms with runs left, in the order their first run comes in the plan.
+fn pending_arms<'a>(plan: &Plan, lab: &'a LabSpec, done: &HashSet<String>) -> Vec<&'a LabArm> {
+    let mut out: Vec<&LabArm> = Vec::new();
+    for r in plan.runs.iter().filter(|r| !done.contains(&r.cell_key)) {
+        if !out.iter().any(|a| a.name == r.variable)
+            && let Some(a) = lab.arms.iter().find(|a| a.name == r.variable)
+        {
+            out.push(a);
+        }
+    }
+    out
+}
+
+fn versions(arms: &[&LabArm]) -> Result<HashMap<FsKind, ToolVersion>, LabError> {
+    let mut out = HashMap::new();
+    for a in arms {
+        if a.fs != FsKind::None && !out.contains_key(&a.fs) {
+            out.insert(a.fs, fs::tool_version(a.fs)?);
+        }
+    }
+    Ok(out)
+}
+
+fn run_arms(
+    plan: &Plan,
+    lab: &LabSpec,
+    arms: &[&LabArm],
+    versions: &HashMap<FsKind, ToolVersion>,
+    guard: &mut Guard,
+    store: &mut Store,
+    interrupt: &AtomicBool,
+) -> Result<Summary, LabError> {
+    let mut total = Summary::default();
+    let mut exec = LabExecutor {
+        store,
+        interrupt,
+        built: HashMap::new(),
+    };
+    if lab.same_device {
+        let dev = make_backing(guard.state(), plan, lab, 0, "shared")?;
+        for arm in arms {
+            if interrupt.load(Ordering::Relaxed) {
+                total.interrupted = true;
+                break;
+            }
+            let mark = guard.state().items().len();
+            eprintln!("lab {}: building arm {}", plan.name, arm.name);
+            let built = build_arm(guard.state(), lab, arm, &dev, versions)?;
+            exec.built.insert(arm.name.clone(), built);
+            let mut sub = plan.clone();
+            sub.runs.retain(|r| r.variable == arm.name);
+            let s = if interrupt.load(Ordering::Relaxed) {
+                Summary {
+                    interrupted: true,
+                    ..Summary::default()
+                }
+            } else {
+                plan::execute(&sub, &mut exec, interrupt)
+                    .map_err(|e| LabError::Failed(e.to_string()))?
+            };
+            undo_to(guard.state(), mark)?;
+            add(&mut total, &s);
+            if s.interrupted {
+                break;
+            }
+        }
+        return Ok(total);
+    }
+    for arm in arms {
+        if interrupt.load(Ordering::Relaxed) {
+            return Ok(Summary {
+                interrupted: true,
+                remaining: plan.runs.len(),
+                ..Summary::default()
+            });
+        }
+        let index = lab
+            .arms
+            .iter()
+            .position(|a| a.name == arm.name)
+            .unwrap_or(0);
+        eprintln!("lab {}: building arm {}", plan.name, arm.name);
+        let dev = make_backing(guard.state(), plan, lab, index, &arm.name)?;
+        let built = build_arm(guard.state(), lab, arm, &dev, versions)?;
+        exec.built.insert(arm.name.clone(), built);
+    }
+    plan::execute(plan, &mut exec, interrupt).map_err(|e| LabError::Failed(e.to_string()))
+}
+
+fn add(total: &mut Summary, s: &Summary) {
+    total.completed += s.completed;
+    total.skipped += s.skipped;
+    total.failed.extend(s.failed.iter().cloned());
+    total.interrupted |= s.interrupted;
+}
+
+/// Undoes the state's newest items until `mark` are left (one arm's mount,
+/// directories and scheduler).
+fn undo_to(state: &mut State, mark: usize) -> Result<(), LabError> {
+    while state.items().len() > mark {
+        let item = state.items().last().cloned().expect("an item");
+        if let Some(what) = cleanup::undo(&item)? {
+            eprintln!("lab: {what}");
+        }
+        state.remove(&item).map_err(LabError::state(state))?;
+    }
+    Ok(())
+}
+
+/// The device for arm `index` (or for all arms): a new image and its loop
+/// device, or the named device.
+fn make_backing(
+    state: &mut State,
+    plan: &Plan,
+    lab: &LabSpec,
+    index: usize,
+    name: &str,
+) -> Result<Backing, LabError> {
+    match &lab.backing {
+        plan::Backing::Images {
+            dir,
+            size,
+            direct_io,
+        } => {
+            let file = format!(
+                "dbio-lab-{}-{name}-{}.img",
+                slug(&plan.name),
+                std::process::id()
+            );
+            backing::loop_over_new_image(state, &dir.join(file), *size, *direct_io)
+        }
+        plan::Backing::Devices { devices } => {
+            backing::named(&devices[if lab.same_device { 0 } else { index }])
+        }
+    }
+}
+
+/// Scheduler, mkfs and mount for one arm on `dev`.
+fn build_arm(
+    state: &mut State,
+    lab: &LabSpec,
+    arm: &LabArm,
+    dev: &Backing,
+    versions: &HashMap<FsKind, ToolVersion>,
+) -> Result<Built, LabError> {
+    if let Some(s) = &arm.scheduler {
+        backing::set_scheduler(state, &dev.device, s)?;
+    }
+    let scheduler = backing::schedulers(&dev.device).ok().and_then(|(_, a)| a);
+    let mut tags = vec!["lab".to_string(), format!("fs={}", arm.fs.name())];
+    let mut detail = serde_json::json!({
+        "arm": arm.name,
+        "fs": arm.fs.name(),
+        "device": dev.to_json(),
+        "same_device": lab.same_device,
+        "scheduler": scheduler,
+    });
+    let mut summary = format!("{}: ", arm.name);
+    if let Some(v) = versions.get(&arm.fs) {
+        let made = fs::mkfs(arm.fs, &arm.mkfs_options, &dev.device)?;
+        let point = fs::make_dirs(state, &arm.mountpoint)?;
+        fs::mount(
+            state,
+            arm.fs,
+            &dev.device,
+            &point,
+            arm.mount_options.as_deref(),
+        )?;
+        detail["mkfs"] = serde_json::json!({
+            "command": made.command,
+            "options": arm.mkfs_options,
+            "seconds": made.seconds,
+            "tool": v.tool,
+            "version": v.version,
+            "version_line": v.line,
+        });
+        detail["mount"] = serde_json::json!({
+            "point": point,
+            "options": arm.mount_options,
+        });
+        let tag = format!("{}={}", v.tool, v.version);
+        if crate::store::validate_tag(&tag).is_ok() {
+            tags.push(tag);
+        }
+        summary.push_str(&format!(
+            "{} by {} {} (`{}`), mounted{} on {}",
+            arm.fs.name(),
+            v.tool,
+            v.version,
+            made.command,
+            arm.mount_options
+                .as_deref()
+                .map(|o| format!(" -o {o}"))
+                .unwrap_or_default(),
+            point.display()
+        ));
+    } else {
+        summary.push_str("raw device");
+    }
+    summary.push_str(&format!(
+        "; {}{}",
+        dev.describe(),
+        scheduler
+            .map(|s| format!(", scheduler {s}"))
+            .unwrap_or_default()
+    ));
+    Ok(Built {
+        device: dev.device.clone(),
+        info: LabInfo { summary, detail },
+        tags,
+    })
+}
+
+/// Makes the plan's runs on the arms the lab built.
+struct LabExecutor<'a> {
+    store: &'a mut Store,
+    interrupt: &'a AtomicBool,
+    built: HashMap<String, Built>,
+}
+
+impl Executor for LabExecutor<'_> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+        completed(self.store, plan)
+    }
+
+    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
+        let Some(built) = self.built.get(&r.variable) else {
+            return Err(format!("arm {} was not built (a dbio bug)", r.variable));
+        };
+        let marker = format!("{DEVICE_MARKER}{}", r.variable);
+        let device = built.device.display().to_string();
+        let args: Vec<String> = r
+            .args
+            .iter()
+            .map(|a| {
+                if *a == marker {
+                    device.clone()
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let meta = RunMeta {
+            plan: Some(plan.name.clone()),
+            variable: Some(r.variable.clone()),
+            cell_key: Some(r.cell_key.clone()),
+            warmup: r.warmup,
+            tags: built.tags.clone(),
+            lab: Some(built.info.clone()),
+        };
+        run_args(self.store, self.interrupt, &args, &meta)
+    }
+}
+
+/// What `--dry-run` shows before the run list: the arms and their storage.
+fn describe(lab: &LabSpec, pending: &[&LabArm]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let backing = match &lab.backing {
+        plan::Backing::Images {
+            dir,
+            size,
+            direct_io,
+        } => format!(
+            "loop devices (direct-io {}) over {} image(s) of {} in {}",
+            if *direct_io { "on" } else { "off" },
+            lab.devices_needed(),
+            crate::units::fmt_size(*size),
+            dir.display()
+        ),
+        plan::Backing::Devices { devices } => format!(
+            "the named device(s) {} (their contents are destroyed)",
+            devices
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let how = if lab.same_device {
+        "one device re-made between arms"
+    } else {
+        "one device per arm"
+    };
+    let _ = writeln!(out, "lab: {} arm(s) on {backing}; {how}", lab.arms.len());
+    for a in &lab.arms {
+        let what = match a.fs.mkfs_tool() {
+            Some(tool) => {
+                let mut args: Vec<&str> = a.fs.force_flags().to_vec();
+                args.extend(a.mkfs_options.iter().map(String::as_str));
+                let mut s = format!("{tool} {} DEVICE; mount", args.join(" "));
+                if let Some(o) = &a.mount_options {
+                    s.push_str(&format!(" -o {o}"));
+                }
+                format!("{s} on {}", a.mountpoint.display())
+            }
+            None => "the raw device".to_string(),
+        };
+        let sched = a
+            .scheduler
+            .as_deref()
+            .map(|s| format!("; scheduler {s}"))
+            .unwrap_or_default();
+        let state = if pending.iter().any(|p| p.name == a.name) {
+            ""
+        } else {
+            " (all runs done: not built)"
+        };
+        let _ = writeln!(
+            out,
+            "  {:<10} {:<6} {what}{sched}{state}",
+            a.name,
+            a.fs.name()
+        );
+    }
+    out
+}
