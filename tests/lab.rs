@@ -53,6 +53,31 @@ impl Drop for Leftovers {
     }
 }
 
+/// A root test's surroundings: its store, a temporary directory (images,
+/// plans) with the lab directory in it, and the guard that cleans up.
+struct Case {
+    left: Leftovers,
+    lab_dir: PathBuf,
+    tmp: tempfile::TempDir,
+    _store: common::store::TempStore,
+}
+
+/// None (after a "skipping" message) when not root.
+fn root_case() -> Option<Case> {
+    if !require_root() {
+        return None;
+    }
+    let store = temp_store();
+    let tmp = tempfile::tempdir().unwrap();
+    let lab_dir = tmp.path().join("state");
+    Some(Case {
+        left: Leftovers::new(&lab_dir),
+        lab_dir,
+        tmp,
+        _store: store,
+    })
+}
+
 fn dbio(lab_dir: &Path) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
     c.env("DBIO_DB", store_path()).env("DBIO_LAB_DIR", lab_dir);
@@ -157,21 +182,18 @@ RAW = { fs = "none" }"#;
 
 #[test]
 fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
-    if !require_root() {
+    let Some(case) = root_case() else {
         return;
-    }
-    let _store = temp_store();
-    let tmp = tempfile::tempdir().unwrap();
-    let lab_dir = tmp.path().join("state");
-    let _left = Leftovers::new(&lab_dir);
+    };
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let plan = write_plan(
-        tmp.path(),
+        tmp.as_path(),
         "lab-e2e",
         "ops = 200",
         "same_device = true",
         THREE_ARMS,
     );
-    assert!(left_in(tmp.path()).is_empty());
+    assert!(left_in(tmp.as_path()).is_empty());
 
     let out = dbio(&lab_dir)
         .args(["lab", "run"])
@@ -185,8 +207,15 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
         "{}",
         text(&out)
     );
-    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
-    assert!(files_ending(tmp.path(), ".img").is_empty(), "images left");
+    assert!(
+        left_in(tmp.as_path()).is_empty(),
+        "{:?}",
+        left_in(tmp.as_path())
+    );
+    assert!(
+        files_ending(tmp.as_path(), ".img").is_empty(),
+        "images left"
+    );
     assert!(files_ending(&lab_dir, ".json").is_empty(), "state left");
 
     // Every run is stored with its arm, the tool's version and the mount options.
@@ -231,16 +260,13 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
 
 #[test]
 fn an_arm_whose_runs_are_complete_is_not_built_again() {
-    if !require_root() {
+    let Some(case) = root_case() else {
         return;
-    }
-    let _store = temp_store();
-    let tmp = tempfile::tempdir().unwrap();
-    let lab_dir = tmp.path().join("state");
-    let _left = Leftovers::new(&lab_dir);
+    };
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let one = r#"EXT4 = { fs = "ext4" }"#;
     let plan = write_plan(
-        tmp.path(),
+        tmp.as_path(),
         "lab-resume",
         "ops = 200",
         "direct_io = false",
@@ -256,7 +282,7 @@ fn an_arm_whose_runs_are_complete_is_not_built_again() {
     let two = r#"EXT4 = { fs = "ext4" }
 RAW = { fs = "none" }"#;
     write_plan(
-        tmp.path(),
+        tmp.as_path(),
         "lab-resume",
         "ops = 200",
         "direct_io = false",
@@ -273,30 +299,31 @@ RAW = { fs = "none" }"#;
         t.contains("building arm RAW") && !t.contains("building arm EXT4"),
         "{t}"
     );
-    assert!(t.contains("2 run(s) completed now, 2 already done"), "{t}");
-    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
-    assert!(files_ending(tmp.path(), ".img").is_empty());
+    assert!(t.contains("2 runs completed now, 2 already done"), "{t}");
+    assert!(
+        left_in(tmp.as_path()).is_empty(),
+        "{:?}",
+        left_in(tmp.as_path())
+    );
+    assert!(files_ending(tmp.as_path(), ".img").is_empty());
 }
 
 #[test]
 fn ctrl_c_in_the_middle_of_an_arm_tears_everything_down() {
-    if !require_root() {
+    let Some(mut case) = root_case() else {
         return;
-    }
-    let _store = temp_store();
-    let tmp = tempfile::tempdir().unwrap();
-    let lab_dir = tmp.path().join("state");
+    };
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let arms = r#"EXT4 = { fs = "ext4" }
 XFS = { fs = "xfs" }"#;
     let plan = write_plan(
-        tmp.path(),
+        tmp.as_path(),
         "lab-int",
         "time = 30",
         "same_device = true",
         arms,
     );
-    let mut left = Leftovers::new(&lab_dir);
-    left.child = Some(
+    case.left.child = Some(
         dbio(&lab_dir)
             .args(["lab", "run"])
             .arg(&plan)
@@ -306,20 +333,27 @@ XFS = { fs = "xfs" }"#;
             .unwrap(),
     );
     wait_for("the first arm's mount", Duration::from_secs(30), || {
-        left_in(tmp.path()).iter().any(|l| l.contains("/mnt/"))
+        left_in(tmp.as_path()).iter().any(|l| l.contains("/mnt/"))
     });
     thread::sleep(Duration::from_secs(2)); // into the first run
     assert!(
         !files_ending(&lab_dir, ".json").is_empty(),
         "a state file while running"
     );
-    let child = left.child.take().unwrap();
+    let child = case.left.child.take().unwrap();
     interrupt(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(text(&out).contains("interrupted"), "{}", text(&out));
-    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
-    assert!(files_ending(tmp.path(), ".img").is_empty(), "images left");
+    assert!(
+        left_in(tmp.as_path()).is_empty(),
+        "{:?}",
+        left_in(tmp.as_path())
+    );
+    assert!(
+        files_ending(tmp.as_path(), ".img").is_empty(),
+        "images left"
+    );
     assert!(
         files_ending(&lab_dir, ".json").is_empty(),
         "state file left"
@@ -328,20 +362,17 @@ XFS = { fs = "xfs" }"#;
 
 #[test]
 fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
-    if !require_root() {
+    let Some(mut case) = root_case() else {
         return;
-    }
-    let _store = temp_store();
-    let tmp = tempfile::tempdir().unwrap();
-    let lab_dir = tmp.path().join("state");
+    };
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     // Not the lab's: a loop device with a mounted filesystem of its own.
     let mut decoy = LoopDev::new(64 << 20, false);
     decoy.mkfs("ext4");
     let decoy_mnt = decoy.mount();
     let arms = r#"XFS = { fs = "xfs" }"#;
-    let plan = write_plan(tmp.path(), "lab-kill", "time = 30", "", arms);
-    let mut left = Leftovers::new(&lab_dir);
-    let child = left.child.insert(
+    let plan = write_plan(tmp.as_path(), "lab-kill", "time = 30", "", arms);
+    let child = case.left.child.insert(
         dbio(&lab_dir)
             .args(["lab", "run"])
             .arg(&plan)
@@ -351,22 +382,26 @@ fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
             .unwrap(),
     );
     wait_for("the arm's mount", Duration::from_secs(30), || {
-        left_in(tmp.path()).iter().any(|l| l.contains("/mnt/"))
+        left_in(tmp.as_path()).iter().any(|l| l.contains("/mnt/"))
     });
     thread::sleep(Duration::from_millis(500));
     child.kill().unwrap(); // SIGKILL: no teardown
     child.wait().unwrap();
-    left.child = None;
-    let left = left_in(tmp.path());
+    case.left.child = None;
+    let left = left_in(tmp.as_path());
     assert_eq!(left.len(), 2, "a mount and a loop device left: {left:?}");
-    assert_eq!(files_ending(tmp.path(), ".img").len(), 1);
+    assert_eq!(files_ending(tmp.as_path(), ".img").len(), 1);
     let status = dbio(&lab_dir).args(["lab", "status"]).output().unwrap();
     assert!(text(&status).contains("not running"), "{}", text(&status));
 
     let out = dbio(&lab_dir).args(["lab", "cleanup"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
-    assert!(files_ending(tmp.path(), ".img").is_empty());
+    assert!(
+        left_in(tmp.as_path()).is_empty(),
+        "{:?}",
+        left_in(tmp.as_path())
+    );
+    assert!(files_ending(tmp.as_path(), ".img").is_empty());
     assert!(files_ending(&lab_dir, ".json").is_empty());
     // The decoy is untouched: still attached and mounted.
     let mounts = fs::read_to_string("/proc/mounts").unwrap();
@@ -507,13 +542,10 @@ fn the_shipped_example_parses_and_dry_runs() {
 
 #[test]
 fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
-    if !require_root() {
+    let Some(case) = root_case() else {
         return;
-    }
-    let _store = temp_store();
-    let tmp = tempfile::tempdir().unwrap();
-    let lab_dir = tmp.path().join("state");
-    let _left = Leftovers::new(&lab_dir);
+    };
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let out = dbio(&lab_dir)
         .args([
             "lab",
@@ -527,7 +559,7 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
             "--json",
         ])
         .arg("--image-dir")
-        .arg(tmp.path())
+        .arg(tmp.as_path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -556,6 +588,10 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
         r["notes"][0].as_str().unwrap().contains("hole punching"),
         "{r}"
     );
-    assert!(left_in(tmp.path()).is_empty(), "{:?}", left_in(tmp.path()));
-    assert!(files_ending(tmp.path(), ".img").is_empty());
+    assert!(
+        left_in(tmp.as_path()).is_empty(),
+        "{:?}",
+        left_in(tmp.as_path())
+    );
+    assert!(files_ending(tmp.as_path(), ".img").is_empty());
 }

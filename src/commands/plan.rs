@@ -10,7 +10,7 @@ use clap::Parser;
 use super::CommandError;
 use super::run::{self, Output, RunMeta};
 use crate::cli::{Cli, Command};
-use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus};
+use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus, Summary};
 use crate::runner::Status;
 use crate::store::{RunFilter, Store};
 
@@ -78,6 +78,32 @@ pub fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
         .collect())
 }
 
+/// Prints what a plan invocation did (`kind` is `plan` or `lab`, `note`
+/// ends the line) and maps an interruption or failed runs to their error.
+pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandError> {
+    eprintln!(
+        "{kind} {}: {} runs completed now, {} already done, {} failed, {} left{note}",
+        summary.plan,
+        summary.completed,
+        summary.skipped,
+        summary.failed.len(),
+        summary.remaining
+    );
+    if summary.interrupted {
+        return Err(CommandError::Interrupted(format!(
+            "{kind} {} interrupted; run it again to continue",
+            summary.plan
+        )));
+    }
+    if let Some((key, msg)) = summary.failed.first() {
+        return Err(CommandError::Failed(format!(
+            "{} run(s) failed, first: {key}: {msg}",
+            summary.failed.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `dbio plan ...`.
 pub fn execute(
     cmd: PlanCommand,
@@ -100,29 +126,7 @@ pub fn execute(
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
                 e => CommandError::Failed(e.to_string()),
             })?;
-            eprintln!(
-                "plan {}: {} runs completed now, {} already done, {} failed, {} left",
-                summary.plan,
-                summary.completed,
-                summary.skipped,
-                summary.failed.len(),
-                summary.remaining
-            );
-            if summary.interrupted {
-                return Err(CommandError::Interrupted(format!(
-                    "plan {} interrupted; run it again to continue",
-                    summary.plan
-                )));
-            }
-            if !summary.failed.is_empty() {
-                return Err(CommandError::Failed(format!(
-                    "{} run(s) failed, first: {}: {}",
-                    summary.failed.len(),
-                    summary.failed[0].0,
-                    summary.failed[0].1
-                )));
-            }
-            Ok(())
+            finish("plan", &summary, "")
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;

@@ -131,8 +131,14 @@ pub(super) fn execute(
         .map_err(|e| LabError::io("create a state file in", &state::lab_dir(), e))?;
     let result = experiment(args, fs, &mut st, interrupt);
     let teardown = cleanup::teardown(&mut st, &mut std::io::stderr());
-    let report = result?;
-    teardown?;
+    let report = match (result, teardown) {
+        (Ok(r), Ok(())) => r,
+        (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e.into()),
+        (Err(e), Err(t)) => {
+            eprintln!("error: lab teardown: {t}; `dbio lab cleanup` removes the rest");
+            return Err(e.into());
+        }
+    };
     if args.json {
         println!(
             "{}",

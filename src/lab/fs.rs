@@ -115,6 +115,23 @@ pub fn mount(
     mountpoint: &Path,
     options: Option<&str>,
 ) -> Result<(), LabError> {
+    let busy = fs::read_dir(mountpoint)
+        .map_err(|e| LabError::io("read", mountpoint, e))?
+        .next()
+        .is_some();
+    let mounted_on = fs::read_to_string("/proc/self/mountinfo")
+        .map(|t| {
+            parse_mountinfo(&t)
+                .iter()
+                .any(|m| m.mount_point == mountpoint)
+        })
+        .unwrap_or(false);
+    if busy || mounted_on {
+        return Err(LabError::Refused(format!(
+            "mount point {} is not empty or already a mount point: the lab mounts only on empty directories (choose another mount_dir in [lab])",
+            mountpoint.display()
+        )));
+    }
     let item = Item::Mount {
         device: device.to_path_buf(),
         mountpoint: mountpoint.to_path_buf(),

@@ -14,7 +14,7 @@ use super::fs::{self, ToolVersion};
 use super::state::{self, State};
 use super::{LabError, cleanup, prereq};
 use crate::commands::CommandError;
-use crate::commands::plan::{completed, run_args};
+use crate::commands::plan::{completed, finish, run_args};
 use crate::commands::run::{LabInfo, RunMeta};
 use crate::plan::lab::{DEVICE_MARKER, slug};
 use crate::plan::{self, Executor, FsKind, LabArm, LabSpec, Plan, PlannedRun, RunStatus, Summary};
@@ -103,8 +103,14 @@ pub(super) fn run(
         &plan, &lab, &arms, &versions, &mut guard, &mut store, interrupt,
     );
     let teardown = guard.teardown();
-    let mut summary = result?;
-    teardown?;
+    let mut summary = match (result, teardown) {
+        (Ok(s), Ok(())) => s,
+        (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e.into()),
+        (Err(e), Err(t)) => {
+            eprintln!("error: lab teardown: {t}; `dbio lab cleanup` removes the rest");
+            return Err(e.into());
+        }
+    };
     // Counted from the store: arms that were complete were never built.
     let now = completed(&store, &plan.name).map_err(CommandError::Failed)?;
     summary.skipped = plan
@@ -117,27 +123,8 @@ pub(super) fn run(
         .iter()
         .filter(|r| !now.contains(&r.cell_key))
         .count();
-    eprintln!(
-        "lab {}: {} run(s) completed now, {} already done, {} failed, {} left; everything the lab made is removed",
-        plan.name,
-        summary.completed,
-        summary.skipped,
-        summary.failed.len(),
-        summary.remaining
-    );
-    if summary.interrupted {
-        return Err(CommandError::Interrupted(format!(
-            "lab {} interrupted and torn down; run it again to continue",
-            plan.name
-        )));
-    }
-    if let Some((key, msg)) = summary.failed.first() {
-        return Err(CommandError::Failed(format!(
-            "{} run(s) failed, first: {key}: {msg}",
-            summary.failed.len()
-        )));
-    }
-    Ok(())
+    summary.plan = plan.name.clone();
+    finish("lab", &summary, "; everything the lab made is removed")
 }
 
 /// The arms with runs left, in the order their first run comes in the plan.
