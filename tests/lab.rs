@@ -190,7 +190,7 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
         tmp.as_path(),
         "lab-e2e",
         "ops = 200",
-        "same_device = true",
+        "same_device = true\nscheduler = \"mq-deadline\"",
         THREE_ARMS,
     );
     assert!(left_in(tmp.as_path()).is_empty());
@@ -235,6 +235,9 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
         tags.contains("fs=ext4") && tags.contains("mkfs.ext4="),
         "{tags}"
     );
+    let sched =
+        sqlite("select distinct json_extract(environment_json, '$.lab.scheduler') from runs");
+    assert_eq!(sched, "mq-deadline");
     let raw = sqlite("select distinct target from runs where variable = 'RAW'");
     assert!(
         raw.starts_with("/dev/loop"),
@@ -420,6 +423,49 @@ fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
 }
 
 #[test]
+fn a_named_device_is_used_and_given_back_attached_unmounted_with_its_scheduler() {
+    let Some(case) = root_case() else {
+        return;
+    };
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
+    let dev = LoopDev::new(320 << 20, true);
+    let sched = |d: &LoopDev| {
+        fs::read_to_string(format!("/sys/block/{}/queue/scheduler", d.name())).unwrap()
+    };
+    let before = sched(&dev);
+    let d = dev.path.display();
+    let p = tmp.join("named.toml");
+    fs::write(
+        &p,
+        format!(
+            "name = \"named-ok\"\nrepeats = 1\n[workload]\npattern = \"randwrite\"\nsize = \"32M\"\nops = 100\n\
+             [lab]\ndevices = [\"{d}\"]\ndestroy_devices = [\"{d}\"]\nsame_device = true\nscheduler = \"kyber\"\n\
+             [lab.arms]\nXFS = {{ fs = \"xfs\" }}\nRAW = {{ fs = \"none\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = dbio(&lab_dir)
+        .args(["lab", "run"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        sqlite("select distinct json_extract(environment_json, '$.lab.device.kind') from runs"),
+        "device"
+    );
+    // The device is the user's: still attached, not mounted, scheduler as it was.
+    assert!(
+        dev.path.exists()
+            && fs::read_to_string(format!("/sys/block/{}/loop/backing_file", dev.name())).is_ok()
+    );
+    let mounts = fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains(&format!("{d} ")), "{mounts}");
+    assert_eq!(sched(&dev), before);
+    assert!(files_ending(&lab_dir, ".json").is_empty());
+}
+
+#[test]
 fn a_named_device_needs_its_destroy_devices_entry() {
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
@@ -576,9 +622,9 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
     assert!(step("mkfs.ext4 -E discard") > 0.0, "{r}");
     assert_eq!(step("mkfs.ext4 -E nodiscard"), 0.0, "{r}");
     let online =
-        step("rm 2 files (mounted -o discard)") + step("sync after rm (mounted -o discard)");
+        step("rm 2 files (mounted -o discard)") + step("sync + umount (mounted -o discard)");
     assert!(online > 0.0, "-o discard sends discards when files go: {r}");
-    let offline = step("rm 2 files (mounted without") + step("sync after rm (mounted without");
+    let offline = step("rm 2 files (mounted without") + step("sync + umount (mounted without");
     assert_eq!(offline, 0.0, "without -o discard nothing is discarded: {r}");
     assert!(
         step("fstrim") > 0.0 && r["fstrim_trimmed_bytes"].as_u64().unwrap() > 0,

@@ -181,7 +181,7 @@ fn experiment(
     )?;
     let (with, without) = discard_flags(fs_kind);
     let mut steps = Vec::new();
-    let mut probe = Probe {
+    let probe = Probe {
         name: &name,
         image: dev.image.as_deref(),
     };
@@ -214,7 +214,6 @@ fn experiment(
         steps.push(probe.step(&format!("{tool} {without}"), || {
             fs::mkfs(fs_kind, &split(without), &dev.device).map(|_| ())
         })?);
-        let mark = st.items().len();
         fs::mount(
             st,
             fs_kind,
@@ -242,22 +241,24 @@ fn experiment(
                 Ok(())
             })?,
         );
-        steps.push(probe.step(&format!("sync after rm ({label})"), || {
+        // With -o discard the filesystem sends its discards when the
+        // journal commits, after rm returned: the sync and the unmount
+        // (and the device going idle) are where they show.
+        steps.push(probe.step(&format!("sync + umount ({label})"), || {
             let dir = File::open(&mnt).map_err(|e| LabError::io("open", &mnt, e))?;
-            rustix::fs::syncfs(&dir).map_err(|e| LabError::io("syncfs", &mnt, e.into()))
+            rustix::fs::syncfs(&dir).map_err(|e| LabError::io("syncfs", &mnt, e.into()))?;
+            drop(dir);
+            unmount(st, &dev.device, &mnt)
         })?);
         if !mount_discard {
+            fs::mount(st, fs_kind, &dev.device, &mnt, None)?;
             let mut out = String::new();
             steps.push(probe.step(&format!("fstrim -v ({label})"), || {
                 out = sys::run("fstrim", &[OsStr::new("-v"), mnt.as_os_str()])?.stdout;
                 Ok(())
             })?);
             trimmed = trimmed_bytes(&out);
-        }
-        while st.items().len() > mark {
-            let item = st.items().last().cloned().expect("an item");
-            cleanup::undo(&item)?;
-            st.remove(&item).map_err(LabError::state(st))?;
+            unmount(st, &dev.device, &mnt)?;
         }
         stop()?;
     }
@@ -272,6 +273,16 @@ fn experiment(
         fstrim_trimmed_bytes: trimmed,
         notes: notes(&dev, discard_max),
     })
+}
+
+/// Unmounts what `fs::mount` mounted and forgets it.
+fn unmount(st: &mut State, device: &Path, mnt: &Path) -> Result<(), LabError> {
+    fs::umount(device, mnt)?;
+    st.remove(&super::state::Item::Mount {
+        device: device.to_path_buf(),
+        mountpoint: mnt.to_path_buf(),
+    })
+    .map_err(LabError::state(st))
 }
 
 /// The mkfs options that make a filesystem with and without discarding the
@@ -301,14 +312,26 @@ impl Probe<'_> {
             .unwrap_or_default()
     }
 
+    /// Waits (up to 30 s) until the device has no I/O in flight, so a
+    /// step's discards are counted in that step.
+    fn wait_idle(&self) {
+        let end = Instant::now() + std::time::Duration::from_secs(30);
+        while self.counters().in_flight > 0 && Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Times `f` until the device is idle again, with the device's
+    /// counters around it.
     fn step(
-        &mut self,
+        &self,
         label: &str,
         f: impl FnOnce() -> Result<(), LabError>,
     ) -> Result<Step, LabError> {
         let before = self.counters();
         let t = Instant::now();
         f()?;
+        self.wait_idle();
         let seconds = t.elapsed().as_secs_f64();
         let d = DiskDelta::between(&before, &self.counters());
         let r = d.rates(seconds);

@@ -18,6 +18,8 @@
 mod exec;
 mod expand;
 pub mod lab;
+#[cfg(test)]
+mod lab_tests;
 mod options;
 mod parse;
 mod render;
