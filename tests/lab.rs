@@ -560,6 +560,25 @@ fn not_root_is_refused_before_anything_is_made() {
 }
 
 #[test]
+fn dbio_plan_run_sends_a_lab_plan_to_dbio_lab_run() {
+    let _store = temp_store();
+    let tmp = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/iobench-files.toml");
+    let out = dbio(&tmp.path().join("state"))
+        .args(["plan", "run"])
+        .arg(&example)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("has a [lab] section: run it with dbio lab run"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(sqlite("select count(*) from runs"), "0");
+}
+
+#[test]
 fn the_shipped_example_parses_and_dry_runs() {
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();

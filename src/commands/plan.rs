@@ -121,6 +121,13 @@ pub fn execute(
                 print!("{}", plan::dry_run(&plan, &done));
                 return Ok(());
             }
+            if plan.lab.is_some() {
+                return Err(CommandError::Usage(format!(
+                    "{} has a [lab] section: run it with dbio lab run {} (it builds the arms' filesystems first)",
+                    path.display(),
+                    path.display()
+                )));
+            }
             let mut exec = StoreExecutor { store, interrupt };
             let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
