@@ -517,7 +517,9 @@ fn a_mounted_device_is_refused_even_when_listed_for_destruction() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("refusing to write to") && err.contains("is mounted at"),
+        err.contains("refusing to write to")
+            && err.contains("is mounted at")
+            && err.contains("(destroy_devices cannot override this)"),
         "{err}"
     );
     assert_eq!(fs::read_to_string(mnt.join("precious")).unwrap(), "data");

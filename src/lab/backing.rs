@@ -114,9 +114,11 @@ pub fn loop_over_new_image(
 /// A named device the plan may destroy: refused when it is not a block
 /// device, mounted, held, swap or otherwise in use (dbio run's gate; the
 /// plan's `destroy_devices` entry allows only the overwriting of data).
-pub fn named(device_path: &Path) -> Result<Backing, LabError> {
+/// `allowed_by` names what allowed it in messages (`destroy_devices`,
+/// `--destroy-device`).
+pub fn named(device_path: &Path, allowed_by: &str) -> Result<Backing, LabError> {
     device::check_writable(device_path, Some(device_path))
-        .map_err(|e| LabError::Refused(e.to_string()))?;
+        .map_err(|e| LabError::Refused(e.to_string().replace(device::DESTROY_FLAG, allowed_by)))?;
     Ok(Backing {
         device: device_path.to_path_buf(),
         image: None,

@@ -157,7 +157,7 @@ fn experiment(
     interrupt: &AtomicBool,
 ) -> Result<Report, LabError> {
     let dev = match &args.device {
-        Some(d) => backing::named(d)?,
+        Some(d) => backing::named(d, "--destroy-device")?,
         None => {
             let name = format!("dbio-lab-discard-{}.img", std::process::id());
             backing::loop_over_new_image(

@@ -146,7 +146,7 @@ pub fn check(plan: &Plan, lab: &LabSpec, arms: &[&LabArm], is_root: bool) -> Res
         Backing::Devices { devices } => {
             let mut smallest = u64::MAX;
             for d in devices {
-                super::backing::named(d)?;
+                super::backing::named(d, "destroy_devices")?;
                 let info = crate::target::device::probe(d)
                     .map_err(|e| LabError::Refused(e.to_string()))?;
                 smallest = smallest.min(info.size_bytes);

@@ -258,9 +258,10 @@ fn make_backing(
             );
             backing::loop_over_new_image(state, &dir.join(file), *size, *direct_io)
         }
-        plan::Backing::Devices { devices } => {
-            backing::named(&devices[if lab.same_device { 0 } else { index }])
-        }
+        plan::Backing::Devices { devices } => backing::named(
+            &devices[if lab.same_device { 0 } else { index }],
+            "destroy_devices",
+        ),
     }
 }
 
