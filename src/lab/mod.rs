@@ -9,11 +9,13 @@
 //! Files: [`state`] (the state file), [`backing`] (images, loop devices,
 //! named devices, schedulers), [`fs`] (mkfs, mount), [`prereq`] (checks
 //! before anything is made), [`cleanup`] (undoing what a lab made), `run`
-//! (the arm loop), [`discard`] (seed 004), `sys` (running the tools).
+//! (the arm loop), `arm` (building one arm), [`discard`] (seed 004) and [`discard_table`] (its table), `sys` (running the tools).
 
+mod arm;
 pub mod backing;
 pub mod cleanup;
 pub mod discard;
+pub mod discard_table;
 pub mod fs;
 pub mod prereq;
 mod run;

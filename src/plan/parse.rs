@@ -211,7 +211,7 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
                 let line = src.line(k.span().start);
                 let t = table(src, key, v)?;
                 let plan_name = name.as_deref().unwrap_or_default();
-                let (lab, arms) = super::lab::parse(src, &options, t, line, plan_name)?;
+                let (lab, arms) = super::lab_parse::parse(src, &options, t, line, plan_name)?;
                 plan.lab = Some(lab);
                 lab_arms = arms;
             }
@@ -248,7 +248,7 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
         ));
     }
     if plan.lab.is_some() {
-        super::lab::cross_check(src, &plan, variables_seen)?;
+        super::lab_parse::cross_check(src, &plan, variables_seen)?;
         plan.arms = lab_arms;
     }
     cross_check(src, &plan)?;
