@@ -48,18 +48,70 @@ pub fn undo(item: &Item) -> Result<Option<String>, LabError> {
     })
 }
 
-/// Undoes everything in a running lab's state, newest first, and deletes
-/// the state file; stops at the first failure (what is left stays listed
-/// for `dbio lab cleanup`).
-pub fn teardown(state: &mut State, log: &mut dyn Write) -> Result<(), LabError> {
-    while let Some(item) = state.items().last().cloned() {
+/// Undoes the state's newest items until `mark` are left (e.g. one arm's
+/// mount, directories and scheduler); stops at the first failure.
+pub fn undo_to(state: &mut State, mark: usize, log: &mut dyn Write) -> Result<(), LabError> {
+    while state.items().len() > mark {
+        let item = state.items().last().cloned().expect("an item");
         if let Some(what) = undo(&item)? {
             let _ = writeln!(log, "lab: {what}");
         }
         state.remove(&item).map_err(LabError::state(state))?;
     }
+    Ok(())
+}
+
+/// Undoes everything in a running lab's state, newest first, and deletes
+/// the state file; stops at the first failure (what is left stays listed
+/// for `dbio lab cleanup`).
+pub fn teardown(state: &mut State, log: &mut dyn Write) -> Result<(), LabError> {
+    undo_to(state, 0, log)?;
     state.finish().map_err(LabError::state(state))?;
     Ok(())
+}
+
+/// Owns a running lab's state and tears everything down when the work is
+/// done ([`Guard::finish`]) or when dropped (an early return, a panic).
+pub struct Guard {
+    state: Option<State>,
+}
+
+impl Guard {
+    pub fn new(state: State) -> Guard {
+        Guard { state: Some(state) }
+    }
+
+    pub fn state(&mut self) -> &mut State {
+        self.state.as_mut().expect("the lab is not torn down yet")
+    }
+
+    /// Tears down, then returns the work's result; the work's error comes
+    /// first, a failed teardown after successful work is the error.
+    pub fn finish<T>(mut self, result: Result<T, LabError>) -> Result<T, LabError> {
+        match (result, self.teardown()) {
+            (Ok(v), Ok(())) => Ok(v),
+            (Err(e), Ok(())) | (Ok(_), Err(e)) => Err(e),
+            (Err(e), Err(t)) => {
+                eprintln!("error: lab teardown: {t}; `dbio lab cleanup` removes the rest");
+                Err(e)
+            }
+        }
+    }
+
+    fn teardown(&mut self) -> Result<(), LabError> {
+        match self.state.take() {
+            Some(mut s) => teardown(&mut s, &mut std::io::stderr()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("error: lab teardown: {e}; `dbio lab cleanup` removes the rest");
+        }
+    }
 }
 
 /// What `cleanup` did.
@@ -218,5 +270,30 @@ mod tests {
         teardown(&mut s, &mut Vec::new()).unwrap();
         assert!(!img.exists());
         assert!(state::list(tmp.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_guard_tears_down_on_drop_and_on_finish_keeping_the_works_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let made = |name: &str| {
+            let mut s = State::create_in(&tmp.path().join(name), "test", None).unwrap();
+            let img = tmp.path().join(format!("{name}.img"));
+            std::fs::write(&img, "x").unwrap();
+            s.add(Item::Image { path: img.clone() }).unwrap();
+            (s, img)
+        };
+        let (s, img) = made("dropped");
+        let panicked = std::panic::catch_unwind(move || {
+            let _g = Guard::new(s);
+            panic!("the work panicked");
+        });
+        assert!(panicked.is_err());
+        assert!(!img.exists(), "a panic still tears down");
+        let (s, img) = made("failed");
+        let r: Result<(), LabError> =
+            Guard::new(s).finish(Err(LabError::Failed("mkfs failed".into())));
+        assert_eq!(r.unwrap_err().to_string(), "mkfs failed");
+        assert!(!img.exists());
+        assert!(state::list(&tmp.path().join("failed")).unwrap().is_empty());
     }
 }

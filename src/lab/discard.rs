@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::backing;
+use super::cleanup::Guard;
 use super::discard_table::{Report, Step, notes, render, trimmed_bytes};
 use super::state::{self, State};
-use super::{LabError, cleanup, fs, prereq, sys};
+use super::{LabError, fs, prereq, sys};
 use crate::commands::CommandError;
 use crate::plan::FsKind;
 use crate::samplers::diskstats::{self, DiskDelta};
@@ -97,18 +98,11 @@ pub(super) fn execute(
             fmt_size(cap)
         )));
     }
-    let mut st = State::create("lab discard", None)
+    let st = State::create("lab discard", None)
         .map_err(|e| LabError::io("create a state file in", &state::lab_dir(), e))?;
-    let result = experiment(args, fs, &mut st, interrupt);
-    let teardown = cleanup::teardown(&mut st, &mut std::io::stderr());
-    let report = match (result, teardown) {
-        (Ok(r), Ok(())) => r,
-        (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e.into()),
-        (Err(e), Err(t)) => {
-            eprintln!("error: lab teardown: {t}; `dbio lab cleanup` removes the rest");
-            return Err(e.into());
-        }
-    };
+    let mut guard = Guard::new(st);
+    let result = experiment(args, fs, guard.state(), interrupt);
+    let report = guard.finish(result)?;
     if args.json {
         println!(
             "{}",

@@ -10,41 +10,16 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::arm::{Built, build_arm, describe, make_backing, versions};
+use super::cleanup::{self, Guard};
 use super::fs::ToolVersion;
 use super::state::{self, State};
-use super::{LabError, cleanup, prereq};
+use super::{LabError, prereq};
 use crate::commands::CommandError;
 use crate::commands::plan::{completed, finish, run_args};
 use crate::commands::run::RunMeta;
 use crate::plan::lab::DEVICE_MARKER;
 use crate::plan::{self, Executor, FsKind, LabArm, LabSpec, Plan, PlannedRun, RunStatus, Summary};
 use crate::store::Store;
-
-/// Tears down what the lab made when dropped (error, panic, early return).
-struct Guard {
-    state: Option<State>,
-}
-
-impl Guard {
-    fn state(&mut self) -> &mut State {
-        self.state.as_mut().expect("the lab is not torn down yet")
-    }
-
-    fn teardown(&mut self) -> Result<(), LabError> {
-        match self.state.take() {
-            Some(mut s) => cleanup::teardown(&mut s, &mut std::io::stderr()),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Err(e) = self.teardown() {
-            eprintln!("error: lab teardown: {e}; `dbio lab cleanup` removes the rest");
-        }
-    }
-}
 
 pub(super) fn run(
     path: &Path,
@@ -91,19 +66,11 @@ pub(super) fn run(
     let st = State::create(&command, Some(&plan.name))
         .map_err(|e| LabError::io("create a state file in", &dir, e))?;
     eprintln!("lab {}: state file {}", plan.name, st.path().display());
-    let mut guard = Guard { state: Some(st) };
+    let mut guard = Guard::new(st);
     let result = run_arms(
         &plan, &lab, &arms, &versions, &mut guard, &mut store, interrupt,
     );
-    let teardown = guard.teardown();
-    let mut summary = match (result, teardown) {
-        (Ok(s), Ok(())) => s,
-        (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e.into()),
-        (Err(e), Err(t)) => {
-            eprintln!("error: lab teardown: {t}; `dbio lab cleanup` removes the rest");
-            return Err(e.into());
-        }
-    };
+    let mut summary = guard.finish(result)?;
     // Counted from the store: arms that were complete were never built.
     let now = completed(&store, &plan.name).map_err(CommandError::Failed)?;
     summary.skipped = plan
@@ -170,7 +137,7 @@ fn run_arms(
                 plan::execute(&sub, &mut exec, interrupt)
                     .map_err(|e| LabError::Failed(e.to_string()))?
             };
-            undo_to(guard.state(), mark)?;
+            cleanup::undo_to(guard.state(), mark, &mut std::io::stderr())?;
             add(&mut total, &s);
             if s.interrupted {
                 break;
@@ -204,19 +171,6 @@ fn add(total: &mut Summary, s: &Summary) {
     total.skipped += s.skipped;
     total.failed.extend(s.failed.iter().cloned());
     total.interrupted |= s.interrupted;
-}
-
-/// Undoes the state's newest items until `mark` are left (one arm's mount,
-/// directories and scheduler).
-fn undo_to(state: &mut State, mark: usize) -> Result<(), LabError> {
-    while state.items().len() > mark {
-        let item = state.items().last().cloned().expect("an item");
-        if let Some(what) = cleanup::undo(&item)? {
-            eprintln!("lab: {what}");
-        }
-        state.remove(&item).map_err(LabError::state(state))?;
-    }
-    Ok(())
 }
 
 /// Makes the plan's runs on the arms the lab built.
