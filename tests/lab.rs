@@ -62,6 +62,26 @@ struct Case {
     _store: common::store::TempStore,
 }
 
+impl Case {
+    /// Starts `dbio lab run PLAN` (kept in the guard) and waits until it
+    /// has mounted its first arm.
+    fn start_until_mounted(&mut self, plan: &Path) -> &mut Child {
+        let child = dbio(&self.lab_dir)
+            .args(["lab", "run"])
+            .arg(plan)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        self.left.child = Some(child);
+        let tmp = self.tmp.path().to_path_buf();
+        wait_for("the first arm's mount", Duration::from_secs(30), || {
+            left_in(&tmp).iter().any(|l| l.contains("/mnt/"))
+        });
+        self.left.child.as_mut().expect("just started")
+    }
+}
+
 /// None (after a "skipping" message) when not root.
 fn root_case() -> Option<Case> {
     if !require_root() {
@@ -82,6 +102,15 @@ fn dbio(lab_dir: &Path) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
     c.env("DBIO_DB", store_path()).env("DBIO_LAB_DIR", lab_dir);
     c
+}
+
+/// `dbio lab run PLAN`, to completion.
+fn lab_run(lab_dir: &Path, plan: &Path) -> Output {
+    dbio(lab_dir)
+        .args(["lab", "run"])
+        .arg(plan)
+        .output()
+        .unwrap()
 }
 
 fn text(o: &Output) -> String {
@@ -108,6 +137,14 @@ fn left_in(dir: &Path) -> Vec<String> {
         )
         .filter(|l| l.contains(&key))
         .collect()
+}
+
+/// No mount or loop device naming `tmp`, no image in it, no state file.
+fn assert_nothing_left(tmp: &Path, lab_dir: &Path) {
+    let left = left_in(tmp);
+    assert!(left.is_empty(), "left mounted or attached: {left:?}");
+    assert!(files_ending(tmp, ".img").is_empty(), "images left");
+    assert!(files_ending(lab_dir, ".json").is_empty(), "state file left");
 }
 
 /// Files in `dir` whose name ends with `suffix` (images, state files).
@@ -195,11 +232,7 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
     );
     assert!(left_in(tmp.as_path()).is_empty());
 
-    let out = dbio(&lab_dir)
-        .args(["lab", "run"])
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let out = lab_run(&lab_dir, &plan);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).lines().count(),
@@ -207,16 +240,7 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
         "{}",
         text(&out)
     );
-    assert!(
-        left_in(tmp.as_path()).is_empty(),
-        "{:?}",
-        left_in(tmp.as_path())
-    );
-    assert!(
-        files_ending(tmp.as_path(), ".img").is_empty(),
-        "images left"
-    );
-    assert!(files_ending(&lab_dir, ".json").is_empty(), "state left");
+    assert_nothing_left(&tmp, &lab_dir);
 
     // Every run is stored with its arm, the tool's version and the mount options.
     assert_eq!(
@@ -247,11 +271,7 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
     assert!(shown.contains("lab      XFS: xfs by mkfs.xfs"), "{shown}");
 
     // Everything is done: running it again builds nothing.
-    let again = dbio(&lab_dir)
-        .args(["lab", "run"])
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let again = lab_run(&lab_dir, &plan);
     assert!(again.status.success(), "{}", text(&again));
     assert!(
         text(&again).contains("nothing to build"),
@@ -275,11 +295,7 @@ fn an_arm_whose_runs_are_complete_is_not_built_again() {
         "direct_io = false",
         one,
     );
-    let out = dbio(&lab_dir)
-        .args(["lab", "run"])
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let out = lab_run(&lab_dir, &plan);
     assert!(out.status.success(), "{}", text(&out));
     // A second arm on its own device: only it is built, and only its runs are made.
     let two = r#"EXT4 = { fs = "ext4" }
@@ -291,11 +307,7 @@ RAW = { fs = "none" }"#;
         "direct_io = false",
         two,
     );
-    let out = dbio(&lab_dir)
-        .args(["lab", "run"])
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let out = lab_run(&lab_dir, &plan);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(
@@ -303,12 +315,7 @@ RAW = { fs = "none" }"#;
         "{t}"
     );
     assert!(t.contains("2 runs completed now, 2 already done"), "{t}");
-    assert!(
-        left_in(tmp.as_path()).is_empty(),
-        "{:?}",
-        left_in(tmp.as_path())
-    );
-    assert!(files_ending(tmp.as_path(), ".img").is_empty());
+    assert_nothing_left(&tmp, &lab_dir);
 }
 
 #[test]
@@ -326,18 +333,7 @@ XFS = { fs = "xfs" }"#;
         "same_device = true",
         arms,
     );
-    case.left.child = Some(
-        dbio(&lab_dir)
-            .args(["lab", "run"])
-            .arg(&plan)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the first arm's mount", Duration::from_secs(30), || {
-        left_in(tmp.as_path()).iter().any(|l| l.contains("/mnt/"))
-    });
+    case.start_until_mounted(&plan);
     thread::sleep(Duration::from_secs(2)); // into the first run
     assert!(
         !files_ending(&lab_dir, ".json").is_empty(),
@@ -348,19 +344,7 @@ XFS = { fs = "xfs" }"#;
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(text(&out).contains("interrupted"), "{}", text(&out));
-    assert!(
-        left_in(tmp.as_path()).is_empty(),
-        "{:?}",
-        left_in(tmp.as_path())
-    );
-    assert!(
-        files_ending(tmp.as_path(), ".img").is_empty(),
-        "images left"
-    );
-    assert!(
-        files_ending(&lab_dir, ".json").is_empty(),
-        "state file left"
-    );
+    assert_nothing_left(&tmp, &lab_dir);
 }
 
 #[test]
@@ -375,18 +359,7 @@ fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
     let decoy_mnt = decoy.mount();
     let arms = r#"XFS = { fs = "xfs" }"#;
     let plan = write_plan(tmp.as_path(), "lab-kill", "time = 30", "", arms);
-    let child = case.left.child.insert(
-        dbio(&lab_dir)
-            .args(["lab", "run"])
-            .arg(&plan)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the arm's mount", Duration::from_secs(30), || {
-        left_in(tmp.as_path()).iter().any(|l| l.contains("/mnt/"))
-    });
+    let child = case.start_until_mounted(&plan);
     thread::sleep(Duration::from_millis(500));
     child.kill().unwrap(); // SIGKILL: no teardown
     child.wait().unwrap();
@@ -399,13 +372,7 @@ fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
 
     let out = dbio(&lab_dir).args(["lab", "cleanup"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(
-        left_in(tmp.as_path()).is_empty(),
-        "{:?}",
-        left_in(tmp.as_path())
-    );
-    assert!(files_ending(tmp.as_path(), ".img").is_empty());
-    assert!(files_ending(&lab_dir, ".json").is_empty());
+    assert_nothing_left(&tmp, &lab_dir);
     // The decoy is untouched: still attached and mounted.
     let mounts = fs::read_to_string("/proc/mounts").unwrap();
     assert!(
@@ -444,11 +411,7 @@ fn a_named_device_is_used_and_given_back_attached_unmounted_with_its_scheduler()
         ),
     )
     .unwrap();
-    let out = dbio(&lab_dir)
-        .args(["lab", "run"])
-        .arg(&p)
-        .output()
-        .unwrap();
+    let out = lab_run(&lab_dir, &p);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         sqlite("select distinct json_extract(environment_json, '$.lab.device.kind') from runs"),
@@ -655,10 +618,5 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
         r["notes"][0].as_str().unwrap().contains("hole punching"),
         "{r}"
     );
-    assert!(
-        left_in(tmp.as_path()).is_empty(),
-        "{:?}",
-        left_in(tmp.as_path())
-    );
-    assert!(files_ending(tmp.as_path(), ".img").is_empty());
+    assert_nothing_left(&tmp, &lab_dir);
 }
