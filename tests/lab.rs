@@ -620,3 +620,45 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
     );
     assert_nothing_left(&tmp, &lab_dir);
 }
+
+#[test]
+fn lab_discard_on_a_named_device_needs_it_repeated_and_gives_it_back() {
+    let Some(case) = root_case() else {
+        return;
+    };
+    let dev = LoopDev::new(256 << 20, true);
+    let d = dev.path.to_str().unwrap();
+    let args = [
+        "lab",
+        "discard",
+        "--files",
+        "2",
+        "--file-size",
+        "8M",
+        "--json",
+    ];
+    let out = dbio(&case.lab_dir)
+        .args(args)
+        .args(["--device", d])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("repeat it as --destroy-device {d}")),
+        "{}",
+        text(&out)
+    );
+    let out = dbio(&case.lab_dir)
+        .args(args)
+        .args(["--device", d, "--destroy-device", d])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["device"]["kind"], "device");
+    assert!(r["fstrim_trimmed_bytes"].as_u64().unwrap() > 0, "{r}");
+    assert!(dev.path.exists(), "the device is the user's: not detached");
+    let mounts = fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains(&format!("{d} ")), "{mounts}");
+    assert!(files_ending(&case.lab_dir, ".json").is_empty());
+}
