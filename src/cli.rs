@@ -69,6 +69,14 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Filesystem lab: build ext4/XFS/btrfs arms on loop or named devices, run a plan, tear down; TRIM tests.
+    Lab {
+        #[command(subcommand)]
+        command: crate::lab::LabCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]

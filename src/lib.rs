@@ -13,6 +13,7 @@ pub mod config;
 pub mod engine;
 pub mod environment;
 pub mod import;
+pub mod lab;
 pub mod measure;
 pub mod plan;
 pub mod report;

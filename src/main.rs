@@ -126,6 +126,11 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             commands::import::execute(command, &mut store, &mut out)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Lab { command, db } => {
+            let interrupt = interrupt_flag();
+            dbio::lab::execute(command, || open_store(db), &interrupt)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Runs { command, db } => {
             let mut store = open_store(db)?;
             let mut out = std::io::stdout().lock();

@@ -161,9 +161,15 @@ fn invariants_hold_and_every_wait_is_in_one_event() {
     );
     let cpu = n(&r, "slob.db_cpu_s");
     assert!(cpu > 0.0, "sessions used CPU");
-    assert!(cpu <= db_time * 1.01, "DB CPU {cpu} s within DB time {db_time} s");
+    assert!(
+        cpu <= db_time * 1.01,
+        "DB CPU {cpu} s within DB time {db_time} s"
+    );
     let rest = n(&r, "slob.cpu_wait_s");
-    assert!((db_time - cpu - fg).max(0.0) - rest < 1e-6, "DB time = CPU + waits + CPU wait");
+    assert!(
+        (db_time - cpu - fg).max(0.0) - rest < 1e-6,
+        "DB time = CPU + waits + CPU wait"
+    );
     // The plain I/O statistics agree with the model's counters.
     assert_eq!(n(&r, "read.requests") as u64, c("read_requests"));
     assert_eq!(

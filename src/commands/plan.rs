@@ -10,7 +10,7 @@ use clap::Parser;
 use super::CommandError;
 use super::run::{self, Output, RunMeta};
 use crate::cli::{Cli, Command};
-use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus};
+use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus, Summary};
 use crate::runner::Status;
 use crate::store::{RunFilter, Store};
 
@@ -26,36 +26,46 @@ impl Executor for StoreExecutor<'_> {
     }
 
     fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
-        let mut argv = vec!["dbio".to_string(), "run".to_string()];
-        argv.extend(r.args.iter().cloned());
-        let cfg = match Cli::try_parse_from(&argv)
-            .map_err(|e| e.to_string())?
-            .command
-        {
-            Command::Run(a) => (*a).into_config()?,
-            _ => unreachable!("argv starts with run"),
-        };
         let meta = RunMeta {
             plan: Some(plan.name.clone()),
             variable: Some(r.variable.clone()),
             cell_key: Some(r.cell_key.clone()),
             warmup: r.warmup,
-            tags: Vec::new(),
+            ..Default::default()
         };
-        match run::run(&cfg, Output::Line, true, self.store, &meta, self.interrupt) {
-            Ok(o) => Ok(match o.status {
-                Status::Completed => RunStatus::Completed,
-                Status::Interrupted => RunStatus::Interrupted,
-                Status::Failed => RunStatus::Failed(o.error.unwrap_or_default()),
-            }),
-            Err(CommandError::Interrupted(_)) => Ok(RunStatus::Interrupted),
-            Err(e) => Ok(RunStatus::Failed(e.to_string())),
-        }
+        run_args(self.store, self.interrupt, &r.args, &meta)
+    }
+}
+
+/// Makes one run of a plan: `dbio run ARGS`, saved with `meta`.
+pub fn run_args(
+    store: &mut Store,
+    interrupt: &AtomicBool,
+    args: &[String],
+    meta: &RunMeta,
+) -> Result<RunStatus, String> {
+    let mut argv = vec!["dbio".to_string(), "run".to_string()];
+    argv.extend(args.iter().cloned());
+    let cfg = match Cli::try_parse_from(&argv)
+        .map_err(|e| e.to_string())?
+        .command
+    {
+        Command::Run(a) => (*a).into_config()?,
+        _ => unreachable!("argv starts with run"),
+    };
+    match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
+        Ok(o) => Ok(match o.status {
+            Status::Completed => RunStatus::Completed,
+            Status::Interrupted => RunStatus::Interrupted,
+            Status::Failed => RunStatus::Failed(o.error.unwrap_or_default()),
+        }),
+        Err(CommandError::Interrupted(_)) => Ok(RunStatus::Interrupted),
+        Err(e) => Ok(RunStatus::Failed(e.to_string())),
     }
 }
 
 /// Cell keys of the plan's runs the store holds as completed.
-fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
+pub fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
     let filter = RunFilter {
         plan: Some(plan.to_string()),
         ..Default::default()
@@ -66,6 +76,32 @@ fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
         .filter(|r| r.status == "completed")
         .filter_map(|r| r.cell_key)
         .collect())
+}
+
+/// Prints what a plan invocation did (`kind` is `plan` or `lab`, `note`
+/// ends the line) and maps an interruption or failed runs to their error.
+pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandError> {
+    eprintln!(
+        "{kind} {}: {} runs completed now, {} already done, {} failed, {} left{note}",
+        summary.plan,
+        summary.completed,
+        summary.skipped,
+        summary.failed.len(),
+        summary.remaining
+    );
+    if summary.interrupted {
+        return Err(CommandError::Interrupted(format!(
+            "{kind} {} interrupted; run it again to continue",
+            summary.plan
+        )));
+    }
+    if let Some((key, msg)) = summary.failed.first() {
+        return Err(CommandError::Failed(format!(
+            "{} run(s) failed, first: {key}: {msg}",
+            summary.failed.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Runs `dbio plan ...`.
@@ -85,34 +121,19 @@ pub fn execute(
                 print!("{}", plan::dry_run(&plan, &done));
                 return Ok(());
             }
+            if plan.lab.is_some() {
+                return Err(CommandError::Usage(format!(
+                    "{} has a [lab] section: run it with dbio lab run {} (it builds the arms' filesystems first)",
+                    path.display(),
+                    path.display()
+                )));
+            }
             let mut exec = StoreExecutor { store, interrupt };
             let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
                 e => CommandError::Failed(e.to_string()),
             })?;
-            eprintln!(
-                "plan {}: {} runs completed now, {} already done, {} failed, {} left",
-                summary.plan,
-                summary.completed,
-                summary.skipped,
-                summary.failed.len(),
-                summary.remaining
-            );
-            if summary.interrupted {
-                return Err(CommandError::Interrupted(format!(
-                    "plan {} interrupted; run it again to continue",
-                    summary.plan
-                )));
-            }
-            if !summary.failed.is_empty() {
-                return Err(CommandError::Failed(format!(
-                    "{} run(s) failed, first: {}: {}",
-                    summary.failed.len(),
-                    summary.failed[0].0,
-                    summary.failed[0].1
-                )));
-            }
-            Ok(())
+            finish("plan", &summary, "")
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;

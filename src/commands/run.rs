@@ -35,6 +35,19 @@ pub struct RunMeta {
     pub cell_key: Option<String>,
     pub warmup: bool,
     pub tags: Vec<String>,
+    /// Storage `dbio lab` built for the run: shown under the report and
+    /// saved in the run's environment as `lab`.
+    pub lab: Option<LabInfo>,
+}
+
+/// What a lab built under a run (docs/lab.md).
+#[derive(Clone, Debug, Default)]
+pub struct LabInfo {
+    /// One line for the report: filesystem, mkfs and mount options, tool
+    /// version, device.
+    pub summary: String,
+    /// The same in full, for the stored environment.
+    pub detail: serde_json::Value,
 }
 
 /// A finished run: how it ended and its id in the store.
@@ -105,7 +118,10 @@ pub fn run(
             (report, histograms)
         }
     };
-    let rendered = text::render(&report);
+    let mut rendered = text::render(&report);
+    if let Some(lab) = &meta.lab {
+        rendered.push_str(&format!("lab      {}\n", lab.summary));
+    }
     match output {
         Output::Text => print!("{rendered}"),
         Output::Json => println!(
@@ -115,7 +131,11 @@ pub fn run(
         Output::Line => println!("{}", one_line(&report, meta)),
     }
     let report_json = serde_json::to_value(&report).expect("report serializes");
-    let env_json = serde_json::json!({ "host": &report.environment, "storage": &report.storage });
+    let mut env_json =
+        serde_json::json!({ "host": &report.environment, "storage": &report.storage });
+    if let Some(lab) = &meta.lab {
+        env_json["lab"] = lab.detail.clone();
+    }
     let run_id = store
         .save_run(&NewRun {
             report: &report_json,

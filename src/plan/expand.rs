@@ -185,6 +185,7 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
         runs,
         steps: raw.steps.clone(),
         warnings,
+        lab: raw.lab.clone(),
     })
 }
 

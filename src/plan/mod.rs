@@ -17,6 +17,10 @@
 
 mod exec;
 mod expand;
+pub mod lab;
+mod lab_parse;
+#[cfg(test)]
+mod lab_tests;
 mod options;
 mod parse;
 mod render;
@@ -28,6 +32,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use exec::{StepRecord, StepWhen, Summary, execute, execute_with};
+pub use lab::{Backing, FsKind, LabArm, LabSpec};
 pub use render::{dry_run, fmt_duration, status};
 
 /// Seconds added to every run's estimate: process start, opening files,
@@ -135,6 +140,8 @@ pub struct Plan {
     pub steps: Steps,
     /// Things worth knowing that do not stop the plan (shown by dry-run).
     pub warnings: Vec<String>,
+    /// The `[lab]` section: storage `dbio lab run` builds for the arms.
+    pub lab: Option<lab::LabSpec>,
 }
 
 impl Plan {

@@ -102,6 +102,8 @@ pub(crate) struct RawPlan {
     pub arms: Vec<Arm>,
     pub steps: Steps,
     pub options: Vec<RunOption>,
+    /// The `[lab]` section (its arms are in `arms`).
+    pub lab: Option<super::lab::LabSpec>,
 }
 
 /// The top-level keys, in the order the docs list them.
@@ -117,14 +119,15 @@ pub(crate) const PLAN_KEYS: &[&str] = &[
     "sweep",
     "variables",
     "steps",
+    "lab",
 ];
 
 const STEP_KEYS: &[&str] = &["before_arm", "before_run"];
 
-type Entry<'a, 'i> = (&'a Spanned<DeString<'i>>, &'a Spanned<DeValue<'i>>);
+pub(super) type Entry<'a, 'i> = (&'a Spanned<DeString<'i>>, &'a Spanned<DeValue<'i>>);
 
 /// A table's entries in the order they appear in the file.
-fn entries<'a, 'i>(t: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
+pub(super) fn entries<'a, 'i>(t: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
     let mut v: Vec<_> = t.iter().collect();
     v.sort_by_key(|(k, _)| k.span().start);
     v
@@ -150,9 +153,11 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
         arms: Vec::new(),
         steps: Steps::default(),
         options: Vec::new(),
+        lab: None,
     };
     let mut name = None;
     let mut variables_seen = None;
+    let mut lab_arms = Vec::new();
     for (k, v) in entries(doc.get_ref()) {
         let key: &str = k.get_ref();
         let vline = src.line(v.span().start);
@@ -202,6 +207,14 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
                 plan.arms = arms(src, &options, t)?;
             }
             "steps" => plan.steps = steps(src, table(src, key, v)?)?,
+            "lab" => {
+                let line = src.line(k.span().start);
+                let t = table(src, key, v)?;
+                let plan_name = name.as_deref().unwrap_or_default();
+                let (lab, arms) = super::lab_parse::parse(src, &options, t, line, plan_name)?;
+                plan.lab = Some(lab);
+                lab_arms = arms;
+            }
             other => {
                 let line = src.line(k.span().start);
                 let msg = if options::lookup(&options, other).is_ok() {
@@ -234,12 +247,16 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
             "is empty: add an arm (e.g. XFS = { target = \"/mnt/xfs/dbio\" }) or remove [variables] for a single arm",
         ));
     }
+    if plan.lab.is_some() {
+        super::lab_parse::cross_check(src, &plan, variables_seen)?;
+        plan.arms = lab_arms;
+    }
     cross_check(src, &plan)?;
     plan.options = options;
     Ok(plan)
 }
 
-fn string(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<String, PlanError> {
+pub(super) fn string(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<String, PlanError> {
     match v.get_ref() {
         DeValue::String(s) => Ok(s.to_string()),
         other => Err(src.err_at(
@@ -250,7 +267,7 @@ fn string(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<String, Plan
     }
 }
 
-fn int_in(
+pub(super) fn int_in(
     src: &Src,
     key: &str,
     v: &Spanned<DeValue<'_>>,
@@ -285,7 +302,7 @@ fn int_in(
     }
 }
 
-fn choice<'c>(
+pub(super) fn choice<'c>(
     src: &Src,
     key: &str,
     v: &Spanned<DeValue<'_>>,
@@ -301,7 +318,7 @@ fn choice<'c>(
     })
 }
 
-fn table<'a, 'i>(
+pub(super) fn table<'a, 'i>(
     src: &Src,
     key: &str,
     v: &'a Spanned<DeValue<'i>>,
@@ -326,7 +343,7 @@ fn raw_text(src: &Src, span: Range<usize>) -> String {
 
 /// The `dbio run` option a key of `section` names, with its location;
 /// refuses a key whose option is already among `seen` (long name, where).
-fn option_key<'o, 's>(
+pub(super) fn option_key<'o, 's>(
     src: &Src,
     options: &'o [RunOption],
     k: &Spanned<DeString<'_>>,
@@ -348,7 +365,7 @@ fn option_key<'o, 's>(
 }
 
 /// Option settings of `[workload]` or of one arm.
-fn settings(
+pub(super) fn settings(
     src: &Src,
     options: &[RunOption],
     t: &DeTable<'_>,
@@ -569,7 +586,7 @@ fn cross_check(src: &Src, plan: &RawPlan) -> Result<(), PlanError> {
     Ok(())
 }
 
-fn has_placeholder(v: &Val) -> bool {
+pub(super) fn has_placeholder(v: &Val) -> bool {
     matches!(v, Val::Text(t) if !placeholders(t).is_empty())
 }
 

@@ -1,0 +1,215 @@
+//! `dbio lab run PLAN`: the arm loop. Only arms with runs left are built.
+//! With `same_device`, arm after arm: make the filesystem, mount, run the
+//! arm's runs (in the plan's order), unmount; otherwise every arm gets its
+//! own device, all are built first and the plan runs in its own
+//! (shuffled) order across them. A guard tears everything down on success,
+//! error, panic and Ctrl-C; the state file covers kill -9.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::arm::{Built, build_arm, describe, make_backing, versions};
+use super::cleanup::{self, Guard};
+use super::fs::ToolVersion;
+use super::state::{self, State};
+use super::{LabError, prereq};
+use crate::commands::CommandError;
+use crate::commands::plan::{completed, finish, run_args};
+use crate::commands::run::RunMeta;
+use crate::plan::lab::DEVICE_MARKER;
+use crate::plan::{self, Executor, FsKind, LabArm, LabSpec, Plan, PlannedRun, RunStatus, Summary};
+use crate::store::Store;
+
+pub(super) fn run(
+    path: &Path,
+    dry_run: bool,
+    is_root: bool,
+    open_store: impl FnOnce() -> Result<Store, CommandError>,
+    interrupt: &AtomicBool,
+) -> Result<(), CommandError> {
+    let plan = plan::load(path).map_err(LabError::Plan)?;
+    let Some(lab) = plan.lab.clone() else {
+        return Err(CommandError::Usage(format!(
+            "{} has no [lab] section: run it with dbio plan run, or add [lab] (see docs/lab.md)",
+            path.display()
+        )));
+    };
+    if !dry_run {
+        prereq::check_root(is_root, "run")?;
+    }
+    let mut store = open_store()?;
+    let done = completed(&store, &plan.name).map_err(CommandError::Failed)?;
+    let arms = pending_arms(&plan, &lab, &done);
+    if dry_run {
+        print!("{}", describe(&lab, &arms));
+        print!("{}", plan::dry_run(&plan, &done));
+        return Ok(());
+    }
+    if arms.is_empty() {
+        eprintln!(
+            "lab {}: all {} run(s) are complete; nothing to build",
+            plan.name,
+            plan.runs.len()
+        );
+        return Ok(());
+    }
+    prereq::check(&plan, &lab, &arms, is_root)?;
+    let versions = versions(&arms)?;
+    // A lab of this plan that died leaves its mounts where this one mounts.
+    let dir = state::lab_dir();
+    let c = cleanup::cleanup(&dir, Some(&plan.name), false, &mut std::io::stderr())?;
+    if let Some(l) = c.left.first() {
+        return Err(CommandError::Usage(format!("lab {}: {l}", plan.name)));
+    }
+    let command = format!("lab run {}", path.display());
+    let st = State::create(&command, Some(&plan.name))
+        .map_err(|e| LabError::io("create a state file in", &dir, e))?;
+    eprintln!("lab {}: state file {}", plan.name, st.path().display());
+    let mut guard = Guard::new(st);
+    let result = run_arms(
+        &plan, &lab, &arms, &versions, &mut guard, &mut store, interrupt,
+    );
+    let mut summary = guard.finish(result)?;
+    // Counted from the store: arms that were complete were never built.
+    let now = completed(&store, &plan.name).map_err(CommandError::Failed)?;
+    summary.skipped = plan
+        .runs
+        .iter()
+        .filter(|r| done.contains(&r.cell_key))
+        .count();
+    summary.remaining = plan
+        .runs
+        .iter()
+        .filter(|r| !now.contains(&r.cell_key))
+        .count();
+    summary.plan = plan.name.clone();
+    finish("lab", &summary, "; everything the lab made is removed")
+}
+
+/// The arms with runs left, in the order their first run comes in the plan.
+fn pending_arms<'a>(plan: &Plan, lab: &'a LabSpec, done: &HashSet<String>) -> Vec<&'a LabArm> {
+    let mut out: Vec<&LabArm> = Vec::new();
+    for r in plan.runs.iter().filter(|r| !done.contains(&r.cell_key)) {
+        if !out.iter().any(|a| a.name == r.variable)
+            && let Some(a) = lab.arms.iter().find(|a| a.name == r.variable)
+        {
+            out.push(a);
+        }
+    }
+    out
+}
+
+fn run_arms(
+    plan: &Plan,
+    lab: &LabSpec,
+    arms: &[&LabArm],
+    versions: &HashMap<FsKind, ToolVersion>,
+    guard: &mut Guard,
+    store: &mut Store,
+    interrupt: &AtomicBool,
+) -> Result<Summary, LabError> {
+    let mut total = Summary::default();
+    let mut exec = LabExecutor {
+        store,
+        interrupt,
+        built: HashMap::new(),
+    };
+    if lab.same_device {
+        let dev = make_backing(guard.state(), plan, lab, 0, "shared")?;
+        for arm in arms {
+            if interrupt.load(Ordering::Relaxed) {
+                total.interrupted = true;
+                break;
+            }
+            let mark = guard.state().items().len();
+            eprintln!("lab {}: building arm {}", plan.name, arm.name);
+            let built = build_arm(guard.state(), lab, arm, &dev, versions)?;
+            exec.built.insert(arm.name.clone(), built);
+            let mut sub = plan.clone();
+            sub.runs.retain(|r| r.variable == arm.name);
+            let s = if interrupt.load(Ordering::Relaxed) {
+                Summary {
+                    interrupted: true,
+                    ..Summary::default()
+                }
+            } else {
+                plan::execute(&sub, &mut exec, interrupt)
+                    .map_err(|e| LabError::Failed(e.to_string()))?
+            };
+            cleanup::undo_to(guard.state(), mark, &mut std::io::stderr())?;
+            add(&mut total, &s);
+            if s.interrupted {
+                break;
+            }
+        }
+        return Ok(total);
+    }
+    for arm in arms {
+        if interrupt.load(Ordering::Relaxed) {
+            return Ok(Summary {
+                interrupted: true,
+                remaining: plan.runs.len(),
+                ..Summary::default()
+            });
+        }
+        let index = lab
+            .arms
+            .iter()
+            .position(|a| a.name == arm.name)
+            .unwrap_or(0);
+        eprintln!("lab {}: building arm {}", plan.name, arm.name);
+        let dev = make_backing(guard.state(), plan, lab, index, &arm.name)?;
+        let built = build_arm(guard.state(), lab, arm, &dev, versions)?;
+        exec.built.insert(arm.name.clone(), built);
+    }
+    plan::execute(plan, &mut exec, interrupt).map_err(|e| LabError::Failed(e.to_string()))
+}
+
+fn add(total: &mut Summary, s: &Summary) {
+    total.completed += s.completed;
+    total.skipped += s.skipped;
+    total.failed.extend(s.failed.iter().cloned());
+    total.interrupted |= s.interrupted;
+}
+
+/// Makes the plan's runs on the arms the lab built.
+struct LabExecutor<'a> {
+    store: &'a mut Store,
+    interrupt: &'a AtomicBool,
+    built: HashMap<String, Built>,
+}
+
+impl Executor for LabExecutor<'_> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+        completed(self.store, plan)
+    }
+
+    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
+        let Some(built) = self.built.get(&r.variable) else {
+            return Err(format!("arm {} was not built (a dbio bug)", r.variable));
+        };
+        let marker = format!("{DEVICE_MARKER}{}", r.variable);
+        let device = built.device.display().to_string();
+        let args: Vec<String> = r
+            .args
+            .iter()
+            .map(|a| {
+                if *a == marker {
+                    device.clone()
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let meta = RunMeta {
+            plan: Some(plan.name.clone()),
+            variable: Some(r.variable.clone()),
+            cell_key: Some(r.cell_key.clone()),
+            warmup: r.warmup,
+            tags: built.tags.clone(),
+            lab: Some(built.info.clone()),
+        };
+        run_args(self.store, self.interrupt, &args, &meta)
+    }
+}
