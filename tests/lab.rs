@@ -270,6 +270,21 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
     let shown = sqlite("select report_text from runs where variable = 'XFS' limit 1");
     assert!(shown.contains("lab      XFS: xfs by mkfs.xfs"), "{shown}");
 
+    // The lab's runs make an IObench-style HTML report: one line per arm.
+    let html = tmp.join("lab.html");
+    let out = dbio(&lab_dir)
+        .args(["report", "--plan", "lab-e2e", "--html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for arm in ["EXT4", "XFS", "RAW"] {
+        assert!(page.contains(arm), "the page names arm {arm}");
+    }
+    assert!(page.matches("<svg").count() >= 3, "charts drawn");
+    std::fs::remove_file(&html).unwrap();
+
     // Everything is done: running it again builds nothing.
     let again = lab_run(&lab_dir, &plan);
     assert!(again.status.success(), "{}", text(&again));
