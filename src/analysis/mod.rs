@@ -20,5 +20,5 @@ pub mod summary;
 pub use compare::{Welch, ratio, verdict, welch};
 pub use scaling::{Collapse, Peak, UslFit, collapse, fit_usl, knee, peak, usl};
 pub use summary::{
-    CellSummary, ReadWrite, readwrite, readwrite_cell, slob_trimmed_mean, summarize,
+    CellSummary, CiMethod, ReadWrite, ci95, readwrite, readwrite_cell, slob_trimmed_mean, summarize,
 };

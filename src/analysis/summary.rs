@@ -105,6 +105,62 @@ pub fn summarize(values: &[f64]) -> Option<CellSummary> {
     })
 }
 
+/// A cell is skewed, for [`ci95`], when the magnitude of its sample
+/// skewness reaches this (a common rule of thumb for "highly skewed").
+pub const SKEWED: f64 = 1.0;
+
+/// How a 95% interval of the mean was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CiMethod {
+    /// mean ± t(0.975, n − 1) · s / √n.
+    StudentT,
+    /// The percentile bootstrap of the mean.
+    Bootstrap,
+}
+
+impl CiMethod {
+    /// The short name a table prints.
+    pub fn short(self) -> &'static str {
+        match self {
+            CiMethod::StudentT => "t",
+            CiMethod::Bootstrap => "bootstrap",
+        }
+    }
+}
+
+/// The adjusted Fisher–Pearson sample skewness G1 (what most statistics
+/// packages call skewness); `None` for n < 3 or no spread.
+pub fn skewness(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    if n < 3 {
+        return None;
+    }
+    let m = mean(values)?;
+    let nf = n as f64;
+    let m2 = values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / nf;
+    let m3 = values.iter().map(|v| (v - m).powi(3)).sum::<f64>() / nf;
+    if m2 == 0.0 {
+        return None;
+    }
+    let g1 = m3 / m2.powf(1.5);
+    Some(g1 * (nf * (nf - 1.0)).sqrt() / (nf - 2.0))
+}
+
+/// The 95% interval a table shows for a cell: the Student t interval,
+/// which is exact for normal data at any n; the percentile bootstrap
+/// instead where the cell is skewed (|[`skewness`]| >= [`SKEWED`]) and
+/// small enough to have one (3 to 30 values), since the t interval's
+/// symmetry is then visibly wrong. `None` for n < 2.
+pub fn ci95(values: &[f64], s: &CellSummary) -> Option<(f64, f64, CiMethod)> {
+    let skewed = skewness(values).is_some_and(|g| g.abs() >= SKEWED);
+    match (s.bootstrap_ci95, s.ci95) {
+        (Some((lo, hi)), _) if skewed => Some((lo, hi, CiMethod::Bootstrap)),
+        (_, Some((lo, hi))) => Some((lo, hi, CiMethod::StudentT)),
+        _ => None,
+    }
+}
+
 /// SLOB.R's READWRITE model: reads and writes are trimmed separately with
 /// [`slob_trimmed_mean`] and then added, exactly as SLOB.R does.
 ///

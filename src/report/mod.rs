@@ -5,6 +5,7 @@ pub mod awr;
 pub mod compare;
 pub mod html;
 mod rformat;
+pub mod stats;
 pub mod table;
 pub mod text;
 
