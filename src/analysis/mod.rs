@@ -18,7 +18,7 @@ pub mod scaling;
 pub mod summary;
 
 pub use compare::{Welch, ratio, verdict, welch};
-pub use scaling::{Collapse, Peak, UslFit, collapse, fit_usl, knee, peak, usl};
+pub use scaling::{Collapse, Peak, UslFit, collapse, fit_usl, knee, peak, per_n_means, usl};
 pub use summary::{
     CellSummary, CiMethod, ReadWrite, ci95, readwrite, readwrite_cell, slob_trimmed_mean, summarize,
 };

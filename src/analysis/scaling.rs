@@ -53,8 +53,8 @@ pub struct UslFit {
     pub peak_n: Option<f64>,
 }
 
-/// Mean X per distinct N, sorted by N.
-fn per_n_means(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+/// Mean X per distinct N, sorted by N (non-finite points ignored).
+pub fn per_n_means(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .copied()

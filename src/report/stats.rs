@@ -195,6 +195,42 @@ pub fn comparisons(runs: &[RunValue], baseline: &str) -> Vec<Comparison> {
     out
 }
 
+/// The baseline the other variables are compared with, and the comparisons.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub metric: String,
+    pub cells: Vec<CellStats>,
+    /// `None` with a single variable.
+    pub baseline: Option<String>,
+    /// Whether the baseline was named (`--relative-to`) or is the first
+    /// variable.
+    pub baseline_given: bool,
+    pub alpha: f64,
+    pub comparisons: Vec<Comparison>,
+}
+
+/// Every cell, and every other variable against `relative_to` (else the
+/// first variable by name).
+pub fn summary(metric: &str, runs: &[RunValue], relative_to: Option<&str>) -> Summary {
+    let by = cells(runs);
+    let baseline = match relative_to {
+        Some(b) => Some(b.to_string()),
+        None if by.len() > 1 => by.keys().next().map(|b| b.to_string()),
+        None => None,
+    };
+    Summary {
+        metric: metric.to_string(),
+        cells: all_cells(runs),
+        comparisons: baseline
+            .as_deref()
+            .map(|b| comparisons(runs, b))
+            .unwrap_or_default(),
+        baseline,
+        baseline_given: relative_to.is_some(),
+        alpha: ALPHA,
+    }
+}
+
 /// Whether a metric is a rate that scaling analysis applies to (I/O or
 /// database operations, bytes per second).
 pub fn is_throughput(metric: &str) -> bool {
@@ -220,6 +256,8 @@ pub struct ScalingFit {
     pub variable: String,
     /// The distinct session counts measured.
     pub session_counts: Vec<u32>,
+    /// (sessions, mean throughput) per session count.
+    pub means: Vec<(f64, f64)>,
     pub peak: Option<Peak>,
     pub knee: Option<f64>,
     pub collapse: Option<Collapse>,
@@ -234,21 +272,39 @@ pub struct ScalingFit {
     pub runs: Vec<i64>,
 }
 
+impl ScalingFit {
+    /// The lowest mean after the peak, (sessions, throughput), when it is
+    /// below the peak.
+    pub fn lowest_after_peak(&self) -> Option<(f64, f64)> {
+        let p = self.peak?;
+        self.means
+            .iter()
+            .copied()
+            .filter(|&(n, x)| n > p.sessions && x < p.throughput)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
 /// Peak, knee, collapse and the USL fit of each variable.
 pub fn scaling(runs: &[RunValue]) -> Vec<ScalingFit> {
     cells(runs)
         .iter()
         .map(|(var, by_s)| {
             let all: Vec<&RunValue> = by_s.values().flatten().copied().collect();
-            let points: Vec<(f64, f64)> = all.iter().map(|r| (r.sessions as f64, r.value)).collect();
+            let points: Vec<(f64, f64)> =
+                all.iter().map(|r| (r.sessions as f64, r.value)).collect();
             let usl = analysis::fit_usl(&points);
             ScalingFit {
                 variable: var.to_string(),
                 session_counts: by_s.keys().copied().collect(),
+                means: analysis::per_n_means(&points),
                 peak: analysis::peak(&points),
                 knee: analysis::knee(&points),
                 collapse: analysis::collapse(&points),
-                no_fit: usl.as_ref().err().cloned(),
+                no_fit: usl
+                    .as_ref()
+                    .err()
+                    .map(|e| e.trim_start_matches("USL fit: ").to_string()),
                 usl: usl.ok(),
                 runs: all.iter().map(|r| r.id).collect(),
                 points,

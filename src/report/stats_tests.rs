@@ -62,7 +62,13 @@ fn cells_carry_run_ids_of_outliers_and_an_overall_per_variable() {
         ]
     );
     let e1 = &all[0];
-    assert_eq!(e1.outliers, vec![Outlier { run: 103, value: 9000.0 }]);
+    assert_eq!(
+        e1.outliers,
+        vec![Outlier {
+            run: 103,
+            value: 9000.0
+        }]
+    );
     assert_eq!(e1.n, 5);
     assert_eq!(e1.mean, (5000.0 + 5100.0 + 4900.0 + 9000.0 + 5050.0) / 5.0);
     // The wild repeat skews the cell: the bootstrap interval is shown.
@@ -82,7 +88,10 @@ fn comparisons_against_the_baseline_at_shared_session_counts() {
     let mut runs = sample();
     runs.push(run(300, "ZFS", 4, 8000.0)); // one run: no test
     let c = comparisons(&runs, "EXT4");
-    let keys: Vec<(&str, u32)> = c.iter().map(|c| (c.variable.as_str(), c.sessions)).collect();
+    let keys: Vec<(&str, u32)> = c
+        .iter()
+        .map(|c| (c.variable.as_str(), c.sessions))
+        .collect();
     assert_eq!(keys, vec![("XFS", 1), ("XFS", 4), ("ZFS", 4)]);
     let x4 = &c[1];
     assert_eq!((x4.n, x4.baseline_n), (3, 3));
@@ -118,13 +127,19 @@ fn scaling_finds_the_peak_and_collapse_and_says_why_there_is_no_fit() {
     assert_eq!((c.at_sessions, c.to), (8.0, 30000.0));
     let fit = xfs.usl.unwrap();
     assert_eq!(Some(fit), analysis::fit_usl(&xfs.points).ok());
-    assert!(fit.r2 > 0.8 && fit.peak_n.unwrap() > 2.0 && fit.peak_n.unwrap() < 8.0, "{fit:?}");
+    assert!(
+        fit.r2 > 0.8 && fit.peak_n.unwrap() > 2.0 && fit.peak_n.unwrap() < 8.0,
+        "{fit:?}"
+    );
     assert_eq!(xfs.points.len(), 15);
     assert_eq!(xfs.runs.len(), 15);
     assert!(xfs.no_fit.is_none());
     assert!(ext4.usl.is_none());
     assert!(
-        ext4.no_fit.as_deref().unwrap().contains("at least 4 distinct"),
+        ext4.no_fit
+            .as_deref()
+            .unwrap()
+            .contains("at least 4 distinct"),
         "{:?}",
         ext4.no_fit
     );

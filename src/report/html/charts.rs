@@ -3,15 +3,14 @@
 //! latency percentiles over sessions, bars relative to a baseline, and the
 //! scaling view (peak, knee, collapse, the USL fit drawn over the points).
 
-
 use super::data::{LatencyCell, ReportData, RunValue};
 use crate::analysis;
-pub use crate::report::stats::{Cells, cells, is_throughput};
-use crate::report::stats::{self, ScalingFit, values};
 use crate::chart::scale::value_label;
 use crate::chart::{
     Axis, BarChart, BarSeries, Dash, Marker, Note, ScaleKind, Series, VLine, XyChart, color,
 };
+use crate::report::stats::{self, ScalingFit, values};
+pub use crate::report::stats::{Cells, cells, is_throughput};
 
 /// The distinct session counts, sorted.
 fn session_counts(runs: &[RunValue]) -> Vec<u32> {

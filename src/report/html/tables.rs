@@ -10,8 +10,8 @@ use super::data::{ReportData, RunValue};
 use super::page::{key_values, table, td};
 use crate::chart::escape;
 use crate::chart::scale::value_label;
-use crate::report::stats::{self, cell_stats};
 pub use crate::report::stats::ALPHA;
+use crate::report::stats::{self, cell_stats};
 use crate::report::table::{self as slob, Cell, Point};
 
 fn pct(v: f64) -> String {
