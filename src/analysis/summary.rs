@@ -105,9 +105,10 @@ pub fn summarize(values: &[f64]) -> Option<CellSummary> {
     })
 }
 
-/// A cell is skewed, for [`ci95`], when the magnitude of its sample
-/// skewness reaches this (a common rule of thumb for "highly skewed").
-pub const SKEWED: f64 = 1.0;
+/// A cell is skewed, for [`ci95`], when its sample skewness is at least
+/// this many standard errors of skewness from 0 (the usual test; a fixed
+/// threshold would call most 3-run cells of normal data skewed).
+pub const SKEWED_SES: f64 = 2.0;
 
 /// How a 95% interval of the mean was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -147,13 +148,30 @@ pub fn skewness(values: &[f64]) -> Option<f64> {
     Some(g1 * (nf * (nf - 1.0)).sqrt() / (nf - 2.0))
 }
 
+/// The standard error of [`skewness`] for n values under normality,
+/// √(6n(n−1) / ((n−2)(n+1)(n+3))); `None` for n < 3.
+pub fn skewness_se(n: usize) -> Option<f64> {
+    let n = n as f64;
+    (n >= 3.0).then(|| (6.0 * n * (n - 1.0) / ((n - 2.0) * (n + 1.0) * (n + 3.0))).sqrt())
+}
+
+/// Whether the values are skewed: |[`skewness`]| >= [`SKEWED_SES`] ·
+/// [`skewness_se`]. Never for fewer than 4 values (the bound exceeds the
+/// largest skewness 3 values can have).
+pub fn is_skewed(values: &[f64]) -> bool {
+    match (skewness(values), skewness_se(values.len())) {
+        (Some(g), Some(se)) => g.abs() >= SKEWED_SES * se,
+        _ => false,
+    }
+}
+
 /// The 95% interval a table shows for a cell: the Student t interval,
 /// which is exact for normal data at any n; the percentile bootstrap
-/// instead where the cell is skewed (|[`skewness`]| >= [`SKEWED`]) and
-/// small enough to have one (3 to 30 values), since the t interval's
+/// instead where the cell is small (3 to 30 values, where the t interval
+/// leans on normality most) and [`is_skewed`], since the t interval's
 /// symmetry is then visibly wrong. `None` for n < 2.
 pub fn ci95(values: &[f64], s: &CellSummary) -> Option<(f64, f64, CiMethod)> {
-    let skewed = skewness(values).is_some_and(|g| g.abs() >= SKEWED);
+    let skewed = is_skewed(values);
     match (s.bootstrap_ci95, s.ci95) {
         (Some((lo, hi)), _) if skewed => Some((lo, hi, CiMethod::Bootstrap)),
         (_, Some((lo, hi))) => Some((lo, hi, CiMethod::StudentT)),

@@ -235,12 +235,18 @@ fn ci95_is_student_t_unless_the_cell_is_skewed() {
     let s = summarize(&symmetric).unwrap();
     let (lo, hi, m) = ci95(&symmetric, &s).unwrap();
     assert_eq!((Some((lo, hi)), m), (s.ci95, CiMethod::StudentT));
-    let skewed = [10.0, 10.5, 11.0, 30.0];
+    // Three values are never called skewed: their skewness is at most
+    // 1/√3 · 3 = 1.73 < 2 · 1.22.
+    let three = [10.0, 10.1, 20.0];
+    assert!(!is_skewed(&three) && skewness(&three).unwrap() > 1.7);
+    assert!((skewness_se(3).unwrap() - 1.224_744_871).abs() < 1e-9);
+    let skewed = [10.0, 10.5, 11.0, 10.2, 30.0];
     let s = summarize(&skewed).unwrap();
     let (lo, hi, m) = ci95(&skewed, &s).unwrap();
     assert_eq!((Some((lo, hi)), m), (s.bootstrap_ci95, CiMethod::Bootstrap));
     // The bootstrap stays inside the data; the t interval does not.
     assert!(lo >= 10.0 && hi <= 30.0 && s.ci95.unwrap().0 < 10.0);
+    assert!(is_skewed(&skewed));
     // Two values: no bootstrap, and no skewness; the t interval.
     let two = [1.0, 9.0];
     let s = summarize(&two).unwrap();

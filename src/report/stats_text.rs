@@ -79,7 +79,7 @@ fn against(s: &Summary, b: &str) -> String {
 
 const CELL_NOTE: &str =
     "n = runs; CV = standard deviation / mean; 95% CI of the mean: t = Student t,
-bootstrap = percentile bootstrap (3 to 30 runs with skewness of 1 or more);
+bootstrap = percentile bootstrap (3 to 30 runs, skewness over 2 standard errors);
 outlier runs: outside Tukey's fences (1.5 IQR, n >= 4), with their values";
 
 const SCALING_NOTE: &str =
