@@ -20,5 +20,6 @@ pub mod summary;
 pub use compare::{Welch, ratio, verdict, welch};
 pub use scaling::{Collapse, Peak, UslFit, collapse, fit_usl, knee, peak, per_n_means, usl};
 pub use summary::{
-    CellSummary, CiMethod, ReadWrite, ci95, is_skewed, readwrite, readwrite_cell, slob_trimmed_mean, summarize,
+    CellSummary, CiMethod, ReadWrite, ci95, is_skewed, readwrite, readwrite_cell,
+    slob_trimmed_mean, summarize,
 };
