@@ -4,37 +4,14 @@
 //! back with `dbio runs export` and computed here independently.
 
 use std::collections::BTreeMap;
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use common::cli::{dbio, ok};
 
 use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
-
-fn dbio(db: &Path, args: &[&str]) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A usage error: exit 2 and one line on stderr.
-fn usage_error(out: Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    err
-}
 
 /// Runs a plan of `variables` × `sessions` × `repeats` into `db`.
 fn run_plan(dir: &Path, db: &Path, name: &str, sessions: &str, repeats: u32, variables: &str) {
@@ -385,34 +362,20 @@ fn outliers_no_fit_and_bad_requests_are_said_plainly() {
         "{text}"
     );
 
-    let err = usage_error(dbio(
-        &db,
-        &[
-            "report",
-            "--plan",
-            "few",
-            "--scaling",
-            "--metric",
-            "total.p99_us",
-        ],
-    ));
-    assert!(err.contains("not a throughput metric"), "{err}");
-    let err = usage_error(dbio(
-        &db,
-        &[
-            "report",
-            "--plan",
-            "few",
-            "--stats",
-            "--scaling",
-            "--format",
-            "csv",
-        ],
-    ));
-    assert!(err.contains("not both"), "{err}");
-    let err = usage_error(dbio(
-        &db,
-        &["report", "--plan", "few", "--stats", "--relative-to", "Y"],
-    ));
-    assert!(err.contains("no such variable"), "{err}");
+    for (args, says) in [
+        (
+            &["--scaling", "--metric", "total.p99_us"][..],
+            "not a throughput metric",
+        ),
+        (&["--stats", "--scaling", "--format", "csv"], "not both"),
+        (&["--stats", "--relative-to", "Y"], "no such variable"),
+    ] {
+        let mut all = vec!["report", "--plan", "few"];
+        all.extend(args);
+        let out = dbio(&db, &all);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }
