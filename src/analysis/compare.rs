@@ -9,7 +9,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use super::summary::{mean, sample_variance};
 
 /// The result of Welch's t-test of `a` against `b`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Welch {
     /// (mean(a) - mean(b)) / √(s²a/na + s²b/nb); negative when `a` is lower.
     pub t: f64,

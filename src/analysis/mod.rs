@@ -3,7 +3,8 @@
 //!
 //! * [`summary`]: one cell of a results table. [`slob_trimmed_mean`] is
 //!   SLOB.R's `myavg` exactly; [`summarize`] adds spread, a Student t and a
-//!   bootstrap 95% interval and Tukey outliers; [`readwrite`] is SLOB.R's
+//!   bootstrap 95% interval and Tukey outliers ([`ci95`] picks the one a
+//!   table shows); [`readwrite`] is SLOB.R's
 //!   READWRITE model (reads and writes trimmed separately, then added).
 //! * [`compare`]: two sets of runs against each other: Welch's t-test,
 //!   ratios and a one-line verdict.
@@ -18,7 +19,8 @@ pub mod scaling;
 pub mod summary;
 
 pub use compare::{Welch, ratio, verdict, welch};
-pub use scaling::{Collapse, Peak, UslFit, collapse, fit_usl, knee, peak, usl};
+pub use scaling::{Collapse, Peak, UslFit, collapse, fit_usl, knee, peak, per_n_means, usl};
 pub use summary::{
-    CellSummary, ReadWrite, readwrite, readwrite_cell, slob_trimmed_mean, summarize,
+    CellSummary, CiMethod, ReadWrite, ci95, is_skewed, readwrite, readwrite_cell,
+    slob_trimmed_mean, summarize,
 };

@@ -15,14 +15,14 @@ pub const KNEE_FRACTION: f64 = 0.5;
 pub const COLLAPSE_FRACTION: f64 = 0.2;
 
 /// The highest mean throughput and the session count it was reached at.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Peak {
     pub sessions: f64,
     pub throughput: f64,
 }
 
 /// Throughput falling well below the peak at a higher session count.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Collapse {
     /// The session count of the peak.
     pub after_sessions: f64,
@@ -38,7 +38,7 @@ pub struct Collapse {
 }
 
 /// A Universal Scalability Law fit, X(N) = λN / (1 + σ(N−1) + κN(N−1)).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct UslFit {
     /// Throughput of one session with no contention or coherency cost.
     pub lambda: f64,
@@ -53,8 +53,8 @@ pub struct UslFit {
     pub peak_n: Option<f64>,
 }
 
-/// Mean X per distinct N, sorted by N.
-fn per_n_means(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+/// Mean X per distinct N, sorted by N (non-finite points ignored).
+pub fn per_n_means(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .copied()

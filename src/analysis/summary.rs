@@ -105,6 +105,80 @@ pub fn summarize(values: &[f64]) -> Option<CellSummary> {
     })
 }
 
+/// A cell is skewed, for [`ci95`], when its sample skewness is at least
+/// this many standard errors of skewness from 0 (the usual test; a fixed
+/// threshold would call most 3-run cells of normal data skewed).
+pub const SKEWED_SES: f64 = 2.0;
+
+/// How a 95% interval of the mean was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CiMethod {
+    /// mean ± t(0.975, n − 1) · s / √n.
+    StudentT,
+    /// The percentile bootstrap of the mean.
+    Bootstrap,
+}
+
+impl CiMethod {
+    /// The short name a table prints.
+    pub fn short(self) -> &'static str {
+        match self {
+            CiMethod::StudentT => "t",
+            CiMethod::Bootstrap => "bootstrap",
+        }
+    }
+}
+
+/// The adjusted Fisher–Pearson sample skewness G1 (what most statistics
+/// packages call skewness); `None` for n < 3 or no spread.
+pub fn skewness(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    if n < 3 {
+        return None;
+    }
+    let m = mean(values)?;
+    let nf = n as f64;
+    let m2 = values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / nf;
+    let m3 = values.iter().map(|v| (v - m).powi(3)).sum::<f64>() / nf;
+    if m2 == 0.0 {
+        return None;
+    }
+    let g1 = m3 / m2.powf(1.5);
+    Some(g1 * (nf * (nf - 1.0)).sqrt() / (nf - 2.0))
+}
+
+/// The standard error of [`skewness`] for n values under normality,
+/// √(6n(n−1) / ((n−2)(n+1)(n+3))); `None` for n < 3.
+pub fn skewness_se(n: usize) -> Option<f64> {
+    let n = n as f64;
+    (n >= 3.0).then(|| (6.0 * n * (n - 1.0) / ((n - 2.0) * (n + 1.0) * (n + 3.0))).sqrt())
+}
+
+/// Whether the values are skewed: |[`skewness`]| >= [`SKEWED_SES`] ·
+/// [`skewness_se`]. Never for fewer than 4 values (the bound exceeds the
+/// largest skewness 3 values can have).
+pub fn is_skewed(values: &[f64]) -> bool {
+    match (skewness(values), skewness_se(values.len())) {
+        (Some(g), Some(se)) => g.abs() >= SKEWED_SES * se,
+        _ => false,
+    }
+}
+
+/// The 95% interval a table shows for a cell: the Student t interval,
+/// which is exact for normal data at any n; the percentile bootstrap
+/// instead where the cell is small (3 to 30 values, where the t interval
+/// leans on normality most) and [`is_skewed`], since the t interval's
+/// symmetry is then visibly wrong. `None` for n < 2.
+pub fn ci95(values: &[f64], s: &CellSummary) -> Option<(f64, f64, CiMethod)> {
+    let skewed = is_skewed(values);
+    match (s.bootstrap_ci95, s.ci95) {
+        (Some((lo, hi)), _) if skewed => Some((lo, hi, CiMethod::Bootstrap)),
+        (_, Some((lo, hi))) => Some((lo, hi, CiMethod::StudentT)),
+        _ => None,
+    }
+}
+
 /// SLOB.R's READWRITE model: reads and writes are trimmed separately with
 /// [`slob_trimmed_mean`] and then added, exactly as SLOB.R does.
 ///

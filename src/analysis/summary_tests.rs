@@ -217,3 +217,39 @@ fn splitmix64_reference_values() {
     let mut r = SplitMix64::new(9);
     assert!((0..1000).all(|_| r.below(7) < 7));
 }
+
+#[test]
+fn skewness_is_the_adjusted_fisher_pearson_g1() {
+    // By hand: mean 4, m2 = 12.5, m3 = 45, g1 = 45 / 12.5^1.5,
+    // G1 = g1 · √(n(n−1)) / (n−2) = 1.7636326...
+    let g = skewness(&[1.0, 2.0, 3.0, 10.0]).unwrap();
+    assert!((g - 1.763_632_614_803_888).abs() < 1e-12, "{g}");
+    assert!(skewness(&[3.0, 1.0, 2.0]).unwrap().abs() < 1e-12);
+    assert_eq!(skewness(&[1.0, 2.0]), None);
+    assert_eq!(skewness(&[5.0, 5.0, 5.0]), None);
+}
+
+#[test]
+fn ci95_is_student_t_unless_the_cell_is_skewed() {
+    let symmetric = [10.0, 11.0, 12.0, 13.0];
+    let s = summarize(&symmetric).unwrap();
+    let (lo, hi, m) = ci95(&symmetric, &s).unwrap();
+    assert_eq!((Some((lo, hi)), m), (s.ci95, CiMethod::StudentT));
+    // Three values are never called skewed: their skewness is at most
+    // 1/√3 · 3 = 1.73 < 2 · 1.22.
+    let three = [10.0, 10.1, 20.0];
+    assert!(!is_skewed(&three) && skewness(&three).unwrap() > 1.7);
+    assert!((skewness_se(3).unwrap() - 1.224_744_871).abs() < 1e-9);
+    let skewed = [10.0, 10.5, 11.0, 10.2, 30.0];
+    let s = summarize(&skewed).unwrap();
+    let (lo, hi, m) = ci95(&skewed, &s).unwrap();
+    assert_eq!((Some((lo, hi)), m), (s.bootstrap_ci95, CiMethod::Bootstrap));
+    // The bootstrap stays inside the data; the t interval does not.
+    assert!(lo >= 10.0 && hi <= 30.0 && s.ci95.unwrap().0 < 10.0);
+    assert!(is_skewed(&skewed));
+    // Two values: no bootstrap, and no skewness; the t interval.
+    let two = [1.0, 9.0];
+    let s = summarize(&two).unwrap();
+    assert_eq!(ci95(&two, &s).unwrap().2, CiMethod::StudentT);
+    assert_eq!(ci95(&[4.0], &summarize(&[4.0]).unwrap()), None);
+}

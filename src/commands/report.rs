@@ -1,13 +1,17 @@
 //! `dbio report`: the SLOB.R table over stored runs — variables by session
 //! counts, each cell the trimmed mean of one metric over its repeats; with
 //! `--model`, SLOB.R's READS, REDO, WRITES or READWRITE table
-//! (`analysis::models`).
+//! (`analysis::models`). `--stats` adds n, mean, CV, 95% CI and outlier runs
+//! per cell and Welch's test against a baseline; `--scaling` the peak,
+//! knee, collapse and USL fit per variable (`report::stats`).
 
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
 use crate::analysis::models::{self, Facts, Model};
-use crate::report::table::{self, Point};
+use crate::report::stats::{self, RunValue};
+use crate::report::stats_text::{self, Style};
+use crate::report::table::{self, Point, Table};
 use crate::store::Store;
 use crate::store::commands::FilterArgs;
 
@@ -42,6 +46,12 @@ pub struct ReportArgs {
     pub relative_to: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also per cell: n, mean, CV, 95% CI and the outlier runs; and each variable against the baseline (--relative-to, else the first) with Welch's t-test.
+    #[arg(long)]
+    pub stats: bool,
+    /// Also per variable: peak throughput and its sessions, the knee, a collapse after the peak, and the Universal Scalability Law fit.
+    #[arg(long)]
+    pub scaling: bool,
     /// Write one self-contained HTML page (tables, charts, environment, plan) to FILE instead (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
@@ -71,8 +81,20 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
             "--model readwrite adds reads/s and writes/s; it takes no --metric (use --model writes --metric NAME)".into(),
         ));
     }
+    if args.format == Format::Csv && args.stats && args.scaling {
+        return Err(CommandError::Usage(
+            "--format csv writes one table: ask for --stats or --scaling, not both (or use --format json)".into(),
+        ));
+    }
+    if args.scaling && !by_model && !stats::is_throughput(&args.metric) {
+        return Err(CommandError::Usage(format!(
+            "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_s, …)",
+            args.metric
+        )));
+    }
     let rows = store.list(&args.filter.to_filter()).map_err(failed)?;
     let mut points = Vec::new();
+    let mut runs = Vec::new();
     let mut writes = Vec::new();
     let (mut missing, mut other_model) = (0, 0);
     for r in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
@@ -85,7 +107,8 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
             other_model += 1;
             continue;
         }
-        let point = |value| Point {
+        let run_value = |value| RunValue {
+            id: r.id,
             variable: r.variable.clone().unwrap_or_else(|| "-".into()),
             sessions: r.sessions.unwrap_or(0) as u32,
             value,
@@ -106,7 +129,15 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
                 .map(|(_, v)| *v),
         };
         match value {
-            Some(v) => points.push(point(v)),
+            Some(v) => {
+                let rv = run_value(v);
+                points.push(Point::from(&rv));
+                // READWRITE's statistics are over each run's reads + writes.
+                runs.push(match writes.last() {
+                    Some(w) if args.model == Some(Model::Readwrite) => run_value(v + w),
+                    _ => rv,
+                });
+            }
             None => missing += 1,
         }
     }
@@ -134,15 +165,68 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     }
     .map_err(CommandError::Usage)?;
     t.digits = args.digits;
-    let out = match args.format {
-        Format::Text => table::text(&t),
-        Format::Markdown => table::markdown(&t),
-        Format::Csv => table::csv(&t),
-        Format::Json => serde_json::to_string_pretty(&t).expect("table serializes") + "\n",
-    };
+    let summary = args
+        .stats
+        .then(|| stats::summary(&label, &runs, args.relative_to.as_deref()));
+    let scaling = args.scaling.then(|| stats::scaling(&runs));
+    let out = render(args.format, &t, summary.as_ref(), scaling.as_deref());
     print!("{out}");
     if missing > 0 {
         eprintln!("note: {missing} selected run(s) have no {label} and were left out");
     }
     Ok(())
+}
+
+/// The JSON document: the table, and the statistics asked for.
+#[derive(serde::Serialize)]
+struct Document<'a> {
+    #[serde(flatten)]
+    table: &'a Table,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stats: Option<&'a stats::Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scaling: Option<&'a [stats::ScalingFit]>,
+}
+
+/// The table, then the statistics and the scaling when asked for. CSV is
+/// one table: the statistics (one line per cell) or the scaling replace
+/// the SLOB.R table, whose values they carry.
+fn render(
+    format: Format,
+    t: &Table,
+    summary: Option<&stats::Summary>,
+    scaling: Option<&[stats::ScalingFit]>,
+) -> String {
+    let styled = |style| {
+        let mut o = match style {
+            Style::Text => table::text(t),
+            Style::Markdown => table::markdown(t),
+        };
+        if let Some(s) = summary {
+            o += "\n";
+            o += &stats_text::summary(s, style);
+        }
+        if let Some(s) = scaling {
+            o += "\n";
+            o += &stats_text::scaling(&t.metric, s, style);
+        }
+        o
+    };
+    match format {
+        Format::Text => styled(Style::Text),
+        Format::Markdown => styled(Style::Markdown),
+        Format::Csv => match (summary, scaling) {
+            (Some(s), _) => stats_text::summary_csv(s),
+            (None, Some(s)) => stats_text::scaling_csv(s),
+            (None, None) => table::csv(t),
+        },
+        Format::Json => {
+            let doc = Document {
+                table: t,
+                stats: summary,
+                scaling,
+            };
+            serde_json::to_string_pretty(&doc).expect("the report serializes") + "\n"
+        }
+    }
 }

@@ -3,8 +3,11 @@
 
 pub mod awr;
 pub mod compare;
+pub mod grid;
 pub mod html;
 mod rformat;
+pub mod stats;
+pub mod stats_text;
 pub mod table;
 pub mod text;
 

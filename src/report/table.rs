@@ -5,11 +5,10 @@
 //! variable (seed 002 scales to RAW = 1).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::rformat;
+use super::{grid, rformat};
 use crate::analysis::{CellSummary, readwrite_cell, summarize};
 
 /// One run's value of the metric.
@@ -198,16 +197,7 @@ fn header(t: &Table) -> Vec<String> {
 fn show(c: &Option<Cell>) -> String {
     match c {
         None => "-".into(),
-        Some(c) => {
-            let digits = if c.value.abs() >= 100.0 {
-                0
-            } else if c.value.abs() >= 1.0 {
-                2
-            } else {
-                4
-            };
-            format!("{:.*}{}", digits, c.value, if c.trimmed { "" } else { "*" })
-        }
+        Some(c) => format!("{}{}", grid::num(c.value), if c.trimmed { "" } else { "*" }),
     }
 }
 
@@ -250,73 +240,52 @@ fn grid(t: &Table) -> Vec<Vec<String>> {
     g
 }
 
-/// A terminal table.
-pub fn text(t: &Table) -> String {
-    let h = header(t);
-    let mut rows: Vec<Vec<String>> = vec![h];
+/// The header and one line per variable, as printed.
+fn lines(t: &Table) -> Vec<Vec<String>> {
+    let mut rows = vec![header(t)];
     for (r, cells) in t.rows.iter().zip(grid(t)) {
         let mut line = vec![r.variable.clone()];
         line.extend(cells);
         rows.push(line);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
-        .collect();
-    let mut o = String::new();
+    rows
+}
+
+/// A terminal table.
+pub fn text(t: &Table) -> String {
     let scaled = t
         .relative_to
         .as_deref()
         .map(|b| format!(", relative to {b} = 1"))
         .unwrap_or_default();
-    let _ = writeln!(
-        o,
-        "{} by variable and sessions (SLOB.R trimmed mean{scaled})",
-        t.metric
-    );
-    for r in &rows {
-        let cells: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == 0 {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
-            .collect();
-        let _ = writeln!(o, "{}", cells.join("  "));
-    }
-    let _ = writeln!(
-        o,
-        "* plain mean: fewer than three distinct values, so SLOB.R's trimmed mean gives none"
-    );
-    o
+    format!(
+        "{} by variable and sessions (SLOB.R trimmed mean{scaled})\n{}{PLAIN_MEAN}\n",
+        t.metric,
+        grid::text(&lines(t), "l")
+    )
 }
+
+/// The footnote of the `*` cells.
+pub const PLAIN_MEAN: &str =
+    "* plain mean: fewer than three distinct values, so SLOB.R's trimmed mean gives none";
 
 /// A Markdown table.
 pub fn markdown(t: &Table) -> String {
-    let h = header(t);
-    let mut o = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
-    for (r, cells) in t.rows.iter().zip(grid(t)) {
-        let _ = writeln!(o, "| {} | {} |", r.variable, cells.join(" | "));
-    }
-    o
+    grid::markdown(&lines(t))
 }
 
-/// CSV: one line per variable, `*` kept as a marker of plain means.
+/// CSV: one line per variable, `*` kept as a marker of plain means, no
+/// runs = an empty field.
 pub fn csv(t: &Table) -> String {
-    let mut o = header(t).join(",") + "\n";
-    for (r, printed) in t.rows.iter().zip(grid(t)) {
-        let cells: Vec<String> = r
-            .cells
-            .iter()
-            .zip(printed)
-            .map(|(c, p)| if c.is_none() { String::new() } else { p })
-            .collect();
-        let _ = writeln!(o, "{},{}", r.variable, cells.join(","));
+    let mut rows = lines(t);
+    for (r, line) in t.rows.iter().zip(rows.iter_mut().skip(1)) {
+        for (c, printed) in r.cells.iter().zip(line.iter_mut().skip(1)) {
+            if c.is_none() {
+                printed.clear();
+            }
+        }
     }
-    o
+    grid::csv(&rows)
 }
 
 #[cfg(test)]

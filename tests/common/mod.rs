@@ -1,3 +1,4 @@
 #![allow(dead_code)]
+pub mod cli;
 pub mod loopdev;
 pub mod store;

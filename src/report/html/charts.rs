@@ -3,34 +3,14 @@
 //! latency percentiles over sessions, bars relative to a baseline, and the
 //! scaling view (peak, knee, collapse, the USL fit drawn over the points).
 
-use std::collections::BTreeMap;
-
 use super::data::{LatencyCell, ReportData, RunValue};
-use crate::analysis::{self, Collapse, Peak, UslFit};
+use crate::analysis;
 use crate::chart::scale::value_label;
 use crate::chart::{
     Axis, BarChart, BarSeries, Dash, Marker, Note, ScaleKind, Series, VLine, XyChart, color,
 };
-
-/// Values per variable and session count, in the order of the variables.
-pub type Cells<'a> = BTreeMap<&'a str, BTreeMap<u32, Vec<&'a RunValue>>>;
-
-/// Groups the runs by variable and session count.
-pub fn cells(runs: &[RunValue]) -> Cells<'_> {
-    let mut m: Cells = BTreeMap::new();
-    for r in runs {
-        m.entry(&r.variable)
-            .or_default()
-            .entry(r.sessions)
-            .or_default()
-            .push(r);
-    }
-    m
-}
-
-fn values(rs: &[&RunValue]) -> Vec<f64> {
-    rs.iter().map(|r| r.value).collect()
-}
+use crate::report::stats::{self, ScalingFit, values};
+pub use crate::report::stats::{Cells, cells, is_throughput};
 
 /// The distinct session counts, sorted.
 fn session_counts(runs: &[RunValue]) -> Vec<u32> {
@@ -58,13 +38,6 @@ fn sessions_axis(counts: &[u32]) -> Axis {
 
 /// A percentile's name, line style and value in a cell.
 type Percentile = (&'static str, Dash, fn(&LatencyCell) -> f64);
-
-/// Whether a metric is a rate that scaling analysis applies to.
-pub fn is_throughput(metric: &str) -> bool {
-    ["iops", "mib_per_s", ".r_s", ".w_s", "kb_s"]
-        .iter()
-        .any(|s| metric.ends_with(s))
-}
 
 /// The metric over sessions: one line per variable through the SLOB.R
 /// trimmed means, whiskers from the smallest to the largest repeat.
@@ -209,12 +182,7 @@ pub fn relative_bars(data: &ReportData, baseline: &str) -> BarChart {
 /// Scaling of one variable.
 #[derive(Clone, Debug)]
 pub struct Scaling {
-    pub variable: String,
-    pub peak: Option<Peak>,
-    pub knee: Option<f64>,
-    pub collapse: Option<Collapse>,
-    /// The fit, or why there is none.
-    pub usl: Result<UslFit, String>,
+    pub fit: ScalingFit,
     pub chart: XyChart,
 }
 
@@ -222,20 +190,11 @@ pub struct Scaling {
 /// variable's runs.
 pub fn scaling(data: &ReportData) -> Vec<Scaling> {
     let counts = session_counts(&data.runs);
-    cells(&data.runs)
-        .iter()
+    stats::scaling(&data.runs)
+        .into_iter()
         .enumerate()
-        .map(|(i, (var, by_s))| {
-            let pts: Vec<(f64, f64)> = by_s
-                .iter()
-                .flat_map(|(&n, rs)| rs.iter().map(move |r| (n as f64, r.value)))
-                .collect();
-            let (peak, knee, collapse) = (
-                analysis::peak(&pts),
-                analysis::knee(&pts),
-                analysis::collapse(&pts),
-            );
-            let usl = analysis::fit_usl(&pts);
+        .map(|(i, fit)| {
+            let var = &fit.variable;
             let mut c = XyChart::new(
                 &format!("{var}: scaling of {}", data.metric),
                 sessions_axis(&counts),
@@ -244,21 +203,19 @@ pub fn scaling(data: &ReportData) -> Vec<Scaling> {
             let mut runs = Series::new(&format!("{var} runs"), color(i));
             runs.line = false;
             runs.marker = Marker::nth(i);
-            runs.tips = by_s
+            runs.tips = fit
+                .runs
                 .iter()
-                .flat_map(|(&n, rs)| {
-                    rs.iter().map(move |r| {
-                        format!("run {}: {n} sessions, {}", r.id, value_label(r.value))
-                    })
-                })
+                .zip(&fit.points)
+                .map(|(id, (n, x))| format!("run {id}: {n} sessions, {}", value_label(*x)))
                 .collect();
-            runs.points = pts.clone();
+            runs.points = fit.points.clone();
             c.series.push(runs);
-            if let Ok(fit) = &usl {
+            if let Some(usl) = &fit.usl {
                 let hi = counts.last().copied().unwrap_or(1) as f64;
                 let lo = counts.first().copied().unwrap_or(1).max(1) as f64;
                 let log = c.x.kind == ScaleKind::Log;
-                let mut curve = Series::new(&format!("USL fit (R² {:.3})", fit.r2), "#000000");
+                let mut curve = Series::new(&format!("USL fit (R² {:.3})", usl.r2), "#000000");
                 curve.dash = Dash::Dashed;
                 curve.marker = Marker::None;
                 curve.points = (0..=120)
@@ -269,11 +226,11 @@ pub fn scaling(data: &ReportData) -> Vec<Scaling> {
                         } else {
                             lo + (hi - lo) * f
                         };
-                        (n, analysis::usl(fit, n))
+                        (n, analysis::usl(usl, n))
                     })
                     .collect();
                 c.series.push(curve);
-                if let Some(pn) = fit.peak_n.filter(|&p| p >= lo && p <= hi) {
+                if let Some(pn) = usl.peak_n.filter(|&p| p >= lo && p <= hi) {
                     c.vlines.push(VLine {
                         x: pn,
                         label: format!("USL peak N≈{pn:.1}"),
@@ -281,14 +238,14 @@ pub fn scaling(data: &ReportData) -> Vec<Scaling> {
                     });
                 }
             }
-            if let Some(k) = knee {
+            if let Some(k) = fit.knee {
                 c.vlines.push(VLine {
                     x: k,
                     label: format!("knee {k}"),
                     color: "#555555",
                 });
             }
-            if let Some(p) = peak {
+            if let Some(p) = fit.peak {
                 c.notes.push(Note {
                     x: p.sessions,
                     y: p.throughput,
@@ -296,7 +253,7 @@ pub fn scaling(data: &ReportData) -> Vec<Scaling> {
                     color: color(i),
                 });
             }
-            if let Some(col) = &collapse {
+            if let Some(col) = &fit.collapse {
                 c.notes.push(Note {
                     x: col.at_sessions,
                     y: col.to,
@@ -304,14 +261,7 @@ pub fn scaling(data: &ReportData) -> Vec<Scaling> {
                     color: "#D55E00",
                 });
             }
-            Scaling {
-                variable: var.to_string(),
-                peak,
-                knee,
-                collapse,
-                usl,
-                chart: c,
-            }
+            Scaling { fit, chart: c }
         })
         .collect()
 }

@@ -12,14 +12,7 @@ use super::environment::add_environment;
 use super::timeline::Timeline;
 use crate::store::{RunFilter, Store, StoreError, decode_histogram};
 
-/// One counted, completed run of the selection that has the metric.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunValue {
-    pub id: i64,
-    pub variable: String,
-    pub sessions: u32,
-    pub value: f64,
-}
+pub use crate::report::stats::RunValue;
 
 /// Latency percentiles of one kind in one cell, from the cell's histograms
 /// merged (not an average of per-run percentiles).

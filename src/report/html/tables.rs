@@ -6,15 +6,13 @@
 use std::fmt::Write;
 
 use super::charts::{Cells, Scaling, cells};
-use super::data::ReportData;
+use super::data::{ReportData, RunValue};
 use super::page::{key_values, table, td};
-use crate::analysis::{self, summarize};
 use crate::chart::escape;
 use crate::chart::scale::value_label;
+pub use crate::report::stats::ALPHA;
+use crate::report::stats::{self, cell_stats};
 use crate::report::table::{self as slob, Cell, Point};
-
-/// The significance level of the verdicts.
-pub const ALPHA: f64 = 0.05;
 
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
@@ -55,30 +53,16 @@ fn cell_html(c: &Option<Cell>, outliers: &[(i64, f64)]) -> String {
 }
 
 /// Runs outside the Tukey fences of their cell.
-fn outliers(rs: &[&super::data::RunValue]) -> Vec<(i64, f64)> {
-    let vals: Vec<f64> = rs.iter().map(|r| r.value).collect();
-    summarize(&vals)
-        .map(|s| {
-            s.outliers
-                .iter()
-                .map(|&i| (rs[i].id, rs[i].value))
-                .collect()
-        })
+fn outliers(rs: &[&RunValue]) -> Vec<(i64, f64)> {
+    cell_stats("", None, rs)
+        .map(|c| c.outliers.iter().map(|o| (o.run, o.value)).collect())
         .unwrap_or_default()
 }
 
 /// The SLOB.R table (the same numbers as `dbio report`), each cell with its
 /// spread; `Err` names a baseline that is not among the variables.
 pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String, String> {
-    let points: Vec<Point> = data
-        .runs
-        .iter()
-        .map(|r| Point {
-            variable: r.variable.clone(),
-            sessions: r.sessions,
-            value: r.value,
-        })
-        .collect();
+    let points: Vec<Point> = data.runs.iter().map(Point::from).collect();
     let t = slob::build(&data.metric, &points, relative_to)?;
     let by: Cells = cells(&data.runs);
     let mut header = vec!["variable \\ sessions".to_string()];
@@ -119,50 +103,30 @@ pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String
 /// Welch's t-test of each variable against the baseline at each session
 /// count, with the ratio of their SLOB.R values and a plain verdict.
 pub fn welch_table(data: &ReportData, baseline: &str) -> String {
-    let by = cells(&data.runs);
-    let Some(base) = by.get(baseline) else {
-        return String::new();
-    };
-    let mut rows = Vec::new();
-    for (var, by_s) in by.iter().filter(|(v, _)| **v != baseline) {
-        for (n, rs) in by_s {
-            let Some(brs) = base.get(n) else { continue };
-            let a: Vec<f64> = rs.iter().map(|r| r.value).collect();
-            let b: Vec<f64> = brs.iter().map(|r| r.value).collect();
-            let (Some(sa), Some(sb)) = (summarize(&a), summarize(&b)) else {
-                continue;
+    let rows: Vec<Vec<String>> = stats::comparisons(&data.runs, baseline)
+        .iter()
+        .map(|c| {
+            let ratio = c.ratio.map_or("-".into(), |r| format!("{r:.3}"));
+            let (p, class) = match &c.welch {
+                Some(w) if w.p_two_sided < ALPHA => (format!("{:.4}", w.p_two_sided), "sig"),
+                Some(w) => (format!("{:.4}", w.p_two_sided), "nosig"),
+                None => ("-".into(), ""),
             };
-            let ratio =
-                analysis::ratio(sa.value, sb.value).map_or("-".into(), |r| format!("{r:.3}"));
-            let (p, verdict) = match analysis::welch(&a, &b) {
-                Some(w) => {
-                    let v = analysis::verdict(&w, ALPHA);
-                    let class = if w.p_two_sided < ALPHA {
-                        "sig"
-                    } else {
-                        "nosig"
-                    };
-                    (
-                        format!("{:.4}", w.p_two_sided),
-                        format!("<td class=\"{class}\">{v}</td>"),
-                    )
-                }
-                None => (
-                    "-".into(),
-                    td("not tested: needs at least 2 runs on each side"),
-                ),
-            };
-            rows.push(vec![
-                td(var),
-                format!("<td class=\"num\">{n}</td>"),
-                format!("<td class=\"num\">{}</td>", value_label(sa.value)),
-                format!("<td class=\"num\">{}</td>", value_label(sb.value)),
+            vec![
+                td(&c.variable),
+                format!("<td class=\"num\">{}</td>", c.sessions),
+                format!("<td class=\"num\">{}</td>", value_label(c.value)),
+                format!("<td class=\"num\">{}</td>", value_label(c.baseline_value)),
                 format!("<td class=\"num\">{ratio}</td>"),
                 format!("<td class=\"num\">{p}</td>"),
-                verdict,
-            ]);
-        }
-    }
+                if class.is_empty() {
+                    td(&c.verdict)
+                } else {
+                    format!("<td class=\"{class}\">{}</td>", c.verdict)
+                },
+            ]
+        })
+        .collect();
     if rows.is_empty() {
         return format!(
             "<p class=\"note\">No session count has runs of both {} and another variable to compare.</p>\n",
@@ -188,7 +152,7 @@ pub fn welch_table(data: &ReportData, baseline: &str) -> String {
 pub fn scaling_table(s: &[Scaling]) -> String {
     let rows: Vec<Vec<String>> = s
         .iter()
-        .map(|x| {
+        .map(|Scaling { fit: x, .. }| {
             let peak = x.peak.map_or("-".into(), |p| {
                 format!("{} at {} sessions", value_label(p.throughput), p.sessions)
             });
@@ -205,8 +169,8 @@ pub fn scaling_table(s: &[Scaling]) -> String {
                 ),
                 None => td("no"),
             };
-            let usl = match &x.usl {
-                Ok(f) => vec![
+            let usl = match (&x.usl, &x.no_fit) {
+                (Some(f), _) => vec![
                     format!("<td class=\"num\">{:.4}</td>", f.sigma),
                     format!("<td class=\"num\">{:.6}</td>", f.kappa),
                     format!("<td class=\"num\">{}</td>", value_label(f.lambda)),
@@ -217,9 +181,9 @@ pub fn scaling_table(s: &[Scaling]) -> String {
                     ),
                     format!("<td class=\"num\">{:.3}</td>", f.r2),
                 ],
-                Err(e) => vec![format!(
+                (None, e) => vec![format!(
                     "<td colspan=\"5\" class=\"note\">{}</td>",
-                    escape(e)
+                    escape(e.as_deref().unwrap_or("no fit"))
                 )],
             };
             let mut r = vec![td(&x.variable), td(&peak), td(&knee), collapse];

@@ -60,19 +60,19 @@ fn sample() -> ReportData {
 #[test]
 fn scaling_flags_the_collapse_and_fits_the_usl() {
     let s = charts::scaling(&sample());
-    let xfs = s.iter().find(|x| x.variable == "XFS").unwrap();
-    assert_eq!(xfs.peak.unwrap().sessions, 4.0);
-    let c = xfs.collapse.unwrap();
+    let xfs = s.iter().find(|x| x.fit.variable == "XFS").unwrap();
+    assert_eq!(xfs.fit.peak.unwrap().sessions, 4.0);
+    let c = xfs.fit.collapse.unwrap();
     assert_eq!((c.after_sessions, c.at_sessions), (4.0, 8.0));
-    let fit = xfs.usl.as_ref().unwrap();
+    let fit = xfs.fit.usl.as_ref().unwrap();
     assert!(fit.kappa > 0.0 && fit.peak_n.is_some(), "{fit:?}");
     let svg = xfs.chart.render();
     assert!(
         svg.contains("collapse −") && svg.contains("USL fit (R²"),
         "{svg}"
     );
-    let ext4 = s.iter().find(|x| x.variable == "EXT4").unwrap();
-    assert!(ext4.collapse.is_none());
+    let ext4 = s.iter().find(|x| x.fit.variable == "EXT4").unwrap();
+    assert!(ext4.fit.collapse.is_none());
     let table = tables::scaling_table(&s);
     assert!(table.contains("class=\"flag\"") && table.contains(">no<"));
     insta::assert_snapshot!(xfs.chart.render());

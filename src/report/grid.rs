@@ -1,0 +1,121 @@
+//! Rows of strings laid out as the terminal, Markdown and CSV tables of
+//! `dbio report`, and the rounding of the numbers in them.
+
+use std::fmt::Write;
+
+/// A number as the report tables print it: no decimals from 100 up, two
+/// from 1, four below.
+pub fn num(v: f64) -> String {
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 1.0 {
+        2
+    } else {
+        4
+    };
+    format!("{v:.digits$}")
+}
+
+/// Columns padded to their widest cell, two spaces apart; column i is
+/// left-aligned where `align`'s i-th character is `l`, right-aligned
+/// otherwise (text left, numbers right). Rows may be ragged.
+pub fn text(rows: &[Vec<String>], align: &str) -> String {
+    let left: Vec<bool> = align.chars().map(|c| c == 'l').collect();
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut o = String::new();
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let w = widths[i];
+                if left.get(i).copied().unwrap_or(false) {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "{}", cells.join("  ").trim_end());
+    }
+    o
+}
+
+/// A Markdown table; the first row is the header. Pipes in cells are
+/// escaped.
+pub fn markdown(rows: &[Vec<String>]) -> String {
+    let mut o = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(o, "| {} |", cells.join(" | "));
+        if i == 0 {
+            let _ = writeln!(o, "|{}", "---|".repeat(r.len()));
+        }
+    }
+    o
+}
+
+/// CSV (RFC 4180): a field holding a comma, quote or line break is quoted,
+/// its quotes doubled.
+pub fn csv(rows: &[Vec<String>]) -> String {
+    let field = |c: &String| {
+        if c.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", c.replace('"', "\"\""))
+        } else {
+            c.clone()
+        }
+    };
+    let mut o = String::new();
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(field).collect();
+        let _ = writeln!(o, "{}", cells.join(","));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(r: &[&[&str]]) -> Vec<Vec<String>> {
+        r.iter()
+            .map(|r| r.iter().map(|c| c.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn text_pads_by_characters_and_aligns_numbers_right() {
+        let t = text(
+            &rows(&[&["var", "σ", "n", "verdict"], &["XFS", "0.0312", "3", "no"]]),
+            "lrrl",
+        );
+        assert_eq!(t, "var       σ  n  verdict\nXFS  0.0312  3  no\n");
+    }
+
+    #[test]
+    fn markdown_and_csv_escape_their_separators() {
+        let r = rows(&[&["a", "b"], &["x|y", "1,5 \"q\""]]);
+        assert_eq!(
+            markdown(&r),
+            "| a | b |\n|---|---|\n| x\\|y | 1,5 \"q\" |\n"
+        );
+        assert_eq!(csv(&r), "a,b\nx|y,\"1,5 \"\"q\"\"\"\n");
+    }
+
+    #[test]
+    fn numbers_round_by_magnitude() {
+        assert_eq!(
+            [num(40123.4), num(12.345), num(0.12345), num(-250.6)],
+            ["40123", "12.35", "0.1235", "-251"]
+        );
+    }
+}
