@@ -167,6 +167,16 @@ impl AnyEngine {
     }
 }
 
+/// Why a request that should have moved `len` bytes returned `res`: an
+/// explained errno, or a short transfer.
+pub fn explain_result(res: i32, len: u64, mode: IoMode) -> String {
+    if res < 0 {
+        explain_errno(-res, mode)
+    } else {
+        format!("short transfer of {res} of {len} bytes")
+    }
+}
+
 /// Explains an errno from an I/O the way a user can act on it.
 pub fn explain_errno(errno: i32, mode: IoMode) -> String {
     let err = io::Error::from_raw_os_error(errno);

@@ -81,9 +81,27 @@ impl Shared {
         }
     }
 
-    /// The first error recorded, if any.
-    pub fn take_error(&self) -> Option<String> {
-        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    /// How the run ended, its first error, and the length of the
+    /// measurement window: it ends at the deadline, at a stop (Ctrl-C or an
+    /// error), or, for a run of a fixed amount of work, with the last
+    /// completion (`last_ns` after the start).
+    pub fn outcome(&self, interrupted: bool, last_ns: u64) -> (Status, Option<String>, f64) {
+        let error = self.error.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let start = self.start_ns.load(SeqCst);
+        let end = match self.end_ns.load(SeqCst) {
+            u64::MAX => start + last_ns,
+            e => e,
+        };
+        let ramp_s = self.ramp_ns as f64 / 1e9;
+        let measured_s = ((end.saturating_sub(start)) as f64 / 1e9 - ramp_s).max(0.0);
+        let status = if error.is_some() {
+            Status::Failed
+        } else if interrupted {
+            Status::Interrupted
+        } else {
+            Status::Completed
+        };
+        (status, error, measured_s)
     }
 
     /// Records the first error and stops every session.
@@ -246,22 +264,7 @@ pub fn run(
     });
     let (control, mut stats, last_ns, issued, start_unix_ns) = outcome;
     stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let error = shared.take_error();
-    // The window ends at the deadline, at a stop (Ctrl-C or error), or, for
-    // an --ops run, with the last completion.
-    let start = shared.start_ns.load(SeqCst);
-    let end = match shared.end_ns.load(SeqCst) {
-        u64::MAX => start + last_ns,
-        e => e,
-    };
-    let measured_s = ((end.saturating_sub(start)) as f64 / 1e9 - ramp_s).max(0.0);
-    let status = if error.is_some() {
-        Status::Failed
-    } else if control.interrupted {
-        Status::Interrupted
-    } else {
-        Status::Completed
-    };
+    let (status, error, measured_s) = shared.outcome(control.interrupted, last_ns);
     Ok(RunResult {
         status,
         error,

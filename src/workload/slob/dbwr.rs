@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
-use crate::engine::{Engine, Io, OpKind, explain_errno, perform_all};
+use crate::engine::{Engine, Io, OpKind, explain_result, perform_all};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::samplers::series::SeriesWriter;
@@ -179,11 +179,7 @@ impl<E: Engine> DbWriter<'_, E> {
             return false;
         }
         if let Some((r, io)) = failed {
-            let why = if r < 0 {
-                explain_errno(-r, self.io_mode)
-            } else {
-                format!("short write of {r} of {} bytes", io.len)
-            };
+            let why = explain_result(r, u64::from(io.len), self.io_mode);
             inst.run.fail(format!(
                 "writing {} at byte {} failed: {why}",
                 self.files[io.file as usize].display(),

@@ -12,7 +12,7 @@ use super::events::Event;
 use super::futex;
 use super::instance::{Instance, Tally};
 use crate::engine::buf::BufPool;
-use crate::engine::{Engine, Io, OpKind, explain_errno, perform};
+use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::samplers::series::SeriesWriter;
@@ -138,11 +138,7 @@ impl<E: Engine> LogWriter<'_, E> {
         match res {
             Ok(c) if c.res == len as i32 => {}
             Ok(c) => {
-                let why = if c.res < 0 {
-                    explain_errno(-c.res, self.io_mode)
-                } else {
-                    format!("short write of {} of {len} bytes", c.res)
-                };
+                let why = explain_result(c.res, len, self.io_mode);
                 self.inst.run.fail(format!(
                     "writing redo to {} at byte {pos} failed: {why}",
                     self.files[file].display()

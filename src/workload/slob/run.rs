@@ -24,7 +24,7 @@ use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, Engine, SyncAfterWrite};
 use crate::measure::clock::{now_ns, unix_ns};
 use crate::measure::stats::SessionStats;
-use crate::runner::{self, RunError, RunResult, Shared, Status, Watch};
+use crate::runner::{self, RunError, RunResult, Shared, Watch};
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::samplers::status::StatusLine;
 use crate::samplers::telemetry::Telemetry;
@@ -258,20 +258,7 @@ pub fn run(
     });
     let mut stats = stats;
     stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let error = shared.take_error();
-    let start = shared.start_ns.load(SeqCst);
-    let end = match shared.end_ns.load(SeqCst) {
-        u64::MAX => start + last_ns,
-        e => e,
-    };
-    let measured_s = ((end.saturating_sub(start)) as f64 / 1e9 - ramp_s).max(0.0);
-    let status = if error.is_some() {
-        Status::Failed
-    } else if control.interrupted {
-        Status::Interrupted
-    } else {
-        Status::Completed
-    };
+    let (status, error, measured_s) = shared.outcome(control.interrupted, last_ns);
     Ok(SlobRun {
         result: RunResult {
             status,

@@ -13,7 +13,7 @@ use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
 use super::{COMMIT_RECORD_BYTES, SlobConfig, futex};
 use crate::engine::buf::BufPool;
-use crate::engine::{Engine, Io, OpKind, explain_errno, perform};
+use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::thread_cpu_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
@@ -356,11 +356,7 @@ impl<E: Engine> Session<'_, E> {
         match res {
             Ok(c) if c.res == len as i32 => {}
             Ok(c) => {
-                let why = if c.res < 0 {
-                    explain_errno(-c.res, self.io_mode)
-                } else {
-                    format!("short read of {} of {len} bytes", c.res)
-                };
+                let why = explain_result(c.res, u64::from(len), self.io_mode);
                 self.inst.run.fail(format!(
                     "reading {} at byte {offset} failed: {why}",
                     self.files[file as usize].display()
