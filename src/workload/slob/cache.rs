@@ -32,6 +32,8 @@ const WAITERS: u32 = 1 << 20;
 const USED: u32 = 1 << 21;
 
 const PARTITIONS: usize = 256;
+/// Buffers the clock hand moves per step.
+const SWEEP: u64 = 8;
 
 /// What looking a block up gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,41 +194,53 @@ impl Cache {
 
     /// A clock sweep for a clean, unpinned, idle buffer; returns it pinned
     /// and holding no block. None after two turns of the clock found none.
+    /// The hand advances [`SWEEP`] buffers at a time, so sessions sweeping
+    /// at once share its cache line once per stretch, not once per buffer.
     fn claim_victim(&self) -> Option<u32> {
         let n = u64::from(self.n);
-        for _ in 0..2 * n {
-            let i = (self.hand.fetch_add(1, Relaxed) % n) as usize;
-            let s = self.state[i].load(Acquire);
-            if s & (PIN_MASK | DIRTY | READING | WRITING) != 0 {
-                continue;
-            }
-            if s & USED != 0 {
-                self.state[i].fetch_and(!USED, Relaxed);
-                continue;
-            }
-            let old = self.tag[i].load(Acquire);
-            if old == 0 {
-                if self.state[i]
-                    .compare_exchange(s, PIN_ONE, AcqRel, Relaxed)
-                    .is_ok()
-                {
-                    return Some(i as u32);
+        let stretches = (2 * n).div_ceil(SWEEP);
+        for _ in 0..stretches {
+            let base = self.hand.fetch_add(SWEEP, Relaxed);
+            for k in 0..SWEEP {
+                let i = ((base + k) % n) as usize;
+                if let Some(v) = self.try_claim(i) {
+                    return Some(v);
                 }
-                continue;
             }
-            let mut part = self.part(old - 1);
-            if self.tag[i].load(Acquire) != old
-                || self.state[i]
-                    .compare_exchange(s, PIN_ONE, AcqRel, Relaxed)
-                    .is_err()
-            {
-                continue;
-            }
-            part.remove(&(old - 1));
-            self.tag[i].store(0, Release);
-            return Some(i as u32);
         }
         None
+    }
+
+    /// Claims buffer `i` if it is clean, unpinned and idle, giving a used
+    /// one its second chance instead.
+    #[inline]
+    fn try_claim(&self, i: usize) -> Option<u32> {
+        let s = self.state[i].load(Acquire);
+        if s & (PIN_MASK | DIRTY | READING | WRITING) != 0 {
+            return None;
+        }
+        if s & USED != 0 {
+            self.state[i].fetch_and(!USED, Relaxed);
+            return None;
+        }
+        let old = self.tag[i].load(Acquire);
+        if old == 0 {
+            return self.state[i]
+                .compare_exchange(s, PIN_ONE, AcqRel, Relaxed)
+                .ok()
+                .map(|_| i as u32);
+        }
+        let mut part = self.part(old - 1);
+        if self.tag[i].load(Acquire) != old
+            || self.state[i]
+                .compare_exchange(s, PIN_ONE, AcqRel, Relaxed)
+                .is_err()
+        {
+            return None;
+        }
+        part.remove(&(old - 1));
+        self.tag[i].store(0, Release);
+        Some(i as u32)
     }
 
     /// The block is in the buffer now: make it visible and wake waiters.

@@ -247,7 +247,9 @@ impl<E: Engine> Session<'_, E> {
         let (file, offset) = self.ts.locate(first);
         let len = run.len() * bs;
         let buf = self.scan_buf.slot_mut(0, len).as_mut_ptr();
-        let ok = self.physical_read(Event::DbFileScatteredRead, file, offset, buf, len as u32);
+        let ok = self
+            .physical_read(Event::DbFileScatteredRead, file, offset, buf, len as u32)
+            .is_some();
         let cache = &self.inst.cache;
         for (i, &b) in run.iter().enumerate() {
             if ok {
@@ -283,9 +285,11 @@ impl<E: Engine> Session<'_, E> {
                     let (file, offset) = self.ts.locate(block);
                     let ptr = self.inst.cache.ptr(buf);
                     let bs = self.cfg.block_size;
-                    if self.physical_read(Event::DbFileSequentialRead, file, offset, ptr, bs) {
+                    if let Some(end) =
+                        self.physical_read(Event::DbFileSequentialRead, file, offset, ptr, bs)
+                    {
                         self.inst.cache.read_done(buf);
-                        let w = self.inst.in_window(now_ns());
+                        let w = self.inst.in_window(end);
                         self.tally.count(w, |c| {
                             c.logical_reads += 1;
                             c.physical_reads += 1;
@@ -330,8 +334,8 @@ impl<E: Engine> Session<'_, E> {
         !inst.stopping()
     }
 
-    /// One read request into `buf`, timed as `event`. False (and the run
-    /// failed) when it did not read `len` bytes.
+    /// One read request into `buf`, timed as `event`; returns when it
+    /// completed, or None (and the run failed) when it did not read `len` bytes.
     fn physical_read(
         &mut self,
         event: Event,
@@ -339,7 +343,7 @@ impl<E: Engine> Session<'_, E> {
         offset: u64,
         buf: *mut u8,
         len: u32,
-    ) -> bool {
+    ) -> Option<u64> {
         let io = Io {
             kind: OpKind::Read,
             file,
@@ -361,20 +365,21 @@ impl<E: Engine> Session<'_, E> {
                     "reading {} at byte {offset} failed: {why}",
                     self.files[file as usize].display()
                 ));
-                return false;
+                return None;
             }
             Err(e) => {
                 self.inst
                     .run
                     .fail(format!("session {}: read failed: {e}", self.id));
-                return false;
+                return None;
             }
         }
         self.wait(event, t, end);
         let t0 = self.inst.run.start_ns.load(Acquire);
         self.series
             .record(Kind::Read, end - t0, lat, u64::from(len));
-        if self.inst.in_window(end) {
+        let w = self.inst.in_window(end);
+        if w {
             self.stats.op(Kind::Read).record(lat, u64::from(len));
             if lat >= self.outlier_ns {
                 self.stats.outlier(Outlier {
@@ -388,12 +393,11 @@ impl<E: Engine> Session<'_, E> {
                 });
             }
         }
-        let w = self.inst.in_window(end);
         self.tally.count(w, |c| {
             c.read_requests += 1;
             c.read_bytes += u64::from(len);
         });
-        true
+        Some(end)
     }
 
     /// Records a wait that ran from `from` to `to`.
