@@ -1,26 +1,9 @@
 //! `dbio compare`: two runs, or two variables of a plan, in AWR's compare
 //! period layout, from real runs in a temporary store.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn dbio(db: &Path, args: &[&str]) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::cli::{dbio, ok};
 
 #[test]
 fn two_variables_of_a_slob_plan_side_by_side() {

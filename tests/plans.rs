@@ -3,18 +3,13 @@
 //! (listed, exported, queryable with the sqlite3 shell), and a plan killed
 //! with -9 mid-way finishes on the next run with exactly its 18 counted runs.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn dbio(db: &Path, args: &[&str]) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .unwrap()
-}
+use common::cli::dbio;
 
 fn write_plan(dir: &Path, name: &str, run_args: &str) -> std::path::PathBuf {
     let p = dir.join(format!("{name}.toml"));
