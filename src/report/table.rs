@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{grid, rformat};
-use crate::analysis::{CellSummary, readwrite_cell, summarize};
+use crate::analysis::{CellSummary, CiMethod, readwrite_cell, summarize};
 
 /// One run's value of the metric.
 #[derive(Clone, Debug)]
@@ -28,7 +28,11 @@ pub struct Cell {
     pub value: f64,
     pub trimmed: bool,
     pub cv: Option<f64>,
+    /// The 95% confidence interval of the mean (scaled like `value`).
     pub ci95: Option<(f64, f64)>,
+    /// How `ci95` was made: "t" (Student t) or "bootstrap" (a skewed cell;
+    /// `analysis::ci95`).
+    pub ci95_method: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -56,17 +60,18 @@ struct Stat {
     value: f64,
     trimmed: bool,
     cv: Option<f64>,
-    ci95: Option<(f64, f64)>,
+    ci95: Option<(f64, f64, CiMethod)>,
 }
 
-impl From<CellSummary> for Stat {
-    fn from(c: CellSummary) -> Stat {
+impl Stat {
+    /// A cell's summary of `values`, with the interval the shared rule picks.
+    fn of(values: &[f64], c: CellSummary) -> Stat {
         Stat {
             n: c.n,
             value: c.value,
             trimmed: c.trimmed,
             cv: c.cv,
-            ci95: c.ci95,
+            ci95: crate::analysis::ci95(values, &c),
         }
     }
 }
@@ -76,7 +81,7 @@ pub fn build(metric: &str, points: &[Point], relative_to: Option<&str>) -> Resul
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
     build_with(metric, points, relative_to, &|ix: &[usize]| {
         let v: Vec<f64> = ix.iter().map(|&i| values[i]).collect();
-        summarize(&v).map(Stat::from)
+        summarize(&v).map(|c| Stat::of(&v, c))
     })
 }
 
@@ -102,7 +107,7 @@ pub fn build_readwrite(
             value: rw.value,
             trimmed: rw.trimmed,
             cv: s.cv,
-            ci95: s.ci95,
+            ci95: crate::analysis::ci95(&sums, &s),
         })
     })
 }
@@ -168,7 +173,8 @@ fn build_with(
                         value: c.value * scale,
                         trimmed: c.trimmed,
                         cv: c.cv,
-                        ci95: c.ci95.map(|(a, b)| (a * scale, b * scale)),
+                        ci95: c.ci95.map(|(a, b, _)| (a * scale, b * scale)),
+                        ci95_method: c.ci95.map(|(_, _, m)| m.short()),
                     })
                 })
                 .collect();
@@ -298,6 +304,19 @@ mod tests {
             sessions: s,
             value: x,
         }
+    }
+
+    #[test]
+    fn a_skewed_cell_gets_the_bootstrap_interval_and_says_so() {
+        let mut pts: Vec<Point> = (0..9).map(|i| p("A", 1, 100.0 + f64::from(i))).collect();
+        pts.push(p("A", 1, 1000.0)); // one run far out: skewed
+        pts.extend((0..10).map(|i| p("B", 1, 100.0 + f64::from(i % 5))));
+        let t = build("m", &pts, None).unwrap();
+        let cell = |row: usize| t.rows[row].cells[0].clone().unwrap();
+        assert_eq!(cell(0).ci95_method, Some("bootstrap"));
+        assert_eq!(cell(1).ci95_method, Some("t"));
+        let (lo, hi) = cell(0).ci95.unwrap();
+        assert!(lo < hi);
     }
 
     #[test]

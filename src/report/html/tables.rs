@@ -35,9 +35,13 @@ fn cell_html(c: &Option<Cell>, outliers: &[(i64, f64)]) -> String {
     }
     let _ = write!(o, "<span class=\"d\">{}</span>", escape(&d));
     if let Some((a, b)) = c.ci95 {
+        let how = match c.ci95_method {
+            Some("bootstrap") => " (bootstrap)",
+            _ => "",
+        };
         let _ = write!(
             o,
-            "<span class=\"d\">95% CI {} – {}</span>",
+            "<span class=\"d\">95% CI {} – {}{how}</span>",
             value_label(a),
             value_label(b)
         );
@@ -95,7 +99,8 @@ pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String
     );
     o += &table("slob", &header, &rows);
     o += "<p class=\"note\">* plain mean: fewer than three distinct values, so SLOB.R's trimmed mean gives none. \
-          n = runs; CV = standard deviation / mean; 95% CI = Student t interval of the mean; \
+          n = runs; CV = standard deviation / mean; 95% CI of the mean: Student t, or a percentile bootstrap where marked \
+          (a skewed cell of 3 to 30 runs); \
           outliers lie outside Tukey's fences (1.5 IQR, n ≥ 4).</p>\n";
     Ok(o)
 }
