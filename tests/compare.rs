@@ -96,6 +96,27 @@ fn two_runs_by_id_and_bad_sides() {
             ],
         ));
     }
+    // Short metric names resolve to stored ones, latencies in ms.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let p99_us: f64 = conn
+        .query_row(
+            "SELECT value FROM metrics WHERE run_id = 1 AND name = 'read.latency.p99_us'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(conn);
+    let t: serde_json::Value = serde_json::from_str(&ok(dbio(
+        &db,
+        &["report", "--metric", "p99_read_ms", "--format", "json"],
+    )))
+    .unwrap();
+    let cell = &t["rows"][0]["cells"][0];
+    assert_eq!(cell["n"], 1);
+    assert!(
+        (cell["value"].as_f64().unwrap() - p99_us / 1e3).abs() < 1e-9,
+        "{cell}"
+    );
     let text = ok(dbio(&db, &["compare", "1", "2"]));
     assert!(text.contains("pattern"), "{text}");
     assert!(

@@ -86,7 +86,10 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
             "--format csv writes one table: ask for --stats or --scaling, not both (or use --format json)".into(),
         ));
     }
-    if args.scaling && !by_model && !stats::is_throughput(&args.metric) {
+    if args.scaling
+        && !by_model
+        && !stats::is_throughput(&crate::store::vocab::resolve_metric(&args.metric).0)
+    {
         return Err(CommandError::Usage(format!(
             "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_s, …)",
             args.metric
@@ -122,11 +125,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
                 _ => None,
             },
             Some(m) if by_model => facts.model_value(m),
-            _ => run
-                .metrics
-                .iter()
-                .find(|(n, _)| *n == args.metric)
-                .map(|(_, v)| *v),
+            _ => crate::store::vocab::lookup(&run.metrics, &args.metric),
         };
         match value {
             Some(v) => {

@@ -264,8 +264,19 @@ pub fn text(t: &Table) -> String {
         .as_deref()
         .map(|b| format!(", relative to {b} = 1"))
         .unwrap_or_default();
+    let any_plain = t
+        .rows
+        .iter()
+        .flat_map(|r| &r.cells)
+        .flatten()
+        .any(|c| !c.trimmed);
+    let note = if any_plain {
+        format!("{PLAIN_MEAN}\n")
+    } else {
+        String::new()
+    };
     format!(
-        "{} by variable and sessions (SLOB.R trimmed mean{scaled})\n{}{PLAIN_MEAN}\n",
+        "{} by variable and sessions (SLOB.R trimmed mean{scaled})\n{}{note}",
         t.metric,
         grid::text(&lines(t), "l")
     )

@@ -52,6 +52,69 @@ pub const READ_IOPS: &str = "read.iops";
 pub const WRITE_IOPS: &str = "write.iops";
 pub const WRITE_REQUESTS: &str = "write.requests";
 
+/// A metric as a user may name it — a stored name (`total.iops`), a short
+/// name (`iops`, `read_iops`, `read_mbs`, `p99_read_ms`, `avg_write_ms`,
+/// `log_file_sync_avg_ms`) or an awr_info column (`PREADS`, `REDO_MBS`,
+/// `DFSR_LAT`) — as the stored name and the factor its values are
+/// multiplied by (latencies are stored in µs and asked for in ms).
+pub fn resolve_metric(name: &str) -> (String, f64) {
+    let lower = name.trim().to_ascii_lowercase();
+    let awr = match lower.as_str() {
+        "preads" => Some(PHYSICAL_READS_S),
+        "pwrites" => Some(PHYSICAL_WRITES_S),
+        "lio" => Some(LOGICAL_READS_S),
+        "redo_mbs" => Some(REDO_MBS),
+        "executes" => Some(EXECUTES_S),
+        "dfsr_lat" => Some(EVENT_DB_FILE_SEQUENTIAL_READ),
+        "dpr_lat" => Some(EVENT_DIRECT_PATH_READ),
+        "dfpr_lat" => Some(EVENT_DB_FILE_PARALLEL_READ),
+        "dfpw_lat" => Some(EVENT_DB_FILE_PARALLEL_WRITE),
+        "lfpw_lat" => Some(EVENT_LOG_FILE_PARALLEL_WRITE),
+        "iops" => Some("total.iops"),
+        "read_iops" | "reads_s" => Some(READ_IOPS),
+        "write_iops" | "writes_s" => Some(WRITE_IOPS),
+        "mbs" | "mib_per_s" => Some("total.mib_per_s"),
+        "read_mbs" => Some("read.mib_per_s"),
+        "write_mbs" => Some("write.mib_per_s"),
+        _ => None,
+    };
+    if let Some(n) = awr {
+        return (n.to_string(), 1.0);
+    }
+    // p99_read_ms, p99.9_write_ms, avg_read_ms, max_total_ms, …
+    if let Some(rest) = lower.strip_suffix("_ms")
+        && let Some((stat, kind)) = rest.split_once('_')
+        && ["read", "write", "sync", "total"].contains(&kind)
+    {
+        let field = match stat {
+            "avg" | "mean" => Some("mean_us".to_string()),
+            "min" | "max" => Some(format!("{stat}_us")),
+            p if p.starts_with('p') => Some(format!("{}_us", p.replace('.', "_"))),
+            _ => None,
+        };
+        if let Some(f) = field {
+            return (format!("{kind}.latency.{f}"), 1e-3);
+        }
+    }
+    // log_file_sync_avg_ms → event.log_file_sync.avg_ms
+    if !lower.contains('.')
+        && let Some(event) = lower.strip_suffix("_avg_ms")
+    {
+        return (format!("event.{event}.avg_ms"), 1.0);
+    }
+    (name.to_string(), 1.0)
+}
+
+/// The value of metric `name` (any form [`resolve_metric`] accepts) among
+/// a run's stored metrics.
+pub fn lookup(metrics: &[(String, f64)], name: &str) -> Option<f64> {
+    let find = |n: &str| metrics.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+    find(name).or_else(|| {
+        let (stored, scale) = resolve_metric(name);
+        find(&stored).map(|v| v * scale)
+    })
+}
+
 /// `event.<snake_case name>.avg_ms` for an Oracle wait event name:
 /// `"log file sync"` → `event.log_file_sync.avg_ms`.
 pub fn event_avg_ms(event: &str) -> String {
@@ -76,6 +139,43 @@ pub fn event_key(event: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_and_awr_info_names_resolve_to_stored_ones() {
+        assert_eq!(resolve_metric("iops"), ("total.iops".into(), 1.0));
+        assert_eq!(resolve_metric("PREADS"), (PHYSICAL_READS_S.into(), 1.0));
+        assert_eq!(
+            resolve_metric("DFSR_LAT"),
+            (EVENT_DB_FILE_SEQUENTIAL_READ.into(), 1.0)
+        );
+        assert_eq!(
+            resolve_metric("p99_read_ms"),
+            ("read.latency.p99_us".into(), 1e-3)
+        );
+        assert_eq!(
+            resolve_metric("p99.9_write_ms"),
+            ("write.latency.p99_9_us".into(), 1e-3)
+        );
+        assert_eq!(
+            resolve_metric("avg_total_ms"),
+            ("total.latency.mean_us".into(), 1e-3)
+        );
+        assert_eq!(
+            resolve_metric("log_file_sync_avg_ms"),
+            (EVENT_LOG_FILE_SYNC.into(), 1.0)
+        );
+        assert_eq!(
+            resolve_metric("dev.w_await_ms"),
+            ("dev.w_await_ms".into(), 1.0)
+        );
+        let m = vec![
+            ("read.latency.p99_us".to_string(), 1500.0),
+            ("iops".to_string(), 7.0),
+        ];
+        assert_eq!(lookup(&m, "p99_read_ms"), Some(1.5));
+        assert_eq!(lookup(&m, "iops"), Some(7.0), "a stored name wins");
+        assert_eq!(lookup(&m, "write_iops"), None);
+    }
 
     #[test]
     fn event_names_are_snake_case_like_the_constants() {

@@ -82,7 +82,7 @@ pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportDat
             continue;
         }
         let run = store.get(r.id)?;
-        let Some(value) = run.metrics.iter().find(|(n, _)| n == metric).map(|m| m.1) else {
+        let Some(value) = crate::store::vocab::lookup(&run.metrics, metric) else {
             data.left_out += 1;
             continue;
         };
