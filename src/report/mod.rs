@@ -2,6 +2,7 @@
 //! docs/json.md) and its terminal rendering.
 
 pub mod awr;
+pub mod awr_text;
 pub mod compare;
 pub mod grid;
 pub mod html;

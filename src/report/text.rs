@@ -15,7 +15,7 @@ const OUTLIERS_SHOWN: usize = 20;
 
 pub fn render(r: &Report) -> String {
     if let Some(s) = &r.slob {
-        return super::awr::render(r, s);
+        return super::awr_text::render(r, s);
     }
     let mut o = String::new();
     let c = &r.config;

@@ -1,0 +1,236 @@
+//! The SLOB model's terminal report, AWR style: the settings, Load Profile
+//! per second and per transaction, Top Timed Events (with DB CPU and CPU
+//! wait), background events, IO Profile by Function, redo, the Wait Event
+//! Histogram, then the plain physical I/O, host and device sections.
+
+use std::fmt::Write;
+
+use super::Report;
+use super::awr::{BUCKETS_US, EventSummary, SlobSummary};
+use crate::units::{fmt_count, fmt_size};
+use crate::workload::slob::events::Side;
+
+/// The terminal report of a SLOB model run.
+pub fn render(r: &Report, s: &SlobSummary) -> String {
+    let mut o = String::new();
+    let c = &r.config;
+    let m = c.slob.as_ref().expect("a slob run has its settings");
+    let _ = writeln!(
+        o,
+        "dbio {}  slob  {} session{} ({} schema{} x {} thread{})  UPDATE_PCT {}  SCAN_PCT {}  WORK_UNIT {}  REDO_STRESS {:?}  {}  {}",
+        r.dbio_version,
+        c.sessions,
+        plural(c.sessions),
+        m.schemas,
+        plural(m.schemas),
+        m.threads_per_schema,
+        plural(m.threads_per_schema),
+        m.update_pct,
+        m.scan_pct,
+        m.work_unit,
+        m.redo_stress,
+        c.engine.name(),
+        c.io_mode.name(),
+    );
+    let _ = writeln!(
+        o,
+        "data     {}: {} datafile{}, SCALE {} blocks per schema ({}), blocks of {}",
+        r.target.path.display(),
+        r.target.files.len(),
+        plural(r.target.files.len() as u32),
+        m.scale_blocks,
+        fmt_size(m.scale_blocks * u64::from(m.block_size)),
+        fmt_size(u64::from(m.block_size)),
+    );
+    let _ = writeln!(
+        o,
+        "redo     {}: {} x {}, redo block {}, {}; log buffer {}",
+        m.redo_dir
+            .join(crate::workload::slob::run::REDO_SUBDIR)
+            .display(),
+        m.redo_files,
+        fmt_size(m.redo_file_size),
+        m.redo_block,
+        match m.redo_sync {
+            crate::workload::slob::RedoSync::Dsync => "O_DSYNC",
+            crate::workload::slob::RedoSync::Fdatasync => "fdatasync",
+        },
+        fmt_size(m.log_buffer)
+    );
+    let _ = writeln!(
+        o,
+        "cache    {} ({} buffers), hit {:.1}%; {} DB writer{} (batch {})",
+        fmt_size(m.cache_bytes),
+        m.cache_buffers(),
+        s.cache_hit_pct,
+        m.db_writers,
+        plural(m.db_writers),
+        m.dbwr_batch
+    );
+    if let Some(chain) = &r.storage {
+        let _ = writeln!(o, "storage  {}", chain.describe());
+    }
+    let status = match r.status {
+        crate::runner::Status::Completed => "completed".to_string(),
+        crate::runner::Status::Interrupted => "INTERRUPTED (Ctrl-C): results so far".into(),
+        crate::runner::Status::Failed => {
+            format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error"))
+        }
+    };
+    let _ = writeln!(
+        o,
+        "elapsed  {:.1} s (after {:.1} s ramp)   DB time {:.1} s   seed {}   {status}\n",
+        s.elapsed_s, r.ramp_s, s.db_time_s, c.seed
+    );
+
+    let _ = writeln!(
+        o,
+        "Load Profile                 Per Second   Per Transaction"
+    );
+    let _ = writeln!(
+        o,
+        "~~~~~~~~~~~~~~~~~~~~~~~  ---------------  ---------------"
+    );
+    for l in &s.load_profile {
+        let per_tx = l
+            .per_transaction
+            .map(|v| format!("{v:>15.1}"))
+            .unwrap_or_default();
+        let _ = writeln!(o, "{:<23}  {:>15.1}  {per_tx}", l.name, l.per_second);
+    }
+
+    let _ = writeln!(o, "\nTop Timed Events (foreground)");
+    event_header(&mut o, "%DB time");
+    let mut fg: Vec<&EventSummary> = s
+        .events
+        .iter()
+        .filter(|e| e.side == Side::Foreground)
+        .collect();
+    fg.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+    let cpu_pct = if s.db_time_s > 0.0 {
+        100.0 * s.db_cpu_s / s.db_time_s
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        o,
+        "{:<42}{:>12}{:>12.1}{:>10}{:>9.1}",
+        "DB CPU", "", s.db_cpu_s, "", cpu_pct
+    );
+    if s.db_time_s > 0.0 && s.cpu_wait_s > 0.01 * s.db_time_s {
+        let _ = writeln!(
+            o,
+            "{:<42}{:>12}{:>12.1}{:>10}{:>9.1}  (run queue: DB time not on CPU nor waiting)",
+            "CPU wait",
+            "",
+            s.cpu_wait_s,
+            "",
+            100.0 * s.cpu_wait_s / s.db_time_s
+        );
+    }
+    for e in &fg {
+        event_row(&mut o, e);
+    }
+    let _ = writeln!(o, "\nBackground Wait Events");
+    event_header(&mut o, "%bg time");
+    for e in s.events.iter().filter(|e| e.side == Side::Background) {
+        event_row(&mut o, e);
+    }
+
+    let _ = writeln!(o, "\nIO Profile by Function");
+    let _ = writeln!(
+        o,
+        "{:<10}{:>12}{:>11}{:>12}{:>11}{:>10}",
+        "Function", "Reads/s", "Read MB/s", "Writes/s", "Write MB/s", "Avg(ms)"
+    );
+    for f in &s.io_by_function {
+        let _ = writeln!(
+            o,
+            "{:<10}{:>12}{:>11.1}{:>12}{:>11.1}{:>10.3}",
+            f.function,
+            fmt_count(f.read_requests_per_s),
+            f.read_mb_per_s,
+            fmt_count(f.write_requests_per_s),
+            f.write_mb_per_s,
+            f.avg_ms
+        );
+    }
+    let k = &s.counters;
+    if k.redo_written_bytes > 0 {
+        let _ = writeln!(
+            o,
+            "redo: {} generated, {} written in {} writes ({:.1} KiB each), wastage {} ({:.1}%), {} log switch{}",
+            fmt_size(k.redo_bytes),
+            fmt_size(k.redo_written_bytes),
+            k.redo_writes,
+            k.redo_written_bytes as f64 / k.redo_writes.max(1) as f64 / 1024.0,
+            fmt_size(k.redo_wastage_bytes),
+            100.0 * k.redo_wastage_bytes as f64 / k.redo_written_bytes as f64,
+            k.log_switches,
+            if k.log_switches == 1 { "" } else { "es" }
+        );
+    }
+
+    let _ = writeln!(
+        o,
+        "\nWait Event Histogram (% of waits in each bucket, by upper bound)"
+    );
+    let mut head = format!("{:<36}{:>9}", "Event", "Waits");
+    for b in BUCKETS_US {
+        head.push_str(&format!("{:>7}", bucket_name(b)));
+    }
+    head.push_str(&format!("{:>7}", ">1s"));
+    let _ = writeln!(o, "{head}");
+    for e in &s.events {
+        let mut line = format!("{:<36}{:>9}", truncate(e.name, 35), e.waits);
+        for n in &e.histogram {
+            let pct = 100.0 * *n as f64 / e.waits.max(1) as f64;
+            if *n == 0 {
+                line.push_str(&format!("{:>7}", "."));
+            } else {
+                line.push_str(&format!("{pct:>7.1}"));
+            }
+        }
+        let _ = writeln!(o, "{line}");
+    }
+    let _ = writeln!(
+        o,
+        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes)"
+    );
+    super::text::io_sections(&mut o, r);
+    o
+}
+
+fn event_header(o: &mut String, share: &str) {
+    let _ = writeln!(
+        o,
+        "{:<42}{:>12}{:>12}{:>10}{share:>9}  Wait Class",
+        "Event", "Waits", "Time(s)", "Avg(ms)"
+    );
+}
+
+fn event_row(o: &mut String, e: &EventSummary) {
+    let _ = writeln!(
+        o,
+        "{:<42}{:>12}{:>12.1}{:>10.3}{:>9.1}  {}",
+        e.name, e.waits, e.time_s, e.avg_ms, e.pct_db_time, e.class
+    );
+}
+
+fn bucket_name(us: u64) -> String {
+    if us < 1000 {
+        format!("{us}us")
+    } else if us < 1_000_000 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{}s", us / 1_000_000)
+    }
+}
+
+fn truncate(s: &str, n: usize) -> &str {
+    if s.len() <= n { s } else { &s[..n] }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
