@@ -1,0 +1,102 @@
+//! Tests of `options.rs`.
+
+use super::*;
+
+fn cfg(f: impl FnOnce(&mut SlobArgs)) -> Result<SlobConfig, String> {
+    let mut a = SlobArgs::default();
+    f(&mut a);
+    a.into_config(None, 8192, 1, None, Some(Path::new("/tmp/x")))
+}
+
+#[test]
+fn defaults_follow_slob_conf() {
+    let c = cfg(|_| {}).unwrap();
+    assert_eq!(c.sessions(), 4);
+    assert_eq!(c.scale_blocks, (80 << 20) / 8192);
+    assert_eq!(c.work_unit, 64);
+    assert_eq!(c.update_pct, 25);
+    assert_eq!(c.cache_buffers(), 2048);
+    assert_eq!(c.redo_dir, PathBuf::from("/tmp/x"));
+}
+
+#[test]
+fn scale_is_blocks_or_a_size() {
+    assert_eq!(
+        cfg(|a| a.scale = Some("10000".into()))
+            .unwrap()
+            .scale_blocks,
+        10000
+    );
+    assert_eq!(
+        cfg(|a| a.scale = Some("1G".into())).unwrap().scale_blocks,
+        131072
+    );
+}
+
+#[test]
+fn schemas_and_threads_give_sessions() {
+    let mut a = SlobArgs {
+        schemas: Some(2),
+        threads_per_schema: Some(8),
+        ..Default::default()
+    };
+    let c = a
+        .clone()
+        .into_config(None, 8192, 1, None, Some(Path::new("/t")))
+        .unwrap();
+    assert_eq!((c.schemas, c.threads_per_schema, c.sessions()), (2, 8, 16));
+    a.schemas = None;
+    let c = a
+        .clone()
+        .into_config(Some(16), 8192, 1, None, Some(Path::new("/t")))
+        .unwrap();
+    assert_eq!(c.schemas, 2);
+    let e = a
+        .into_config(Some(15), 8192, 1, None, Some(Path::new("/t")))
+        .unwrap_err();
+    assert!(e.contains("multiple"), "{e}");
+}
+
+#[test]
+fn out_of_range_values_are_refused_in_one_line() {
+    type Case = (Box<dyn FnOnce(&mut SlobArgs)>, &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            Box::new(|a| a.work_unit = Some(2)),
+            "--work-unit 2 is out of range",
+        ),
+        (
+            Box::new(|a| a.update_pct = Some(101)),
+            "--update-pct 101 is out of range",
+        ),
+        (
+            Box::new(|a| a.cache = Some(32 << 10)),
+            "minimum the model needs",
+        ),
+        (
+            Box::new(|a| a.redo_file_size = Some(1 << 20)),
+            "smaller than one log write",
+        ),
+        (Box::new(|a| a.redo_block = Some(1024)), "512 or 4096"),
+        (
+            Box::new(|a| a.log_buffer = Some(8 << 10)),
+            "must hold one update's redo",
+        ),
+    ];
+    for (f, want) in cases {
+        let e = cfg(f).unwrap_err();
+        assert!(e.contains(want), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn the_cache_minimum_is_named() {
+    // 4 sessions x 1 pinned block x 2 = 8 buffers of 8 KiB = 64 KiB.
+    let e = cfg(|a| a.cache = Some(56 << 10)).unwrap_err();
+    assert!(
+        e.contains("minimum the model needs to make progress: 64 KiB"),
+        "{e}"
+    );
+    assert!(cfg(|a| a.cache = Some(64 << 10)).is_ok());
+}
