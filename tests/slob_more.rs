@@ -239,3 +239,50 @@ fn a_tablespace_on_a_block_device_with_redo_in_a_directory() {
     assert!(written > 0, "DB writer blocks on the device verify");
     assert!(redo.path().join("dbio-redo").is_dir());
 }
+
+#[test]
+fn reusing_a_log_before_its_checkpoint_waits_and_says_so() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    // Two 512 KiB logs filled by heavy redo every few commits, while the DB
+    // writer must write every changed block out before a log is reused.
+    let r = json_run(&[
+        "--target",
+        target.to_str().unwrap(),
+        "--sessions",
+        "4",
+        "--scale",
+        "2000",
+        "--cache",
+        "64M",
+        "--update-pct",
+        "100",
+        "--redo-stress",
+        "heavy",
+        "--redo-files",
+        "2",
+        "--redo-file-size",
+        "512K",
+        "--log-buffer",
+        "512K",
+        "--work-loop",
+        "40",
+    ]);
+    let t = |k: &str| n(&r, &format!("slob.run_totals.{k}"));
+    assert_eq!(t("transactions"), 4 * 40);
+    assert!(t("log_switches") >= 10, "{} switches", t("log_switches"));
+    assert!(t("physical_writes") > 0, "checkpoints wrote dirty blocks");
+    assert_eq!(
+        t("redo_written_bytes"),
+        t("redo_bytes") + t("redo_wastage_bytes")
+    );
+    let waits = r["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "log file switch (checkpoint incomplete)")
+        .map(|e| e["waits"].as_u64().unwrap())
+        .unwrap_or(0);
+    assert!(waits > 0, "no session waited for a checkpoint");
+}
