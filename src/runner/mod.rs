@@ -81,6 +81,20 @@ impl Shared {
         }
     }
 
+    /// Starts the clock (between the two barriers): the start, and for a
+    /// timed run the end of the window after the ramp. Returns the start as
+    /// wall-clock ns.
+    pub fn begin(&self, time_s: Option<f64>) -> u64 {
+        let start = now_ns();
+        self.start_ns.store(start, SeqCst);
+        if let Some(t) = time_s {
+            let ramp_s = self.ramp_ns as f64 / 1e9;
+            self.end_ns
+                .store(start + ((ramp_s + t) * 1e9) as u64, SeqCst);
+        }
+        unix_ns()
+    }
+
     /// How the run ended, its first error, and the length of the
     /// measurement window: it ends at the deadline, at a stop (Ctrl-C or an
     /// error), or, for a run of a fixed amount of work, with the last
@@ -230,14 +244,7 @@ pub fn run(
             .collect();
 
         ready.wait();
-        let start = now_ns();
-        shared.start_ns.store(start, SeqCst);
-        if let Some(t) = time_s {
-            shared
-                .end_ns
-                .store(start + ((ramp_s + t) * 1e9) as u64, SeqCst);
-        }
-        let start_unix_ns = unix_ns();
+        let start_unix_ns = shared.begin(time_s);
         go.wait();
         let control = control(Watch {
             shared: &shared,

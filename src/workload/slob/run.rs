@@ -22,7 +22,7 @@ use super::{RedoSync, SlobConfig};
 use crate::config::{IoMode, RunConfig, RunLength};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, Engine, SyncAfterWrite};
-use crate::measure::clock::{now_ns, unix_ns};
+use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
 use crate::runner::{self, RunError, RunResult, Shared, Watch};
 use crate::samplers::series::{SeriesWriter, SessionSeries};
@@ -208,14 +208,7 @@ pub fn run(
         }));
 
         ready.wait();
-        let start = now_ns();
-        shared.start_ns.store(start, SeqCst);
-        if let Some(t) = time_s {
-            shared
-                .end_ns
-                .store(start + ((ramp_s + t) * 1e9) as u64, SeqCst);
-        }
-        let start_unix_ns = unix_ns();
+        let start_unix_ns = shared.begin(time_s);
         go.wait();
         let control = runner::control(Watch {
             shared: &shared,
