@@ -205,11 +205,13 @@ impl<E: Engine> Session<'_, E> {
                     b += 1;
                 }
                 Lookup::Claimed { buf } => {
-                    let contiguous = !run.is_empty()
-                        && self.ts.locate(b).0 == self.ts.locate(run_start).0
-                        && self.ts.locate(b).1
-                            == self.ts.locate(run_start).1
-                                + run.len() as u64 * u64::from(self.cfg.block_size);
+                    // The block continues the run on disk (same file, next offset).
+                    let contiguous = !run.is_empty() && {
+                        let (file, at) = self.ts.locate(b);
+                        let (first_file, first_at) = self.ts.locate(run_start);
+                        file == first_file
+                            && at == first_at + run.len() as u64 * u64::from(self.cfg.block_size)
+                    };
                     if !contiguous && !run.is_empty() && !self.read_run(run_start, run) {
                         self.inst.cache.read_failed(buf);
                         self.inst.cache.unpin(buf);
