@@ -62,10 +62,11 @@ fn merge_lat(lats: &[&Lat]) -> Lat {
     Lat {
         min: live.iter().map(|l| l.min).fold(f64::INFINITY, f64::min),
         max: live.iter().map(|l| l.max).fold(0.0, f64::max),
-        mean: if n == 0 {
-            0.0
-        } else {
-            live.iter().map(|l| l.mean * l.n as f64).sum::<f64>() / n as f64
+        // One job keeps fio's printed mean: mean × n / n need not round-trip.
+        mean: match live.as_slice() {
+            [] => 0.0,
+            [one] => one.mean,
+            _ => live.iter().map(|l| l.mean * l.n as f64).sum::<f64>() / n as f64,
         },
         n,
     }
@@ -429,5 +430,23 @@ mod tests {
         assert_eq!(percentile_name(99.99), "p99_99");
         assert_eq!(percentile_name(99.95), "p99_95");
         assert_eq!(percentile_name(1.0), "p1");
+    }
+
+    #[test]
+    fn one_job_keeps_its_printed_mean_and_two_are_weighted() {
+        let lat = |mean, n| Lat {
+            min: 1.0,
+            max: 9.0,
+            mean,
+            n,
+        };
+        // mean × n / n does not round-trip for every n (CI saw 4391.857549).
+        for n in 1..5000 {
+            let one = lat(4391.857549, n);
+            assert_eq!(merge_lat(&[&one]).mean, 4391.857549, "n = {n}");
+        }
+        let (a, b, idle) = (lat(10.0, 1), lat(40.0, 3), lat(0.0, 0));
+        let m = merge_lat(&[&a, &b, &idle]);
+        assert_eq!((m.mean, m.n, m.min, m.max), (32.5, 4, 1.0, 9.0));
     }
 }
