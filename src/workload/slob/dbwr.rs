@@ -2,9 +2,11 @@
 //! "db file parallel write" wait per batch; with io_uring the whole batch is
 //! in flight at once). It writes when asked (a session found no free buffer,
 //! the log writer needs a checkpoint) and when more than a quarter of its
-//! buffers are dirty, from the cold end of the cache first. After each batch
-//! it publishes its checkpoint mark. DB writer `id` of `n` owns the buffers
-//! whose number is `id` modulo `n`.
+//! buffers are dirty, from the cold end of the cache first. For a checkpoint
+//! it sweeps all its buffers once, batch by batch, and publishes its mark when
+//! the sweep is done: a checkpoint costs one pass over the cache, not one per
+//! batch. DB writer `id` of `n` owns the buffers whose number is `id` modulo
+//! `n`.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
@@ -39,14 +41,40 @@ pub struct DbWriter<'a, E: Engine> {
     pub series: SeriesWriter<'a>,
 }
 
+/// A checkpoint pass: one sweep over all of a writer's buffers, batch by
+/// batch. When it has seen every buffer, the lowest redo position still dirty
+/// among them is known without scanning again (a change made after the pass
+/// began is at or above `low` from the start).
+struct Pass {
+    seen: u32,
+    low: u64,
+}
+
+impl Pass {
+    fn start(inst: &Instance<'_>) -> Pass {
+        Pass {
+            seen: 0,
+            low: inst.log.alloc.load(Acquire),
+        }
+    }
+}
+
 impl<E: Engine> DbWriter<'_, E> {
     pub fn run(&mut self) {
         let inst = self.inst;
         let cache = &inst.cache;
-        let mine = cache.buffers().div_ceil(self.writers).max(1);
+        let n = cache.buffers();
+        // This writer's buffers are id, id + writers, ...: `mine` of them.
+        let mine = n.saturating_sub(self.id).div_ceil(self.writers);
         let mut ios: Vec<Io> = Vec::with_capacity(self.batch);
         let mut bufs: Vec<u32> = Vec::with_capacity(self.batch);
-        let mut cursor = self.id;
+        let mut k = 0u32; // the next of my buffers to look at
+        let mut pass: Option<Pass> = None;
+        if mine == 0 {
+            // No buffers: never holds a checkpoint back.
+            inst.ckpt.publish(self.id as usize, u64::MAX);
+            return;
+        }
         loop {
             if inst.stopping() || inst.sessions_done.load(Acquire) {
                 break;
@@ -55,62 +83,62 @@ impl<E: Engine> DbWriter<'_, E> {
             let target = inst.ckpt.target.load(Acquire);
             let checkpointing = target > inst.ckpt.marks[self.id as usize].load(Acquire);
             let wanted = inst.free_wanted.swap(false, AcqRel);
-            let pressure = cache.dirty() * 4 > u64::from(cache.buffers());
+            let pressure = cache.dirty() * 4 > u64::from(n);
             if !checkpointing && !wanted && !pressure {
-                self.publish_mark();
+                pass = None;
                 inst.dbwr_post.wait_past(seen, Duration::from_millis(100));
                 continue;
             }
             // Gather a batch: for a checkpoint, buffers changed before its
-            // target; otherwise dirty buffers from the clock hand on.
-            if !checkpointing {
-                let h = cache.hand();
-                cursor = h - h % self.writers + self.id;
+            // target, continuing the pass; otherwise dirty buffers from the
+            // clock hand on (the cold end).
+            if checkpointing {
+                if pass.is_none() {
+                    pass = Some(Pass::start(inst));
+                }
+            } else {
+                pass = None;
+                k = (cache.hand() / self.writers) % mine;
             }
             ios.clear();
             bufs.clear();
+            let mut finished = None;
             for _ in 0..mine {
                 if bufs.len() == self.batch {
                     break;
                 }
-                let b = cursor % cache.buffers().max(1);
-                cursor = cursor.wrapping_add(self.writers);
-                if b % self.writers != self.id || !cache.writable(b) {
-                    continue;
+                let b = self.id + k * self.writers;
+                k = (k + 1) % mine;
+                if let Some(lsn) = cache.dirty_lsn(b) {
+                    let after_target = checkpointing && lsn >= target;
+                    match (!after_target).then(|| cache.begin_write(b)).flatten() {
+                        Some(block) => self.queue_write(b, block, &mut ios, &mut bufs),
+                        // Changed after the target, or being read: stays dirty.
+                        None => {
+                            if let Some(p) = pass.as_mut() {
+                                p.low = p.low.min(lsn);
+                            }
+                        }
+                    }
                 }
-                if checkpointing && cache.dirty_lsn(b).is_none_or(|l| l >= target) {
-                    continue;
+                if let Some(p) = pass.as_mut() {
+                    p.seen += 1;
+                    if p.seen == mine {
+                        finished = Some(p.low);
+                        break;
+                    }
                 }
-                let Some(block) = cache.begin_write(b) else {
-                    continue;
-                };
-                let (file, offset) = self.ts.locate(block);
-                let bs = cache.block_size();
-                // SAFETY: WRITING is held on b: no one else touches its bytes.
-                let bytes = unsafe { std::slice::from_raw_parts_mut(cache.ptr(b), bs as usize) };
-                let h = Header {
-                    block: offset / u64::from(bs),
-                    generation: inst.run.wall_minus_mono_ns + now_ns(),
-                    file,
-                    size: bs,
-                };
-                block::refresh(bytes, h, &mut self.rng);
-                ios.push(Io {
-                    kind: OpKind::Write,
-                    file,
-                    offset,
-                    len: bs,
-                    buf: cache.ptr(b),
-                    slot: bufs.len() as u32,
-                });
-                bufs.push(b);
             }
             if !bufs.is_empty() && !self.write_batch(&ios, &bufs) {
                 return;
             }
             inst.dbwr_done.notify();
-            self.publish_mark();
-            if bufs.is_empty() {
+            if let Some(low) = finished {
+                // Every buffer seen; those written in this pass are clean now.
+                inst.ckpt.publish(self.id as usize, low);
+                pass = None;
+            }
+            if bufs.is_empty() && finished.is_none_or(|low| low < target) {
                 // Nothing writable now (pinned or being read): let it settle.
                 inst.dbwr_post
                     .wait_past(inst.dbwr_post.seq(), Duration::from_millis(2));
@@ -118,20 +146,29 @@ impl<E: Engine> DbWriter<'_, E> {
         }
     }
 
-    /// Publishes the lowest redo position of a change this writer's buffers
-    /// still hold (or the current log position if they are all clean).
-    fn publish_mark(&self) {
-        let inst = self.inst;
-        let cache = &inst.cache;
-        let mut mark = inst.log.alloc.load(Acquire);
-        let mut b = self.id;
-        while b < cache.buffers() {
-            if let Some(l) = cache.dirty_lsn(b) {
-                mark = mark.min(l);
-            }
-            b += self.writers;
-        }
-        inst.ckpt.publish(self.id as usize, mark);
+    /// Seals buffer `b` (held WRITING) for `block` and queues its write.
+    fn queue_write(&mut self, b: u32, block: u64, ios: &mut Vec<Io>, bufs: &mut Vec<u32>) {
+        let cache = &self.inst.cache;
+        let (file, offset) = self.ts.locate(block);
+        let bs = cache.block_size();
+        // SAFETY: WRITING is held on b: no one else touches its bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(cache.ptr(b), bs as usize) };
+        let h = Header {
+            block: offset / u64::from(bs),
+            generation: self.inst.run.wall_minus_mono_ns + now_ns(),
+            file,
+            size: bs,
+        };
+        block::refresh(bytes, h, &mut self.rng);
+        ios.push(Io {
+            kind: OpKind::Write,
+            file,
+            offset,
+            len: bs,
+            buf: cache.ptr(b),
+            slot: bufs.len() as u32,
+        });
+        bufs.push(b);
     }
 
     fn write_batch(&mut self, ios: &[Io], bufs: &[u32]) -> bool {
@@ -202,3 +239,7 @@ impl<E: Engine> DbWriter<'_, E> {
         true
     }
 }
+
+#[cfg(test)]
+#[path = "dbwr_tests.rs"]
+mod tests;
