@@ -55,6 +55,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
     let path = dir.path().join("data");
     let file = std::fs::File::options()
         .create(true)
+        .truncate(true)
         .read(true)
         .write(true)
         .open(&path)
