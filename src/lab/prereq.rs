@@ -89,15 +89,32 @@ pub fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     None
 }
 
-/// Each arm's data fits its device: a filesystem arm holds one data set of
-/// `size` per distinct target directory its runs use; a raw arm's `size`
-/// must not exceed the device.
+/// What one run of a plan lays out under its target: its data set (for the
+/// SLOB model the whole tablespace, from --scale and the schemas) plus the
+/// redo logs when they live beside it. None when the arguments do not parse
+/// (the plan's own checks say why).
+fn run_footprint(args: &[String]) -> Option<u64> {
+    let cfg = crate::plan::options::parse_run(args).ok()?;
+    let data = cfg.size_bytes.unwrap_or(crate::plan::DEFAULT_DIR_SIZE);
+    let redo = cfg.slob.as_ref().map_or(0, |s| {
+        if s.redo_dir.starts_with(&cfg.target) {
+            u64::from(s.redo_files) * s.redo_file_size
+        } else {
+            0
+        }
+    });
+    Some(data + redo)
+}
+
+/// Each arm's data fits its device: a filesystem arm holds one data set per
+/// distinct target directory its runs use (the largest run's, since a layout
+/// is reused and grown); a raw arm's data must not exceed the device.
 pub fn check_data_fits(plan: &Plan, arms: &[&LabArm], capacity: u64) -> Result<(), LabError> {
     for a in arms {
         let mut sets: BTreeMap<&str, u64> = BTreeMap::new();
         for r in plan.runs.iter().filter(|r| r.variable == a.name) {
-            let size = arg(&r.args, "size")
-                .and_then(|s| parse_size(s).ok())
+            let size = run_footprint(&r.args)
+                .or_else(|| arg(&r.args, "size").and_then(|s| parse_size(s).ok()))
                 .unwrap_or(if a.fs == FsKind::None {
                     0
                 } else {
@@ -111,7 +128,7 @@ pub fn check_data_fits(plan: &Plan, arms: &[&LabArm], capacity: u64) -> Result<(
         if a.fs == FsKind::None {
             if total > capacity {
                 return Err(LabError::Prereq(format!(
-                    "arm {} uses size {} of a raw device of {}: raise image_size or lower size",
+                    "arm {} uses {} of a raw device of {}: raise image_size or lower size (or scale)",
                     a.name,
                     fmt_size(total),
                     fmt_size(capacity)
@@ -119,7 +136,7 @@ pub fn check_data_fits(plan: &Plan, arms: &[&LabArm], capacity: u64) -> Result<(
             }
         } else if total as f64 > capacity as f64 * FILL_LIMIT {
             return Err(LabError::Prereq(format!(
-                "arm {} lays out {} data set(s) (one per target directory) totalling {}, more than {:.0}% of its {} device: raise image_size, lower size, or use fewer {{placeholders}} in [lab] target",
+                "arm {} lays out {} data set(s) (one per target directory) totalling {}, more than {:.0}% of its {} device: raise image_size, lower size (or scale), or use fewer {{placeholders}} in [lab] target",
                 a.name,
                 sets.len(),
                 fmt_size(total),
@@ -192,5 +209,39 @@ mod tests {
         assert_eq!(arg(&args, "size"), Some("2G"));
         assert_eq!(arg(&args, "target"), Some("/m/x"));
         assert_eq!(arg(&args, "bs"), None);
+    }
+
+    /// A lab plan with `workload` settings over one ext4 arm.
+    fn lab_plan(workload: &str) -> Plan {
+        let text = format!(
+            "name = \"fits\"\nrepeats = 1\nwarmup = 0\n[workload]\n{workload}\n[sweep]\nsessions = [1, 4]\n[lab]\nimage_dir = \"/var/tmp\"\nimage_size = \"1G\"\n[lab.arms]\nEXT4 = {{ fs = \"ext4\" }}\n"
+        );
+        crate::plan::load_str(Path::new("p.toml"), &text).unwrap()
+    }
+
+    fn fits(plan: &Plan, capacity: u64) -> Result<(), String> {
+        let arms: Vec<&LabArm> = plan.lab.as_ref().unwrap().arms.iter().collect();
+        check_data_fits(plan, &arms, capacity).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_slob_arm_needs_its_tablespace_and_redo_not_a_raw_size() {
+        // 4 schemas x 2000 blocks of 8 KiB, rounded up to whole extents of
+        // 128 blocks (8064 blocks, 63 MiB), and 3 redo logs beside them.
+        let p = lab_plan("workload = \"slob\"\nscale = \"2000\"\ntime = 1");
+        let redo = 3 * crate::workload::slob::options::DEFAULT_REDO_FILE_SIZE;
+        let need = 8064 * 8192 + redo;
+        assert_eq!(fits(&p, 1 << 30), Ok(()), "a 1 GiB image holds it");
+        let small = (need as f64 / FILL_LIMIT) as u64 - (1 << 20);
+        let m = fits(&p, small).unwrap_err();
+        assert!(m.contains(&fmt_size(need)) && m.contains("scale"), "{m}");
+        // Redo elsewhere does not count against the arm's device.
+        let p = lab_plan(
+            "workload = \"slob\"\nscale = \"2000\"\ntime = 1\nredo_dir = \"/var/tmp/elsewhere\"",
+        );
+        assert_eq!(fits(&p, small), Ok(()));
+        // A raw workload still counts --size.
+        let p = lab_plan("size = \"2G\"\ntime = 1");
+        assert!(fits(&p, 1 << 30).unwrap_err().contains("2 GiB"));
     }
 }

@@ -21,7 +21,7 @@ pub mod lab;
 mod lab_parse;
 #[cfg(test)]
 mod lab_tests;
-mod options;
+pub(crate) mod options;
 mod parse;
 mod render;
 #[cfg(test)]
@@ -45,7 +45,7 @@ pub const ASSUMED_IOPS_PER_SESSION: f64 = 1000.0;
 /// first time the plan uses it with a given shape.
 pub const ASSUMED_LAYOUT_BYTES_PER_S: f64 = 500.0 * 1024.0 * 1024.0;
 /// The size `dbio run` lays out in a directory when `size` is not set.
-pub const DEFAULT_DIR_SIZE: u64 = 1 << 30;
+pub use crate::target::DEFAULT_DIR_SIZE;
 
 /// One run of the plan: the arguments of one `dbio run`.
 #[derive(Clone, Debug, PartialEq)]
