@@ -122,10 +122,12 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
             }
             Some("device") => {
                 let name = link["name"].as_str().unwrap_or("?");
-                let sched = link["scheduler"].as_str().unwrap_or("");
-                let model = link["model"].as_str().unwrap_or("");
-                s.entry(format!("device {name}"))
-                    .or_insert_with(|| format!("{model} {sched}").trim().to_string());
+                for (what, key) in [("model", "model"), ("scheduler", "scheduler")] {
+                    if let Some(v) = link[key].as_str().filter(|v| !v.is_empty()) {
+                        s.entry(format!("device {name} {what}"))
+                            .or_insert_with(|| v.to_string());
+                    }
+                }
             }
             _ => {}
         }
@@ -389,13 +391,16 @@ pub fn render(a: &Side, b: &Side) -> String {
             same.push(k.as_str());
             continue;
         }
-        let _ = writeln!(
-            o,
-            "{:<26}{:<38}{:<38}",
-            k,
-            truncate(x.map(String::as_str).unwrap_or("-"), 37),
-            truncate(y.map(String::as_str).unwrap_or("-"), 37)
+        let (x, y) = (
+            x.map(String::as_str).unwrap_or("-"),
+            y.map(String::as_str).unwrap_or("-"),
         );
+        if x.chars().count() < 38 && y.chars().count() < 38 {
+            let _ = writeln!(o, "{k:<26}{x:<38}{y:<38}");
+        } else {
+            // Whole, one line each: the difference may be at the end.
+            let _ = writeln!(o, "{k}\n  1st  {x}\n  2nd  {y}");
+        }
     }
     if !same.is_empty() {
         let _ = writeln!(o, "(same on both: {})", same.join(", "));
@@ -467,7 +472,7 @@ pub fn render(a: &Side, b: &Side) -> String {
             "avg ms",
             "%DB"
         );
-        for i in 0..TOP.max(ta.len()).max(tb.len()).min(TOP) {
+        for i in 0..ta.len().max(tb.len()) {
             let cell = |list: &[EventRow], other: &[EventRow]| match list.get(i) {
                 None => format!("{:<63}", ""),
                 Some(e) => format!(
@@ -521,60 +526,83 @@ pub fn render(a: &Side, b: &Side) -> String {
         let _ = writeln!(o, "\nDevice statistics (iostat -x, window averages)");
         let _ = writeln!(
             o,
-            "{:<10}{:<12}{:>12}{:>12}{:>12}{:>8}",
+            "{:<14}{:<12}{:>12}{:>12}{:>12}{:>8}",
             "device", "", "1st", "2nd", "Diff", "%Diff"
         );
-        let mut names: Vec<&String> = a
-            .devices
-            .iter()
-            .chain(&b.devices)
-            .map(|(d, _, _)| d)
-            .collect();
-        names.dedup();
-        let mut seen = Vec::new();
-        for d in names {
-            if seen.contains(&d) {
-                continue;
+        let names = |s: &'_ Side| {
+            let mut v: Vec<String> = Vec::new();
+            for (d, _, _) in &s.devices {
+                if !v.contains(d) {
+                    v.push(d.clone());
+                }
             }
-            seen.push(d);
-            for (dev, field, x) in a.devices.iter().filter(|(n, _, _)| n == d) {
-                let y = b
-                    .devices
+            v
+        };
+        let (na, nb) = (names(a), names(b));
+        for (da, db) in pair_devices(&na, &nb) {
+            let label = match (da, db) {
+                (Some(x), Some(y)) if x != y => format!("{x}/{y}"),
+                (Some(x), _) | (None, Some(x)) => x.to_string(),
+                (None, None) => continue,
+            };
+            let fields = |s: &'_ Side, d: Option<&str>| -> Vec<(String, f64)> {
+                s.devices
                     .iter()
-                    .find(|(n, f, _)| n == dev && f == field)
-                    .map(|t| t.2);
-                let (ys, diff, pd) = match y {
-                    Some(y) => (fmt(y), fmt(y - x), pct_diff(*x, y)),
-                    None => ("-".into(), "-".into(), "-".into()),
+                    .filter(|(n, _, _)| Some(n.as_str()) == d)
+                    .map(|(_, f, v)| (f.clone(), *v))
+                    .collect()
+            };
+            let (fa, fb) = (fields(a, da), fields(b, db));
+            let mut order: Vec<&String> = fa.iter().map(|(f, _)| f).collect();
+            order.extend(
+                fb.iter()
+                    .map(|(f, _)| f)
+                    .filter(|f| !fa.iter().any(|(g, _)| g == *f)),
+            );
+            for field in order {
+                let x = fa.iter().find(|(f, _)| f == field).map(|t| t.1);
+                let y = fb.iter().find(|(f, _)| f == field).map(|t| t.1);
+                let show = |v: Option<f64>| v.map_or("-".to_string(), fmt);
+                let (diff, pd) = match (x, y) {
+                    (Some(x), Some(y)) => (fmt(y - x), pct_diff(x, y)),
+                    _ => ("-".into(), "-".into()),
                 };
                 let _ = writeln!(
                     o,
-                    "{:<10}{:<12}{:>12}{:>12}{:>12}{:>8}",
-                    dev,
+                    "{:<14}{:<12}{:>12}{:>12}{:>12}{:>8}",
+                    label,
                     field,
-                    fmt(*x),
-                    ys,
+                    show(x),
+                    show(y),
                     diff,
                     pd
                 );
             }
-            for (dev, field, y) in b.devices.iter().filter(|(n, _, _)| n == d) {
-                if !a.devices.iter().any(|(n, f, _)| n == dev && f == field) {
-                    let _ = writeln!(
-                        o,
-                        "{:<10}{:<12}{:>12}{:>12}{:>12}{:>8}",
-                        dev,
-                        field,
-                        "-",
-                        fmt(*y),
-                        "-",
-                        "-"
-                    );
-                }
-            }
         }
     }
     o
+}
+
+/// Pairs the devices of two sides: the same device by name first, then the
+/// rest in the order of their storage chains, so that a lab's loop0 under
+/// one arm faces loop1 under the other. Unpaired devices stand alone.
+fn pair_devices<'a>(a: &'a [String], b: &'a [String]) -> Vec<(Option<&'a str>, Option<&'a str>)> {
+    let mut rest_b: Vec<&str> = b
+        .iter()
+        .map(String::as_str)
+        .filter(|d| !a.iter().any(|x| x == d))
+        .collect();
+    rest_b.reverse();
+    let mut out = Vec::new();
+    for d in a {
+        if b.contains(d) {
+            out.push((Some(d.as_str()), Some(d.as_str())));
+        } else {
+            out.push((Some(d.as_str()), rest_b.pop()));
+        }
+    }
+    out.extend(rest_b.into_iter().rev().map(|d| (None, Some(d))));
+    out
 }
 
 fn short_verdict(v: &str) -> &str {
@@ -589,5 +617,77 @@ fn truncate(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn devices_pair_by_name_then_by_chain_order() {
+        let (a, b) = (names(&["loop0", "vda"]), names(&["loop1", "vda"]));
+        assert_eq!(
+            pair_devices(&a, &b),
+            [(Some("loop0"), Some("loop1")), (Some("vda"), Some("vda"))]
+        );
+        // The root filesystem against a loop device on the same disk.
+        let (a, b) = (names(&["vda"]), names(&["loop3", "vda"]));
+        assert_eq!(
+            pair_devices(&a, &b),
+            [(Some("vda"), Some("vda")), (None, Some("loop3"))]
+        );
+        let (a, b) = (names(&["sdb", "sdc"]), names(&[]));
+        assert_eq!(
+            pair_devices(&a, &b),
+            [(Some("sdb"), None), (Some("sdc"), None)]
+        );
+    }
+
+    fn report(target: &str, device: &str, r_s: f64) -> Value {
+        json!({
+            "config": {"workload": "raw", "sessions": 4},
+            "target": {"path": target},
+            "storage": {"links": [
+                {"type": "filesystem", "fs_type": "xfs", "mount_options": "rw,noatime"},
+                {"type": "device", "name": device, "scheduler": "none"},
+            ]},
+            "read": {"iops": r_s},
+            "telemetry_window": {"devices": [{"name": device, "rates": {"r_s": r_s, "util_pct": 50.0}}]},
+        })
+    }
+
+    #[test]
+    fn long_settings_are_shown_whole_and_lab_devices_face_each_other() {
+        let long = "/root/.local/state/dbio/lab/mnt/plan-0123456789/";
+        let a = Side::from_reports(
+            "XFS".into(),
+            vec![1],
+            &[report(&format!("{long}XFS/dbio"), "loop0", 1000.0)],
+        );
+        let b = Side::from_reports(
+            "EXT4".into(),
+            vec![2],
+            &[report(&format!("{long}EXT4/dbio"), "loop1", 1500.0)],
+        );
+        let text = render(&a, &b);
+        assert!(text.contains(&format!("  1st  {long}XFS/dbio\n")), "{text}");
+        assert!(
+            text.contains(&format!("  2nd  {long}EXT4/dbio\n")),
+            "{text}"
+        );
+        assert!(text.contains("(same on both:"), "{text}");
+        assert!(text.contains("device loop0 scheduler"), "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("loop0/loop1") && l.contains("r_s"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[2..], ["1000", "1500", "500.0", "50.0"], "{row}");
     }
 }
