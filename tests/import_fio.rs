@@ -226,6 +226,40 @@ fn several_jobs_are_summed_and_their_bins_merged() {
     assert_same(&m, &doc["jobs"][0], "read", "clat_ns");
     let store = dbio::store::Store::open(&store_path()).unwrap();
     assert_eq!(store.get(id).unwrap().row.sessions, Some(2));
+    // Two sections of 2 and 3 jobs: with group_reporting fio prints one
+    // entry carrying only the last section's options (numjobs=3); without
+    // it, five entries. Both are five sessions.
+    for group in [true, false] {
+        let job = dir.path().join("two.fio");
+        let data = dir.path().join("data");
+        std::fs::write(
+            &job,
+            format!(
+                "[global]\nfilename={}\nsize=4M\nbs=4k\ntime_based\nruntime=1\n{}\n[a]\nrw=randread\nnumjobs=2\n[b]\nrw=randwrite\nnumjobs=3\n",
+                data.display(),
+                if group { "group_reporting" } else { "" }
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join(format!("two-sections-{group}.json"));
+        let status = Process::new("fio")
+            .arg("--output-format=json+")
+            .arg(format!("--output={}", out.display()))
+            .arg(&job)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let entries = doc["jobs"].as_array().unwrap().len();
+        assert_eq!(entries, if group { 1 } else { 5 });
+        let (id, _) = import(&out, &[]);
+        let store = dbio::store::Store::open(&store_path()).unwrap();
+        assert_eq!(
+            store.get(id).unwrap().row.sessions,
+            Some(5),
+            "group_reporting {group}"
+        );
+    }
 }
 
 /// fio servers on localhost, killed (by pid) when dropped.

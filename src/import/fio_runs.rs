@@ -56,6 +56,22 @@ pub fn percentile_name(p: f64) -> String {
     format!("p{}", s.replace('.', "_"))
 }
 
+/// How many jobs one entry stands for, from its summed run time: 1 for a
+/// job of its own, the group's size for a `group_reporting` entry.
+fn members(e: &Entry) -> u64 {
+    let runtime = e
+        .dirs
+        .iter()
+        .flatten()
+        .map(|d| d.runtime_ms)
+        .max()
+        .unwrap_or(0);
+    if runtime == 0 {
+        return 1;
+    }
+    ((e.job_runtime_ms as f64 / runtime as f64).round() as u64).max(1)
+}
+
 fn merge_lat(lats: &[&Lat]) -> Lat {
     let n: u64 = lats.iter().map(|l| l.n).sum();
     let live: Vec<&&Lat> = lats.iter().filter(|l| l.n > 0).collect();
@@ -72,9 +88,11 @@ fn merge_lat(lats: &[&Lat]) -> Lat {
     }
 }
 
+/// The bins of every direction that did I/O (a randwrite job's empty read
+/// side has none to give); None if one that did I/O has no bins.
 fn merged_bins<'a>(dirs: impl Iterator<Item = &'a Dir>) -> Option<Bins> {
     let mut all = Bins::new();
-    for d in dirs {
+    for d in dirs.filter(|d| d.total_ios > 0) {
         fio_hist::merge(&mut all, d.bins.as_ref()?);
     }
     Some(all)
@@ -253,7 +271,11 @@ pub fn runs(
         let aggs: [Option<Agg>; 4] = std::array::from_fn(|i| aggregate(i, entries, all));
         for (i, a) in aggs.iter().enumerate() {
             if a.as_ref().is_some_and(|a| a.percentiles.is_empty())
-                && entries.iter().filter(|e| e.dirs[i].is_some()).count() > 1
+                && entries
+                    .iter()
+                    .filter(|e| e.dirs[i].as_ref().is_some_and(|d| d.total_ios > 0))
+                    .count()
+                    > 1
             {
                 warnings.push(format!(
                     "group {gid}: {} latency percentiles of several jobs cannot be merged without bins; run fio with --output-format=json+ or --group_reporting",
@@ -281,8 +303,11 @@ pub fn runs(
         }
         metrics.push(("measured_s".into(), secs));
         // Without group_reporting, numjobs=N gives N entries of one name;
-        // with it, one entry stands for the N jobs.
-        let mut per_job: BTreeMap<(Option<&str>, &str), (u64, u64)> = BTreeMap::new();
+        // with it, one entry stands for every job of the group, possibly of
+        // several sections, and its job options are only those of the last
+        // section. fio sums the members' run times into that entry's
+        // job_runtime, so job_runtime over the entry's runtime counts them.
+        let mut per_job: BTreeMap<(Option<&str>, &str), (u64, u64, u64)> = BTreeMap::new();
         for e in entries {
             let n = e.options.get("numjobs").or_else(|| g_opts.get("numjobs"));
             let n = n
@@ -295,10 +320,14 @@ pub fn runs(
                 .max(1);
             let slot = per_job
                 .entry((e.host.as_deref(), e.jobname.as_str()))
-                .or_insert((0, n));
+                .or_insert((0, n, 0));
             slot.0 += 1;
+            slot.2 += members(e);
         }
-        let jobs: u64 = per_job.values().map(|&(seen, n)| seen.max(n)).sum();
+        let jobs: u64 = per_job
+            .values()
+            .map(|&(seen, n, summed)| seen.max(n).max(summed))
+            .sum();
         let (user_s, sys_s) = entries.iter().fold((0.0, 0.0), |(u, s), e| {
             let rt = e.job_runtime_ms as f64 / 1e3;
             (
