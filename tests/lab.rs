@@ -262,6 +262,13 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
     let sched =
         sqlite("select distinct json_extract(environment_json, '$.lab.scheduler') from runs");
     assert_eq!(sched, "mq-deadline");
+    // The shared device is discarded before every arm but the first (a new
+    // sparse image), so every arm starts from the same state.
+    let discarded = sqlite(
+        "select count(distinct variable) from runs where plan = 'lab-e2e' and \
+         json_extract(environment_json, '$.lab.discarded_s') is not null",
+    );
+    assert_eq!(discarded, "2", "{}", text(&out));
     let raw = sqlite("select distinct target from runs where variable = 'RAW'");
     assert!(
         raw.starts_with("/dev/loop"),
@@ -441,6 +448,56 @@ fn a_named_device_is_used_and_given_back_attached_unmounted_with_its_scheduler()
     assert!(!mounts.contains(&format!("{d} ")), "{mounts}");
     assert_eq!(sched(&dev), before);
     assert!(files_ending(&lab_dir, ".json").is_empty());
+    // A named device holds whatever it held: discarded before each arm.
+    assert_eq!(
+        sqlite(
+            "select count(*) from runs where plan = 'named-ok' and \
+             json_extract(environment_json, '$.lab.discarded_s') is null"
+        ),
+        "0"
+    );
+}
+
+#[test]
+fn discarding_a_loop_device_makes_its_image_sparse_and_reads_zeros() {
+    let Some(_case) = root_case() else {
+        return;
+    };
+    use std::io::{Read, Write};
+    use std::os::unix::fs::MetadataExt;
+    let dev = LoopDev::new(16 << 20, true);
+    let mut f = fs::OpenOptions::new().write(true).open(&dev.path).unwrap();
+    f.write_all(&vec![0xA5u8; 16 << 20]).unwrap();
+    f.sync_all().unwrap();
+    drop(f);
+    let allocated = |p: &Path| fs::metadata(p).unwrap().blocks() * 512;
+    assert!(allocated(dev.image()) >= 16 << 20);
+    let took = dbio::lab::backing::discard_all(&dev.path).unwrap();
+    assert!(took.is_some(), "a loop device takes discards");
+    assert!(
+        allocated(dev.image()) < 1 << 20,
+        "{} bytes still allocated",
+        allocated(dev.image())
+    );
+    let mut back = vec![1u8; 1 << 20];
+    fs::File::open(&dev.path)
+        .unwrap()
+        .read_exact(&mut back)
+        .unwrap();
+    assert!(back.iter().all(|&b| b == 0));
+    // Mounted, the kernel refuses it (O_EXCL): nothing is lost.
+    let mut dev = dev;
+    dev.mkfs("ext4");
+    dev.mount();
+    let e = dbio::lab::backing::discard_all(&dev.path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot open") && e.contains(&dev.path.display().to_string()),
+        "{e}"
+    );
+    dev.umount();
+    assert!(dev.fsck_clean());
 }
 
 #[test]

@@ -61,14 +61,30 @@ pub(super) fn make_backing(
     }
 }
 
-/// Scheduler, mkfs and mount for one arm on `dev`.
+/// Scheduler, mkfs and mount for one arm on `dev`; with `discard_first`,
+/// the whole device is discarded before (a device used before this arm).
 pub(super) fn build_arm(
     state: &mut State,
     lab: &LabSpec,
     arm: &LabArm,
     dev: &Backing,
     versions: &HashMap<FsKind, ToolVersion>,
+    discard_first: bool,
 ) -> Result<Built, LabError> {
+    let discarded = if discard_first {
+        let d = backing::discard_all(&dev.device)?;
+        match d {
+            Some(s) => eprintln!("lab: discarded all of {} in {s:.1} s", dev.device.display()),
+            None => eprintln!(
+                "lab: {} takes no discards: arm {} starts on what the arm before left",
+                dev.device.display(),
+                arm.name
+            ),
+        }
+        Some(d)
+    } else {
+        None
+    };
     if let Some(s) = &arm.scheduler {
         backing::set_scheduler(state, &dev.device, s)?;
     }
@@ -80,6 +96,7 @@ pub(super) fn build_arm(
         "device": dev.to_json(),
         "same_device": lab.same_device,
         "scheduler": scheduler,
+        "discarded_s": discarded.flatten(),
     });
     let mut summary = format!("{}: ", arm.name);
     if let Some(v) = versions.get(&arm.fs) {
@@ -130,6 +147,9 @@ pub(super) fn build_arm(
             .map(|s| format!(", scheduler {s}"))
             .unwrap_or_default()
     ));
+    if let Some(s) = discarded.flatten() {
+        summary.push_str(&format!("; discarded before the arm ({s:.1} s)"));
+    }
     Ok(Built {
         device: dev.device.clone(),
         info: LabInfo { summary, detail },
@@ -162,10 +182,10 @@ pub(super) fn describe(lab: &LabSpec, pending: &[&LabArm]) -> String {
                 .join(", ")
         ),
     };
-    let how = if lab.same_device {
-        "one device re-made between arms"
-    } else {
-        "one device per arm"
+    let how = match (lab.same_device, lab.discard) {
+        (true, true) => "one device discarded and re-made between arms",
+        (true, false) => "one device re-made between arms (no discard: discard = false)",
+        (false, _) => "one device per arm",
     };
     let _ = writeln!(out, "lab: {} arm(s) on {backing}; {how}", lab.arms.len());
     for a in &lab.arms {

@@ -117,14 +117,17 @@ fn run_arms(
     };
     if lab.same_device {
         let dev = make_backing(guard.state(), plan, lab, 0, "shared")?;
-        for arm in arms {
+        for (i, arm) in arms.iter().enumerate() {
             if interrupt.load(Ordering::Relaxed) {
                 total.interrupted = true;
                 break;
             }
             let mark = guard.state().items().len();
             eprintln!("lab {}: building arm {}", plan.name, arm.name);
-            let built = build_arm(guard.state(), lab, arm, &dev, versions)?;
+            // Every arm starts from the same state: the arm before wrote
+            // this device (and a named device holds whatever it held).
+            let discard = lab.discard && (i > 0 || dev.image.is_none());
+            let built = build_arm(guard.state(), lab, arm, &dev, versions, discard)?;
             exec.built.insert(arm.name.clone(), built);
             let mut sub = plan.clone();
             sub.runs.retain(|r| r.variable == arm.name);
@@ -160,7 +163,8 @@ fn run_arms(
             .unwrap_or(0);
         eprintln!("lab {}: building arm {}", plan.name, arm.name);
         let dev = make_backing(guard.state(), plan, lab, index, &arm.name)?;
-        let built = build_arm(guard.state(), lab, arm, &dev, versions)?;
+        let discard = lab.discard && dev.image.is_none();
+        let built = build_arm(guard.state(), lab, arm, &dev, versions, discard)?;
         exec.built.insert(arm.name.clone(), built);
     }
     plan::execute(plan, &mut exec, interrupt).map_err(|e| LabError::Failed(e.to_string()))

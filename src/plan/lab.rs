@@ -120,6 +120,9 @@ pub struct LabSpec {
     pub backing: Backing,
     /// All arms reuse one device, re-made between arms.
     pub same_device: bool,
+    /// Discard the whole device before an arm on a device used before
+    /// (shared, or named), so every arm starts from the same state.
+    pub discard: bool,
     /// The directory holding the arms' mount points.
     pub mount_dir: PathBuf,
     /// The path under each mount the runs use (may hold `{placeholders}`).

@@ -21,6 +21,7 @@ const LAB_KEYS: &[&str] = &[
     "devices",
     "destroy_devices",
     "same_device",
+    "discard",
     "scheduler",
     "mount_dir",
     "target",
@@ -42,6 +43,7 @@ pub(super) fn parse(
     let mut devices: Option<(usize, Vec<PathBuf>)> = None;
     let mut destroy: Vec<PathBuf> = Vec::new();
     let mut same_device = false;
+    let mut discard = true;
     let mut scheduler = None;
     let mut mount_dir = None;
     let mut subdir = DEFAULT_SUBDIR.to_string();
@@ -62,6 +64,7 @@ pub(super) fn parse(
             }
             "direct_io" => direct_io = boolean(src, &full, v)?,
             "same_device" => same_device = boolean(src, &full, v)?,
+            "discard" => discard = boolean(src, &full, v)?,
             "devices" => devices = Some((vline, paths(src, &full, v)?)),
             "destroy_devices" => destroy = paths(src, &full, v)?,
             "scheduler" => scheduler = Some(sched(src, &full, v)?),
@@ -176,6 +179,7 @@ pub(super) fn parse(
     let spec = LabSpec {
         backing,
         same_device,
+        discard,
         mount_dir,
         subdir,
         arms,
