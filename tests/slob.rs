@@ -341,6 +341,53 @@ fn sessions_of_one_schema_share_blocks_and_wait_for_each_others_reads() {
 }
 
 #[test]
+fn sessions_of_one_schema_wait_for_each_others_row_locks_and_schemas_never_do() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |layout: &[&str]| {
+        let mut args = layout.to_vec();
+        args.extend([
+            "--scale",
+            "192",
+            "--work-unit",
+            "32",
+            "--cache",
+            "8M",
+            "--update-pct",
+            "100",
+            "--work-loop",
+            "300",
+        ]);
+        let r = slob(dir.path(), &args);
+        check_invariants(&r);
+        r
+    };
+    // Four threads updating 32 of the same 192 rows at a time, each holding
+    // them until its commit is durable: they meet.
+    let shared = run(&["--schemas", "1", "--threads-per-schema", "4"]);
+    let (waits, time_s) = event(&shared, "enq: TX - row lock contention");
+    assert!(
+        waits > 0 && time_s > 0.0,
+        "4 sessions on 192 rows never met"
+    );
+    let e = shared["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "enq: TX - row lock contention")
+        .unwrap();
+    assert_eq!(
+        (e["class"].as_str(), e["side"].as_str()),
+        (Some("Application"), Some("foreground"))
+    );
+    assert_eq!(n(&shared, "slob.run_totals.transactions"), 1200.0);
+    // Four schemas of one thread each: disjoint rows, no row lock waits.
+    let apart = run(&["--schemas", "4"]);
+    assert_eq!(event(&apart, "enq: TX - row lock contention").0, 0);
+    assert_eq!(n(&apart, "slob.run_totals.transactions"), 1200.0);
+}
+
+#[test]
 fn a_bigger_redo_block_wastes_more() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();

@@ -52,7 +52,7 @@ pub enum Lookup {
 }
 
 #[derive(Default)]
-struct BlockHasher(u64);
+pub(super) struct BlockHasher(u64);
 
 impl Hasher for BlockHasher {
     fn finish(&self) -> u64 {
@@ -68,7 +68,9 @@ impl Hasher for BlockHasher {
     }
 }
 
-type Map = HashMap<u64, u32, BuildHasherDefault<BlockHasher>>;
+/// A map keyed by block number (blocks are already well spread: a cheap hash).
+pub(super) type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
+type Map = BlockMap<u32>;
 
 pub struct Cache {
     mem: BufPool,

@@ -67,6 +67,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
     let inst = Instance {
         run: &shared,
         cache: dirty_cache(),
+        locks: crate::workload::slob::locks::RowLocks::new(1, 1),
         log: Log::default(),
         ckpt: Checkpoint::new(writers),
         dbwr_post: Default::default(),

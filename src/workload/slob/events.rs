@@ -28,9 +28,10 @@ pub enum Event {
     LogFileSwitchCheckpointIncomplete,
     DbFileParallelWrite,
     LogFileParallelWrite,
+    EnqTxRowLockContention,
 }
 
-pub const EVENTS: [Event; 9] = [
+pub const EVENTS: [Event; 10] = [
     Event::DbFileSequentialRead,
     Event::DbFileScatteredRead,
     Event::ReadByOtherSession,
@@ -40,6 +41,7 @@ pub const EVENTS: [Event; 9] = [
     Event::LogFileSwitchCheckpointIncomplete,
     Event::DbFileParallelWrite,
     Event::LogFileParallelWrite,
+    Event::EnqTxRowLockContention,
 ];
 
 impl Event {
@@ -54,6 +56,7 @@ impl Event {
             Event::LogFileSwitchCheckpointIncomplete => "log file switch (checkpoint incomplete)",
             Event::DbFileParallelWrite => "db file parallel write",
             Event::LogFileParallelWrite => "log file parallel write",
+            Event::EnqTxRowLockContention => "enq: TX - row lock contention",
         }
     }
 
@@ -72,6 +75,7 @@ impl Event {
             | Event::LogFileSwitchCheckpointIncomplete => "Configuration",
             Event::LogFileSync => "Commit",
             Event::DbFileParallelWrite | Event::LogFileParallelWrite => "System I/O",
+            Event::EnqTxRowLockContention => "Application",
         }
     }
 

@@ -81,6 +81,8 @@ impl Checkpoint {
 pub struct Instance<'a> {
     pub run: &'a Shared,
     pub cache: Cache,
+    /// Rows locked by uncommitted updates.
+    pub locks: super::locks::RowLocks,
     pub log: Log,
     pub ckpt: Checkpoint,
     /// Sessions (free buffers wanted) and the log writer (checkpoint) wake DB writers.

@@ -20,6 +20,7 @@ pub mod events;
 pub mod futex;
 pub mod instance;
 pub mod keys;
+pub mod locks;
 pub mod options;
 pub mod run;
 

@@ -17,6 +17,7 @@ use super::dbwr::DbWriter;
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
 use super::lgwr::LogWriter;
+use super::locks::RowLocks;
 use super::session::Session;
 use super::{RedoSync, SlobConfig};
 use crate::config::{IoMode, RunConfig, RunLength};
@@ -112,6 +113,7 @@ pub fn run(
     let inst = Instance {
         run: &shared,
         cache: Cache::new(slob.cache_buffers(), slob.block_size),
+        locks: RowLocks::new(slob.sessions(), slob.work_unit),
         log: Log {
             buffer_size: slob.log_buffer,
             ..Log::default()
@@ -319,6 +321,7 @@ fn session<E: Engine>(
         rng: Rng::for_stream(c.cfg.seed, u64::from(id)),
         scan_buf: BufPool::new(scan_len, 1),
         scan_run: Vec::with_capacity(slob.scan_blocks as usize),
+        rows: Vec::with_capacity(slob.work_unit as usize),
         outlier_ns: c.outlier_ns,
         tally: Tally::default(),
         stats: SessionStats::new(),

@@ -1,7 +1,9 @@
 //! A SLOB session: a thread that runs operations (select, update + commit,
 //! scan) on its schema through the shared buffer cache, reads missing blocks
-//! itself ("db file sequential read" / "db file scattered read"), and waits
-//! for the log writer at commit ("log file sync"). Every wait is recorded in
+//! itself ("db file sequential read" / "db file scattered read"), locks the
+//! rows it updates ("enq: TX - row lock contention" when another session's
+//! transaction holds one), and waits for the log writer at commit ("log file
+//! sync"). Every wait is recorded in
 //! exactly one event; everything else in an operation is DB CPU.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
@@ -38,6 +40,8 @@ pub struct Session<'a, E: Engine> {
     pub scan_buf: BufPool,
     /// Buffers of the scan run being gathered (capacity `scan_blocks`).
     pub scan_run: Vec<u32>,
+    /// The rows an update locks, ascending (capacity `work_unit`).
+    pub rows: Vec<u64>,
     pub outlier_ns: u64,
     pub tally: Tally,
     pub stats: SessionStats,
@@ -104,7 +108,38 @@ impl<E: Engine> Session<'_, E> {
         true
     }
 
+    /// Locks the rows (before touching any buffer, so a session waiting
+    /// for a row holds nothing else), changes them, commits, and releases
+    /// them when the commit is durable.
     fn update(&mut self, blocks: &[u64], t0: u64) -> bool {
+        if self.cfg.threads_per_schema == 1 {
+            // The schema is this session's alone: no one else can hold its
+            // rows, and taking locks nobody can meet would only cost CPU.
+            return self.change_and_commit(blocks, t0);
+        }
+        let inst = self.inst;
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
+        rows.extend_from_slice(blocks);
+        rows.sort_unstable();
+        rows.dedup();
+        let t = now_ns();
+        let ok = match inst.locks.lock_all(self.id, &rows, &inst.run.stop) {
+            None => false,
+            Some(waited) => {
+                if waited {
+                    self.wait(Event::EnqTxRowLockContention, t, now_ns());
+                }
+                let ok = self.change_and_commit(blocks, t0);
+                inst.locks.unlock_all(self.id, &rows);
+                ok
+            }
+        };
+        self.rows = rows;
+        ok
+    }
+
+    fn change_and_commit(&mut self, blocks: &[u64], t0: u64) -> bool {
         let inst = self.inst;
         for &b in blocks {
             let Some(buf) = self.get(b) else {
