@@ -10,6 +10,7 @@
 //! deadlocks either). Only sessions of one schema can meet: schemas are
 //! disjoint, so with one thread per schema sessions take no locks at all.
 
+use std::collections::hash_map::Entry;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -64,12 +65,15 @@ impl RowLocks {
             loop {
                 let (holder, seen) = {
                     let mut map = self.part(block);
-                    match map.get(&block) {
-                        None => {
-                            map.insert(block, session);
+                    match map.entry(block) {
+                        Entry::Vacant(v) => {
+                            v.insert(session);
                             break;
                         }
-                        Some(&h) => (h, self.ended[h as usize].seq()),
+                        Entry::Occupied(o) => {
+                            let h = *o.get();
+                            (h, self.ended[h as usize].seq())
+                        }
                     }
                 };
                 debug_assert_ne!(holder, session, "a row is locked twice");
@@ -87,10 +91,12 @@ impl RowLocks {
     /// Ends `session`'s transaction: releases `rows` and wakes its waiters.
     pub fn unlock_all(&self, session: u32, rows: &[u64]) {
         for &block in rows {
-            let mut map = self.part(block);
-            if map.get(&block) == Some(&session) {
-                map.remove(&block);
-            }
+            let was = self.part(block).remove(&block);
+            debug_assert_eq!(
+                was,
+                Some(session),
+                "row {block} was not locked by its releaser"
+            );
         }
         self.ended[session as usize].notify();
     }
