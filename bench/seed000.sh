@@ -7,8 +7,9 @@
 # lives under $WORK and is removed at exit, even on failure or Ctrl-C.
 #
 #   bench/seed000.sh [TIME_S] [REPEATS]     (needs root, mkfs.xfs)
-#   ENGINE=io_uring bench/seed000.sh        (DB writer batches in flight at once,
-#                                            as Oracle's async I/O; default psync)
+#   ENGINE=psync bench/seed000.sh           (the DB writer writes one block at a
+#                                            time; default io_uring: batches in
+#                                            flight at once, as Oracle's async I/O)
 set -euo pipefail
 TIME=${1:-120}
 REPEATS=${2:-3}
@@ -16,7 +17,7 @@ DBIO=${DBIO:-$(dirname "$0")/../target/release/dbio}
 WORK=${WORK:-/var/tmp/dbio-seed000}
 export DBIO_DB=${DBIO_DB:-$WORK/results.sqlite}
 IMG_SIZE=${IMG_SIZE:-6G}
-ENGINE=${ENGINE:-psync}
+ENGINE=${ENGINE:-io_uring}
 PLAN=seed000-slob-$ENGINE
 
 mkdir -p "$WORK"
@@ -45,7 +46,7 @@ warmup = 0
 
 [workload]
 workload = "slob"
-engine = "$ENGINE"
+dbwr_engine = "$ENGINE"
 time = $TIME
 ramp = 10
 sessions = 16

@@ -555,6 +555,18 @@ fn bad_model_settings_are_refused_in_one_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--scale applies to --workload slob"));
+    let out = dbio()
+        .args(["run", "--target", t, "--dbwr-engine", "psync"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--dbwr-engine applies to --workload slob")
+    );
+    refused(
+        &["--target", t, "--dbwr-engine", "aio"],
+        &["aio", "psync", "io_uring"],
+    );
     assert!(!dir.path().join("data").exists(), "nothing was laid out");
 }
 

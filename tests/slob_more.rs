@@ -50,7 +50,7 @@ fn the_io_uring_db_writer_writes_batches_and_keeps_the_invariants() {
     let r = json_run(&[
         "--target",
         target.to_str().unwrap(),
-        "--engine",
+        "--dbwr-engine",
         "io_uring",
         "--dbwr-batch",
         "16",
@@ -81,6 +81,11 @@ fn the_io_uring_db_writer_writes_batches_and_keeps_the_invariants() {
         t("redo_bytes") + t("redo_wastage_bytes")
     );
     assert_eq!(t("transactions"), 3 * 60);
+    assert_eq!(r["config"]["slob"]["dbwr_engine"], "io_uring");
+    assert_eq!(
+        r["config"]["engine"], "psync",
+        "the sessions read with pread"
+    );
     // Batches: fewer parallel-write waits than blocks written.
     let batches = r["slob"]["events"]
         .as_array()
@@ -285,4 +290,44 @@ fn reusing_a_log_before_its_checkpoint_waits_and_says_so() {
         .map(|e| e["waits"].as_u64().unwrap())
         .unwrap_or(0);
     assert!(waits > 0, "no session waited for a checkpoint");
+}
+
+#[test]
+fn the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "--target",
+            target.to_str().unwrap(),
+            "--sessions",
+            "2",
+            "--scale",
+            "300",
+            "--cache",
+            "256K",
+            "--update-pct",
+            "50",
+            "--redo-file-size",
+            "2M",
+            "--log-buffer",
+            "512K",
+            "--work-loop",
+            "40",
+        ];
+        args.extend_from_slice(extra);
+        json_run(&args)
+    };
+    let default = run(&[]);
+    let want = if dbio::engine::uring::available() {
+        "io_uring"
+    } else {
+        "psync"
+    };
+    assert_eq!(default["config"]["slob"]["dbwr_engine"], want);
+    let psync = run(&["--dbwr-engine", "psync"]);
+    assert_eq!(psync["config"]["slob"]["dbwr_engine"], "psync");
+    let writes = n(&psync, "slob.run_totals.physical_writes");
+    assert!(writes > 0, "the psync DB writer wrote");
 }

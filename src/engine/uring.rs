@@ -230,3 +230,10 @@ impl Drop for Uring {
         }
     }
 }
+/// Whether this process may make an io_uring here: the kernel may lack it,
+/// or forbid it (`kernel.io_uring_disabled`, a container's seccomp filter).
+/// Asked once.
+pub fn available() -> bool {
+    static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OK.get_or_init(|| io_uring::IoUring::new(2).is_ok())
+}

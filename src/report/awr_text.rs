@@ -17,7 +17,7 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
     let m = c.slob.as_ref().expect("a slob run has its settings");
     let _ = writeln!(
         o,
-        "dbio {}  slob  {} session{} ({} schema{} x {} thread{})  UPDATE_PCT {}  SCAN_PCT {}  WORK_UNIT {}  REDO_STRESS {:?}  {}  {}",
+        "dbio {}  slob  {} session{} ({} schema{} x {} thread{})  UPDATE_PCT {}  SCAN_PCT {}  WORK_UNIT {}  REDO_STRESS {:?}  {} (DBWR {})  {}",
         r.dbio_version,
         c.sessions,
         plural(c.sessions),
@@ -30,6 +30,7 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
         m.work_unit,
         m.redo_stress,
         c.engine.name(),
+        m.dbwr_engine.name(),
         c.io_mode.name(),
     );
     let _ = writeln!(

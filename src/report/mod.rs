@@ -324,15 +324,19 @@ mod tests {
         use crate::workload::slob::instance::Tally;
         use crate::workload::slob::options::SlobArgs;
         let mut r = sample();
-        let slob = SlobArgs::default()
-            .into_config(
-                Some(16),
-                8192,
-                1,
-                None,
-                Some(std::path::Path::new("/mnt/xfs/dbio")),
-            )
-            .expect("defaults are valid");
+        let slob = SlobArgs {
+            // Fixed: the default depends on whether this kernel has io_uring.
+            dbwr_engine: Some(crate::config::EngineKind::IoUring),
+            ..SlobArgs::default()
+        }
+        .into_config(
+            Some(16),
+            8192,
+            1,
+            None,
+            Some(std::path::Path::new("/mnt/xfs/dbio")),
+        )
+        .expect("defaults are valid");
         r.config.workload = "slob";
         r.config.slob = Some(slob.clone());
         let (mut fg, mut dbwr, mut lgwr) = (Tally::default(), Tally::default(), Tally::default());

@@ -101,6 +101,9 @@ pub struct SlobConfig {
     pub db_writers: u32,
     /// Most buffers a DB writer writes in one batch.
     pub dbwr_batch: u32,
+    /// How the DB writers write (the sessions and the log writer use the
+    /// run's `--engine`).
+    pub dbwr_engine: crate::config::EngineKind,
     /// Directory of the redo log files.
     pub redo_dir: PathBuf,
     pub redo_files: u32,

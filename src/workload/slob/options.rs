@@ -80,6 +80,12 @@ pub struct SlobArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub db_writers: Option<u32>,
 
+    /// How DB writers write: io_uring (a batch in flight at once, like DBWn
+    /// with asynchronous I/O) or psync (one write at a time) [default:
+    /// io_uring where the kernel allows it, else psync].
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub dbwr_engine: Option<crate::config::EngineKind>,
+
     /// Most buffers a DB writer writes per batch (all in flight with io_uring) [default: 64].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub dbwr_batch: Option<u32>,
@@ -130,6 +136,7 @@ impl SlobArgs {
             (self.cache.is_some(), "--cache"),
             (self.db_writers.is_some(), "--db-writers"),
             (self.dbwr_batch.is_some(), "--dbwr-batch"),
+            (self.dbwr_engine.is_some(), "--dbwr-engine"),
             (self.redo_dir.is_some(), "--redo-dir"),
             (self.redo_files.is_some(), "--redo-files"),
             (self.redo_file_size.is_some(), "--redo-file-size"),
@@ -269,6 +276,13 @@ impl SlobArgs {
             cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
             db_writers: self.db_writers.unwrap_or(1),
             dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_engine: self.dbwr_engine.unwrap_or_else(|| {
+                if crate::engine::uring::available() {
+                    crate::config::EngineKind::IoUring
+                } else {
+                    crate::config::EngineKind::Psync
+                }
+            }),
             redo_dir,
             redo_files: self.redo_files.unwrap_or(3),
             redo_file_size,

@@ -182,11 +182,11 @@ pub fn run(
         }
         for k in 0..w {
             handles.push(named(format!("dbio-dbwr-{k}")).spawn_scoped(s, move || {
-                let depth = match cfg.engine {
+                let depth = match slob.dbwr_engine {
                     crate::config::EngineKind::Psync => 1,
                     crate::config::EngineKind::IoUring => slob.dbwr_batch,
                 };
-                let engine = build(c, cfg.engine, data_fds, depth, data_sync, "DB writer");
+                let engine = build(c, slob.dbwr_engine, data_fds, depth, data_sync, "DB writer");
                 ready.wait();
                 go.wait();
                 let slot = &slots[(n + k) as usize];
