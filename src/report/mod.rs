@@ -4,6 +4,7 @@
 pub mod awr;
 pub mod awr_text;
 pub mod compare;
+mod compare_text;
 pub mod grid;
 pub mod html;
 mod rformat;
