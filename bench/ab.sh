@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ab.sh — one dbio build against another on the same slob run: the two
 # binaries take turns (A, B, A, B, …) so drift of the machine falls on both,
-# and the medians and B/A ratios of transactions/s, physical reads/s,
-# physical writes/s, CPU µs per transaction and the share of DB time spent in
-# "log file switch (checkpoint incomplete)" are printed.
+# and the medians and B/A ratios of executes/s (operations), transactions/s,
+# logical and physical reads/s, physical writes/s, session CPU µs per
+# execute and the share of DB time spent in "log file switch (checkpoint
+# incomplete)" are printed.
 #
 # Usage: bench/ab.sh DBIO_A DBIO_B [PAIRS] -- SLOB OPTIONS…
 #   bench/ab.sh /tmp/dbio-old target/release/dbio 3 -- --target /dev/shm/ab \
@@ -26,11 +27,12 @@ pick() {
 import json, sys
 s = json.load(sys.stdin)["slob"]
 lp = {p["name"]: p["per_second"] for p in s["load_profile"]}
-tx = lp["Transactions"]
+ex = lp["Executes (SQL)"]
 ck = sum(e["pct_db_time"] for e in s["events"]
          if e["name"] == "log file switch (checkpoint incomplete)")
-cpu_us = s["db_cpu_s"] / s["elapsed_s"] / tx * 1e6 if tx else float("nan")
-print(tx, lp["Physical read (blocks)"], lp["Physical write (blocks)"], cpu_us, ck)'
+cpu_us = s["db_cpu_s"] / s["elapsed_s"] / ex * 1e6 if ex else float("nan")
+print(ex, lp["Transactions"], lp["Logical read (blocks)"],
+      lp["Physical read (blocks)"], lp["Physical write (blocks)"], cpu_us, ck)'
 }
 
 for i in $(seq "$PAIRS"); do
@@ -41,8 +43,9 @@ done
 python3 - "$WORK/a" "$WORK/b" <<'PY'
 import statistics, sys
 rows = [[list(map(float, l.split())) for l in open(f)] for f in sys.argv[1:3]]
-names = ["transactions/s", "physical reads/s", "physical writes/s",
-         "session CPU us/transaction", "% DB time ckpt incomplete"]
+names = ["executes/s", "transactions/s", "logical reads/s",
+         "physical reads/s", "physical writes/s",
+         "session CPU us/execute", "% DB time ckpt incomplete"]
 print(f"{'metric':<30}{'A median':>14}{'B median':>14}{'B/A':>8}")
 for k, name in enumerate(names):
     a = statistics.median(r[k] for r in rows[0])
