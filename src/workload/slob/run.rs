@@ -322,6 +322,7 @@ fn session<E: Engine>(
         scan_buf: BufPool::new(scan_len, 1),
         scan_run: Vec::with_capacity(slob.scan_blocks as usize),
         rows: Vec::with_capacity(slob.work_unit as usize),
+        clock: 0,
         outlier_ns: c.outlier_ns,
         tally: Tally::default(),
         stats: SessionStats::new(),
