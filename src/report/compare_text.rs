@@ -47,11 +47,17 @@ pub fn render(a: &Side, b: &Side) -> String {
 
     let _ = writeln!(o, "\nConfiguration and host");
     let _ = writeln!(o, "{:<26}{:<38}{:<38}", "setting", "1st", "2nd");
-    let keys: std::collections::BTreeSet<&String> =
-        a.settings.keys().chain(b.settings.keys()).collect();
+    // Settings of paired devices under one name (`device loop0/loop1 scheduler`).
+    let (na, nb) = (device_names(a), device_names(b));
+    let pairs = pair_devices(&na, &nb);
+    let (sa, sb) = (
+        paired_settings(&a.settings, &pairs, true),
+        paired_settings(&b.settings, &pairs, false),
+    );
+    let keys: std::collections::BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
     let mut same = Vec::new();
     for k in keys {
-        let (x, y) = (a.settings.get(k), b.settings.get(k));
+        let (x, y) = (sa.get(k), sb.get(k));
         if x == y {
             same.push(k.as_str());
             continue;
@@ -194,21 +200,9 @@ pub fn render(a: &Side, b: &Side) -> String {
             "{:<14}{:<12}{:>12}{:>12}{:>12}{:>8}",
             "device", "", "1st", "2nd", "Diff", "%Diff"
         );
-        let names = |s: &'_ Side| {
-            let mut v: Vec<String> = Vec::new();
-            for (d, _, _) in &s.devices {
-                if !v.contains(d) {
-                    v.push(d.clone());
-                }
-            }
-            v
-        };
-        let (na, nb) = (names(a), names(b));
-        for (da, db) in pair_devices(&na, &nb) {
-            let label = match (da, db) {
-                (Some(x), Some(y)) if x != y => format!("{x}/{y}"),
-                (Some(x), _) | (None, Some(x)) => x.to_string(),
-                (None, None) => continue,
+        for &(da, db) in &pairs {
+            let Some(label) = pair_label(da, db) else {
+                continue;
             };
             let fields = |s: &'_ Side, d: Option<&str>| -> Vec<(String, f64)> {
                 s.devices
@@ -246,6 +240,47 @@ pub fn render(a: &Side, b: &Side) -> String {
         }
     }
     o
+}
+
+/// A side's devices in the order they were first seen.
+fn device_names(s: &Side) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for (d, _, _) in &s.devices {
+        if !v.contains(d) {
+            v.push(d.clone());
+        }
+    }
+    v
+}
+
+/// `loop0/loop1` for two devices paired across the sides, else the one name.
+fn pair_label(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Some(format!("{x}/{y}")),
+        (Some(x), _) | (None, Some(x)) => Some(x.to_string()),
+        (None, None) => None,
+    }
+}
+
+/// A side's settings with `device NAME …` keys renamed to the pair's label.
+fn paired_settings(
+    settings: &std::collections::BTreeMap<String, String>,
+    pairs: &[(Option<&str>, Option<&str>)],
+    first: bool,
+) -> std::collections::BTreeMap<String, String> {
+    settings
+        .iter()
+        .map(|(k, v)| {
+            let renamed = k.strip_prefix("device ").and_then(|rest| {
+                pairs.iter().find_map(|&(da, db)| {
+                    let mine = if first { da } else { db }?;
+                    let what = rest.strip_prefix(mine)?.strip_prefix(' ')?;
+                    Some(format!("device {} {what}", pair_label(da, db)?))
+                })
+            });
+            (renamed.unwrap_or_else(|| k.clone()), v.clone())
+        })
+        .collect()
 }
 
 /// Pairs the devices of two sides: the same device by name first, then the
@@ -347,7 +382,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("(same on both:"), "{text}");
-        assert!(text.contains("device loop0 scheduler"), "{text}");
+        // The two loop devices' settings are compared under one name: equal.
+        let same = text
+            .lines()
+            .find(|l| l.starts_with("(same on both:"))
+            .unwrap();
+        assert!(same.contains("device loop0/loop1 scheduler"), "{text}");
+        assert!(!text.contains("device loop0 scheduler"), "{text}");
         let row = text
             .lines()
             .find(|l| l.starts_with("loop0/loop1") && l.contains("r_s"))
