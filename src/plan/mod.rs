@@ -18,6 +18,7 @@
 mod exec;
 mod expand;
 pub mod lab;
+mod lab_arm;
 mod lab_parse;
 #[cfg(test)]
 mod lab_tests;

@@ -1,0 +1,167 @@
+//! One arm of a plan's `[lab.arms]`: its filesystem, mkfs and mount options
+//! and scheduler (a [`LabArm`]), and the plan arm whose runs use it.
+
+use std::path::Path;
+
+use toml::de::DeValue;
+
+use super::PlanError;
+use super::lab::{DEVICE_MARKER, FsKind, LabArm};
+use super::lab_parse::{sched, unknown};
+use super::options::{self, RunOption, Val};
+use super::parse::{self, Arm, Loc, Setting, Src};
+
+const ARM_KEYS: &[&str] = &["fs", "mkfs", "mount", "scheduler"];
+
+pub(super) fn lab_arm(
+    src: &Src,
+    options: &[RunOption],
+    name: &str,
+    at: usize,
+    v: &toml::Spanned<DeValue<'_>>,
+    mount_dir: &Path,
+) -> Result<(LabArm, Arm), PlanError> {
+    let line = src.line(at);
+    let key = format!("[lab.arms] {name}");
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+    {
+        return Err(src.err(
+            line,
+            &key,
+            "an arm name may use letters, digits and _ . + - only (it is part of every run's cell key)",
+        ));
+    }
+    let DeValue::Table(t) = v.get_ref() else {
+        return Err(src.err(
+            src.line(v.span().start),
+            &key,
+            format!(
+                "expected a table (e.g. {name} = {{ fs = \"xfs\", mount = \"noatime\" }}), found {}",
+                options::type_name(v.get_ref())
+            ),
+        ));
+    };
+    let section = format!("[lab.arms.{name}]");
+    let mut fs = None;
+    let mut arm = LabArm {
+        name: name.to_string(),
+        fs: FsKind::None,
+        mkfs_options: Vec::new(),
+        mount_options: None,
+        scheduler: None,
+        mountpoint: mount_dir.join(name),
+        line,
+    };
+    let mut settings: Vec<Setting> = Vec::new();
+    for (k, v) in parse::entries(t) {
+        let kname: &str = k.get_ref();
+        let full = format!("{section} {kname}");
+        let vline = src.line(v.span().start);
+        match kname {
+            "fs" => {
+                let s = parse::string(src, &full, v)?;
+                fs = Some(FsKind::parse(&s).ok_or_else(|| {
+                    src.err(
+                        vline,
+                        &full,
+                        format!("\"{s}\" is not one of ext4, xfs, btrfs, none"),
+                    )
+                })?);
+            }
+            "mkfs" => {
+                arm.mkfs_options = match v.get_ref() {
+                    DeValue::Array(items) => items
+                        .iter()
+                        .map(|i| parse::string(src, &full, i))
+                        .collect::<Result<_, _>>()?,
+                    _ => parse::string(src, &full, v)?
+                        .split_whitespace()
+                        .map(str::to_string)
+                        .collect(),
+                }
+            }
+            "mount" => {
+                let s = parse::string(src, &full, v)?;
+                if s.chars().any(char::is_whitespace) {
+                    return Err(src.err(vline, &full, "mount options are one comma-separated list without spaces (e.g. \"noatime,nodiratime\")"));
+                }
+                arm.mount_options = (!s.is_empty()).then_some(s);
+            }
+            "scheduler" => arm.scheduler = Some(sched(src, &full, v)?),
+            _ if options::lookup(options, kname).is_ok() => {
+                let seen = settings.iter().map(|s| (s.long.as_str(), &s.loc));
+                let (loc, opt) = parse::option_key(src, options, k, &section, seen, "set twice")?;
+                if opt.long == "target" || opt.long == "destroy-device" {
+                    return Err(src.err(
+                        loc.line,
+                        &loc.key,
+                        "is set by the lab (the arm's mount point or device); use [lab] target = \"DIR\" for the directory under the mount",
+                    ));
+                }
+                let val =
+                    options::to_val(opt, v.get_ref()).map_err(|m| src.err(vline, &loc.key, m))?;
+                if !parse::has_placeholder(&val) {
+                    options::check_alone(&opt.long, &val)
+                        .map_err(|m| src.err(vline, &loc.key, m))?;
+                }
+                settings.push(Setting {
+                    long: opt.long.clone(),
+                    val,
+                    loc,
+                });
+            }
+            other => {
+                let line = src.line(k.span().start);
+                let mut m = unknown(src, line, &full, other, ARM_KEYS);
+                if let PlanError::Invalid { message, .. } = &mut m {
+                    message.push_str(" or an option of dbio run");
+                }
+                return Err(m);
+            }
+        }
+    }
+    arm.fs = fs.ok_or_else(|| {
+        src.err(
+            line,
+            &key,
+            "needs fs = \"ext4\", \"xfs\", \"btrfs\" or \"none\" (the raw device)",
+        )
+    })?;
+    if arm.fs == FsKind::None && (!arm.mkfs_options.is_empty() || arm.mount_options.is_some()) {
+        return Err(src.err(
+            line,
+            &key,
+            "fs = \"none\" (the raw device) takes no mkfs or mount options",
+        ));
+    }
+    let plan_arm = Arm {
+        name: name.to_string(),
+        loc: Loc { line, key },
+        settings,
+    };
+    Ok((arm, plan_arm))
+}
+
+/// Adds the lab's target (and, for the raw device, the permission to write
+/// it) to an arm's run options.
+pub(super) fn finish_arm(mut arm: Arm, lab: &LabArm, subdir: &str) -> Arm {
+    let loc = arm.loc.clone();
+    let mut add = |long: &str, value: String| {
+        arm.settings.push(Setting {
+            long: long.to_string(),
+            val: Val::Text(value),
+            loc: loc.clone(),
+        })
+    };
+    if lab.fs == FsKind::None {
+        let dev = format!("{DEVICE_MARKER}{}", lab.name);
+        add("target", dev.clone());
+        add("destroy-device", dev);
+    } else {
+        add("target", lab.mountpoint.join(subdir).display().to_string());
+    }
+    arm
+}
