@@ -203,11 +203,11 @@ fn summary(runs: &[ImportedRun]) -> String {
     let mut by_var: BTreeMap<&str, Counts> = BTreeMap::new();
     for r in runs {
         let e = by_var
-            .entry(r.variable.as_deref().unwrap_or("-"))
+            .entry(r.row.variable.as_deref().unwrap_or("-"))
             .or_default();
-        *e.0.entry(r.sessions.unwrap_or(0)).or_default() += 1;
+        *e.0.entry(r.row.sessions.unwrap_or(0)).or_default() += 1;
         let facts = Facts {
-            model: r.model.as_deref(),
+            model: r.row.model.as_deref(),
             metrics: &r.metrics,
         };
         let models = facts.models();

@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 use super::awr_info::{Column, Parsed, Row};
 use super::naming::{self, Rule};
 use super::{ImportError, ModelArg};
-use crate::store::ImportedRun;
 use crate::store::vocab as v;
+use crate::store::{ImportedRun, RunRow};
 
 /// How the rows become runs.
 #[derive(Clone, Debug, Default)]
@@ -191,17 +191,20 @@ pub fn runs(
             "cells": cells,
         });
         out.push(ImportedRun {
-            started_unix_ms,
-            ended_unix_ms: elapsed_ms.map(|ms| started_unix_ms.saturating_add(ms)),
-            status: "completed".into(),
-            workload: Some("slob".into()),
-            sessions: Some(i64::from(sessions)),
-            plan: opts.plan.clone(),
-            variable: Some(named.variable.clone()),
-            tags: opts.tags.clone(),
-            source: "awr-info".into(),
-            source_file: source_file.to_string(),
-            model: opts.model.map(|m| m.stored().to_string()),
+            row: RunRow {
+                started_unix_ms,
+                ended_unix_ms: elapsed_ms.map(|ms| started_unix_ms.saturating_add(ms)),
+                status: "completed".into(),
+                workload: Some("slob".into()),
+                sessions: Some(i64::from(sessions)),
+                plan: opts.plan.clone(),
+                variable: Some(named.variable.clone()),
+                tags: opts.tags.clone(),
+                source: "awr-info".into(),
+                source_file: Some(source_file.to_string()),
+                model: opts.model.map(|m| m.stored().to_string()),
+                ..Default::default()
+            },
             report_text: text(
                 row,
                 &named.variable,
@@ -213,7 +216,7 @@ pub fn runs(
             metrics,
             report,
             environment: json!({"source": "awr-info", "source_file": source_file}),
-            ..Default::default()
+            histograms: Vec::new(),
         });
     }
     Ok(out)
@@ -307,10 +310,10 @@ mod tests {
         let runs = runs(&p, &Options::default(), "/f", 1000, &mut w).unwrap();
         let r = &runs[0];
         assert_eq!(
-            (r.variable.as_deref(), r.sessions),
+            (r.row.variable.as_deref(), r.row.sessions),
             (Some("awr.XFS"), Some(16))
         );
-        assert_eq!(r.ended_unix_ms, Some(301_000));
+        assert_eq!(r.row.ended_unix_ms, Some(301_000));
         let m = |n: &str| r.metrics.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         assert_eq!(m(v::PHYSICAL_READS_S), Some(24567.1));
         assert_eq!(m(v::LOGICAL_READS_S), Some(123456.0));
@@ -338,9 +341,12 @@ mod tests {
         let p = parse(text).unwrap();
         let mut w = Vec::new();
         let runs = runs(&p, &Options::default(), "/f", 0, &mut w).unwrap();
-        let s: Vec<_> = runs.iter().map(|r| r.sessions.unwrap()).collect();
+        let s: Vec<_> = runs.iter().map(|r| r.row.sessions.unwrap()).collect();
         assert_eq!(s, [8, 8, 4, 8]);
-        assert!(runs.iter().all(|r| r.variable.as_deref() == Some("A-XFS")));
+        assert!(
+            runs.iter()
+                .all(|r| r.row.variable.as_deref() == Some("A-XFS"))
+        );
         let m = |r: &ImportedRun, n: &str| r.metrics.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         assert_eq!(m(&runs[1], v::REDO_MBS), Some(1_000_000.0 / MIB));
         assert_eq!(m(&runs[1], v::WRITERS), Some(8.0));

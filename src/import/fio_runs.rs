@@ -17,7 +17,7 @@ use super::ImportError;
 use super::fio::{DIRECTIONS, Dir, Entry, FioOutput, Lat};
 use super::fio_hist::{self, Bins};
 use super::fio_text;
-use crate::store::{ImportedRun, encode_histogram};
+use crate::store::{ImportedRun, RunRow, encode_histogram};
 
 /// How the entries become runs.
 #[derive(Clone, Debug, Default)]
@@ -422,22 +422,24 @@ pub fn runs(
             source_file,
         );
         runs.push(ImportedRun {
-            started_unix_ms: ended.saturating_sub((secs * 1e3) as i64),
-            ended_unix_ms: Some(ended),
-            status: if failed { "failed" } else { "completed" }.into(),
-            workload: Some("raw".into()),
-            pattern: text("pattern"),
-            sessions: Some(jobs as i64),
-            block_size: bs.map(|b| b as i64),
-            engine: text("engine"),
-            io_mode: text("io_mode"),
-            target: text("target"),
-            plan: opts.plan.clone(),
-            variable: opts.variable.clone(),
-            tags: opts.tags.clone(),
-            source: "fio".into(),
-            source_file: source_file.to_string(),
-            model: None,
+            row: RunRow {
+                started_unix_ms: ended.saturating_sub((secs * 1e3) as i64),
+                ended_unix_ms: Some(ended),
+                status: if failed { "failed" } else { "completed" }.into(),
+                workload: Some("raw".into()),
+                pattern: text("pattern"),
+                sessions: Some(jobs as i64),
+                block_size: bs.map(|b| b as i64),
+                engine: text("engine"),
+                io_mode: text("io_mode"),
+                target: text("target"),
+                plan: opts.plan.clone(),
+                variable: opts.variable.clone(),
+                tags: opts.tags.clone(),
+                source: "fio".into(),
+                source_file: Some(source_file.to_string()),
+                ..Default::default()
+            },
             metrics,
             histograms,
             report,

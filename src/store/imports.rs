@@ -6,32 +6,17 @@
 use rusqlite::{TransactionBehavior, params};
 
 use super::runs::now_unix_ms;
-use super::{Store, StoreError, retry_busy, validate_tag};
+use super::{RunRow, Store, StoreError, retry_busy, validate_tag};
 
 /// One run read from another tool's output, ready to be stored.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImportedRun {
-    pub started_unix_ms: i64,
-    pub ended_unix_ms: Option<i64>,
-    /// `completed` or `failed` (the tool reported an error).
-    pub status: String,
-    /// `raw` for I/O patterns (fio), `slob` for database runs (awr_info).
-    pub workload: Option<String>,
-    pub pattern: Option<String>,
-    pub sessions: Option<i64>,
-    pub block_size: Option<i64>,
-    pub engine: Option<String>,
-    pub io_mode: Option<String>,
-    pub target: Option<String>,
-    pub plan: Option<String>,
-    pub variable: Option<String>,
-    pub tags: Vec<String>,
-    /// `fio` or `awr-info`.
-    pub source: String,
-    /// The imported file (absolute path).
-    pub source_file: String,
-    /// The SLOB.R model the user gave (`reads`, `redo`, `writes`).
-    pub model: Option<String>,
+    /// Its `runs` columns, as `dbio runs list` reads them back: times,
+    /// status, workload (`raw` for fio, `slob` for awr_info), pattern,
+    /// sessions, block size, engine, io mode, target, plan, variable, tags,
+    /// source (`fio`, `awr-info`), source file (absolute path) and the
+    /// SLOB.R model the user gave. `id`, `warmup` and `metrics` are unused.
+    pub row: RunRow,
     /// Metric rows, names from `store::vocab` and docs/store.md.
     pub metrics: Vec<(String, f64)>,
     /// (op, [`super::encode_histogram`] bytes).
@@ -49,7 +34,7 @@ impl Store {
     /// ids in order. Nothing is saved when anything fails.
     pub fn save_imports(&mut self, runs: &[ImportedRun]) -> Result<Vec<i64>, StoreError> {
         for run in runs {
-            for tag in &run.tags {
+            for tag in &run.row.tags {
                 validate_tag(tag)?;
             }
         }
@@ -62,7 +47,8 @@ impl Store {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql)?;
             let mut ids = Vec::with_capacity(runs.len());
-            for r in runs {
+            for run in runs {
+                let r = &run.row;
                 tx.execute(
                     "INSERT INTO runs (started_unix_ms, ended_unix_ms, status, workload, pattern, \
                      sessions, block_size, engine, io_mode, target, plan, variable, warmup, \
@@ -84,9 +70,9 @@ impl Store {
                         r.plan,
                         r.variable,
                         saved,
-                        r.report.to_string(),
-                        r.report_text,
-                        r.environment.to_string(),
+                        run.report.to_string(),
+                        run.report_text,
+                        run.environment.to_string(),
                         r.source,
                         r.source_file,
                         r.model,
@@ -105,7 +91,7 @@ impl Store {
                         "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?1, ?2, ?3)",
                     )
                     .map_err(sql)?;
-                for (name, value) in &r.metrics {
+                for (name, value) in &run.metrics {
                     metric.execute(params![id, name, value]).map_err(sql)?;
                 }
                 let mut hist = tx
@@ -114,7 +100,7 @@ impl Store {
                          VALUES (?1, ?2, ?3)",
                     )
                     .map_err(sql)?;
-                for (op, bytes) in &r.histograms {
+                for (op, bytes) in &run.histograms {
                     hist.execute(params![id, op, bytes]).map_err(sql)?;
                 }
                 ids.push(id);

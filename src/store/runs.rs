@@ -54,7 +54,7 @@ const KEY_METRICS: [&str; 9] = [
 ];
 
 /// One run as `list` shows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RunRow {
     pub id: i64,
     pub started_unix_ms: i64,

@@ -10,17 +10,20 @@ use super::*;
 
 fn imported(variable: &str, iops: f64) -> ImportedRun {
     ImportedRun {
-        started_unix_ms: 1_790_000_000_000,
-        ended_unix_ms: Some(1_790_000_060_000),
-        status: "completed".into(),
-        workload: Some("slob".into()),
-        sessions: Some(8),
-        plan: Some("slob-xfs".into()),
-        variable: Some(variable.into()),
-        tags: vec!["imported".into()],
-        source: "awr-info".into(),
-        source_file: "/data/awrinfo.txt".into(),
-        model: Some("reads".into()),
+        row: RunRow {
+            started_unix_ms: 1_790_000_000_000,
+            ended_unix_ms: Some(1_790_000_060_000),
+            status: "completed".into(),
+            workload: Some("slob".into()),
+            sessions: Some(8),
+            plan: Some("slob-xfs".into()),
+            variable: Some(variable.into()),
+            tags: vec!["imported".into()],
+            source: "awr-info".into(),
+            source_file: Some("/data/awrinfo.txt".into()),
+            model: Some("reads".into()),
+            ..Default::default()
+        },
         metrics: vec![(vocab::PHYSICAL_READS_S.into(), iops)],
         report: json!({"FILE": "x.8"}),
         report_text: "awr_info row\n".into(),
@@ -143,7 +146,7 @@ fn imports_are_saved_in_one_transaction_and_listed() {
 
     // A bad run (model outside the CHECK) rolls back the whole file.
     let mut bad = imported("ZFS", 1.0);
-    bad.model = Some("everything".into());
+    bad.row.model = Some("everything".into());
     assert!(store.save_imports(&[imported("BTRFS", 1.0), bad]).is_err());
     let all = store.list(&RunFilter::default()).unwrap();
     assert_eq!(all.len(), 2, "nothing of the failed file is stored");
