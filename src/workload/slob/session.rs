@@ -3,8 +3,8 @@
 //! itself ("db file sequential read" / "db file scattered read"), locks the
 //! rows it updates ("enq: TX - row lock contention" when another session's
 //! transaction holds one), and waits for the log writer at commit ("log file
-//! sync"). Every wait is recorded in
-//! exactly one event; everything else in an operation is DB CPU.
+//! sync"). Every wait is recorded in exactly one event; everything else in an
+//! operation is DB CPU.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
