@@ -164,16 +164,21 @@ mod tests {
     #[test]
     fn many_sessions_on_few_rows_all_finish_in_ascending_order() {
         // Overlapping ranges taken in ascending order: no deadlock, and no
-        // two sessions ever hold a row at once.
+        // two sessions ever hold a row at once. They start together and
+        // hold their rows a little while, so they meet whatever the
+        // scheduler does.
         let l = Arc::new(RowLocks::new(4, 8));
         let stop = Arc::new(AtomicBool::new(false));
         let inside = Arc::new(AtomicU32::new(0));
+        let start = Arc::new(std::sync::Barrier::new(4));
         let handles: Vec<_> = (0..4u32)
             .map(|s| {
                 let (l, stop, inside) = (Arc::clone(&l), Arc::clone(&stop), Arc::clone(&inside));
+                let start = Arc::clone(&start);
                 std::thread::spawn(move || {
+                    start.wait();
                     let mut waits = 0;
-                    for i in 0..200u64 {
+                    for i in 0..100u64 {
                         let first = (i * 3 + u64::from(s)) % 12;
                         let rows: Vec<u64> = (first..first + 6).collect();
                         if l.lock_all(s, &rows, &stop).unwrap() {
@@ -182,6 +187,9 @@ mod tests {
                         // Whoever holds row 5 holds it alone.
                         if rows.contains(&5) {
                             assert_eq!(inside.fetch_add(1, Relaxed), 0, "row 5 held twice");
+                        }
+                        std::thread::sleep(Duration::from_micros(50));
+                        if rows.contains(&5) {
                             inside.fetch_sub(1, Relaxed);
                         }
                         l.unlock_all(s, &rows);
