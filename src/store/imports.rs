@@ -3,10 +3,10 @@
 //! the runs of one file in one transaction, so a file is imported whole or
 //! not at all.
 
-use rusqlite::{TransactionBehavior, params};
+use rusqlite::params;
 
-use super::runs::now_unix_ms;
-use super::{RunRow, Store, StoreError, retry_busy, validate_tag};
+use super::runs::{insert_tags_metrics_histograms, now_unix_ms};
+use super::{RunRow, Store, StoreError, validate_tag};
 
 /// One run read from another tool's output, ready to be stored.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -39,13 +39,8 @@ impl Store {
             }
         }
         let saved = now_unix_ms();
-        let path = self.path.clone();
-        let conn = &mut self.conn;
-        retry_busy(&path, || {
-            let sql = |e| StoreError::sql(&path, e);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql)?;
+        self.write(|tx, path| {
+            let sql = |e| StoreError::sql(path, e);
             let mut ids = Vec::with_capacity(runs.len());
             for run in runs {
                 let r = &run.row;
@@ -80,32 +75,10 @@ impl Store {
                 )
                 .map_err(sql)?;
                 let id = tx.last_insert_rowid();
-                let mut tag = tx
-                    .prepare_cached("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)")
+                insert_tags_metrics_histograms(tx, id, &r.tags, &run.metrics, &run.histograms)
                     .map_err(sql)?;
-                for t in &r.tags {
-                    tag.execute(params![id, t]).map_err(sql)?;
-                }
-                let mut metric = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?1, ?2, ?3)",
-                    )
-                    .map_err(sql)?;
-                for (name, value) in &run.metrics {
-                    metric.execute(params![id, name, value]).map_err(sql)?;
-                }
-                let mut hist = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO histograms (run_id, op, hdr_v2_deflate) \
-                         VALUES (?1, ?2, ?3)",
-                    )
-                    .map_err(sql)?;
-                for (op, bytes) in &run.histograms {
-                    hist.execute(params![id, op, bytes]).map_err(sql)?;
-                }
                 ids.push(id);
             }
-            tx.commit().map_err(sql)?;
             Ok(ids)
         })
     }

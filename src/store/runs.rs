@@ -2,6 +2,8 @@
 //! Every write is one `BEGIN IMMEDIATE` transaction, retried while another
 //! process holds the store.
 
+use std::path::Path;
+
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde::Serialize;
@@ -198,6 +200,24 @@ fn run_exists(conn: &Connection, id: i64) -> SqlResult<bool> {
 }
 
 impl Store {
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it,
+    /// retried while another process holds the store.
+    pub(super) fn write<T>(
+        &mut self,
+        mut f: impl FnMut(&rusqlite::Transaction<'_>, &Path) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let path = self.path.clone();
+        let conn = &mut self.conn;
+        retry_busy(&path, || {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| StoreError::sql(&path, e))?;
+            let out = f(&tx, &path)?;
+            tx.commit().map_err(|e| StoreError::sql(&path, e))?;
+            Ok(out)
+        })
+    }
+
     /// Saves a run and everything measured with it in one transaction;
     /// returns its id.
     pub fn save_run(&mut self, run: &NewRun) -> Result<i64, StoreError> {
@@ -211,13 +231,8 @@ impl Store {
         let report_json = run.report.to_string();
         let environment_json = run.environment.to_string();
         let saved = now_unix_ms();
-        let path = self.path.clone();
-        let conn = &mut self.conn;
-        retry_busy(&path, || {
-            let sql = |e| StoreError::sql(&path, e);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql)?;
+        self.write(|tx, path| {
+            let sql = |e| StoreError::sql(path, e);
             let c = &ex.columns;
             tx.execute(
                 "INSERT INTO runs (started_unix_ms, ended_unix_ms, status, workload, pattern, \
@@ -249,8 +264,7 @@ impl Store {
             )
             .map_err(sql)?;
             let id = tx.last_insert_rowid();
-            insert_children(&tx, id, run, &ex).map_err(sql)?;
-            tx.commit().map_err(sql)?;
+            insert_children(tx, id, run, &ex).map_err(sql)?;
             Ok(id)
         })
     }
@@ -394,20 +408,13 @@ impl Store {
     /// Deletes runs with everything stored for them (one transaction);
     /// returns how many existed. Ids not in the store are skipped.
     pub fn delete(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
-        let path = self.path.clone();
-        let conn = &mut self.conn;
-        retry_busy(&path, || {
-            let sql = |e| StoreError::sql(&path, e);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql)?;
+        self.write(|tx, path| {
             let mut deleted = 0;
             for id in ids {
                 deleted += tx
                     .execute("DELETE FROM runs WHERE id = ?1", [id])
-                    .map_err(sql)?;
+                    .map_err(|e| StoreError::sql(path, e))?;
             }
-            tx.commit().map_err(sql)?;
             Ok(deleted)
         })
     }
@@ -417,27 +424,15 @@ impl Store {
         for tag in tags {
             validate_tag(tag)?;
         }
-        let path = self.path.clone();
-        let conn = &mut self.conn;
-        retry_busy(&path, || {
-            let sql = |e| StoreError::sql(&path, e);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql)?;
-            if !run_exists(&tx, id).map_err(sql)? {
+        self.write(|tx, path| {
+            let sql = |e| StoreError::sql(path, e);
+            if !run_exists(tx, id).map_err(sql)? {
                 return Err(StoreError::NoSuchRun {
-                    path: path.clone(),
+                    path: path.to_path_buf(),
                     id,
                 });
             }
-            for tag in tags {
-                tx.execute(
-                    "INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)",
-                    params![id, tag],
-                )
-                .map_err(sql)?;
-            }
-            tx.commit().map_err(sql)
+            insert_tags_metrics_histograms(tx, id, tags, &[], &[]).map_err(sql)
         })
     }
 
@@ -462,6 +457,36 @@ impl Store {
     }
 }
 
+/// A run's tags (kept once), metrics and latency histograms, saved and
+/// imported runs alike.
+pub(super) fn insert_tags_metrics_histograms(
+    tx: &Connection,
+    id: i64,
+    tags: &[String],
+    metrics: &[(String, f64)],
+    histograms: &[(String, Vec<u8>)],
+) -> SqlResult<()> {
+    let mut stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)")?;
+    for tag in tags {
+        stmt.execute(params![id, tag])?;
+    }
+    // A report never repeats a name; the last value would win if it did.
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?1, ?2, ?3)",
+    )?;
+    for (name, value) in metrics {
+        stmt.execute(params![id, name, value])?;
+    }
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO histograms (run_id, op, hdr_v2_deflate) VALUES (?1, ?2, ?3)",
+    )?;
+    for (op, bytes) in histograms {
+        stmt.execute(params![id, op, bytes])?;
+    }
+    Ok(())
+}
+
 /// The tags, metrics, histograms, series and outliers of a new run.
 pub(crate) fn insert_children(
     tx: &Connection,
@@ -469,24 +494,7 @@ pub(crate) fn insert_children(
     run: &NewRun,
     ex: &super::extract::Extracted,
 ) -> SqlResult<()> {
-    let mut stmt =
-        tx.prepare_cached("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?1, ?2)")?;
-    for tag in run.tags {
-        stmt.execute(params![id, tag])?;
-    }
-    // A report never repeats a name; the last value would win if it did.
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?1, ?2, ?3)",
-    )?;
-    for (name, value) in &ex.metrics {
-        stmt.execute(params![id, name, value])?;
-    }
-    let mut stmt = tx.prepare_cached(
-        "INSERT OR REPLACE INTO histograms (run_id, op, hdr_v2_deflate) VALUES (?1, ?2, ?3)",
-    )?;
-    for (op, bytes) in run.histograms {
-        stmt.execute(params![id, op, bytes])?;
-    }
+    insert_tags_metrics_histograms(tx, id, run.tags, &ex.metrics, run.histograms)?;
     let mut stmt = tx.prepare_cached(
         "INSERT OR REPLACE INTO series VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
          ?12, ?13, ?14, ?15)",
