@@ -269,23 +269,14 @@ pub fn run(
         }
         (control, stats, last_ns, issued, start_unix_ns)
     });
-    let (control, mut stats, last_ns, issued, start_unix_ns) = outcome;
-    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let (status, error, measured_s) = shared.outcome(control.interrupted, last_ns);
-    Ok(RunResult {
-        status,
-        error,
+    let (control, stats, last_ns, issued, start_unix_ns) = outcome;
+    let ended = Ended {
         stats,
-        measured_s,
-        ramp_s,
-        cpu: control.cpu,
-        series: control.series,
-        start_unix_ns,
+        last_ns,
         issued,
-        chain,
-        telemetry: control.telemetry,
-        window: control.window,
-    })
+        start_unix_ns,
+    };
+    Ok(control.into_result(&shared, ended, ramp_s, chain))
 }
 
 fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, RunError> {
@@ -315,6 +306,47 @@ pub(crate) struct Control {
     pub series: Vec<SecondPoint>,
     pub telemetry: Vec<TelemetryPoint>,
     pub window: Option<TelemetrySummary>,
+}
+
+/// What the session threads leave when a run ends.
+pub(crate) struct Ended {
+    /// Their statistics, merged.
+    pub stats: SessionStats,
+    /// The last completion, ns after the start.
+    pub last_ns: u64,
+    /// Requests issued.
+    pub issued: u64,
+    pub start_unix_ns: u64,
+}
+
+impl Control {
+    /// The run's result: its outcome, what the control thread measured and
+    /// what the sessions left (outliers in time order).
+    pub fn into_result(
+        self,
+        shared: &Shared,
+        ended: Ended,
+        ramp_s: f64,
+        chain: Option<Chain>,
+    ) -> RunResult {
+        let mut stats = ended.stats;
+        stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let (status, error, measured_s) = shared.outcome(self.interrupted, ended.last_ns);
+        RunResult {
+            status,
+            error,
+            stats,
+            measured_s,
+            ramp_s,
+            cpu: self.cpu,
+            series: self.series,
+            start_unix_ns: ended.start_unix_ns,
+            issued: ended.issued,
+            chain,
+            telemetry: self.telemetry,
+            window: self.window,
+        }
+    }
 }
 
 /// Everything the control thread watches.

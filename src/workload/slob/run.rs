@@ -25,7 +25,7 @@ use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, Engine, SyncAfterWrite};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
-use crate::runner::{self, RunError, RunResult, Shared, Watch};
+use crate::runner::{self, Ended, RunError, RunResult, Shared, Watch};
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::samplers::status::StatusLine;
 use crate::samplers::telemetry::Telemetry;
@@ -251,24 +251,14 @@ pub fn run(
         stats.merge(&st);
         (control, sessions, dbwr, lgwr, stats, last_ns, start_unix_ns)
     });
-    let mut stats = stats;
-    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let (status, error, measured_s) = shared.outcome(control.interrupted, last_ns);
+    let ended = Ended {
+        stats,
+        last_ns,
+        issued: sessions.total.read_requests,
+        start_unix_ns,
+    };
     Ok(SlobRun {
-        result: RunResult {
-            status,
-            error,
-            stats,
-            measured_s,
-            ramp_s,
-            cpu: control.cpu,
-            series: control.series,
-            start_unix_ns,
-            issued: sessions.total.read_requests,
-            chain,
-            telemetry: control.telemetry,
-            window: control.window,
-        },
+        result: control.into_result(&shared, ended, ramp_s, chain),
         sessions,
         dbwr,
         lgwr,
