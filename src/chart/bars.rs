@@ -163,27 +163,13 @@ impl BarChart {
             py0 - py1,
             r##"fill="none" stroke="#333""##,
         );
-        svg.text(
-            (px0 + px1) / 2.0,
-            h - 8.0,
-            Anchor::Middle,
+        svg.axis_titles(
+            (px0, py0, px1, py1),
+            h,
             &self.x_label,
-            r##"fill="#222""##,
+            &self.y_label,
+            !self.has_data(),
         );
-        svg.raw(&format!(
-            "<text transform=\"translate(13,{}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
-            num((py0 + py1) / 2.0),
-            escape(&self.y_label)
-        ));
-        if !self.has_data() {
-            svg.text(
-                (px0 + px1) / 2.0,
-                (py0 + py1) / 2.0,
-                Anchor::Middle,
-                "no data",
-                r##"fill="#888""##,
-            );
-        }
         let mut x = px0;
         for s in &self.series {
             svg.rect(x, 30.0, 14.0, 10.0, &format!(r#"fill="{}""#, s.color));

@@ -131,6 +131,40 @@ impl Svg {
         );
     }
 
+    /// The axis titles of a plot area `(x0, y0, x1, y1)` (y0 its bottom) in
+    /// a chart `height` high: x centred at the foot, y turned at the left;
+    /// and "no data" in the middle of an `empty` plot.
+    pub fn axis_titles(
+        &mut self,
+        (x0, y0, x1, y1): (f64, f64, f64, f64),
+        height: f64,
+        x_label: &str,
+        y_label: &str,
+        empty: bool,
+    ) {
+        self.text(
+            (x0 + x1) / 2.0,
+            height - 8.0,
+            Anchor::Middle,
+            x_label,
+            r##"fill="#222""##,
+        );
+        self.raw(&format!(
+            "<text transform=\"translate(13,{}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
+            num((y0 + y1) / 2.0),
+            escape(y_label)
+        ));
+        if empty {
+            self.text(
+                (x0 + x1) / 2.0,
+                (y0 + y1) / 2.0,
+                Anchor::Middle,
+                "no data",
+                r##"fill="#888""##,
+            );
+        }
+    }
+
     /// Closes the document.
     pub fn finish(mut self) -> String {
         self.out.push_str("</svg>\n");

@@ -140,27 +140,13 @@ impl XyChart {
             py0 - py1,
             r##"fill="none" stroke="#333" stroke-width="1""##,
         );
-        svg.text(
-            (px0 + px1) / 2.0,
-            h - 8.0,
-            Anchor::Middle,
+        svg.axis_titles(
+            (px0, py0, px1, py1),
+            h,
             &self.x.label,
-            r##"fill="#222""##,
+            &self.y.label,
+            !self.has_data(),
         );
-        svg.raw(&format!(
-            "<text transform=\"translate(13,{}) rotate(-90)\" text-anchor=\"middle\" fill=\"#222\">{}</text>\n",
-            num((py0 + py1) / 2.0),
-            escape(&self.y.label)
-        ));
-        if !self.has_data() {
-            svg.text(
-                (px0 + px1) / 2.0,
-                (py0 + py1) / 2.0,
-                Anchor::Middle,
-                "no data",
-                r##"fill="#888""##,
-            );
-        }
         let ok = |x: f64, y: f64| xs.accepts(x) && ys.accepts(y);
         // Labels one under the other, so lines close together stay readable.
         for (row, v) in self.vlines.iter().filter(|v| xs.accepts(v.x)).enumerate() {
