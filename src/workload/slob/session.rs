@@ -133,7 +133,8 @@ impl<E: Engine> Session<'_, E> {
         rows.extend_from_slice(blocks);
         rows.sort_unstable();
         rows.dedup();
-        let t = now_ns();
+        // The operation began a moment ago: its start times a lock wait.
+        let t = self.clock;
         let ok = match inst.locks.lock_all(self.id, &rows, &inst.run.stop) {
             None => false,
             Some(waited) => {
