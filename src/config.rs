@@ -52,6 +52,10 @@ pub enum EngineKind {
     #[value(name = "io_uring", alias = "uring")]
     #[serde(rename = "io_uring")]
     IoUring,
+    /// Completes every request at once without I/O (as fio's null engine): dbio's own cost.
+    #[value(name = "null")]
+    #[serde(rename = "null")]
+    Null,
 }
 
 impl EngineKind {
@@ -59,6 +63,7 @@ impl EngineKind {
         match self {
             EngineKind::Psync => "psync",
             EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
         }
     }
 }

@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use crate::config::RunConfig;
 use crate::environment::Environment;
+use crate::harness::{RunResult, Status};
 use crate::measure::stats::{Kind, OpStats, Outlier};
-use crate::runner::{RunResult, Status};
 use crate::samplers::series::SecondPoint;
 use crate::samplers::telemetry::{TelemetryPoint, TelemetrySummary};
 use crate::target::chain::Chain;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::{OpSummary, Report};
 use crate::config::{IoMode, RunLength};
-use crate::runner::Status;
+use crate::harness::Status;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::units::{fmt_count, fmt_size};
 

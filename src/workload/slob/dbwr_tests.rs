@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::engine::SyncAfterWrite;
 use crate::engine::psync::Psync;
-use crate::runner::Shared;
 use crate::samplers::series::SessionSeries;
+use crate::workload::Shared;
 use crate::workload::slob::cache::{Cache, Lookup};
 use crate::workload::slob::instance::{Checkpoint, Log};
 

@@ -1,15 +1,16 @@
-//! Raw I/O patterns as fio and IObench know them: random read / write / mixed
-//! with a read percentage over a chosen distribution, and sequential streams.
+//! The requests of raw I/O patterns as fio and IObench know them: random
+//! read / write / mixed with a read percentage over a chosen distribution,
+//! and sequential streams.
 //! Sequential sessions each stream through their own slice of the data (as
 //! fio's `offset_increment`), wrapping at its end, so sessions never overlap.
 
-use super::Workload;
-use super::dist::BlockPicker;
-use super::rng::Rng;
 use crate::config::Pattern;
 use crate::engine::OpKind;
+use crate::workload::dist::BlockPicker;
+use crate::workload::rng::Rng;
 
-pub struct Raw {
+/// One session's source of requests.
+pub struct Requests {
     pattern: Pattern,
     /// Reads out of 100 for randrw.
     read_pct: u64,
@@ -19,7 +20,7 @@ pub struct Raw {
     seq_pos: u64,
 }
 
-impl Raw {
+impl Requests {
     /// The workload of session `session` of `sessions` over `nblocks` blocks.
     pub fn new(
         pattern: Pattern,
@@ -32,7 +33,7 @@ impl Raw {
         let per = (nblocks / u64::from(sessions)).max(1);
         let first = (u64::from(session) * per).min(nblocks - 1);
         let len = per.min(nblocks - first);
-        Raw {
+        Requests {
             pattern,
             read_pct: u64::from(read_pct),
             picker,
@@ -43,9 +44,10 @@ impl Raw {
     }
 }
 
-impl Workload for Raw {
+impl Requests {
+    /// The next request: its direction and the global block it touches.
     #[inline]
-    fn next_io(&mut self, rng: &mut Rng) -> (OpKind, u64) {
+    pub fn next_io(&mut self, rng: &mut Rng) -> (OpKind, u64) {
         match self.pattern {
             Pattern::Randread => (OpKind::Read, self.picker.next(rng)),
             Pattern::Randwrite => (OpKind::Write, self.picker.next(rng)),
@@ -79,9 +81,9 @@ mod tests {
     use super::*;
     use crate::workload::dist::Distribution;
 
-    fn raw(p: Pattern, pct: u8, s: u32, n: u32, blocks: u64) -> Raw {
+    fn raw(p: Pattern, pct: u8, s: u32, n: u32, blocks: u64) -> Requests {
         let picker = BlockPicker::new(Distribution::Uniform, blocks, None).unwrap();
-        Raw::new(p, pct, picker, s, n, blocks)
+        Requests::new(p, pct, picker, s, n, blocks)
     }
 
     #[test]
