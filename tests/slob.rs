@@ -656,3 +656,32 @@ fn the_data_grows_with_the_schemas_and_is_reused_when_smaller() {
         verify(b, Some((0, i as u64))).unwrap_or_else(|e| panic!("block {i}: {e}"));
     }
 }
+
+#[test]
+fn a_model_run_on_tmpfs_records_host_telemetry_like_a_raw_run() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm");
+    // tmpfs has no block device; the host is still sampled.
+    let r = slob(
+        dir.path(),
+        &[
+            "--sessions",
+            "2",
+            "--scale",
+            "800",
+            "--time",
+            "1.2",
+            "--interval",
+            "0.5",
+        ],
+    );
+    assert_eq!(r["storage"]["links"][0]["fs_type"], "tmpfs");
+    let host = &r["telemetry_window"]["host"];
+    assert!(
+        host["user_pct"].as_f64().is_some(),
+        "window host CPU: {host}"
+    );
+    let points = r["telemetry"].as_array().expect("telemetry points");
+    assert!(points.len() >= 2, "a point every 0.5 s: {points:?}");
+    assert!(points.iter().all(|p| p["host"]["idle_pct"].is_number()));
+}

@@ -121,8 +121,9 @@ pub fn control(mut w: Watch) -> Control {
     }
     let last = last.unwrap_or_else(|| w.edge());
     let first = first.unwrap_or_else(|| w.edge());
-    // The tail: seconds not yet collected that belong to the run.
-    let end = shared.end_ns.load(SeqCst).min(now_ns());
+    // The tail: seconds not yet collected that belong to the run. A thread
+    // that failed before the start ended the window before it began.
+    let end = shared.end_ns.load(SeqCst).min(now_ns()).max(start);
     let last_sec = ((end - start).saturating_sub(1) / SEC) as u32;
     while next_sec <= last_sec {
         series.push(series::collect(

@@ -7,6 +7,8 @@
 //! and merges what every thread measured into one [`RunResult`].
 
 pub mod control;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};

@@ -36,8 +36,8 @@ pub struct Raw<'a> {
 
 /// A session's state before the start: its engine and buffers.
 pub struct Prepared {
-    engine: AnyEngine,
-    bufs: BufPool,
+    pub engine: AnyEngine,
+    pub bufs: BufPool,
 }
 
 impl<'a> Raw<'a> {
