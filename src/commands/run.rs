@@ -106,8 +106,9 @@ pub fn run(
             let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, interrupt)
                 .map_err(layout_error)?;
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
-            let run = work.finish(harness::run(&work, &shared, opts));
-            let mut histograms = histograms(&run.result);
+            let out = harness::run(&work, &shared, opts);
+            let run = work.finish(&out.parts);
+            let mut histograms = histograms(&out.result);
             let mut events = run.sessions.events.clone();
             events.merge(&run.dbwr.events);
             events.merge(&run.lgwr.events);
@@ -121,12 +122,12 @@ pub fn run(
             }
             let mut summary = SlobSummary::new(
                 &run,
-                run.result.measured_s,
+                out.result.measured_s,
                 slob.sessions(),
                 slob.db_writers,
             );
             summary.cache_buffers = slob.cache_buffers();
-            let mut report = Report::new(cfg, &target, run.result, Environment::capture());
+            let mut report = Report::new(cfg, &target, out.result, Environment::capture());
             report.slob = Some(summary);
             (report, histograms)
         }

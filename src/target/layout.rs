@@ -20,7 +20,7 @@ use crate::engine::psync::Psync;
 use crate::engine::uring::Uring;
 use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// Bytes per layout write.
 const CHUNK: u64 = 1 << 20;

@@ -13,7 +13,6 @@
 
 pub mod dist;
 pub mod raw;
-pub mod rng;
 pub mod shared;
 pub mod slob;
 

@@ -9,12 +9,12 @@ use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use super::dist::{BlockPicker, Hotspot};
-use super::rng::Rng;
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
 use crate::config::{RunConfig, RunLength};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
+use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::target::{OpenFiles, Target};
 use requests::Requests;

@@ -6,8 +6,8 @@
 
 use crate::config::Pattern;
 use crate::engine::OpKind;
+use crate::rng::Rng;
 use crate::workload::dist::BlockPicker;
-use crate::workload::rng::Rng;
 
 /// One session's source of requests.
 pub struct Requests {

@@ -12,11 +12,11 @@ use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, Completion, Engine, Io, OpKind, explain_errno};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 use crate::target::Target;
 use crate::target::block::{self, Header};
 use crate::workload::Shared;
-use crate::workload::rng::Rng;
 
 /// One raw session: its fixed inputs and everything it owns.
 pub struct Session<'a> {

@@ -17,9 +17,9 @@ use super::keys::Tablespace;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform_all};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 use crate::target::block::{self, Header};
-use crate::workload::rng::Rng;
 
 pub struct DbWriter<'a, E: Engine> {
     pub id: u32,

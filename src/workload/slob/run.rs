@@ -22,22 +22,19 @@ use crate::config::{EngineKind, IoMode, RunConfig};
 use crate::engine::AnyEngine;
 use crate::engine::SyncAfterWrite;
 use crate::engine::buf::BufPool;
-use crate::harness::{Outcome, RunResult};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
+use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::target::layout::{self, Shape};
 use crate::target::{OpenFiles, Target, TargetError};
-use crate::workload::rng::Rng;
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 pub use crate::target::REDO_SUBDIR;
 
-/// What a model run measured, per function.
+/// What a model run counted per function, besides the plain I/O
+/// statistics every run reports.
 pub struct SlobRun {
-    /// Sessions' reads and the writers' writes as plain I/O statistics, the
-    /// series, CPU and telemetry: what every run reports.
-    pub result: RunResult,
     pub sessions: Tally,
     pub dbwr: Tally,
     pub lgwr: Tally,
@@ -161,23 +158,21 @@ impl<'a> Slob<'a> {
         }
     }
 
-    /// The run's result with the model's counters per function.
-    pub fn finish(&self, out: Outcome<Tally>) -> SlobRun {
+    /// The model's counters per function, from what each thread counted
+    /// (in thread order: sessions, DB writers, the log writer).
+    pub fn finish(&self, parts: &[Tally]) -> SlobRun {
         let n = self.slob.sessions() as usize;
         let w = self.slob.db_writers as usize;
         let (mut sessions, mut dbwr, mut lgwr) =
             (Tally::default(), Tally::default(), Tally::default());
-        for (t, part) in out.parts.iter().enumerate() {
+        for (t, part) in parts.iter().enumerate() {
             match t {
                 t if t < n => sessions.merge(part),
                 t if t < n + w => dbwr.merge(part),
                 _ => lgwr.merge(part),
             }
         }
-        let mut result = out.result;
-        result.issued = sessions.total.read_requests;
         SlobRun {
-            result,
             sessions,
             dbwr,
             lgwr,

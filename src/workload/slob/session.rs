@@ -19,8 +19,8 @@ use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::thread_cpu_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
-use crate::workload::rng::Rng;
 
 /// Longest single sleep of a waiting session before it looks at the stop flag.
 const NAP: Duration = Duration::from_millis(20);

@@ -1,6 +1,7 @@
-//! The metric names of database-shaped runs, in one place: dbio's own
-//! `--workload slob` runs and imported SLOB (awr_info.sh) runs store these,
-//! and the SLOB.R models (`analysis::models`) read them. docs/store.md lists
+//! The metric names of database-shaped runs, in one place, on neutral ground
+//! below the workloads and the store: `--workload slob` runs and imported
+//! SLOB (awr_info.sh) runs store these, and the SLOB.R models
+//! (`analysis::models`) read them. docs/store.md lists
 //! them with their units. Raw-I/O names (`read.iops`, `write.iops`,
 //! `total.latency.p99_us`, …) come from the report (`store::extract`) and
 //! fio imports use the same ones.
