@@ -13,6 +13,7 @@ mod tests;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
+use crate::measure::clock::now_ns;
 use crate::measure::cpu::CpuTime;
 use crate::measure::stats::SessionStats;
 use crate::samplers::series::{SecondPoint, SessionSeries};
@@ -42,7 +43,14 @@ pub struct RunResult {
     pub telemetry: Vec<TelemetryPoint>,
     /// Device and host averages over the measurement window.
     pub window: Option<TelemetrySummary>,
+    /// Microseconds between the first and the last session leaving the
+    /// start barrier: how far from "all at once" the start was.
+    pub start_skew_us: f64,
 }
+
+/// Stack of each thread of a run: the workloads keep their state on the
+/// heap, so thousands of sessions need not reserve 2 MiB each.
+const THREAD_STACK: usize = 512 << 10;
 
 /// How the harness runs a workload.
 pub struct Options<'a> {
@@ -94,10 +102,12 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
                 let (ready, go, finished, slot) = (&ready, &go, &finished, &*slots[t as usize]);
                 std::thread::Builder::new()
                     .name(threads.name(t))
+                    .stack_size(THREAD_STACK)
                     .spawn_scoped(s, move || {
                         let state = work.prepare(t).map_err(|msg| shared.fail(msg)).ok();
                         ready.wait();
                         go.wait();
+                        let released = now_ns();
                         let end = match state {
                             Some(st) => work.run(t, st, slot),
                             None => ThreadEnd::default(),
@@ -105,7 +115,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
                         if (t as usize) < sessions {
                             finished.fetch_add(1, SeqCst);
                         }
-                        end
+                        (released, end)
                     })
                     .expect("spawn a thread of the run")
             })
@@ -140,12 +150,15 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
 
     let mut stats = SessionStats::new();
     let (mut last_ns, mut issued) = (0, 0);
+    let (mut first_out, mut last_out) = (u64::MAX, 0);
     let mut parts = Vec::with_capacity(ends.len());
-    for (t, end) in ends.into_iter().enumerate() {
+    for (t, (released, end)) in ends.into_iter().enumerate() {
         stats.merge(&end.stats);
         if t < sessions {
             last_ns = last_ns.max(end.last_ns);
             issued += end.issued;
+            first_out = first_out.min(released);
+            last_out = last_out.max(released);
         }
         parts.push(end.part);
     }
@@ -165,6 +178,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             chain,
             telemetry: control.telemetry,
             window: control.window,
+            start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
         },
         parts,
     }

@@ -116,6 +116,17 @@ fn an_ops_quota_is_split_exactly_over_the_sessions() {
 }
 
 #[test]
+fn the_start_skew_of_the_sessions_is_measured() {
+    let (_d, t) = target();
+    let r = raw_run(&config(&t, 8, RunLength::Ops { ops: 800 }), &t);
+    assert!(
+        r.start_skew_us > 0.0 && r.start_skew_us < 1e6,
+        "8 sessions released within {} us",
+        r.start_skew_us
+    );
+}
+
+#[test]
 fn rate_paces_the_sessions() {
     let (_d, t) = target();
     let mut cfg = config(&t, 2, time(0.5, 0.0));

@@ -41,6 +41,9 @@ pub struct Report {
     pub target: TargetSummary,
     pub ramp_s: f64,
     pub measured_s: f64,
+    /// Microseconds between the first and the last session leaving the
+    /// start barrier.
+    pub start_skew_us: f64,
     /// Per operation kind; absent kinds had no operation in the window.
     pub read: Option<OpSummary>,
     pub write: Option<OpSummary>,
@@ -177,6 +180,7 @@ impl Report {
             },
             ramp_s: r.ramp_s,
             measured_s: secs,
+            start_skew_us: r.start_skew_us,
             read: op(Kind::Read),
             write: op(Kind::Write),
             sync: op(Kind::Sync),
@@ -305,6 +309,7 @@ mod tests {
             chain: Some(sample_chain()),
             telemetry: Vec::new(),
             window: Some(sample_window()),
+            start_skew_us: 41.5,
         };
         let env = Environment {
             hostname: "db1".into(),
