@@ -104,7 +104,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
                     .name(threads.name(t))
                     .stack_size(THREAD_STACK)
                     .spawn_scoped(s, move || {
-                        let state = work.prepare(t).map_err(|msg| shared.fail(msg)).ok();
+                        let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
                         ready.wait();
                         go.wait();
                         let released = now_ns();

@@ -15,7 +15,7 @@ use crate::samplers::series::SessionSeries;
 use crate::target::{Target, TargetKind};
 use crate::workload::dist::Distribution;
 use crate::workload::raw::{Prepared, Raw};
-use crate::workload::{Shared, ThreadEnd, Threads, Workload};
+use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 const BS: u32 = 4096;
 
@@ -185,7 +185,7 @@ impl Workload for Slow<'_> {
     fn storage(&self) -> Vec<PathBuf> {
         self.raw.storage()
     }
-    fn prepare(&self, t: u32) -> Result<Prepared, String> {
+    fn prepare(&self, t: u32) -> Result<Prepared, SetupError> {
         let mut p = self.raw.prepare(t)?;
         p.engine = AnyEngine::Null(Null::new(1).with_latency(self.latency_ns));
         Ok(p)
@@ -269,9 +269,9 @@ impl Workload for WithBackground {
     fn storage(&self) -> Vec<PathBuf> {
         vec![std::env::temp_dir()]
     }
-    fn prepare(&self, t: u32) -> Result<(), String> {
+    fn prepare(&self, t: u32) -> Result<(), SetupError> {
         match self.fail_thread {
-            Some(f) if f == t => Err(format!("thread {t}: cannot set up")),
+            Some(f) if f == t => Err(SetupError::Invalid(format!("thread {t}: cannot set up"))),
             _ => Ok(()),
         }
     }

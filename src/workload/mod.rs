@@ -32,6 +32,13 @@ pub enum SetupError {
     /// Its settings do not fit the target (a usage error, exit 2).
     #[error("{0}")]
     Invalid(String),
+    /// A thread's engine could not be set up (io_uring refused, ...).
+    #[error("{who}: cannot set up {engine}: {source}")]
+    Engine {
+        who: String,
+        engine: &'static str,
+        source: std::io::Error,
+    },
 }
 
 /// The threads of a run.
@@ -88,7 +95,7 @@ pub trait Workload: Sync {
 
     /// Builds thread `t`'s state on that thread, before the start barrier.
     /// An error fails the run (the message names what could not be set up).
-    fn prepare(&self, t: u32) -> Result<Self::Thread, String>;
+    fn prepare(&self, t: u32) -> Result<Self::Thread, SetupError>;
 
     /// Runs thread `t` from the start until its work is done, the window
     /// ends or the run stops, recording its per-second counters in `series`.

@@ -93,12 +93,16 @@ impl Workload for Raw<'_> {
         vec![self.target.path.clone()]
     }
 
-    fn prepare(&self, id: u32) -> Result<Prepared, String> {
+    fn prepare(&self, id: u32) -> Result<Prepared, SetupError> {
         let cfg = self.cfg;
         let bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
         let sync = SyncAfterWrite::for_mode(cfg.io_mode);
         let engine = AnyEngine::new(cfg.engine, &self.fds, Some(&bufs), cfg.iodepth, sync)
-            .map_err(|e| format!("session {id}: cannot set up {}: {e}", cfg.engine.name()))?;
+            .map_err(|source| SetupError::Engine {
+                who: format!("session {id}"),
+                engine: cfg.engine.name(),
+                source,
+            })?;
         Ok(Prepared { engine, bufs })
     }
 

@@ -200,7 +200,7 @@ impl Workload for Slob<'_> {
         vec![self.target_dir.clone(), self.redo_dir.clone()]
     }
 
-    fn prepare(&self, t: u32) -> Result<AnyEngine, String> {
+    fn prepare(&self, t: u32) -> Result<AnyEngine, SetupError> {
         let (kind, fds, depth, sync, who) = match self.role(t) {
             Role::Session(_) => (
                 self.cfg.engine,
@@ -231,8 +231,11 @@ impl Workload for Slob<'_> {
                 (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
             }
         };
-        AnyEngine::new(kind, fds, None, depth, sync)
-            .map_err(|e| format!("{who}: cannot set up {}: {e}", kind.name()))
+        AnyEngine::new(kind, fds, None, depth, sync).map_err(|source| SetupError::Engine {
+            who: who.to_string(),
+            engine: kind.name(),
+            source,
+        })
     }
 
     fn run(&self, t: u32, engine: AnyEngine, slot: &SessionSeries) -> ThreadEnd<Tally> {
