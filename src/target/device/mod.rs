@@ -22,7 +22,7 @@ mod usage;
 
 #[cfg(test)]
 #[allow(dead_code)]
-#[path = "../../../tests/common/loopdev.rs"]
+#[path = "../../../tests/it/common/loopdev.rs"]
 mod loopdev;
 #[cfg(test)]
 mod tests_gate;

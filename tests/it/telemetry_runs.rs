@@ -3,12 +3,10 @@
 //! iostat -x run beside it, and the page cache's share shown for buffered
 //! runs. Needs root for loop devices (skips otherwise).
 
-mod common;
-
 use std::process::{Command, Stdio};
 
-use common::loopdev::{LoopDev, have_tool, require_root};
-use common::store::{store_path, temp_store};
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
@@ -41,12 +39,8 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs())
 }
 
-#[test]
 fn direct_reads_reach_the_loop_device_one_for_one() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(512 * MIB, true);
     dev.mkfs("ext4");
     let mnt = dev.mount();
@@ -90,12 +84,8 @@ fn direct_reads_reach_the_loop_device_one_for_one() {
     dev.umount();
 }
 
-#[test]
 fn buffered_reads_show_what_the_page_cache_absorbed() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(256 * MIB, true);
     dev.mkfs("xfs");
     let mnt = dev.mount();
@@ -127,12 +117,8 @@ fn buffered_reads_show_what_the_page_cache_absorbed() {
 /// iostat -x beside a dbio run on a direct-io loop device that nothing else
 /// uses: one 10 s iostat interval contains the whole run, so both count the
 /// same I/Os — totals, awaits and busy time agree within 5%.
-#[test]
 fn device_statistics_agree_with_iostat() {
     let _store = temp_store();
-    if !require_root() || !have_tool("iostat") {
-        return;
-    }
     let dev = LoopDev::new(256 * MIB, true);
     let d = dev.path.to_str().unwrap().to_string();
     let name = dev.name();
@@ -190,4 +176,10 @@ fn device_statistics_agree_with_iostat() {
         total(ours, "r_s", secs) + total(ours, "w_s", secs),
         0.05
     ));
+}
+
+crate::tests! {
+    direct_reads_reach_the_loop_device_one_for_one [Root],
+    buffered_reads_show_what_the_page_cache_absorbed [Root],
+    device_statistics_agree_with_iostat [Root, Tool("iostat")],
 }

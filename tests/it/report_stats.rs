@@ -4,11 +4,9 @@
 //! back with `dbio runs export` and computed here independently.
 
 use std::collections::BTreeMap;
-mod common;
-
 use std::path::Path;
 
-use common::cli::{dbio, ok};
+use crate::common::cli::{dbio, ok};
 
 use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -80,7 +78,6 @@ fn t975(df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).unwrap().inverse_cdf(0.975)
 }
 
-#[test]
 fn stats_and_scaling_agree_with_the_stored_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
@@ -286,7 +283,6 @@ fn stats_and_scaling_agree_with_the_stored_runs() {
     assert!(close(a1[5].parse().unwrap(), want), "{csv}");
 }
 
-#[test]
 fn outliers_no_fit_and_bad_requests_are_said_plainly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
@@ -378,4 +374,9 @@ fn outliers_no_fit_and_bad_requests_are_said_plainly() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+crate::tests! {
+    stats_and_scaling_agree_with_the_stored_runs,
+    outliers_no_fit_and_bad_requests_are_said_plainly,
 }

@@ -2,14 +2,12 @@
 //! flight), Ctrl-C in the middle of a run, and a tablespace on a block
 //! device (root: a loop device) with its redo logs in a directory.
 
-mod common;
-
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
 use assert_cmd::Command;
-use common::loopdev::{LoopDev, require_root};
-use common::store::{store_path, temp_store};
 use dbio::target::block::verify;
 use serde_json::Value;
 
@@ -42,7 +40,6 @@ fn json_run(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-#[test]
 fn the_io_uring_db_writer_writes_batches_and_keeps_the_invariants() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -105,7 +102,6 @@ fn the_io_uring_db_writer_writes_batches_and_keeps_the_invariants() {
     }
 }
 
-#[test]
 fn ctrl_c_stops_every_thread_and_keeps_what_was_measured() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -161,11 +157,7 @@ fn ctrl_c_stops_every_thread_and_keeps_what_was_measured() {
     assert_eq!(status, "interrupted");
 }
 
-#[test]
 fn a_tablespace_on_a_block_device_with_redo_in_a_directory() {
-    if !require_root() {
-        return;
-    }
     let _store = temp_store();
     let dev = LoopDev::new(64 << 20, true);
     let path = dev.path.to_str().unwrap().to_string();
@@ -245,7 +237,6 @@ fn a_tablespace_on_a_block_device_with_redo_in_a_directory() {
     assert!(redo.path().join("dbio-redo").is_dir());
 }
 
-#[test]
 fn reusing_a_log_before_its_checkpoint_waits_and_says_so() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -292,7 +283,6 @@ fn reusing_a_log_before_its_checkpoint_waits_and_says_so() {
     assert!(waits > 0, "no session waited for a checkpoint");
 }
 
-#[test]
 fn the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -330,4 +320,12 @@ fn the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request() 
     assert_eq!(psync["config"]["slob"]["dbwr_engine"], "psync");
     let writes = n(&psync, "slob.run_totals.physical_writes");
     assert!(writes > 0, "the psync DB writer wrote");
+}
+
+crate::tests! {
+    the_io_uring_db_writer_writes_batches_and_keeps_the_invariants,
+    ctrl_c_stops_every_thread_and_keeps_what_was_measured,
+    a_tablespace_on_a_block_device_with_redo_in_a_directory [Root],
+    reusing_a_log_before_its_checkpoint_waits_and_says_so,
+    the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request,
 }

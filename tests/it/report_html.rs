@@ -6,12 +6,10 @@
 //! points, and the page must log nothing on the console (its
 //! Content-Security-Policy turns any attempt to fetch into a console error).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::store::{store_path, temp_store};
+use crate::common::store::{store_path, temp_store};
 
 fn dbio(args: &[&str]) -> Output {
     Command::new(assert_cmd::cargo::cargo_bin("dbio"))
@@ -151,7 +149,6 @@ fn drawn(svg: &str) -> bool {
 const BLUE: [u8; 3] = [0x00, 0x72, 0xB2];
 const VERMILLION: [u8; 3] = [0xD5, 0x5E, 0x00];
 
-#[test]
 fn a_plans_html_report_renders_in_chromium_with_every_chart_drawn() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -258,12 +255,7 @@ URING = {{ engine = "io_uring", iodepth = 4 }}
         );
     }
 
-    let Some(browser) = chromium() else {
-        eprintln!(
-            "SKIPPED the rendering checks: chromium is not installed (scripts/test.sh installs it as root)"
-        );
-        return;
-    };
+    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
     let r = render(&browser, &page, dir.path(), 7000);
     assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
     let dom_svgs = charts(&r.dom);
@@ -319,12 +311,8 @@ URING = {{ engine = "io_uring", iodepth = 4 }}
     assert!(ink > 0.05 && hits[0] > 200, "{ink} {hits:?}");
 }
 
-#[test]
 fn the_console_check_sees_a_page_that_reaches_out() {
-    let Some(browser) = chromium() else {
-        eprintln!("SKIPPED: chromium is not installed (scripts/test.sh installs it as root)");
-        return;
-    };
+    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("bad.html");
     // The report's own policy, and an image from the network.
@@ -347,7 +335,6 @@ fn the_console_check_sees_a_page_that_reaches_out() {
     );
 }
 
-#[test]
 fn bad_html_report_arguments_are_refused_in_one_line() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -413,4 +400,10 @@ fn bad_html_report_arguments_are_refused_in_one_line() {
             .unwrap()
             .contains("These runs do not come from a plan")
     );
+}
+
+crate::tests! {
+    a_plans_html_report_renders_in_chromium_with_every_chart_drawn [Tool("chromium")],
+    the_console_check_sees_a_page_that_reaches_out [Tool("chromium")],
+    bad_html_report_arguments_are_refused_in_one_line,
 }

@@ -3,13 +3,11 @@
 //! (listed, exported, queryable with the sqlite3 shell), and a plan killed
 //! with -9 mid-way finishes on the next run with exactly its 18 counted runs.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::cli::dbio;
+use crate::common::cli::dbio;
 
 fn write_plan(dir: &Path, name: &str, run_args: &str) -> std::path::PathBuf {
     let p = dir.join(format!("{name}.toml"));
@@ -54,7 +52,6 @@ fn counted(db: &Path, plan: &str) -> u64 {
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
 
-#[test]
 fn a_plan_runs_is_stored_listed_exported_and_queryable() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
@@ -167,12 +164,7 @@ fn a_plan_runs_is_stored_listed_exported_and_queryable() {
     );
 }
 
-#[test]
 fn a_plan_killed_mid_way_finishes_with_exactly_its_counted_runs() {
-    if Command::new("sqlite3").arg("-version").output().is_err() {
-        eprintln!("skipping: the sqlite3 shell is not installed");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
     let plan = write_plan(dir.path(), "killed", "time = 0.3");
@@ -204,4 +196,9 @@ fn a_plan_killed_mid_way_finishes_with_exactly_its_counted_runs() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
+}
+
+crate::tests! {
+    a_plan_runs_is_stored_listed_exported_and_queryable,
+    a_plan_killed_mid_way_finishes_with_exactly_its_counted_runs [Tool("sqlite3")],
 }

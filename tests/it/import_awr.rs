@@ -6,12 +6,10 @@
 //! the rest) and printed as R prints a matrix column (7 significant digits).
 //! Cells where SLOB.R prints NaN show dbio's plain mean, marked `*`.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::store::{store_path, temp_store};
 use assert_cmd::Command;
-use common::store::{store_path, temp_store};
 
 fn dbio() -> Command {
     let mut c = Command::cargo_bin("dbio").unwrap();
@@ -137,7 +135,6 @@ fn import(file: &Path) {
         .success();
 }
 
-#[test]
 fn slob_r_tables_are_reproduced_to_the_last_printed_digit() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -208,7 +205,6 @@ fn slob_r_tables_are_reproduced_to_the_last_printed_digit() {
     );
 }
 
-#[test]
 fn the_redo_model_shows_mib_per_second_and_json_keeps_full_precision() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -237,7 +233,6 @@ fn the_redo_model_shows_mib_per_second_and_json_keeps_full_precision() {
     }
 }
 
-#[test]
 fn malformed_files_are_refused_with_line_and_column_and_nothing_is_stored() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -267,4 +262,10 @@ fn malformed_files_are_refused_with_line_and_column_and_nothing_is_stored() {
         .assert()
         .code(2);
     assert!(String::from_utf8_lossy(&again.get_output().stderr).contains("imported already"));
+}
+
+crate::tests! {
+    slob_r_tables_are_reproduced_to_the_last_printed_digit,
+    the_redo_model_shows_mib_per_second_and_json_keeps_full_precision,
+    malformed_files_are_refused_with_line_and_column_and_nothing_is_stored,
 }

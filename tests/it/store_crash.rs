@@ -15,7 +15,7 @@ use rusqlite::Connection;
 use serde_json::{Value, json};
 
 const JSON_SNAPSHOT: &str =
-    include_str!("../src/report/snapshots/dbio__report__tests__json_report_snapshot.snap");
+    include_str!("../../src/report/snapshots/dbio__report__tests__json_report_snapshot.snap");
 /// Seconds in the fixture's series (longer transactions: more to interrupt).
 const SERIES_POINTS: usize = 600;
 /// Metric rows of the fixture: 60 summary numbers, 15 host and 2 x 19 device
@@ -129,12 +129,12 @@ fn all_runs(path: &Path) -> Vec<i64> {
     rows.iter().map(|r| r.id).collect()
 }
 
-/// Not a test on its own: the writer process the other tests start. Saves
-/// `DBIO_STORE_CHILD_RUNS` runs into `DBIO_STORE_CHILD`, or forever.
-#[test]
-fn child_writer() {
+/// The writer process the other tests start (this test binary run again,
+/// see `main`): when `DBIO_STORE_CHILD` is set, saves
+/// `DBIO_STORE_CHILD_RUNS` runs into it, or forever, and returns true.
+pub fn child_writer() -> bool {
     let Ok(path) = std::env::var(CHILD_ENV) else {
-        return;
+        return false;
     };
     let runs: Option<u64> = std::env::var(CHILD_RUNS_ENV)
         .ok()
@@ -146,12 +146,12 @@ fn child_writer() {
         save(&mut store, &report, &text, &hist);
         n += 1;
     }
+    true
 }
 
 fn child(path: &Path, runs: Option<u64>) -> Command {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["child_writer", "--exact", "--test-threads=1", "--nocapture"])
-        .env(CHILD_ENV, path)
+    cmd.env(CHILD_ENV, path)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
     if let Some(n) = runs {
@@ -160,7 +160,6 @@ fn child(path: &Path, runs: Option<u64>) -> Command {
     cmd
 }
 
-#[test]
 fn two_threads_write_one_new_store_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("new/dbio.sqlite");
@@ -194,7 +193,6 @@ fn two_threads_write_one_new_store_at_once() {
     }
 }
 
-#[test]
 fn two_processes_write_one_store_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dbio.sqlite");
@@ -216,7 +214,6 @@ fn next_random(state: &mut u64) -> u64 {
     *state
 }
 
-#[test]
 fn kill_9_mid_write_never_loses_a_saved_run_nor_corrupts_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dbio.sqlite");
@@ -261,4 +258,10 @@ fn kill_9_mid_write_never_loses_a_saved_run_nor_corrupts_the_store() {
         !seen.is_empty(),
         "the writer never saved a run before being killed"
     );
+}
+
+crate::tests! {
+    two_threads_write_one_new_store_at_once,
+    two_processes_write_one_store_at_once,
+    kill_9_mid_write_never_loses_a_saved_run_nor_corrupts_the_store,
 }

@@ -139,7 +139,6 @@ fn wrong_value() -> impl Strategy<Value = Value> {
     ]
 }
 
-#[test]
 fn the_corpus_imports() {
     for (name, text) in corpus("awr_info") {
         let r = import_awr(&text);
@@ -153,24 +152,20 @@ fn the_corpus_imports() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
-    #[test]
     fn awr_info_never_panics(file in 0usize..100, edits in prop::collection::vec(edit(), 0..12)) {
         let files = corpus("awr_info");
         one_line(import_awr(&apply(&files[file % files.len()].1, &edits)));
     }
 
-    #[test]
     fn awr_info_never_panics_on_any_text(text in "(FILE\\|[A-Z_ .]{0,12}\\|\n)?([ -~]{0,40}\n){0,6}") {
         one_line(import_awr(&text));
     }
 
-    #[test]
     fn fio_never_panics_on_edited_bytes(file in 0usize..100, edits in prop::collection::vec(edit(), 0..8)) {
         let files = corpus("fio");
         one_line(import_fio(&apply(&files[file % files.len()].1, &edits)));
     }
 
-    #[test]
     fn fio_never_panics_on_wrong_values(file in 0usize..100, nodes in prop::collection::vec((any::<usize>(), wrong_value()), 1..4)) {
         let files = corpus("fio");
         let text = &files[file % files.len()].1;
@@ -182,4 +177,12 @@ proptest! {
         }
         one_line(import_fio(&doc.to_string()));
     }
+}
+
+crate::tests! {
+    the_corpus_imports,
+    awr_info_never_panics,
+    awr_info_never_panics_on_any_text,
+    fio_never_panics_on_edited_bytes,
+    fio_never_panics_on_wrong_values,
 }

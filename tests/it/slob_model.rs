@@ -3,12 +3,10 @@
 //! physical reads with a big cache, redo-bound with all updates), blocks on
 //! disk that verify after DB writers wrote them, and bad input.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::store::{store_path, temp_store};
 use assert_cmd::Command;
-use common::store::{store_path, temp_store};
 use dbio::target::block::verify;
 use serde_json::Value;
 
@@ -96,7 +94,6 @@ fn check_invariants(r: &Value) {
     );
 }
 
-#[test]
 fn invariants_hold_and_every_wait_is_in_one_event() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -190,7 +187,6 @@ fn invariants_hold_and_every_wait_is_in_one_event() {
     );
 }
 
-#[test]
 fn update_pct_0_writes_nothing_and_generates_no_redo() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -226,7 +222,6 @@ fn update_pct_0_writes_nothing_and_generates_no_redo() {
     assert_eq!(event(&r, "log file sync").0, 0);
 }
 
-#[test]
 fn a_cache_larger_than_the_data_reads_nothing_after_warm_up() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -263,7 +258,6 @@ fn a_cache_larger_than_the_data_reads_nothing_after_warm_up() {
     );
 }
 
-#[test]
 fn all_updates_with_a_big_cache_are_redo_bound() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -313,7 +307,6 @@ fn all_updates_with_a_big_cache_are_redo_bound() {
     assert_eq!(n(&r, "slob.counters.physical_reads"), 0.0);
 }
 
-#[test]
 fn sessions_of_one_schema_share_blocks_and_wait_for_each_others_reads() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -340,7 +333,6 @@ fn sessions_of_one_schema_share_blocks_and_wait_for_each_others_reads() {
     assert!(waits > 0, "8 sessions on 256 shared blocks never met");
 }
 
-#[test]
 fn sessions_of_one_schema_wait_for_each_others_row_locks_and_schemas_never_do() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -387,7 +379,6 @@ fn sessions_of_one_schema_wait_for_each_others_row_locks_and_schemas_never_do() 
     assert_eq!(n(&apart, "slob.run_totals.transactions"), 1200.0);
 }
 
-#[test]
 fn a_bigger_redo_block_wastes_more() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -429,7 +420,6 @@ fn a_bigger_redo_block_wastes_more() {
     );
 }
 
-#[test]
 fn the_text_report_speaks_awr() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -517,7 +507,6 @@ fn refused(args: &[&str], needles: &[&str]) {
     }
 }
 
-#[test]
 fn bad_model_settings_are_refused_in_one_line() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -570,7 +559,6 @@ fn bad_model_settings_are_refused_in_one_line() {
     assert!(!dir.path().join("data").exists(), "nothing was laid out");
 }
 
-#[test]
 fn clean_removes_the_redo_logs_too_and_nothing_else() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -611,7 +599,6 @@ fn clean_removes_the_redo_logs_too_and_nothing_else() {
     );
 }
 
-#[test]
 fn the_data_grows_with_the_schemas_and_is_reused_when_smaller() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -657,7 +644,6 @@ fn the_data_grows_with_the_schemas_and_is_reused_when_smaller() {
     }
 }
 
-#[test]
 fn a_model_run_on_tmpfs_records_host_telemetry_like_a_raw_run() {
     let _store = temp_store();
     let dir = tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm");
@@ -684,4 +670,19 @@ fn a_model_run_on_tmpfs_records_host_telemetry_like_a_raw_run() {
     let points = r["telemetry"].as_array().expect("telemetry points");
     assert!(points.len() >= 2, "a point every 0.5 s: {points:?}");
     assert!(points.iter().all(|p| p["host"]["idle_pct"].is_number()));
+}
+
+crate::tests! {
+    invariants_hold_and_every_wait_is_in_one_event,
+    update_pct_0_writes_nothing_and_generates_no_redo,
+    a_cache_larger_than_the_data_reads_nothing_after_warm_up,
+    all_updates_with_a_big_cache_are_redo_bound,
+    sessions_of_one_schema_share_blocks_and_wait_for_each_others_reads,
+    sessions_of_one_schema_wait_for_each_others_row_locks_and_schemas_never_do,
+    a_bigger_redo_block_wastes_more,
+    the_text_report_speaks_awr,
+    bad_model_settings_are_refused_in_one_line,
+    clean_removes_the_redo_logs_too_and_nothing_else,
+    the_data_grows_with_the_schemas_and_is_reused_when_smaller,
+    a_model_run_on_tmpfs_records_host_telemetry_like_a_raw_run,
 }

@@ -2,14 +2,12 @@
 //! a full filesystem, an I/O error mid-run, an interrupted layout, and the
 //! safety rules for writing to a block device. Needs root (skips otherwise).
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command as StdCommand, Output, Stdio};
 use std::time::Duration;
 
-use common::loopdev::{LoopDev, have_tool, require_root};
-use common::store::{store_path, temp_store};
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
 use dbio::target::block::{MAGIC, verify};
 use serde_json::Value;
 
@@ -56,17 +54,9 @@ fn sealed_blocks(path: &Path, len: usize, bs: usize) -> (usize, usize) {
     (sealed, rewritten)
 }
 
-#[test]
 fn runs_on_ext4_and_xfs_loop_filesystems() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     for fs in ["ext4", "xfs"] {
-        if !have_tool(&format!("mkfs.{fs}")) {
-            eprintln!("skipping {fs}: mkfs.{fs} missing");
-            continue;
-        }
         let mut dev = LoopDev::new(512 * MIB, true);
         dev.mkfs(fs);
         let mnt = dev.mount();
@@ -146,12 +136,8 @@ fn runs_on_ext4_and_xfs_loop_filesystems() {
     }
 }
 
-#[test]
 fn a_full_filesystem_is_found_before_writing_and_nothing_is_left() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(64 * MIB, true);
     dev.mkfs("ext4");
     let mnt = dev.mount();
@@ -180,12 +166,8 @@ fn a_full_filesystem_is_found_before_writing_and_nothing_is_left() {
     assert!(dev.fsck_clean());
 }
 
-#[test]
 fn an_io_error_mid_run_stops_cleanly_with_results_so_far() {
     let _store = temp_store();
-    if !require_root() || !have_tool("xfs_io") {
-        return;
-    }
     let mut dev = LoopDev::new(512 * MIB, true);
     dev.mkfs("xfs");
     let mnt = dev.mount();
@@ -243,12 +225,8 @@ fn an_io_error_mid_run_stops_cleanly_with_results_so_far() {
     dev.umount();
 }
 
-#[test]
 fn ctrl_c_during_layout_removes_the_partial_layout() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(3 << 30, true);
     dev.mkfs("xfs");
     let mnt = dev.mount();
@@ -288,12 +266,8 @@ fn ctrl_c_during_layout_removes_the_partial_layout() {
     dev.umount();
 }
 
-#[test]
 fn writing_to_a_device_with_a_filesystem_is_refused_and_the_filesystem_survives() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(128 * MIB, true);
     dev.mkfs("ext4");
     let mnt = dev.mount();
@@ -350,12 +324,8 @@ fn writing_to_a_device_with_a_filesystem_is_refused_and_the_filesystem_survives(
     dev.umount();
 }
 
-#[test]
 fn a_mounted_device_is_refused_even_with_destroy_device() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(64 * MIB, true);
     dev.mkfs("ext4");
     let _mnt = dev.mount();
@@ -377,12 +347,8 @@ fn a_mounted_device_is_refused_even_with_destroy_device() {
     assert!(dev.fsck_clean());
 }
 
-#[test]
 fn destroy_device_allows_overwriting_and_written_blocks_verify() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::new(64 * MIB, true);
     dev.mkfs("xfs");
     let d = dev.path.to_str().unwrap().to_string();
@@ -413,12 +379,8 @@ fn destroy_device_allows_overwriting_and_written_blocks_verify() {
     assert!(beyond.chunks(8192).all(|b| b[..4] != MAGIC));
 }
 
-#[test]
 fn a_blank_device_takes_writes_without_destroy_device() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::new(32 * MIB, true);
     let d = dev.path.to_str().unwrap().to_string();
     let r = ok_json(&[
@@ -449,12 +411,8 @@ fn a_blank_device_takes_writes_without_destroy_device() {
     assert!(stderr(&out).contains("--files 2"), "{}", stderr(&out));
 }
 
-#[test]
 fn a_block_size_below_the_logical_sector_is_refused_for_o_direct() {
     let _store = temp_store();
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::with_sector_size(32 * MIB, true, 4096);
     let d = dev.path.to_str().unwrap().to_string();
     let out = dbio(&[
@@ -485,4 +443,16 @@ fn a_block_size_below_the_logical_sector_is_refused_for_o_direct() {
         "100",
     ]);
     assert_eq!(r["read"]["requests"], 100);
+}
+
+crate::tests! {
+    runs_on_ext4_and_xfs_loop_filesystems [Root, Tool("mkfs.xfs")],
+    a_full_filesystem_is_found_before_writing_and_nothing_is_left [Root],
+    an_io_error_mid_run_stops_cleanly_with_results_so_far [Root, Tool("xfs_io")],
+    ctrl_c_during_layout_removes_the_partial_layout [Root],
+    writing_to_a_device_with_a_filesystem_is_refused_and_the_filesystem_survives [Root],
+    a_mounted_device_is_refused_even_with_destroy_device [Root],
+    destroy_device_allows_overwriting_and_written_blocks_verify [Root],
+    a_blank_device_takes_writes_without_destroy_device [Root],
+    a_block_size_below_the_logical_sector_is_refused_for_o_direct [Root],
 }

@@ -1,14 +1,12 @@
 //! The `dbio` command as a user meets it: bad input, runs on a temporary
 //! directory, reuse and cleaning of layouts, JSON output, Ctrl-C.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
+use crate::common::store::{store_path, temp_store};
 use assert_cmd::Command;
-use common::store::{store_path, temp_store};
 use dbio::target::block::verify;
 use serde_json::Value;
 
@@ -44,7 +42,6 @@ fn assert_one_line_error(args: &[&str], needles: &[&str]) {
     assert!(out.stdout.is_empty());
 }
 
-#[test]
 fn bad_input_is_one_line_naming_option_value_and_allowed() {
     let _store = temp_store();
     assert_one_line_error(&["run", "--bs", "3000"], &["--bs", "3000", "power of two"]);
@@ -89,7 +86,6 @@ fn verify_all_blocks(path: &Path, file: u32, bs: usize) -> (usize, usize) {
     (bytes.len() / bs, rewritten)
 }
 
-#[test]
 fn ops_run_measures_exactly_and_writes_verifiable_blocks() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -143,7 +139,6 @@ fn ops_run_measures_exactly_and_writes_verifiable_blocks() {
     );
 }
 
-#[test]
 fn layouts_are_reused_and_clean_removes_only_dbio_files() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -194,7 +189,6 @@ fn layouts_are_reused_and_clean_removes_only_dbio_files() {
     assert!(!made.exists());
 }
 
-#[test]
 fn io_uring_fsync_mode_times_the_sync_apart() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -233,7 +227,6 @@ fn io_uring_fsync_mode_times_the_sync_apart() {
     }
 }
 
-#[test]
 fn timed_run_with_ramp_has_a_series_and_honours_rate() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -270,7 +263,6 @@ fn timed_run_with_ramp_has_a_series_and_honours_rate() {
     assert!((1100..=1220).contains(&per_sec), "{per_sec}");
 }
 
-#[test]
 fn ctrl_c_prints_results_so_far_marked_interrupted() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -314,7 +306,6 @@ fn ctrl_c_prints_results_so_far_marked_interrupted() {
     assert!(r["read"]["requests"].as_u64().unwrap() > 0);
 }
 
-#[test]
 fn text_report_names_requests_blocks_and_outliers() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -349,4 +340,14 @@ fn text_report_names_requests_blocks_and_outliers() {
     ] {
         assert!(text.contains(needle), "report lacks {needle:?}:\n{text}");
     }
+}
+
+crate::tests! {
+    bad_input_is_one_line_naming_option_value_and_allowed,
+    ops_run_measures_exactly_and_writes_verifiable_blocks,
+    layouts_are_reused_and_clean_removes_only_dbio_files,
+    io_uring_fsync_mode_times_the_sync_apart,
+    timed_run_with_ramp_has_a_series_and_honours_rate,
+    ctrl_c_prints_results_so_far_marked_interrupted,
+    text_report_names_requests_blocks_and_outliers,
 }

@@ -26,7 +26,6 @@ fn examples() -> Vec<PathBuf> {
     files
 }
 
-#[test]
 fn every_example_plan_loads_with_the_promised_run_counts() {
     let files = examples();
     assert!(!files.is_empty());
@@ -63,7 +62,6 @@ fn every_example_plan_loads_with_the_promised_run_counts() {
     }
 }
 
-#[test]
 fn the_iobench_example_reproduces_the_sweep() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let p = plan::load(&dir.join("iobench-randwrite.toml")).unwrap();
@@ -89,4 +87,9 @@ fn the_iobench_example_reproduces_the_sweep() {
     }
     assert_eq!(r.sessions, Some(64));
     assert_eq!(p.steps.before_run.len(), 1);
+}
+
+crate::tests! {
+    every_example_plan_loads_with_the_promised_run_counts,
+    the_iobench_example_reproduces_the_sweep,
 }

@@ -5,26 +5,13 @@
 //! localhost becomes one run with per-host numbers; and `dbio report` puts
 //! fio and dbio runs in one table. Skipped (with a message) without fio.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process};
 
+use crate::common::store::{store_path, temp_store};
 use assert_cmd::Command;
-use common::store::{store_path, temp_store};
 use serde_json::Value;
-
-fn have_fio() -> bool {
-    let ok = Process::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipping: fio is not installed (scripts/test.sh installs it)");
-    }
-    ok
-}
 
 fn dbio() -> Command {
     let mut c = Command::cargo_bin("dbio").unwrap();
@@ -124,11 +111,7 @@ fn bins_of(job: &Value, dir: &str) -> BTreeMap<u64, u64> {
         .collect()
 }
 
-#[test]
 fn one_job_json_plus_is_stored_as_fio_printed_it() {
-    if !have_fio() {
-        return;
-    }
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let (file, doc) = fio(
@@ -180,11 +163,7 @@ fn one_job_json_plus_is_stored_as_fio_printed_it() {
     );
 }
 
-#[test]
 fn several_jobs_are_summed_and_their_bins_merged() {
-    if !have_fio() {
-        return;
-    }
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let (file, doc) = fio(
@@ -284,11 +263,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-#[test]
 fn client_server_output_of_two_hosts_is_one_run_with_per_host_numbers() {
-    if !have_fio() {
-        return;
-    }
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let ports = [free_port(), free_port()];
@@ -368,11 +343,7 @@ fn client_server_output_of_two_hosts_is_one_run_with_per_host_numbers() {
     assert_percentile_of_bins(&bins, 99.0, m["read.latency.p99_us"]);
 }
 
-#[test]
 fn one_report_table_compares_fio_and_dbio() {
-    if !have_fio() {
-        return;
-    }
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let (file, _) = fio(
@@ -405,4 +376,11 @@ fn one_report_table_compares_fio_and_dbio() {
     assert_eq!(csv.lines().next(), Some("variable,1,Overall"), "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("-,")), "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("fio,")), "{csv}");
+}
+
+crate::tests! {
+    one_job_json_plus_is_stored_as_fio_printed_it [Tool("fio")],
+    several_jobs_are_summed_and_their_bins_merged [Tool("fio")],
+    client_server_output_of_two_hosts_is_one_run_with_per_host_numbers [Tool("fio")],
+    one_report_table_compares_fio_and_dbio [Tool("fio")],
 }

@@ -3,8 +3,6 @@
 //! rates on a loaded direct-I/O loop device; and the cost of one sample.
 //! Loop-device tests need root (they skip otherwise).
 
-mod common;
-
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -14,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use common::loopdev::{LoopDev, have_tool, require_root};
+use crate::common::loopdev::LoopDev;
 use dbio::samplers::diskstats::DeviceRates;
 use dbio::samplers::telemetry::{Telemetry, TelemetryPoint, average, summary};
 use dbio::target::chain::{Chain, DeviceKind, DeviceLink, Link, resolve};
@@ -82,7 +80,6 @@ fn fs_device_names(path: &Path) -> Vec<String> {
     names
 }
 
-#[test]
 fn chain_of_a_file_on_the_root_filesystem() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let chain = resolve(&file).unwrap();
@@ -118,13 +115,12 @@ fn chain_of_a_file_on_the_root_filesystem() {
     }
 }
 
-#[test]
 fn chain_of_tmpfs_has_no_device() {
     let shm = Path::new("/dev/shm");
-    if findmnt(shm).is_none_or(|(t, _)| t != "tmpfs") {
-        eprintln!("skipping: /dev/shm is not tmpfs here");
-        return;
-    }
+    assert!(
+        findmnt(shm).is_some_and(|(t, _)| t == "tmpfs"),
+        "/dev/shm is tmpfs"
+    );
     let chain = resolve(&shm.join("dbio-not-there/x")).unwrap();
     assert_eq!(chain.links.len(), 1, "{chain:?}");
     assert_eq!(fs_link(&chain.links[0]).0, "tmpfs");
@@ -136,11 +132,7 @@ fn chain_of_tmpfs_has_no_device() {
     );
 }
 
-#[test]
 fn chain_of_ext4_on_a_direct_io_loop_device() {
-    if !require_root() {
-        return;
-    }
     let mut dev = LoopDev::new(64 * MIB, true);
     assert!(dev.direct_io(), "losetup --direct-io=on did not take");
     dev.mkfs("ext4");
@@ -192,11 +184,7 @@ fn chain_of_ext4_on_a_direct_io_loop_device() {
     assert_eq!(json["links"][1]["loop_direct_io"], true);
 }
 
-#[test]
 fn chain_of_a_partition_of_a_loop_device() {
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::new(64 * MIB, false);
     let parts = dev.partition(2);
     let chain = resolve(&parts[1]).unwrap();
@@ -239,27 +227,7 @@ impl Drop for DmDevice {
     }
 }
 
-#[test]
 fn chain_of_dm_linear_over_a_loop_device() {
-    if !require_root() {
-        return;
-    }
-    // The node can exist without the driver (dmsetup creates it): open it.
-    let control = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/mapper/control");
-    if let Err(e) = control {
-        eprintln!(
-            "skipping dm linear chain test: device-mapper is unavailable \
-             (/dev/mapper/control: {e}; this kernel has no dm driver)"
-        );
-        return;
-    }
-    if !have_tool("dmsetup") {
-        eprintln!("skipping dm linear chain test: dmsetup is not installed");
-        return;
-    }
     let dev = LoopDev::new(32 * MIB, true);
     let name = format!("dbio-tele-{}", std::process::id());
     let table = format!("0 {} linear {} 0", 32 * MIB / 512, dev.path.display());
@@ -400,15 +368,7 @@ fn within(what: &str, ours: f64, theirs: f64, rel: f64, abs: f64) {
     assert!(ok, "{what}: dbio {ours:.3} vs iostat {theirs:.3}");
 }
 
-#[test]
 fn rates_agree_with_iostat_on_a_loaded_direct_io_loop_device() {
-    if !require_root() {
-        return;
-    }
-    if !have_tool("iostat") {
-        eprintln!("skipping: iostat (sysstat) is not installed");
-        return;
-    }
     const SECONDS: usize = 6;
     let dev = LoopDev::new(128 * MIB, true);
     assert!(dev.direct_io());
@@ -531,7 +491,6 @@ fn rates_agree_with_iostat_on_a_loaded_direct_io_loop_device() {
     assert!(h.ctxt_s > 1000.0 && h.intr_s > 100.0, "{h:?}");
 }
 
-#[test]
 fn one_sample_costs_far_less_than_10_ms_of_cpu() {
     // Three devices, like a file on a filesystem on a loop device on a disk.
     let mut names: Vec<String> = dbio::samplers::diskstats::read_all()
@@ -560,4 +519,14 @@ fn one_sample_costs_far_less_than_10_ms_of_cpu() {
         tele.devices().len()
     );
     assert!(per_cpu_us < 2000.0, "{per_cpu_us} µs per sample");
+}
+
+crate::tests! {
+    chain_of_a_file_on_the_root_filesystem,
+    chain_of_tmpfs_has_no_device,
+    chain_of_ext4_on_a_direct_io_loop_device [Root],
+    chain_of_a_partition_of_a_loop_device [Root],
+    chain_of_dm_linear_over_a_loop_device [Root, DeviceMapper, Tool("dmsetup")],
+    rates_agree_with_iostat_on_a_loaded_direct_io_loop_device [Root, Tool("iostat")],
+    one_sample_costs_far_less_than_10_ms_of_cpu,
 }

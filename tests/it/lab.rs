@@ -11,16 +11,14 @@
 //! `losetup -a` naming that directory, so loop devices of other tests or
 //! other processes on the machine do not count.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::loopdev::{LoopDev, require_root};
-use common::store::{store_path, temp_store};
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
 
 /// Removes what a lab of this test left (and stops its dbio), even when
 /// the test fails. Declare it after the temporary directory.
@@ -59,7 +57,7 @@ struct Case {
     left: Leftovers,
     lab_dir: PathBuf,
     tmp: tempfile::TempDir,
-    _store: common::store::TempStore,
+    _store: crate::common::store::TempStore,
 }
 
 impl Case {
@@ -82,20 +80,17 @@ impl Case {
     }
 }
 
-/// None (after a "skipping" message) when not root.
-fn root_case() -> Option<Case> {
-    if !require_root() {
-        return None;
-    }
+/// A case with its own store and state directory (the tests that use it need root).
+fn root_case() -> Case {
     let store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
     let lab_dir = tmp.path().join("state");
-    Some(Case {
+    Case {
         left: Leftovers::new(&lab_dir),
         lab_dir,
         tmp,
         _store: store,
-    })
+    }
 }
 
 fn dbio(lab_dir: &Path) -> Command {
@@ -217,11 +212,8 @@ const THREE_ARMS: &str = r#"EXT4 = { fs = "ext4", mkfs = "-E nodiscard", mount =
 XFS = { fs = "xfs", mount = "noatime,nodiratime" }
 RAW = { fs = "none" }"#;
 
-#[test]
 fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
-    let Some(case) = root_case() else {
-        return;
-    };
+    let case = root_case();
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let plan = write_plan(
         tmp.as_path(),
@@ -303,11 +295,8 @@ fn lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind() {
     assert!(!text(&again).contains("building arm"), "{}", text(&again));
 }
 
-#[test]
 fn an_arm_whose_runs_are_complete_is_not_built_again() {
-    let Some(case) = root_case() else {
-        return;
-    };
+    let case = root_case();
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let one = r#"EXT4 = { fs = "ext4" }"#;
     let plan = write_plan(
@@ -340,11 +329,8 @@ RAW = { fs = "none" }"#;
     assert_nothing_left(&tmp, &lab_dir);
 }
 
-#[test]
 fn ctrl_c_in_the_middle_of_an_arm_tears_everything_down() {
-    let Some(mut case) = root_case() else {
-        return;
-    };
+    let mut case = root_case();
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let arms = r#"EXT4 = { fs = "ext4" }
 XFS = { fs = "xfs" }"#;
@@ -369,11 +355,8 @@ XFS = { fs = "xfs" }"#;
     assert_nothing_left(&tmp, &lab_dir);
 }
 
-#[test]
 fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
-    let Some(mut case) = root_case() else {
-        return;
-    };
+    let mut case = root_case();
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     // Not the lab's: a loop device with a mounted filesystem of its own.
     let mut decoy = LoopDev::new(64 << 20, false);
@@ -411,11 +394,8 @@ fn cleanup_after_kill_9_removes_exactly_what_the_lab_made() {
     );
 }
 
-#[test]
 fn a_named_device_is_used_and_given_back_attached_unmounted_with_its_scheduler() {
-    let Some(case) = root_case() else {
-        return;
-    };
+    let case = root_case();
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let dev = LoopDev::new(320 << 20, true);
     let sched = |d: &LoopDev| {
@@ -458,11 +438,8 @@ fn a_named_device_is_used_and_given_back_attached_unmounted_with_its_scheduler()
     );
 }
 
-#[test]
 fn discarding_a_loop_device_makes_its_image_sparse_and_reads_zeros() {
-    let Some(_case) = root_case() else {
-        return;
-    };
+    let _case = root_case();
     use std::io::{Read, Write};
     use std::os::unix::fs::MetadataExt;
     let dev = LoopDev::new(16 << 20, true);
@@ -500,7 +477,6 @@ fn discarding_a_loop_device_makes_its_image_sparse_and_reads_zeros() {
     assert!(dev.fsck_clean());
 }
 
-#[test]
 fn a_named_device_needs_its_destroy_devices_entry() {
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
@@ -524,11 +500,7 @@ fn a_named_device_needs_its_destroy_devices_entry() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
-#[test]
 fn a_mounted_device_is_refused_even_when_listed_for_destruction() {
-    if !require_root() {
-        return;
-    }
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
     let mut dev = LoopDev::new(64 << 20, false);
@@ -560,11 +532,7 @@ fn a_mounted_device_is_refused_even_when_listed_for_destruction() {
     assert_eq!(fs::read_to_string(mnt.join("precious")).unwrap(), "data");
 }
 
-#[test]
 fn not_root_is_refused_before_anything_is_made() {
-    if !require_root() {
-        return; // as a normal user the check is the one this test makes
-    }
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("shared");
@@ -596,7 +564,6 @@ fn not_root_is_refused_before_anything_is_made() {
     assert!(!dir.join("state").exists() && files_ending(&dir, ".img").is_empty());
 }
 
-#[test]
 fn dbio_plan_run_sends_a_lab_plan_to_dbio_lab_run() {
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
@@ -615,7 +582,6 @@ fn dbio_plan_run_sends_a_lab_plan_to_dbio_lab_run() {
     assert_eq!(sqlite("select count(*) from runs"), "0");
 }
 
-#[test]
 fn the_shipped_example_parses_and_dry_runs() {
     let _store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
@@ -642,11 +608,8 @@ fn the_shipped_example_parses_and_dry_runs() {
     );
 }
 
-#[test]
 fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
-    let Some(case) = root_case() else {
-        return;
-    };
+    let case = root_case();
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     let out = dbio(&lab_dir)
         .args([
@@ -693,11 +656,8 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
     assert_nothing_left(&tmp, &lab_dir);
 }
 
-#[test]
 fn lab_discard_on_a_named_device_needs_it_repeated_and_gives_it_back() {
-    let Some(case) = root_case() else {
-        return;
-    };
+    let case = root_case();
     let dev = LoopDev::new(256 << 20, true);
     let d = dev.path.to_str().unwrap();
     let args = [
@@ -733,4 +693,20 @@ fn lab_discard_on_a_named_device_needs_it_repeated_and_gives_it_back() {
     let mounts = fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains(&format!("{d} ")), "{mounts}");
     assert!(files_ending(&case.lab_dir, ".json").is_empty());
+}
+
+crate::tests! {
+    lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind [Root],
+    an_arm_whose_runs_are_complete_is_not_built_again [Root],
+    ctrl_c_in_the_middle_of_an_arm_tears_everything_down [Root],
+    cleanup_after_kill_9_removes_exactly_what_the_lab_made [Root],
+    a_named_device_is_used_and_given_back_attached_unmounted_with_its_scheduler [Root],
+    discarding_a_loop_device_makes_its_image_sparse_and_reads_zeros [Root],
+    a_named_device_needs_its_destroy_devices_entry,
+    a_mounted_device_is_refused_even_when_listed_for_destruction [Root],
+    not_root_is_refused_before_anything_is_made [Root],
+    dbio_plan_run_sends_a_lab_plan_to_dbio_lab_run,
+    the_shipped_example_parses_and_dry_runs,
+    lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard [Root],
+    lab_discard_on_a_named_device_needs_it_repeated_and_gives_it_back [Root],
 }

@@ -1,11 +1,8 @@
 //! `dbio compare`: two runs, or two variables of a plan, in AWR's compare
 //! period layout, from real runs in a temporary store.
 
-mod common;
+use crate::common::cli::{dbio, ok};
 
-use common::cli::{dbio, ok};
-
-#[test]
 fn two_variables_of_a_slob_plan_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
@@ -72,7 +69,6 @@ HEAVY = {{ target = "{0}/b", redo_stress = "heavy", update_pct = 50 }}
     assert_eq!(json["first"]["run_ids"].as_array().unwrap().len(), 2);
 }
 
-#[test]
 fn two_runs_by_id_and_bad_sides() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("store.sqlite");
@@ -134,4 +130,9 @@ fn two_runs_by_id_and_bad_sides() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{err}");
     }
+}
+
+crate::tests! {
+    two_variables_of_a_slob_plan_side_by_side,
+    two_runs_by_id_and_bad_sides,
 }
