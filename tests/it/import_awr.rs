@@ -8,14 +8,8 @@
 
 use std::path::Path;
 
-use crate::common::store::{store_path, temp_store};
-use assert_cmd::Command;
-
-fn dbio() -> Command {
-    let mut c = Command::cargo_bin("dbio").unwrap();
-    c.env("DBIO_DB", store_path());
-    c
-}
+use crate::common::run::dbio;
+use crate::common::store::temp_store;
 
 /// One awr_info.sh row: file, readers, writers, preads, pwrites, redo bytes.
 fn row(file: &str, r: u32, w: u32, preads: &str, pwrites: &str, redo: &str) -> String {

@@ -9,15 +9,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process};
 
+use crate::common::run::dbio;
 use crate::common::store::{store_path, temp_store};
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn dbio() -> Command {
-    let mut c = Command::cargo_bin("dbio").unwrap();
-    c.env("DBIO_DB", store_path());
-    c
-}
 
 /// Runs fio with `args` (plus a 4 MiB file in `dir`) and returns its JSON.
 fn fio(dir: &Path, out: &str, args: &[&str]) -> (PathBuf, Value) {

@@ -5,16 +5,10 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
+use crate::common::run::dbio;
 use crate::common::store::{store_path, temp_store};
-use assert_cmd::Command;
 use dbio::target::block::verify;
 use serde_json::Value;
-
-fn dbio() -> Command {
-    let mut c = Command::cargo_bin("dbio").unwrap();
-    c.env("DBIO_DB", store_path());
-    c
-}
 
 /// Runs dbio with --json and returns the parsed report.
 fn run_json(args: &[&str]) -> Value {

@@ -6,38 +6,22 @@ use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::loopdev::LoopDev;
+use crate::common::run::{dbio, num};
 use crate::common::store::{store_path, temp_store};
-use assert_cmd::Command;
 use dbio::target::block::verify;
 use serde_json::Value;
 
-fn dbio() -> Command {
-    let mut c = Command::cargo_bin("dbio").unwrap();
-    c.env("DBIO_DB", store_path());
-    c
-}
-
 fn n(v: &Value, path: &str) -> u64 {
-    let mut cur = v;
-    for k in path.split('.') {
-        cur = &cur[k];
-    }
-    cur.as_f64()
-        .unwrap_or_else(|| panic!("{path} is not a number")) as u64
+    num(v, path) as u64
 }
 
 fn json_run(args: &[&str]) -> Value {
     let out = dbio()
         .args(["run", "--json", "--workload", "slob"])
         .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).expect("one JSON document")
 }
 
 fn the_io_uring_db_writer_writes_batches_and_keeps_the_invariants() {

@@ -5,54 +5,18 @@
 
 use std::path::Path;
 
+use crate::common::run::{Run, dbio, num};
 use crate::common::store::{store_path, temp_store};
-use assert_cmd::Command;
 use dbio::target::block::verify;
 use serde_json::Value;
 
-fn dbio() -> Command {
-    let mut c = Command::cargo_bin("dbio").unwrap();
-    c.env("DBIO_DB", store_path());
-    c
-}
-
-/// A small, fast model on `dir`: 8 KiB blocks, small redo logs.
+/// A small, fast model on `dir`/data.
 fn slob(dir: &Path, extra: &[&str]) -> Value {
-    let target = dir.join("data");
-    let mut args = vec![
-        "run",
-        "--json",
-        "--workload",
-        "slob",
-        "--target",
-        target.to_str().unwrap(),
-        "--seed",
-        "7",
-    ];
-    for (opt, v) in [("--redo-file-size", "2M"), ("--log-buffer", "512K")] {
-        if !extra.contains(&opt) {
-            args.extend([opt, v]);
-        }
-    }
-    args.extend_from_slice(extra);
-    let out = dbio().args(&args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "dbio {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
+    Run::slob(&dir.join("data")).args(extra).json()
 }
 
 fn n(v: &Value, path: &str) -> f64 {
-    let mut cur = v;
-    for k in path.split('.') {
-        cur = cur
-            .get(k)
-            .unwrap_or_else(|| panic!("{path}: no {k} in {cur}"));
-    }
-    cur.as_f64()
-        .unwrap_or_else(|| panic!("{path} is not a number"))
+    num(v, path)
 }
 
 /// The event named `name`: (waits, time_s), zero when absent.

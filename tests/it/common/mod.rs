@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 pub mod cli;
 pub mod loopdev;
+pub mod run;
 pub mod store;
 
 use libtest_mimic::Trial;
