@@ -240,6 +240,7 @@ mod tests {
             outlier_ms: 500.0,
             interval_s: 1.0,
             destroy_device: None,
+            allow_root_fs: false,
             slob: None,
         };
         let target = Target {
@@ -255,6 +256,7 @@ mod tests {
                 seconds: 0.5,
                 direct: true,
             }),
+            lock: None,
         };
         let mut stats = SessionStats::new();
         for i in 0..7_000u64 {
