@@ -113,7 +113,7 @@ impl Target {
         if device::is_block_device(path) {
             let target = Self::device(cfg)?;
             if announce {
-                eprintln!("{}", place::landing(path));
+                place::announce(path);
             }
             return Ok(target);
         }
@@ -141,7 +141,7 @@ impl Target {
             }
         };
         if announce {
-            eprintln!("{}", place::landing(path));
+            place::announce(path);
         }
         let bs = u64::from(cfg.block_size);
         let total = cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE);

@@ -7,7 +7,8 @@
 //! filesystem whose path starts where mounts usually are (/mnt, /media,
 //! /data, /oradata, /u01...) unless `--allow-root-fs` says the root
 //! filesystem is meant — the classic empty, unmounted mount point.
-//! [`landing`] is the line telling where the target really is.
+//! [`landing`] is the line telling where the target really is, printed
+//! once per target by [`announce`].
 
 use std::ffi::OsStr;
 use std::fs;
@@ -121,6 +122,17 @@ fn on_root_fs(path: &Path) -> bool {
     match (fs::metadata(existing), fs::metadata("/")) {
         (Ok(a), Ok(root)) => a.dev() == root.dev(),
         _ => false,
+    }
+}
+
+/// Prints [`landing`] on stderr, once per target in this process (a plan
+/// runs many times on one target).
+pub fn announce(path: &Path) {
+    static SEEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if !seen.iter().any(|p| p == path) {
+        seen.push(path.to_path_buf());
+        eprintln!("{}", landing(path));
     }
 }
 
