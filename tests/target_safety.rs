@@ -385,6 +385,45 @@ fn a_running_benchmark_locks_its_device() {
     ok(&write_run(d, &[]));
 }
 
+#[test]
+fn a_layout_on_a_read_only_filesystem_is_locked_through_its_directory() {
+    let _store = temp_store();
+    if !require_root() {
+        return;
+    }
+    let mut dev = LoopDev::new(128 * MIB, true);
+    dev.mkfs("ext4");
+    let mnt = dev.mount();
+    let t = mnt.join("dbio");
+    let ts = t.to_str().unwrap();
+    let read = || {
+        dbio(&[
+            "run",
+            "--target",
+            ts,
+            "--size",
+            "4M",
+            "--pattern",
+            "randread",
+            "--ops",
+            "50",
+        ])
+    };
+    ok(&read());
+    let st = StdCommand::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    ok(&read());
+    let _ = StdCommand::new("mount")
+        .args(["-o", "remount,rw"])
+        .arg(&mnt)
+        .status();
+    dev.umount();
+}
+
 // ---- Damaged layouts are not reused ----
 
 fn all_blocks_verify(path: &Path, bs: usize) -> bool {

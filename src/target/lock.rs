@@ -2,8 +2,9 @@
 //!
 //! A run (layout and measurement) or a `dbio clean` takes an exclusive
 //! `flock` for as long as it works on a target: on the lock file
-//! [`LOCK_NAME`] in a directory target (the holder writes its pid into it),
-//! or on the device node of a block device target. A second command is
+//! [`LOCK_NAME`] in a directory target (the holder writes its pid into it;
+//! the directory itself where it is read-only), or on the device node of a
+//! block device target. A second command is
 //! refused at once with one line naming the pid that holds the lock, read
 //! from /proc/locks (or the lock file). The kernel drops the lock when the
 //! holder exits, however it ends, so a lock is never stale.
@@ -36,14 +37,26 @@ impl TargetLock {
         // A lock file removed by `dbio clean` between our open and our lock
         // is not the lock any more: retry on the file now at that path.
         for _ in 0..8 {
-            let file = OpenOptions::new()
+            let file = match OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .mode(0o644)
                 .open(&path)
-                .map_err(|e| TargetError::io(&path, "create the lock file", e))?;
+            {
+                Ok(f) => f,
+                // A read-only directory (a layout measured read-only): lock the directory itself.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES)) => {
+                    let file = File::open(dir).map_err(|e| TargetError::io(dir, "open", e))?;
+                    take(&file, dir)?;
+                    return Ok(TargetLock {
+                        _file: file,
+                        lock_file: None,
+                    });
+                }
+                Err(e) => return Err(TargetError::io(&path, "create the lock file", e)),
+            };
             take(&file, dir)?;
             let ours = file
                 .metadata()
