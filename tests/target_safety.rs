@@ -386,6 +386,61 @@ fn a_running_benchmark_locks_its_device() {
 }
 
 #[test]
+fn a_redo_dir_outside_the_target_is_checked_and_locked_too() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let redo = dir.path().join("redo");
+    let slob = |target: &Path, redo: &Path, time: &str| {
+        vec![
+            "run".to_string(),
+            "--workload".into(),
+            "slob".into(),
+            "--target".into(),
+            target.display().to_string(),
+            "--redo-dir".into(),
+            redo.display().to_string(),
+            "--sessions".into(),
+            "1".into(),
+            "--scale".into(),
+            "1000".into(),
+            "--time".into(),
+            time.into(),
+        ]
+    };
+    let run = |v: Vec<String>| dbio(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    // A missing --redo-dir is refused, not created.
+    refused(
+        &run(slob(&dir.path().join("a"), &redo, "1")),
+        &["--redo-dir", "not an existing directory"],
+    );
+    assert!(!redo.exists() && !dir.path().join("a").exists());
+    std::fs::create_dir(&redo).unwrap();
+    let v = slob(&dir.path().join("a"), &redo, "30");
+    let mut first = spawn_run(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    let pid = first.0.id();
+    wait_for("the first run's redo logs", || {
+        std::fs::read_to_string(redo.join("dbio-redo/dbio-manifest.json"))
+            .is_ok_and(|m| m.contains("\"complete\": true"))
+    });
+    // Another target, the same redo directory: refused while the first runs.
+    refused(
+        &run(slob(&dir.path().join("b"), &redo, "1")),
+        &[
+            "--redo-dir",
+            "in use by another dbio command",
+            &format!("pid {pid}"),
+        ],
+    );
+    assert!(!dir.path().join("b").exists(), "nothing was laid out");
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    assert_eq!(first.0.wait().unwrap().code(), Some(130));
+    assert!(
+        !redo.join("dbio.lock").exists(),
+        "no lock file is left in a --redo-dir"
+    );
+}
+
+#[test]
 fn a_layout_on_a_read_only_filesystem_is_locked_through_its_directory() {
     let _store = temp_store();
     if !require_root() {

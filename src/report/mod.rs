@@ -256,7 +256,7 @@ mod tests {
                 seconds: 0.5,
                 direct: true,
             }),
-            lock: None,
+            locks: Default::default(),
         };
         let mut stats = SessionStats::new();
         for i in 0..7_000u64 {

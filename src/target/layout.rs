@@ -87,7 +87,7 @@ pub fn create_last(dir: &Path) -> Result<bool, TargetError> {
                 .ok()
                 .and_then(|d| d.parent().map(Path::to_path_buf))
                 .unwrap_or_default();
-            Err(super::place::missing_parent(dir, &parent))
+            Err(super::place::missing_parent("", dir, &parent))
         }
         Err(e) => Err(TargetError::io(dir, "create directory", e)),
     }

@@ -33,6 +33,7 @@ pub struct TargetLock {
 impl TargetLock {
     /// Locks the directory target `dir` (which exists) through its lock file.
     pub fn directory(dir: &Path) -> Result<TargetLock, TargetError> {
+        let opt = "--target";
         let path = dir.join(LOCK_NAME);
         // A lock file removed by `dbio clean` between our open and our lock
         // is not the lock any more: retry on the file now at that path.
@@ -48,16 +49,11 @@ impl TargetLock {
                 Ok(f) => f,
                 // A read-only directory (a layout measured read-only): lock the directory itself.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES)) => {
-                    let file = File::open(dir).map_err(|e| TargetError::io(dir, "open", e))?;
-                    take(&file, dir)?;
-                    return Ok(TargetLock {
-                        _file: file,
-                        lock_file: None,
-                    });
+                    return Self::directory_itself(opt, dir);
                 }
                 Err(e) => return Err(TargetError::io(&path, "create the lock file", e)),
             };
-            take(&file, dir)?;
+            take(&file, opt, dir)?;
             let ours = file
                 .metadata()
                 .map_err(|e| TargetError::io(&path, "stat", e))?;
@@ -83,7 +79,18 @@ impl TargetLock {
     /// Locks a block device target through its device node.
     pub fn device(dev: &Path) -> Result<TargetLock, TargetError> {
         let file = File::open(dev).map_err(|e| TargetError::io(dev, "open", e))?;
-        take(&file, dev)?;
+        take(&file, "--target", dev)?;
+        Ok(TargetLock {
+            _file: file,
+            lock_file: None,
+        })
+    }
+
+    /// Locks the directory `dir` given as `opt` through the directory
+    /// itself, leaving no file in it (a `--redo-dir` outside the target).
+    pub fn directory_itself(opt: &str, dir: &Path) -> Result<TargetLock, TargetError> {
+        let file = File::open(dir).map_err(|e| TargetError::io(dir, "open", e))?;
+        take(&file, opt, dir)?;
         Ok(TargetLock {
             _file: file,
             lock_file: None,
@@ -100,7 +107,7 @@ impl TargetLock {
 }
 
 /// Takes the lock on `file` without waiting, or says who holds it.
-fn take(file: &File, target: &Path) -> Result<(), TargetError> {
+fn take(file: &File, opt: &str, target: &Path) -> Result<(), TargetError> {
     match flock(file, FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(()),
         Err(rustix::io::Errno::WOULDBLOCK) => {
@@ -113,7 +120,7 @@ fn take(file: &File, target: &Path) -> Result<(), TargetError> {
                 })
                 .unwrap_or_else(|| "pid unknown".into());
             Err(TargetError::Busy(format!(
-                "--target {} is in use by another dbio command ({holder}); wait for it to finish or choose another --target",
+                "{opt} {} is in use by another dbio command ({holder}); wait for it to finish or choose another {opt}",
                 target.display()
             )))
         }

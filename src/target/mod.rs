@@ -93,9 +93,10 @@ pub struct Target {
     pub logical_sector: Option<u32>,
     /// What laying out did (directory targets).
     pub layout: Option<layout::LayoutReport>,
-    /// The target's exclusive lock, held as long as any copy of the target.
+    /// The exclusive locks of the target (and of a `--redo-dir` outside
+    /// it), held as long as any copy of the target.
     #[serde(skip)]
-    pub lock: Option<Arc<lock::TargetLock>>,
+    pub locks: Arc<Vec<lock::TargetLock>>,
 }
 
 impl Target {
@@ -110,8 +111,14 @@ impl Target {
         interrupt: &AtomicBool,
     ) -> Result<Target, TargetError> {
         let path = &cfg.target;
+        let redo_lock = redo_lock(cfg)?;
         if device::is_block_device(path) {
-            let target = Self::device(cfg)?;
+            let mut target = Self::device(cfg)?;
+            if let Some(l) = redo_lock {
+                Arc::get_mut(&mut target.locks)
+                    .expect("not shared yet")
+                    .push(l);
+            }
             if announce {
                 place::announce(path);
             }
@@ -175,7 +182,7 @@ impl Target {
             blocks_per_file,
             logical_sector: None,
             layout: Some(report),
-            lock: Some(Arc::new(lock)),
+            locks: Arc::new([Some(lock), redo_lock].into_iter().flatten().collect()),
         })
     }
 
@@ -235,7 +242,7 @@ impl Target {
             blocks_per_file: blocks,
             logical_sector: Some(info.logical_sector),
             layout: None,
-            lock: Some(Arc::new(lock)),
+            locks: Arc::new(vec![lock]),
         })
     }
 
@@ -280,6 +287,25 @@ impl Target {
         }
         Ok(OpenFiles { fds })
     }
+}
+
+/// Checks and locks the SLOB model's `--redo-dir` when it is not the
+/// target directory (the redo logs go in its `dbio-redo` subdirectory).
+fn redo_lock(cfg: &RunConfig) -> Result<Option<lock::TargetLock>, TargetError> {
+    let Some(dir) = cfg.slob.as_ref().map(|s| &s.redo_dir) else {
+        return Ok(None);
+    };
+    if *dir == cfg.target {
+        return Ok(None);
+    }
+    place::check_directory_for("--redo-dir", dir, cfg.allow_root_fs)?;
+    if !dir.is_dir() {
+        return Err(TargetError::Invalid(format!(
+            "--redo-dir {} is not an existing directory; create it first (dbio creates only {REDO_SUBDIR} in it)",
+            dir.display()
+        )));
+    }
+    lock::TargetLock::directory_itself("--redo-dir", dir).map(Some)
 }
 
 /// The open files of a run, shared (by descriptor) by every session.

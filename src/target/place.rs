@@ -29,6 +29,11 @@ const SHM: &str = "/dev/shm";
 /// Checks a directory target (existing or to be created) before anything is
 /// created. `path` is not an existing block device.
 pub fn check_directory(path: &Path, allow_root_fs: bool) -> Result<(), TargetError> {
+    check_directory_for("--target", path, allow_root_fs)
+}
+
+/// [`check_directory`] for the directory option `opt` (e.g. `--redo-dir`).
+pub fn check_directory_for(opt: &str, path: &Path, allow_root_fs: bool) -> Result<(), TargetError> {
     let resolved = resolve(path)?;
     let shown = path.display();
     if let Some(tree) = SYSTEM_TREES
@@ -36,13 +41,13 @@ pub fn check_directory(path: &Path, allow_root_fs: bool) -> Result<(), TargetErr
         .find(|t| resolved.starts_with(t) && !resolved.starts_with(SHM))
     {
         return Err(TargetError::Invalid(format!(
-            "--target {shown} is under {tree}, which holds device nodes and kernel state, not data, and it is not an existing block device (a mistyped device name? see lsblk); nothing was created"
+            "{opt} {shown} is under {tree}, which holds device nodes and kernel state, not data, and it is not an existing block device (a mistyped device name? see lsblk); nothing was created"
         )));
     }
     if !path.exists() {
         let parent = resolved.parent().unwrap_or(Path::new("/"));
         if !parent.is_dir() {
-            return Err(missing_parent(path, parent));
+            return Err(missing_parent(opt, path, parent));
         }
     }
     if !allow_root_fs
@@ -50,16 +55,22 @@ pub fn check_directory(path: &Path, allow_root_fs: bool) -> Result<(), TargetErr
         && on_root_fs(&resolved)
     {
         return Err(TargetError::Invalid(format!(
-            "--target {shown} is on the root filesystem, but {prefix} usually holds mounted filesystems: is the filesystem meant to be there not mounted? Mount it, or add {ALLOW_ROOT_FS} if the root filesystem is what you want to measure; nothing was created"
+            "{opt} {shown} is on the root filesystem, but {prefix} usually holds mounted filesystems: is the filesystem meant to be there not mounted? Mount it, or add {ALLOW_ROOT_FS} if the root filesystem is what you want to measure; nothing was created"
         )));
     }
     Ok(())
 }
 
-/// The refusal for a target whose parent directory does not exist.
-pub fn missing_parent(path: &Path, parent: &Path) -> TargetError {
+/// The refusal for a directory given as `opt` (empty: not an option)
+/// whose parent directory does not exist.
+pub fn missing_parent(opt: &str, path: &Path, parent: &Path) -> TargetError {
+    let opt = if opt.is_empty() {
+        String::new()
+    } else {
+        format!("{opt} ")
+    };
     TargetError::Invalid(format!(
-        "--target {}: the directory {} does not exist; dbio creates only the last component of a target (create the parent first, or check the path for a typo); nothing was created",
+        "{opt}{}: the directory {} does not exist; dbio creates only the last component of a path (create the parent first, or check the path for a typo); nothing was created",
         path.display(),
         parent.display()
     ))
