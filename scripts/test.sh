@@ -26,6 +26,7 @@ want cryptsetup cryptsetup-bin "LUKS signatures in the device gate tests"
 want partx     util-linux  "partition nodes on loop devices"
 want sqlite3   sqlite3     "querying the results store as users do"
 want chromium  chromium    "rendering the HTML report headless"
+want mkfs.jfs  jfsutils    "JFS signatures (libblkid knows, dbio's own table too) in the device gate tests"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"

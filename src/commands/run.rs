@@ -72,7 +72,9 @@ pub fn run(
 ) -> Result<RunOutcome, CommandError> {
     let show_progress =
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let target = Target::prepare(cfg, show_progress, interrupt).map_err(layout_error)?;
+    // Plans (quiet, one line per run) say it too: once per target.
+    let announce = !quiet || output == Output::Line;
+    let target = Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?;
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
         RunLength::Ops { .. } => (None, 0.0),

@@ -35,6 +35,7 @@ fn target() -> (tempfile::TempDir, Target) {
         blocks_per_file: 256,
         logical_sector: None,
         layout: None,
+        locks: Default::default(),
     };
     (dir, t)
 }
@@ -60,6 +61,7 @@ fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
         outlier_ms: 500.0,
         interval_s: 1.0,
         destroy_device: None,
+        allow_root_fs: false,
         slob: None,
     }
 }

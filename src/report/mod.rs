@@ -244,6 +244,7 @@ mod tests {
             outlier_ms: 500.0,
             interval_s: 1.0,
             destroy_device: None,
+            allow_root_fs: false,
             slob: None,
         };
         let target = Target {
@@ -259,6 +260,7 @@ mod tests {
                 seconds: 0.5,
                 direct: true,
             }),
+            locks: Default::default(),
         };
         let mut stats = SessionStats::new();
         for i in 0..7_000u64 {

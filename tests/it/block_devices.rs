@@ -157,7 +157,13 @@ fn a_full_filesystem_is_found_before_writing_and_nothing_is_left() {
         err.contains("not enough free space") && err.contains("--size"),
         "{err}"
     );
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // One line besides the one saying where the target is.
+    let lines: Vec<&str> = err.trim_end().lines().collect();
+    assert!(
+        lines[0].starts_with("where    ") && lines[0].contains("on ext4"),
+        "{err}"
+    );
+    assert_eq!(lines.len(), 2, "{err}");
     assert!(
         !target.exists(),
         "the partial layout and the directory dbio made are gone"

@@ -21,6 +21,7 @@ mod run_raw;
 mod slob_dbwr_and_devices;
 mod slob_model;
 mod store_crash;
+mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
 
@@ -45,6 +46,7 @@ fn main() {
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),
         store_crash::tests(),
+        target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),
     ]

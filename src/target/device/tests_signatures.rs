@@ -114,6 +114,11 @@ fn crafted_signatures_are_found_where_they_live() {
         ("squashfs", 0, vec![(0, b"hsqs")]),
         ("bcache", 4120, vec![(4120, &BCACHE_MAGIC)]),
         ("ceph_bluestore", 0, vec![(0, b"bluestore block device")]),
+        ("oracleasm", 32, vec![(32, b"ORCLDISK")]),
+        ("ocfs2", 2048, vec![(2048, b"OCFSV2")]),
+        ("jfs", 32768, vec![(32768, b"JFS1")]),
+        ("reiserfs", 65588, vec![(65588, b"ReIsEr2Fs")]),
+        ("vdo", 0, vec![(0, b"dmvdo001")]),
     ];
     for (kind, offset, writes) in cases {
         assert_eq!(
@@ -301,6 +306,13 @@ fn real_luks() {
     ];
     if let Some(found) = made_by("cryptsetup", &args, 64 * MIB, Some("not a secret")) {
         assert_eq!(found, [("crypto_LUKS", 0)]);
+    }
+}
+
+#[test]
+fn real_jfs() {
+    if let Some(found) = made_by("mkfs.jfs", &["-q"], 64 * MIB, None) {
+        assert_eq!(found, [("jfs", 32768)]);
     }
 }
 
