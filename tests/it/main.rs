@@ -9,6 +9,7 @@ mod common;
 
 mod block_devices;
 mod compare;
+mod device_gate;
 mod import_awr;
 mod import_fio;
 mod import_fuzz;
@@ -34,6 +35,7 @@ fn main() {
     let trials: Vec<_> = [
         block_devices::tests(),
         compare::tests(),
+        device_gate::tests(),
         import_awr::tests(),
         import_fio::tests(),
         import_fuzz::tests(),

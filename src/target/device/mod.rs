@@ -25,13 +25,7 @@ mod usage;
 mod wipefs;
 
 #[cfg(test)]
-#[allow(dead_code)]
-#[path = "../../../tests/it/common/loopdev.rs"]
-mod loopdev;
-#[cfg(test)]
 mod tests_gate;
-#[cfg(test)]
-mod tests_loop;
 
 use std::fmt;
 use std::fs::{self, File};

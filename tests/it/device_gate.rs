@@ -3,10 +3,11 @@
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::loopdev::{LoopDev, have_tool, require_root};
-use super::*;
+use crate::common::loopdev::LoopDev;
+use dbio::target::device::*;
 
 const MIB: u64 = 1 << 20;
 
@@ -41,11 +42,7 @@ fn never_overridable(path: &Path) -> String {
     msg
 }
 
-#[test]
 fn zeroed_device_is_writable_and_probed_right() {
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::new(64 * MIB, false);
     let info = probe(&dev.path).expect("probe");
     assert_eq!(info.name, dev.name());
@@ -60,22 +57,14 @@ fn zeroed_device_is_writable_and_probed_right() {
     assert!(check_writable(&dev.path, Some(Path::new("/dev/whatever"))).is_ok());
 }
 
-#[test]
 fn probe_sees_4k_sectors() {
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::with_sector_size(64 * MIB, true, 4096);
     let info = probe(&dev.path).expect("probe");
     assert_eq!((info.logical_sector, info.size_bytes), (4096, 64 * MIB));
     assert!(info.physical_sector >= 4096, "{info:?}");
 }
 
-#[test]
 fn mounted_ext4_is_never_overridable_then_overridable_by_exact_path() {
-    if !require_root() || !have_tool("mkfs.ext4") {
-        return;
-    }
     let mut dev = LoopDev::new(64 * MIB, false);
     dev.mkfs("ext4");
     let mnt = dev.mount();
@@ -109,11 +98,7 @@ fn mounted_ext4_is_never_overridable_then_overridable_by_exact_path() {
     );
 }
 
-#[test]
 fn mounted_btrfs_is_found_despite_its_anonymous_devno() {
-    if !require_root() || !have_tool("mkfs.btrfs") {
-        return;
-    }
     let mut dev = LoopDev::new(256 * MIB, false);
     dev.mkfs("btrfs");
     let mountpoint = dev.mount().display().to_string();
@@ -139,11 +124,7 @@ fn mounted_btrfs_is_found_despite_its_anonymous_devno() {
     );
 }
 
-#[test]
 fn every_member_of_a_mounted_multi_device_btrfs_is_refused() {
-    if !require_root() || !have_tool("mkfs.btrfs") {
-        return;
-    }
     let mut first = LoopDev::new(256 * MIB, false);
     let second = LoopDev::new(256 * MIB, false);
     let out = Command::new("mkfs.btrfs")
@@ -173,11 +154,7 @@ fn every_member_of_a_mounted_multi_device_btrfs_is_refused() {
     }
 }
 
-#[test]
 fn mounted_xfs_is_never_overridable() {
-    if !require_root() || !have_tool("mkfs.xfs") {
-        return;
-    }
     let mut dev = LoopDev::new(320 * MIB, true);
     dev.mkfs("xfs");
     let mountpoint = dev.mount().display().to_string();
@@ -194,11 +171,7 @@ fn mounted_xfs_is_never_overridable() {
     never_overridable(&dev.path);
 }
 
-#[test]
 fn partitioned_device_then_mounted_and_swapped_partitions() {
-    if !require_root() || !have_tool("mkfs.ext4") || !have_tool("mkswap") {
-        return;
-    }
     let mut dev = LoopDev::new(64 * MIB, false);
     let parts = dev.partition(2);
     let names: Vec<String> = parts
@@ -275,11 +248,7 @@ fn partitioned_device_then_mounted_and_swapped_partitions() {
     );
 }
 
-#[test]
 fn active_swap_is_never_overridable() {
-    if !require_root() || !have_tool("mkswap") {
-        return;
-    }
     let mut dev = LoopDev::new(64 * MIB, false);
     let path = dev.path.clone();
     dev.swapon(&path);
@@ -298,11 +267,7 @@ fn active_swap_is_never_overridable() {
     overridable_only(&path);
 }
 
-#[test]
 fn exclusive_opener_blocks_writes() {
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::new(64 * MIB, false);
     let holder = OpenOptions::new()
         .read(true)
@@ -336,11 +301,7 @@ impl Drop for Stacked {
     }
 }
 
-#[test]
 fn loop_device_on_top_blocks_writes() {
-    if !require_root() {
-        return;
-    }
     let dev = LoopDev::new(64 * MIB, false);
     let out = Command::new("losetup")
         .args(["-f", "--show"])
@@ -360,11 +321,7 @@ fn loop_device_on_top_blocks_writes() {
     assert_eq!(refusals(&upper.0).expect("refusals"), []);
 }
 
-#[test]
 fn symlinks_to_a_device_work_but_do_not_count_as_the_exact_path() {
-    if !require_root() || !have_tool("mkfs.ext4") {
-        return;
-    }
     let dev = LoopDev::new(64 * MIB, false);
     dev.mkfs("ext4");
     let dir = tempfile::TempDir::new().expect("temp dir");
@@ -375,4 +332,18 @@ fn symlinks_to_a_device_work_but_do_not_count_as_the_exact_path() {
     assert_eq!(refusals(&link).expect("refusals"), [ext4_sig()]);
     refused(check_writable(&link, Some(&dev.path)));
     assert!(check_writable(&link, Some(&link)).is_ok());
+}
+
+crate::tests! {
+    zeroed_device_is_writable_and_probed_right [Root],
+    probe_sees_4k_sectors [Root],
+    mounted_ext4_is_never_overridable_then_overridable_by_exact_path [Root, Tool("mkfs.ext4")],
+    mounted_btrfs_is_found_despite_its_anonymous_devno [Root, Tool("mkfs.btrfs")],
+    every_member_of_a_mounted_multi_device_btrfs_is_refused [Root, Tool("mkfs.btrfs")],
+    mounted_xfs_is_never_overridable [Root, Tool("mkfs.xfs")],
+    partitioned_device_then_mounted_and_swapped_partitions [Root, Tool("mkfs.ext4"), Tool("mkswap")],
+    active_swap_is_never_overridable [Root, Tool("mkswap")],
+    exclusive_opener_blocks_writes [Root],
+    loop_device_on_top_blocks_writes [Root],
+    symlinks_to_a_device_work_but_do_not_count_as_the_exact_path [Root, Tool("mkfs.ext4")],
 }
