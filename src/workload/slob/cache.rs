@@ -323,6 +323,15 @@ impl Cache {
         }
     }
 
+    /// Wakes every session waiting for a free buffer in set `s`.
+    pub fn wake_all(&self, s: usize) {
+        let set = &self.sets[s];
+        set.freed.fetch_add(1, SeqCst);
+        if set.sleepers.load(SeqCst) > 0 {
+            futex::wake_all(&set.freed);
+        }
+    }
+
     /// Waits while another session reads the buffer in. Returns the state
     /// after and the time waited, or None when the run stops.
     fn await_read(&self, buf: u32, mut s: u32, stop: &AtomicBool) -> Option<(u32, u64)> {

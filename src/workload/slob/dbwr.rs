@@ -75,7 +75,7 @@ impl<E: Engine> DbWriter<'_, E> {
         let mut k = 0u32; // the next of my buffers a checkpoint pass looks at
         let mut pass: Option<Pass> = None;
         // Per working set, the request for free buffers this writer last answered.
-        let mut answered: Vec<u32> = (0..cache.sets()).map(|s| cache.set_wanted(s)).collect();
+        let mut answered = vec![0u32; cache.sets()];
         let mut next_set = 0usize;
         if mine == 0 {
             // No buffers: never holds a checkpoint back.
@@ -183,6 +183,7 @@ impl<E: Engine> DbWriter<'_, E> {
                 continue;
             }
             let (lo, len, at) = cache.set_span(s);
+            let had = bufs.len();
             for p in 0..len {
                 let b = lo + (at + p) % len;
                 if b % self.writers != self.id {
@@ -194,6 +195,11 @@ impl<E: Engine> DbWriter<'_, E> {
                         return s;
                     }
                 }
+            }
+            if wanted != answered[s] && bufs.len() == had {
+                // Asked, but nothing here is this writer's to write (the
+                // buffers are pinned or busy): the waiters look again.
+                cache.wake_all(s);
             }
             answered[s] = wanted;
         }

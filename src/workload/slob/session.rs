@@ -26,7 +26,7 @@ use crate::workload::rng::Rng;
 const NAP: Duration = Duration::from_millis(20);
 /// Longest free buffer wait before the miss is tried again (a DB writer
 /// batch that cleans buffers in the miss's working set ends it sooner).
-const FREE_WAIT: Duration = Duration::from_millis(10);
+const FREE_WAIT: Duration = Duration::from_millis(50);
 
 /// One session's fixed inputs and its own state.
 pub struct Session<'a, E: Engine> {
