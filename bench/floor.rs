@@ -115,7 +115,9 @@ impl Floor {
     /// buffers, until `secs` have passed.
     fn uring(&mut self, depth: u32, secs: f64) -> u64 {
         let mut ring = IoUring::new(depth.next_power_of_two()).expect("io_uring");
-        ring.submitter().register_files(&[self.fd]).expect("register file");
+        ring.submitter()
+            .register_files(&[self.fd])
+            .expect("register file");
         let iov: Vec<libc::iovec> = (0..depth as usize)
             .map(|i| libc::iovec {
                 // SAFETY: slot i lies inside the buffer of bs * depth bytes.
