@@ -10,8 +10,8 @@ pub mod control;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Condvar, Mutex};
 
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::CpuTime;
@@ -93,37 +93,44 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
     }
     let telemetry = Telemetry::start(devices);
 
-    let ready = Barrier::new(total as usize + 1);
-    let go = Barrier::new(total as usize + 1);
+    let gate = Gate::default();
     let finished = AtomicUsize::new(0);
     let (control, ends, start_unix_ns) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..total)
-            .map(|t| {
-                let (ready, go, finished, slot) = (&ready, &go, &finished, &*slots[t as usize]);
-                std::thread::Builder::new()
-                    .name(threads.name(t))
-                    .stack_size(THREAD_STACK)
-                    .spawn_scoped(s, move || {
-                        let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
-                        ready.wait();
-                        go.wait();
-                        let released = now_ns();
-                        let end = match state {
-                            Some(st) => work.run(t, st, slot),
-                            None => ThreadEnd::default(),
-                        };
-                        if (t as usize) < sessions {
-                            finished.fetch_add(1, SeqCst);
-                        }
-                        (released, end)
-                    })
-                    .expect("spawn a thread of the run")
-            })
-            .collect();
-
-        ready.wait();
+        let mut handles = Vec::with_capacity(total as usize);
+        for t in 0..total {
+            let (gate, finished, slot) = (&gate, &finished, &*slots[t as usize]);
+            let spawned = std::thread::Builder::new()
+                .name(threads.name(t))
+                .stack_size(THREAD_STACK)
+                .spawn_scoped(s, move || {
+                    let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
+                    let go = gate.arrive_and_wait();
+                    let released = now_ns();
+                    let end = match state.filter(|_| go) {
+                        Some(st) => work.run(t, st, slot),
+                        None => ThreadEnd::default(),
+                    };
+                    if (t as usize) < sessions {
+                        finished.fetch_add(1, SeqCst);
+                    }
+                    (released, end)
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    shared.fail(format!(
+                        "cannot start thread {} of {total}: {e}; lower --sessions or raise the limit on threads (ulimit -u, kernel.threads-max, the cgroup's pids.max)",
+                        t + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        // Every thread has built its state: start the clock and release them
+        // together (or, if not every thread could start, release them to end).
+        gate.wait_ready(handles.len());
         let start_unix_ns = shared.begin(opts.time_s);
-        go.wait();
+        gate.open(handles.len() == total as usize);
         let control = control(Watch {
             shared,
             slots: &slots,
@@ -145,6 +152,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
         // The sessions are done: the background threads drain and stop.
         work.sessions_ended();
         ends.extend(handles.map(|h| h.join().expect("a background thread panicked")));
+        ends.resize_with(total as usize, Default::default);
         (control, ends, start_unix_ns)
     });
 
@@ -157,8 +165,10 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
         if t < sessions {
             last_ns = last_ns.max(end.last_ns);
             issued += end.issued;
-            first_out = first_out.min(released);
-            last_out = last_out.max(released);
+            if released > 0 {
+                first_out = first_out.min(released);
+                last_out = last_out.max(released);
+            }
         }
         parts.push(end.part);
     }
@@ -181,5 +191,45 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
         },
         parts,
+    }
+}
+
+/// Where the threads of a run wait until every one has built its state,
+/// then leave together, to run (`open(true)`) or, when not every thread
+/// could be started, to end at once (`open(false)`). A barrier that cannot
+/// be left would hang the run on a thread that never came.
+#[derive(Default)]
+struct Gate {
+    /// Threads arrived, and whether (and how) the gate is open.
+    state: Mutex<(usize, Option<bool>)>,
+    arrived: Condvar,
+    opened: Condvar,
+}
+
+impl Gate {
+    /// A thread is ready: waits for the gate to open; true to run.
+    fn arrive_and_wait(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.0 += 1;
+        self.arrived.notify_one();
+        loop {
+            if let Some(go) = st.1 {
+                return go;
+            }
+            st = self.opened.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits until `n` threads have arrived.
+    fn wait_ready(&self, n: usize) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while st.0 < n {
+            st = self.arrived.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn open(&self, go: bool) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = Some(go);
+        self.opened.notify_all();
     }
 }
