@@ -131,11 +131,13 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
         gate.wait_ready(handles.len());
         let start_unix_ns = shared.begin(opts.time_s);
         gate.open(handles.len() == total as usize);
+        // The control loop ends when every session that started has ended.
+        let started_sessions = handles.len().min(sessions);
         let control = control(Watch {
             shared,
             slots: &slots,
             finished: &finished,
-            sessions,
+            sessions: started_sessions,
             ramp_s,
             time_s: opts.time_s,
             interrupt: opts.interrupt,

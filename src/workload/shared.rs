@@ -52,7 +52,8 @@ impl Shared {
         if let Some(t) = time_s {
             let ramp_s = self.ramp_ns as f64 / 1e9;
             let end = start.saturating_add(((ramp_s + t) * 1e9) as u64);
-            self.end_ns.store(end, SeqCst);
+            // A thread that failed before the start has ended the window already.
+            self.end_ns.fetch_min(end, SeqCst);
         }
         unix_ns()
     }
