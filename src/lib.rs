@@ -16,6 +16,7 @@ pub mod import;
 pub mod lab;
 pub mod measure;
 pub mod plan;
+pub mod preflight;
 pub mod report;
 pub mod runner;
 pub mod samplers;

@@ -73,7 +73,7 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
     }
     let status = match r.status {
         crate::runner::Status::Completed => "completed".to_string(),
-        crate::runner::Status::Interrupted => "INTERRUPTED (Ctrl-C): results so far".into(),
+        crate::runner::Status::Interrupted => super::text::interrupted_line(r),
         crate::runner::Status::Failed => {
             format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error"))
         }

@@ -16,6 +16,8 @@ pub const DEFAULT_UPDATE_PCT: u8 = 25;
 pub const DEFAULT_WORK_UNIT: u32 = 64;
 pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
 pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
+/// Longest think time, seconds.
+pub const MAX_THINK_S: f64 = 3600.0;
 
 #[derive(Args, Debug, Default, Clone)]
 #[command(next_help_heading = "SLOB model (--workload slob)")]
@@ -190,6 +192,16 @@ impl SlobArgs {
             None => DEFAULT_SCALE / bs,
             Some(s) => blocks_or_size(s, bs, "--scale")?,
         };
+        if scale_blocks
+            .checked_mul(u64::from(schemas))
+            .and_then(|b| b.checked_mul(bs))
+            .is_none_or(|b| b > 1 << 60)
+        {
+            return Err(format!(
+                "--scale {scale_blocks} blocks x {schemas} schemas of {} is too large (more than 1 EiB of data)",
+                fmt_size(bs)
+            ));
+        }
         let work_unit = self.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
         if !(3..=1024).contains(&work_unit) {
             return Err(format!(
@@ -235,6 +247,16 @@ impl SlobArgs {
             Some(every) => {
                 let min_s = self.think_min.unwrap_or(0.1);
                 let max_s = self.think_max.unwrap_or(min_s);
+                for (opt, v) in [
+                    ("--think-min", self.think_min),
+                    ("--think-max", self.think_max),
+                ] {
+                    if let Some(v) = v.filter(|v| *v > MAX_THINK_S) {
+                        return Err(format!(
+                            "{opt} {v} s is more than an hour; think times are short pauses (e.g. 0.1, 100ms)"
+                        ));
+                    }
+                }
                 if max_s < min_s {
                     return Err(format!("--think-max {max_s} is below --think-min {min_s}"));
                 }
@@ -291,7 +313,7 @@ impl SlobArgs {
             log_buffer,
         };
         if let Some(h) = hotspot
-            && h.offset_bytes + h.size_bytes > cfg.scale_blocks * bs
+            && h.offset_bytes.saturating_add(h.size_bytes) > cfg.scale_blocks.saturating_mul(bs)
         {
             return Err(format!(
                 "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of a schema ({}); make the hot spot smaller or --scale larger",
@@ -312,12 +334,19 @@ impl SlobArgs {
                 fmt_size(min)
             ));
         }
-        if u64::from(cfg.cache_buffers()) > u64::from(u32::MAX / 2) {
+        if cfg.cache_bytes / bs > u64::from(u32::MAX / 2) {
             return Err(format!(
-                "--cache {} is too large",
-                fmt_size(cfg.cache_bytes)
+                "--cache {} is too large: at most {} buffers of {}",
+                fmt_size(cfg.cache_bytes),
+                u32::MAX / 2,
+                fmt_size(bs)
             ));
         }
+        // A cache larger than the data holds nothing more: cap it (the
+        // report shows the buffers; `dbio run` says so).
+        let mut cfg = cfg;
+        let data = cfg.tablespace_blocks().saturating_mul(bs);
+        cfg.cache_bytes = cfg.cache_bytes.min(data.max(min));
         let one_op = cfg.max_redo_per_op();
         if log_buffer < one_op || log_buffer > 1 << 30 {
             return Err(format!(
