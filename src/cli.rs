@@ -246,15 +246,15 @@ pub struct RunArgs {
     pub dist: Distribution,
 
     /// Hot spot size in MiB (SLOB's HOTSPOT_MB); needs --hotspot-frequency.
-    #[arg(long, requires = "hotspot_frequency")]
+    #[arg(long)]
     pub hotspot_mb: Option<u64>,
 
-    /// Hot spot offset in MiB from the start of the data (SLOB's HOTSPOT_OFFSET_MB).
-    #[arg(long, default_value_t = 0, requires = "hotspot_mb")]
-    pub hotspot_offset_mb: u64,
+    /// Hot spot offset in MiB from the start of the data (SLOB's HOTSPOT_OFFSET_MB) [default: 0].
+    #[arg(long)]
+    pub hotspot_offset_mb: Option<u64>,
 
     /// Every Nth operation of a session goes to the hot spot (SLOB's HOTSPOT_FREQUENCY).
-    #[arg(long, requires = "hotspot_mb", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hotspot_frequency: Option<u32>,
 
     /// Issue at most this many requests per second in total (latency at a fixed load).
@@ -556,12 +556,29 @@ impl RunArgs {
 /// `--hotspot-frequency` (clap makes sure they come together).
 fn hotspot(
     mb: Option<u64>,
-    offset_mb: u64,
+    offset_mb: Option<u64>,
     every: Option<u32>,
 ) -> Result<Option<HotspotConfig>, String> {
-    let (Some(mb), Some(every)) = (mb, every) else {
-        return Ok(None);
+    let (mb, every) = match (mb, offset_mb, every) {
+        (None, None, None) => return Ok(None),
+        (Some(mb), _, Some(every)) => (mb, every),
+        (Some(mb), _, None) => {
+            return Err(format!(
+                "--hotspot-mb {mb} needs --hotspot-frequency N (every Nth operation goes to the hot spot)"
+            ));
+        }
+        (None, Some(off), _) => {
+            return Err(format!(
+                "--hotspot-offset-mb {off} needs --hotspot-mb SIZE and --hotspot-frequency N"
+            ));
+        }
+        (None, None, Some(n)) => {
+            return Err(format!(
+                "--hotspot-frequency {n} needs --hotspot-mb SIZE (the hot spot's size in MiB)"
+            ));
+        }
     };
+    let offset_mb = offset_mb.unwrap_or(0);
     if mb == 0 {
         return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into());
     }

@@ -1,6 +1,7 @@
 //! Checks of a validated [`RunConfig`] against this host, made before
-//! anything is written: the buffer cache against memory, the data files and
-//! redo logs against free space, the raw hot spot against the data. Each
+//! anything is written: the data files and redo logs against free space,
+//! the raw hot spot against the data; and the buffer cache against memory
+//! (made by the slob options' validation). Each
 //! refusal is one line naming the option and the value; nothing has been
 //! created when it comes.
 
@@ -17,9 +18,6 @@ const CACHE_SHARE_OF_AVAILABLE: f64 = 0.8;
 
 /// Every check, in order; the first refusal.
 pub fn check(cfg: &RunConfig) -> Result<(), String> {
-    if let Some(slob) = &cfg.slob {
-        check_cache(slob.cache_bytes, mem_available()?)?;
-    }
     if device::is_block_device(&cfg.target) {
         return Ok(());
     }
@@ -61,7 +59,7 @@ pub fn check_cache(cache: u64, available: u64) -> Result<(), String> {
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
-fn mem_available() -> Result<u64, String> {
+pub fn mem_available() -> Result<u64, String> {
     let text = std::fs::read_to_string("/proc/meminfo")
         .map_err(|e| format!("cannot read /proc/meminfo to check --cache: {e}"))?;
     text.lines()

@@ -51,6 +51,10 @@ pub fn run_args(
         Command::Run(a) => (*a).into_config()?,
         _ => unreachable!("argv starts with run"),
     };
+    // Refused before anything is written (a full filesystem, too little memory).
+    if let Err(e) = crate::preflight::check(&cfg) {
+        return Ok(RunStatus::Failed(e));
+    }
     match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
         Ok(o) => Ok(match o.status {
             Status::Completed => RunStatus::Completed,

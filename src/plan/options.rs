@@ -218,10 +218,11 @@ pub(crate) fn parse_run(args: &[String]) -> Result<RunConfig, String> {
         .map(String::from)
         .chain(args.iter().cloned());
     let cli = crate::cli::try_parse_from(argv).map_err(|e| clap_line(&e))?;
-    match cli.command {
-        Command::Run(r) => r.into_config(),
-        _ => Err("not a dbio run command".into()),
-    }
+    let cfg = match cli.command {
+        Command::Run(r) => r.into_config()?,
+        _ => return Err("not a dbio run command".into()),
+    };
+    Ok(cfg)
 }
 
 /// clap's message on one line (see [`crate::cli::error_line`]).

@@ -336,7 +336,7 @@ fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
 /// The status line of an interrupted run, naming the signal when one came.
 pub(super) fn interrupted_line(r: &Report) -> String {
     match &r.interrupted_by {
-        Some(by) => format!("INTERRUPTED ({by}): results so far"),
+        Some(by) => format!("INTERRUPTED by {by}: results so far"),
         None => "INTERRUPTED: results so far".to_string(),
     }
 }

@@ -63,11 +63,11 @@ pub struct SlobArgs {
     pub think_frequency: Option<u32>,
 
     /// Shortest think time (THINK_TM_MIN), e.g. 0.1 or 100ms [default: 0.1].
-    #[arg(long, value_parser = parse_seconds, requires = "think_frequency")]
+    #[arg(long, value_parser = parse_seconds)]
     pub think_min: Option<f64>,
 
     /// Longest think time (THINK_TM_MAX) [default: --think-min].
-    #[arg(long, value_parser = parse_seconds, requires = "think_frequency")]
+    #[arg(long, value_parser = parse_seconds)]
     pub think_max: Option<f64>,
 
     /// Operations per session, then stop (SLOB's WORK_LOOP); instead of --time.
@@ -134,6 +134,8 @@ impl SlobArgs {
                 "--hot-schema-frequency",
             ),
             (self.think_frequency.is_some(), "--think-frequency"),
+            (self.think_min.is_some(), "--think-min"),
+            (self.think_max.is_some(), "--think-max"),
             (self.work_loop.is_some(), "--work-loop"),
             (self.cache.is_some(), "--cache"),
             (self.db_writers.is_some(), "--db-writers"),
@@ -243,7 +245,19 @@ impl SlobArgs {
             ));
         }
         let think = match self.think_frequency {
-            None => None,
+            None => {
+                for (opt, v) in [
+                    ("--think-min", self.think_min),
+                    ("--think-max", self.think_max),
+                ] {
+                    if let Some(v) = v {
+                        return Err(format!(
+                            "{opt} {v} needs --think-frequency N (every Nth operation is followed by think time)"
+                        ));
+                    }
+                }
+                None
+            }
             Some(every) => {
                 let min_s = self.think_min.unwrap_or(0.1);
                 let max_s = self.think_max.unwrap_or(min_s);
@@ -342,6 +356,7 @@ impl SlobArgs {
                 fmt_size(bs)
             ));
         }
+        crate::preflight::check_cache(cfg.cache_bytes, crate::preflight::mem_available()?)?;
         // A cache larger than the data holds nothing more: cap it (the
         // report shows the buffers; `dbio run` says so).
         let mut cfg = cfg;
