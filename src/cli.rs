@@ -611,7 +611,7 @@ mod tests {
     fn config(args: &[&str]) -> Result<RunConfig, String> {
         let mut argv = vec!["dbio", "run"];
         argv.extend_from_slice(args);
-        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let cli = try_parse_from(argv).map_err(|e| e.to_string())?;
         match cli.command {
             Command::Run(r) => (*r).into_config(),
             _ => unreachable!(),
@@ -664,6 +664,68 @@ mod tests {
         assert!(e.contains("hotspot-frequency"), "{e}");
         let e = config(&["--outlier-ms", "0"]).unwrap_err();
         assert!(e.contains("--outlier-ms"), "{e}");
+    }
+
+    #[test]
+    fn negative_and_overflowing_values_are_named() {
+        let e = config(&["--size", "-1G"]).unwrap_err();
+        assert!(e.contains("'-1G' for '--size"), "{e}");
+        let e = config(&["--rate", "-10"]).unwrap_err();
+        assert!(e.contains("'-10' for '--rate"), "{e}");
+        let e = config(&["--time", "99999999999"]).unwrap_err();
+        assert!(
+            e.contains("'99999999999' for '--time") && e.contains("a year"),
+            "{e}"
+        );
+        let e = config(&["--ramp", "400d"]).unwrap_err();
+        assert!(e.contains("--ramp"), "{e}");
+        let e = config(&["--size", "12k", "--bs", "8k"]).unwrap_err();
+        assert!(
+            e.contains("--size 12 KiB is not a whole number of --bs 8 KiB"),
+            "{e}"
+        );
+        assert_eq!(
+            config(&["--size", "1.5G"]).unwrap().size_bytes,
+            Some(3 << 29)
+        );
+        let e = config(&["--hotspot-mb", "10"]).unwrap_err();
+        assert!(
+            e.contains("--hotspot-mb 10 needs --hotspot-frequency"),
+            "{e}"
+        );
+        let e =
+            config(&["--hotspot-mb", "99999999999999", "--hotspot-frequency", "2"]).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        let e = config(&["--workload", "slob", "--think-min", "1"]).unwrap_err();
+        assert!(e.contains("--think-min 1 needs --think-frequency"), "{e}");
+    }
+
+    #[test]
+    fn clap_errors_keep_their_list_on_the_line() {
+        let e = try_parse_from(["dbio", "compare", "1"]).unwrap_err();
+        assert_eq!(
+            error_line(&e),
+            "the following required arguments were not provided: <B>"
+        );
+        let e = try_parse_from(["dbio"]).unwrap_err();
+        assert!(!error_line(&e).is_empty());
+    }
+
+    #[test]
+    fn a_cache_larger_than_the_data_is_capped() {
+        let c = config(&[
+            "--workload",
+            "slob",
+            "--scale",
+            "1024",
+            "--sessions",
+            "2",
+            "--cache",
+            "1G",
+        ])
+        .unwrap();
+        let slob = c.slob.unwrap();
+        assert_eq!(slob.cache_bytes, slob.tablespace_blocks() * 8192);
     }
 
     #[test]
