@@ -18,6 +18,7 @@ const CACHE_SHARE_OF_AVAILABLE: f64 = 0.8;
 
 /// Every check, in order; the first refusal.
 pub fn check(cfg: &RunConfig) -> Result<(), String> {
+    check_buffers(cfg, mem_available()?)?;
     if device::is_block_device(&cfg.target) {
         return Ok(());
     }
@@ -53,6 +54,40 @@ pub fn check_cache(cache: u64, available: u64) -> Result<(), String> {
             fmt_size(available),
             (CACHE_SHARE_OF_AVAILABLE * 100.0) as u32,
             fmt_size(most >> 20 << 20)
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses I/O buffers the host cannot give: one block per request in
+/// flight in every session (and the slob cache and DB writer batches).
+pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), String> {
+    let bs = u64::from(cfg.block_size);
+    let io = u64::from(cfg.sessions)
+        .saturating_mul(u64::from(cfg.iodepth))
+        .saturating_mul(bs);
+    let slob = cfg.slob.as_ref().map_or(0, |s| {
+        s.cache_bytes
+            .saturating_add(u64::from(s.db_writers) * u64::from(s.dbwr_batch) * bs)
+            .saturating_add(s.log_buffer.saturating_mul(2))
+    });
+    let most = (available as f64 * CACHE_SHARE_OF_AVAILABLE) as u64;
+    if io.saturating_add(slob) > most {
+        return Err(format!(
+            "--sessions {} x --iodepth {} x --bs {} = {} of I/O buffers{} is more than this host can give ({} of memory available); lower --iodepth, --sessions or --bs",
+            cfg.sessions,
+            cfg.iodepth,
+            fmt_size(bs),
+            fmt_size(io),
+            if slob > 0 {
+                format!(
+                    " plus {} of buffer cache, DB writer batches and log buffer",
+                    fmt_size(slob)
+                )
+            } else {
+                String::new()
+            },
+            fmt_size(available)
         ));
     }
     Ok(())

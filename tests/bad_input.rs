@@ -72,6 +72,7 @@ const CASES: &[Case] = &[
     (&["run", "--iodepth", "5000"], &["--iodepth", "5000"]),
     (&["run", "--iodepth", "32"], &["--iodepth", "32"]),
     (&["run", "--engine", "aio"], &["--engine", "aio"]),
+    (&["run", "--engine", "io_uring", "--iodepth", "4096", "--bs", "1M", "--sessions", "64"], &["--iodepth 4096", "--sessions 64", "--bs 1 MiB"]),
     (&["run", "--io", "sync"], &["--io", "sync"]),
     (&["run", "--workload", "oltp"], &["--workload", "oltp"]),
     // durations and counts
