@@ -193,10 +193,10 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), String> {
             "give a smaller --size"
         };
         return Err(format!(
-            "{what} need {}, more than the {} free in {}; {fix}, or another --target",
+            "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
+            d.at.display(),
             fmt_size(d.need),
             fmt_size(free),
-            d.at.display()
         ));
     }
     Ok(())

@@ -165,10 +165,11 @@ fn a_full_filesystem_is_found_before_writing_and_nothing_is_left() {
         "--ops",
         "10",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // Refused as a configuration error before anything is written.
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("not enough free space") && err.contains("--size"),
+        err.contains("not enough free space") && err.contains("--size 256 MiB"),
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

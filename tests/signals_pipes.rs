@@ -150,6 +150,10 @@ fn a_closed_pipe_ends_every_command_quietly() {
         assert_eq!(runs.len(), 2);
         (runs[0]["id"].to_string(), runs[1]["id"].to_string())
     };
+    let fio = format!(
+        "{}/tests/corpus/fio/group_reporting.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let cases: Vec<Vec<&str>> = vec![
         vec!["runs", "list"],
         vec!["runs", "show", &first],
@@ -163,6 +167,7 @@ fn a_closed_pipe_ends_every_command_quietly() {
         vec!["plan", "run", plan, "--dry-run"],
         vec!["plan", "status", plan],
         vec!["lab", "status"],
+        vec!["import", "fio", "--dry-run", &fio],
     ];
     for args in &cases {
         let (code, stderr) = closed_stdout(args);
