@@ -725,7 +725,7 @@ mod tests {
         ])
         .unwrap();
         let slob = c.slob.unwrap();
-        assert_eq!(slob.cache_bytes, slob.tablespace_blocks() * 8192);
+        assert_eq!(slob.cache_bytes, 4 * slob.tablespace_blocks() * 8192);
     }
 
     #[test]

@@ -220,7 +220,7 @@ fn say_rounding(cfg: &dbio::config::RunConfig, asked_cache: Option<u64>) {
         && asked > slob.cache_bytes
     {
         eprintln!(
-            "note: --cache {} is larger than the data; capped at {}",
+            "note: --cache {} is more than 4 times the data; capped at {} (a larger cache holds nothing more)",
             fmt_size(asked),
             fmt_size(slob.cache_bytes)
         );

@@ -16,6 +16,8 @@ pub const DEFAULT_UPDATE_PCT: u8 = 25;
 pub const DEFAULT_WORK_UNIT: u32 = 64;
 pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
 pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
+/// A buffer cache is capped at this many times the data.
+pub const CACHE_CAP_X: u64 = 4;
 /// Longest think time, seconds.
 pub const MAX_THINK_S: f64 = 3600.0;
 
@@ -357,11 +359,15 @@ impl SlobArgs {
             ));
         }
         crate::preflight::check_cache(cfg.cache_bytes, crate::preflight::mem_available()?)?;
-        // A cache larger than the data holds nothing more: cap it (the
-        // report shows the buffers; `dbio run` says so).
+        // A cache far larger than the data holds nothing more: cap it at
+        // CACHE_CAP_X times the data, room enough that dirty and pinned
+        // buffers never force a cached block out (the report shows the
+        // buffers; `dbio run` says so).
         let mut cfg = cfg;
         let data = cfg.tablespace_blocks().saturating_mul(bs);
-        cfg.cache_bytes = cfg.cache_bytes.min(data.max(min));
+        cfg.cache_bytes = cfg
+            .cache_bytes
+            .min(data.saturating_mul(CACHE_CAP_X).max(min));
         let one_op = cfg.max_redo_per_op();
         if log_buffer < one_op || log_buffer > 1 << 30 {
             return Err(format!(
