@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     };
     let fresh = FreshStore::note(store_path(&cli.command));
     let result = dispatch(cli.command);
-    if let Err(CommandError::Usage(_)) = &result {
+    if let (Err(CommandError::Usage(_)), Some(fresh)) = (&result, fresh) {
         fresh.undo();
     }
     match result {
@@ -89,31 +89,24 @@ impl FreshStore {
             .collect();
         Some(FreshStore { path, dirs })
     }
-}
 
-trait Undo {
-    fn undo(self);
-}
-
-impl Undo for Option<FreshStore> {
     /// Removes the store the command created, if it holds no run.
     fn undo(self) {
-        let Some(f) = self else { return };
-        if !f.path.exists() {
+        if !self.path.exists() {
             return;
         }
-        let empty = Store::open(&f.path)
+        let empty = Store::open(&self.path)
             .and_then(|s| s.list(&Default::default()))
             .is_ok_and(|rows| rows.is_empty());
         if !empty {
             return;
         }
         for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = f.path.clone().into_os_string();
+            let mut p = self.path.clone().into_os_string();
             p.push(suffix);
             let _ = std::fs::remove_file(PathBuf::from(p));
         }
-        for d in &f.dirs {
+        for d in &self.dirs {
             let _ = std::fs::remove_dir(d);
         }
     }
