@@ -194,7 +194,9 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), String> {
         };
         return Err(format!(
             "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
-            d.at.display(),
+            std::fs::canonicalize(&d.at)
+                .unwrap_or_else(|_| d.at.clone())
+                .display(),
             fmt_size(d.need),
             fmt_size(free),
         ));
