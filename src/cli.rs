@@ -99,7 +99,11 @@ pub fn error_line(e: &clap::Error) -> String {
     {
         line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
     }
-    line
+    // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
+    line.replace(
+        ": invalid digit found in string",
+        ": not a whole number (digits only, e.g. 100)",
+    )
 }
 
 #[derive(Parser, Debug)]
@@ -672,6 +676,8 @@ mod tests {
         assert!(e.contains("'-1G' for '--size"), "{e}");
         let e = config(&["--rate", "-10"]).unwrap_err();
         assert!(e.contains("'-10' for '--rate"), "{e}");
+        let e = try_parse_from(["dbio", "run", "--rate", "-10"]).unwrap_err();
+        assert!(error_line(&e).ends_with("not a whole number (digits only, e.g. 100)"));
         let e = config(&["--time", "99999999999"]).unwrap_err();
         assert!(
             e.contains("'99999999999' for '--time") && e.contains("a year"),
