@@ -90,6 +90,11 @@ fi
 [[ -x $DBIO_SRC ]] || die "no dbio binary at $DBIO_SRC"
 DBIO=$WORK/dbio
 cp "$DBIO_SRC" "$DBIO"
+# The floor (bench/floor.rs): bare pread / io_uring loops with no timing per
+# I/O, the machine's limit for one thread, in cases a and b.
+(cd "$REPO" && cargo build --release --quiet --example floor)
+FLOOR=$WORK/floor
+cp "$REPO/target/release/examples/floor" "$FLOOR"
 
 # ---------------------------------------------------------------- helpers ---
 
@@ -195,6 +200,17 @@ run_fio() {
     [[ $(metric "$out" fio_errors) == 0 ]] || die "fio reported an error: fio $*"
 }
 
+# run_floor OUT FILE ENGINE DEPTH — one floor run (its JSON has the keys of
+# dbio's report that the dbio metrics read), likewise
+run_floor() {
+    local out=$1; shift
+    local TIMEFORMAT='%U %S'
+    if ! { time "$FLOOR" "$1" "$2" "$3" 4096 "$TIME" "$RAMP" >"$out" 2>"$out.err"; } 2>"$out.time"; then
+        cat "$out.err" >&2
+        die "floor failed: floor $*"
+    fi
+}
+
 # Per-run samples, keyed by series name ("a.dbio", "a.fio", …), as
 # space-separated lists.
 declare -A VAL CPU PCPU     # IOPS (MiB/s in case d); µs CPU/IO; same, whole process
@@ -284,9 +300,12 @@ case_a() {
         add_fio a.fio "$out-fio.json"
         run_fio "$out-fio-lean.json" --name=a "${common[@]}" "${lean[@]}" --randseed="$i"
         add_fio a.fio-gtod "$out-fio-lean.json"
+        run_floor "$out-floor.json" "$file" psync 1
+        add_dbio a.floor "$out-floor.json"
     done
     row "(a) 4k randread direct psync 1 session, tmpfs" a.dbio a.fio
     row "(a) … vs fio --gtod_reduce=1" a.dbio a.fio-gtod
+    row "(a) … vs the floor (bare pread loop)" a.dbio a.floor
 }
 
 # (b) The same reads through io_uring with 32 in flight from one thread.
@@ -312,9 +331,12 @@ case_b() {
         add_fio b.fio "$out-fio.json"
         run_fio "$out-fio-fixed.json" --name=b "${common[@]}" "${fixed[@]}" --randseed="$i"
         add_fio b.fio-fixed "$out-fio-fixed.json"
+        run_floor "$out-floor.json" "$file" io_uring 32
+        add_dbio b.floor "$out-floor.json"
     done
     row "(b) 4k randread direct io_uring qd32, tmpfs" b.dbio b.fio
     row "(b) … vs fio --fixedbufs --registerfiles" b.dbio b.fio-fixed
+    row "(b) … vs the floor (bare io_uring loop)" b.dbio b.floor
     NOTES+=("(b): on tmpfs io_uring hands O_DIRECT reads to io-wq worker threads (iou-wrk-*). dbio's CPU counts them (RUSAGE_SELF); fio's own usr/sys_cpu does not (RUSAGE_THREAD), so compare the whole-process table for this case.")
 }
 

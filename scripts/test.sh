@@ -5,27 +5,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each tool the tests drive, the Debian package that has it, and why.
 need=()
-command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
-command -v mkfs.xfs >/dev/null || need+=(xfsprogs)
-command -v mkfs.btrfs >/dev/null || need+=(btrfs-progs)
-command -v fio >/dev/null || need+=(fio)
-command -v iostat >/dev/null || need+=(sysstat)
-command -v losetup >/dev/null || need+=(mount)
-command -v sfdisk >/dev/null || need+=(fdisk)
-command -v sgdisk >/dev/null || need+=(gdisk)
-command -v mkfs.vfat >/dev/null || need+=(dosfstools)
-command -v cryptsetup >/dev/null || need+=(cryptsetup-bin)
-command -v partx >/dev/null || need+=(util-linux)
-command -v sqlite3 >/dev/null || need+=(sqlite3)
-command -v chromium >/dev/null || need+=(chromium)
+want() { # TOOL PACKAGE WHY
+  if ! command -v "$1" >/dev/null; then
+    need+=("$2")
+    echo "test.sh: $1 is missing: package $2 ($3)"
+  fi
+}
+want mkfs.ext4 e2fsprogs   "ext4 on loop devices"
+want mkfs.xfs  xfsprogs    "XFS on loop devices, the lab's xfs arms"
+want mkfs.btrfs btrfs-progs "btrfs members in the device gate tests"
+want fio       fio         "real fio output for the importer tests"
+want iostat    sysstat     "iostat -x to check dbio's device statistics"
+want losetup   mount       "loop devices"
+want sfdisk    fdisk       "MBR partition tables in the device gate tests"
+want sgdisk    gdisk       "GPT partition tables in the device gate tests"
+want mkfs.vfat dosfstools  "FAT signatures in the device gate tests"
+want cryptsetup cryptsetup-bin "LUKS signatures in the device gate tests"
+want partx     util-linux  "partition nodes on loop devices"
+want sqlite3   sqlite3     "querying the results store as users do"
+want chromium  chromium    "rendering the HTML report headless"
+want mkfs.jfs  jfsutils    "JFS signatures (libblkid knows, dbio's own table too) in the device gate tests"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
-    echo "installing: ${need[*]}"
+    echo "test.sh: installing ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "missing ${need[*]} (not root: the tests that need them will be skipped)"
+    echo "test.sh: not root, cannot install ${need[*]}: the tests that need them are reported as ignored"
   fi
 fi
 

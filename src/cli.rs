@@ -281,6 +281,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "DEVICE")]
     pub destroy_device: Option<PathBuf>,
 
+    /// Allow a directory target on the root filesystem under /mnt, /media, /data*, /oradata or /u0* (refused by default: usually a filesystem that is not mounted).
+    #[arg(long)]
+    pub allow_root_fs: bool,
+
     /// The results store every run is saved in [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -466,6 +470,7 @@ impl RunArgs {
             outlier_ms: self.outlier_ms,
             interval_s: self.interval,
             destroy_device: self.destroy_device,
+            allow_root_fs: self.allow_root_fs,
             slob: None,
         })
     }
@@ -551,6 +556,7 @@ impl RunArgs {
             outlier_ms: self.outlier_ms,
             interval_s: self.interval,
             destroy_device: self.destroy_device,
+            allow_root_fs: self.allow_root_fs,
             slob: Some(slob),
         })
     }

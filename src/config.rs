@@ -52,6 +52,10 @@ pub enum EngineKind {
     #[value(name = "io_uring", alias = "uring")]
     #[serde(rename = "io_uring")]
     IoUring,
+    /// Completes every request at once without I/O (as fio's null engine): dbio's own cost.
+    #[value(name = "null")]
+    #[serde(rename = "null")]
+    Null,
 }
 
 impl EngineKind {
@@ -59,6 +63,7 @@ impl EngineKind {
         match self {
             EngineKind::Psync => "psync",
             EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
         }
     }
 }
@@ -143,6 +148,9 @@ pub struct RunConfig {
     pub interval_s: f64,
     /// The device path the user repeated to allow destroying it.
     pub destroy_device: Option<PathBuf>,
+    /// A directory target on the root filesystem under a mount-like path is intended.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_root_fs: bool,
     /// The database model's settings (`--workload slob`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slob: Option<crate::workload::slob::SlobConfig>,

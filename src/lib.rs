@@ -2,7 +2,7 @@
 //!
 //! The pipeline, left to right: [`config`] (what to run) → [`target`] (where
 //! I/O goes) → [`workload`] (what is asked) → [`engine`] (how it is issued),
-//! driven by [`runner`], measured by [`measure`] and [`samplers`], and
+//! driven by [`harness`], measured by [`measure`] and [`samplers`], and
 //! rendered by [`report`]. See ARCHITECTURE.md.
 
 pub mod analysis;
@@ -12,15 +12,17 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod environment;
+pub mod harness;
 pub mod import;
 pub mod lab;
 pub mod measure;
 pub mod plan;
 pub mod preflight;
 pub mod report;
-pub mod runner;
+pub mod rng;
 pub mod samplers;
 pub mod store;
 pub mod target;
 pub mod units;
+pub mod vocab;
 pub mod workload;

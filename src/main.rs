@@ -10,7 +10,7 @@ use dbio::commands::run::{self, Output, RunMeta};
 use dbio::commands::{
     self, CommandError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, interrupt_flag,
 };
-use dbio::runner::Status;
+use dbio::harness::Status;
 use dbio::store::Store;
 use dbio::target;
 

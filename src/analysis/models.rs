@@ -15,7 +15,7 @@
 //! reads), REDO the same ratio over `db.block_size` (8192 without it) among
 //! the others, WRITES the rest. A model given at import (`--model`) wins.
 
-use crate::store::vocab as v;
+use crate::vocab as v;
 
 /// A model of `dbio report --model`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 use super::CommandError;
 use super::run::{self, Output, RunMeta};
 use crate::cli::Command;
+use crate::harness::Status;
 use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus, Summary};
-use crate::runner::Status;
 use crate::store::{RunFilter, Store};
 
 /// Makes a plan's runs in this process and saves them in the store.

@@ -88,7 +88,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     }
     if args.scaling
         && !by_model
-        && !stats::is_throughput(&crate::store::vocab::resolve_metric(&args.metric).0)
+        && !stats::is_throughput(&crate::vocab::resolve_metric(&args.metric).0)
     {
         return Err(CommandError::Usage(format!(
             "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_s, …)",
@@ -125,7 +125,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
                 _ => None,
             },
             Some(m) if by_model => facts.model_value(m),
-            _ => crate::store::vocab::lookup(&run.metrics, &args.metric),
+            _ => crate::vocab::lookup(&run.metrics, &args.metric),
         };
         match value {
             Some(v) => {

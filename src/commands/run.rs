@@ -6,15 +6,17 @@ use std::sync::atomic::AtomicBool;
 use super::CommandError;
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
+use crate::harness::{self, RunResult, Status};
 use crate::measure::stats::KINDS;
 use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
-use crate::runner::{self, RunError, RunResult, Status};
 use crate::samplers::status::StatusLine;
 use crate::store::{NewRun, Store, encode_histogram};
 use crate::target::{Target, TargetError};
+use crate::workload::raw::Raw;
 use crate::workload::slob::events::EVENTS;
-use crate::workload::slob::run as slob_run;
+use crate::workload::slob::run::{self as slob_run, Slob};
+use crate::workload::{SetupError, Shared};
 
 /// How a run's report is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,19 +72,32 @@ pub fn run(
 ) -> Result<RunOutcome, CommandError> {
     let show_progress =
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let target = Target::prepare(cfg, show_progress, interrupt).map_err(layout_error)?;
+    // Plans (quiet, one line per run) say it too: once per target.
+    let announce = !quiet || output == Output::Line;
+    let target = Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?;
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
         RunLength::Ops { .. } => (None, 0.0),
     };
     let status = StatusLine::for_stderr(output == Output::Text && !quiet, total_s, ramp_s);
-    let run_error = |e| match e {
-        RunError::Target(e) => CommandError::Failed(e.to_string()),
+    let setup_error = |e| match e {
+        SetupError::Target(e) => CommandError::Failed(e.to_string()),
         e => CommandError::Usage(e.to_string()),
+    };
+    let shared = Shared::new(ramp_s);
+    let opts = harness::Options {
+        time_s: match cfg.length {
+            RunLength::Time { time_s, .. } => Some(time_s),
+            RunLength::Ops { .. } => None,
+        },
+        interval_s: cfg.interval_s,
+        interrupt,
+        status,
     };
     let (report, histograms) = match &cfg.slob {
         None => {
-            let result = runner::run(cfg, &target, interrupt, status).map_err(run_error)?;
+            let work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
+            let result = harness::run(&work, &shared, opts).result;
             let histograms = histograms(&result);
             (
                 Report::new(cfg, &target, result, Environment::capture()),
@@ -92,9 +107,10 @@ pub fn run(
         Some(slob) => {
             let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, interrupt)
                 .map_err(layout_error)?;
-            let run =
-                slob_run::run(cfg, slob, &target, redo, interrupt, status).map_err(run_error)?;
-            let mut histograms = histograms(&run.result);
+            let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
+            let out = harness::run(&work, &shared, opts);
+            let run = work.finish(&out.parts);
+            let mut histograms = histograms(&out.result);
             let mut events = run.sessions.events.clone();
             events.merge(&run.dbwr.events);
             events.merge(&run.lgwr.events);
@@ -108,12 +124,12 @@ pub fn run(
             }
             let mut summary = SlobSummary::new(
                 &run,
-                run.result.measured_s,
+                out.result.measured_s,
                 slob.sessions(),
                 slob.db_writers,
             );
             summary.cache_buffers = slob.cache_buffers();
-            let mut report = Report::new(cfg, &target, run.result, Environment::capture());
+            let mut report = Report::new(cfg, &target, out.result, Environment::capture());
             report.slob = Some(summary);
             (report, histograms)
         }

@@ -3,6 +3,7 @@
 //! thread owns one engine; engines allocate nothing per request.
 
 pub mod buf;
+pub mod null;
 pub mod psync;
 pub mod uring;
 
@@ -11,7 +12,7 @@ use std::os::fd::RawFd;
 
 use rustix::fs::OFlags;
 
-use crate::config::IoMode;
+use crate::config::{EngineKind, IoMode};
 
 /// The direction of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,26 +145,63 @@ pub fn open_flags(mode: IoMode, write: bool) -> OFlags {
     access | extra | OFlags::CLOEXEC
 }
 
-/// The engines the CLI names, built for one session over open files.
+/// The engines the CLI names, built for one thread over open files. This is
+/// the one place an engine is chosen at run time: every workload holds an
+/// `AnyEngine`, whose calls pass straight to the engine inside (a predictable
+/// branch per call).
 pub enum AnyEngine {
     Psync(psync::Psync),
     Uring(Box<uring::Uring>),
+    Null(null::Null),
 }
 
 impl AnyEngine {
     pub fn new(
-        kind: crate::config::EngineKind,
+        kind: EngineKind,
         fds: &[RawFd],
         bufs: Option<&buf::BufPool>,
         depth: u32,
         sync: SyncAfterWrite,
     ) -> io::Result<Self> {
         Ok(match kind {
-            crate::config::EngineKind::Psync => AnyEngine::Psync(psync::Psync::new(fds, sync)),
-            crate::config::EngineKind::IoUring => {
+            EngineKind::Psync => AnyEngine::Psync(psync::Psync::new(fds, sync)),
+            EngineKind::IoUring => {
                 AnyEngine::Uring(Box::new(uring::Uring::new(fds, bufs, depth, sync)?))
             }
+            EngineKind::Null => AnyEngine::Null(null::Null::new(depth)),
         })
+    }
+}
+
+impl Engine for AnyEngine {
+    #[inline]
+    fn depth(&self) -> u32 {
+        match self {
+            AnyEngine::Psync(e) => e.depth(),
+            AnyEngine::Uring(e) => e.depth(),
+            AnyEngine::Null(e) => e.depth(),
+        }
+    }
+
+    #[inline]
+    unsafe fn queue(&mut self, io: &Io) -> io::Result<()> {
+        // SAFETY: forwarded with the caller's promise.
+        unsafe {
+            match self {
+                AnyEngine::Psync(e) => e.queue(io),
+                AnyEngine::Uring(e) => e.queue(io),
+                AnyEngine::Null(e) => e.queue(io),
+            }
+        }
+    }
+
+    #[inline]
+    fn reap<F: FnMut(Completion)>(&mut self, min: u32, done: F) -> io::Result<u32> {
+        match self {
+            AnyEngine::Psync(e) => e.reap(min, done),
+            AnyEngine::Uring(e) => e.reap(min, done),
+            AnyEngine::Null(e) => e.reap(min, done),
+        }
     }
 }
 

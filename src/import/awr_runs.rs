@@ -1,6 +1,6 @@
 //! awr_info.sh rows as stored runs: the variable and session count from the
 //! file name ([`super::naming`]), the numbers as `db.*` and `event.*`
-//! metrics ([`crate::store::vocab`]), the row itself as the run's record.
+//! metrics ([`crate::vocab`]), the row itself as the run's record.
 //!
 //! Units: awr_info.sh prints rates per second, MiB (2^20 bytes) per second,
 //! the old `REDO` in bytes per second and wait latencies in microseconds
@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 use super::awr_info::{Column, Parsed, Row};
 use super::naming::{self, Rule};
 use super::{ImportError, ModelArg};
-use crate::store::vocab as v;
 use crate::store::{ImportedRun, RunRow};
+use crate::vocab as v;
 
 /// How the rows become runs.
 #[derive(Clone, Debug, Default)]

@@ -72,9 +72,9 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
         let _ = writeln!(o, "storage  {}", chain.describe());
     }
     let status = match r.status {
-        crate::runner::Status::Completed => "completed".to_string(),
-        crate::runner::Status::Interrupted => super::text::interrupted_line(r),
-        crate::runner::Status::Failed => {
+        crate::harness::Status::Completed => "completed".to_string(),
+        crate::harness::Status::Interrupted => super::text::interrupted_line(r),
+        crate::harness::Status::Failed => {
             format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error"))
         }
     };

@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use crate::config::RunConfig;
 use crate::environment::Environment;
+use crate::harness::{RunResult, Status};
 use crate::measure::stats::{Kind, OpStats, Outlier};
-use crate::runner::{RunResult, Status};
 use crate::samplers::series::SecondPoint;
 use crate::samplers::telemetry::{TelemetryPoint, TelemetrySummary};
 use crate::target::chain::Chain;
@@ -44,6 +44,9 @@ pub struct Report {
     pub target: TargetSummary,
     pub ramp_s: f64,
     pub measured_s: f64,
+    /// Microseconds between the first and the last session leaving the
+    /// start barrier.
+    pub start_skew_us: f64,
     /// Per operation kind; absent kinds had no operation in the window.
     pub read: Option<OpSummary>,
     pub write: Option<OpSummary>,
@@ -184,6 +187,7 @@ impl Report {
             },
             ramp_s: r.ramp_s,
             measured_s: secs,
+            start_skew_us: r.start_skew_us,
             read: op(Kind::Read),
             write: op(Kind::Write),
             sync: op(Kind::Sync),
@@ -247,6 +251,7 @@ mod tests {
             outlier_ms: 500.0,
             interval_s: 1.0,
             destroy_device: None,
+            allow_root_fs: false,
             slob: None,
         };
         let target = Target {
@@ -262,6 +267,7 @@ mod tests {
                 seconds: 0.5,
                 direct: true,
             }),
+            locks: Default::default(),
         };
         let mut stats = SessionStats::new();
         for i in 0..7_000u64 {
@@ -312,6 +318,7 @@ mod tests {
             chain: Some(sample_chain()),
             telemetry: Vec::new(),
             window: Some(sample_window()),
+            start_skew_us: 41.5,
         };
         let env = Environment {
             hostname: "db1".into(),

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::{OpSummary, Report};
 use crate::config::{IoMode, RunLength};
-use crate::runner::Status;
+use crate::harness::Status;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::units::{fmt_count, fmt_size};
 
@@ -175,8 +175,8 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
     }
     let _ = writeln!(
         o,
-        "cpu      user {:.2} s, sys {:.2} s: {:.1} us of dbio CPU per I/O",
-        r.cpu.user_s, r.cpu.sys_s, r.cpu.us_per_io
+        "cpu      user {:.2} s, sys {:.2} s: {:.1} us of dbio CPU per I/O; sessions started within {:.0} us",
+        r.cpu.user_s, r.cpu.sys_s, r.cpu.us_per_io, r.start_skew_us
     );
     if let Some(w) = &r.telemetry_window {
         telemetry(o, r, w);

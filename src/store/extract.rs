@@ -145,7 +145,7 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     }
     let c = |k: &str| num(s, &format!("counters.{k}")).unwrap_or(0.0);
     let mib = 1024.0 * 1024.0;
-    use super::vocab as v;
+    use crate::vocab as v;
     let per_s = [
         (v::PHYSICAL_READS_S, c("read_requests")),
         ("db.physical_read_blocks_s", c("physical_reads")),
@@ -187,7 +187,7 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         let Some(name) = e.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let key = super::vocab::event_key(name);
+        let key = crate::vocab::event_key(name);
         for (field, v) in [
             ("avg_ms", num(e, "avg_ms")),
             ("time_s", num(e, "time_s")),

@@ -17,7 +17,7 @@ pub struct ImportedRun {
     /// source (`fio`, `awr-info`), source file (absolute path) and the
     /// SLOB.R model the user gave. `id`, `warmup` and `metrics` are unused.
     pub row: RunRow,
-    /// Metric rows, names from `store::vocab` and docs/store.md.
+    /// Metric rows, names from `crate::vocab` and docs/store.md.
     pub metrics: Vec<(String, f64)>,
     /// (op, [`super::encode_histogram`] bytes).
     pub histograms: Vec<(String, Vec<u8>)>,

@@ -21,7 +21,6 @@ pub mod imports;
 mod runs;
 pub mod schema;
 mod time;
-pub mod vocab;
 
 #[cfg(test)]
 mod tests;

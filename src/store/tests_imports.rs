@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::tests::report;
 use super::*;
+use crate::vocab;
 
 fn imported(variable: &str, iops: f64) -> ImportedRun {
     ImportedRun {

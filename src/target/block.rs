@@ -12,7 +12,7 @@
 //!
 //! The rest of the block is incompressible pseudo-random data.
 
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 pub const HEADER_LEN: usize = 32;
 pub const MAGIC: [u8; 4] = *b"DBIO";

@@ -20,7 +20,7 @@ use crate::engine::psync::Psync;
 use crate::engine::uring::Uring;
 use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// Bytes per layout write.
 const CHUNK: u64 = 1 << 20;
@@ -61,7 +61,8 @@ pub struct Shape {
 }
 
 /// Makes sure `dir` holds a complete layout of `shape`, reusing a compatible
-/// one dbio made before. Returns the data file paths and what was done.
+/// one dbio made before; creates `dir` (its last component only) if missing.
+/// Returns the data file paths and what was done.
 pub fn ensure(
     dir: &Path,
     shape: Shape,
@@ -69,16 +70,56 @@ pub fn ensure(
     progress: bool,
     interrupt: &AtomicBool,
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
-    let created_dir = !dir.exists();
-    if created_dir {
-        fs::create_dir_all(dir).map_err(|e| TargetError::io(dir, "create directory", e))?;
+    let created_dir = create_last(dir)?;
+    ensure_in(dir, created_dir, shape, seed, progress, interrupt)
+}
+
+/// Creates `dir` if it does not exist, never its parents: a missing parent
+/// is a mistyped or unmounted path. True if it was created.
+pub fn create_last(dir: &Path) -> Result<bool, TargetError> {
+    if dir.exists() {
+        return Ok(false);
     }
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = std::path::absolute(dir)
+                .ok()
+                .and_then(|d| d.parent().map(Path::to_path_buf))
+                .unwrap_or_default();
+            Err(super::place::missing_parent("", dir, &parent))
+        }
+        Err(e) => Err(TargetError::io(dir, "create directory", e)),
+    }
+}
+
+/// [`ensure`] for a directory that exists; `created_dir` says whether this
+/// command created it (kept in the manifest for `dbio clean`).
+pub fn ensure_in(
+    dir: &Path,
+    created_dir: bool,
+    shape: Shape,
+    seed: u64,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
     let existing = Manifest::load(dir).map_err(TargetError::Manifest)?;
     if let Some(m) = &existing {
-        if shape.grow && growable(dir, m, shape) {
+        let grows = shape.grow && growable(dir, m, shape);
+        let damage = (grows || reusable(dir, m, shape))
+            .then(|| super::intact::damage(&m.file_paths(dir), m.file_size, m.block_size))
+            .flatten();
+        if let Some(why) = &damage {
+            // dbio's own files (listed in its manifest): lay them out again.
+            eprintln!(
+                "the layout in {} is not as dbio wrote it: {why}; laying it out again",
+                dir.display()
+            );
+        }
+        if grows && damage.is_none() {
             return grow(dir, m.clone(), shape, seed, progress, interrupt);
         }
-        if reusable(dir, m, shape) {
+        if damage.is_none() && reusable(dir, m, shape) {
             let report = LayoutReport {
                 reused: true,
                 bytes: 0,

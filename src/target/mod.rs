@@ -5,11 +5,15 @@
 pub mod block;
 pub mod chain;
 pub mod device;
+pub mod intact;
 pub mod layout;
+pub mod lock;
 pub mod manifest;
+pub mod place;
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use rustix::fs::{Mode, OFlags};
@@ -51,6 +55,9 @@ pub enum TargetError {
     Invalid(String),
     #[error("interrupted")]
     Interrupted,
+    /// Another dbio command holds the target's lock.
+    #[error("{0}")]
+    Busy(String),
     #[error(
         "not enough free space in {dir} for {size} of data files; give a smaller --size (slob: --scale, --schemas or --redo-file-size) or free some space (the partial files were removed)"
     )]
@@ -86,18 +93,36 @@ pub struct Target {
     pub logical_sector: Option<u32>,
     /// What laying out did (directory targets).
     pub layout: Option<layout::LayoutReport>,
+    /// The exclusive locks of the target (and of a `--redo-dir` outside
+    /// it), held as long as any copy of the target.
+    #[serde(skip)]
+    pub locks: Arc<Vec<lock::TargetLock>>,
 }
 
 impl Target {
-    /// Lays out (or reuses) a directory, or checks a device, for `cfg`.
+    /// Lays out (or reuses) a directory, or checks a device, for `cfg`,
+    /// under the target's exclusive lock (kept in the returned target).
+    /// `announce` prints where the target landed on stderr once every check
+    /// passed, before anything is laid out.
     pub fn prepare(
         cfg: &RunConfig,
         progress: bool,
+        announce: bool,
         interrupt: &AtomicBool,
     ) -> Result<Target, TargetError> {
         let path = &cfg.target;
+        let redo_lock = redo_lock(cfg)?;
         if device::is_block_device(path) {
-            return Self::device(cfg);
+            let mut target = Self::device(cfg)?;
+            if let Some(l) = redo_lock {
+                Arc::get_mut(&mut target.locks)
+                    .expect("not shared yet")
+                    .push(l);
+            }
+            if announce {
+                place::announce(path);
+            }
+            return Ok(target);
         }
         if path.exists() && !path.is_dir() {
             return Err(TargetError::Invalid(format!(
@@ -111,6 +136,20 @@ impl Target {
                 path.display()
             )));
         }
+        place::check_directory(path, cfg.allow_root_fs)?;
+        let created = layout::create_last(path)?;
+        let lock = match lock::TargetLock::directory(path) {
+            Ok(l) => l,
+            Err(e) => {
+                if created {
+                    let _ = std::fs::remove_dir(path);
+                }
+                return Err(e);
+            }
+        };
+        if announce {
+            place::announce(path);
+        }
         let bs = u64::from(cfg.block_size);
         let total = cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE);
         let blocks_per_file = total / bs / u64::from(cfg.files);
@@ -120,7 +159,21 @@ impl Target {
             block_size: cfg.block_size,
             grow: cfg.slob.is_some(),
         };
-        let (files, report) = layout::ensure(path, shape, cfg.seed, progress, interrupt)?;
+        let (files, report) =
+            match layout::ensure_in(path, created, shape, cfg.seed, progress, interrupt) {
+                Ok(r) => r,
+                Err(e) => {
+                    // The layout removed what it wrote: when nothing of dbio's is
+                    // left, the lock file goes too, and the directory if made here.
+                    if matches!(manifest::Manifest::load(path), Ok(None)) {
+                        lock.remove_file();
+                    }
+                    if created {
+                        let _ = std::fs::remove_dir(path);
+                    }
+                    return Err(e);
+                }
+            };
         Ok(Target {
             kind: TargetKind::Directory,
             path: path.clone(),
@@ -129,6 +182,7 @@ impl Target {
             blocks_per_file,
             logical_sector: None,
             layout: Some(report),
+            locks: Arc::new([Some(lock), redo_lock].into_iter().flatten().collect()),
         })
     }
 
@@ -140,6 +194,7 @@ impl Target {
                 cfg.files
             )));
         }
+        let lock = lock::TargetLock::device(path)?;
         if cfg.pattern.writes() {
             device::check_writable(path, cfg.destroy_device.as_deref())?;
         } else if let Some(d) = &cfg.destroy_device
@@ -187,6 +242,7 @@ impl Target {
             blocks_per_file: blocks,
             logical_sector: Some(info.logical_sector),
             layout: None,
+            locks: Arc::new(vec![lock]),
         })
     }
 
@@ -233,6 +289,25 @@ impl Target {
     }
 }
 
+/// Checks and locks the SLOB model's `--redo-dir` when it is not the
+/// target directory (the redo logs go in its `dbio-redo` subdirectory).
+fn redo_lock(cfg: &RunConfig) -> Result<Option<lock::TargetLock>, TargetError> {
+    let Some(dir) = cfg.slob.as_ref().map(|s| &s.redo_dir) else {
+        return Ok(None);
+    };
+    if *dir == cfg.target {
+        return Ok(None);
+    }
+    place::check_directory_for("--redo-dir", dir, cfg.allow_root_fs)?;
+    if !dir.is_dir() {
+        return Err(TargetError::Invalid(format!(
+            "--redo-dir {} is not an existing directory; create it first (dbio creates only {REDO_SUBDIR} in it)",
+            dir.display()
+        )));
+    }
+    lock::TargetLock::directory_itself("--redo-dir", dir).map(Some)
+}
+
 /// The open files of a run, shared (by descriptor) by every session.
 pub struct OpenFiles {
     fds: Vec<OwnedFd>,
@@ -245,13 +320,25 @@ impl OpenFiles {
 }
 
 /// `dbio clean`: removes the files the manifest in `dir` lists, the manifest,
-/// and the directory if dbio created it and it is now empty.
+/// the lock file, and the directory if dbio created it and it is now empty.
+/// Refused while another dbio command holds the target's lock.
 pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
-    let Some(m) = manifest::Manifest::load(dir).map_err(TargetError::Manifest)? else {
-        return Err(TargetError::Invalid(format!(
+    let no_manifest = || {
+        TargetError::Invalid(format!(
             "{} has no dbio-manifest.json: nothing dbio laid out is there, so nothing was removed",
             dir.display()
-        )));
+        ))
+    };
+    // Only a directory with a manifest gets a lock file.
+    if manifest::Manifest::load(dir)
+        .map_err(TargetError::Manifest)?
+        .is_none()
+    {
+        return Err(no_manifest());
+    }
+    let lock = lock::TargetLock::directory(dir)?;
+    let Some(m) = manifest::Manifest::load(dir).map_err(TargetError::Manifest)? else {
+        return Err(no_manifest());
     };
     let mut removed: Vec<PathBuf> = m
         .file_paths(dir)
@@ -268,6 +355,7 @@ pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
             let _ = std::fs::remove_dir(&redo);
         }
     }
+    lock.remove_file();
     if m.created_dir {
         let _ = std::fs::remove_dir(dir); // only succeeds when empty
     }

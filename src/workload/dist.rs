@@ -42,7 +42,7 @@
 //! spot when `i % every == 0`, and follows the distribution otherwise, like SLOB's
 //! `HOTSPOT_OFFSET_MB` / `HOTSPOT_MB` / `HOTSPOT_FREQUENCY`.
 
-use super::rng::Rng;
+use crate::rng::Rng;
 use std::fmt;
 use std::str::FromStr;
 

@@ -82,7 +82,7 @@ pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportDat
             continue;
         }
         let run = store.get(r.id)?;
-        let Some(value) = crate::store::vocab::lookup(&run.metrics, metric) else {
+        let Some(value) = crate::vocab::lookup(&run.metrics, metric) else {
             data.left_out += 1;
             continue;
         };

@@ -111,7 +111,7 @@ pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
     }
 
     p.section("scaling", "Scaling");
-    if charts::is_throughput(&crate::store::vocab::resolve_metric(&data.metric).0) {
+    if charts::is_throughput(&crate::vocab::resolve_metric(&data.metric).0) {
         let s = charts::scaling(data);
         p.para(
             "note",

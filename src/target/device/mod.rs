@@ -15,19 +15,17 @@
 //! This module holds the public types, [`probe`], [`refusals`] and the gate.
 //! What makes a device busy (mounts, swap, holders, partitions, btrfs members,
 //! stacked loops, exclusive claims) is in `usage`; on-disk signature detection
-//! is in `signatures`.
+//! is in `signatures` (dbio's own table) and `wipefs` (util-linux's libblkid,
+//! asked for block devices); `contents` finds data that is neither zeros nor
+//! blocks dbio wrote.
 
+mod contents;
 mod signatures;
 mod usage;
+mod wipefs;
 
 #[cfg(test)]
-#[allow(dead_code)]
-#[path = "../../../tests/common/loopdev.rs"]
-mod loopdev;
-#[cfg(test)]
 mod tests_gate;
-#[cfg(test)]
-mod tests_loop;
 
 use std::fmt;
 use std::fs::{self, File};
@@ -131,6 +129,20 @@ pub enum Refusal {
     HasPartitions {
         partitions: Vec<String>,
     },
+    /// A signature only util-linux's probe (`wipefs`) knows, by blkid name.
+    Probed {
+        kind: String,
+        offset: u64,
+    },
+    /// `wipefs` was there but gave no answer.
+    ProbeFailed {
+        why: String,
+    },
+    /// Data that is neither zeros nor blocks dbio wrote, and no known
+    /// signature: `offset` is its first byte.
+    UnknownData {
+        offset: u64,
+    },
 }
 
 impl Refusal {
@@ -139,7 +151,11 @@ impl Refusal {
     pub fn overridable(&self) -> bool {
         matches!(
             self,
-            Refusal::Signature { .. } | Refusal::HasPartitions { .. }
+            Refusal::Signature { .. }
+                | Refusal::HasPartitions { .. }
+                | Refusal::Probed { .. }
+                | Refusal::ProbeFailed { .. }
+                | Refusal::UnknownData { .. }
         )
     }
 
@@ -185,9 +201,29 @@ impl fmt::Display for Refusal {
             Refusal::HasPartitions { partitions } => {
                 write!(f, "has partitions {}", partitions.join(", "))
             }
+            Refusal::Probed { kind, offset } => {
+                let phrase = match kind_phrase(kind) {
+                    UNKNOWN_KIND => format!("a {kind} signature"),
+                    p => p.to_string(),
+                };
+                write!(
+                    f,
+                    "carries {phrase} (signature at byte {offset}, found by wipefs)"
+                )
+            }
+            Refusal::ProbeFailed { why } => {
+                write!(f, "could not be checked for signatures: {why}")
+            }
+            Refusal::UnknownData { offset } => write!(
+                f,
+                "holds data that is neither zeros nor blocks dbio wrote (from byte {offset}) and no signature dbio or wipefs knows: it may be someone's data"
+            ),
         }
     }
 }
+
+/// [`kind_phrase`] of a kind it does not know.
+const UNKNOWN_KIND: &str = "a known on-disk signature";
 
 /// A readable noun phrase for a signature kind.
 fn kind_phrase(kind: &str) -> &'static str {
@@ -214,7 +250,14 @@ fn kind_phrase(kind: &str) -> &'static str {
         "squashfs" => "a squashfs image",
         "bcache" => "a bcache superblock",
         "ceph_bluestore" => "a Ceph BlueStore label",
-        _ => "a known on-disk signature",
+        "oracleasm" => "an Oracle ASM disk label",
+        "ocfs2" => "an OCFS2 filesystem",
+        "jfs" => "a JFS filesystem",
+        "reiserfs" => "a ReiserFS filesystem",
+        "vdo" => "a VDO volume",
+        "drbd" => "a DRBD metadata block",
+        "nilfs2" => "a NILFS2 filesystem",
+        _ => UNKNOWN_KIND,
     }
 }
 
@@ -416,10 +459,47 @@ fn block_refusals(path: &Path, info: &DeviceInfo) -> Result<Vec<Refusal>, Device
                 .to_string(),
         });
     }
-    out.extend(signature_refusals(path, info.size_bytes)?);
+    let own = signature_refusals(path, info.size_bytes)?;
+    let probed = probed_refusals(path, &own);
+    let known = !own.is_empty() || !parts.is_empty() || !probed.is_empty();
+    out.extend(own);
+    out.extend(probed);
     if !parts.is_empty() {
         let partitions = parts.into_iter().map(|p| p.name).collect();
         out.push(Refusal::HasPartitions { partitions });
     }
+    if !known && let Some(offset) = contents::foreign_data(path, info.size_bytes)? {
+        out.push(Refusal::UnknownData { offset });
+    }
     Ok(out)
+}
+
+/// What `wipefs` finds beyond dbio's own table (`own`): each kind once.
+/// A GPT's protective MBR is part of the GPT, as dbio's table counts it.
+fn probed_refusals(path: &Path, own: &[Refusal]) -> Vec<Refusal> {
+    let own_kinds: Vec<&str> = own
+        .iter()
+        .filter_map(|r| match r {
+            Refusal::Signature { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect();
+    match wipefs::probe(path) {
+        wipefs::Probe::Unavailable => Vec::new(),
+        wipefs::Probe::Failed(why) => vec![Refusal::ProbeFailed { why }],
+        wipefs::Probe::Found(found) => {
+            let mut out: Vec<Refusal> = Vec::new();
+            for (kind, offset) in found {
+                let explained = own_kinds.contains(&kind.as_str())
+                    || (kind == "PMBR" && own_kinds.contains(&"gpt"))
+                    || out
+                        .iter()
+                        .any(|r| matches!(r, Refusal::Probed { kind: k, .. } if *k == kind));
+                if !explained {
+                    out.push(Refusal::Probed { kind, offset });
+                }
+            }
+            out
+        }
+    }
 }

@@ -1,6 +1,9 @@
 //! On-disk signatures: filesystems, volume managers, RAID members, swap,
-//! encrypted volumes and partition tables, found by their magic numbers in
-//! the first and last [`SCAN_BYTES`] of a device or file, with blkid's names.
+//! encrypted volumes, Oracle ASM disks and partition tables, found by their
+//! magic numbers in the first and last [`SCAN_BYTES`] of a device or file,
+//! with blkid's names. This is dbio's own table: for block devices `wipefs`
+//! (libblkid) is asked as well, and this table is what remains where
+//! util-linux is absent.
 //!
 //! [`Sample`] holds the two ends; [`MAGICS`] are fixed strings at fixed
 //! offsets and [`DETECTORS`] the signatures whose place or name depends on the
@@ -68,7 +71,7 @@ impl Sample {
 }
 
 /// pread until `len` bytes or end of file.
-fn read_up_to(file: &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+pub(super) fn read_up_to(file: &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
     let mut done = 0;
     while done < buf.len() {
@@ -117,6 +120,18 @@ const MAGICS: &[Magic] = &[
     ("squashfs", 0, b"hsqs"),
     ("bcache", 4096 + 24, &BCACHE_MAGIC),
     ("ceph_bluestore", 0, b"bluestore block device"),
+    // Oracle ASM disk label (ASMLib's and ASM's own): "ORCLDISK" at byte 32.
+    ("oracleasm", 32, b"ORCLDISK"),
+    ("ocfs2", 1024, b"OCFSV2"),
+    ("ocfs2", 2048, b"OCFSV2"),
+    ("ocfs2", 4096, b"OCFSV2"),
+    ("ocfs2", 8192, b"OCFSV2"),
+    ("jfs", 32768, b"JFS1"),
+    ("reiserfs", 65536 + 52, b"ReIsErFs"),
+    ("reiserfs", 65536 + 52, b"ReIsEr2Fs"),
+    ("reiserfs", 65536 + 52, b"ReIsEr3Fs"),
+    ("reiserfs", 8192 + 52, b"ReIsErFs"),
+    ("vdo", 0, b"dmvdo001"),
 ];
 
 /// Detectors whose offset or verdict depends on the contents or the size.

@@ -1,11 +1,21 @@
 //! The buffer cache: `--cache` bytes of block buffers shared by every session,
 //! found by block number through a partitioned hash (Oracle's cache buffers
-//! chains, one short lock per partition), replaced by a clock sweep (a use
-//! bit per buffer, second chance) that never takes a dirty, pinned or busy
-//! buffer. Each buffer's state is one atomic word, so pinning, dirtying and
-//! starting or ending I/O are single atomic operations; a session that wants
-//! a block another session is reading sleeps on that word ("read by other
-//! session").
+//! chains, one short lock per partition). Each buffer's state is one atomic
+//! word, so pinning, dirtying and starting or ending I/O are single atomic
+//! operations; a session that wants a block another session is reading
+//! sleeps on that word ("read by other session").
+//!
+//! Replacement works per working set (Oracle's LRU working sets, InnoDB's
+//! buffer pool instances): the buffers are split into sets of about
+//! [`SET_BUFFERS`], a block is always cached in the set its number hashes to,
+//! and each set has its own clock hand (a use bit per buffer, second chance)
+//! and dirty count on a cache line of its own. A miss looks at no more than
+//! [`SCAN_PCT`]% of its set (Oracle's `_db_block_max_scan_pct`): it never
+//! takes a dirty, pinned or busy buffer, and when it met none it could take
+//! it asks the DB writers to clean the set and returns
+//! [`Lookup::NoFreeBuffer`] (the session waits: "free buffer waits"). So the
+//! work of a miss is bounded whatever the state of the cache, and no word is
+//! written by every session on every miss.
 //!
 //! Bytes of a buffer are touched only by the thread that holds its READING
 //! (the session reading it in) or WRITING (the DB writer writing it out) bit,
@@ -14,7 +24,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use std::time::Duration;
 
@@ -32,8 +42,42 @@ const WAITERS: u32 = 1 << 20;
 const USED: u32 = 1 << 21;
 
 const PARTITIONS: usize = 256;
-/// Buffers the clock hand moves per step.
-const SWEEP: u64 = 8;
+/// Buffers a clock hand moves per step.
+const SWEEP: u32 = 8;
+/// Buffers per working set, about (fewer sets than this would make).
+pub const SET_BUFFERS: u32 = 1024;
+/// Most working sets.
+const MAX_SETS: u32 = 1024;
+/// Share of its working set a miss looks at, at most, in percent.
+pub const SCAN_PCT: u32 = 40;
+
+/// One working set: buffers `lo..lo + len`, replaced by their own clock.
+/// Aligned to its own cache lines: only misses in this set write it.
+#[repr(align(128))]
+struct WorkSet {
+    lo: u32,
+    len: u32,
+    /// Most buffers one miss looks at (a multiple of [`SWEEP`]).
+    limit: u32,
+    hand: AtomicU64,
+    /// Buffers of the set dirty now.
+    dirty: AtomicU64,
+    /// Moves each time a miss found no buffer it could take here.
+    wanted: AtomicU32,
+    /// Moves each time a DB writer batch cleaned buffers here (a futex word).
+    freed: AtomicU32,
+    /// Sessions sleeping on `freed`.
+    sleepers: AtomicU32,
+}
+
+/// What looking at one buffer for a victim found.
+enum Claim {
+    Got(u32),
+    /// Clean and idle but recently used: its use bit is cleared now.
+    Used,
+    /// Dirty, pinned, being read or written, or taken meanwhile.
+    Busy,
+}
 
 /// What looking a block up gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,10 +89,19 @@ pub enum Lookup {
     /// READING. The caller reads the block into it, then calls
     /// [`Cache::read_done`] (or [`Cache::read_failed`]).
     Claimed { buf: u32 },
-    /// Every buffer is pinned, dirty or busy: wait for a DB writer.
-    NoFreeBuffer,
+    /// The buffers the miss looked at were all pinned, dirty or busy: wait
+    /// for a DB writer ([`Cache::wait_free`]).
+    NoFreeBuffer(FreeWait),
     /// The run is stopping.
     Stopped,
+}
+
+/// What a session waiting for a free buffer waits on: its working set's
+/// count of DB writer batches that cleaned buffers there, as the miss saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreeWait {
+    set: u32,
+    seen: u32,
 }
 
 #[derive(Default)]
@@ -82,8 +135,7 @@ pub struct Cache {
     /// Redo position when the buffer was first dirtied (valid while DIRTY).
     dirty_lsn: Box<[AtomicU64]>,
     parts: Box<[Mutex<Map>]>,
-    hand: AtomicU64,
-    dirty: AtomicU64,
+    sets: Box<[WorkSet]>,
 }
 
 // SAFETY: the buffer memory is shared by design; a buffer's bytes are only
@@ -103,9 +155,72 @@ impl Cache {
             parts: (0..PARTITIONS)
                 .map(|_| Mutex::new(Map::with_capacity_and_hasher(per_part, Default::default())))
                 .collect(),
-            hand: AtomicU64::new(0),
-            dirty: AtomicU64::new(0),
+            sets: Self::work_sets(buffers),
         }
+    }
+
+    fn work_sets(n: u32) -> Box<[WorkSet]> {
+        let w = (n / SET_BUFFERS).clamp(1, MAX_SETS);
+        (0..w)
+            .map(|s| {
+                let lo = (u64::from(s) * u64::from(n) / u64::from(w)) as u32;
+                let hi = (u64::from(s + 1) * u64::from(n) / u64::from(w)) as u32;
+                let len = hi - lo;
+                WorkSet {
+                    lo,
+                    len,
+                    limit: (len * SCAN_PCT / 100).next_multiple_of(SWEEP).max(SWEEP),
+                    hand: AtomicU64::new(0),
+                    dirty: AtomicU64::new(0),
+                    wanted: AtomicU32::new(0),
+                    freed: AtomicU32::new(0),
+                    sleepers: AtomicU32::new(0),
+                }
+            })
+            .collect()
+    }
+
+    /// The working set block `block` is cached in.
+    #[inline]
+    fn set_for(&self, block: u64) -> usize {
+        let h = block.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 32;
+        (h % self.sets.len() as u64) as usize
+    }
+
+    /// The working set buffer `buf` belongs to.
+    #[inline]
+    fn set_of(&self, buf: u32) -> usize {
+        let w = self.sets.len() as u64;
+        ((u64::from(buf) + 1) * w).div_ceil(u64::from(self.n)) as usize - 1
+    }
+
+    /// Working sets.
+    pub fn sets(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Buffers `lo..lo + len` of working set `s`, and where its clock hand
+    /// is (0..len): the cold end, where DB writers write first.
+    pub fn set_span(&self, s: usize) -> (u32, u32, u32) {
+        let set = &self.sets[s];
+        let at = (set.hand.load(Relaxed) % u64::from(set.len)) as u32;
+        (set.lo, set.len, at)
+    }
+
+    /// Moves each time a miss in set `s` found no buffer it could take.
+    pub fn set_wanted(&self, s: usize) -> u32 {
+        self.sets[s].wanted.load(Acquire)
+    }
+
+    /// True when more than a quarter of set `s` is dirty.
+    pub fn set_pressure(&self, s: usize) -> bool {
+        let set = &self.sets[s];
+        set.dirty.load(Relaxed) * 4 > u64::from(set.len)
+    }
+
+    /// Most buffers one miss for `block` looks at.
+    pub fn scan_limit(&self, block: u64) -> u32 {
+        self.sets[self.set_for(block)].limit
     }
 
     pub fn buffers(&self) -> u32 {
@@ -114,7 +229,7 @@ impl Cache {
 
     /// Buffers dirty now.
     pub fn dirty(&self) -> u64 {
-        self.dirty.load(Relaxed)
+        self.sets.iter().map(|s| s.dirty.load(Relaxed)).sum()
     }
 
     /// The memory of buffer `buf`; only for the holder of its READING or WRITING bit.
@@ -157,8 +272,13 @@ impl Cache {
                 }
             }
             drop(part);
-            let Some(victim) = self.claim_victim() else {
-                return Lookup::NoFreeBuffer;
+            let set = self.set_for(block);
+            let seen = self.sets[set].freed.load(Acquire);
+            let Some(victim) = self.sweep(&self.sets[set]).0 else {
+                return Lookup::NoFreeBuffer(FreeWait {
+                    set: set as u32,
+                    seen,
+                });
             };
             let mut part = self.part(block);
             if part.contains_key(&block) {
@@ -170,6 +290,45 @@ impl Cache {
             self.tag[victim as usize].store(block + 1, Release);
             self.state[victim as usize].store(PIN_ONE | READING | USED, Release);
             return Lookup::Claimed { buf: victim };
+        }
+    }
+
+    /// Sleeps until a DB writer cleans buffers in the working set a miss
+    /// found none free in (or `timeout`; at once if one did meanwhile).
+    pub fn wait_free(&self, w: FreeWait, timeout: Duration) {
+        let set = &self.sets[w.set as usize];
+        // SeqCst here and in `cleaned`: a writer that bumps `freed` either
+        // sees this sleeper or the futex sees the new `freed`.
+        set.sleepers.fetch_add(1, SeqCst);
+        futex::wait(&set.freed, w.seen, timeout);
+        set.sleepers.fetch_sub(1, Relaxed);
+    }
+
+    /// A DB writer wrote `bufs` (now clean): wakes as many sessions waiting
+    /// for a free buffer in each of their working sets as it cleaned there.
+    pub fn cleaned(&self, bufs: &[u32]) {
+        let mut i = 0;
+        while i < bufs.len() {
+            let s = self.set_of(bufs[i]);
+            let mut n = 1;
+            while i + n < bufs.len() && self.set_of(bufs[i + n]) == s {
+                n += 1;
+            }
+            i += n;
+            let set = &self.sets[s];
+            set.freed.fetch_add(1, SeqCst);
+            if set.sleepers.load(SeqCst) > 0 {
+                futex::wake(&set.freed, n as u32);
+            }
+        }
+    }
+
+    /// Wakes every session waiting for a free buffer in set `s`.
+    pub fn wake_all(&self, s: usize) {
+        let set = &self.sets[s];
+        set.freed.fetch_add(1, SeqCst);
+        if set.sleepers.load(SeqCst) > 0 {
+            futex::wake_all(&set.freed);
         }
     }
 
@@ -194,43 +353,61 @@ impl Cache {
         Some((s, now_ns() - t0))
     }
 
-    /// A clock sweep for a clean, unpinned, idle buffer; returns it pinned
-    /// and holding no block. None after two turns of the clock found none.
-    /// The hand advances [`SWEEP`] buffers at a time, so sessions sweeping
-    /// at once share its cache line once per stretch, not once per buffer.
-    fn claim_victim(&self) -> Option<u32> {
-        let n = u64::from(self.n);
-        let stretches = (2 * n).div_ceil(SWEEP);
-        for _ in 0..stretches {
-            let base = self.hand.fetch_add(SWEEP, Relaxed);
-            for k in 0..SWEEP {
-                let i = ((base + k) % n) as usize;
-                if let Some(v) = self.try_claim(i) {
-                    return Some(v);
+    /// A bounded clock sweep of a working set for a clean, unpinned,
+    /// idle buffer; returns it pinned and holding no block. It looks at no
+    /// more than the set's limit; when every buffer it looked at had been
+    /// used since the hand last passed, it takes the first of them (now
+    /// given its second chance). None when it met only dirty, pinned or
+    /// busy buffers: the set's `wanted` moves for the DB writers. The hand
+    /// advances [`SWEEP`] buffers at a time, so sessions sweeping the set at
+    /// once share its cache line once per stretch, not once per buffer.
+    /// Also returns how many buffers it looked at.
+    fn sweep(&self, set: &WorkSet) -> (Option<u32>, u32) {
+        let len = u64::from(set.len);
+        let mut spare = None;
+        let mut looked = 0;
+        while looked < set.limit {
+            let base = set.hand.fetch_add(u64::from(SWEEP), Relaxed);
+            for k in 0..u64::from(SWEEP) {
+                let i = set.lo as usize + ((base + k) % len) as usize;
+                match self.try_claim(i, false) {
+                    Claim::Got(v) => return (Some(v), looked + k as u32 + 1),
+                    Claim::Used => {
+                        spare.get_or_insert(i);
+                    }
+                    Claim::Busy => {}
                 }
             }
+            looked += SWEEP;
         }
-        None
+        if let Some(i) = spare
+            && let Claim::Got(v) = self.try_claim(i, true)
+        {
+            return (Some(v), looked);
+        }
+        set.wanted.fetch_add(1, Release);
+        (None, looked)
     }
 
-    /// Claims buffer `i` if it is clean, unpinned and idle, giving a used
-    /// one its second chance instead.
+    /// Claims buffer `i` if it is clean, unpinned and idle — unless it was
+    /// used since the hand last passed and `take_used` is false: then it
+    /// gets its second chance instead.
     #[inline]
-    fn try_claim(&self, i: usize) -> Option<u32> {
+    fn try_claim(&self, i: usize, take_used: bool) -> Claim {
         let s = self.state[i].load(Acquire);
         if s & (PIN_MASK | DIRTY | READING | WRITING) != 0 {
-            return None;
+            return Claim::Busy;
         }
-        if s & USED != 0 {
+        if s & USED != 0 && !take_used {
             self.state[i].fetch_and(!USED, Relaxed);
-            return None;
+            return Claim::Used;
         }
         let old = self.tag[i].load(Acquire);
         if old == 0 {
-            return self.state[i]
-                .compare_exchange(s, PIN_ONE, AcqRel, Relaxed)
-                .ok()
-                .map(|_| i as u32);
+            return match self.state[i].compare_exchange(s, PIN_ONE, AcqRel, Relaxed) {
+                Ok(_) => Claim::Got(i as u32),
+                Err(_) => Claim::Busy,
+            };
         }
         let mut part = self.part(old - 1);
         if self.tag[i].load(Acquire) != old
@@ -238,11 +415,11 @@ impl Cache {
                 .compare_exchange(s, PIN_ONE, AcqRel, Relaxed)
                 .is_err()
         {
-            return None;
+            return Claim::Busy;
         }
         part.remove(&(old - 1));
         self.tag[i].store(0, Release);
-        Some(i as u32)
+        Claim::Got(i as u32)
     }
 
     /// The block is in the buffer now: make it visible and wake waiters.
@@ -275,6 +452,12 @@ impl Cache {
         }
     }
 
+    /// Sessions holding buffer `buf` pinned now (tests).
+    #[cfg(test)]
+    pub fn pins(&self, buf: u32) -> u32 {
+        self.state[buf as usize].load(Acquire) & PIN_MASK
+    }
+
     #[inline]
     pub fn unpin(&self, buf: u32) {
         self.state[buf as usize].fetch_sub(PIN_ONE, Release);
@@ -290,7 +473,7 @@ impl Cache {
         }
         self.dirty_lsn[buf as usize].store(lsn, Release);
         if word.fetch_or(DIRTY, AcqRel) & DIRTY == 0 {
-            self.dirty.fetch_add(1, Relaxed);
+            self.sets[self.set_of(buf)].dirty.fetch_add(1, Relaxed);
             true
         } else {
             false
@@ -327,17 +510,12 @@ impl Cache {
         }
         let new = (s & !DIRTY) | WRITING;
         word.compare_exchange(s, new, AcqRel, Relaxed).ok()?;
-        self.dirty.fetch_sub(1, Relaxed);
+        self.sets[self.set_of(buf)].dirty.fetch_sub(1, Relaxed);
         self.block_of(buf)
     }
 
     pub fn end_write(&self, buf: u32) {
         self.state[buf as usize].fetch_and(!WRITING, Release);
-    }
-
-    /// Where the clock hand is (DB writers write from there: the cold end).
-    pub fn hand(&self) -> u32 {
-        (self.hand.load(Relaxed) % u64::from(self.n)) as u32
     }
 
     pub fn block_size(&self) -> u32 {

@@ -33,7 +33,7 @@ fn eviction_skips_pinned_and_dirty_buffers() {
         bufs.push(buf);
     }
     // All four pinned: nothing can be evicted.
-    assert_eq!(c.lookup(100, &stop), Lookup::NoFreeBuffer);
+    assert!(matches!(c.lookup(100, &stop), Lookup::NoFreeBuffer(_)));
     // Unpin all, dirty three: only the clean one can go.
     for (i, &b) in bufs.iter().enumerate() {
         if i < 3 {
@@ -48,14 +48,14 @@ fn eviction_skips_pinned_and_dirty_buffers() {
     };
     assert_eq!(buf, bufs[3]);
     c.read_done(buf); // stays pinned: now nothing is free
-    assert!(matches!(c.lookup(3, &stop), Lookup::NoFreeBuffer));
+    assert!(matches!(c.lookup(3, &stop), Lookup::NoFreeBuffer(_)));
     // A DB writer cleans one; then it can be replaced.
     assert_eq!(c.dirty_lsn(bufs[0]), Some(7));
     assert_eq!(c.begin_write(bufs[0]), Some(0));
     assert_eq!(c.begin_write(bufs[0]), None, "already being written");
     assert_eq!(c.dirty(), 2);
     assert!(
-        matches!(c.lookup(3, &stop), Lookup::NoFreeBuffer),
+        matches!(c.lookup(3, &stop), Lookup::NoFreeBuffer(_)),
         "busy while written"
     );
     c.end_write(bufs[0]);
@@ -108,7 +108,7 @@ fn concurrent_sessions_never_map_a_block_twice() {
                             assert_eq!(c.block_of(buf), Some(block));
                             c.unpin(buf);
                         }
-                        Lookup::NoFreeBuffer | Lookup::Stopped => {}
+                        Lookup::NoFreeBuffer(_) | Lookup::Stopped => {}
                     }
                 }
             });
@@ -120,4 +120,155 @@ fn concurrent_sessions_never_map_a_block_twice() {
             assert!(seen.insert(block), "block {block} in two buffers");
         }
     }
+}
+
+/// A cache of `n` buffers holding blocks 0..n, each valid, dirty and unpinned.
+fn all_dirty(n: u32) -> Cache {
+    let c = Cache::new(n, 512);
+    let stop = go();
+    let mut block = 0u64;
+    let mut filled = 0;
+    // Blocks go to the working set their number hashes to: keep missing
+    // until every buffer holds one.
+    while filled < n {
+        if let Lookup::Claimed { buf } = c.lookup(block, &stop) {
+            c.read_done(buf);
+            assert!(c.mark_dirty(buf, 1));
+            c.unpin(buf);
+            filled += 1;
+        }
+        block += 1;
+        assert!(block < 100 * u64::from(n), "the cache never filled");
+    }
+    assert_eq!(c.dirty(), u64::from(n));
+    c
+}
+
+/// Buffers the clock hands of all working sets have moved over, in total.
+fn hands(c: &Cache) -> u64 {
+    c.sets.iter().map(|s| s.hand.load(Relaxed)).sum()
+}
+
+#[test]
+fn working_sets_split_the_cache_and_bound_a_miss_to_40_pct_of_one() {
+    for n in [4u32, 96, 1000, 4096, 10_000, 65_536] {
+        let c = Cache::new(n, 512);
+        let mut covered = 0;
+        for s in 0..c.sets() {
+            let (lo, len, _) = c.set_span(s);
+            assert_eq!(lo, covered, "sets are contiguous");
+            covered += len;
+            for b in lo..lo + len {
+                assert_eq!(c.set_of(b), s, "buffer {b} of {n}");
+            }
+            let limit = c.sets[s].limit;
+            assert!(
+                limit <= (len * SCAN_PCT / 100).max(1) + SWEEP,
+                "{n}: {limit} of {len}"
+            );
+        }
+        assert_eq!(covered, n);
+    }
+    // A larger cache has more working sets, not a longer search.
+    let small = Cache::new(8192, 512).scan_limit(7);
+    let large = Cache::new(1 << 20, 512).scan_limit(7);
+    assert!(large <= small + SWEEP, "{large} vs {small}");
+}
+
+#[test]
+fn a_miss_in_a_dirty_cache_looks_at_most_at_its_bound_and_asks_the_writers() {
+    let c = all_dirty(4096);
+    let stop = go();
+    for block in 10_000..10_050u64 {
+        let set = c.set_for(block);
+        let wanted = c.set_wanted(set);
+        let before = hands(&c);
+        assert!(matches!(c.lookup(block, &stop), Lookup::NoFreeBuffer(_)));
+        let looked = hands(&c) - before;
+        assert!(looked > 0, "the miss looked");
+        assert!(
+            looked <= u64::from(c.scan_limit(block)),
+            "looked at {looked}, bound {}",
+            c.scan_limit(block)
+        );
+        assert!(looked < 4096 * u64::from(SCAN_PCT) / 100);
+        assert_eq!(c.set_wanted(set), wanted + 1, "the writers are asked");
+    }
+}
+
+#[test]
+fn a_miss_among_pinned_buffers_is_bounded_too() {
+    let c = Cache::new(2048, 512);
+    let stop = go();
+    let mut block = 0u64;
+    let mut pinned = 0;
+    while pinned < 2048 {
+        if let Lookup::Claimed { buf } = c.lookup(block, &stop) {
+            c.read_done(buf); // stays pinned
+            pinned += 1;
+        }
+        block += 1;
+    }
+    let before = hands(&c);
+    assert!(matches!(c.lookup(1 << 40, &stop), Lookup::NoFreeBuffer(_)));
+    assert!(hands(&c) - before <= u64::from(c.scan_limit(1 << 40)));
+}
+
+#[test]
+fn clean_buffers_all_recently_used_are_still_taken() {
+    // Second chance for every buffer in reach: the miss takes one of them
+    // rather than waiting for a DB writer that has nothing to write.
+    let c = Cache::new(4096, 512);
+    let stop = go();
+    let mut block = 0u64;
+    let mut filled = 0;
+    while filled < 4096 {
+        if let Lookup::Claimed { buf } = c.lookup(block, &stop) {
+            c.read_done(buf);
+            c.unpin(buf);
+            filled += 1;
+        }
+        block += 1;
+    }
+    for b in 0..4096 {
+        c.state[b].fetch_or(USED, Relaxed);
+    }
+    let Lookup::Claimed { buf } = c.lookup(1 << 40, &stop) else {
+        panic!("a clean, unpinned buffer was in reach")
+    };
+    c.read_done(buf);
+    c.unpin(buf);
+}
+
+#[test]
+fn a_free_buffer_wait_ends_when_a_writer_cleans_the_set() {
+    let c = all_dirty(2048);
+    let stop = go();
+    let block = 1 << 40;
+    let Lookup::NoFreeBuffer(w) = c.lookup(block, &stop) else {
+        panic!("every buffer is dirty")
+    };
+    // Nobody cleans: the wait times out.
+    let t = std::time::Instant::now();
+    c.wait_free(w, Duration::from_millis(30));
+    assert!(t.elapsed() >= Duration::from_millis(20));
+    // A writer cleans buffers of that set: the sleeper wakes long before
+    // its timeout, and the miss then finds a buffer.
+    let (lo, len, _) = c.set_span(c.set_for(block));
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let t = std::time::Instant::now();
+            c.wait_free(w, Duration::from_secs(20));
+            t.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let bufs: Vec<u32> = (lo..lo + len).collect();
+        for &b in &bufs {
+            assert!(c.begin_write(b).is_some());
+            c.end_write(b);
+        }
+        c.cleaned(&bufs);
+        assert!(h.join().unwrap() < Duration::from_secs(10), "woken");
+    });
+    assert!(matches!(c.lookup(block, &stop), Lookup::Claimed { .. }));
 }

@@ -1,8 +1,12 @@
 //! A DB writer: writes dirty buffers back to the datafiles in batches (one
 //! "db file parallel write" wait per batch; with io_uring the whole batch is
 //! in flight at once). It writes when asked (a session found no free buffer,
-//! the log writer needs a checkpoint) and when more than a quarter of its
-//! buffers are dirty, from the cold end of the cache first. For a checkpoint
+//! the log writer needs a checkpoint) and when more than a quarter of a
+//! working set's buffers are dirty. Outside checkpoints it writes the working
+//! sets that need it — those where a session found no free buffer since the
+//! writer last swept them, and those more than a quarter dirty — each from
+//! its clock hand on: the cold end, the buffers the next misses look at, so
+//! that they find them clean. For a checkpoint
 //! it sweeps all its buffers once, batch by batch, and publishes its mark when
 //! the sweep is done: a checkpoint costs one pass over the cache, not one per
 //! batch. DB writer `id` of `n` owns the buffers whose number is `id` modulo
@@ -17,9 +21,9 @@ use super::keys::Tablespace;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform_all};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 use crate::target::block::{self, Header};
-use crate::workload::rng::Rng;
 
 pub struct DbWriter<'a, E: Engine> {
     pub id: u32,
@@ -68,8 +72,11 @@ impl<E: Engine> DbWriter<'_, E> {
         let mine = n.saturating_sub(self.id).div_ceil(self.writers);
         let mut ios: Vec<Io> = Vec::with_capacity(self.batch);
         let mut bufs: Vec<u32> = Vec::with_capacity(self.batch);
-        let mut k = 0u32; // the next of my buffers to look at
+        let mut k = 0u32; // the next of my buffers a checkpoint pass looks at
         let mut pass: Option<Pass> = None;
+        // Per working set, the request for free buffers this writer last answered.
+        let mut answered = vec![0u32; cache.sets()];
+        let mut next_set = 0usize;
         if mine == 0 {
             // No buffers: never holds a checkpoint back.
             inst.ckpt.publish(self.id as usize, u64::MAX);
@@ -82,53 +89,30 @@ impl<E: Engine> DbWriter<'_, E> {
             let seen = inst.dbwr_post.seq();
             let target = inst.ckpt.target.load(Acquire);
             let checkpointing = target > inst.ckpt.marks[self.id as usize].load(Acquire);
-            let wanted = inst.free_wanted.swap(false, AcqRel);
-            let pressure = cache.dirty() * 4 > u64::from(n);
-            if !checkpointing && !wanted && !pressure {
+            inst.free_wanted.swap(false, AcqRel);
+            let needed = (0..cache.sets())
+                .any(|s| cache.set_wanted(s) != answered[s] || cache.set_pressure(s));
+            if !checkpointing && !needed {
                 pass = None;
                 inst.dbwr_post.wait_past(seen, Duration::from_millis(100));
                 continue;
             }
-            // Gather a batch: for a checkpoint, buffers changed before its
-            // target, continuing the pass; otherwise dirty buffers from the
-            // clock hand on (the cold end).
-            if checkpointing {
-                if pass.is_none() {
-                    pass = Some(Pass::start(inst));
-                }
-            } else {
-                pass = None;
-                k = (cache.hand() / self.writers) % mine;
-            }
+            // Gather a batch: dirty buffers of the working sets that need
+            // it, from their clock hands on; then, for a checkpoint, buffers
+            // changed before its target, continuing the pass (a buffer the
+            // first part wrote is clean: the pass's mark stays right).
             ios.clear();
             bufs.clear();
-            let mut finished = None;
-            for _ in 0..mine {
-                if bufs.len() == self.batch {
-                    break;
-                }
-                let b = self.id + k * self.writers;
-                k = (k + 1) % mine;
-                if let Some(lsn) = cache.dirty_lsn(b) {
-                    let after_target = checkpointing && lsn >= target;
-                    match (!after_target).then(|| cache.begin_write(b)).flatten() {
-                        Some(block) => self.queue_write(b, block, &mut ios, &mut bufs),
-                        // Changed after the target, or being read: stays dirty.
-                        None => {
-                            if let Some(p) = pass.as_mut() {
-                                p.low = p.low.min(lsn);
-                            }
-                        }
-                    }
-                }
-                if let Some(p) = pass.as_mut() {
-                    p.seen += 1;
-                    if p.seen == mine {
-                        finished = Some(p.low);
-                        break;
-                    }
-                }
+            if needed {
+                next_set = self.gather_cold(next_set, &mut answered, &mut ios, &mut bufs);
             }
+            let finished = if checkpointing {
+                let p = pass.get_or_insert_with(|| Pass::start(inst));
+                self.gather_pass(p, &mut k, mine, target, &mut ios, &mut bufs)
+            } else {
+                pass = None;
+                None
+            };
             if !bufs.is_empty() && !self.write_batch(&ios, &bufs) {
                 return;
             }
@@ -144,6 +128,82 @@ impl<E: Engine> DbWriter<'_, E> {
                     .wait_past(inst.dbwr_post.seq(), Duration::from_millis(2));
             }
         }
+    }
+
+    /// Continues checkpoint pass `p` from this writer's buffer `k` until the
+    /// batch is full: buffers changed before `target` are written, the
+    /// others lower the pass's mark. Returns the mark when the pass has seen
+    /// every one of the writer's `mine` buffers.
+    fn gather_pass(
+        &mut self,
+        p: &mut Pass,
+        k: &mut u32,
+        mine: u32,
+        target: u64,
+        ios: &mut Vec<Io>,
+        bufs: &mut Vec<u32>,
+    ) -> Option<u64> {
+        let cache = &self.inst.cache;
+        while bufs.len() < self.batch {
+            let b = self.id + *k * self.writers;
+            *k = (*k + 1) % mine;
+            if let Some(lsn) = cache.dirty_lsn(b) {
+                match (lsn < target).then(|| cache.begin_write(b)).flatten() {
+                    Some(block) => self.queue_write(b, block, ios, bufs),
+                    // Changed after the target, or being read: stays dirty.
+                    None => p.low = p.low.min(lsn),
+                }
+            }
+            p.seen += 1;
+            if p.seen == mine {
+                return Some(p.low);
+            }
+        }
+        None
+    }
+
+    /// Gathers dirty buffers of the working sets that need writing (a miss
+    /// found no free buffer there since this writer last swept the set, or
+    /// more than a quarter of it is dirty), each from its clock hand on,
+    /// starting at set `from`. A set swept to the end without filling the
+    /// batch has its request answered. Returns the set to start at next.
+    fn gather_cold(
+        &mut self,
+        from: usize,
+        answered: &mut [u32],
+        ios: &mut Vec<Io>,
+        bufs: &mut Vec<u32>,
+    ) -> usize {
+        let cache = &self.inst.cache;
+        let sets = cache.sets();
+        for j in 0..sets {
+            let s = (from + j) % sets;
+            let wanted = cache.set_wanted(s);
+            if wanted == answered[s] && !cache.set_pressure(s) {
+                continue;
+            }
+            let (lo, len, at) = cache.set_span(s);
+            let had = bufs.len();
+            for p in 0..len {
+                let b = lo + (at + p) % len;
+                if b % self.writers != self.id {
+                    continue;
+                }
+                if let Some(block) = cache.begin_write(b) {
+                    self.queue_write(b, block, ios, bufs);
+                    if bufs.len() == self.batch {
+                        return s;
+                    }
+                }
+            }
+            if wanted != answered[s] && bufs.len() == had {
+                // Asked, but nothing here is this writer's to write (the
+                // buffers are pinned or busy): the waiters look again.
+                cache.wake_all(s);
+            }
+            answered[s] = wanted;
+        }
+        from
     }
 
     /// Seals buffer `b` (held WRITING) for `block` and queues its write.
@@ -210,6 +270,7 @@ impl<E: Engine> DbWriter<'_, E> {
         for &b in bufs {
             inst.cache.end_write(b);
         }
+        inst.cache.cleaned(bufs);
         if let Err(e) = res {
             inst.run
                 .fail(format!("DB writer {}: write failed: {e}", self.id));

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::engine::SyncAfterWrite;
 use crate::engine::psync::Psync;
-use crate::runner::Shared;
 use crate::samplers::series::SessionSeries;
+use crate::workload::Shared;
 use crate::workload::slob::cache::{Cache, Lookup};
 use crate::workload::slob::instance::{Checkpoint, Log};
 
@@ -157,4 +157,76 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
         let written = bytes[at..at + BS as usize].iter().any(|&x| x != 0);
         assert_eq!(written, lsn < target, "block {block}");
     }
+}
+
+#[test]
+fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
+    // Every buffer pinned (clean): a miss finds nothing, asks the writers
+    // and waits; the writer has nothing to write there, so it wakes the
+    // waiters to look again instead of leaving them to their timeout.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let file = std::fs::File::create(&path).unwrap();
+    let files = [path.clone()];
+    let shared = Shared::new(0.0);
+    let inst = Instance {
+        run: &shared,
+        cache: Cache::new(2048, BS),
+        locks: crate::workload::slob::locks::RowLocks::new(1, 1),
+        log: Log::default(),
+        ckpt: Checkpoint::new(1),
+        dbwr_post: Default::default(),
+        free_wanted: AtomicBool::new(false),
+        dbwr_done: Default::default(),
+        sessions_done: AtomicBool::new(false),
+    };
+    let stop = AtomicBool::new(false);
+    let (mut block, mut pinned) = (0u64, 0);
+    while pinned < 2048 {
+        if let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) {
+            inst.cache.read_done(buf);
+            pinned += 1;
+        }
+        block += 1;
+    }
+    let Lookup::NoFreeBuffer(w) = inst.cache.lookup(1 << 40, &stop) else {
+        panic!("every buffer is pinned")
+    };
+    let slot = SessionSeries::new();
+    let fd = [file.as_raw_fd()];
+    std::thread::scope(|s| {
+        let (inst_r, files_r, slot_r, fd_r) = (&inst, &files, &slot, &fd);
+        s.spawn(move || {
+            let mut w = DbWriter {
+                id: 0,
+                thread: 0,
+                writers: 1,
+                inst: inst_r,
+                engine: Psync::new(fd_r, SyncAfterWrite::None),
+                io_mode: crate::config::IoMode::Buffered,
+                ts: Tablespace {
+                    datafiles: 1,
+                    block_size: BS,
+                },
+                files: files_r,
+                batch: 4,
+                queued: vec![0; 4],
+                rng: Rng::for_stream(1, 0),
+                outlier_ns: u64::MAX,
+                tally: Tally::default(),
+                stats: SessionStats::new(),
+                series: SeriesWriter::new(slot_r),
+            };
+            w.run();
+        });
+        let _stop = StopOnDrop(&inst);
+        let t = Instant::now();
+        inst.free_wanted.store(true, Release);
+        inst.dbwr_post.notify();
+        inst.cache.wait_free(w, Duration::from_secs(30));
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "woken, not timed out"
+        );
+    });
 }

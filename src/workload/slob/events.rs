@@ -62,7 +62,7 @@ impl Event {
 
     /// The name as a metric key: `db_file_sequential_read`.
     pub fn key(self) -> String {
-        crate::store::vocab::event_key(self.name())
+        crate::vocab::event_key(self.name())
     }
 
     pub fn class(self) -> &'static str {

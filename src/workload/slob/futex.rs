@@ -1,5 +1,6 @@
 //! Sleeping and waking on a 32-bit atomic word (Linux futex): how sessions
-//! wait for the log writer, a read in progress or a free buffer without
+//! wait for the log writer, a read in progress or a free buffer (woken as
+//! many at a time as buffers were cleaned) without
 //! spinning and without a lock. Every wait has a timeout, so a waiter always
 //! gets back to check the run's stop flag.
 
@@ -27,13 +28,18 @@ pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
 
 /// Wakes every thread sleeping on `word`.
 pub fn wake_all(word: &AtomicU32) {
+    wake(word, i32::MAX as u32);
+}
+
+/// Wakes at most `n` threads sleeping on `word`.
+pub fn wake(word: &AtomicU32, n: u32) {
     // SAFETY: as above; FUTEX_WAKE does not touch the word.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
+            n.min(i32::MAX as u32) as i32,
         );
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::cache::Cache;
 use super::events::EventStats;
 use super::futex::Signal;
-use crate::runner::Shared;
+use crate::workload::Shared;
 
 /// The redo log's positions, in bytes of redo generated since the start.
 #[derive(Default)]

@@ -10,7 +10,7 @@
 //! tablespace over its files.
 
 use super::SlobConfig;
-use crate::workload::rng::Rng;
+use crate::rng::Rng;
 
 /// Blocks per extent when a tablespace is spread over several datafiles.
 pub const EXTENT_BLOCKS: u64 = 128;

@@ -1,5 +1,6 @@
-//! Row locks, Oracle's TX enqueue: an UPDATE locks its rows (one row per
-//! block) before it changes them and holds them until its commit is durable.
+//! Row locks, Oracle's TX enqueue: an UPDATE locks each of its rows (one row
+//! per block) just before it changes it and holds them until its commit is
+//! durable.
 //! A session that wants a row another session's transaction holds sleeps on
 //! that transaction until it ends: "enq: TX - row lock contention".
 //!
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use super::cache::BlockMap;
 use super::futex::Signal;
+use crate::measure::clock::now_ns;
 
 const PARTITIONS: usize = 64;
 
@@ -55,34 +57,49 @@ impl RowLocks {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Locks row `block` for `session`, waiting for the transaction that
+    /// holds it. Returns when the wait began (the clock is read only when
+    /// there is one), or None when the run stopped first (then the row is
+    /// not taken). A session takes its rows in ascending order.
+    pub fn lock(&self, session: u32, block: u64, stop: &AtomicBool) -> Option<Option<u64>> {
+        let mut since = None;
+        loop {
+            let (holder, seen) = {
+                let mut map = self.part(block);
+                match map.entry(block) {
+                    Entry::Vacant(v) => {
+                        v.insert(session);
+                        return Some(since);
+                    }
+                    Entry::Occupied(o) => {
+                        let h = *o.get();
+                        (h, self.ended[h as usize].seq())
+                    }
+                }
+            };
+            debug_assert_ne!(holder, session, "a row is locked twice");
+            since.get_or_insert_with(now_ns);
+            if stop.load(Relaxed) {
+                return None;
+            }
+            self.ended[holder as usize].wait_past(seen, NAP);
+        }
+    }
+
     /// Locks every row of `sorted` (ascending, no repeats) for `session`,
     /// waiting for the transactions that hold them. Returns whether it had
     /// to wait, or None when the run stopped first (nothing is then held).
+    #[cfg(test)]
     pub fn lock_all(&self, session: u32, sorted: &[u64], stop: &AtomicBool) -> Option<bool> {
         debug_assert!(sorted.windows(2).all(|w| w[0] < w[1]));
         let mut waited = false;
         for (i, &block) in sorted.iter().enumerate() {
-            loop {
-                let (holder, seen) = {
-                    let mut map = self.part(block);
-                    match map.entry(block) {
-                        Entry::Vacant(v) => {
-                            v.insert(session);
-                            break;
-                        }
-                        Entry::Occupied(o) => {
-                            let h = *o.get();
-                            (h, self.ended[h as usize].seq())
-                        }
-                    }
-                };
-                debug_assert_ne!(holder, session, "a row is locked twice");
-                waited = true;
-                if stop.load(Relaxed) {
+            match self.lock(session, block, stop) {
+                None => {
                     self.unlock_all(session, &sorted[..i]);
                     return None;
                 }
-                self.ended[holder as usize].wait_past(seen, NAP);
+                Some(w) => waited |= w.is_some(),
             }
         }
         Some(waited)

@@ -1,14 +1,12 @@
-//! Runs the model: lays out the redo logs, opens the datafiles and redo
-//! logs, starts the sessions, the DB writers and the log writer behind one
-//! barrier, runs the shared control loop (series, status line, telemetry,
-//! Ctrl-C), stops the background threads once the sessions are done, and
-//! merges what every thread measured.
+//! The model as a workload: lays out the redo logs, opens the datafiles and
+//! redo logs, and says what each thread does — sessions first, then the DB
+//! writers and the log writer as background threads, which drain and stop
+//! once the sessions are done. The harness starts, watches and joins them.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::sync::Barrier;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use rustix::fs::{Mode, OFlags};
 
@@ -20,27 +18,23 @@ use super::lgwr::LogWriter;
 use super::locks::RowLocks;
 use super::session::Session;
 use super::{RedoSync, SlobConfig};
-use crate::config::{IoMode, RunConfig, RunLength};
+use crate::config::{EngineKind, IoMode, RunConfig};
+use crate::engine::AnyEngine;
+use crate::engine::SyncAfterWrite;
 use crate::engine::buf::BufPool;
-use crate::engine::{AnyEngine, Engine, SyncAfterWrite};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
-use crate::runner::{self, Ended, RunError, RunResult, Shared, Watch};
+use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::samplers::status::StatusLine;
-use crate::samplers::telemetry::Telemetry;
-use crate::target::chain;
 use crate::target::layout::{self, Shape};
-use crate::target::{Target, TargetError};
-use crate::workload::rng::Rng;
+use crate::target::{OpenFiles, Target, TargetError};
+use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 pub use crate::target::REDO_SUBDIR;
 
-/// What a model run measured, per function.
+/// What a model run counted per function, besides the plain I/O
+/// statistics every run reports.
 pub struct SlobRun {
-    /// Sessions' reads and the writers' writes as plain I/O statistics, the
-    /// series, CPU and telemetry: what every run reports.
-    pub result: RunResult,
     pub sessions: Tally,
     pub dbwr: Tally,
     pub lgwr: Tally,
@@ -81,213 +75,194 @@ fn open_redo(files: &[PathBuf], mode: IoMode, sync: RedoSync) -> Result<Vec<Owne
         .collect()
 }
 
-/// Everything each thread needs to build itself.
-struct Common<'a> {
-    inst: &'a Instance<'a>,
+/// The model over a prepared target with laid-out redo logs.
+pub struct Slob<'a> {
     cfg: &'a RunConfig,
     slob: &'a SlobConfig,
+    inst: Instance<'a>,
     ts: Tablespace,
     datafiles: &'a [PathBuf],
-    redo_files: &'a [PathBuf],
+    redo_files: Vec<PathBuf>,
+    redo_dir: PathBuf,
+    target_dir: PathBuf,
+    /// Keep the files open for the run.
+    _data: OpenFiles,
+    _redo: Vec<OwnedFd>,
+    data_fds: Vec<RawFd>,
+    redo_fds: Vec<RawFd>,
     outlier_ns: u64,
 }
 
-/// Runs the model on a prepared target with laid-out redo logs.
-pub fn run(
-    cfg: &RunConfig,
-    slob: &SlobConfig,
-    target: &Target,
-    redo_files: Vec<PathBuf>,
-    interrupt: &AtomicBool,
-    status: Option<StatusLine>,
-) -> Result<SlobRun, RunError> {
-    let data = target.open(cfg.io_mode, slob.update_pct > 0)?;
-    let data_fds = data.raw();
-    let redo = open_redo(&redo_files, cfg.io_mode, slob.redo_sync)?;
-    let redo_fds: Vec<_> = redo.iter().map(|f| f.as_raw_fd()).collect();
-    let (ramp_s, time_s) = match cfg.length {
-        RunLength::Time { time_s, ramp_s } => (ramp_s, Some(time_s)),
-        RunLength::Ops { .. } => (0.0, None),
-    };
-    let shared = Shared::new(ramp_s);
-    let inst = Instance {
-        run: &shared,
-        cache: Cache::new(slob.cache_buffers(), slob.block_size),
-        locks: RowLocks::new(slob.sessions(), slob.work_unit),
-        log: Log {
-            buffer_size: slob.log_buffer,
-            ..Log::default()
-        },
-        ckpt: Checkpoint::new(slob.db_writers),
-        dbwr_post: Default::default(),
-        free_wanted: AtomicBool::new(false),
-        dbwr_done: Default::default(),
-        sessions_done: AtomicBool::new(false),
-    };
-    let n = slob.sessions();
-    let w = slob.db_writers;
-    let threads = n + w + 1;
-    let slots: Vec<Box<SessionSeries>> = (0..threads).map(|_| SessionSeries::new()).collect();
-    let chain = chain::resolve(&target.path).ok();
-    let mut devices = chain.as_ref().map(|c| c.devices()).unwrap_or_default();
-    if let Ok(c) = chain::resolve(&slob.redo_dir) {
-        for d in c.devices() {
-            if !devices.contains(&d) {
-                devices.push(d);
-            }
+/// What a thread of the model is.
+enum Role {
+    Session(u32),
+    DbWriter(u32),
+    LogWriter,
+}
+
+impl<'a> Slob<'a> {
+    /// Opens the datafiles and redo logs and builds the instance's shared state.
+    pub fn new(
+        cfg: &'a RunConfig,
+        slob: &'a SlobConfig,
+        target: &'a Target,
+        redo_files: Vec<PathBuf>,
+        shared: &'a Shared,
+    ) -> Result<Self, SetupError> {
+        let data = target.open(cfg.io_mode, slob.update_pct > 0)?;
+        let data_fds = data.raw();
+        let redo = open_redo(&redo_files, cfg.io_mode, slob.redo_sync)?;
+        let redo_fds = redo.iter().map(|f| f.as_raw_fd()).collect();
+        let inst = Instance {
+            run: shared,
+            cache: Cache::new(slob.cache_buffers(), slob.block_size),
+            locks: RowLocks::new(slob.sessions(), slob.work_unit),
+            log: Log {
+                buffer_size: slob.log_buffer,
+                ..Log::default()
+            },
+            ckpt: Checkpoint::new(slob.db_writers),
+            dbwr_post: Default::default(),
+            free_wanted: AtomicBool::new(false),
+            dbwr_done: Default::default(),
+            sessions_done: AtomicBool::new(false),
+        };
+        Ok(Slob {
+            cfg,
+            slob,
+            inst,
+            ts: Tablespace {
+                datafiles: target.files.len() as u32,
+                block_size: slob.block_size,
+            },
+            datafiles: &target.files,
+            redo_files,
+            redo_dir: slob.redo_dir.clone(),
+            target_dir: target.path.clone(),
+            _data: data,
+            _redo: redo,
+            data_fds,
+            redo_fds,
+            outlier_ns: (cfg.outlier_ms * 1e6) as u64,
+        })
+    }
+
+    fn role(&self, t: u32) -> Role {
+        let n = self.slob.sessions();
+        if t < n {
+            Role::Session(t)
+        } else if t < n + self.slob.db_writers {
+            Role::DbWriter(t - n)
+        } else {
+            Role::LogWriter
         }
     }
-    let telemetry = (!devices.is_empty()).then(|| Telemetry::start(devices));
-    let common = Common {
-        inst: &inst,
-        cfg,
-        slob,
-        ts: Tablespace {
-            datafiles: target.files.len() as u32,
-            block_size: slob.block_size,
-        },
-        datafiles: &target.files,
-        redo_files: &redo_files,
-        outlier_ns: (cfg.outlier_ms * 1e6) as u64,
-    };
-    let ready = Barrier::new(threads as usize + 1);
-    let go = Barrier::new(threads as usize + 1);
-    let finished = AtomicUsize::new(0);
-    let data_sync = SyncAfterWrite::for_mode(cfg.io_mode);
-    let redo_sync = match slob.redo_sync {
-        RedoSync::Dsync => SyncAfterWrite::None,
-        RedoSync::Fdatasync => SyncAfterWrite::Fdatasync,
-    };
 
-    let (control, sessions, dbwr, lgwr, stats, last_ns, start_unix_ns) = std::thread::scope(|s| {
-        let (c, ready, go, finished) = (&common, &ready, &go, &finished);
-        let (data_fds, redo_fds, slots) = (&data_fds, &redo_fds, &slots);
-        let named = |name: String| std::thread::Builder::new().name(name);
-        let mut handles = Vec::new();
-        for id in 0..n {
-            handles.push(
-                named(format!("dbio-session-{id}")).spawn_scoped(s, move || {
-                    let engine = build(c, cfg.engine, data_fds, 1, SyncAfterWrite::None, "session");
-                    ready.wait();
-                    go.wait();
-                    let out = match engine {
-                        Some(AnyEngine::Psync(e)) => session(c, id, e, &slots[id as usize]),
-                        Some(AnyEngine::Uring(e)) => session(c, id, e, &slots[id as usize]),
-                        None => Default::default(),
-                    };
-                    finished.fetch_add(1, SeqCst);
-                    out
-                }),
-            );
-        }
-        for k in 0..w {
-            handles.push(named(format!("dbio-dbwr-{k}")).spawn_scoped(s, move || {
-                let depth = match slob.dbwr_engine {
-                    crate::config::EngineKind::Psync => 1,
-                    crate::config::EngineKind::IoUring => slob.dbwr_batch,
-                };
-                let engine = build(c, slob.dbwr_engine, data_fds, depth, data_sync, "DB writer");
-                ready.wait();
-                go.wait();
-                let slot = &slots[(n + k) as usize];
-                match engine {
-                    Some(AnyEngine::Psync(e)) => dbwr(c, k, n + k, e, slot),
-                    Some(AnyEngine::Uring(e)) => dbwr(c, k, n + k, e, slot),
-                    None => Default::default(),
-                }
-            }));
-        }
-        handles.push(named("dbio-lgwr".into()).spawn_scoped(s, move || {
-            let engine = build(c, cfg.engine, redo_fds, 1, redo_sync, "log writer");
-            ready.wait();
-            go.wait();
-            let slot = &slots[(n + w) as usize];
-            match engine {
-                Some(AnyEngine::Psync(e)) => lgwr(c, n + w, e, slot),
-                Some(AnyEngine::Uring(e)) => lgwr(c, n + w, e, slot),
-                None => Default::default(),
-            }
-        }));
-
-        ready.wait();
-        let start_unix_ns = shared.begin(time_s);
-        go.wait();
-        let control = runner::control(Watch {
-            shared: &shared,
-            slots,
-            finished,
-            sessions: n as usize,
-            ramp_s,
-            time_s,
-            interrupt,
-            status,
-            telemetry,
-            interval_ns: (cfg.interval_s * 1e9) as u64,
-        });
-        let mut results = handles
-            .into_iter()
-            .map(|h| h.expect("spawn thread").join().expect("thread panicked"));
-        let mut stats = SessionStats::new();
+    /// The model's counters per function, from what each thread counted
+    /// (in thread order: sessions, DB writers, the log writer).
+    pub fn finish(&self, parts: &[Tally]) -> SlobRun {
+        let n = self.slob.sessions() as usize;
+        let w = self.slob.db_writers as usize;
         let (mut sessions, mut dbwr, mut lgwr) =
             (Tally::default(), Tally::default(), Tally::default());
-        let mut last_ns = 0;
-        for _ in 0..n {
-            let (t, st, last) = results.next().expect("a session result");
-            sessions.merge(&t);
-            stats.merge(&st);
-            last_ns = last_ns.max(last);
+        for (t, part) in parts.iter().enumerate() {
+            match t {
+                t if t < n => sessions.merge(part),
+                t if t < n + w => dbwr.merge(part),
+                _ => lgwr.merge(part),
+            }
         }
-        // Sessions are done: let the background threads drain and stop.
-        inst.sessions_done.store(true, SeqCst);
-        inst.log.post.notify();
-        inst.dbwr_post.notify();
-        for _ in 0..w {
-            let (t, st, _) = results.next().expect("a DB writer result");
-            dbwr.merge(&t);
-            stats.merge(&st);
+        SlobRun {
+            sessions,
+            dbwr,
+            lgwr,
+            redo_files: self.redo_files.clone(),
         }
-        let (t, st, _) = results.next().expect("the log writer result");
-        lgwr.merge(&t);
-        stats.merge(&st);
-        (control, sessions, dbwr, lgwr, stats, last_ns, start_unix_ns)
-    });
-    let ended = Ended {
-        stats,
-        last_ns,
-        issued: sessions.total.read_requests,
-        start_unix_ns,
-    };
-    Ok(SlobRun {
-        result: control.into_result(&shared, ended, ramp_s, chain),
-        sessions,
-        dbwr,
-        lgwr,
-        redo_files,
-    })
+    }
 }
 
-/// Builds a thread's engine, or records why it could not.
-fn build(
-    c: &Common,
-    kind: crate::config::EngineKind,
-    fds: &[std::os::fd::RawFd],
-    depth: u32,
-    sync: SyncAfterWrite,
-    who: &str,
-) -> Option<AnyEngine> {
-    AnyEngine::new(kind, fds, None, depth, sync)
-        .map_err(|e| {
-            c.inst
-                .run
-                .fail(format!("{who}: cannot set up {}: {e}", kind.name()))
+impl Workload for Slob<'_> {
+    type Thread = AnyEngine;
+    type Part = Tally;
+
+    fn threads(&self) -> Threads {
+        let mut background: Vec<String> = (0..self.slob.db_writers)
+            .map(|k| format!("dbio-dbwr-{k}"))
+            .collect();
+        background.push("dbio-lgwr".into());
+        Threads {
+            sessions: self.slob.sessions(),
+            background,
+        }
+    }
+
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![self.target_dir.clone(), self.redo_dir.clone()]
+    }
+
+    fn prepare(&self, t: u32) -> Result<AnyEngine, SetupError> {
+        let (kind, fds, depth, sync, who) = match self.role(t) {
+            Role::Session(_) => (
+                self.cfg.engine,
+                &self.data_fds,
+                1,
+                SyncAfterWrite::None,
+                "session",
+            ),
+            Role::DbWriter(_) => {
+                let depth = match self.slob.dbwr_engine {
+                    EngineKind::Psync => 1,
+                    _ => self.slob.dbwr_batch,
+                };
+                let sync = SyncAfterWrite::for_mode(self.cfg.io_mode);
+                (
+                    self.slob.dbwr_engine,
+                    &self.data_fds,
+                    depth,
+                    sync,
+                    "DB writer",
+                )
+            }
+            Role::LogWriter => {
+                let sync = match self.slob.redo_sync {
+                    RedoSync::Dsync => SyncAfterWrite::None,
+                    RedoSync::Fdatasync => SyncAfterWrite::Fdatasync,
+                };
+                (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
+            }
+        };
+        AnyEngine::new(kind, fds, None, depth, sync).map_err(|source| SetupError::Engine {
+            who: who.to_string(),
+            engine: kind.name(),
+            source,
         })
-        .ok()
+    }
+
+    fn run(&self, t: u32, engine: AnyEngine, slot: &SessionSeries) -> ThreadEnd<Tally> {
+        let (tally, stats, last_ns) = match self.role(t) {
+            Role::Session(id) => session(self, id, engine, slot),
+            Role::DbWriter(k) => dbwr(self, k, t, engine, slot),
+            Role::LogWriter => lgwr(self, t, engine, slot),
+        };
+        ThreadEnd {
+            stats,
+            last_ns,
+            issued: tally.total.read_requests,
+            part: tally,
+        }
+    }
+
+    fn sessions_ended(&self) {
+        self.inst.sessions_done.store(true, SeqCst);
+        self.inst.log.post.notify();
+        self.inst.dbwr_post.notify();
+    }
 }
 
-fn session<E: Engine>(
-    c: &Common,
+fn session(
+    c: &Slob,
     id: u32,
-    engine: E,
+    engine: AnyEngine,
     slot: &SessionSeries,
 ) -> (Tally, SessionStats, u64) {
     let slob = c.slob;
@@ -295,7 +270,7 @@ fn session<E: Engine>(
     let scan_len = slob.block_size as usize * slob.scan_blocks.max(1) as usize;
     let mut s = Session {
         id,
-        inst: c.inst,
+        inst: &c.inst,
         cfg: slob,
         io_mode: c.cfg.io_mode,
         ts: c.ts,
@@ -323,11 +298,11 @@ fn session<E: Engine>(
     (s.tally, s.stats, now_ns().saturating_sub(t0))
 }
 
-fn dbwr<E: Engine>(
-    c: &Common,
+fn dbwr(
+    c: &Slob,
     id: u32,
     thread: u32,
-    engine: E,
+    engine: AnyEngine,
     slot: &SessionSeries,
 ) -> (Tally, SessionStats, u64) {
     let batch = c.slob.dbwr_batch as usize;
@@ -335,7 +310,7 @@ fn dbwr<E: Engine>(
         id,
         thread,
         writers: c.slob.db_writers,
-        inst: c.inst,
+        inst: &c.inst,
         engine,
         io_mode: c.cfg.io_mode,
         ts: c.ts,
@@ -352,10 +327,10 @@ fn dbwr<E: Engine>(
     (d.tally, d.stats, 0)
 }
 
-fn lgwr<E: Engine>(
-    c: &Common,
+fn lgwr(
+    c: &Slob,
     thread: u32,
-    engine: E,
+    engine: AnyEngine,
     slot: &SessionSeries,
 ) -> (Tally, SessionStats, u64) {
     let mut buf = BufPool::new(c.slob.log_buffer as usize, 1);
@@ -363,10 +338,10 @@ fn lgwr<E: Engine>(
     rng.fill(buf.slot_mut(0, c.slob.log_buffer as usize));
     let mut l = LogWriter {
         id: thread,
-        inst: c.inst,
+        inst: &c.inst,
         engine,
         io_mode: c.cfg.io_mode,
-        files: c.redo_files,
+        files: &c.redo_files,
         file_base: c.datafiles.len() as u32,
         file_size: c.slob.redo_file_size,
         redo_block: u64::from(c.slob.redo_block),

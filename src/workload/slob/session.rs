@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
-use super::cache::Lookup;
+use super::cache::{FreeWait, Lookup};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
@@ -19,11 +19,14 @@ use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::thread_cpu_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
-use crate::workload::rng::Rng;
 
 /// Longest single sleep of a waiting session before it looks at the stop flag.
 const NAP: Duration = Duration::from_millis(20);
+/// Longest free buffer wait before the miss is tried again (a DB writer
+/// batch that cleans buffers in the miss's working set ends it sooner).
+const FREE_WAIT: Duration = Duration::from_millis(50);
 
 /// One session's fixed inputs and its own state.
 pub struct Session<'a, E: Engine> {
@@ -118,43 +121,48 @@ impl<E: Engine> Session<'_, E> {
         true
     }
 
-    /// Locks the rows (before touching any buffer, so a session waiting
-    /// for a row holds nothing else), changes them, commits, and releases
-    /// them when the commit is durable.
+    /// Changes the rows in ascending order, locking each just before its
+    /// change (a session waiting for a row holds no pin, only the rows it
+    /// changed already, all lower: no deadlock), commits, and releases them
+    /// when the commit is durable.
     fn update(&mut self, blocks: &[u64], t0: u64) -> bool {
         if self.cfg.threads_per_schema == 1 {
             // The schema is this session's alone: no one else can hold its
             // rows, and taking locks nobody can meet would only cost CPU.
-            return self.change_and_commit(blocks, t0);
+            return self.change(blocks, false).is_ok() && self.commit_update(blocks.len(), t0);
         }
-        let inst = self.inst;
         let mut rows = std::mem::take(&mut self.rows);
         rows.clear();
         rows.extend_from_slice(blocks);
         rows.sort_unstable();
-        rows.dedup();
-        // The operation began a moment ago: its start times a lock wait.
-        let t = self.clock;
-        let ok = match inst.locks.lock_all(self.id, &rows, &inst.run.stop) {
-            None => false,
-            Some(waited) => {
-                if waited {
-                    self.wait(Event::EnqTxRowLockContention, t, now_ns());
-                }
-                let ok = self.change_and_commit(blocks, t0);
-                inst.locks.unlock_all(self.id, &rows);
-                ok
-            }
+        let (ok, taken) = match self.change(&rows, true) {
+            Ok(()) => (self.commit_update(rows.len(), t0), rows.len()),
+            Err(taken) => (false, taken),
         };
+        // Release what was taken.
+        rows.truncate(taken);
+        rows.dedup();
+        self.inst.locks.unlock_all(self.id, &rows);
         self.rows = rows;
         ok
     }
 
-    fn change_and_commit(&mut self, blocks: &[u64], t0: u64) -> bool {
+    /// Changes each block of `blocks` (ascending when `lock`: each row is
+    /// locked first, a repeat only once). The block is pinned only while it
+    /// is read in and changed. On failure (the run stopped or a read
+    /// failed), the number of leading blocks whose rows are locked.
+    fn change(&mut self, blocks: &[u64], lock: bool) -> Result<(), usize> {
         let inst = self.inst;
-        for &b in blocks {
+        for (i, &b) in blocks.iter().enumerate() {
+            if lock && (i == 0 || blocks[i - 1] != b) {
+                match inst.locks.lock(self.id, b, &inst.run.stop) {
+                    None => return Err(i),
+                    Some(Some(since)) => self.wait(Event::EnqTxRowLockContention, since, now_ns()),
+                    Some(None) => {}
+                }
+            }
             let Some(buf) = self.get(b) else {
-                return false;
+                return Err(i + 1);
             };
             let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
             inst.cache.unpin(buf);
@@ -164,7 +172,12 @@ impl<E: Engine> Session<'_, E> {
                 c.blocks_dirtied += u64::from(dirtied);
             });
         }
-        let redo = blocks.len() as u64 * u64::from(self.cfg.redo_stress.bytes_per_block())
+        Ok(())
+    }
+
+    /// Commits an update of `blocks` blocks.
+    fn commit_update(&mut self, blocks: usize, t0: u64) -> bool {
+        let redo = blocks as u64 * u64::from(self.cfg.redo_stress.bytes_per_block())
             + u64::from(COMMIT_RECORD_BYTES);
         self.commit(redo, t0)
     }
@@ -269,11 +282,11 @@ impl<E: Engine> Session<'_, E> {
                     run.push(buf);
                     b += 1;
                 }
-                Lookup::NoFreeBuffer => {
+                Lookup::NoFreeBuffer(w) => {
                     if !run.is_empty() && !self.read_run(run_start, run) {
                         return false;
                     }
-                    if !self.free_buffer_wait() {
+                    if !self.free_buffer_wait(w) {
                         return false;
                     }
                 }
@@ -348,8 +361,8 @@ impl<E: Engine> Session<'_, E> {
                     self.inst.cache.unpin(buf);
                     return None;
                 }
-                Lookup::NoFreeBuffer => {
-                    if !self.free_buffer_wait() {
+                Lookup::NoFreeBuffer(w) => {
+                    if !self.free_buffer_wait(w) {
                         return None;
                     }
                 }
@@ -370,15 +383,16 @@ impl<E: Engine> Session<'_, E> {
         });
     }
 
-    /// Every buffer is dirty, pinned or busy: ask the DB writers and wait.
-    fn free_buffer_wait(&mut self) -> bool {
+    /// The buffers a miss looked at were dirty, pinned or busy: ask the DB
+    /// writers and wait until one cleans buffers where the miss looked.
+    fn free_buffer_wait(&mut self, w: FreeWait) -> bool {
         let inst = self.inst;
         let t = now_ns();
-        let seen = inst.dbwr_done.seq();
-        inst.free_wanted
-            .store(true, std::sync::atomic::Ordering::Release);
-        inst.dbwr_post.notify();
-        inst.dbwr_done.wait_past(seen, Duration::from_millis(5));
+        // The first to ask wakes the writers; the others find them asked.
+        if !inst.free_wanted.load(Acquire) && !inst.free_wanted.swap(true, AcqRel) {
+            inst.dbwr_post.notify();
+        }
+        inst.cache.wait_free(w, FREE_WAIT);
         self.wait(Event::FreeBufferWaits, t, now_ns());
         !inst.stopping()
     }
@@ -484,3 +498,7 @@ impl<E: Engine> Session<'_, E> {
         Some(end)
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -1,0 +1,196 @@
+//! The floor: the fewest instructions that can do random O_DIRECT reads on a
+//! file — a bare pread loop and a bare io_uring loop, no clock read per I/O,
+//! no statistics, no histogram. What it reaches is the machine's limit for
+//! one thread; bench/vs-fio.sh reports dbio (and fio) as a fraction of it.
+//!
+//!     cargo build --release --example floor
+//!     target/release/examples/floor FILE psync|io_uring DEPTH BS SECONDS RAMP
+//!
+//! Prints one JSON line shaped like the part of dbio's report the benchmark
+//! scripts read: `{"total": {"iops", "requests"}, "cpu": {"us_per_io"}}`.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::time::{Duration, Instant};
+
+use io_uring::{IoUring, opcode, types};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [file, engine, depth, bs, seconds, ramp] = &args[..] else {
+        eprintln!("usage: floor FILE psync|io_uring DEPTH BS SECONDS RAMP");
+        std::process::exit(2);
+    };
+    let parse = |what: &str, v: &str| -> u64 {
+        v.parse().unwrap_or_else(|_| {
+            eprintln!("floor: {what} {v:?} is not a whole number");
+            std::process::exit(2)
+        })
+    };
+    let (depth, bs) = (parse("DEPTH", depth) as u32, parse("BS", bs) as usize);
+    let (seconds, ramp): (f64, f64) = match (seconds.parse(), ramp.parse()) {
+        (Ok(s), Ok(r)) => (s, r),
+        _ => {
+            eprintln!("floor: SECONDS and RAMP are numbers of seconds");
+            std::process::exit(2)
+        }
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(file)
+        .unwrap_or_else(|e| {
+            eprintln!("floor: cannot open {file} with O_DIRECT: {e}");
+            std::process::exit(1)
+        });
+    let blocks = f.metadata().map(|m| m.len()).unwrap_or(0) / bs as u64;
+    if blocks == 0 {
+        eprintln!("floor: {file} is smaller than one {bs}-byte block");
+        std::process::exit(1);
+    }
+    let mut floor = Floor {
+        fd: f.as_raw_fd(),
+        bs,
+        blocks,
+        rng: 0x9E37_79B9_7F4A_7C15,
+        buf: Aligned::new(bs * depth.max(1) as usize),
+    };
+    let run = |floor: &mut Floor, secs: f64| match engine.as_str() {
+        "psync" => floor.psync(secs),
+        "io_uring" => floor.uring(depth.max(1), secs),
+        other => {
+            eprintln!("floor: unknown engine {other:?} (psync or io_uring)");
+            std::process::exit(2)
+        }
+    };
+    if ramp > 0.0 {
+        run(&mut floor, ramp);
+    }
+    let (cpu0, t0) = (cpu_s(), Instant::now());
+    let ios = run(&mut floor, seconds);
+    let (cpu, secs) = (cpu_s() - cpu0, t0.elapsed().as_secs_f64());
+    println!(
+        "{{\"total\": {{\"iops\": {}, \"requests\": {ios}}}, \"cpu\": {{\"us_per_io\": {}}}}}",
+        ios as f64 / secs,
+        cpu * 1e6 / ios.max(1) as f64
+    );
+}
+
+struct Floor {
+    fd: i32,
+    bs: usize,
+    blocks: u64,
+    rng: u64,
+    buf: Aligned,
+}
+
+impl Floor {
+    /// A random block's byte offset (xorshift64*, multiply-shift to range).
+    #[inline]
+    fn offset(&mut self) -> u64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (((r as u128 * self.blocks as u128) >> 64) as u64) * self.bs as u64
+    }
+
+    /// pread until `secs` have passed (the clock is read every 256 reads).
+    fn psync(&mut self, secs: f64) -> u64 {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        let mut ios = 0u64;
+        while Instant::now() < end {
+            for _ in 0..256 {
+                let off = self.offset() as libc::off_t;
+                // SAFETY: buf holds at least bs bytes, aligned for O_DIRECT.
+                let n = unsafe { libc::pread(self.fd, self.buf.ptr.cast(), self.bs, off) };
+                assert_eq!(n, self.bs as isize, "pread at {off}");
+            }
+            ios += 256;
+        }
+        ios
+    }
+
+    /// `depth` reads in flight on one ring with a registered file and
+    /// buffers, until `secs` have passed.
+    fn uring(&mut self, depth: u32, secs: f64) -> u64 {
+        let mut ring = IoUring::new(depth.next_power_of_two()).expect("io_uring");
+        ring.submitter()
+            .register_files(&[self.fd])
+            .expect("register file");
+        let iov: Vec<libc::iovec> = (0..depth as usize)
+            .map(|i| libc::iovec {
+                // SAFETY: slot i lies inside the buffer of bs * depth bytes.
+                iov_base: unsafe { self.buf.ptr.add(i * self.bs) }.cast(),
+                iov_len: self.bs,
+            })
+            .collect();
+        // SAFETY: the buffers outlive the ring (dropped at the end of this call).
+        unsafe { ring.submitter().register_buffers(&iov) }.expect("register buffers");
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        let (mut ios, mut inflight) = (0u64, 0u32);
+        let mut free: Vec<u16> = (0..depth as u16).collect();
+        let mut stopping = false;
+        loop {
+            while let Some(slot) = (!stopping).then(|| free.pop()).flatten() {
+                let sqe = opcode::ReadFixed::new(
+                    types::Fixed(0),
+                    iov[slot as usize].iov_base.cast(),
+                    self.bs as u32,
+                    slot,
+                )
+                .offset(self.offset())
+                .build()
+                .user_data(u64::from(slot));
+                // SAFETY: the slot's buffer is not reused until its completion.
+                unsafe { ring.submission().push(&sqe) }.expect("a free SQE");
+                inflight += 1;
+            }
+            if inflight == 0 {
+                return ios;
+            }
+            ring.submit_and_wait(1).expect("io_uring_enter");
+            for cqe in ring.completion() {
+                assert_eq!(cqe.result(), self.bs as i32, "read failed");
+                free.push(cqe.user_data() as u16);
+                inflight -= 1;
+                ios += 1;
+            }
+            if ios % 256 < u64::from(depth) && Instant::now() >= end {
+                stopping = true;
+            }
+        }
+    }
+}
+
+/// A zeroed buffer aligned to 4 KiB, for O_DIRECT.
+struct Aligned {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Self {
+        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096).expect("layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory");
+        Aligned { ptr, layout }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// This process's user + system CPU seconds so far.
+fn cpu_s() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}

@@ -1,0 +1,150 @@
+//! The control thread's loop, the same for every workload: the window's
+//! edges (CPU time, telemetry counters), one series point per second with the
+//! live status line, telemetry every interval, and Ctrl-C.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+
+use crate::measure::clock::now_ns;
+use crate::measure::cpu::CpuTime;
+use crate::samplers::series::{self, SecondPoint, SessionSeries};
+use crate::samplers::status::StatusLine;
+use crate::samplers::telemetry::{self, Snapshot, Telemetry, TelemetryPoint, TelemetrySummary};
+use crate::workload::Shared;
+
+/// What the control thread saw.
+pub struct Control {
+    pub interrupted: bool,
+    pub cpu: CpuTime,
+    pub series: Vec<SecondPoint>,
+    pub telemetry: Vec<TelemetryPoint>,
+    pub window: Option<TelemetrySummary>,
+}
+
+/// Everything the control thread watches.
+pub struct Watch<'a> {
+    pub shared: &'a Shared,
+    pub slots: &'a [Box<SessionSeries>],
+    /// Sessions that have finished; the loop ends when all `sessions` have.
+    pub finished: &'a AtomicUsize,
+    pub sessions: usize,
+    pub ramp_s: f64,
+    pub time_s: Option<f64>,
+    pub interrupt: &'a AtomicBool,
+    pub status: Option<StatusLine>,
+    pub telemetry: Option<Telemetry>,
+    /// Telemetry sampling interval, ns.
+    pub interval_ns: u64,
+}
+
+/// One edge of the measurement window: CPU time and telemetry counters.
+struct Edge {
+    cpu: CpuTime,
+    tele: Option<Snapshot>,
+}
+
+impl Watch<'_> {
+    fn edge(&mut self) -> Edge {
+        Edge {
+            cpu: CpuTime::now(),
+            tele: self.telemetry.as_mut().map(Telemetry::mark),
+        }
+    }
+}
+
+/// The control thread's loop: the window's edges (CPU, telemetry), one series
+/// point per second (with the status line), telemetry every interval, and
+/// Ctrl-C handling.
+pub fn control(mut w: Watch) -> Control {
+    const SEC: u64 = 1_000_000_000;
+    const GRACE: u64 = 50_000_000; // let completions of a second land before reading it
+    let shared = w.shared;
+    let start = shared.start_ns.load(SeqCst);
+    let ramp_end = start + shared.ramp_ns;
+    let deadline = w
+        .time_s
+        .map(|t| start.saturating_add(((w.ramp_s + t) * 1e9) as u64));
+    let mut first: Option<Edge> = None;
+    let mut last: Option<Edge> = None;
+    let mut next_sec: u32 = 0;
+    let mut next_tele = start + w.interval_ns;
+    let mut series = Vec::new();
+    let mut telemetry = Vec::new();
+    let mut interrupted = false;
+    loop {
+        let done = w.finished.load(SeqCst) == w.sessions;
+        let now = now_ns();
+        if first.is_none() && now >= ramp_end {
+            first = Some(w.edge());
+        }
+        if let Some(d) = deadline
+            && last.is_none()
+            && now >= d
+        {
+            last = Some(w.edge());
+        }
+        if !interrupted && w.interrupt.load(SeqCst) {
+            interrupted = true;
+            shared.interrupt(now);
+            if last.is_none() {
+                last = Some(w.edge());
+            }
+        }
+        if now >= next_tele
+            && let Some(t) = w.telemetry.as_mut()
+        {
+            telemetry.push(t.sample((now - start) as f64 / 1e9));
+            next_tele += w.interval_ns;
+        }
+        while start + u64::from(next_sec + 1) * SEC + GRACE <= now {
+            let p = series::collect(w.slots, next_sec, f64::from(next_sec) < w.ramp_s);
+            if let Some(st) = w.status.as_mut() {
+                st.update(&p, f64::from(next_sec + 1));
+            }
+            series.push(p);
+            next_sec += 1;
+        }
+        if done {
+            break;
+        }
+        let mut wake = start + u64::from(next_sec + 1) * SEC + GRACE;
+        if first.is_none() {
+            wake = wake.min(ramp_end);
+        }
+        if let Some(d) = deadline.filter(|_| last.is_none()) {
+            wake = wake.min(d);
+        }
+        if w.telemetry.is_some() {
+            wake = wake.min(next_tele);
+        }
+        wake = wake.min(now + 100_000_000);
+        std::thread::sleep(std::time::Duration::from_nanos(wake.saturating_sub(now)));
+    }
+    let last = last.unwrap_or_else(|| w.edge());
+    let first = first.unwrap_or_else(|| w.edge());
+    // The tail: seconds not yet collected that belong to the run. A thread
+    // that failed before the start ended the window before it began.
+    let end = shared.end_ns.load(SeqCst).min(now_ns()).max(start);
+    let last_sec = ((end - start).saturating_sub(1) / SEC) as u32;
+    while next_sec <= last_sec {
+        series.push(series::collect(
+            w.slots,
+            next_sec,
+            f64::from(next_sec) < w.ramp_s,
+        ));
+        next_sec += 1;
+    }
+    if let Some(st) = w.status.as_mut() {
+        st.finish();
+    }
+    let window = match (&first.tele, &last.tele) {
+        (Some(a), Some(b)) => Some(telemetry::summary(a, b)),
+        _ => None,
+    };
+    Control {
+        interrupted,
+        cpu: last.cpu.since(first.cpu),
+        series,
+        telemetry,
+        window,
+    }
+}

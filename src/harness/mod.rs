@@ -1,0 +1,185 @@
+//! The one run harness every workload goes through: it resolves the storage
+//! under the workload's paths and starts device and host telemetry, starts
+//! every thread of the workload (each builds its own state first) and
+//! releases them together behind two barriers, runs the control loop
+//! (series, status line, telemetry, window edges, Ctrl-C), joins the
+//! sessions, tells the workload to stop its background threads, joins those,
+//! and merges what every thread measured into one [`RunResult`].
+
+pub mod control;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+
+use crate::measure::clock::now_ns;
+use crate::measure::cpu::CpuTime;
+use crate::measure::stats::SessionStats;
+use crate::samplers::series::{SecondPoint, SessionSeries};
+use crate::samplers::status::StatusLine;
+use crate::samplers::telemetry::{Telemetry, TelemetryPoint, TelemetrySummary};
+use crate::target::chain::{self, Chain};
+use crate::workload::{Shared, ThreadEnd, Workload};
+use control::{Watch, control};
+
+pub use crate::workload::Status;
+
+/// Everything a run measured.
+pub struct RunResult {
+    pub status: Status,
+    pub error: Option<String>,
+    pub stats: SessionStats,
+    /// Length of the measurement window, seconds.
+    pub measured_s: f64,
+    pub ramp_s: f64,
+    pub cpu: CpuTime,
+    pub series: Vec<SecondPoint>,
+    pub start_unix_ns: u64,
+    pub issued: u64,
+    /// The filesystem and devices under the target, when they could be resolved.
+    pub chain: Option<Chain>,
+    /// Device and host telemetry, one point per interval.
+    pub telemetry: Vec<TelemetryPoint>,
+    /// Device and host averages over the measurement window.
+    pub window: Option<TelemetrySummary>,
+    /// Microseconds between the first and the last session leaving the
+    /// start barrier: how far from "all at once" the start was.
+    pub start_skew_us: f64,
+}
+
+/// Stack of each thread of a run: the workloads keep their state on the
+/// heap, so thousands of sessions need not reserve 2 MiB each.
+const THREAD_STACK: usize = 512 << 10;
+
+/// How the harness runs a workload.
+pub struct Options<'a> {
+    /// Measured seconds after the ramp, or `None` for a run of fixed work.
+    pub time_s: Option<f64>,
+    /// Telemetry sampling interval, seconds.
+    pub interval_s: f64,
+    /// Raised by Ctrl-C.
+    pub interrupt: &'a AtomicBool,
+    pub status: Option<StatusLine>,
+}
+
+/// A run's result and what each thread counted besides it (in thread
+/// order: sessions, then background threads).
+pub struct Outcome<P> {
+    pub result: RunResult,
+    pub parts: Vec<P>,
+}
+
+/// Runs `work` to the end. `shared` is the state its threads read (the
+/// workload holds a reference to it too); its ramp is the run's.
+pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::Part> {
+    let threads = work.threads();
+    let total = threads.total();
+    let sessions = threads.sessions as usize;
+    let ramp_s = shared.ramp_ns as f64 / 1e9;
+    let slots: Vec<Box<SessionSeries>> = (0..total).map(|_| SessionSeries::new()).collect();
+
+    // Where the I/O really goes, and the devices to watch on the way. Host
+    // telemetry is recorded whatever the target (tmpfs has no device).
+    let paths = work.storage();
+    let chain = paths.first().and_then(|p| chain::resolve(p).ok());
+    let mut devices = chain.as_ref().map(|c| c.devices()).unwrap_or_default();
+    for p in paths.iter().skip(1) {
+        for d in chain::resolve(p).map(|c| c.devices()).unwrap_or_default() {
+            if !devices.contains(&d) {
+                devices.push(d);
+            }
+        }
+    }
+    let telemetry = Telemetry::start(devices);
+
+    let ready = Barrier::new(total as usize + 1);
+    let go = Barrier::new(total as usize + 1);
+    let finished = AtomicUsize::new(0);
+    let (control, ends, start_unix_ns) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..total)
+            .map(|t| {
+                let (ready, go, finished, slot) = (&ready, &go, &finished, &*slots[t as usize]);
+                std::thread::Builder::new()
+                    .name(threads.name(t))
+                    .stack_size(THREAD_STACK)
+                    .spawn_scoped(s, move || {
+                        let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
+                        ready.wait();
+                        go.wait();
+                        let released = now_ns();
+                        let end = match state {
+                            Some(st) => work.run(t, st, slot),
+                            None => ThreadEnd::default(),
+                        };
+                        if (t as usize) < sessions {
+                            finished.fetch_add(1, SeqCst);
+                        }
+                        (released, end)
+                    })
+                    .expect("spawn a thread of the run")
+            })
+            .collect();
+
+        ready.wait();
+        let start_unix_ns = shared.begin(opts.time_s);
+        go.wait();
+        let control = control(Watch {
+            shared,
+            slots: &slots,
+            finished: &finished,
+            sessions,
+            ramp_s,
+            time_s: opts.time_s,
+            interrupt: opts.interrupt,
+            status: opts.status,
+            telemetry: Some(telemetry),
+            interval_ns: (opts.interval_s * 1e9) as u64,
+        });
+        let mut handles = handles.into_iter();
+        let mut ends: Vec<_> = handles
+            .by_ref()
+            .take(sessions)
+            .map(|h| h.join().expect("a session thread panicked"))
+            .collect();
+        // The sessions are done: the background threads drain and stop.
+        work.sessions_ended();
+        ends.extend(handles.map(|h| h.join().expect("a background thread panicked")));
+        (control, ends, start_unix_ns)
+    });
+
+    let mut stats = SessionStats::new();
+    let (mut last_ns, mut issued) = (0, 0);
+    let (mut first_out, mut last_out) = (u64::MAX, 0);
+    let mut parts = Vec::with_capacity(ends.len());
+    for (t, (released, end)) in ends.into_iter().enumerate() {
+        stats.merge(&end.stats);
+        if t < sessions {
+            last_ns = last_ns.max(end.last_ns);
+            issued += end.issued;
+            first_out = first_out.min(released);
+            last_out = last_out.max(released);
+        }
+        parts.push(end.part);
+    }
+    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let (status, error, measured_s) = shared.outcome(control.interrupted, last_ns);
+    Outcome {
+        result: RunResult {
+            status,
+            error,
+            stats,
+            measured_s,
+            ramp_s,
+            cpu: control.cpu,
+            series: control.series,
+            start_unix_ns,
+            issued,
+            chain,
+            telemetry: control.telemetry,
+            window: control.window,
+            start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
+        },
+        parts,
+    }
+}

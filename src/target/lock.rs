@@ -1,0 +1,195 @@
+//! One dbio command per target at a time.
+//!
+//! A run (layout and measurement) or a `dbio clean` takes an exclusive
+//! `flock` for as long as it works on a target: on the lock file
+//! [`LOCK_NAME`] in a directory target (the holder writes its pid into it;
+//! the directory itself where it is read-only), or on the device node of a
+//! block device target. A second command is
+//! refused at once with one line naming the pid that holds the lock, read
+//! from /proc/locks (or the lock file). The kernel drops the lock when the
+//! holder exits, however it ends, so a lock is never stale.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+
+use super::TargetError;
+
+/// The lock file in a directory target.
+pub const LOCK_NAME: &str = "dbio.lock";
+
+/// An exclusive lock on a target, held until dropped.
+#[derive(Debug)]
+pub struct TargetLock {
+    /// Held open: the flock lives as long as this descriptor.
+    _file: File,
+    /// The lock file of a directory target.
+    lock_file: Option<PathBuf>,
+}
+
+impl TargetLock {
+    /// Locks the directory target `dir` (which exists) through its lock file.
+    pub fn directory(dir: &Path) -> Result<TargetLock, TargetError> {
+        let opt = "--target";
+        let path = dir.join(LOCK_NAME);
+        // A lock file removed by `dbio clean` between our open and our lock
+        // is not the lock any more: retry on the file now at that path.
+        for _ in 0..8 {
+            let file = match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o644)
+                .open(&path)
+            {
+                Ok(f) => f,
+                // A read-only directory (a layout measured read-only): lock the directory itself.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES)) => {
+                    return Self::directory_itself(opt, dir);
+                }
+                Err(e) => return Err(TargetError::io(&path, "create the lock file", e)),
+            };
+            take(&file, opt, dir)?;
+            let ours = file
+                .metadata()
+                .map_err(|e| TargetError::io(&path, "stat", e))?;
+            match fs::metadata(&path) {
+                Ok(now) if now.dev() == ours.dev() && now.ino() == ours.ino() => {
+                    let mut file = file;
+                    let _ = file.set_len(0);
+                    let _ = writeln!(file, "{}", std::process::id());
+                    return Ok(TargetLock {
+                        _file: file,
+                        lock_file: Some(path),
+                    });
+                }
+                _ => continue,
+            }
+        }
+        Err(TargetError::Invalid(format!(
+            "cannot lock {}: its lock file keeps being replaced",
+            path.display()
+        )))
+    }
+
+    /// Locks a block device target through its device node.
+    pub fn device(dev: &Path) -> Result<TargetLock, TargetError> {
+        let file = File::open(dev).map_err(|e| TargetError::io(dev, "open", e))?;
+        take(&file, "--target", dev)?;
+        Ok(TargetLock {
+            _file: file,
+            lock_file: None,
+        })
+    }
+
+    /// Locks the directory `dir` given as `opt` through the directory
+    /// itself, leaving no file in it (a `--redo-dir` outside the target).
+    pub fn directory_itself(opt: &str, dir: &Path) -> Result<TargetLock, TargetError> {
+        let file = File::open(dir).map_err(|e| TargetError::io(dir, "open", e))?;
+        take(&file, opt, dir)?;
+        Ok(TargetLock {
+            _file: file,
+            lock_file: None,
+        })
+    }
+
+    /// Removes the lock file while still holding the lock (`dbio clean`,
+    /// so the directory it made can go too).
+    pub fn remove_file(&self) {
+        if let Some(p) = &self.lock_file {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// Takes the lock on `file` without waiting, or says who holds it.
+fn take(file: &File, opt: &str, target: &Path) -> Result<(), TargetError> {
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let holder = holder(file)
+                .map(|pid| {
+                    let comm = fs::read_to_string(format!("/proc/{pid}/comm"))
+                        .map(|c| format!(", {}", c.trim()))
+                        .unwrap_or_default();
+                    format!("pid {pid}{comm}")
+                })
+                .unwrap_or_else(|| "pid unknown".into());
+            Err(TargetError::Busy(format!(
+                "{opt} {} is in use by another dbio command ({holder}); wait for it to finish or choose another {opt}",
+                target.display()
+            )))
+        }
+        Err(e) => Err(TargetError::io(target, "lock", e.into())),
+    }
+}
+
+/// The pid holding a flock on `file`: from /proc/locks, else the lock file's content.
+fn holder(file: &File) -> Option<u32> {
+    let meta = file.metadata().ok()?;
+    let locks = fs::read_to_string("/proc/locks").unwrap_or_default();
+    let dev = meta.dev();
+    from_proc_locks(&locks, libc::major(dev), libc::minor(dev), meta.ino()).or_else(|| {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut &*file, &mut s).ok()?;
+        s.trim().parse().ok()
+    })
+}
+
+/// The pid of the FLOCK on (major, minor, inode) in /proc/locks's text, e.g.
+/// `1: FLOCK  ADVISORY  WRITE 4242 00:1f:1234 0 EOF` (device numbers in hex).
+fn from_proc_locks(text: &str, major: u32, minor: u32, ino: u64) -> Option<u32> {
+    text.lines().find_map(|line| {
+        let mut f = line.split_whitespace().skip(1).peekable();
+        if f.peek() == Some(&"->") {
+            return None; // a waiter, not the holder
+        }
+        let (kind, _, _, pid, id) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+        let mut parts = id.split(':');
+        let maj = u32::from_str_radix(parts.next()?, 16).ok()?;
+        let min = u32::from_str_radix(parts.next()?, 16).ok()?;
+        let inode: u64 = parts.next()?.parse().ok()?;
+        (kind == "FLOCK" && (maj, min, inode) == (major, minor, ino))
+            .then(|| pid.parse().ok())
+            .flatten()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_locks_lines_parse() {
+        let text = "1: POSIX  ADVISORY  WRITE 10 00:1f:77 0 EOF\n\
+                    2: FLOCK  ADVISORY  WRITE 4242 fd:01:77 0 EOF\n\
+                    2: -> FLOCK  ADVISORY  WRITE 99 fd:01:77 0 EOF\n";
+        assert_eq!(from_proc_locks(text, 0xfd, 1, 77), Some(4242));
+        assert_eq!(from_proc_locks(text, 0, 0x1f, 77), None);
+        assert_eq!(from_proc_locks(text, 0xfd, 1, 78), None);
+    }
+
+    #[test]
+    fn a_second_lock_is_refused_with_the_holders_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = TargetLock::directory(dir.path()).unwrap();
+        let e = TargetLock::directory(dir.path()).unwrap_err().to_string();
+        let pid = std::process::id();
+        assert!(e.contains(&format!("pid {pid}")), "{e}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join(LOCK_NAME))
+                .unwrap()
+                .trim(),
+            pid.to_string()
+        );
+        first.remove_file();
+        drop(first);
+        let again = TargetLock::directory(dir.path()).unwrap();
+        drop(again);
+        TargetLock::directory(dir.path()).unwrap();
+    }
+}

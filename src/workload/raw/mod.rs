@@ -1,0 +1,161 @@
+//! `--workload raw`: fio/IObench patterns. Every thread is a session that
+//! keeps its engine's queue full with requests from its pattern
+//! (`requests`), one session loop each (`session`).
+
+pub mod requests;
+pub mod session;
+
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+use super::dist::{BlockPicker, Hotspot};
+use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
+use crate::config::{RunConfig, RunLength};
+use crate::engine::buf::BufPool;
+use crate::engine::{AnyEngine, SyncAfterWrite};
+use crate::measure::stats::SessionStats;
+use crate::rng::Rng;
+use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::target::{OpenFiles, Target};
+use requests::Requests;
+
+/// A raw run over a prepared target.
+pub struct Raw<'a> {
+    cfg: &'a RunConfig,
+    target: &'a Target,
+    shared: &'a Shared,
+    /// Keeps the files open for the run.
+    _files: OpenFiles,
+    fds: Vec<RawFd>,
+    picker: BlockPicker,
+    /// Requests in total for `--ops`.
+    quota_total: Option<u64>,
+    /// Nanoseconds between one session's requests for `--rate`.
+    interval_ns: u64,
+}
+
+/// A session's state before the start: its engine and buffers.
+pub struct Prepared {
+    pub engine: AnyEngine,
+    pub bufs: BufPool,
+}
+
+impl<'a> Raw<'a> {
+    /// Opens the target's files and checks the distribution and hot spot.
+    pub fn new(
+        cfg: &'a RunConfig,
+        target: &'a Target,
+        shared: &'a Shared,
+    ) -> Result<Self, SetupError> {
+        let files = target.open(cfg.io_mode, cfg.pattern.writes())?;
+        let fds = files.raw();
+        let hotspot = resolve_hotspot(cfg, target)?;
+        let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
+            .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", cfg.distribution)))?;
+        let n = u64::from(cfg.sessions);
+        Ok(Raw {
+            cfg,
+            target,
+            shared,
+            _files: files,
+            fds,
+            picker,
+            quota_total: match cfg.length {
+                RunLength::Ops { ops } => Some(ops),
+                RunLength::Time { .. } => None,
+            },
+            interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
+        })
+    }
+
+    /// Session `id`'s share of an `--ops` quota: the remainder goes to the first sessions.
+    fn quota(&self, id: u32) -> u64 {
+        let n = u64::from(self.cfg.sessions);
+        match self.quota_total {
+            Some(t) => t / n + u64::from(u64::from(id) < t % n),
+            None => u64::MAX,
+        }
+    }
+}
+
+impl Workload for Raw<'_> {
+    type Thread = Prepared;
+    type Part = ();
+
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: self.cfg.sessions,
+            background: Vec::new(),
+        }
+    }
+
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![self.target.path.clone()]
+    }
+
+    fn prepare(&self, id: u32) -> Result<Prepared, SetupError> {
+        let cfg = self.cfg;
+        let bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
+        let sync = SyncAfterWrite::for_mode(cfg.io_mode);
+        let engine = AnyEngine::new(cfg.engine, &self.fds, Some(&bufs), cfg.iodepth, sync)
+            .map_err(|source| SetupError::Engine {
+                who: format!("session {id}"),
+                engine: cfg.engine.name(),
+                source,
+            })?;
+        Ok(Prepared { engine, bufs })
+    }
+
+    fn run(&self, id: u32, p: Prepared, series: &SessionSeries) -> ThreadEnd<()> {
+        let cfg = self.cfg;
+        let mut s = session::Session {
+            id,
+            target: self.target,
+            io_mode: cfg.io_mode,
+            quota: self.quota(id),
+            interval_ns: self.interval_ns,
+            outlier_ns: (cfg.outlier_ms * 1e6) as u64,
+            shared: self.shared,
+            engine: p.engine,
+            requests: Requests::new(
+                cfg.pattern,
+                cfg.read_pct,
+                self.picker.clone(),
+                id,
+                cfg.sessions,
+                self.target.total_blocks(),
+            ),
+            bufs: p.bufs,
+            rng: Rng::for_stream(cfg.seed, u64::from(id)),
+            stats: SessionStats::new(),
+            series: SeriesWriter::new(series),
+        };
+        let end = s.run();
+        ThreadEnd {
+            stats: s.stats,
+            last_ns: end.last_ns,
+            issued: end.issued,
+            part: (),
+        }
+    }
+}
+
+fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, SetupError> {
+    let Some(h) = cfg.hotspot else {
+        return Ok(None);
+    };
+    let bs = u64::from(cfg.block_size);
+    if h.offset_bytes + h.size_bytes > target.size_bytes() {
+        return Err(SetupError::Invalid(format!(
+            "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of the data ({} MiB); make the hot spot smaller or --size larger",
+            h.offset_bytes >> 20,
+            h.size_bytes >> 20,
+            target.size_bytes() >> 20
+        )));
+    }
+    Ok(Some(Hotspot {
+        offset_blocks: h.offset_bytes / bs,
+        size_blocks: (h.size_bytes / bs).max(1),
+        every: h.every,
+    }))
+}

@@ -1,0 +1,223 @@
+//! One session: a thread that keeps its engine's queue full with requests
+//! from its workload, timestamps each, and records completions into its own
+//! statistics and per-second series. Nothing here allocates or locks once the
+//! loop runs; the only shared state read per request is the stop flag and the
+//! end of the measurement window (relaxed atomics).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::requests::Requests;
+use crate::config::IoMode;
+use crate::engine::buf::BufPool;
+use crate::engine::{AnyEngine, Completion, Engine, Io, OpKind, explain_errno};
+use crate::measure::clock::now_ns;
+use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
+use crate::samplers::series::SeriesWriter;
+use crate::target::Target;
+use crate::target::block::{self, Header};
+use crate::workload::Shared;
+
+/// One raw session: its fixed inputs and everything it owns.
+pub struct Session<'a> {
+    pub id: u32,
+    pub target: &'a Target,
+    pub io_mode: IoMode,
+    /// Requests this session may issue (u64::MAX when time-bound).
+    pub quota: u64,
+    /// Nanoseconds between requests for --rate (0 = as fast as possible).
+    pub interval_ns: u64,
+    pub outlier_ns: u64,
+    pub shared: &'a Shared,
+    pub engine: AnyEngine,
+    pub requests: Requests,
+    pub bufs: BufPool,
+    pub rng: Rng,
+    pub stats: SessionStats,
+    pub series: SeriesWriter<'a>,
+}
+
+/// In-flight bookkeeping per buffer slot.
+#[derive(Clone, Copy)]
+struct InFlight {
+    start: u64,
+    offset: u64,
+    file: u32,
+    kind: OpKind,
+}
+
+/// What the session hands back besides its statistics.
+pub struct SessionEnd {
+    /// Completion time of its last request, ns since the run started.
+    pub last_ns: u64,
+    pub issued: u64,
+}
+
+impl Session<'_> {
+    /// Runs the session loop until its quota, the deadline, or a stop.
+    pub fn run(&mut self) -> SessionEnd {
+        let (id, target, io_mode) = (self.id, self.target, self.io_mode);
+        let (quota, interval_ns, outlier_ns) = (self.quota, self.interval_ns, self.outlier_ns);
+        let Session {
+            shared,
+            engine,
+            requests: work,
+            bufs,
+            rng,
+            stats,
+            series,
+            ..
+        } = self;
+        let shared: &Shared = shared;
+        let depth = engine.depth() as usize;
+        let bs = target.block_size;
+        let t0 = shared.start_ns.load(Relaxed);
+        let ramp_end = t0 + shared.ramp_ns;
+        let gen_base = shared.wall_minus_mono_ns;
+        let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+        for slot in 0..depth {
+            rng.fill(bufs.slot_mut(slot, bs as usize)); // incompressible from the start
+        }
+        let mut meta = vec![
+            InFlight {
+                start: 0,
+                offset: 0,
+                file: 0,
+                kind: OpKind::Read
+            };
+            depth
+        ];
+        let mut inflight = 0usize;
+        let mut issued = 0u64;
+        let mut last_ns = 0u64;
+        let mut next_due = t0;
+        loop {
+            // Fill the queue.
+            while inflight < depth && issued < quota {
+                if shared.stop.load(Relaxed) {
+                    break;
+                }
+                let mut now = now_ns();
+                if now >= shared.end_ns.load(Relaxed) {
+                    break;
+                }
+                if interval_ns > 0 {
+                    if now < next_due {
+                        if inflight > 0 {
+                            break; // reap while waiting for the next slot
+                        }
+                        std::thread::sleep(std::time::Duration::from_nanos(next_due - now));
+                        now = now_ns();
+                    }
+                    next_due += interval_ns;
+                }
+                let (kind, gblock) = work.next_io(rng);
+                let (file, offset) = target.locate(gblock);
+                let slot = free.pop().expect("a free slot while inflight < depth");
+                let buf = bufs.slot_mut(slot as usize, bs as usize);
+                if kind == OpKind::Write {
+                    let h = Header {
+                        block: offset / u64::from(bs),
+                        generation: gen_base + now,
+                        file,
+                        size: bs,
+                    };
+                    block::refresh(buf, h, rng);
+                    now = now_ns();
+                }
+                meta[slot as usize] = InFlight {
+                    start: now,
+                    offset,
+                    file,
+                    kind,
+                };
+                let io = Io {
+                    kind,
+                    file,
+                    offset,
+                    len: bs,
+                    buf: buf.as_mut_ptr(),
+                    slot,
+                };
+                // SAFETY: the slot's buffer stays untouched until reaped below.
+                if let Err(e) = unsafe { engine.queue(&io) } {
+                    shared.fail(format!("session {}: cannot queue I/O: {e}", id));
+                    free.push(slot);
+                    break;
+                }
+                inflight += 1;
+                issued += 1;
+            }
+            if inflight == 0 {
+                break;
+            }
+            let mut reap_error = None;
+            let reaped = engine.reap(1, |c: Completion| {
+                let end = now_ns();
+                let m = meta[c.slot as usize];
+                free.push(c.slot);
+                last_ns = end - t0;
+                if c.res != bs as i32 {
+                    reap_error.get_or_insert((c, m));
+                    return;
+                }
+                let lat = end - m.start;
+                let k = if m.kind == OpKind::Read {
+                    Kind::Read
+                } else {
+                    Kind::Write
+                };
+                series.record(k, end - t0, lat, u64::from(bs));
+                if c.sync_ns > 0 {
+                    series.record(Kind::Sync, end - t0, c.sync_ns, 0);
+                }
+                if end < ramp_end || end > shared.end_ns.load(Relaxed) {
+                    return; // outside the measurement window
+                }
+                stats.op(k).record(lat, u64::from(bs));
+                if c.sync_ns > 0 {
+                    stats.op(Kind::Sync).record(c.sync_ns, 0);
+                }
+                if lat >= outlier_ns {
+                    stats.outlier(Outlier {
+                        t_s: (end - t0) as f64 / 1e9,
+                        op: k,
+                        session: id,
+                        file: m.file,
+                        offset_bytes: m.offset,
+                        len_bytes: bs,
+                        latency_ms: lat as f64 / 1e6,
+                    });
+                }
+            });
+            match reaped {
+                Ok(n) => inflight -= n as usize,
+                Err(e) => {
+                    shared.fail(format!("session {}: waiting for I/O failed: {e}", id));
+                    break;
+                }
+            }
+            if let Some((c, m)) = reap_error {
+                let what = if m.kind == OpKind::Read {
+                    "reading"
+                } else {
+                    "writing"
+                };
+                let why = if c.res < 0 {
+                    explain_errno(-c.res, io_mode)
+                } else {
+                    format!(
+                        "short transfer of {} of {bs} bytes (is the file shorter than the layout?)",
+                        c.res
+                    )
+                };
+                shared.fail(format!(
+                    "{what} {} at byte {} failed: {why}",
+                    target.files[m.file as usize].display(),
+                    m.offset
+                ));
+            }
+        }
+        SessionEnd { last_ns, issued }
+    }
+}

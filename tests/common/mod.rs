@@ -1,4 +1,0 @@
-#![allow(dead_code)]
-pub mod cli;
-pub mod loopdev;
-pub mod store;

@@ -1,0 +1,76 @@
+//! What every integration test shares: the fixtures (a store of its own, loop
+//! devices that always clean up, the binary), and how a test is registered
+//! with what it needs from the machine.
+#![allow(dead_code)]
+pub mod cli;
+pub mod loopdev;
+pub mod run;
+pub mod store;
+
+use libtest_mimic::Trial;
+
+/// What a test needs from the machine. A test whose needs are not met is
+/// ignored (and says why), never run to an early "pass".
+#[derive(Clone, Copy, Debug)]
+pub enum Need {
+    /// Effective uid 0: loop devices, mkfs, mount.
+    Root,
+    /// An executable on PATH (or in the sbin directories).
+    Tool(&'static str),
+    /// A kernel with device-mapper (`/dev/mapper/control` opens).
+    DeviceMapper,
+}
+
+impl Need {
+    /// Why the need is not met here, or None when it is.
+    fn missing(self) -> Option<String> {
+        match self {
+            Need::Root => (!rustix::process::geteuid().is_root()).then(|| "needs root".into()),
+            Need::Tool(t) => (!loopdev::have_tool(t)).then(|| format!("needs {t}")),
+            Need::DeviceMapper => std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/mapper/control")
+                .is_err()
+                .then(|| "needs device-mapper".into()),
+        }
+    }
+}
+
+/// A test named `module::name` running `f`, ignored when a need is not met.
+pub fn trial(module: &str, name: &str, f: fn(), needs: &[Need]) -> Trial {
+    let module = module.trim_start_matches("it::");
+    let missing: Vec<String> = needs.iter().filter_map(|n| n.missing()).collect();
+    let t = Trial::test(format!("{module}::{name}"), move || {
+        f();
+        Ok(())
+    });
+    if missing.is_empty() {
+        t
+    } else {
+        t.with_ignored_flag(true).with_kind(missing.join(", "))
+    }
+}
+
+/// Registers a module's tests: `tests! { name, other [Root, Tool("fio")] }`.
+#[macro_export]
+macro_rules! tests {
+    ($($name:ident $([$($need:expr),* $(,)?])?),* $(,)?) => {
+        pub fn tests() -> Vec<libtest_mimic::Trial> {
+            #[allow(unused_imports)]
+            use $crate::common::Need::*;
+            vec![$($crate::common::trial(module_path!(), stringify!($name), $name, &[$($($need),*)?])),*]
+        }
+    };
+}
+
+/// Says on stderr how many tests are ignored here and why.
+pub fn report_ignored(trials: &[Trial]) {
+    let mut why = std::collections::BTreeMap::<&str, usize>::new();
+    for t in trials.iter().filter(|t| t.has_ignored_flag()) {
+        *why.entry(t.kind()).or_default() += 1;
+    }
+    for (reason, n) in why {
+        eprintln!("ignored here: {n} test(s) {reason}");
+    }
+}

@@ -1,0 +1,106 @@
+//! `dbio` as the tests call it: the binary with the test's own store, a
+//! builder for `dbio run` (`Run::slob(dir).sessions(4).json()`), and numbers
+//! out of a report by their dotted path.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use super::store::store_path;
+
+/// The `dbio` binary, saving its runs in the current test's store.
+pub fn dbio() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("dbio").unwrap();
+    c.env("DBIO_DB", store_path());
+    c
+}
+
+/// A `dbio run` being put together.
+pub struct Run {
+    args: Vec<String>,
+}
+
+impl Run {
+    /// A raw run on `target`.
+    pub fn raw(target: &Path) -> Run {
+        Run {
+            args: vec![
+                "run".into(),
+                "--target".into(),
+                target.display().to_string(),
+            ],
+        }
+    }
+
+    /// A small, fast model run on `target`: seed 7, 2 MiB redo logs and a
+    /// 512 KiB log buffer unless the test sets its own.
+    pub fn slob(target: &Path) -> Run {
+        Run::raw(target)
+            .args(&["--workload", "slob", "--seed", "7"])
+            .default("--redo-file-size", "2M")
+            .default("--log-buffer", "512K")
+    }
+
+    pub fn args(mut self, args: &[&str]) -> Run {
+        for a in args {
+            // A later value of an option replaces a default set before it.
+            if let Some(i) = self.defaults_at(a) {
+                self.args.drain(i..i + 2);
+            }
+            self.args.push(a.to_string());
+        }
+        self
+    }
+
+    pub fn sessions(self, n: u32) -> Run {
+        self.args(&["--sessions", &n.to_string()])
+    }
+
+    /// An option with a value that the test may override later.
+    fn default(mut self, opt: &str, value: &str) -> Run {
+        self.args.extend([format!("{opt}\u{0}"), value.to_string()]);
+        self
+    }
+
+    fn defaults_at(&self, opt: &str) -> Option<usize> {
+        let marked = format!("{opt}\u{0}");
+        self.args.iter().position(|a| *a == marked)
+    }
+
+    fn command_line(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .map(|a| a.trim_end_matches('\u{0}').to_string())
+            .collect()
+    }
+
+    /// Runs it and waits.
+    pub fn output(self) -> Output {
+        dbio().args(self.command_line()).output().unwrap()
+    }
+
+    /// Runs it with `--json`; it must succeed. The report.
+    pub fn json(self) -> Value {
+        let line = self.command_line();
+        let out = self.args(&["--json"]).output();
+        assert!(
+            out.status.success(),
+            "dbio {line:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one JSON document")
+    }
+}
+
+/// The number at a dotted `path` of a report (`slob.counters.redo_bytes`).
+pub fn num(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for k in path.split('.') {
+        cur = cur
+            .get(k)
+            .unwrap_or_else(|| panic!("{path}: no {k} in {cur}"));
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
+}

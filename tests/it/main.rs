@@ -1,0 +1,64 @@
+//! dbio's integration tests, one binary: every module covers one part of
+//! the product through the real `dbio` binary, real files, loop devices,
+//! filesystems and tools. A test that needs what this machine lacks (root,
+//! a tool, device-mapper) is reported as ignored, with what it needs, in
+//! the runner's own count — never as passed. `scripts/test.sh` installs the
+//! tools and runs everything as root.
+
+mod common;
+
+mod bad_input;
+mod block_devices;
+mod compare;
+mod device_gate;
+mod import_awr;
+mod import_fio;
+mod import_fuzz;
+mod lab;
+mod plan_examples;
+mod plan_run;
+mod report_html;
+mod report_stats;
+mod run_raw;
+mod signals_pipes;
+mod slob_dbwr_and_devices;
+mod slob_model;
+mod store_crash;
+mod target_safety;
+mod telemetry_chain;
+mod telemetry_runs;
+
+fn main() {
+    // The store tests run this binary again as a writer process.
+    if store_crash::child_writer() {
+        return;
+    }
+    let args = libtest_mimic::Arguments::from_args();
+    let trials: Vec<_> = [
+        bad_input::tests(),
+        block_devices::tests(),
+        compare::tests(),
+        device_gate::tests(),
+        import_awr::tests(),
+        import_fio::tests(),
+        import_fuzz::tests(),
+        lab::tests(),
+        plan_examples::tests(),
+        plan_run::tests(),
+        report_html::tests(),
+        report_stats::tests(),
+        signals_pipes::tests(),
+        run_raw::tests(),
+        slob_dbwr_and_devices::tests(),
+        slob_model::tests(),
+        store_crash::tests(),
+        target_safety::tests(),
+        telemetry_chain::tests(),
+        telemetry_runs::tests(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    common::report_ignored(&trials);
+    libtest_mimic::run(&args, trials).exit();
+}
