@@ -4,20 +4,113 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
-use crate::units::{parse_seconds, parse_size};
+use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
 use crate::workload::slob::options::SlobArgs;
 
 /// The directory used when `--target` is not given.
 pub const DEFAULT_TARGET: &str = "dbio-data";
 
+/// Longest `--time` or `--ramp`: a year. Longer is a typo, and the per-second
+/// series of a run grows with its length.
+pub const MAX_SECONDS: f64 = 365.0 * 86400.0;
+
+/// The clap command of `dbio`, with every option that takes a value
+/// accepting a negative number as its value, so that `--size -1` reaches the
+/// option's parser, which names the option and the value, instead of clap
+/// taking `-1` for an unknown flag.
+pub fn command() -> clap::Command {
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    negatives(Cli::command())
+}
+
+/// Parses a full command line (`dbio ...`) as the binary does.
+pub fn try_parse_from<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command().try_get_matches_from(join_negative_values(argv))?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// `--size -1G` as `--size=-1G`: no option of dbio is a dash followed by a
+/// digit, so such a word after a long option is that option's value, which
+/// its parser then refuses by name (clap would call `-1G` an unknown flag).
+fn join_negative_values<I, T>(argv: I) -> Vec<std::ffi::OsString>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    for word in argv.into_iter().map(Into::into) {
+        let negative = word.to_str().is_some_and(|w| {
+            let mut c = w.chars();
+            c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit() || d == '.')
+        });
+        if negative
+            && let Some(prev) = out.last_mut()
+            && let Some(p) = prev.to_str()
+            && p.starts_with("--")
+            && p.len() > 2
+            && !p.contains('=')
+        {
+            let joined = format!("{p}={}", word.to_string_lossy());
+            *prev = joined.into();
+            continue;
+        }
+        out.push(word);
+    }
+    out
+}
+
+/// clap's message on one line without `error: `: its first line, the list
+/// below a line ending in `:` (the required arguments not provided), and
+/// the possible values when clap lists them.
+pub fn error_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or("invalid arguments").trim();
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if line.ends_with(':') {
+        let more: Vec<&str> = lines
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        if !more.is_empty() {
+            line = format!("{line} {}", more.join(", "));
+        }
+    }
+    if let Some(values) = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("[possible values: "))
+    {
+        line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
+    }
+    // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
+    line.replace(
+        ": invalid digit found in string",
+        ": not a whole number (digits only, e.g. 100)",
+    )
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "dbio",
     version,
+    subcommand_required = true,
     about = "A storage benchmark for databases",
     long_about = "dbio measures what storage does under database-shaped I/O: \
                   random and sequential patterns, O_DIRECT or buffered with \
@@ -145,7 +238,7 @@ pub struct RunArgs {
     pub time: Option<f64>,
 
     /// Warm-up before measuring starts, excluded from the results (with --time).
-    #[arg(long, value_parser = parse_seconds, conflicts_with = "ops")]
+    #[arg(long, value_parser = parse_ramp, conflicts_with = "ops")]
     pub ramp: Option<f64>,
 
     /// Issue exactly this many I/O requests in total over all sessions, then stop.
@@ -157,15 +250,15 @@ pub struct RunArgs {
     pub dist: Distribution,
 
     /// Hot spot size in MiB (SLOB's HOTSPOT_MB); needs --hotspot-frequency.
-    #[arg(long, requires = "hotspot_frequency")]
+    #[arg(long)]
     pub hotspot_mb: Option<u64>,
 
-    /// Hot spot offset in MiB from the start of the data (SLOB's HOTSPOT_OFFSET_MB).
-    #[arg(long, default_value_t = 0, requires = "hotspot_mb")]
-    pub hotspot_offset_mb: u64,
+    /// Hot spot offset in MiB from the start of the data (SLOB's HOTSPOT_OFFSET_MB) [default: 0].
+    #[arg(long)]
+    pub hotspot_offset_mb: Option<u64>,
 
     /// Every Nth operation of a session goes to the hot spot (SLOB's HOTSPOT_FREQUENCY).
-    #[arg(long, requires = "hotspot_mb", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hotspot_frequency: Option<u32>,
 
     /// Issue at most this many requests per second in total (latency at a fixed load).
@@ -230,9 +323,21 @@ fn parse_block_size(s: &str) -> Result<u32, String> {
 }
 
 fn parse_positive_seconds(s: &str) -> Result<f64, String> {
-    let v = parse_seconds(s)?;
+    let v = parse_ramp(s)?;
     if v <= 0.0 {
         return Err("must be more than 0 seconds".into());
+    }
+    Ok(v)
+}
+
+/// A duration of at most [`MAX_SECONDS`].
+fn parse_ramp(s: &str) -> Result<f64, String> {
+    let v = parse_seconds(s)?;
+    if v > MAX_SECONDS {
+        return Err(format!(
+            "must be at most a year ({} s, e.g. 365d is too long; 8h, 30m and 90s are fine)",
+            MAX_SECONDS as u64
+        ));
     }
     Ok(v)
 }
@@ -247,8 +352,8 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 
 fn parse_outlier_ms(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err("must be a number of milliseconds above 0 (e.g. 500)".into()),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 3_600_000.0 => Ok(v),
+        _ => Err("must be a number of milliseconds above 0 and at most an hour (e.g. 500)".into()),
     }
 }
 
@@ -310,20 +415,22 @@ impl RunArgs {
                     self.files, self.bs
                 ));
             }
-        }
-        let hotspot = match (self.hotspot_mb, self.hotspot_frequency) {
-            (Some(mb), Some(every)) => {
-                if mb == 0 {
-                    return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into());
-                }
-                Some(HotspotConfig {
-                    size_bytes: mb << 20,
-                    offset_bytes: self.hotspot_offset_mb << 20,
-                    every,
-                })
+            let bs = u64::from(self.bs);
+            if !size.is_multiple_of(bs) {
+                return Err(format!(
+                    "--size {} is not a whole number of --bs {} blocks; give --size {} or {}",
+                    fmt_size(size),
+                    fmt_size(bs),
+                    fmt_size(size / bs * bs),
+                    fmt_size((size / bs + 1) * bs)
+                ));
             }
-            _ => None,
-        };
+        }
+        let hotspot = hotspot(
+            self.hotspot_mb,
+            self.hotspot_offset_mb,
+            self.hotspot_frequency,
+        )?;
         if hotspot.is_some() && pattern.sequential() {
             return Err("--hotspot-mb applies to random patterns only".into());
         }
@@ -402,15 +509,11 @@ impl RunArgs {
                 "{opt} does not apply to --workload slob; {instead}"
             ));
         }
-        let hotspot = match (self.hotspot_mb, self.hotspot_frequency) {
-            (Some(0), _) => return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into()),
-            (Some(mb), Some(every)) => Some(HotspotConfig {
-                size_bytes: mb << 20,
-                offset_bytes: self.hotspot_offset_mb << 20,
-                every,
-            }),
-            _ => None,
-        };
+        let hotspot = hotspot(
+            self.hotspot_mb,
+            self.hotspot_offset_mb,
+            self.hotspot_frequency,
+        )?;
         let is_device = crate::target::device::is_block_device(&self.target);
         let dir = (!is_device).then_some(self.target.as_path());
         let work_loop = self.slob.work_loop;
@@ -420,7 +523,9 @@ impl RunArgs {
         let sessions = slob.sessions();
         let length = match work_loop {
             Some(w) => RunLength::Ops {
-                ops: w * u64::from(sessions),
+                ops: w.checked_mul(u64::from(sessions)).ok_or_else(|| {
+                    format!("--work-loop {w} x {sessions} sessions is too many operations")
+                })?,
             },
             None => RunLength::Time {
                 time_s: self.time.unwrap_or(10.0),
@@ -457,6 +562,49 @@ impl RunArgs {
     }
 }
 
+/// The hot spot of `--hotspot-mb`, `--hotspot-offset-mb` and
+/// `--hotspot-frequency` (clap makes sure they come together).
+fn hotspot(
+    mb: Option<u64>,
+    offset_mb: Option<u64>,
+    every: Option<u32>,
+) -> Result<Option<HotspotConfig>, String> {
+    let (mb, every) = match (mb, offset_mb, every) {
+        (None, None, None) => return Ok(None),
+        (Some(mb), _, Some(every)) => (mb, every),
+        (Some(mb), _, None) => {
+            return Err(format!(
+                "--hotspot-mb {mb} needs --hotspot-frequency N (every Nth operation goes to the hot spot)"
+            ));
+        }
+        (None, Some(off), _) => {
+            return Err(format!(
+                "--hotspot-offset-mb {off} needs --hotspot-mb SIZE and --hotspot-frequency N"
+            ));
+        }
+        (None, None, Some(n)) => {
+            return Err(format!(
+                "--hotspot-frequency {n} needs --hotspot-mb SIZE (the hot spot's size in MiB)"
+            ));
+        }
+    };
+    let offset_mb = offset_mb.unwrap_or(0);
+    if mb == 0 {
+        return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into());
+    }
+    // At most 8 EiB each, so that offset + size cannot overflow.
+    let bytes = |opt: &str, v: u64| {
+        (v <= 1 << 43)
+            .then_some(v << 20)
+            .ok_or_else(|| format!("{opt} {v} is too large (more than 8 EiB)"))
+    };
+    Ok(Some(HotspotConfig {
+        size_bytes: bytes("--hotspot-mb", mb)?,
+        offset_bytes: bytes("--hotspot-offset-mb", offset_mb)?,
+        every,
+    }))
+}
+
 /// A seed from the clock and process id, printed in the report so the run can be repeated.
 fn random_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
@@ -473,7 +621,7 @@ mod tests {
     fn config(args: &[&str]) -> Result<RunConfig, String> {
         let mut argv = vec!["dbio", "run"];
         argv.extend_from_slice(args);
-        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let cli = try_parse_from(argv).map_err(|e| e.to_string())?;
         match cli.command {
             Command::Run(r) => (*r).into_config(),
             _ => unreachable!(),
@@ -526,6 +674,70 @@ mod tests {
         assert!(e.contains("hotspot-frequency"), "{e}");
         let e = config(&["--outlier-ms", "0"]).unwrap_err();
         assert!(e.contains("--outlier-ms"), "{e}");
+    }
+
+    #[test]
+    fn negative_and_overflowing_values_are_named() {
+        let e = config(&["--size", "-1G"]).unwrap_err();
+        assert!(e.contains("'-1G' for '--size"), "{e}");
+        let e = config(&["--rate", "-10"]).unwrap_err();
+        assert!(e.contains("'-10' for '--rate"), "{e}");
+        let e = try_parse_from(["dbio", "run", "--rate", "-10"]).unwrap_err();
+        assert!(error_line(&e).ends_with("not a whole number (digits only, e.g. 100)"));
+        let e = config(&["--time", "99999999999"]).unwrap_err();
+        assert!(
+            e.contains("'99999999999' for '--time") && e.contains("a year"),
+            "{e}"
+        );
+        let e = config(&["--ramp", "400d"]).unwrap_err();
+        assert!(e.contains("--ramp"), "{e}");
+        let e = config(&["--size", "12k", "--bs", "8k"]).unwrap_err();
+        assert!(
+            e.contains("--size 12 KiB is not a whole number of --bs 8 KiB"),
+            "{e}"
+        );
+        assert_eq!(
+            config(&["--size", "1.5G"]).unwrap().size_bytes,
+            Some(3 << 29)
+        );
+        let e = config(&["--hotspot-mb", "10"]).unwrap_err();
+        assert!(
+            e.contains("--hotspot-mb 10 needs --hotspot-frequency"),
+            "{e}"
+        );
+        let e =
+            config(&["--hotspot-mb", "99999999999999", "--hotspot-frequency", "2"]).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        let e = config(&["--workload", "slob", "--think-min", "1"]).unwrap_err();
+        assert!(e.contains("--think-min 1 needs --think-frequency"), "{e}");
+    }
+
+    #[test]
+    fn clap_errors_keep_their_list_on_the_line() {
+        let e = try_parse_from(["dbio", "compare", "1"]).unwrap_err();
+        assert_eq!(
+            error_line(&e),
+            "the following required arguments were not provided: <B>"
+        );
+        let e = try_parse_from(["dbio"]).unwrap_err();
+        assert!(!error_line(&e).is_empty());
+    }
+
+    #[test]
+    fn a_cache_larger_than_the_data_is_capped() {
+        let c = config(&[
+            "--workload",
+            "slob",
+            "--scale",
+            "1024",
+            "--sessions",
+            "2",
+            "--cache",
+            "1G",
+        ])
+        .unwrap();
+        let slob = c.slob.unwrap();
+        assert_eq!(slob.cache_bytes, 4 * slob.tablespace_blocks() * 8192);
     }
 
     #[test]

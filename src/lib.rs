@@ -17,6 +17,7 @@ pub mod import;
 pub mod lab;
 pub mod measure;
 pub mod plan;
+pub mod preflight;
 pub mod report;
 pub mod rng;
 pub mod samplers;

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
-use dbio::cli::{Cli, Command};
+use dbio::cli::Command;
 use dbio::commands::run::{self, Output, RunMeta};
 use dbio::commands::{
     self, CommandError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, interrupt_flag,
@@ -16,39 +15,99 @@ use dbio::store::Store;
 use dbio::target;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    quiet_panics();
+    let cli = match dbio::cli::try_parse_from(std::env::args_os()) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind::*;
-            if matches!(
-                e.kind(),
-                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
+            match e.kind() {
+                DisplayHelp | DisplayVersion => {
+                    let _ = e.print();
+                    return ExitCode::SUCCESS;
+                }
+                // `dbio runs` without a subcommand: the help, on stderr, is the answer, but not a success.
+                DisplayHelpOnMissingArgumentOrSubcommand => {
+                    eprint!("{}", e.render());
+                    return ExitCode::from(EXIT_USAGE);
+                }
+                _ => {}
             }
-            // One line: clap's first line names the option, the value and what is allowed.
-            let rendered = e.render().to_string();
-            let mut line = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .to_string();
-            if let Some(values) = rendered
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("[possible values: "))
-            {
-                line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
-            }
-            eprintln!("{line}");
+            eprintln!("error: {}", dbio::cli::error_line(&e));
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    match dispatch(cli.command) {
+    let fresh = FreshStore::note(store_path(&cli.command));
+    let result = dispatch(cli.command);
+    if let (Err(CommandError::Usage(_)), Some(fresh)) = (&result, fresh) {
+        fresh.undo();
+    }
+    match result {
         Ok(code) => code,
+        Err(CommandError::Closed) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// The store a command opens, if it opens one.
+fn store_path(command: &Command) -> Option<PathBuf> {
+    let db = match command {
+        Command::Run(a) => &a.db,
+        Command::Clean(_) => return None,
+        Command::Plan { db, .. }
+        | Command::Report { db, .. }
+        | Command::Compare { db, .. }
+        | Command::Import { db, .. }
+        | Command::Lab { db, .. }
+        | Command::Runs { db, .. } => db,
+    };
+    Some(db.clone().unwrap_or_else(Store::default_path))
+}
+
+/// A store that did not exist before the command: a refused command must
+/// not leave one behind (nor the directories made for it).
+struct FreshStore {
+    path: PathBuf,
+    /// Directories that did not exist, deepest first.
+    dirs: Vec<PathBuf>,
+}
+
+impl FreshStore {
+    fn note(path: Option<PathBuf>) -> Option<FreshStore> {
+        let path = path?;
+        if path.symlink_metadata().is_ok() {
+            return None;
+        }
+        let dirs = path
+            .ancestors()
+            .skip(1)
+            .filter(|d| !d.as_os_str().is_empty())
+            .take_while(|d| d.symlink_metadata().is_err())
+            .map(PathBuf::from)
+            .collect();
+        Some(FreshStore { path, dirs })
+    }
+
+    /// Removes the store the command created, if it holds no run.
+    fn undo(self) {
+        if !self.path.exists() {
+            return;
+        }
+        let empty = Store::open(&self.path)
+            .and_then(|s| s.list(&Default::default()))
+            .is_ok_and(|rows| rows.is_empty());
+        if !empty {
+            return;
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir(d);
         }
     }
 }
@@ -76,7 +135,10 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             for t in &meta.tags {
                 dbio::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
             }
+            let asked_cache = args.slob.cache;
             let cfg = args.into_config().map_err(CommandError::Usage)?;
+            dbio::preflight::check(&cfg).map_err(CommandError::Usage)?;
+            say_rounding(&cfg, asked_cache);
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();
             let outcome = run::run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
@@ -134,9 +196,68 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
         Command::Runs { command, db } => {
             let mut store = open_store(db)?;
             let mut out = std::io::stdout().lock();
-            dbio::store::commands::execute(&mut store, command, &mut out)
-                .map_err(|e| CommandError::Usage(e.to_string()))?;
+            dbio::store::commands::execute(&mut store, command, &mut out).map_err(|e| match e {
+                dbio::store::StoreError::Output { source } => commands::output::write_error(source),
+                e => CommandError::Usage(e.to_string()),
+            })?;
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Says where a value was adjusted: a buffer cache larger than the data,
+/// a size that does not split into whole blocks per file.
+fn say_rounding(cfg: &dbio::config::RunConfig, asked_cache: Option<u64>) {
+    use dbio::units::fmt_size;
+    if let (Some(slob), Some(asked)) = (&cfg.slob, asked_cache)
+        && asked > slob.cache_bytes
+    {
+        eprintln!(
+            "note: --cache {} is more than 4 times the data; capped at {} (a larger cache holds nothing more)",
+            fmt_size(asked),
+            fmt_size(slob.cache_bytes)
+        );
+    }
+    if cfg.slob.is_none()
+        && let Some(size) = cfg.size_bytes
+        && !target::device::is_block_device(&cfg.target)
+    {
+        let data = dbio::preflight::data_bytes(cfg);
+        if data != size {
+            eprintln!(
+                "note: --size {} over --files {} is {} x {} (whole blocks per file) = {}",
+                fmt_size(size),
+                cfg.files,
+                cfg.files,
+                fmt_size(data / u64::from(cfg.files)),
+                fmt_size(data)
+            );
+        }
+    }
+}
+
+/// A closed stdout or stderr (`dbio ... 2>&1 | head`) ends dbio quietly
+/// with exit 0, like ripgrep; any other panic is one line (a dbio bug) unless
+/// RUST_BACKTRACE asks for the backtrace.
+fn quiet_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            return default(info);
+        }
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("error: internal error (a dbio bug, please report it): {msg}{at}");
+    }));
 }

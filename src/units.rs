@@ -3,34 +3,56 @@
 //!
 //! Size suffixes are binary (K = 1024), as in fio and SLOB's SCALE.
 
-/// Parses a byte size: a whole number with an optional K/M/G/T suffix
-/// (binary multiples; `k`, `KB`, `KiB` all mean 1024). `"8k"` → 8192.
+/// Parses a byte size: a number with an optional K/M/G/T suffix (binary
+/// multiples; `k`, `KB`, `KiB` all mean 1024). `"8k"` → 8192, `"1.5G"` →
+/// 1610612736; a decimal must come to whole bytes.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, suffix) = t.split_at(split);
-    if digits.is_empty() {
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (number, suffix) = t.split_at(split);
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && frac.is_empty() || frac.contains('.') {
         return Err(format!(
-            "'{text}' is not a size (expected e.g. 8k, 4G, 1048576)"
+            "'{text}' is not a size (expected e.g. 8k, 4G, 1.5G, 1048576)"
         ));
     }
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("'{text}' is too large"))?;
     let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
+        "p" | "pb" | "pib" => 50,
         _ => {
             return Err(format!(
                 "'{text}' has an unknown suffix (use K, M, G or T, e.g. 8k, 4G)"
             ));
         }
     };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("'{text}' is too large"))
+    let too_large = || format!("'{text}' is too large");
+    if whole.len() > 20 || frac.len() > 18 {
+        return Err(too_large());
+    }
+    let unit = 1u128 << shift;
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| too_large())?
+    };
+    let mut bytes = whole * unit;
+    if !frac.is_empty() {
+        let scale = 10u128.pow(frac.len() as u32);
+        let f: u128 = frac.parse().map_err(|_| too_large())?;
+        if !(f * unit).is_multiple_of(scale) {
+            return Err(format!(
+                "'{text}' is not a whole number of bytes; give e.g. 1.5G or the size in a smaller unit"
+            ));
+        }
+        bytes += f * unit / scale;
+    }
+    u64::try_from(bytes).map_err(|_| too_large())
 }
 
 /// Parses a duration in seconds: `60`, `2.5`, `90s`, `5m`, `1h`.
@@ -116,6 +138,22 @@ mod tests {
         assert!(parse_size("8q").is_err());
         assert!(parse_size("-1").is_err());
         assert!(parse_size("99999999999T").is_err());
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("0.5k"), Ok(512));
+        assert_eq!(parse_size(".5M"), Ok(1 << 19));
+        assert!(
+            parse_size("1.1")
+                .unwrap_err()
+                .contains("whole number of bytes")
+        );
+        assert!(parse_size("1.2.3G").is_err());
+        assert!(parse_size(".").is_err());
+        assert!(parse_size("1e9").is_err());
+        assert!(
+            parse_size("99999999999999999999999999")
+                .unwrap_err()
+                .contains("too large")
+        );
     }
 
     #[test]

@@ -97,13 +97,12 @@ fn side(store: &Store, spec: &str, args: &CompareArgs) -> Result<Side, CommandEr
 pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
     let a = side(store, &args.a, args)?;
     let b = side(store, &args.b, args)?;
-    match args.format {
-        Format::Text => print!("{}", render(&a, &b)),
-        Format::Json => println!(
-            "{}",
+    super::output::print(&match args.format {
+        Format::Text => render(&a, &b),
+        Format::Json => {
             serde_json::to_string_pretty(&serde_json::json!({ "first": a, "second": b }))
                 .expect("sides serialize")
-        ),
-    }
-    Ok(())
+                + "\n"
+        }
+    })
 }

@@ -149,7 +149,7 @@ pub fn execute(
 }
 
 fn io(e: std::io::Error) -> CommandError {
-    CommandError::Failed(format!("cannot write the output: {e}"))
+    super::output::write_error(e)
 }
 
 /// The file's text, its absolute path and its modification time (ms).

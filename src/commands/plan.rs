@@ -5,11 +5,9 @@
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 
-use clap::Parser;
-
 use super::CommandError;
 use super::run::{self, Output, RunMeta};
-use crate::cli::{Cli, Command};
+use crate::cli::Command;
 use crate::harness::Status;
 use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus, Summary};
 use crate::store::{RunFilter, Store};
@@ -46,13 +44,17 @@ pub fn run_args(
 ) -> Result<RunStatus, String> {
     let mut argv = vec!["dbio".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
-    let cfg = match Cli::try_parse_from(&argv)
-        .map_err(|e| e.to_string())?
+    let cfg = match crate::cli::try_parse_from(&argv)
+        .map_err(|e| crate::cli::error_line(&e))?
         .command
     {
         Command::Run(a) => (*a).into_config()?,
         _ => unreachable!("argv starts with run"),
     };
+    // Refused before anything is written (a full filesystem, too little memory).
+    if let Err(e) = crate::preflight::check(&cfg) {
+        return Ok(RunStatus::Failed(e));
+    }
     match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
         Ok(o) => Ok(match o.status {
             Status::Completed => RunStatus::Completed,
@@ -118,8 +120,7 @@ pub fn execute(
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
             let done = completed(store, &plan.name).map_err(CommandError::Failed)?;
             if dry_run {
-                print!("{}", plan::dry_run(&plan, &done));
-                return Ok(());
+                return super::output::print(&plan::dry_run(&plan, &done));
             }
             if plan.lab.is_some() {
                 return Err(CommandError::Usage(format!(
@@ -138,8 +139,7 @@ pub fn execute(
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
             let done = completed(store, &plan.name).map_err(CommandError::Failed)?;
-            print!("{}", plan::status(&plan, &done));
-            Ok(())
+            super::output::print(&plan::status(&plan, &done))
         }
     }
 }

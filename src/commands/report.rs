@@ -169,7 +169,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         .then(|| stats::summary(&label, &runs, args.relative_to.as_deref()));
     let scaling = args.scaling.then(|| stats::scaling(&runs));
     let out = render(args.format, &t, summary.as_ref(), scaling.as_deref());
-    print!("{out}");
+    super::output::print(&out)?;
     if missing > 0 {
         eprintln!("note: {missing} selected run(s) have no {label} and were left out");
     }

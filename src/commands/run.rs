@@ -138,14 +138,12 @@ pub fn run(
     if let Some(lab) = &meta.lab {
         rendered.push_str(&format!("lab      {}\n", lab.summary));
     }
-    match output {
-        Output::Text => print!("{rendered}"),
-        Output::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serializes")
-        ),
-        Output::Line => println!("{}", one_line(&report, meta)),
-    }
+    // A closed stdout (`| head`) does not stop the run from being saved.
+    super::output::print_anyway(&match output {
+        Output::Text => rendered.clone(),
+        Output::Json => serde_json::to_string_pretty(&report).expect("report serializes") + "\n",
+        Output::Line => one_line(&report, meta) + "\n",
+    });
     let report_json = serde_json::to_value(&report).expect("report serializes");
     let mut env_json =
         serde_json::json!({ "host": &report.environment, "storage": &report.storage });

@@ -103,15 +103,11 @@ pub(super) fn execute(
     let mut guard = Guard::new(st);
     let result = experiment(args, fs, guard.state(), interrupt);
     let report = guard.finish(result)?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serializes")
-        );
+    crate::commands::output::print(&if args.json {
+        serde_json::to_string_pretty(&report).expect("report serializes") + "\n"
     } else {
-        print!("{}", render(&report));
-    }
-    Ok(())
+        render(&report)
+    })
 }
 
 fn experiment(

@@ -153,10 +153,7 @@ pub fn execute(
                 )))
             }
         }
-        LabCommand::Status => {
-            print!("{}", status(&state::lab_dir()));
-            Ok(())
-        }
+        LabCommand::Status => crate::commands::output::print(&status(&state::lab_dir())),
         LabCommand::Discard(args) => discard::execute(&args, is_root, interrupt),
     }
 }

@@ -42,9 +42,8 @@ pub(super) fn run(
     let done = completed(&store, &plan.name).map_err(CommandError::Failed)?;
     let arms = pending_arms(&plan, &lab, &done);
     if dry_run {
-        print!("{}", describe(&lab, &arms));
-        print!("{}", plan::dry_run(&plan, &done));
-        return Ok(());
+        let text = describe(&lab, &arms) + &plan::dry_run(&plan, &done);
+        return crate::commands::output::print(&text);
     }
     if arms.is_empty() {
         eprintln!(

@@ -2,7 +2,7 @@
 //! becomes command-line text, and validation by the real clap parser and
 //! [`RunArgs::into_config`](crate::cli::RunArgs::into_config).
 
-use clap::{ArgAction, CommandFactory, Parser};
+use clap::{ArgAction, CommandFactory};
 use toml::de::DeValue;
 
 use crate::cli::{Cli, Command};
@@ -199,7 +199,7 @@ pub(crate) fn check_alone(long: &str, val: &Val) -> Result<(), String> {
         .into_iter()
         .map(String::from)
         .chain(args.iter().cloned());
-    match Cli::try_parse_from(argv) {
+    match crate::cli::try_parse_from(argv) {
         Ok(_) => Ok(()),
         Err(e) => {
             use clap::error::ErrorKind::*;
@@ -217,35 +217,15 @@ pub(crate) fn parse_run(args: &[String]) -> Result<RunConfig, String> {
         .into_iter()
         .map(String::from)
         .chain(args.iter().cloned());
-    let cli = Cli::try_parse_from(argv).map_err(|e| clap_line(&e))?;
-    match cli.command {
-        Command::Run(r) => r.into_config(),
-        _ => Err("not a dbio run command".into()),
-    }
+    let cli = crate::cli::try_parse_from(argv).map_err(|e| clap_line(&e))?;
+    let cfg = match cli.command {
+        Command::Run(r) => r.into_config()?,
+        _ => return Err("not a dbio run command".into()),
+    };
+    Ok(cfg)
 }
 
-/// clap's message on one line: its first line without `error: `, plus the
-/// possible values when clap lists them (as the binary prints it).
+/// clap's message on one line (see [`crate::cli::error_line`]).
 pub(crate) fn clap_line(e: &clap::Error) -> String {
-    let rendered = e.render().to_string();
-    let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
-    let first = lines.next().unwrap_or("invalid arguments").trim();
-    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
-    if line.ends_with(':') {
-        // "the following required arguments were not provided:" and the list below it.
-        let more: Vec<&str> = lines
-            .take_while(|l| !l.trim().is_empty())
-            .map(str::trim)
-            .collect();
-        if !more.is_empty() {
-            line = format!("{line} {}", more.join(", "));
-        }
-    }
-    if let Some(values) = rendered
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("[possible values: "))
-    {
-        line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
-    }
-    line
+    crate::cli::error_line(e)
 }

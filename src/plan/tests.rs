@@ -562,13 +562,12 @@ fn impossible_values_are_reported_with_file_line_and_key() {
         "[workload] ops",
         "fewer than --sessions 4 (each session needs at least one); in arm XFS, cell sessions=4",
     );
-    // A companion option missing: clap's message and the list on one line,
-    // at [workload] since no setting is named.
+    // A companion option missing: named at the option that needs it.
     assert_bad(
         "name = \"t\"\n[workload]\nhotspot_mb = 8\n",
-        2,
-        "[workload]",
-        "required arguments were not provided: --hotspot-frequency",
+        3,
+        "[workload] hotspot_mb",
+        "--hotspot-mb 8 needs --hotspot-frequency N",
     );
     let text = BASE.replace(
         "pattern = \"randread\"",

@@ -73,7 +73,7 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
     }
     let status = match r.status {
         crate::harness::Status::Completed => "completed".to_string(),
-        crate::harness::Status::Interrupted => "INTERRUPTED (Ctrl-C): results so far".into(),
+        crate::harness::Status::Interrupted => super::text::interrupted_line(r),
         crate::harness::Status::Failed => {
             format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error"))
         }

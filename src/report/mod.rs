@@ -36,6 +36,9 @@ pub struct Report {
     pub dbio_version: &'static str,
     pub status: Status,
     pub error: Option<String>,
+    /// What interrupted an interrupted run (`Ctrl-C (SIGINT)`, `SIGTERM`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<String>,
     pub started_unix_ms: u64,
     pub config: RunConfig,
     pub target: TargetSummary,
@@ -165,6 +168,10 @@ impl Report {
         Report {
             schema: SCHEMA,
             dbio_version: env!("CARGO_PKG_VERSION"),
+            interrupted_by: (r.status == Status::Interrupted)
+                .then(crate::commands::interrupt_cause)
+                .flatten()
+                .map(String::from),
             status: r.status,
             error: r.error,
             started_unix_ms: r.start_unix_ns / 1_000_000,

@@ -97,7 +97,7 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "window   {window}; {}", extras.join(", "));
     let status = match r.status {
         Status::Completed => "completed".to_string(),
-        Status::Interrupted => "INTERRUPTED (Ctrl-C): results so far".to_string(),
+        Status::Interrupted => interrupted_line(r),
         Status::Failed => format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")),
     };
     let _ = writeln!(o, "status   {status}\n");
@@ -330,5 +330,13 @@ fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
             ));
         }
         let _ = writeln!(o, "{line}");
+    }
+}
+
+/// The status line of an interrupted run, naming the signal when one came.
+pub(super) fn interrupted_line(r: &Report) -> String {
+    match &r.interrupted_by {
+        Some(by) => format!("INTERRUPTED by {by}: results so far"),
+        None => "INTERRUPTED: results so far".to_string(),
     }
 }

@@ -59,7 +59,7 @@ pub enum TargetError {
     #[error("{0}")]
     Busy(String),
     #[error(
-        "not enough free space in {dir} for {size} of data files; use a smaller --size or free some space (nothing was left behind)"
+        "not enough free space in {dir} for {size} of data files; give a smaller --size (slob: --scale, --schemas or --redo-file-size) or free some space (the partial files were removed)"
     )]
     NoSpace { dir: PathBuf, size: String },
 }

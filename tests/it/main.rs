@@ -7,6 +7,7 @@
 
 mod common;
 
+mod bad_input;
 mod block_devices;
 mod compare;
 mod device_gate;
@@ -19,6 +20,7 @@ mod plan_run;
 mod report_html;
 mod report_stats;
 mod run_raw;
+mod signals_pipes;
 mod slob_dbwr_and_devices;
 mod slob_model;
 mod store_crash;
@@ -33,6 +35,7 @@ fn main() {
     }
     let args = libtest_mimic::Arguments::from_args();
     let trials: Vec<_> = [
+        bad_input::tests(),
         block_devices::tests(),
         compare::tests(),
         device_gate::tests(),
@@ -44,6 +47,7 @@ fn main() {
         plan_run::tests(),
         report_html::tests(),
         report_stats::tests(),
+        signals_pipes::tests(),
         run_raw::tests(),
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),

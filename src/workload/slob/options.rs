@@ -16,6 +16,10 @@ pub const DEFAULT_UPDATE_PCT: u8 = 25;
 pub const DEFAULT_WORK_UNIT: u32 = 64;
 pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
 pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
+/// A buffer cache is capped at this many times the data.
+pub const CACHE_CAP_X: u64 = 4;
+/// Longest think time, seconds.
+pub const MAX_THINK_S: f64 = 3600.0;
 
 #[derive(Args, Debug, Default, Clone)]
 #[command(next_help_heading = "SLOB model (--workload slob)")]
@@ -61,11 +65,11 @@ pub struct SlobArgs {
     pub think_frequency: Option<u32>,
 
     /// Shortest think time (THINK_TM_MIN), e.g. 0.1 or 100ms [default: 0.1].
-    #[arg(long, value_parser = parse_seconds, requires = "think_frequency")]
+    #[arg(long, value_parser = parse_seconds)]
     pub think_min: Option<f64>,
 
     /// Longest think time (THINK_TM_MAX) [default: --think-min].
-    #[arg(long, value_parser = parse_seconds, requires = "think_frequency")]
+    #[arg(long, value_parser = parse_seconds)]
     pub think_max: Option<f64>,
 
     /// Operations per session, then stop (SLOB's WORK_LOOP); instead of --time.
@@ -132,6 +136,8 @@ impl SlobArgs {
                 "--hot-schema-frequency",
             ),
             (self.think_frequency.is_some(), "--think-frequency"),
+            (self.think_min.is_some(), "--think-min"),
+            (self.think_max.is_some(), "--think-max"),
             (self.work_loop.is_some(), "--work-loop"),
             (self.cache.is_some(), "--cache"),
             (self.db_writers.is_some(), "--db-writers"),
@@ -190,6 +196,16 @@ impl SlobArgs {
             None => DEFAULT_SCALE / bs,
             Some(s) => blocks_or_size(s, bs, "--scale")?,
         };
+        if scale_blocks
+            .checked_mul(u64::from(schemas))
+            .and_then(|b| b.checked_mul(bs))
+            .is_none_or(|b| b > 1 << 60)
+        {
+            return Err(format!(
+                "--scale {scale_blocks} blocks x {schemas} schemas of {} is too large (more than 1 EiB of data)",
+                fmt_size(bs)
+            ));
+        }
         let work_unit = self.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
         if !(3..=1024).contains(&work_unit) {
             return Err(format!(
@@ -231,10 +247,32 @@ impl SlobArgs {
             ));
         }
         let think = match self.think_frequency {
-            None => None,
+            None => {
+                for (opt, v) in [
+                    ("--think-min", self.think_min),
+                    ("--think-max", self.think_max),
+                ] {
+                    if let Some(v) = v {
+                        return Err(format!(
+                            "{opt} {v} needs --think-frequency N (every Nth operation is followed by think time)"
+                        ));
+                    }
+                }
+                None
+            }
             Some(every) => {
                 let min_s = self.think_min.unwrap_or(0.1);
                 let max_s = self.think_max.unwrap_or(min_s);
+                for (opt, v) in [
+                    ("--think-min", self.think_min),
+                    ("--think-max", self.think_max),
+                ] {
+                    if let Some(v) = v.filter(|v| *v > MAX_THINK_S) {
+                        return Err(format!(
+                            "{opt} {v} s is more than an hour; think times are short pauses (e.g. 0.1, 100ms)"
+                        ));
+                    }
+                }
                 if max_s < min_s {
                     return Err(format!("--think-max {max_s} is below --think-min {min_s}"));
                 }
@@ -291,7 +329,7 @@ impl SlobArgs {
             log_buffer,
         };
         if let Some(h) = hotspot
-            && h.offset_bytes + h.size_bytes > cfg.scale_blocks * bs
+            && h.offset_bytes.saturating_add(h.size_bytes) > cfg.scale_blocks.saturating_mul(bs)
         {
             return Err(format!(
                 "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of a schema ({}); make the hot spot smaller or --scale larger",
@@ -312,12 +350,24 @@ impl SlobArgs {
                 fmt_size(min)
             ));
         }
-        if u64::from(cfg.cache_buffers()) > u64::from(u32::MAX / 2) {
+        if cfg.cache_bytes / bs > u64::from(u32::MAX / 2) {
             return Err(format!(
-                "--cache {} is too large",
-                fmt_size(cfg.cache_bytes)
+                "--cache {} is too large: at most {} buffers of {}",
+                fmt_size(cfg.cache_bytes),
+                u32::MAX / 2,
+                fmt_size(bs)
             ));
         }
+        crate::preflight::check_cache(cfg.cache_bytes, crate::preflight::mem_available()?)?;
+        // A cache far larger than the data holds nothing more: cap it at
+        // CACHE_CAP_X times the data, room enough that dirty and pinned
+        // buffers never force a cached block out (the report shows the
+        // buffers; `dbio run` says so).
+        let mut cfg = cfg;
+        let data = cfg.tablespace_blocks().saturating_mul(bs);
+        cfg.cache_bytes = cfg
+            .cache_bytes
+            .min(data.saturating_mul(CACHE_CAP_X).max(min));
         let one_op = cfg.max_redo_per_op();
         if log_buffer < one_op || log_buffer > 1 << 30 {
             return Err(format!(

@@ -1,0 +1,225 @@
+//! Checks of a validated [`RunConfig`] against this host, made before
+//! anything is written: the data files and redo logs against free space,
+//! the raw hot spot against the data; and the buffer cache against memory
+//! (made by the slob options' validation). Each
+//! refusal is one line naming the option and the value; nothing has been
+//! created when it comes.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::config::RunConfig;
+use crate::target::manifest::Manifest;
+use crate::target::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
+use crate::units::fmt_size;
+
+/// The share of the host's available memory a buffer cache may take.
+const CACHE_SHARE_OF_AVAILABLE: f64 = 0.8;
+
+/// Every check, in order; the first refusal.
+pub fn check(cfg: &RunConfig) -> Result<(), String> {
+    check_buffers(cfg, mem_available()?)?;
+    if device::is_block_device(&cfg.target) {
+        return Ok(());
+    }
+    let data = data_bytes(cfg);
+    if let Some(h) = cfg.hotspot
+        && cfg.slob.is_none()
+        && h.offset_bytes.saturating_add(h.size_bytes) > data
+    {
+        return Err(format!(
+            "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of the data ({}); make the hot spot smaller or --size larger",
+            h.offset_bytes >> 20,
+            h.size_bytes >> 20,
+            fmt_size(data)
+        ));
+    }
+    check_space(cfg, data)
+}
+
+/// The bytes of data files a directory target gets (whole blocks per file).
+pub fn data_bytes(cfg: &RunConfig) -> u64 {
+    let bs = u64::from(cfg.block_size);
+    let total = cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE);
+    total / bs / u64::from(cfg.files) * bs * u64::from(cfg.files)
+}
+
+/// Refuses a buffer cache the host cannot give.
+pub fn check_cache(cache: u64, available: u64) -> Result<(), String> {
+    let most = (available as f64 * CACHE_SHARE_OF_AVAILABLE) as u64;
+    if cache > most {
+        return Err(format!(
+            "--cache {} is more than this host can give a buffer cache ({} of memory available, {}% of it at most); give --cache {} or less",
+            fmt_size(cache),
+            fmt_size(available),
+            (CACHE_SHARE_OF_AVAILABLE * 100.0) as u32,
+            fmt_size(most >> 20 << 20)
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses I/O buffers the host cannot give: one block per request in
+/// flight in every session (and the slob cache and DB writer batches).
+pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), String> {
+    let bs = u64::from(cfg.block_size);
+    let io = u64::from(cfg.sessions)
+        .saturating_mul(u64::from(cfg.iodepth))
+        .saturating_mul(bs);
+    let slob = cfg.slob.as_ref().map_or(0, |s| {
+        s.cache_bytes
+            .saturating_add(u64::from(s.db_writers) * u64::from(s.dbwr_batch) * bs)
+            .saturating_add(s.log_buffer.saturating_mul(2))
+    });
+    let most = (available as f64 * CACHE_SHARE_OF_AVAILABLE) as u64;
+    if io.saturating_add(slob) > most {
+        return Err(format!(
+            "--sessions {} x --iodepth {} x --bs {} = {} of I/O buffers{} is more than this host can give ({} of memory available); lower --iodepth, --sessions or --bs",
+            cfg.sessions,
+            cfg.iodepth,
+            fmt_size(bs),
+            fmt_size(io),
+            if slob > 0 {
+                format!(
+                    " plus {} of buffer cache, DB writer batches and log buffer",
+                    fmt_size(slob)
+                )
+            } else {
+                String::new()
+            },
+            fmt_size(available)
+        ));
+    }
+    Ok(())
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+pub fn mem_available() -> Result<u64, String> {
+    let text = std::fs::read_to_string("/proc/meminfo")
+        .map_err(|e| format!("cannot read /proc/meminfo to check --cache: {e}"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kib| kib * 1024)
+        .ok_or_else(|| "no MemAvailable in /proc/meminfo to check --cache against".into())
+}
+
+/// Where new files would land: the path itself, or its nearest existing
+/// ancestor.
+fn existing_ancestor(path: &Path) -> PathBuf {
+    path.ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"))
+        .to_path_buf()
+}
+
+/// Bytes allocated to the files a dbio manifest in `dir` lists: room a new
+/// layout gets back (they are reused, extended or replaced).
+fn dbio_allocated(dir: &Path) -> u64 {
+    match Manifest::load(dir) {
+        Ok(Some(m)) => m
+            .file_paths(dir)
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|md| md.blocks() * 512)
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// One filesystem's demand: where, the device it is on, bytes needed.
+struct Demand {
+    at: PathBuf,
+    dev: u64,
+    need: u64,
+}
+
+/// Refuses data files (and slob's redo logs) that do not fit in free space.
+fn check_space(cfg: &RunConfig, data: u64) -> Result<(), String> {
+    let mut demands: Vec<Demand> = Vec::new();
+    let mut add = |dir: &Path, bytes: u64| -> Result<(), String> {
+        let need = bytes.saturating_sub(dbio_allocated(dir));
+        let at = existing_ancestor(dir);
+        let dev = std::fs::metadata(&at)
+            .map_err(|e| format!("cannot examine {}: {e}", at.display()))?
+            .dev();
+        match demands.iter_mut().find(|d| d.dev == dev) {
+            Some(d) => d.need = d.need.saturating_add(need),
+            None => demands.push(Demand { at, dev, need }),
+        }
+        Ok(())
+    };
+    add(&cfg.target, data)?;
+    let redo = cfg.slob.as_ref().map(|s| {
+        (
+            s.redo_dir.join(REDO_SUBDIR),
+            u64::from(s.redo_files).saturating_mul(s.redo_file_size),
+        )
+    });
+    if let Some((dir, bytes)) = &redo {
+        add(dir, *bytes)?;
+    }
+    for d in &demands {
+        let st = rustix::fs::statvfs(&d.at)
+            .map_err(|e| format!("cannot examine {}: {e}", d.at.display()))?;
+        let free = st.f_bavail.saturating_mul(st.f_frsize);
+        if d.need <= free {
+            continue;
+        }
+        let what = match &cfg.slob {
+            None => format!(
+                "--size {} of data files",
+                fmt_size(cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE))
+            ),
+            Some(s) => format!(
+                "--scale {} blocks x {} schemas ({} of data files) and {} redo logs of --redo-file-size {}",
+                s.scale_blocks,
+                s.schemas,
+                fmt_size(data),
+                s.redo_files,
+                fmt_size(s.redo_file_size)
+            ),
+        };
+        let fix = if cfg.slob.is_some() {
+            "give a smaller --scale, fewer --schemas or smaller redo logs, or --redo-dir elsewhere"
+        } else {
+            "give a smaller --size"
+        };
+        return Err(format!(
+            "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
+            std::fs::canonicalize(&d.at)
+                .unwrap_or_else(|_| d.at.clone())
+                .display(),
+            fmt_size(d.need),
+            fmt_size(free),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_beyond_available_memory_is_refused() {
+        let e = check_cache(20 << 30, 24 << 30).unwrap_err();
+        assert!(e.starts_with("--cache 20 GiB is more"), "{e}");
+        assert!(e.contains("give --cache 19.20 GiB or less"), "{e}");
+        assert!(check_cache(16 << 20, 24 << 30).is_ok());
+    }
+
+    #[test]
+    fn new_files_land_on_the_nearest_existing_directory() {
+        let dir = std::env::temp_dir();
+        assert_eq!(existing_ancestor(&dir.join("no/such/dir")), dir);
+        assert_eq!(existing_ancestor(Path::new("rel-no-such")), Path::new("."));
+    }
+}
