@@ -336,6 +336,60 @@ fn text_report_names_requests_blocks_and_outliers() {
     }
 }
 
+/// More sessions than the thread limit allows: the run fails in one line
+/// naming the limit, promptly, instead of hanging the threads that started.
+fn a_thread_limit_fails_the_run_in_one_line_without_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let target = dir.path().join("data");
+    let db = dir.path().join("store.sqlite");
+    let started = std::time::Instant::now();
+    // As nobody (root ignores RLIMIT_NPROC), with room for about 40 threads.
+    let out = StdCommand::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["prlimit", "--nproc=40"])
+        .arg(assert_cmd::cargo::cargo_bin("dbio"))
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--sessions",
+            "300",
+        ])
+        .args(["--time", "30", "--json", "--target"])
+        .arg(&target)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "it did not hang"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("the report of the failed run");
+    assert_eq!(r["status"], "failed");
+    let error = r["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("cannot start thread")
+            && error.contains("ulimit -u")
+            && !error.contains('\n'),
+        "{error}"
+    );
+    assert!(
+        r["measured_s"].as_f64().unwrap() < 1.0,
+        "the window ended at once"
+    );
+}
+
 crate::tests! {
     bad_input_is_one_line_naming_option_value_and_allowed,
     ops_run_measures_exactly_and_writes_verifiable_blocks,
@@ -344,4 +398,5 @@ crate::tests! {
     timed_run_with_ramp_has_a_series_and_honours_rate,
     ctrl_c_prints_results_so_far_marked_interrupted,
     text_report_names_requests_blocks_and_outliers,
+    a_thread_limit_fails_the_run_in_one_line_without_a_hang [Root, Tool("setpriv"), Tool("prlimit")],
 }
