@@ -359,6 +359,7 @@ fn parse_outlier_ms(s: &str) -> Result<f64, String> {
 
 fn parse_distribution(s: &str) -> Result<Distribution, String> {
     s.parse()
+        .map_err(|e: crate::workload::dist::ParseDistError| e.to_string())
 }
 
 impl RunArgs {

@@ -3,10 +3,33 @@
 //!
 //! Size suffixes are binary (K = 1024), as in fio and SLOB's SCALE.
 
+/// Why a size or a duration could not be read; each says what to type instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("'{0}' is not a size (expected e.g. 8k, 4G, 1.5G, 1048576)")]
+    NotASize(String),
+    #[error("'{0}' has an unknown suffix (use K, M, G or T, e.g. 8k, 4G)")]
+    UnknownSuffix(String),
+    #[error("'{0}' is too large")]
+    TooLarge(String),
+    #[error("'{0}' is not a whole number of bytes; give e.g. 1.5G or the size in a smaller unit")]
+    NotWholeBytes(String),
+    #[error("'{0}' is not a duration (expected e.g. 60, 2.5s, 5m)")]
+    NotADuration(String),
+    #[error("'{0}' must be a non-negative duration")]
+    NegativeDuration(String),
+}
+
+impl From<UnitError> for String {
+    fn from(e: UnitError) -> String {
+        e.to_string()
+    }
+}
+
 /// Parses a byte size: a number with an optional K/M/G/T suffix (binary
 /// multiples; `k`, `KB`, `KiB` all mean 1024). `"8k"` → 8192, `"1.5G"` →
 /// 1610612736; a decimal must come to whole bytes.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -14,9 +37,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (number, suffix) = t.split_at(split);
     let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
     if whole.is_empty() && frac.is_empty() || frac.contains('.') {
-        return Err(format!(
-            "'{text}' is not a size (expected e.g. 8k, 4G, 1.5G, 1048576)"
-        ));
+        return Err(UnitError::NotASize(text.into()));
     }
     let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
@@ -26,12 +47,10 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 40,
         "p" | "pb" | "pib" => 50,
         _ => {
-            return Err(format!(
-                "'{text}' has an unknown suffix (use K, M, G or T, e.g. 8k, 4G)"
-            ));
+            return Err(UnitError::UnknownSuffix(text.into()));
         }
     };
-    let too_large = || format!("'{text}' is too large");
+    let too_large = || UnitError::TooLarge(text.into());
     if whole.len() > 20 || frac.len() > 18 {
         return Err(too_large());
     }
@@ -46,9 +65,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         let scale = 10u128.pow(frac.len() as u32);
         let f: u128 = frac.parse().map_err(|_| too_large())?;
         if !(f * unit).is_multiple_of(scale) {
-            return Err(format!(
-                "'{text}' is not a whole number of bytes; give e.g. 1.5G or the size in a smaller unit"
-            ));
+            return Err(UnitError::NotWholeBytes(text.into()));
         }
         bytes += f * unit / scale;
     }
@@ -56,7 +73,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// Parses a duration in seconds: `60`, `2.5`, `90s`, `5m`, `1h`.
-pub fn parse_seconds(text: &str) -> Result<f64, String> {
+pub fn parse_seconds(text: &str) -> Result<f64, UnitError> {
     let t = text.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix('h') {
         (n, 3600.0)
@@ -72,9 +89,9 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
     let v: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration (expected e.g. 60, 2.5s, 5m)"))?;
+        .map_err(|_| UnitError::NotADuration(text.into()))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(format!("'{text}' must be a non-negative duration"));
+        return Err(UnitError::NegativeDuration(text.into()));
     }
     Ok(v * mult)
 }
@@ -141,19 +158,23 @@ mod tests {
         assert_eq!(parse_size("1.5G"), Ok(3 << 29));
         assert_eq!(parse_size("0.5k"), Ok(512));
         assert_eq!(parse_size(".5M"), Ok(1 << 19));
+        assert_eq!(
+            parse_size("1.1"),
+            Err(UnitError::NotWholeBytes("1.1".into()))
+        );
         assert!(
             parse_size("1.1")
                 .unwrap_err()
+                .to_string()
                 .contains("whole number of bytes")
         );
         assert!(parse_size("1.2.3G").is_err());
         assert!(parse_size(".").is_err());
         assert!(parse_size("1e9").is_err());
-        assert!(
-            parse_size("99999999999999999999999999")
-                .unwrap_err()
-                .contains("too large")
-        );
+        assert!(matches!(
+            parse_size("99999999999999999999999999"),
+            Err(UnitError::TooLarge(_))
+        ));
     }
 
     #[test]

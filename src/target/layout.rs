@@ -103,7 +103,7 @@ pub fn ensure_in(
     progress: bool,
     interrupt: &AtomicBool,
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
-    let existing = Manifest::load(dir).map_err(TargetError::Manifest)?;
+    let existing = Manifest::load(dir)?;
     if let Some(m) = &existing {
         let grows = shape.grow && growable(dir, m, shape);
         let damage = (grows || reusable(dir, m, shape))

@@ -45,27 +45,22 @@ impl Manifest {
     }
 
     /// Reads the manifest of `dir`, if there is one.
-    pub fn load(dir: &Path) -> Result<Option<Manifest>, String> {
+    pub fn load(dir: &Path) -> Result<Option<Manifest>, ManifestError> {
         let path = Self::path(dir);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(source) => return Err(ManifestError::Read { path, source }),
         };
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{} is not a dbio manifest ({e}); move it away or choose another --target",
-                path.display()
-            )
+        let m: Manifest = serde_json::from_str(&text).map_err(|source| ManifestError::Foreign {
+            path: path.clone(),
+            source,
         })?;
         if m.files
             .iter()
             .any(|f| f.contains('/') || f.starts_with('.'))
         {
-            return Err(format!(
-                "{} lists a file outside its directory; refusing to use it",
-                path.display()
-            ));
+            return Err(ManifestError::Outside(path));
         }
         Ok(Some(m))
     }
@@ -95,6 +90,23 @@ pub fn data_file_name(i: u32) -> String {
     format!("dbio-data-{i:04}.dat")
 }
 
+/// A manifest dbio cannot trust.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not a dbio manifest ({source}); move it away or choose another --target", .path.display())]
+    Foreign {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{} lists a file outside its directory; refusing to use it", .0.display())]
+    Outside(PathBuf),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,7 +119,7 @@ mod tests {
         m.store(dir.path()).unwrap();
         assert_eq!(Manifest::load(dir.path()).unwrap(), Some(m));
         fs::write(Manifest::path(dir.path()), "{\"files\": 3}").unwrap();
-        let e = Manifest::load(dir.path()).unwrap_err();
+        let e = Manifest::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("not a dbio manifest"), "{e}");
         let mut evil = Manifest::new(vec!["../etc/passwd".into()], 1, 512, false);
         evil.format = 1;
@@ -116,6 +128,9 @@ mod tests {
             serde_json::to_string(&evil).unwrap(),
         )
         .unwrap();
-        assert!(Manifest::load(dir.path()).unwrap_err().contains("outside"));
+        assert!(matches!(
+            Manifest::load(dir.path()),
+            Err(ManifestError::Outside(_))
+        ));
     }
 }

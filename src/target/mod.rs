@@ -38,7 +38,7 @@ pub enum TargetError {
         source: std::io::Error,
     },
     #[error("{0}")]
-    Manifest(String),
+    Manifest(#[from] manifest::ManifestError),
     #[error(
         "{0} exists but dbio did not create it (it is not in dbio-manifest.json); move it away or choose another --target"
     )]
@@ -337,7 +337,7 @@ pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
         return Err(no_manifest());
     }
     let lock = lock::TargetLock::directory(dir)?;
-    let Some(m) = manifest::Manifest::load(dir).map_err(TargetError::Manifest)? else {
+    let Some(m) = manifest::Manifest::load(dir)? else {
         return Err(no_manifest());
     };
     let mut removed: Vec<PathBuf> = m

@@ -81,24 +81,29 @@ impl Distribution {
     }
 }
 
+/// A `--dist` value that is not a distribution dbio knows (the message lists them).
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+#[error("{PARSE_HINT}")]
+pub struct ParseDistError;
+
 impl FromStr for Distribution {
-    type Err = String;
+    type Err = ParseDistError;
 
     /// Parses `uniform`, `zipf:THETA` or `pareto:H` (names case-insensitive).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ParseDistError> {
         let s = s.trim();
         let (name, param) = match s.split_once(':') {
             Some((name, param)) => (name.trim(), Some(param.trim())),
             None => (s, None),
         };
-        let number = |p: &str| p.parse::<f64>().map_err(|_| PARSE_HINT.to_string());
+        let number = |p: &str| p.parse::<f64>().map_err(|_| ParseDistError);
         let dist = match param {
             None if name.eq_ignore_ascii_case("uniform") => Self::Uniform,
             Some(p) if name.eq_ignore_ascii_case("zipf") => Self::Zipf { theta: number(p)? },
             Some(p) if name.eq_ignore_ascii_case("pareto") => Self::Pareto { h: number(p)? },
-            _ => return Err(PARSE_HINT.to_string()),
+            _ => return Err(ParseDistError),
         };
-        dist.validate().map_err(|_| PARSE_HINT.to_string())
+        dist.validate().map_err(|_| ParseDistError)
     }
 }
 
