@@ -206,6 +206,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub slob: SlobArgs,
+
+    #[command(flatten)]
+    pub pg: crate::workload::pg::PgArgs,
 }
 
 /// The workloads `--workload` names.
@@ -215,6 +218,8 @@ pub enum WorkloadKind {
     Raw,
     /// The SLOB-method database I/O model: sessions, buffer cache, DB writers, log writer.
     Slob,
+    /// The SLOB method on a real PostgreSQL that dbio starts on the target (docs/pg.md).
+    Pg,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, String> {
@@ -255,6 +260,14 @@ fn parse_distribution(s: &str) -> Result<Distribution, String> {
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
+        if self.workload == WorkloadKind::Pg {
+            return self.into_pg_config();
+        }
+        if let Some(opt) = self.pg.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload pg; add --workload pg or drop {opt}"
+            ));
+        }
         if self.workload == WorkloadKind::Slob {
             return self.into_slob_config();
         }
@@ -360,6 +373,7 @@ impl RunArgs {
             interval_s: self.interval,
             destroy_device: self.destroy_device,
             slob: None,
+            pg: None,
         })
     }
 }
@@ -447,6 +461,7 @@ impl RunArgs {
             interval_s: self.interval,
             destroy_device: self.destroy_device,
             slob: Some(slob),
+            pg: None,
         })
     }
 }

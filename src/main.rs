@@ -95,6 +95,22 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             })
         }
         Command::Clean(args) => {
+            // A PostgreSQL cluster of --workload pg: stop a server left
+            // running on it, remove it (and its WAL).
+            let pg = dbio::workload::pg::server::clean(&args.target)
+                .map_err(|e| CommandError::Failed(e.to_string()))?;
+            if pg {
+                eprintln!(
+                    "removed the PostgreSQL cluster {} of --workload pg",
+                    args.target
+                        .join(dbio::workload::pg::server::CLUSTER_SUBDIR)
+                        .display()
+                );
+                if !args.target.join("dbio-manifest.json").exists() {
+                    let _ = std::fs::remove_dir(&args.target);
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
             let removed =
                 target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
             eprintln!(

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod report;
 pub mod report_html;
 pub mod run;
+pub mod run_pg;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;

@@ -72,7 +72,10 @@ pub fn run(
 ) -> Result<RunOutcome, CommandError> {
     let show_progress =
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let target = Target::prepare(cfg, show_progress, interrupt).map_err(layout_error)?;
+    let target = match cfg.pg {
+        Some(_) => super::run_pg::target(cfg),
+        None => Target::prepare(cfg, show_progress, interrupt).map_err(layout_error)?,
+    };
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
         RunLength::Ops { .. } => (None, 0.0),
@@ -92,8 +95,9 @@ pub fn run(
         interrupt,
         status,
     };
-    let (report, histograms) = match &cfg.slob {
-        None => {
+    let (report, histograms) = match (&cfg.pg, &cfg.slob) {
+        (Some(pg), _) => super::run_pg::run(cfg, pg, &target, &shared, opts, show_progress)?,
+        (None, None) => {
             let work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
             let result = harness::run(&work, &shared, opts).result;
             let histograms = histograms(&result);
@@ -102,7 +106,7 @@ pub fn run(
                 histograms,
             )
         }
-        Some(slob) => {
+        (None, Some(slob)) => {
             let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, interrupt)
                 .map_err(layout_error)?;
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;

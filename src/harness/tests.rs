@@ -60,6 +60,7 @@ fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
         outlier_ms: 500.0,
         interval_s: 1.0,
         destroy_device: None,
+        pg: None,
         slob: None,
     }
 }

@@ -1,0 +1,117 @@
+//! `dbio run --workload pg`'s part of the one run path: find PostgreSQL,
+//! make or reuse the cluster on the target, start the server (stopped again
+//! whatever happens: the [`Server`] guard), load or reuse SLOB's tables,
+//! run the sessions through the harness, and join what they and the server
+//! measured into the report (`pg`) and the stored histograms.
+
+use super::CommandError;
+use crate::config::RunConfig;
+use crate::environment::Environment;
+use crate::harness::{self, Options};
+use crate::measure::stats::OpStats;
+use crate::report::Report;
+use crate::report::pg::{PgSummary, ServerFacts};
+use crate::store::encode_histogram;
+use crate::target::{Target, TargetKind};
+use crate::workload::Shared;
+use crate::workload::pg::run::Pg;
+use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
+use crate::workload::pg::{PAGE, PgConfig, data};
+
+/// Latency histograms to store, by name.
+type Histograms = Vec<(String, Vec<u8>)>;
+
+fn command_error(e: ServerError) -> CommandError {
+    match e {
+        ServerError::Usage(m) => CommandError::Usage(m),
+        ServerError::Failed(m) => CommandError::Failed(m),
+    }
+}
+
+/// The target of a pg run as the report shows it: the directory, no files
+/// of dbio's own (PostgreSQL lays out its own).
+pub fn target(cfg: &RunConfig) -> Target {
+    Target {
+        kind: TargetKind::Directory,
+        path: cfg.target.clone(),
+        files: Vec::new(),
+        block_size: PAGE,
+        blocks_per_file: 0,
+        logical_sector: None,
+        layout: None,
+    }
+}
+
+/// Runs a pg workload: the report and the latency histograms to store.
+pub fn run(
+    cfg: &RunConfig,
+    pg: &PgConfig,
+    target: &Target,
+    shared: &Shared,
+    opts: Options,
+    progress: bool,
+) -> Result<(Report, Histograms), CommandError> {
+    let bin = Binaries::find(pg.bin.as_deref()).map_err(command_error)?;
+    let paths = Paths::new(&cfg.target, pg.wal_dir.as_deref());
+    let settings = server::settings(&paths, pg.slob.cache_bytes, pg.slob.sessions(), &pg.set);
+    if progress {
+        eprintln!("starting {} on {}", bin.version, paths.data.display());
+    }
+    let mut srv = Server::start(bin, paths, &settings).map_err(command_error)?;
+    if progress {
+        eprintln!(
+            "loading {} table(s) of {} rows (or reusing them)",
+            pg.slob.schemas, pg.slob.scale_blocks
+        );
+    }
+    let load = data::ensure(&srv, pg.slob.schemas, pg.slob.scale_blocks).map_err(command_error)?;
+    let applied = applied_settings(&srv).map_err(command_error)?;
+    let work = Pg::new(cfg, pg, &srv, shared);
+    let out = harness::run(&work, shared, opts);
+    srv.stop();
+    let facts = ServerFacts {
+        version: srv.bin.version.clone(),
+        bin_dir: srv.bin.dir.display().to_string(),
+        data_dir: srv.paths.data.display().to_string(),
+        wal_dir: srv.paths.wal.display().to_string(),
+        cluster_reused: srv.reused,
+        settings: applied,
+        load,
+    };
+    let summary = PgSummary::new(
+        facts,
+        &out.parts,
+        out.result.measured_s,
+        out.result.window.as_ref(),
+    );
+    let mut histograms = Vec::new();
+    for name in ["select", "update", "commit"] {
+        let mut merged = OpStats::default();
+        for p in &out.parts {
+            merged.merge(match name {
+                "select" => &p.select,
+                "update" => &p.update,
+                _ => &p.commit,
+            });
+        }
+        if merged.count > 0 {
+            histograms.push((format!("pg.{name}"), encode_histogram(&merged.hist)));
+        }
+    }
+    let mut report = Report::new(cfg, target, out.result, Environment::capture());
+    report.pg = Some(summary);
+    Ok((report, histograms))
+}
+
+/// The settings not at their default, as the server reports them.
+fn applied_settings(srv: &Server) -> Result<Vec<(String, String)>, ServerError> {
+    let mut c = srv.connect("postgres")?;
+    let rows = c
+        .query(
+            "SELECT name, current_setting(name) FROM pg_settings \
+             WHERE source NOT IN ('default', 'override') ORDER BY name",
+            &[],
+        )
+        .map_err(|e| ServerError::Failed(format!("read pg_settings: {e}")))?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}

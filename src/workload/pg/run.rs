@@ -1,0 +1,342 @@
+//! The pg workload's threads. Sessions: a connection each, opened with its
+//! prepared statements in `prepare` (before the start barrier), running
+//! SLOB's exact mix — a select of WORK_UNIT adjacent keys (scattered pages),
+//! or BEGIN, an update of them and COMMIT — timed from the client per
+//! operation kind (select, update, commit). One background thread, the
+//! sampler, reads the server's counters at the window's start and once the
+//! sessions have disconnected (their backends flush their statistics when
+//! they exit, so the end snapshot holds every operation), and samples
+//! pg_stat_activity 10 times a second in between: the active-session
+//! history of wait events.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::time::{Duration, Instant};
+
+use postgres::{Client, Statement};
+
+use super::server::{DATABASE, Server};
+use super::stats::{Snapshot, snapshot_sql};
+use super::{PgConfig, data};
+use crate::config::RunConfig;
+use crate::measure::clock::now_ns;
+use crate::measure::stats::{Kind, OpStats};
+use crate::rng::Rng;
+use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::workload::slob::keys::{KeyPicker, OpMix, OpType};
+use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
+
+/// Samples of pg_stat_activity per second.
+pub const ASH_HZ: u64 = 10;
+
+/// What a thread of a pg run counted.
+#[derive(Default)]
+pub struct PgPart {
+    /// Client-side latency of each kind (HDR histograms), in the window.
+    pub select: OpStats,
+    pub update: OpStats,
+    pub commit: OpStats,
+    /// Rows the operations in the window asked for.
+    pub rows: u64,
+    /// The sampler's: wait events of active sessions, per `type:event`
+    /// (`CPU` when not waiting), and the number of samples taken.
+    pub waits: BTreeMap<String, u64>,
+    pub samples: u64,
+    /// The sampler's: the server's counters at the window's two edges, and
+    /// the seconds between them.
+    pub edges: Option<(Snapshot, Snapshot, f64)>,
+    /// The sampler's error, if it could not read the server.
+    pub error: Option<String>,
+}
+
+/// A thread's connection.
+pub enum Conn {
+    Session {
+        client: Box<Client>,
+        select: Statement,
+        update: Statement,
+    },
+    Sampler {
+        client: Box<Client>,
+        ash: Statement,
+    },
+}
+
+/// The pg workload over a started server with loaded tables.
+pub struct Pg<'a> {
+    cfg: &'a RunConfig,
+    pg: &'a PgConfig,
+    server: &'a Server,
+    shared: &'a Shared,
+    sessions_done: AtomicBool,
+}
+
+impl<'a> Pg<'a> {
+    pub fn new(
+        cfg: &'a RunConfig,
+        pg: &'a PgConfig,
+        server: &'a Server,
+        shared: &'a Shared,
+    ) -> Self {
+        Pg {
+            cfg,
+            pg,
+            server,
+            shared,
+            sessions_done: AtomicBool::new(false),
+        }
+    }
+
+    fn setup(&self, t: u32) -> Result<Conn, String> {
+        let sessions = self.pg.slob.sessions();
+        if t < sessions {
+            let mut client = self.server.connect(DATABASE).map_err(|e| e.to_string())?;
+            let table = data::table(t / self.pg.slob.threads_per_schema);
+            let select = client
+                .prepare(&format!(
+                    "SELECT count(*), coalesce(sum(scratch), 0)::bigint FROM {table} WHERE mykey BETWEEN $1 AND $2"
+                ))
+                .map_err(|e| e.to_string())?;
+            let update = client
+                .prepare(&format!(
+                    "UPDATE {table} SET scratch = scratch + 1 WHERE mykey BETWEEN $1 AND $2"
+                ))
+                .map_err(|e| e.to_string())?;
+            // What connecting and preparing counted reaches the server's
+            // statistics now, before the window's first snapshot.
+            client
+                .batch_execute("SELECT pg_stat_force_next_flush()")
+                .map_err(|e| e.to_string())?;
+            Ok(Conn::Session {
+                client: Box::new(client),
+                select,
+                update,
+            })
+        } else {
+            let mut client = self.server.connect("postgres").map_err(|e| e.to_string())?;
+            let ash = client
+                .prepare(&format!(
+                    "SELECT coalesce(wait_event_type, ''), coalesce(wait_event, '') FROM pg_stat_activity \
+                     WHERE datname = '{DATABASE}' AND backend_type = 'client backend' AND state = 'active'"
+                ))
+                .map_err(|e| e.to_string())?;
+            Ok(Conn::Sampler {
+                client: Box::new(client),
+                ash,
+            })
+        }
+    }
+}
+
+impl Workload for Pg<'_> {
+    type Thread = Conn;
+    type Part = PgPart;
+
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: self.pg.slob.sessions(),
+            background: vec!["dbio-pg-ash".into()],
+        }
+    }
+
+    fn storage(&self) -> Vec<PathBuf> {
+        let p = &self.server.paths;
+        vec![p.data.clone(), p.wal.clone()]
+    }
+
+    fn prepare(&self, t: u32) -> Result<Conn, SetupError> {
+        self.setup(t).map_err(|e| {
+            let who = if t < self.pg.slob.sessions() {
+                format!("session {t}")
+            } else {
+                "the wait-event sampler".into()
+            };
+            SetupError::Invalid(format!("{who}: {e}"))
+        })
+    }
+
+    fn run(&self, t: u32, conn: Conn, slot: &SessionSeries) -> ThreadEnd<PgPart> {
+        match conn {
+            Conn::Session {
+                client,
+                select,
+                update,
+            } => session(self, t, *client, &select, &update, slot),
+            Conn::Sampler { client, ash } => ThreadEnd {
+                part: sampler(self, *client, &ash),
+                ..ThreadEnd::default()
+            },
+        }
+    }
+
+    fn sessions_ended(&self) {
+        self.sessions_done.store(true, SeqCst);
+    }
+}
+
+fn session(
+    w: &Pg,
+    id: u32,
+    mut client: Client,
+    select: &Statement,
+    update: &Statement,
+    slot: &SessionSeries,
+) -> ThreadEnd<PgPart> {
+    let slob = &w.pg.slob;
+    let shared = w.shared;
+    let schema = id / slob.threads_per_schema;
+    let mut picker = KeyPicker::new(
+        slob,
+        schema,
+        w.cfg.seed ^ u64::from(schema).wrapping_mul(0x9E37_79B9),
+    );
+    let mut mix = OpMix::new(slob.update_pct, 0);
+    let mut rng = Rng::for_stream(w.cfg.seed, u64::from(id));
+    let mut series = SeriesWriter::new(slot);
+    let mut part = PgPart::default();
+    let start = shared.start_ns.load(SeqCst);
+    let ramp_end = start + shared.ramp_ns;
+    let mut ops = 0u64;
+    let mut last_ns = 0;
+    loop {
+        if shared.stop.load(Relaxed)
+            || now_ns() >= shared.end_ns.load(Relaxed)
+            || slob.work_loop.is_some_and(|n| ops >= n)
+        {
+            break;
+        }
+        let (_, key, n) = picker.key_range(&mut rng);
+        let (lo, hi) = (key as i64, (key + n - 1) as i64);
+        let t0 = now_ns();
+        let op = mix.next_op();
+        let done = match op {
+            OpType::Update => (|| {
+                let mut tx = client.transaction()?;
+                tx.execute(update, &[&lo, &hi])?;
+                let t1 = now_ns();
+                tx.commit()?;
+                Ok::<_, postgres::Error>(Some(t1))
+            })(),
+            _ => client.query_one(select, &[&lo, &hi]).map(|_| None),
+        };
+        let t2 = now_ns();
+        let commit_at = match done {
+            Ok(c) => c,
+            Err(e) => {
+                if !shared.stop.load(Relaxed) {
+                    shared.fail(format!("session {id}: {}", db_message(&e)));
+                }
+                break;
+            }
+        };
+        ops += 1;
+        last_ns = t2 - start;
+        let (kind, stats) = match op {
+            OpType::Update => (Kind::Write, &mut part.update),
+            _ => (Kind::Read, &mut part.select),
+        };
+        series.record(kind, t2 - start, t2 - t0, n * u64::from(super::PAGE));
+        if t0 >= ramp_end {
+            let end = commit_at.unwrap_or(t2);
+            stats.record(end - t0, n * u64::from(super::PAGE));
+            if let Some(t1) = commit_at {
+                part.commit.record(t2 - t1, 0);
+            }
+            part.rows += n;
+        }
+    }
+    // Disconnect now: the backend flushes its statistics as it exits.
+    drop(client);
+    ThreadEnd {
+        last_ns,
+        issued: ops,
+        part,
+        ..ThreadEnd::default()
+    }
+}
+
+/// The server's message for a database error, the client's otherwise.
+pub fn db_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => format!("{}: {}", d.severity(), d.message()),
+        None => e.to_string(),
+    }
+}
+
+fn sampler(w: &Pg, mut client: Client, ash: &Statement) -> PgPart {
+    let shared = w.shared;
+    let mut part = PgPart::default();
+    let snap_sql = snapshot_sql(DATABASE);
+    let start = shared.start_ns.load(SeqCst);
+    let ramp_end = start + shared.ramp_ns;
+    let done = || w.sessions_done.load(SeqCst);
+    while now_ns() < ramp_end && !done() && !shared.stop.load(Relaxed) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let first = match Snapshot::read(&mut client, &snap_sql) {
+        Ok(s) => s,
+        Err(e) => {
+            part.error = Some(format!(
+                "reading the server's statistics: {}",
+                db_message(&e)
+            ));
+            return part;
+        }
+    };
+    let t_first = Instant::now();
+    let tick = Duration::from_nanos(1_000_000_000 / ASH_HZ);
+    let mut next = Instant::now();
+    while !done() {
+        if now_ns() < shared.end_ns.load(Relaxed) {
+            match client.query(ash, &[]) {
+                Ok(rows) => {
+                    part.samples += 1;
+                    for r in rows {
+                        let (ty, ev): (&str, &str) = (r.get(0), r.get(1));
+                        let key = if ty.is_empty() {
+                            "CPU".to_string()
+                        } else {
+                            format!("{ty}:{ev}")
+                        };
+                        *part.waits.entry(key).or_default() += 1;
+                    }
+                }
+                Err(e) => {
+                    part.error = Some(format!("sampling pg_stat_activity: {}", db_message(&e)));
+                    return part;
+                }
+            }
+        }
+        next += tick;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now;
+        }
+    }
+    // The sessions have disconnected; wait for their backends to exit (and
+    // flush their counters) before the last snapshot.
+    let t0 = Instant::now();
+    let gone = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{DATABASE}' AND backend_type = 'client backend'"
+    );
+    while t0.elapsed() < Duration::from_secs(10) {
+        match client.query_one(gone.as_str(), &[]) {
+            Ok(r) if r.get::<_, i64>(0) == 0 => break,
+            Ok(_) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => break,
+        }
+    }
+    match Snapshot::read(&mut client, &snap_sql) {
+        Ok(last) => part.edges = Some((first, last, t_first.elapsed().as_secs_f64())),
+        Err(e) => {
+            part.error = Some(format!(
+                "reading the server's statistics: {}",
+                db_message(&e)
+            ))
+        }
+    }
+    part
+}
