@@ -1,0 +1,471 @@
+//! `--workload pg` against the real PostgreSQL dbio starts (Debian's
+//! postgresql-15): runs on tmpfs and on XFS over a direct-io loop device,
+//! the invariants between what dbio issued and what the server counted
+//! (commits = transactions, logical reads ≥ rows asked for, WAL with
+//! updates and almost none without), physical reads three ways, and that
+//! no postmaster, shared memory, socket or pid file is left after success,
+//! a failed start, Ctrl-C, or kill -9 (then `dbio clean`). The tests share
+//! one lock: "nothing left" is checked machine-wide.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn dbio() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+    c.env("DBIO_DB", store_path());
+    c
+}
+
+/// A target directory the postgres user can reach; its cluster is cleaned
+/// (server stopped, files removed) when dropped, pass or fail.
+struct PgDir {
+    base: PathBuf,
+    target: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl PgDir {
+    fn on_tmpfs() -> PgDir {
+        let tmp = tempfile::Builder::new()
+            .prefix("dbio-pg-")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        PgDir {
+            base: tmp.path().to_path_buf(),
+            target: tmp.path().join("t"),
+            _tmp: Some(tmp),
+        }
+    }
+
+    fn under(mountpoint: &Path) -> PgDir {
+        fs::set_permissions(mountpoint, fs::Permissions::from_mode(0o755)).unwrap();
+        PgDir {
+            base: mountpoint.to_path_buf(),
+            target: mountpoint.join("t"),
+            _tmp: None,
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.target.join("dbio-pg/data")
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.target.join("dbio-pg/run/.s.PGSQL.5432")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        dbio()
+            .args(["run", "--workload", "pg", "--json", "--target"])
+            .arg(&self.target)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        dbio()
+            .args(["run", "--workload", "pg", "--json", "--target"])
+            .arg(&self.target)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn clean(&self) -> Output {
+        dbio()
+            .args(["clean", "--target"])
+            .arg(&self.target)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for PgDir {
+    fn drop(&mut self) {
+        let _ = self.clean();
+        // Backstop: a server clean could not stop.
+        for pid in processes_under(&self.base) {
+            // SAFETY: killing a leftover server process of this test.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = fs::remove_dir_all(&self.target);
+    }
+}
+
+/// Processes whose working directory is under `dir` (PostgreSQL's
+/// processes all work in their data directory).
+fn processes_under(dir: &Path) -> Vec<i32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cwd = fs::read_link(e.path().join("cwd")).ok()?;
+            cwd.starts_with(dir).then_some(pid)
+        })
+        .collect()
+}
+
+/// SysV shared memory segments and POSIX dynamic shared memory PostgreSQL
+/// made (owned by the postgres user), machine-wide.
+fn pg_shared_memory() -> Vec<String> {
+    let uid = postgres_uid();
+    let mut found: Vec<String> = fs::read_to_string("/proc/sysvipc/shm")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split_whitespace().nth(7) == Some(uid.as_str()))
+        .map(|l| format!("sysv shm: {l}"))
+        .collect();
+    found.extend(
+        fs::read_dir("/dev/shm")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("PostgreSQL."))
+            .map(|n| format!("/dev/shm/{n}")),
+    );
+    found
+}
+
+fn postgres_uid() -> String {
+    fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("postgres:"))
+        .and_then(|l| l.split(':').nth(2).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// No server process, shared memory, socket or pid file of `d`'s cluster.
+fn assert_nothing_left(d: &PgDir) {
+    // The postmaster's children may take a moment to go after it exits.
+    let t0 = Instant::now();
+    while !processes_under(&d.base).is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_under(&d.base),
+        Vec::<i32>::new(),
+        "server processes left"
+    );
+    assert_eq!(
+        pg_shared_memory(),
+        Vec::<String>::new(),
+        "shared memory left"
+    );
+    assert!(!d.socket().exists(), "socket left");
+    assert!(
+        !d.target.join("dbio-pg/run/.s.PGSQL.5432.lock").exists(),
+        "socket lock left"
+    );
+    assert!(
+        !d.data().join("postmaster.pid").exists(),
+        "postmaster.pid left"
+    );
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn f(v: &Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(v, |v, k| &v[k])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+/// Waits until `d`'s server is up and dbio has measured for `secs`.
+fn wait_until_running(d: &PgDir, child: &mut Child, secs: u64) {
+    let t0 = Instant::now();
+    while !d.socket().exists() {
+        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "server never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(secs));
+}
+
+fn pg_run_on_tmpfs_meets_the_invariants() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let base = [
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--work-unit",
+        "16",
+        "--cache",
+        "16M",
+        "--work-loop",
+        "60",
+    ];
+
+    // Select only, on freshly loaded (vacuumed) tables: no WAL to speak of.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "0"]);
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    assert_eq!(pg["cluster_reused"], false);
+    assert_eq!(pg["load"]["reused"], false);
+    assert!(f(pg, "load.mib_per_s") > 0.0);
+    assert_eq!(f(pg, "selects"), 120.0);
+    assert_eq!(f(pg, "updates"), 0.0);
+    assert_eq!(f(pg, "rows"), 120.0 * 16.0);
+    assert_eq!(
+        f(pg, "server.xact_commit"),
+        120.0,
+        "one transaction per select"
+    );
+    assert!(f(pg, "server.blks_hit") + f(pg, "server.blks_read") >= 120.0 * 16.0);
+    assert!(
+        f(pg, "server.wal_bytes") < 64.0 * 1024.0,
+        "select-only WAL: {}",
+        pg["server"]
+    );
+    assert_nothing_left(&d);
+
+    // Half updates: every update is BEGIN, UPDATE, COMMIT.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "50"]);
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    assert_eq!(pg["cluster_reused"], true);
+    assert_eq!(pg["load"]["reused"], true);
+    assert_eq!(f(pg, "selects"), 60.0);
+    assert_eq!(f(pg, "updates"), 60.0);
+    assert_eq!(f(pg, "commit.requests"), 60.0);
+    assert_eq!(f(pg, "server.xact_commit"), 120.0);
+    assert!(f(pg, "server.tup_updated") >= 60.0 * 16.0);
+    assert!(
+        f(pg, "server.wal_bytes") > 60.0 * 16.0 * 50.0,
+        "{}",
+        pg["server"]
+    );
+    assert!(f(pg, "server.wal_sync") >= 1.0);
+    assert!(f(pg, "server.blks_hit") + f(pg, "server.blks_read") >= 120.0 * 16.0);
+    // The settings dbio chose are recorded as the server applied them.
+    let settings = pg["settings"].as_array().unwrap();
+    let has = |k: &str, v: &str| settings.iter().any(|s| s[0] == k && s[1] == v);
+    assert!(has("shared_buffers", "16MB"), "{settings:?}");
+    assert!(has("listen_addresses", ""), "{settings:?}");
+    assert!(has("track_wal_io_timing", "on"), "{settings:?}");
+    assert_nothing_left(&d);
+
+    // The store has the shared db.* metrics: dbio report reads them.
+    for m in [
+        "db.executes_s",
+        "db.redo_mbs",
+        "db.physical_reads_s",
+        "db.transactions_s",
+    ] {
+        let out = dbio()
+            .args(["report", "--metric", m, "--format", "csv"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{m}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // dbio clean removes the cluster.
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!d.target.join("dbio-pg").exists());
+}
+
+fn a_bad_setting_fails_in_one_line_and_leaves_nothing_running() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    // Refused before anything is made.
+    let out = d.run(&["--pg-set", "shared_buffers"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!d.target.exists(), "a refused run made its target");
+    // Refused by the server: one line with its own words, exit 1.
+    let out = d.run(&[
+        "--scale",
+        "100",
+        "--pg-set",
+        "shared_buffers=banana",
+        "--time",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let err = err.trim();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("did not start") && err.contains("banana"),
+        "{err}"
+    );
+    assert_nothing_left(&d);
+}
+
+fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let mut child = d.spawn(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "200",
+        "--update-pct",
+        "20",
+        "--time",
+        "120",
+    ]);
+    wait_until_running(&d, &mut child, 3);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "slow: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert!(f(&r["pg"], "selects") > 0.0);
+    assert!(f(&r["pg"], "server.xact_commit") > 0.0);
+    assert_nothing_left(&d);
+}
+
+fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let args = ["--sessions", "1", "--scale", "100", "--time", "120"];
+    let mut child = d.spawn(&args);
+    wait_until_running(&d, &mut child, 1);
+    child.kill().unwrap(); // SIGKILL: no guard runs
+    child.wait().unwrap();
+    assert!(d.data().join("postmaster.pid").exists());
+    assert!(
+        !processes_under(&d.base).is_empty(),
+        "the orphan is running"
+    );
+    // The next run finds the orphan and stops it before starting its own.
+    let out = d.run(&["--sessions", "1", "--scale", "100", "--work-loop", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    json(&out);
+    assert!(err.contains("left running by an earlier dbio"), "{err}");
+    assert_nothing_left(&d);
+    // And after another kill -9, dbio clean stops it.
+    let mut child = d.spawn(&args);
+    wait_until_running(&d, &mut child, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_nothing_left(&d);
+    assert!(!d.target.join("dbio-pg").exists());
+}
+
+/// Drops `dir`'s files from the page cache (written back first).
+fn evict(dir: &Path) {
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            evict(&p);
+        } else if let Ok(file) = fs::File::open(&p) {
+            let _ = file.sync_all();
+            use std::os::fd::AsRawFd;
+            // SAFETY: advice on an open descriptor.
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+fn pg_run_on_xfs_reads_three_ways() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(1 << 30, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let d = PgDir::under(&mnt);
+    // 2 x 3000 pages = 47 MiB of heap against 16 MiB of shared_buffers.
+    let args = [
+        "--sessions",
+        "2",
+        "--scale",
+        "3000",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "0",
+        "--work-loop",
+        "200",
+    ];
+    json(&d.run(&args));
+    evict(&d.target);
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    let reads = &pg["physical_reads"];
+    assert_eq!(
+        reads["device"].as_str(),
+        Some(dev.name().as_str()),
+        "{reads}"
+    );
+    let (pg_blocks, dev_reqs) = (f(reads, "pg_blocks"), f(reads, "device_requests"));
+    assert!(pg_blocks > 100.0, "{reads}");
+    assert!(dev_reqs > 0.0, "the device saw no reads: {reads}");
+    assert!(reads["absorbed_pct"].is_number(), "{reads}");
+    eprintln!("physical reads three ways: {reads}");
+    assert!(r["storage"].to_string().contains("xfs"), "{}", r["storage"]);
+    drop(d);
+    drop(dev);
+}
+
+crate::tests! {
+    pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
+    a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
+    ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
+    kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, Postgres],
+    pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
+}
