@@ -213,6 +213,7 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
         Status::Failed => format!("  FAILED: {}", r.error.as_deref().unwrap_or("")),
     };
     let what = match &r.slob {
+        None if r.pg.is_some() => crate::report::pg::one_line(r),
         Some(s) => {
             let per_s = |v: u64| v as f64 / s.elapsed_s.max(1e-9);
             let sync = s

@@ -82,6 +82,7 @@ pub fn run(
         facts,
         &out.parts,
         out.result.measured_s,
+        out.result.cpu.total_s(),
         out.result.window.as_ref(),
     );
     let mut histograms = Vec::new();

@@ -35,6 +35,9 @@ pub struct PgSummary {
     pub updates: u64,
     /// Rows the operations asked for (the logical reads the workload asked for).
     pub rows: u64,
+    /// dbio's own CPU (every thread, user + system) per statement it ran:
+    /// the client's cost, which must stay small beside the server's.
+    pub client_cpu_us_per_execute: f64,
     pub select: Option<OpSummary>,
     pub update: Option<OpSummary>,
     /// The COMMIT after each update: PostgreSQL's counterpart of `log file sync`.
@@ -107,6 +110,7 @@ impl PgSummary {
         facts: ServerFacts,
         parts: &[PgPart],
         measured_s: f64,
+        client_cpu_s: f64,
         window: Option<&TelemetrySummary>,
     ) -> PgSummary {
         let (mut select, mut update, mut commit) =
@@ -204,6 +208,11 @@ impl PgSummary {
             selects: select.count,
             updates: update.count,
             rows,
+            client_cpu_us_per_execute: if executes > 0.0 {
+                client_cpu_s * 1e6 / executes
+            } else {
+                0.0
+            },
             select: op(&select, secs),
             update: op(&update, secs),
             commit: op(&commit, secs),
@@ -217,6 +226,23 @@ impl PgSummary {
         }
     }
 
+    /// Executes/s, transactions/s, physical reads/s, WAL MiB/s and commit
+    /// latency: a pg run in one line (plans).
+    pub fn line(&self, secs: f64) -> String {
+        let secs = secs.max(1e-9);
+        let d = self.server.clone().unwrap_or_default();
+        format!(
+            "{:>8.0} executes/s {:>7.0} tx/s {:>8.0} reads/s {:>6.1} WAL MiB/s  commit {:>7.3} ms",
+            (self.selects + self.updates) as f64 / secs,
+            d.xact_commit / secs,
+            d.blks_read / secs,
+            d.wal_bytes / secs / 1048576.0,
+            self.commit
+                .as_ref()
+                .map_or(0.0, |c| c.latency.mean_us / 1e3)
+        )
+    }
+
     /// Latency of a kind, for one-line summaries.
     pub fn latency(&self, kind: &str) -> Option<&Latency> {
         match kind {
@@ -226,4 +252,11 @@ impl PgSummary {
             _ => None,
         }
     }
+}
+
+/// A pg run's report in one line (plans).
+pub fn one_line(r: &super::Report) -> String {
+    r.pg.as_ref()
+        .map(|p| p.line(r.measured_s))
+        .unwrap_or_default()
 }

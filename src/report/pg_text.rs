@@ -150,7 +150,11 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
             );
         }
     }
-    let _ = writeln!(o, "  rows asked for (work units) {}", s.rows);
+    let _ = writeln!(
+        o,
+        "  rows asked for (work units) {}; dbio's CPU {:.1} µs per statement",
+        s.rows, s.client_cpu_us_per_execute
+    );
 
     if let Some(d) = &s.server {
         let _ = writeln!(

@@ -310,10 +310,12 @@ pub(super) fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
             }
         }
     }
-    // What was asked against what reached the first device under the target.
+    // What was asked against what reached the first device under the
+    // target (a pg run shows its own three-way comparison instead).
     if let Some(top) = w
         .devices
         .first()
+        .filter(|_| r.pg.is_none())
         .and_then(|d| d.rates.as_ref().map(|x| (&d.name, x)))
     {
         let (name, x) = top;

@@ -274,6 +274,7 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         ("pg.absorbed_pct", "physical_reads.absorbed_pct"),
         ("pg.load_mib_s", "load.mib_per_s"),
         ("pg.load_bytes", "load.bytes"),
+        ("pg.client_cpu_us_per_execute", "client_cpu_us_per_execute"),
     ] {
         if let Some(x) = num(p, path) {
             out.push((name.into(), x));
