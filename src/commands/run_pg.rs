@@ -25,6 +25,7 @@ fn command_error(e: ServerError) -> CommandError {
     match e {
         ServerError::Usage(m) => CommandError::Usage(m),
         ServerError::Failed(m) => CommandError::Failed(m),
+        ServerError::Interrupted(m) => CommandError::Interrupted(m),
     }
 }
 
@@ -64,7 +65,8 @@ pub fn run(
             pg.slob.schemas, pg.slob.scale_blocks
         );
     }
-    let load = data::ensure(&srv, pg.slob.schemas, pg.slob.scale_blocks).map_err(command_error)?;
+    let load = data::ensure(&srv, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
+        .map_err(command_error)?;
     let applied = applied_settings(&srv).map_err(command_error)?;
     let work = Pg::new(cfg, pg, &srv, shared);
     let out = harness::run(&work, shared, opts);

@@ -462,10 +462,77 @@ fn pg_run_on_xfs_reads_three_ways() {
     drop(dev);
 }
 
+fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let mut child = d.spawn(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "200",
+        "--update-pct",
+        "20",
+        "--time",
+        "120",
+    ]);
+    wait_until_running(&d, &mut child, 2);
+    let pid: i32 = fs::read_to_string(d.data().join("postmaster.pid"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // SAFETY: killing the test's own server.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["error"].as_str().unwrap().contains("session"),
+        "{}",
+        r["error"]
+    );
+    assert!(f(&r["pg"], "selects") > 0.0, "what was measured is kept");
+    // The dead server's shared memory, socket and pid file are gone too.
+    assert_nothing_left(&d);
+}
+
+fn ctrl_c_while_loading_stops_the_load_and_the_server() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    // 4 x 40000 pages: 1.25 GiB to load, seconds of work.
+    let mut child = d.spawn(&["--sessions", "4", "--scale", "40000", "--time", "5"]);
+    wait_until_running(&d, &mut child, 1);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted while loading"), "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "slow: {:?}",
+        t0.elapsed()
+    );
+    assert_nothing_left(&d);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
     ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
     kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, Postgres],
+    a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, Postgres],
+    ctrl_c_while_loading_stops_the_load_and_the_server [Root, Postgres],
     pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
 }

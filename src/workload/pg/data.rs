@@ -7,7 +7,11 @@
 //! parallel, a connection each; the shape is recorded in `dbio_meta` and
 //! the tables are reused when it matches.
 
-use std::time::Instant;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use postgres::CancelToken;
 
 use serde::Serialize;
 
@@ -51,7 +55,14 @@ fn err(what: &str, e: postgres::Error) -> ServerError {
 }
 
 /// Makes the database and the tables unless they have this shape already.
-pub fn ensure(server: &Server, schemas: u32, scale: u64) -> Result<LoadReport, ServerError> {
+/// Ctrl-C (`interrupt`) cancels the load; the shape is recorded only once
+/// every table is complete, so the next run loads again.
+pub fn ensure(
+    server: &Server,
+    schemas: u32,
+    scale: u64,
+    interrupt: &AtomicBool,
+) -> Result<LoadReport, ServerError> {
     let mut admin = server.connect("postgres")?;
     let exists = admin
         .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
@@ -95,15 +106,32 @@ pub fn ensure(server: &Server, schemas: u32, scale: u64) -> Result<LoadReport, S
             .map_err(|e| err("drop an old table", e))?;
     }
     let t0 = Instant::now();
+    let tokens: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
     let results: Vec<Result<(), ServerError>> = std::thread::scope(|s| {
+        let tokens = &tokens;
         let handles: Vec<_> = (0..schemas)
-            .map(|i| s.spawn(move || load_table(server, i, scale)))
+            .map(|i| s.spawn(move || load_table(server, i, scale, tokens, interrupt)))
             .collect();
+        let mut cancelled = false;
+        while !handles.iter().all(|h| h.is_finished()) {
+            if interrupt.load(Relaxed) && !cancelled {
+                cancelled = true;
+                for t in tokens.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                    let _ = t.cancel_query(postgres::NoTls);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         handles
             .into_iter()
             .map(|h| h.join().expect("a loader thread panicked"))
             .collect()
     });
+    if interrupt.load(Relaxed) {
+        return Err(ServerError::Interrupted(
+            "interrupted while loading the tables; the next run loads them again".into(),
+        ));
+    }
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
     db.batch_execute("CHECKPOINT")
         .map_err(|e| err("checkpoint after loading", e))?;
@@ -122,8 +150,18 @@ pub fn ensure(server: &Server, schemas: u32, scale: u64) -> Result<LoadReport, S
 }
 
 /// One table: create, fill with scattered keys, index, vacuum.
-fn load_table(server: &Server, i: u32, scale: u64) -> Result<(), ServerError> {
+fn load_table(
+    server: &Server,
+    i: u32,
+    scale: u64,
+    tokens: &Mutex<Vec<CancelToken>>,
+    interrupt: &AtomicBool,
+) -> Result<(), ServerError> {
     let mut c = server.connect(DATABASE)?;
+    tokens
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(c.cancel_token());
     let t = table(i);
     let n = scale as i64;
     let sql = [
@@ -140,6 +178,9 @@ fn load_table(server: &Server, i: u32, scale: u64) -> Result<(), ServerError> {
         format!("VACUUM ANALYZE {t}"),
     ];
     for q in sql {
+        if interrupt.load(Relaxed) {
+            return Ok(());
+        }
         c.batch_execute(&q)
             .map_err(|e| err(&format!("load {t}"), e))?;
     }

@@ -42,6 +42,9 @@ pub enum ServerError {
     /// The server failed (exit 1).
     #[error("{0}")]
     Failed(String),
+    /// Ctrl-C before the sessions started (exit 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
@@ -405,6 +408,7 @@ impl Server {
 
     fn pg_ctl_start(&self) -> Result<(), ServerError> {
         let _ = fs::remove_file(&self.paths.log);
+        remove_stale_locks(&self.paths);
         let out = self
             .user
             .command(&self.bin.dir.join("pg_ctl"))
@@ -468,14 +472,29 @@ impl Drop for Server {
 
 /// The postmaster's pid from `postmaster.pid`, if that process is alive.
 fn live_postmaster(data: &Path) -> Option<u32> {
-    let text = fs::read_to_string(data.join("postmaster.pid")).ok()?;
+    live_pid_in(&data.join("postmaster.pid"))
+}
+
+/// The pid on the first line of a PostgreSQL lock file, if that process is
+/// a live (not zombie) postgres.
+fn live_pid_in(lock: &Path) -> Option<u32> {
+    let text = fs::read_to_string(lock).ok()?;
     let pid: u32 = text.lines().next()?.trim().parse().ok()?;
     // SAFETY: kill with signal 0 only checks that the process exists.
     let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
     let is_pg = fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|c| c.trim() == "postgres")
         .unwrap_or(false);
-    (alive && is_pg).then_some(pid)
+    // A killed postmaster whose parent (init in a container) does not reap
+    // it stays a zombie: dead for our purposes.
+    let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false);
+    (alive && is_pg && !zombie).then_some(pid)
 }
 
 /// Stops a server running on `paths.data` that dbio did not start in this
@@ -491,9 +510,15 @@ fn stop_orphan(bin: &Binaries, paths: &Paths, user: &PgUser) -> Option<u32> {
 }
 
 /// `pg_ctl stop -m fast`; if the postmaster is still there, SIGKILL it and
-/// wait for it to go.
+/// wait for it to go. A postmaster that died without cleaning up (killed)
+/// leaves its shared memory, socket and pid file: PostgreSQL removes them
+/// itself when started again on the data directory, so it is started once
+/// more (crash recovery) and stopped cleanly.
 fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &PgUser) {
     if live_postmaster(&paths.data).is_none() {
+        if paths.data.join("postmaster.pid").exists() {
+            recover(bin, paths, user);
+        }
         return;
     }
     let _ = user
@@ -511,6 +536,66 @@ fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &PgUser) {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// Starts and stops a server whose postmaster died, so that PostgreSQL
+/// removes what the dead one left (shared memory segments, socket, pid file).
+fn recover(bin: &Binaries, paths: &Paths, user: &PgUser) {
+    eprintln!(
+        "dbio: PostgreSQL on {} died without cleaning up; starting it once more to remove its shared memory, socket and pid file",
+        paths.data.display()
+    );
+    // The dead postmaster's children notice and exit; a new postmaster
+    // refuses to start while they still hold the shared memory. They all
+    // work in the data directory.
+    let t0 = Instant::now();
+    while processes_in(&paths.data) && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    remove_stale_locks(paths);
+    let started = user
+        .command(&bin.dir.join("pg_ctl"))
+        .args(["start", "-w", "-t", "300", "-s", "-D"])
+        .arg(&paths.data)
+        .arg("-l")
+        .arg(&paths.log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if started && live_postmaster(&paths.data).is_some() {
+        stop_data_dir(bin, paths, user);
+    }
+}
+
+/// Removes the pid file and the socket's lock file of a postmaster that is
+/// gone. PostgreSQL removes stale ones itself, but takes a zombie (a killed
+/// postmaster nobody reaped, as under a container's init) for a live server
+/// and refuses to start. Its shared memory is found without them (by the
+/// data directory's inode) and removed by the next start.
+fn remove_stale_locks(paths: &Paths) {
+    let pid_file = paths.data.join("postmaster.pid");
+    let sock_lock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}.lock"));
+    for lock in [pid_file, sock_lock] {
+        if lock.exists() && live_pid_in(&lock).is_none() {
+            let _ = fs::remove_file(&lock);
+        }
+    }
+}
+
+/// Whether a process works in `dir` (PostgreSQL's processes work in their
+/// data directory).
+fn processes_in(dir: &Path) -> bool {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+                && fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(dir))
+        })
 }
 
 /// Removes a cluster's files (its WAL too, where the marker says it is).
@@ -539,6 +624,10 @@ pub fn clean(target: &Path) -> Result<bool, ServerError> {
     if live_postmaster(&paths.data).is_some() {
         let bin = Binaries::find(None)?;
         stop_orphan(&bin, &paths, &PgUser::lookup()?);
+    } else if paths.data.join("postmaster.pid").exists() {
+        // A server that was killed: let PostgreSQL clean up after it.
+        let bin = Binaries::find(None)?;
+        stop_data_dir(&bin, &paths, &PgUser::lookup()?);
     }
     remove_cluster_files(&paths, shape.as_ref().map(|s| s.wal.as_path()));
     Ok(true)
