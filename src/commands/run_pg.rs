@@ -88,13 +88,14 @@ pub fn run(
         out.result.window.as_ref(),
     );
     let mut histograms = Vec::new();
-    for name in ["select", "update", "commit"] {
+    for name in ["select", "update", "commit", "scan"] {
         let mut merged = OpStats::default();
         for p in &out.parts {
             merged.merge(match name {
                 "select" => &p.select,
                 "update" => &p.update,
-                _ => &p.commit,
+                "commit" => &p.commit,
+                _ => &p.scan,
             });
         }
         if merged.count > 0 {

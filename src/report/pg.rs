@@ -33,6 +33,7 @@ pub struct PgSummary {
     /// What dbio issued in the window.
     pub selects: u64,
     pub updates: u64,
+    pub scans: u64,
     /// Rows the operations asked for (the logical reads the workload asked for).
     pub rows: u64,
     /// dbio's own CPU (every thread, user + system) per statement it ran:
@@ -42,6 +43,8 @@ pub struct PgSummary {
     pub update: Option<OpSummary>,
     /// The COMMIT after each update: PostgreSQL's counterpart of `log file sync`.
     pub commit: Option<OpSummary>,
+    /// A scan of `--scan-size` contiguous pages.
+    pub scan: Option<OpSummary>,
     /// The server's counters over the window; absent when they could not be read.
     pub server: Option<Delta>,
     pub load_profile: Vec<ProfileLine>,
@@ -113,8 +116,12 @@ impl PgSummary {
         client_cpu_s: f64,
         window: Option<&TelemetrySummary>,
     ) -> PgSummary {
-        let (mut select, mut update, mut commit) =
-            (OpStats::default(), OpStats::default(), OpStats::default());
+        let (mut select, mut update, mut commit, mut scan) = (
+            OpStats::default(),
+            OpStats::default(),
+            OpStats::default(),
+            OpStats::default(),
+        );
         let mut rows = 0;
         let mut waits: BTreeMap<&str, u64> = BTreeMap::new();
         let (mut samples, mut edges, mut sampler_error) = (0, None, None);
@@ -122,6 +129,7 @@ impl PgSummary {
             select.merge(&p.select);
             update.merge(&p.update);
             commit.merge(&p.commit);
+            scan.merge(&p.scan);
             rows += p.rows;
             for (k, v) in &p.waits {
                 *waits.entry(k).or_default() += v;
@@ -147,7 +155,7 @@ impl PgSummary {
             })
             .collect();
         waits.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.event.cmp(&b.event)));
-        let executes = (select.count + update.count) as f64;
+        let executes = (select.count + update.count + scan.count) as f64;
         let mut load_profile = Vec::new();
         if let Some(d) = &server {
             let tx = d.xact_commit.max(1.0);
@@ -207,6 +215,7 @@ impl PgSummary {
             load: facts.load,
             selects: select.count,
             updates: update.count,
+            scans: scan.count,
             rows,
             client_cpu_us_per_execute: if executes > 0.0 {
                 client_cpu_s * 1e6 / executes
@@ -216,6 +225,7 @@ impl PgSummary {
             select: op(&select, secs),
             update: op(&update, secs),
             commit: op(&commit, secs),
+            scan: op(&scan, secs),
             server,
             load_profile,
             sample_hz: crate::workload::pg::run::ASH_HZ,
@@ -233,7 +243,7 @@ impl PgSummary {
         let d = self.server.clone().unwrap_or_default();
         format!(
             "{:>8.0} executes/s {:>7.0} tx/s {:>8.0} reads/s {:>6.1} WAL MiB/s  commit {:>7.3} ms",
-            (self.selects + self.updates) as f64 / secs,
+            (self.selects + self.updates + self.scans) as f64 / secs,
             d.xact_commit / secs,
             d.blks_read / secs,
             d.wal_bytes / secs / 1048576.0,
@@ -249,6 +259,7 @@ impl PgSummary {
             "select" => self.select.as_ref().map(|s| &s.latency),
             "update" => self.update.as_ref().map(|s| &s.latency),
             "commit" => self.commit.as_ref().map(|s| &s.latency),
+            "scan" => self.scan.as_ref().map(|s| &s.latency),
             _ => None,
         }
     }

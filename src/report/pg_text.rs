@@ -134,6 +134,7 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
         ("select", &s.select),
         ("update", &s.update),
         ("commit", &s.commit),
+        ("scan", &s.scan),
     ] {
         if let Some(op) = op {
             let l = &op.latency;

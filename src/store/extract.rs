@@ -216,7 +216,10 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     }
     let mib = 1024.0 * 1024.0;
     let page = 8192.0;
-    let ops = num(p, "selects").unwrap_or(0.0) + num(p, "updates").unwrap_or(0.0);
+    let ops = ["selects", "updates", "scans"]
+        .iter()
+        .map(|k| num(p, k).unwrap_or(0.0))
+        .sum::<f64>();
     use crate::vocab as v;
     out.push((v::EXECUTES_S.into(), ops / secs));
     if let Some(s) = p.get("server").filter(|s| s.is_object()) {
@@ -264,7 +267,7 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     if let Some(ms) = num(p, "commit.latency.mean_us") {
         out.push((v::EVENT_LOG_FILE_SYNC.into(), ms / 1e3));
     }
-    for kind in ["select", "update", "commit"] {
+    for kind in ["select", "update", "commit", "scan"] {
         if let Some(l) = at(p, &format!("{kind}.latency")) {
             flatten(&format!("pg.{kind}.latency"), l, out);
         }

@@ -527,6 +527,44 @@ fn ctrl_c_while_loading_stops_the_load_and_the_server() {
     assert_nothing_left(&d);
 }
 
+fn scans_hot_schema_and_think_time_keep_the_mix_exact() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let r = json(&d.run(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--work-unit",
+        "16",
+        "--update-pct",
+        "30",
+        "--scan-pct",
+        "20",
+        "--scan-size",
+        "8",
+        "--hot-schema-frequency",
+        "5",
+        "--think-frequency",
+        "10",
+        "--think-min",
+        "0.001",
+        "--work-loop",
+        "50",
+    ]));
+    let pg = &r["pg"];
+    // Exact over every 100 operations: 100 operations, 30 / 20 / 50.
+    assert_eq!(f(pg, "updates"), 30.0);
+    assert_eq!(f(pg, "scans"), 20.0);
+    assert_eq!(f(pg, "selects"), 50.0);
+    assert_eq!(f(pg, "rows"), 80.0 * 16.0 + 20.0 * 8.0);
+    assert_eq!(f(pg, "server.xact_commit"), 100.0);
+    assert!(f(pg, "server.blks_hit") + f(pg, "server.blks_read") >= 80.0 * 16.0 + 20.0 * 8.0);
+    assert!(f(pg, "scan.latency.mean_us") > 0.0);
+    assert_nothing_left(&d);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
@@ -534,5 +572,6 @@ crate::tests! {
     kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, Postgres],
     a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, Postgres],
     ctrl_c_while_loading_stops_the_load_and_the_server [Root, Postgres],
+    scans_hot_schema_and_think_time_keep_the_mix_exact [Root, Postgres],
     pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
 }

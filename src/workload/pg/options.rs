@@ -1,11 +1,11 @@
 //! `--workload pg`'s options into a [`RunConfig`]: SLOB's shape and mix
 //! options (shared with `--workload slob`), `--cache` as shared_buffers,
 //! `--redo-dir` as the WAL directory, and the pg options. Options that mean
-//! nothing to a real server (or are not built yet) are refused in one line.
+//! nothing to a real server are refused in one line.
 
 use super::{PAGE, PgConfig, data};
 use crate::cli::RunArgs;
-use crate::config::{Pattern, RunConfig, RunLength};
+use crate::config::{HotspotConfig, Pattern, RunConfig, RunLength};
 use crate::workload::dist::Distribution;
 
 impl RunArgs {
@@ -36,23 +36,6 @@ impl RunArgs {
                 self.files != 1,
                 "--files",
                 "PostgreSQL lays out its own files",
-            ),
-            (
-                self.hotspot_mb.is_some(),
-                "--hotspot-mb",
-                "not built for pg yet",
-            ),
-            (s.scan_pct.is_some(), "--scan-pct", "not built for pg yet"),
-            (s.scan_size.is_some(), "--scan-size", "not built for pg yet"),
-            (
-                s.think_frequency.is_some(),
-                "--think-frequency",
-                "not built for pg yet",
-            ),
-            (
-                s.hot_schema_frequency.is_some(),
-                "--hot-schema-frequency",
-                "not built for pg yet",
             ),
             (
                 s.redo_stress.is_some(),
@@ -115,11 +98,20 @@ impl RunArgs {
                 self.target.display()
             ));
         }
+        let hotspot = match (self.hotspot_mb, self.hotspot_frequency) {
+            (Some(0), _) => return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into()),
+            (Some(mb), Some(every)) => Some(HotspotConfig {
+                size_bytes: mb << 20,
+                offset_bytes: self.hotspot_offset_mb << 20,
+                every,
+            }),
+            _ => None,
+        };
         let wal_dir = self.slob.redo_dir.clone();
         let work_loop = self.slob.work_loop;
         let slob = self
             .slob
-            .into_config(self.sessions, PAGE, 1, None, Some(&self.target))?;
+            .into_config(self.sessions, PAGE, 1, hotspot, Some(&self.target))?;
         if slob.scale_blocks > data::MAX_SCALE {
             return Err(format!(
                 "--scale {} rows is more than --workload pg handles ({} per table); give a smaller --scale",
@@ -162,7 +154,7 @@ impl RunArgs {
             io_mode: self.io_mode,
             length,
             distribution: Distribution::Uniform,
-            hotspot: None,
+            hotspot,
             rate_iops: None,
             seed,
             outlier_ms: self.outlier_ms,

@@ -1,8 +1,10 @@
 //! The pg workload's threads. Sessions: a connection each, opened with its
 //! prepared statements in `prepare` (before the start barrier), running
 //! SLOB's exact mix — a select of WORK_UNIT adjacent keys (scattered pages),
-//! or BEGIN, an update of them and COMMIT — timed from the client per
-//! operation kind (select, update, commit). One background thread, the
+//! BEGIN + an update of them + COMMIT, or a scan of `--scan-size`
+//! physically contiguous pages (a TID range scan) — with SLOB's hot spot,
+//! hot schema and think time, timed from the client per operation kind
+//! (select, update, commit, scan). One background thread, the
 //! sampler, reads the server's counters at the window's start and once the
 //! sessions have disconnected (their backends flush their statistics when
 //! they exit, so the end snapshot holds every operation), and samples
@@ -37,6 +39,7 @@ pub struct PgPart {
     pub select: OpStats,
     pub update: OpStats,
     pub commit: OpStats,
+    pub scan: OpStats,
     /// Rows the operations in the window asked for.
     pub rows: u64,
     /// The sampler's: wait events of active sessions, per `type:event`
@@ -50,12 +53,37 @@ pub struct PgPart {
     pub error: Option<String>,
 }
 
+/// A session's prepared statements on one table.
+pub struct Stmts {
+    select: Statement,
+    update: Statement,
+    scan: Statement,
+}
+
+impl Stmts {
+    fn prepare(client: &mut Client, table: &str) -> Result<Stmts, postgres::Error> {
+        let rows = format!("SELECT count(*), coalesce(sum(scratch), 0)::bigint FROM {table}");
+        Ok(Stmts {
+            select: client.prepare(&format!("{rows} WHERE mykey BETWEEN $1 AND $2"))?,
+            update: client.prepare(&format!(
+                "UPDATE {table} SET scratch = scratch + 1 WHERE mykey BETWEEN $1 AND $2"
+            ))?,
+            // Pages $1 .. $2 - 1: one row each, physically contiguous.
+            scan: client.prepare(&format!(
+                "{rows} WHERE ctid >= ('(' || $1::bigint || ',0)')::tid AND ctid < ('(' || $2::bigint || ',0)')::tid"
+            ))?,
+        })
+    }
+}
+
 /// A thread's connection.
 pub enum Conn {
     Session {
         client: Box<Client>,
-        select: Statement,
-        update: Statement,
+        /// Statements on the session's own table, and on the first table
+        /// for SLOB's hot schema.
+        own: Stmts,
+        hot: Option<Stmts>,
     },
     Sampler {
         client: Box<Client>,
@@ -92,17 +120,15 @@ impl<'a> Pg<'a> {
         let sessions = self.pg.slob.sessions();
         if t < sessions {
             let mut client = self.server.connect(DATABASE).map_err(|e| e.to_string())?;
-            let table = data::table(t / self.pg.slob.threads_per_schema);
-            let select = client
-                .prepare(&format!(
-                    "SELECT count(*), coalesce(sum(scratch), 0)::bigint FROM {table} WHERE mykey BETWEEN $1 AND $2"
-                ))
-                .map_err(|e| e.to_string())?;
-            let update = client
-                .prepare(&format!(
-                    "UPDATE {table} SET scratch = scratch + 1 WHERE mykey BETWEEN $1 AND $2"
-                ))
-                .map_err(|e| e.to_string())?;
+            let schema = t / self.pg.slob.threads_per_schema;
+            let own =
+                Stmts::prepare(&mut client, &data::table(schema)).map_err(|e| e.to_string())?;
+            let hot = match self.pg.slob.hot_schema_every {
+                Some(_) if schema != 0 => {
+                    Some(Stmts::prepare(&mut client, &data::table(0)).map_err(|e| e.to_string())?)
+                }
+                _ => None,
+            };
             // What connecting and preparing counted reaches the server's
             // statistics now, before the window's first snapshot.
             client
@@ -110,8 +136,8 @@ impl<'a> Pg<'a> {
                 .map_err(|e| e.to_string())?;
             Ok(Conn::Session {
                 client: Box::new(client),
-                select,
-                update,
+                own,
+                hot,
             })
         } else {
             let mut client = self.server.connect("postgres").map_err(|e| e.to_string())?;
@@ -158,11 +184,9 @@ impl Workload for Pg<'_> {
 
     fn run(&self, t: u32, conn: Conn, slot: &SessionSeries) -> ThreadEnd<PgPart> {
         match conn {
-            Conn::Session {
-                client,
-                select,
-                update,
-            } => session(self, t, *client, &select, &update, slot),
+            Conn::Session { client, own, hot } => {
+                session(self, t, *client, &own, hot.as_ref(), slot)
+            }
             Conn::Sampler { client, ash } => ThreadEnd {
                 part: sampler(self, *client, &ash),
                 ..ThreadEnd::default()
@@ -179,8 +203,8 @@ fn session(
     w: &Pg,
     id: u32,
     mut client: Client,
-    select: &Statement,
-    update: &Statement,
+    own: &Stmts,
+    hot: Option<&Stmts>,
     slot: &SessionSeries,
 ) -> ThreadEnd<PgPart> {
     let slob = &w.pg.slob;
@@ -191,7 +215,8 @@ fn session(
         schema,
         w.cfg.seed ^ u64::from(schema).wrapping_mul(0x9E37_79B9),
     );
-    let mut mix = OpMix::new(slob.update_pct, 0);
+    let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
+    let scale = slob.scale_blocks;
     let mut rng = Rng::for_stream(w.cfg.seed, u64::from(id));
     let mut series = SeriesWriter::new(slot);
     let mut part = PgPart::default();
@@ -206,19 +231,35 @@ fn session(
         {
             break;
         }
-        let (_, key, n) = picker.key_range(&mut rng);
-        let (lo, hi) = (key as i64, (key + n - 1) as i64);
-        let t0 = now_ns();
         let op = mix.next_op();
+        // Keys lo..=hi, or for a scan pages lo..hi (one row each).
+        let (schema, lo, hi, n) = match op {
+            OpType::Scan => {
+                let b = picker.scan(&mut rng);
+                let n = u64::from(slob.scan_blocks).min(scale);
+                let first = b % scale;
+                (b / scale, first as i64, (first + n) as i64, n)
+            }
+            _ => {
+                let (s, key, n) = picker.key_range(&mut rng);
+                (s, key as i64, (key + n - 1) as i64, n)
+            }
+        };
+        let st = match hot {
+            Some(h) if schema != u64::from(schema_of(id, slob.threads_per_schema)) => h,
+            _ => own,
+        };
+        let t0 = now_ns();
         let done = match op {
             OpType::Update => (|| {
                 let mut tx = client.transaction()?;
-                tx.execute(update, &[&lo, &hi])?;
+                tx.execute(&st.update, &[&lo, &hi])?;
                 let t1 = now_ns();
                 tx.commit()?;
                 Ok::<_, postgres::Error>(Some(t1))
             })(),
-            _ => client.query_one(select, &[&lo, &hi]).map(|_| None),
+            OpType::Scan => client.query_one(&st.scan, &[&lo, &hi]).map(|_| None),
+            OpType::Select => client.query_one(&st.select, &[&lo, &hi]).map(|_| None),
         };
         let t2 = now_ns();
         let commit_at = match done {
@@ -234,7 +275,8 @@ fn session(
         last_ns = t2 - start;
         let (kind, stats) = match op {
             OpType::Update => (Kind::Write, &mut part.update),
-            _ => (Kind::Read, &mut part.select),
+            OpType::Scan => (Kind::Read, &mut part.scan),
+            OpType::Select => (Kind::Read, &mut part.select),
         };
         series.record(kind, t2 - start, t2 - t0, n * u64::from(super::PAGE));
         if t0 >= ramp_end {
@@ -245,6 +287,11 @@ fn session(
             }
             part.rows += n;
         }
+        if let Some(t) = slob.think
+            && ops.is_multiple_of(u64::from(t.every))
+        {
+            think(shared, t.min_s + (t.max_s - t.min_s) * rng.next_f64());
+        }
     }
     // Disconnect now: the backend flushes its statistics as it exits.
     drop(client);
@@ -253,6 +300,23 @@ fn session(
         issued: ops,
         part,
         ..ThreadEnd::default()
+    }
+}
+
+fn schema_of(session: u32, threads_per_schema: u32) -> u32 {
+    session / threads_per_schema
+}
+
+/// SLOB's think time: idle (not an operation), cut short by the end of the
+/// window or a stop.
+fn think(shared: &Shared, secs: f64) {
+    let until = now_ns() + (secs * 1e9) as u64;
+    loop {
+        let now = now_ns();
+        if now >= until || shared.stop.load(Relaxed) || now >= shared.end_ns.load(Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((until - now).min(10_000_000)));
     }
 }
 
