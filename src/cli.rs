@@ -92,6 +92,10 @@ pub struct CleanArgs {
     /// Directory holding a dbio layout.
     #[arg(long, default_value = DEFAULT_TARGET)]
     pub target: PathBuf,
+
+    /// Drop the schema dbio made on this existing server (--workload pg --pg-url) instead.
+    #[arg(long, value_name = "URL")]
+    pub pg_url: Option<String>,
 }
 
 #[derive(Args, Debug)]

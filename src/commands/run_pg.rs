@@ -14,6 +14,7 @@ use crate::report::pg::{PgSummary, ServerFacts};
 use crate::store::encode_histogram;
 use crate::target::{Target, TargetKind};
 use crate::workload::Shared;
+use crate::workload::pg::endpoint::Endpoint;
 use crate::workload::pg::run::Pg;
 use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
 use crate::workload::pg::{PAGE, PgConfig, data};
@@ -52,33 +53,71 @@ pub fn run(
     opts: Options,
     progress: bool,
 ) -> Result<(Report, Histograms), CommandError> {
-    let bin = Binaries::find(pg.bin.as_deref()).map_err(command_error)?;
-    let paths = Paths::new(&cfg.target, pg.wal_dir.as_deref());
-    let settings = server::settings(&paths, pg.slob.cache_bytes, pg.slob.sessions(), &pg.set);
-    if progress {
-        eprintln!("starting {} on {}", bin.version, paths.data.display());
-    }
-    let mut srv = Server::start(bin, paths, &settings).map_err(command_error)?;
-    if progress {
-        eprintln!(
-            "loading {} table(s) of {} rows (or reusing them)",
-            pg.slob.schemas, pg.slob.scale_blocks
-        );
-    }
-    let load = data::ensure(&srv, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
-        .map_err(command_error)?;
-    let applied = applied_settings(&srv).map_err(command_error)?;
-    let work = Pg::new(cfg, pg, &srv, shared);
-    let out = harness::run(&work, shared, opts);
-    srv.stop();
-    let facts = ServerFacts {
-        version: srv.bin.version.clone(),
-        bin_dir: srv.bin.dir.display().to_string(),
-        data_dir: srv.paths.data.display().to_string(),
-        wal_dir: srv.paths.wal.display().to_string(),
-        cluster_reused: srv.reused,
-        settings: applied,
-        load,
+    let load_msg = || {
+        if progress {
+            eprintln!(
+                "loading {} table(s) of {} rows (or reusing them)",
+                pg.slob.schemas, pg.slob.scale_blocks
+            );
+        }
+    };
+    let (facts, out) = match &pg.url {
+        Some(url) => {
+            // An existing server: nothing started, nothing changed but the
+            // schema dbio owns there.
+            let ep = Endpoint::url(url).map_err(command_error)?;
+            let version = server_version(&ep).map_err(command_error)?;
+            load_msg();
+            let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
+                .map_err(command_error)?;
+            let settings = applied_settings(&ep).map_err(command_error)?;
+            let storage = ep.local_storage();
+            let (data_dir, wal_dir) = match storage.as_slice() {
+                [d, w] => (d.display().to_string(), w.display().to_string()),
+                _ => ("(not on this host, or not readable)".into(), String::new()),
+            };
+            let work = Pg::new(cfg, pg, &ep, storage, shared);
+            let out = harness::run(&work, shared, opts);
+            let facts = ServerFacts {
+                version,
+                bin_dir: String::new(),
+                data_dir,
+                wal_dir,
+                cluster_reused: true,
+                settings,
+                load,
+            };
+            (facts, out)
+        }
+        None => {
+            let bin = Binaries::find(pg.bin.as_deref()).map_err(command_error)?;
+            let paths = Paths::new(&cfg.target, pg.wal_dir.as_deref());
+            let settings =
+                server::settings(&paths, pg.slob.cache_bytes, pg.slob.sessions(), &pg.set);
+            if progress {
+                eprintln!("starting {} on {}", bin.version, paths.data.display());
+            }
+            let mut srv = Server::start(bin, paths, &settings).map_err(command_error)?;
+            let ep = Endpoint::of(&srv);
+            load_msg();
+            let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
+                .map_err(command_error)?;
+            let applied = applied_settings(&ep).map_err(command_error)?;
+            let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
+            let work = Pg::new(cfg, pg, &ep, storage, shared);
+            let out = harness::run(&work, shared, opts);
+            srv.stop();
+            let facts = ServerFacts {
+                version: srv.bin.version.clone(),
+                bin_dir: srv.bin.dir.display().to_string(),
+                data_dir: srv.paths.data.display().to_string(),
+                wal_dir: srv.paths.wal.display().to_string(),
+                cluster_reused: srv.reused,
+                settings: applied,
+                load,
+            };
+            (facts, out)
+        }
     };
     let summary = PgSummary::new(
         facts,
@@ -107,9 +146,19 @@ pub fn run(
     Ok((report, histograms))
 }
 
+/// "PostgreSQL 16.4 ...": the server's version, its first words.
+fn server_version(ep: &Endpoint) -> Result<String, ServerError> {
+    let mut c = ep.connect_monitor()?;
+    let v: String = c
+        .query_one("SELECT version()", &[])
+        .map_err(|e| ServerError::Failed(format!("read the server's version: {e}")))?
+        .get(0);
+    Ok(v.split(" on ").next().unwrap_or(&v).to_string())
+}
+
 /// The settings not at their default, as the server reports them.
-fn applied_settings(srv: &Server) -> Result<Vec<(String, String)>, ServerError> {
-    let mut c = srv.connect("postgres")?;
+fn applied_settings(ep: &Endpoint) -> Result<Vec<(String, String)>, ServerError> {
+    let mut c = ep.connect_monitor()?;
     let rows = c
         .query(
             "SELECT name, current_setting(name) FROM pg_settings \

@@ -31,18 +31,29 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
         m.work_unit,
         s.version
     );
-    let _ = writeln!(
-        o,
-        "cluster  {} (WAL {}){}; binaries {}",
-        s.data_dir,
-        s.wal_dir,
-        if s.cluster_reused {
-            ", reused"
-        } else {
-            ", new"
-        },
-        s.bin_dir
-    );
+    match c.pg.as_ref().and_then(|p| p.url_redacted.as_deref()) {
+        Some(url) => {
+            let _ = writeln!(
+                o,
+                "server   {url}: an existing server, dbio's schema dbio; data {}",
+                s.data_dir
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "cluster  {} (WAL {}){}; binaries {}",
+                s.data_dir,
+                s.wal_dir,
+                if s.cluster_reused {
+                    ", reused"
+                } else {
+                    ", new"
+                },
+                s.bin_dir
+            );
+        }
+    }
     let l = &s.load;
     let _ = writeln!(
         o,

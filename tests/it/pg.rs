@@ -565,6 +565,188 @@ fn scans_hot_schema_and_think_time_keep_the_mix_exact() {
     assert_nothing_left(&d);
 }
 
+/// A PostgreSQL server the test starts itself (for --pg-url), on a unix
+/// socket only; stopped and removed when dropped.
+struct OtherServer {
+    dir: tempfile::TempDir,
+}
+
+impl OtherServer {
+    fn bin() -> PathBuf {
+        PathBuf::from("/usr/lib/postgresql/15/bin")
+    }
+
+    fn as_postgres(program: &str) -> Command {
+        use std::os::unix::process::CommandExt;
+        let uid: u32 = postgres_uid().parse().unwrap();
+        let gid: u32 = fs::read_to_string("/etc/passwd")
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("postgres:"))
+            .and_then(|l| l.split(':').nth(3)?.parse().ok())
+            .unwrap();
+        let mut c = Command::new(Self::bin().join(program));
+        c.uid(uid).gid(gid).current_dir("/");
+        c
+    }
+
+    fn start() -> OtherServer {
+        let dir = tempfile::Builder::new()
+            .prefix("dbio-pgurl-")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let s = OtherServer { dir };
+        let ok = Self::as_postgres("initdb")
+            .args(["--auth=trust", "-U", "postgres", "-D"])
+            .arg(s.data())
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+        let ok = Self::as_postgres("pg_ctl")
+            .args(["start", "-w", "-s", "-D"])
+            .arg(s.data())
+            .arg("-o")
+            .arg(format!(
+                "-c listen_addresses='' -k {}",
+                s.dir.path().display()
+            ))
+            .arg("-l")
+            .arg(s.dir.path().join("log"))
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+        let mut c = s.client("postgres");
+        c.batch_execute("CREATE DATABASE bench").unwrap();
+        c.batch_execute("CREATE DATABASE other").unwrap();
+        s
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn url(&self, db: &str) -> String {
+        format!(
+            "postgresql:///{db}?host={}&user=postgres",
+            self.dir.path().display()
+        )
+    }
+
+    fn client(&self, db: &str) -> postgres::Client {
+        postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap()
+    }
+
+    fn setting(&self, name: &str) -> String {
+        self.client("postgres")
+            .query_one(&format!("SHOW {name}"), &[])
+            .unwrap()
+            .get(0)
+    }
+}
+
+impl Drop for OtherServer {
+    fn drop(&mut self) {
+        let _ = Self::as_postgres("pg_ctl")
+            .args(["stop", "-m", "fast", "-w", "-s", "-D"])
+            .arg(self.data())
+            .output();
+    }
+}
+
+fn pg_url_uses_only_a_schema_of_its_own_on_an_existing_server() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let srv = OtherServer::start();
+    let buffers = srv.setting("shared_buffers");
+    let run = |db: &str, extra: &[&str]| {
+        dbio()
+            .args(["run", "--workload", "pg", "--json", "--pg-url"])
+            .arg(srv.url(db))
+            .args(["--sessions", "2", "--scale", "200", "--work-unit", "8"])
+            .args(["--update-pct", "50", "--work-loop", "20"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let r = json(&run("bench", &[]));
+    let pg = &r["pg"];
+    assert_eq!(pg["load"]["reused"], false);
+    assert_eq!(f(pg, "updates"), 20.0);
+    assert!(f(pg, "server.xact_commit") >= 40.0, "{}", pg["server"]);
+    assert!(f(pg, "server.wal_bytes") > 0.0);
+    assert!(pg["version"].as_str().unwrap().starts_with("PostgreSQL 15"));
+    // The tables are in dbio's schema, marked as dbio's.
+    let mut c = srv.client("bench");
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = 'dbio'::regnamespace AND relname LIKE 'dbio_t%' AND relkind = 'r'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+    // Reused by the next run; the server's settings are untouched.
+    let r = json(&run("bench", &[]));
+    assert_eq!(r["pg"]["load"]["reused"], true);
+    assert_eq!(srv.setting("shared_buffers"), buffers);
+    // Options that would change the server are refused.
+    let out = run("bench", &["--pg-set", "work_mem=64MB"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pg-set does not apply with --pg-url"));
+    // A schema named dbio that dbio did not make: refused, left alone.
+    srv.client("other")
+        .batch_execute("CREATE SCHEMA dbio; CREATE TABLE dbio.mine (x int)")
+        .unwrap();
+    let out = run("other", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did not create") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    let out = dbio()
+        .args(["clean", "--pg-url"])
+        .arg(srv.url("other"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let mine: i64 = srv
+        .client("other")
+        .query_one("SELECT count(*) FROM dbio.mine", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(mine, 0, "the user's schema is still there");
+    // dbio clean drops dbio's own schema, and only that.
+    let out = dbio()
+        .args(["clean", "--pg-url"])
+        .arg(srv.url("bench"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: i64 = srv
+        .client("bench")
+        .query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'dbio'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
@@ -573,5 +755,6 @@ crate::tests! {
     a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, Postgres],
     ctrl_c_while_loading_stops_the_load_and_the_server [Root, Postgres],
     scans_hot_schema_and_think_time_keep_the_mix_exact [Root, Postgres],
+    pg_url_uses_only_a_schema_of_its_own_on_an_existing_server [Root, Postgres],
     pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
 }

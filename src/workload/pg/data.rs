@@ -15,7 +15,8 @@ use postgres::CancelToken;
 
 use serde::Serialize;
 
-use super::server::{DATABASE, Server, ServerError};
+use super::endpoint::Endpoint;
+use super::server::{DATABASE, ServerError};
 
 /// The multiplier that scatters keys over pages (a prime above any SCALE
 /// dbio allows, so it is coprime to it; g × P stays below 2^63).
@@ -58,22 +59,26 @@ fn err(what: &str, e: postgres::Error) -> ServerError {
 /// Ctrl-C (`interrupt`) cancels the load; the shape is recorded only once
 /// every table is complete, so the next run loads again.
 pub fn ensure(
-    server: &Server,
+    server: &Endpoint,
     schemas: u32,
     scale: u64,
     interrupt: &AtomicBool,
 ) -> Result<LoadReport, ServerError> {
-    let mut admin = server.connect("postgres")?;
-    let exists = admin
-        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
-        .map_err(|e| err("look for the dbio database", e))?
-        .is_some();
-    if !exists {
-        admin
-            .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
-            .map_err(|e| err("create the dbio database", e))?;
+    if server.own {
+        let mut admin = server.connect_monitor()?;
+        let exists = admin
+            .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
+            .map_err(|e| err("look for the dbio database", e))?
+            .is_some();
+        if !exists {
+            admin
+                .batch_execute(&format!("CREATE DATABASE {DATABASE}"))
+                .map_err(|e| err("create the dbio database", e))?;
+        }
+    } else {
+        server.claim_schema()?;
     }
-    let mut db = server.connect(DATABASE)?;
+    let mut db = server.connect()?;
     db.batch_execute("CREATE TABLE IF NOT EXISTS dbio_meta (shape text NOT NULL)")
         .map_err(|e| err("create dbio_meta", e))?;
     let want = shape(schemas, scale);
@@ -94,7 +99,8 @@ pub fn ensure(
         .map_err(|e| err("reset dbio_meta", e))?;
     let old: Vec<String> = db
         .query(
-            "SELECT relname FROM pg_class WHERE relkind = 'r' AND relname ~ '^dbio_t[0-9]+$'",
+            "SELECT relname FROM pg_class WHERE relkind = 'r' AND relname ~ '^dbio_t[0-9]+$' \
+             AND relnamespace = current_schema()::text::regnamespace",
             &[],
         )
         .map_err(|e| err("list old tables", e))?
@@ -151,13 +157,13 @@ pub fn ensure(
 
 /// One table: create, fill with scattered keys, index, vacuum.
 fn load_table(
-    server: &Server,
+    server: &Endpoint,
     i: u32,
     scale: u64,
     tokens: &Mutex<Vec<CancelToken>>,
     interrupt: &AtomicBool,
 ) -> Result<(), ServerError> {
-    let mut c = server.connect(DATABASE)?;
+    let mut c = server.connect()?;
     tokens
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -191,7 +197,8 @@ fn total_bytes(db: &mut postgres::Client) -> Result<u64, ServerError> {
     let v: i64 = db
         .query_one(
             "SELECT coalesce(sum(pg_total_relation_size(oid)), 0)::bigint FROM pg_class \
-             WHERE relkind = 'r' AND relname ~ '^dbio_t[0-9]+$'",
+             WHERE relkind = 'r' AND relname ~ '^dbio_t[0-9]+$' \
+             AND relnamespace = current_schema()::text::regnamespace",
             &[],
         )
         .map_err(|e| err("size the tables", e))?

@@ -11,6 +11,7 @@
 //! * `run` — the workload: sessions and the wait-event sampler.
 
 pub mod data;
+pub mod endpoint;
 mod options;
 pub mod run;
 pub mod server;
@@ -36,6 +37,10 @@ pub struct PgArgs {
     /// A server setting, NAME=VALUE (repeatable); wins over dbio's own (e.g. --pg-set wal_compression=on).
     #[arg(long = "pg-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     pub pg_set: Vec<(String, String)>,
+
+    /// Use this existing server instead of starting one (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir): dbio works in a schema dbio of its own there and changes no settings.
+    #[arg(long, value_name = "URL")]
+    pub pg_url: Option<String>,
 }
 
 impl PgArgs {
@@ -45,6 +50,8 @@ impl PgArgs {
             Some("--pg-bin")
         } else if !self.pg_set.is_empty() {
             Some("--pg-set")
+        } else if self.pg_url.is_some() {
+            Some("--pg-url")
         } else {
             None
         }
@@ -82,6 +89,11 @@ pub struct PgConfig {
     pub wal_dir: Option<PathBuf>,
     pub bin: Option<PathBuf>,
     pub set: Vec<(String, String)>,
+    /// `--pg-url` (kept out of reports: it may hold a password).
+    #[serde(skip)]
+    pub url: Option<String>,
+    /// `--pg-url` with its password masked, as reports show it.
+    pub url_redacted: Option<String>,
 }
 
 #[cfg(test)]

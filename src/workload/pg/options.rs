@@ -86,6 +86,19 @@ impl RunArgs {
         if let Some((_, opt, instead)) = not_here.iter().find(|(given, ..)| *given) {
             return Err(format!("{opt} does not apply to --workload pg; {instead}"));
         }
+        if self.pg.pg_url.is_some() {
+            let own_server_only = [
+                (self.pg.pg_bin.is_some(), "--pg-bin"),
+                (!self.pg.pg_set.is_empty(), "--pg-set"),
+                (self.slob.redo_dir.is_some(), "--redo-dir"),
+                (self.slob.cache.is_some(), "--cache"),
+            ];
+            if let Some((_, opt)) = own_server_only.iter().find(|(given, _)| *given) {
+                return Err(format!(
+                    "{opt} does not apply with --pg-url: dbio changes nothing on an existing server (its settings are reported); drop {opt}"
+                ));
+            }
+        }
         if self.bs != PAGE {
             return Err(format!(
                 "--bs {} does not apply to --workload pg: PostgreSQL's page is 8k; drop --bs",
@@ -166,6 +179,8 @@ impl RunArgs {
                 wal_dir,
                 bin: self.pg.pg_bin,
                 set: self.pg.pg_set,
+                url_redacted: self.pg.pg_url.as_deref().map(super::endpoint::redact),
+                url: self.pg.pg_url,
             }),
         })
     }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use postgres::{Client, Statement};
 
-use super::server::{DATABASE, Server};
+use super::endpoint::Endpoint;
 use super::stats::{Snapshot, snapshot_sql};
 use super::{PgConfig, data};
 use crate::config::RunConfig;
@@ -28,6 +28,11 @@ use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::workload::slob::keys::{KeyPicker, OpMix, OpType};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
+
+/// dbio's sessions in pg_stat_activity ($1 = database, $2 = application
+/// name), the sampler excluded.
+const SESSIONS: &str = "datname = $1 AND application_name = $2 \
+     AND backend_type = 'client backend' AND pid <> pg_backend_pid()";
 
 /// Samples of pg_stat_activity per second.
 pub const ASH_HZ: u64 = 10;
@@ -95,7 +100,9 @@ pub enum Conn {
 pub struct Pg<'a> {
     cfg: &'a RunConfig,
     pg: &'a PgConfig,
-    server: &'a Server,
+    endpoint: &'a Endpoint,
+    /// The server's data and WAL directories, when on this host.
+    storage: Vec<PathBuf>,
     shared: &'a Shared,
     sessions_done: AtomicBool,
 }
@@ -104,13 +111,15 @@ impl<'a> Pg<'a> {
     pub fn new(
         cfg: &'a RunConfig,
         pg: &'a PgConfig,
-        server: &'a Server,
+        endpoint: &'a Endpoint,
+        storage: Vec<PathBuf>,
         shared: &'a Shared,
     ) -> Self {
         Pg {
             cfg,
             pg,
-            server,
+            endpoint,
+            storage,
             shared,
             sessions_done: AtomicBool::new(false),
         }
@@ -119,7 +128,7 @@ impl<'a> Pg<'a> {
     fn setup(&self, t: u32) -> Result<Conn, String> {
         let sessions = self.pg.slob.sessions();
         if t < sessions {
-            let mut client = self.server.connect(DATABASE).map_err(|e| e.to_string())?;
+            let mut client = self.endpoint.connect().map_err(|e| e.to_string())?;
             let schema = t / self.pg.slob.threads_per_schema;
             let own =
                 Stmts::prepare(&mut client, &data::table(schema)).map_err(|e| e.to_string())?;
@@ -140,11 +149,11 @@ impl<'a> Pg<'a> {
                 hot,
             })
         } else {
-            let mut client = self.server.connect("postgres").map_err(|e| e.to_string())?;
+            let mut client = self.endpoint.connect_monitor().map_err(|e| e.to_string())?;
             let ash = client
                 .prepare(&format!(
                     "SELECT coalesce(wait_event_type, ''), coalesce(wait_event, '') FROM pg_stat_activity \
-                     WHERE datname = '{DATABASE}' AND backend_type = 'client backend' AND state = 'active'"
+                     WHERE {SESSIONS} AND state = 'active'"
                 ))
                 .map_err(|e| e.to_string())?;
             Ok(Conn::Sampler {
@@ -167,8 +176,7 @@ impl Workload for Pg<'_> {
     }
 
     fn storage(&self) -> Vec<PathBuf> {
-        let p = &self.server.paths;
-        vec![p.data.clone(), p.wal.clone()]
+        self.storage.clone()
     }
 
     fn prepare(&self, t: u32) -> Result<Conn, SetupError> {
@@ -331,7 +339,9 @@ pub fn db_message(e: &postgres::Error) -> String {
 fn sampler(w: &Pg, mut client: Client, ash: &Statement) -> PgPart {
     let shared = w.shared;
     let mut part = PgPart::default();
-    let snap_sql = snapshot_sql(DATABASE);
+    let snap_sql = snapshot_sql(&w.endpoint.database);
+    let db = w.endpoint.database.as_str();
+    let app = w.endpoint.work.get_application_name().unwrap_or("dbio");
     let start = shared.start_ns.load(SeqCst);
     let ramp_end = start + shared.ramp_ns;
     let done = || w.sessions_done.load(SeqCst);
@@ -353,7 +363,7 @@ fn sampler(w: &Pg, mut client: Client, ash: &Statement) -> PgPart {
     let mut next = Instant::now();
     while !done() {
         if now_ns() < shared.end_ns.load(Relaxed) {
-            match client.query(ash, &[]) {
+            match client.query(ash, &[&db, &app]) {
                 Ok(rows) => {
                     part.samples += 1;
                     for r in rows {
@@ -383,11 +393,9 @@ fn sampler(w: &Pg, mut client: Client, ash: &Statement) -> PgPart {
     // The sessions have disconnected; wait for their backends to exit (and
     // flush their counters) before the last snapshot.
     let t0 = Instant::now();
-    let gone = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{DATABASE}' AND backend_type = 'client backend'"
-    );
+    let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE {SESSIONS}");
     while t0.elapsed() < Duration::from_secs(10) {
-        match client.query_one(gone.as_str(), &[]) {
+        match client.query_one(gone.as_str(), &[&db, &app]) {
             Ok(r) if r.get::<_, i64>(0) == 0 => break,
             Ok(_) => std::thread::sleep(Duration::from_millis(10)),
             Err(_) => break,

@@ -42,8 +42,9 @@ pub fn snapshot_sql(database: &str) -> String {
         .map(|c| format!("{c}::float8 AS {c}"))
         .collect();
     format!(
-        "SELECT {} FROM pg_stat_database d, pg_stat_bgwriter b, pg_stat_wal w WHERE d.datname = '{database}'",
-        cols.join(", ")
+        "SELECT {} FROM pg_stat_database d, pg_stat_bgwriter b, pg_stat_wal w WHERE d.datname = '{}'",
+        cols.join(", "),
+        database.replace('\'', "''")
     )
 }
 
