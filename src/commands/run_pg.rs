@@ -85,6 +85,8 @@ pub fn run(
                 wal_dir,
                 cluster_reused: true,
                 settings,
+                memory_limit_bytes: None,
+                cgroup: None,
                 load,
             };
             (facts, out)
@@ -97,7 +99,8 @@ pub fn run(
             if progress {
                 eprintln!("starting {} on {}", bin.version, paths.data.display());
             }
-            let mut srv = Server::start(bin, paths, &settings).map_err(command_error)?;
+            let mut srv =
+                Server::start(bin, paths, &settings, pg.memory_bytes).map_err(command_error)?;
             let ep = Endpoint::of(&srv);
             load_msg();
             let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
@@ -114,6 +117,11 @@ pub fn run(
                 wal_dir: srv.paths.wal.display().to_string(),
                 cluster_reused: srv.reused,
                 settings: applied,
+                memory_limit_bytes: srv.cgroup.as_ref().map(|c| c.limit_bytes),
+                cgroup: srv
+                    .cgroup
+                    .as_ref()
+                    .map(|c| format!("{} ({})", c.path.display(), c.version)),
                 load,
             };
             (facts, out)

@@ -29,6 +29,9 @@ pub struct PgSummary {
     /// Settings not at their default, as the server reports them (name,
     /// value with unit).
     pub settings: Vec<(String, String)>,
+    /// `--pg-memory`: the memory cgroup the server ran in and its limit.
+    pub memory_limit_bytes: Option<u64>,
+    pub cgroup: Option<String>,
     pub load: LoadReport,
     /// What dbio issued in the window.
     pub selects: u64,
@@ -105,6 +108,8 @@ pub struct ServerFacts {
     pub wal_dir: String,
     pub cluster_reused: bool,
     pub settings: Vec<(String, String)>,
+    pub memory_limit_bytes: Option<u64>,
+    pub cgroup: Option<String>,
     pub load: LoadReport,
 }
 
@@ -212,6 +217,8 @@ impl PgSummary {
             wal_dir: facts.wal_dir,
             cluster_reused: facts.cluster_reused,
             settings: facts.settings,
+            memory_limit_bytes: facts.memory_limit_bytes,
+            cgroup: facts.cgroup,
             load: facts.load,
             selects: select.count,
             updates: update.count,

@@ -86,6 +86,13 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let _ = writeln!(o, "settings {}", settings.join("  "));
+    if let (Some(limit), Some(cg)) = (s.memory_limit_bytes, &s.cgroup) {
+        let _ = writeln!(
+            o,
+            "memory   the server's processes limited to {} (page cache included): cgroup {cg}",
+            fmt_size(limit)
+        );
+    }
     if let Some(chain) = &r.storage {
         let _ = writeln!(o, "storage  {}", chain.describe());
     }

@@ -278,6 +278,7 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         ("pg.load_mib_s", "load.mib_per_s"),
         ("pg.load_bytes", "load.bytes"),
         ("pg.client_cpu_us_per_execute", "client_cpu_us_per_execute"),
+        ("pg.memory_limit_bytes", "memory_limit_bytes"),
     ] {
         if let Some(x) = num(p, path) {
             out.push((name.into(), x));

@@ -747,6 +747,56 @@ fn pg_url_uses_only_a_schema_of_its_own_on_an_existing_server() {
     assert_eq!(left, 0);
 }
 
+fn pg_memory_bounds_the_page_cache_so_reads_reach_the_device() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(1 << 30, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let d = PgDir::under(&mnt);
+    // 2 x 6000 pages = 94 MiB of heap; the server may use 80 MiB in all.
+    let base = [
+        "--sessions",
+        "2",
+        "--scale",
+        "6000",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "0",
+        "--work-loop",
+        "400",
+    ];
+    let unbounded = json(&d.run(&base));
+    let mut args = base.to_vec();
+    args.extend(["--pg-memory", "80M"]);
+    let bounded = json(&d.run(&args));
+    let pct = |r: &Value| f(&r["pg"]["physical_reads"], "absorbed_pct");
+    eprintln!(
+        "absorbed by the page cache: unbounded {:.1}%, bounded {:.1}%",
+        pct(&unbounded),
+        pct(&bounded)
+    );
+    assert!(
+        pct(&unbounded) > 90.0,
+        "{}",
+        unbounded["pg"]["physical_reads"]
+    );
+    assert!(pct(&bounded) < 60.0, "{}", bounded["pg"]["physical_reads"]);
+    assert_eq!(f(&bounded["pg"], "memory_limit_bytes"), 80.0 * 1048576.0);
+    let cg = bounded["pg"]["cgroup"].as_str().unwrap().to_string();
+    let cg_dir = cg.split(" (").next().unwrap();
+    assert!(!Path::new(cg_dir).exists(), "cgroup {cg_dir} left behind");
+    // Refused when it cannot hold shared_buffers and the processes.
+    let mut args = base.to_vec();
+    args.extend(["--pg-memory", "40M"]);
+    let out = d.run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pg-memory"));
+    drop(d);
+    drop(dev);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
@@ -757,4 +807,5 @@ crate::tests! {
     scans_hot_schema_and_think_time_keep_the_mix_exact [Root, Postgres],
     pg_url_uses_only_a_schema_of_its_own_on_an_existing_server [Root, Postgres],
     pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
+    pg_memory_bounds_the_page_cache_so_reads_reach_the_device [Root, Postgres, Tool("mkfs.xfs")],
 }

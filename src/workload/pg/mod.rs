@@ -10,6 +10,7 @@
 //! * `stats` — snapshots of the server's counters and their deltas.
 //! * `run` — the workload: sessions and the wait-event sampler.
 
+pub mod cgroup;
 pub mod data;
 pub mod endpoint;
 mod options;
@@ -38,6 +39,10 @@ pub struct PgArgs {
     #[arg(long = "pg-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     pub pg_set: Vec<(String, String)>,
 
+    /// Bound the memory of the server's processes, page cache included (a memory cgroup), e.g. 256M: physical reads then reach the device.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
+    pub pg_memory: Option<u64>,
+
     /// Use this existing server instead of starting one (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir): dbio works in a schema dbio of its own there and changes no settings.
     #[arg(long, value_name = "URL")]
     pub pg_url: Option<String>,
@@ -50,6 +55,8 @@ impl PgArgs {
             Some("--pg-bin")
         } else if !self.pg_set.is_empty() {
             Some("--pg-set")
+        } else if self.pg_memory.is_some() {
+            Some("--pg-memory")
         } else if self.pg_url.is_some() {
             Some("--pg-url")
         } else {
@@ -89,6 +96,8 @@ pub struct PgConfig {
     pub wal_dir: Option<PathBuf>,
     pub bin: Option<PathBuf>,
     pub set: Vec<(String, String)>,
+    /// `--pg-memory`: the server's memory limit (a cgroup), bytes.
+    pub memory_bytes: Option<u64>,
     /// `--pg-url` (kept out of reports: it may hold a password).
     #[serde(skip)]
     pub url: Option<String>,

@@ -92,6 +92,7 @@ impl RunArgs {
                 (!self.pg.pg_set.is_empty(), "--pg-set"),
                 (self.slob.redo_dir.is_some(), "--redo-dir"),
                 (self.slob.cache.is_some(), "--cache"),
+                (self.pg.pg_memory.is_some(), "--pg-memory"),
             ];
             if let Some((_, opt)) = own_server_only.iter().find(|(given, _)| *given) {
                 return Err(format!(
@@ -131,6 +132,17 @@ impl RunArgs {
                 slob.scale_blocks,
                 data::MAX_SCALE
             ));
+        }
+        if let Some(m) = self.pg.pg_memory {
+            let min = slob.cache_bytes + (64 << 20);
+            if m < min {
+                return Err(format!(
+                    "--pg-memory {} is too small for --cache {} (shared_buffers) and the server's processes; give --pg-memory {} or more",
+                    crate::units::fmt_size(m),
+                    crate::units::fmt_size(slob.cache_bytes),
+                    crate::units::fmt_size(min)
+                ));
+            }
         }
         let sessions = slob.sessions();
         let length = match work_loop {
@@ -179,6 +191,7 @@ impl RunArgs {
                 wal_dir,
                 bin: self.pg.pg_bin,
                 set: self.pg.pg_set,
+                memory_bytes: self.pg.pg_memory,
                 url_redacted: self.pg.pg_url.as_deref().map(super::endpoint::redact),
                 url: self.pg.pg_url,
             }),

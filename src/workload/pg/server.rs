@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::cgroup::{self, MemCgroup};
+
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
 /// The WAL directory's name under `--redo-dir`.
@@ -157,15 +159,41 @@ impl PgUser {
     /// A command run as this user, in a process group of its own.
     fn command(&self, program: &Path) -> Command {
         let mut c = Command::new(program);
-        c.uid(self.uid)
-            .gid(self.gid)
-            .current_dir("/")
+        c.uid(self.uid).gid(self.gid);
+        Self::common(&mut c);
+        c
+    }
+
+    /// The same, first moved into memory cgroup `cg` (as root: the move
+    /// needs it), then made this user.
+    fn command_in(&self, program: &Path, cg: MemCgroup) -> Command {
+        let mut c = Command::new(program);
+        let (uid, gid) = (self.uid, self.gid);
+        // SAFETY: only async-signal-safe calls (open, write, close,
+        // setgroups, setgid, setuid) in the forked child.
+        unsafe {
+            c.pre_exec(move || {
+                cg.enter_from_child()?;
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+        Self::common(&mut c);
+        c
+    }
+
+    fn common(c: &mut Command) {
+        c.current_dir("/")
             .process_group(0)
             .env_remove("PGDATA")
             .env_remove("PGHOST")
             .env_remove("PGPORT")
             .stdin(Stdio::null());
-        c
     }
 
     fn chown(&self, p: &Path) -> Result<(), ServerError> {
@@ -268,6 +296,8 @@ pub struct Server {
     pub reused: bool,
     /// A postmaster an earlier, killed dbio left running, which this run stopped.
     pub orphan_stopped: Option<u32>,
+    /// The memory cgroup the server runs in (`--pg-memory`).
+    pub cgroup: Option<MemCgroup>,
 }
 
 impl Server {
@@ -277,6 +307,7 @@ impl Server {
         bin: Binaries,
         paths: Paths,
         settings: &[(String, String)],
+        memory: Option<u64>,
     ) -> Result<Server, ServerError> {
         let user = PgUser::lookup()?;
         let sock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}"));
@@ -288,6 +319,7 @@ impl Server {
             )));
         }
         let orphan_stopped = stop_orphan(&bin, &paths, &user);
+        forget_cgroup(&paths);
         let mut server = Server {
             bin,
             paths,
@@ -295,10 +327,25 @@ impl Server {
             running: false,
             reused: false,
             orphan_stopped,
+            cgroup: None,
         };
         server.reused = server.ensure_cluster()?;
         server.write_conf(settings)?;
-        server.pg_ctl_start()?;
+        if let Some(limit) = memory {
+            let cg = MemCgroup::create(&cgroup_name(&server.paths.data), limit)?;
+            fs::write(
+                server.paths.root.join("cgroup"),
+                cg.path.as_os_str().as_encoded_bytes(),
+            )
+            .map_err(|e| failed("write the cgroup's path", e))?;
+            server.cgroup = Some(cg);
+            cgroup::evict(&server.paths.data);
+            cgroup::evict(&server.paths.wal);
+        }
+        if let Err(e) = server.pg_ctl_start() {
+            forget_cgroup(&server.paths);
+            return Err(e);
+        }
         server.running = true;
         Ok(server)
     }
@@ -409,9 +456,12 @@ impl Server {
     fn pg_ctl_start(&self) -> Result<(), ServerError> {
         let _ = fs::remove_file(&self.paths.log);
         remove_stale_locks(&self.paths);
-        let out = self
-            .user
-            .command(&self.bin.dir.join("pg_ctl"))
+        let pg_ctl = self.bin.dir.join("pg_ctl");
+        let mut cmd = match self.cgroup.clone() {
+            Some(cg) => self.user.command_in(&pg_ctl, cg),
+            None => self.user.command(&pg_ctl),
+        };
+        let out = cmd
             .args(["start", "-w", "-t", "120", "-s", "-D"])
             .arg(&self.paths.data)
             .arg("-l")
@@ -460,6 +510,7 @@ impl Server {
     pub fn stop(&mut self) {
         if std::mem::take(&mut self.running) {
             stop_data_dir(&self.bin, &self.paths, &self.user);
+            forget_cgroup(&self.paths);
         }
     }
 }
@@ -598,6 +649,25 @@ fn processes_in(dir: &Path) -> bool {
         })
 }
 
+/// The cgroup's name for a data directory (stable, so a later run finds it).
+fn cgroup_name(data: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("dbio-pg-{h:016x}")
+}
+
+/// Removes the memory cgroup recorded in the cluster directory, if any
+/// (its processes must be gone).
+fn forget_cgroup(paths: &Paths) {
+    let file = paths.root.join("cgroup");
+    if let Ok(p) = fs::read_to_string(&file) {
+        cgroup::remove(Path::new(p.trim()));
+        let _ = fs::remove_file(file);
+    }
+}
+
 /// Removes a cluster's files (its WAL too, where the marker says it is).
 fn remove_cluster_files(paths: &Paths, marked_wal: Option<&Path>) {
     for wal in [Some(paths.wal.as_path()), marked_wal]
@@ -629,6 +699,7 @@ pub fn clean(target: &Path) -> Result<bool, ServerError> {
         let bin = Binaries::find(None)?;
         stop_data_dir(&bin, &paths, &PgUser::lookup()?);
     }
+    forget_cgroup(&paths);
     remove_cluster_files(&paths, shape.as_ref().map(|s| s.wal.as_path()));
     Ok(true)
 }
