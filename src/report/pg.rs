@@ -170,18 +170,15 @@ impl PgSummary {
                 per_transaction: Some(v / tx),
             };
             load_profile = vec![
-                line("Transactions (xact_commit)", d.xact_commit),
-                line("Executes (dbio)", executes),
+                line("Transactions", d.xact_commit),
+                line("Executes", executes),
+                line("Logical reads", d.blks_hit + d.blks_read),
+                line("Physical reads", d.blks_read),
                 line(
-                    "Logical reads (blks_hit + blks_read)",
-                    d.blks_hit + d.blks_read,
-                ),
-                line("Physical reads (blks_read)", d.blks_read),
-                line(
-                    "Physical writes (buffers written)",
+                    "Physical writes",
                     d.buffers_checkpoint + d.buffers_clean + d.buffers_backend,
                 ),
-                line("Rows updated (tup_updated)", d.tup_updated),
+                line("Rows updated", d.tup_updated),
                 line("WAL records", d.wal_records),
                 line("WAL full-page images", d.wal_fpi),
                 line("WAL bytes", d.wal_bytes),

@@ -297,6 +297,18 @@ fn pg_run_on_tmpfs_meets_the_invariants() {
         );
     }
 
+    // AWR's compare period report reads the pg load profile.
+    let out = dbio().args(["compare", "1", "2"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in ["Executes", "WAL bytes", "pg.update_pct"] {
+        assert!(text.contains(line), "{line} missing from compare:\n{text}");
+    }
+
     // dbio clean removes the cluster.
     let out = d.clean();
     assert!(
