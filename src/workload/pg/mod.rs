@@ -10,9 +10,11 @@
 //! * `stats` — snapshots of the server's counters and their deltas.
 //! * `run` — the workload: sessions and the wait-event sampler.
 
+pub mod binaries;
 pub mod cgroup;
 pub mod data;
 pub mod endpoint;
+mod lifecycle;
 mod options;
 pub mod run;
 pub mod server;

@@ -3,7 +3,8 @@
 //! its directories under the target (`dbio-pg/data`, `dbio-pg/run` for the
 //! unix socket, WAL in `dbio-pg/wal` or `--redo-dir/dbio-pg-wal`), `initdb
 //! --data-checksums`, the settings dbio writes to `dbio.conf` (included from
-//! postgresql.conf), and start/stop as the unprivileged `postgres` user.
+//! postgresql.conf), and start/stop as the unprivileged `postgres` user
+//! (`binaries`). How it ends in every case is `lifecycle`.
 //!
 //! A [`Server`] stops its postmaster when dropped (`pg_ctl stop -m fast`,
 //! then SIGKILL), so a run that fails or is interrupted leaves no server
@@ -14,12 +15,18 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
+pub use super::binaries::Binaries;
+use super::binaries::PgUser;
 use super::cgroup::{self, MemCgroup};
+pub use super::lifecycle::clean;
+use super::lifecycle::{
+    cgroup_name, forget_cgroup, remove_cluster_files, remove_stale_locks, stop_data_dir,
+    stop_orphan,
+};
 
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
@@ -49,157 +56,8 @@ pub enum ServerError {
     Interrupted(String),
 }
 
-fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
+pub(super) fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
     ServerError::Failed(format!("{what}: {e}"))
-}
-
-/// PostgreSQL's binaries and their major version.
-#[derive(Clone, Debug)]
-pub struct Binaries {
-    pub dir: PathBuf,
-    pub major: u32,
-    /// `postgres --version`, e.g. "PostgreSQL 15.14 (Debian ...)".
-    pub version: String,
-}
-
-impl Binaries {
-    /// `dir` (from `--pg-bin`), or the highest `/usr/lib/postgresql/N/bin`.
-    pub fn find(dir: Option<&Path>) -> Result<Binaries, ServerError> {
-        let dir = match dir {
-            Some(d) => {
-                if !d.join("postgres").is_file() || !d.join("pg_ctl").is_file() {
-                    return Err(ServerError::Usage(format!(
-                        "--pg-bin {}: no postgres and pg_ctl there; give the directory holding PostgreSQL's binaries (e.g. /usr/lib/postgresql/15/bin)",
-                        d.display()
-                    )));
-                }
-                d.to_path_buf()
-            }
-            None => {
-                let mut found: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .filter_map(|e| {
-                        let v = e.file_name().to_str()?.parse::<u32>().ok()?;
-                        let bin = e.path().join("bin");
-                        (bin.join("postgres").is_file() && bin.join("initdb").is_file())
-                            .then_some((v, bin))
-                    })
-                    .collect();
-                found.sort();
-                match found.pop() {
-                    Some((_, bin)) => bin,
-                    None => {
-                        return Err(ServerError::Usage(format!(
-                            "--workload pg needs PostgreSQL: no /usr/lib/postgresql/*/bin/postgres here; install the package {PACKAGE} (apt-get install {PACKAGE}) or give --pg-bin DIR"
-                        )));
-                    }
-                }
-            }
-        };
-        let out = Command::new(dir.join("postgres"))
-            .arg("--version")
-            .output()
-            .map_err(|e| failed(&format!("cannot run {}/postgres", dir.display()), e))?;
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let version = text
-            .strip_prefix("postgres (PostgreSQL) ")
-            .map(|v| format!("PostgreSQL {v}"))
-            .unwrap_or(text.clone());
-        let major = version
-            .split_whitespace()
-            .nth(1)
-            .and_then(|v| v.split('.').next())
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| {
-                ServerError::Failed(format!(
-                    "{}/postgres --version said {text:?}",
-                    dir.display()
-                ))
-            })?;
-        if major < 15 {
-            return Err(ServerError::Usage(format!(
-                "{version} in {} is too old: --workload pg needs PostgreSQL 15 or newer (track_wal_io_timing, pg_stat_wal); install {PACKAGE}",
-                dir.display()
-            )));
-        }
-        Ok(Binaries {
-            dir,
-            major,
-            version,
-        })
-    }
-}
-
-/// The unprivileged user the server runs as (PostgreSQL refuses root).
-#[derive(Clone, Copy, Debug)]
-pub struct PgUser {
-    pub uid: u32,
-    pub gid: u32,
-}
-
-impl PgUser {
-    /// The `postgres` user Debian's package creates.
-    pub fn lookup() -> Result<PgUser, ServerError> {
-        let name = c"postgres";
-        // SAFETY: getpwnam returns a pointer into static storage or null;
-        // the two fields are copied out at once.
-        let pw = unsafe { libc::getpwnam(name.as_ptr()) };
-        if pw.is_null() {
-            return Err(ServerError::Usage(format!(
-                "--workload pg runs PostgreSQL as the user postgres, which does not exist here; install {PACKAGE} (it creates the user)"
-            )));
-        }
-        // SAFETY: pw is non-null and points to a valid passwd entry.
-        let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
-        Ok(PgUser { uid, gid })
-    }
-
-    /// A command run as this user, in a process group of its own.
-    fn command(&self, program: &Path) -> Command {
-        let mut c = Command::new(program);
-        c.uid(self.uid).gid(self.gid);
-        Self::common(&mut c);
-        c
-    }
-
-    /// The same, first moved into memory cgroup `cg` (as root: the move
-    /// needs it), then made this user.
-    fn command_in(&self, program: &Path, cg: MemCgroup) -> Command {
-        let mut c = Command::new(program);
-        let (uid, gid) = (self.uid, self.gid);
-        // SAFETY: only async-signal-safe calls (open, write, close,
-        // setgroups, setgid, setuid) in the forked child.
-        unsafe {
-            c.pre_exec(move || {
-                cg.enter_from_child()?;
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(gid) != 0
-                    || libc::setuid(uid) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        };
-        Self::common(&mut c);
-        c
-    }
-
-    fn common(c: &mut Command) {
-        c.current_dir("/")
-            .process_group(0)
-            .env_remove("PGDATA")
-            .env_remove("PGHOST")
-            .env_remove("PGPORT")
-            .stdin(Stdio::null());
-    }
-
-    fn chown(&self, p: &Path) -> Result<(), ServerError> {
-        std::os::unix::fs::chown(p, Some(self.uid), Some(self.gid))
-            .map_err(|e| failed(&format!("chown {} to postgres", p.display()), e))
-    }
 }
 
 /// Where a cluster's files are.
@@ -229,7 +87,7 @@ impl Paths {
         }
     }
 
-    fn marker(&self) -> PathBuf {
+    pub(super) fn marker(&self) -> PathBuf {
         self.root.join("cluster.json")
     }
 
@@ -240,9 +98,9 @@ impl Paths {
 
 /// What a cluster was made for: a cluster is reused only for the same.
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-struct Shape {
-    major: u32,
-    wal: PathBuf,
+pub(super) struct Shape {
+    pub(super) major: u32,
+    pub(super) wal: PathBuf,
 }
 
 /// The settings dbio gives the server, in order (`--pg-set` last, so it wins).
@@ -519,189 +377,6 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// The postmaster's pid from `postmaster.pid`, if that process is alive.
-fn live_postmaster(data: &Path) -> Option<u32> {
-    live_pid_in(&data.join("postmaster.pid"))
-}
-
-/// The pid on the first line of a PostgreSQL lock file, if that process is
-/// a live (not zombie) postgres.
-fn live_pid_in(lock: &Path) -> Option<u32> {
-    let text = fs::read_to_string(lock).ok()?;
-    let pid: u32 = text.lines().next()?.trim().parse().ok()?;
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
-    let is_pg = fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim() == "postgres")
-        .unwrap_or(false);
-    // A killed postmaster whose parent (init in a container) does not reap
-    // it stays a zombie: dead for our purposes.
-    let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false);
-    (alive && is_pg && !zombie).then_some(pid)
-}
-
-/// Stops a server running on `paths.data` that dbio did not start in this
-/// process (a killed dbio's orphan). Returns its pid.
-fn stop_orphan(bin: &Binaries, paths: &Paths, user: &PgUser) -> Option<u32> {
-    let pid = live_postmaster(&paths.data)?;
-    stop_data_dir(bin, paths, user);
-    eprintln!(
-        "dbio: stopped PostgreSQL (pid {pid}) on {}, left running by an earlier dbio that was killed",
-        paths.data.display()
-    );
-    Some(pid)
-}
-
-/// `pg_ctl stop -m fast`; if the postmaster is still there, SIGKILL it and
-/// wait for it to go. A postmaster that died without cleaning up (killed)
-/// leaves its shared memory, socket and pid file: PostgreSQL removes them
-/// itself when started again on the data directory, so it is started once
-/// more (crash recovery) and stopped cleanly.
-fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &PgUser) {
-    if live_postmaster(&paths.data).is_none() {
-        if paths.data.join("postmaster.pid").exists() {
-            recover(bin, paths, user);
-        }
-        return;
-    }
-    let _ = user
-        .command(&bin.dir.join("pg_ctl"))
-        .args(["stop", "-m", "fast", "-w", "-t", "60", "-s", "-D"])
-        .arg(&paths.data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if let Some(pid) = live_postmaster(&paths.data) {
-        // SAFETY: plain kill(2) of the postmaster that postmaster.pid names.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        let t0 = Instant::now();
-        while live_postmaster(&paths.data).is_some() && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-/// Starts and stops a server whose postmaster died, so that PostgreSQL
-/// removes what the dead one left (shared memory segments, socket, pid file).
-fn recover(bin: &Binaries, paths: &Paths, user: &PgUser) {
-    eprintln!(
-        "dbio: PostgreSQL on {} died without cleaning up; starting it once more to remove its shared memory, socket and pid file",
-        paths.data.display()
-    );
-    // The dead postmaster's children notice and exit; a new postmaster
-    // refuses to start while they still hold the shared memory. They all
-    // work in the data directory.
-    let t0 = Instant::now();
-    while processes_in(&paths.data) && t0.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    remove_stale_locks(paths);
-    let started = user
-        .command(&bin.dir.join("pg_ctl"))
-        .args(["start", "-w", "-t", "300", "-s", "-D"])
-        .arg(&paths.data)
-        .arg("-l")
-        .arg(&paths.log)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if started && live_postmaster(&paths.data).is_some() {
-        stop_data_dir(bin, paths, user);
-    }
-}
-
-/// Removes the pid file and the socket's lock file of a postmaster that is
-/// gone. PostgreSQL removes stale ones itself, but takes a zombie (a killed
-/// postmaster nobody reaped, as under a container's init) for a live server
-/// and refuses to start. Its shared memory is found without them (by the
-/// data directory's inode) and removed by the next start.
-fn remove_stale_locks(paths: &Paths) {
-    let pid_file = paths.data.join("postmaster.pid");
-    let sock_lock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}.lock"));
-    for lock in [pid_file, sock_lock] {
-        if lock.exists() && live_pid_in(&lock).is_none() {
-            let _ = fs::remove_file(&lock);
-        }
-    }
-}
-
-/// Whether a process works in `dir` (PostgreSQL's processes work in their
-/// data directory).
-fn processes_in(dir: &Path) -> bool {
-    fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-                && fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(dir))
-        })
-}
-
-/// The cgroup's name for a data directory (stable, so a later run finds it).
-fn cgroup_name(data: &Path) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in data.as_os_str().as_encoded_bytes() {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("dbio-pg-{h:016x}")
-}
-
-/// Removes the memory cgroup recorded in the cluster directory, if any
-/// (its processes must be gone).
-fn forget_cgroup(paths: &Paths) {
-    let file = paths.root.join("cgroup");
-    if let Ok(p) = fs::read_to_string(&file) {
-        cgroup::remove(Path::new(p.trim()));
-        let _ = fs::remove_file(file);
-    }
-}
-
-/// Removes a cluster's files (its WAL too, where the marker says it is).
-fn remove_cluster_files(paths: &Paths, marked_wal: Option<&Path>) {
-    for wal in [Some(paths.wal.as_path()), marked_wal]
-        .into_iter()
-        .flatten()
-    {
-        if !wal.starts_with(&paths.root) {
-            let _ = fs::remove_dir_all(wal);
-        }
-    }
-    let _ = fs::remove_dir_all(&paths.root);
-}
-
-/// `dbio clean`: stops a server left on the cluster under `target` and
-/// removes the cluster (its WAL too). Returns whether there was one.
-pub fn clean(target: &Path) -> Result<bool, ServerError> {
-    let paths = Paths::new(target, None);
-    if !paths.root.exists() {
-        return Ok(false);
-    }
-    let shape: Option<Shape> = fs::read(paths.marker())
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    if live_postmaster(&paths.data).is_some() {
-        let bin = Binaries::find(None)?;
-        stop_orphan(&bin, &paths, &PgUser::lookup()?);
-    } else if paths.data.join("postmaster.pid").exists() {
-        // A server that was killed: let PostgreSQL clean up after it.
-        let bin = Binaries::find(None)?;
-        stop_data_dir(&bin, &paths, &PgUser::lookup()?);
-    }
-    forget_cgroup(&paths);
-    remove_cluster_files(&paths, shape.as_ref().map(|s| s.wal.as_path()));
-    Ok(true)
 }
 
 /// The last `n` non-empty lines of `text`, joined into one line.
