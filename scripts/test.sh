@@ -7,8 +7,13 @@ cd "$(dirname "$0")/.."
 
 # Each tool the tests drive, the Debian package that has it, and why.
 need=()
-want() { # TOOL PACKAGE WHY
-  if ! command -v "$1" >/dev/null; then
+want() { # TOOL PACKAGE WHY (TOOL: a command on PATH, or an absolute path)
+  local have
+  case "$1" in
+    /*) [ -x "$1" ] && have=1 || have= ;;
+    *) command -v "$1" >/dev/null && have=1 || have= ;;
+  esac
+  if [ -z "$have" ]; then
     need+=("$2")
     echo "test.sh: $1 is missing: package $2 ($3)"
   fi
@@ -27,11 +32,18 @@ want partx     util-linux  "partition nodes on loop devices"
 want sqlite3   sqlite3     "querying the results store as users do"
 want chromium  chromium    "rendering the HTML report headless"
 want mkfs.jfs  jfsutils    "JFS signatures (libblkid knows, dbio's own table too) in the device gate tests"
+want /usr/lib/postgresql/15/bin/postgres postgresql-15 "the real PostgreSQL --workload pg starts (binaries outside PATH)"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    # Debian's postgresql package makes a cluster 15/main; dbio's tests make
+    # their own, so keep that one down and off at boot.
+    if [ -d /etc/postgresql/15/main ]; then
+      pg_ctlcluster 15 main stop 2>/dev/null || true
+      echo manual > /etc/postgresql/15/main/start.conf
+    fi
   else
     echo "test.sh: not root, cannot install ${need[*]}: the tests that need them are reported as ignored"
   fi

@@ -185,6 +185,10 @@ pub struct CleanArgs {
     /// Directory holding a dbio layout.
     #[arg(long, default_value = DEFAULT_TARGET)]
     pub target: PathBuf,
+
+    /// Drop the schema dbio made on this existing server (--workload pg --pg-url) instead.
+    #[arg(long, value_name = "URL")]
+    pub pg_url: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -303,6 +307,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub slob: SlobArgs,
+
+    #[command(flatten)]
+    pub pg: crate::workload::pg::PgArgs,
 }
 
 /// The workloads `--workload` names.
@@ -312,6 +319,8 @@ pub enum WorkloadKind {
     Raw,
     /// The SLOB-method database I/O model: sessions, buffer cache, DB writers, log writer.
     Slob,
+    /// The SLOB method on a real PostgreSQL that dbio starts on the target (docs/pg.md).
+    Pg,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, String> {
@@ -365,6 +374,14 @@ fn parse_distribution(s: &str) -> Result<Distribution, String> {
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
+        if self.workload == WorkloadKind::Pg {
+            return self.into_pg_config();
+        }
+        if let Some(opt) = self.pg.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload pg; add --workload pg or drop {opt}"
+            ));
+        }
         if self.workload == WorkloadKind::Slob {
             return self.into_slob_config();
         }
@@ -473,6 +490,7 @@ impl RunArgs {
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
             slob: None,
+            pg: None,
         })
     }
 }
@@ -559,13 +577,14 @@ impl RunArgs {
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
             slob: Some(slob),
+            pg: None,
         })
     }
 }
 
 /// The hot spot of `--hotspot-mb`, `--hotspot-offset-mb` and
 /// `--hotspot-frequency` (clap makes sure they come together).
-fn hotspot(
+pub(crate) fn hotspot(
     mb: Option<u64>,
     offset_mb: Option<u64>,
     every: Option<u32>,

@@ -154,6 +154,9 @@ pub struct RunConfig {
     /// The database model's settings (`--workload slob`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slob: Option<crate::workload::slob::SlobConfig>,
+    /// The PostgreSQL run's settings (`--workload pg`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg: Option<crate::workload::pg::PgConfig>,
 }
 
 fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {

@@ -157,6 +157,38 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             })
         }
         Command::Clean(args) => {
+            if let Some(url) = &args.pg_url {
+                use dbio::workload::pg::{endpoint, server::ServerError};
+                let dropped = endpoint::clean(url).map_err(|e| match e {
+                    ServerError::Usage(m) => CommandError::Usage(m),
+                    e => CommandError::Failed(e.to_string()),
+                })?;
+                eprintln!(
+                    "{}",
+                    if dropped {
+                        "dropped the schema dbio made on that server"
+                    } else {
+                        "no schema dbio there: nothing to drop"
+                    }
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            // A PostgreSQL cluster of --workload pg: stop a server left
+            // running on it, remove it (and its WAL).
+            let pg = dbio::workload::pg::server::clean(&args.target)
+                .map_err(|e| CommandError::Failed(e.to_string()))?;
+            if pg {
+                eprintln!(
+                    "removed the PostgreSQL cluster {} of --workload pg",
+                    args.target
+                        .join(dbio::workload::pg::server::CLUSTER_SUBDIR)
+                        .display()
+                );
+                if !args.target.join("dbio-manifest.json").exists() {
+                    let _ = std::fs::remove_dir(&args.target);
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
             let removed =
                 target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
             eprintln!(

@@ -10,6 +10,7 @@ pub mod plan;
 pub mod report;
 pub mod report_html;
 pub mod run;
+pub mod run_pg;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

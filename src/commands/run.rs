@@ -74,7 +74,10 @@ pub fn run(
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Plans (quiet, one line per run) say it too: once per target.
     let announce = !quiet || output == Output::Line;
-    let target = Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?;
+    let target = match cfg.pg {
+        Some(_) => super::run_pg::target(cfg, announce).map_err(layout_error)?,
+        None => Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?,
+    };
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
         RunLength::Ops { .. } => (None, 0.0),
@@ -94,8 +97,9 @@ pub fn run(
         interrupt,
         status,
     };
-    let (report, histograms) = match &cfg.slob {
-        None => {
+    let (report, histograms) = match (&cfg.pg, &cfg.slob) {
+        (Some(pg), _) => super::run_pg::run(cfg, pg, &target, &shared, opts, show_progress)?,
+        (None, None) => {
             let work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
             let result = harness::run(&work, &shared, opts).result;
             let histograms = histograms(&result);
@@ -104,7 +108,7 @@ pub fn run(
                 histograms,
             )
         }
-        Some(slob) => {
+        (None, Some(slob)) => {
             let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, interrupt)
                 .map_err(layout_error)?;
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
@@ -209,6 +213,7 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
         Status::Failed => format!("  FAILED: {}", r.error.as_deref().unwrap_or("")),
     };
     let what = match &r.slob {
+        None if r.pg.is_some() => crate::report::pg::one_line(r),
         Some(s) => {
             let per_s = |v: u64| v as f64 / s.elapsed_s.max(1e-9);
             let sync = s

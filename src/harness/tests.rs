@@ -62,6 +62,7 @@ fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
         interval_s: 1.0,
         destroy_device: None,
         allow_root_fs: false,
+        pg: None,
         slob: None,
     }
 }

@@ -89,14 +89,18 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
             s.insert(key.to_string(), v);
         }
     }
-    if let Some(slob) = r["config"]["slob"].as_object() {
+    let db = r["config"]["slob"]
+        .as_object()
+        .map(|m| ("slob", m))
+        .or(r["config"]["pg"]["slob"].as_object().map(|m| ("pg", m)));
+    if let Some((prefix, slob)) = db {
         for (k, v) in slob {
             let v = match v {
                 Value::String(x) => x.clone(),
                 Value::Null => continue,
                 other => other.to_string(),
             };
-            s.insert(format!("slob.{k}"), v);
+            s.insert(format!("{prefix}.{k}"), v);
         }
     }
     if let Some(t) = text(r, "target.path") {
@@ -138,9 +142,13 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
     s
 }
 
-/// Load profile lines of one report: the model's own, or a raw run's.
+/// Load profile lines of one report: the model's own, a PostgreSQL run's,
+/// or a raw run's.
 fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
-    if let Some(lines) = r["slob"]["load_profile"].as_array() {
+    let db = r["slob"]["load_profile"]
+        .as_array()
+        .or(r["pg"]["load_profile"].as_array());
+    if let Some(lines) = db {
         return lines
             .iter()
             .filter_map(|l| {

@@ -7,6 +7,8 @@ pub mod compare;
 mod compare_text;
 pub mod grid;
 pub mod html;
+pub mod pg;
+mod pg_text;
 mod rformat;
 pub mod stats;
 pub mod stats_text;
@@ -72,6 +74,11 @@ pub struct Report {
     /// profile, wait events, I/O by function.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slob: Option<awr::SlobSummary>,
+    /// The PostgreSQL run's report (`--workload pg`): the server, its
+    /// counters over the window, load profile, wait events, physical reads
+    /// three ways.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg: Option<pg::PgSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -213,6 +220,7 @@ impl Report {
             telemetry_window: r.window,
             telemetry: r.telemetry,
             slob: None,
+            pg: None,
         }
     }
 }
@@ -252,6 +260,7 @@ mod tests {
             interval_s: 1.0,
             destroy_device: None,
             allow_root_fs: false,
+            pg: None,
             slob: None,
         };
         let target = Target {

@@ -17,6 +17,9 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.slob {
         return super::awr_text::render(r, s);
     }
+    if let Some(s) = &r.pg {
+        return super::pg_text::render(r, s);
+    }
     let mut o = String::new();
     let c = &r.config;
     let mix = match c.pattern {
@@ -244,7 +247,7 @@ fn ms(us: f64) -> String {
 
 /// The Host and Devices sections (window averages, mpstat and iostat -x
 /// definitions), and what reached the first device against what was asked.
-fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
+pub(super) fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
     let h = &w.host;
     let _ = writeln!(
         o,
@@ -307,10 +310,12 @@ fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
             }
         }
     }
-    // What was asked against what reached the first device under the target.
+    // What was asked against what reached the first device under the
+    // target (a pg run shows its own three-way comparison instead).
     if let Some(top) = w
         .devices
         .first()
+        .filter(|_| r.pg.is_none())
         .and_then(|d| d.rates.as_ref().map(|x| (&d.name, x)))
     {
         let (name, x) = top;

@@ -88,6 +88,7 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
     }
     telemetry_metrics(report, &mut metrics);
     slob_metrics(report, &mut metrics);
+    pg_metrics(report, &mut metrics);
     let series = report
         .get("series")
         .and_then(Value::as_array)
@@ -197,6 +198,98 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
             if let Some(v) = v {
                 out.push((format!("event.{key}.{field}"), v));
             }
+        }
+    }
+}
+
+/// A PostgreSQL run's numbers: the shared `db.*` names where the meaning is
+/// the same as SLOB's (physical reads = blks_read, redo = WAL, executes =
+/// statements dbio ran, commit latency as `log file sync`), and `pg.*` for
+/// what only PostgreSQL has.
+fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
+    let Some(p) = report.get("pg").filter(|s| s.is_object()) else {
+        return;
+    };
+    let secs = num(report, "measured_s").unwrap_or(0.0);
+    if secs <= 0.0 {
+        return;
+    }
+    let mib = 1024.0 * 1024.0;
+    let page = 8192.0;
+    let ops = ["selects", "updates", "scans"]
+        .iter()
+        .map(|k| num(p, k).unwrap_or(0.0))
+        .sum::<f64>();
+    use crate::vocab as v;
+    out.push((v::EXECUTES_S.into(), ops / secs));
+    if let Some(s) = p.get("server").filter(|s| s.is_object()) {
+        let c = |k: &str| num(s, k).unwrap_or(0.0);
+        let writes = c("buffers_checkpoint") + c("buffers_clean") + c("buffers_backend");
+        let per_s = [
+            (v::PHYSICAL_READS_S, c("blks_read")),
+            ("db.physical_read_blocks_s", c("blks_read")),
+            (v::PHYSICAL_WRITES_S, writes),
+            (v::LOGICAL_READS_S, c("blks_hit") + c("blks_read")),
+            (v::READ_MBS, c("blks_read") * page / mib),
+            (v::WRITE_MBS, writes * page / mib),
+            (v::REDO_MBS, c("wal_bytes") / mib),
+            (v::REDO_BYTES_S, c("wal_bytes")),
+            ("db.redo_writes_s", c("wal_write")),
+            ("db.transactions_s", c("xact_commit")),
+            ("pg.wal_records_s", c("wal_records")),
+            ("pg.wal_fpi_s", c("wal_fpi")),
+            ("pg.wal_syncs_s", c("wal_sync")),
+            (
+                "pg.checkpoints_s",
+                c("checkpoints_timed") + c("checkpoints_req"),
+            ),
+        ];
+        for (name, val) in per_s {
+            out.push((name.to_string(), val / secs));
+        }
+        let logical = c("blks_hit") + c("blks_read");
+        if logical > 0.0 {
+            out.push(("db.cache_hit_pct".into(), 100.0 * c("blks_hit") / logical));
+        }
+        if c("blks_read") > 0.0 {
+            out.push((
+                "pg.read_avg_ms".into(),
+                c("blk_read_time_ms") / c("blks_read"),
+            ));
+        }
+        if c("xact_commit") > 0.0 {
+            out.push((
+                "pg.wal_bytes_per_tx".into(),
+                c("wal_bytes") / c("xact_commit"),
+            ));
+        }
+    }
+    if let Some(ms) = num(p, "commit.latency.mean_us") {
+        out.push((v::EVENT_LOG_FILE_SYNC.into(), ms / 1e3));
+    }
+    for kind in ["select", "update", "commit", "scan"] {
+        if let Some(l) = at(p, &format!("{kind}.latency")) {
+            flatten(&format!("pg.{kind}.latency"), l, out);
+        }
+    }
+    for (name, path) in [
+        ("pg.device_reads_s", "physical_reads.device_per_s"),
+        ("pg.absorbed_pct", "physical_reads.absorbed_pct"),
+        ("pg.load_mib_s", "load.mib_per_s"),
+        ("pg.load_bytes", "load.bytes"),
+        ("pg.client_cpu_us_per_execute", "client_cpu_us_per_execute"),
+        ("pg.memory_limit_bytes", "memory_limit_bytes"),
+    ] {
+        if let Some(x) = num(p, path) {
+            out.push((name.into(), x));
+        }
+    }
+    for (name, path) in [
+        (v::UPDATE_PCT, "config.pg.slob.update_pct"),
+        (v::BLOCK_SIZE, "config.block_size"),
+    ] {
+        if let Some(x) = num(report, path) {
+            out.push((name.into(), x));
         }
     }
 }

@@ -12,6 +12,7 @@
 //! (its physical I/O is the server's; its own counters go in its `Part`).
 
 pub mod dist;
+pub mod pg;
 pub mod raw;
 pub mod shared;
 pub mod slob;

@@ -15,6 +15,7 @@ mod import_awr;
 mod import_fio;
 mod import_fuzz;
 mod lab;
+mod pg;
 mod plan_examples;
 mod plan_run;
 mod report_html;
@@ -43,6 +44,7 @@ fn main() {
         import_fio::tests(),
         import_fuzz::tests(),
         lab::tests(),
+        pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),
         report_html::tests(),

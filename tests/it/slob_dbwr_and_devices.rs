@@ -90,26 +90,34 @@ fn ctrl_c_stops_every_thread_and_keeps_what_was_measured() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("data");
+    let shape = [
+        "--sessions",
+        "4",
+        "--scale",
+        "500",
+        "--cache",
+        "256K",
+        "--update-pct",
+        "30",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+    ];
+    // Lay out first, so the signal lands in the run however slow the machine.
+    json_run(
+        &[
+            &["--target", target.to_str().unwrap(), "--time", "0.2"][..],
+            &shape,
+        ]
+        .concat(),
+    );
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
         .env("DBIO_DB", store_path())
         .args(["run", "--json", "--workload", "slob", "--target"])
         .arg(&target)
-        .args([
-            "--sessions",
-            "4",
-            "--scale",
-            "500",
-            "--cache",
-            "256K",
-            "--update-pct",
-            "30",
-            "--redo-file-size",
-            "2M",
-            "--log-buffer",
-            "512K",
-            "--time",
-            "60",
-        ])
+        .args(shape)
+        .args(["--time", "60"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -136,7 +144,11 @@ fn ctrl_c_stops_every_thread_and_keeps_what_was_measured() {
     assert!(n(&r, "slob.counters.transactions") > 0);
     let conn = rusqlite::Connection::open(store_path()).unwrap();
     let status: String = conn
-        .query_row("SELECT status FROM runs", [], |row| row.get(0))
+        .query_row(
+            "SELECT status FROM runs ORDER BY id DESC LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
         .unwrap();
     assert_eq!(status, "interrupted");
 }

@@ -187,6 +187,15 @@ impl KeyPicker {
         (schema, key)
     }
 
+    /// The schema and first key of the next select or update, and its
+    /// number of keys (`key..key + n`): a real database looks rows up by key.
+    #[inline]
+    pub fn key_range(&mut self, rng: &mut Rng) -> (u64, u64, u64) {
+        let n = self.work_unit.min(self.scale);
+        let (schema, key) = self.start(rng, n);
+        (schema, key, n)
+    }
+
     /// The tablespace blocks of the next select or update, in key order
     /// (logically adjacent rows, physically scattered).
     #[inline]

@@ -19,6 +19,9 @@ pub enum Need {
     Tool(&'static str),
     /// A kernel with device-mapper (`/dev/mapper/control` opens).
     DeviceMapper,
+    /// PostgreSQL's server binaries where Debian puts them
+    /// (`/usr/lib/postgresql/N/bin/postgres`; package postgresql-15).
+    Postgres,
 }
 
 impl Need {
@@ -33,6 +36,12 @@ impl Need {
                 .open("/dev/mapper/control")
                 .is_err()
                 .then(|| "needs device-mapper".into()),
+            Need::Postgres => std::fs::read_dir("/usr/lib/postgresql")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .all(|e| !e.path().join("bin/postgres").is_file())
+                .then(|| "needs PostgreSQL (package postgresql-15)".into()),
         }
     }
 }

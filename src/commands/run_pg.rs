@@ -1,0 +1,200 @@
+//! `dbio run --workload pg`'s part of the one run path: find PostgreSQL,
+//! make or reuse the cluster on the target, start the server (stopped again
+//! whatever happens: the [`Server`] guard), load or reuse SLOB's tables,
+//! run the sessions through the harness, and join what they and the server
+//! measured into the report (`pg`) and the stored histograms.
+
+use super::CommandError;
+use crate::config::RunConfig;
+use crate::environment::Environment;
+use crate::harness::{self, Options};
+use crate::measure::stats::OpStats;
+use crate::report::Report;
+use crate::report::pg::{PgSummary, ServerFacts};
+use crate::store::encode_histogram;
+use crate::target::{Target, TargetError, TargetKind};
+use crate::workload::Shared;
+use crate::workload::pg::endpoint::Endpoint;
+use crate::workload::pg::run::Pg;
+use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
+use crate::workload::pg::{PAGE, PgConfig, data};
+
+/// Latency histograms to store, by name.
+type Histograms = Vec<(String, Vec<u8>)>;
+
+fn command_error(e: ServerError) -> CommandError {
+    match e {
+        ServerError::Usage(m) => CommandError::Usage(m),
+        ServerError::Failed(m) => CommandError::Failed(m),
+        ServerError::Interrupted(m) => CommandError::Interrupted(m),
+    }
+}
+
+/// The target of a pg run as the report shows it: the directory, no files
+/// of dbio's own (PostgreSQL lays out its own). For a server dbio starts, the
+/// directory passes the same checks as any target (not a mistyped path, not
+/// an unmounted mount point; at most its last component created) and is
+/// locked for the run.
+pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
+    let own_server = cfg.pg.as_ref().is_some_and(|p| p.url.is_none());
+    let mut locks = Vec::new();
+    if own_server {
+        crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
+        let created = crate::target::layout::create_last(&cfg.target)?;
+        match crate::target::lock::TargetLock::directory(&cfg.target) {
+            Ok(l) => locks.push(l),
+            Err(e) => {
+                if created {
+                    let _ = std::fs::remove_dir(&cfg.target);
+                }
+                return Err(e);
+            }
+        }
+        if announce {
+            crate::target::place::announce(&cfg.target);
+        }
+    }
+    Ok(Target {
+        kind: TargetKind::Directory,
+        path: cfg.target.clone(),
+        files: Vec::new(),
+        block_size: PAGE,
+        blocks_per_file: 0,
+        logical_sector: None,
+        layout: None,
+        locks: std::sync::Arc::new(locks),
+    })
+}
+
+/// Runs a pg workload: the report and the latency histograms to store.
+pub fn run(
+    cfg: &RunConfig,
+    pg: &PgConfig,
+    target: &Target,
+    shared: &Shared,
+    opts: Options,
+    progress: bool,
+) -> Result<(Report, Histograms), CommandError> {
+    let load_msg = || {
+        if progress {
+            eprintln!(
+                "loading {} table(s) of {} rows (or reusing them)",
+                pg.slob.schemas, pg.slob.scale_blocks
+            );
+        }
+    };
+    let (facts, out) = match &pg.url {
+        Some(url) => {
+            // An existing server: nothing started, nothing changed but the
+            // schema dbio owns there.
+            let ep = Endpoint::url(url).map_err(command_error)?;
+            let version = server_version(&ep).map_err(command_error)?;
+            load_msg();
+            let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
+                .map_err(command_error)?;
+            let settings = applied_settings(&ep).map_err(command_error)?;
+            let storage = ep.local_storage();
+            let (data_dir, wal_dir) = match storage.as_slice() {
+                [d, w] => (d.display().to_string(), w.display().to_string()),
+                _ => ("(not on this host, or not readable)".into(), String::new()),
+            };
+            let work = Pg::new(cfg, pg, &ep, storage, shared);
+            let out = harness::run(&work, shared, opts);
+            let facts = ServerFacts {
+                version,
+                bin_dir: String::new(),
+                data_dir,
+                wal_dir,
+                cluster_reused: true,
+                settings,
+                memory_limit_bytes: None,
+                cgroup: None,
+                load,
+            };
+            (facts, out)
+        }
+        None => {
+            let bin = Binaries::find(pg.bin.as_deref()).map_err(command_error)?;
+            let paths = Paths::new(&cfg.target, pg.wal_dir.as_deref());
+            let settings =
+                server::settings(&paths, pg.slob.cache_bytes, pg.slob.sessions(), &pg.set);
+            if progress {
+                eprintln!("starting {} on {}", bin.version, paths.data.display());
+            }
+            let mut srv =
+                Server::start(bin, paths, &settings, pg.memory_bytes).map_err(command_error)?;
+            let ep = Endpoint::of(&srv);
+            load_msg();
+            let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
+                .map_err(command_error)?;
+            let applied = applied_settings(&ep).map_err(command_error)?;
+            let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
+            let work = Pg::new(cfg, pg, &ep, storage, shared);
+            let out = harness::run(&work, shared, opts);
+            srv.stop();
+            let facts = ServerFacts {
+                version: srv.bin.version.clone(),
+                bin_dir: srv.bin.dir.display().to_string(),
+                data_dir: srv.paths.data.display().to_string(),
+                wal_dir: srv.paths.wal.display().to_string(),
+                cluster_reused: srv.reused,
+                settings: applied,
+                memory_limit_bytes: srv.cgroup.as_ref().map(|c| c.limit_bytes),
+                cgroup: srv
+                    .cgroup
+                    .as_ref()
+                    .map(|c| format!("{} ({})", c.path.display(), c.version)),
+                load,
+            };
+            (facts, out)
+        }
+    };
+    let summary = PgSummary::new(
+        facts,
+        &out.parts,
+        out.result.measured_s,
+        out.result.cpu.total_s(),
+        out.result.window.as_ref(),
+    );
+    let mut histograms = Vec::new();
+    for name in ["select", "update", "commit", "scan"] {
+        let mut merged = OpStats::default();
+        for p in &out.parts {
+            merged.merge(match name {
+                "select" => &p.select,
+                "update" => &p.update,
+                "commit" => &p.commit,
+                _ => &p.scan,
+            });
+        }
+        if merged.count > 0 {
+            histograms.push((format!("pg.{name}"), encode_histogram(&merged.hist)));
+        }
+    }
+    let mut report = Report::new(cfg, target, out.result, Environment::capture());
+    report.pg = Some(summary);
+    Ok((report, histograms))
+}
+
+/// "PostgreSQL 16.4 ...": the server's version, its first words.
+fn server_version(ep: &Endpoint) -> Result<String, ServerError> {
+    let mut c = ep.connect_monitor()?;
+    let v: String = c
+        .query_one("SELECT version()", &[])
+        .map_err(|e| ServerError::Failed(format!("read the server's version: {e}")))?
+        .get(0);
+    Ok(v.split(" on ").next().unwrap_or(&v).to_string())
+}
+
+/// The settings not at their default, as the server reports them.
+fn applied_settings(ep: &Endpoint) -> Result<Vec<(String, String)>, ServerError> {
+    let mut c = ep.connect_monitor()?;
+    let rows = c
+        .query(
+            "SELECT name, current_setting(name) FROM pg_settings \
+             WHERE source NOT IN ('default', 'override') ORDER BY name",
+            &[],
+        )
+        .map_err(|e| ServerError::Failed(format!("read pg_settings: {e}")))?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}

@@ -1,0 +1,197 @@
+//! A server's end in every case: `pg_ctl stop -m fast` then SIGKILL; a
+//! postmaster a killed dbio left (found through `postmaster.pid`); one that
+//! was itself killed, whose shared memory, socket and pid file PostgreSQL
+//! removes only when started again on the data directory (stale and zombie
+//! lock files removed first); the memory cgroup; `dbio clean`.
+
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::binaries::{Binaries, PgUser};
+use super::cgroup;
+use super::server::{PORT, Paths, ServerError, Shape};
+
+/// The postmaster's pid from `postmaster.pid`, if that process is alive.
+pub(super) fn live_postmaster(data: &Path) -> Option<u32> {
+    live_pid_in(&data.join("postmaster.pid"))
+}
+
+/// The pid on the first line of a PostgreSQL lock file, if that process is
+/// a live (not zombie) postgres.
+pub(super) fn live_pid_in(lock: &Path) -> Option<u32> {
+    let text = fs::read_to_string(lock).ok()?;
+    let pid: u32 = text.lines().next()?.trim().parse().ok()?;
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
+    let is_pg = fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim() == "postgres")
+        .unwrap_or(false);
+    // A killed postmaster whose parent (init in a container) does not reap
+    // it stays a zombie: dead for our purposes.
+    let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false);
+    (alive && is_pg && !zombie).then_some(pid)
+}
+
+/// Stops a server running on `paths.data` that dbio did not start in this
+/// process (a killed dbio's orphan). Returns its pid.
+pub(super) fn stop_orphan(bin: &Binaries, paths: &Paths, user: &PgUser) -> Option<u32> {
+    let pid = live_postmaster(&paths.data)?;
+    stop_data_dir(bin, paths, user);
+    eprintln!(
+        "dbio: stopped PostgreSQL (pid {pid}) on {}, left running by an earlier dbio that was killed",
+        paths.data.display()
+    );
+    Some(pid)
+}
+
+/// `pg_ctl stop -m fast`; if the postmaster is still there, SIGKILL it and
+/// wait for it to go. A postmaster that died without cleaning up (killed)
+/// leaves its shared memory, socket and pid file: PostgreSQL removes them
+/// itself when started again on the data directory, so it is started once
+/// more (crash recovery) and stopped cleanly.
+pub(super) fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &PgUser) {
+    if live_postmaster(&paths.data).is_none() {
+        if paths.data.join("postmaster.pid").exists() {
+            recover(bin, paths, user);
+        }
+        return;
+    }
+    let _ = user
+        .command(&bin.dir.join("pg_ctl"))
+        .args(["stop", "-m", "fast", "-w", "-t", "60", "-s", "-D"])
+        .arg(&paths.data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if let Some(pid) = live_postmaster(&paths.data) {
+        // SAFETY: plain kill(2) of the postmaster that postmaster.pid names.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        let t0 = Instant::now();
+        while live_postmaster(&paths.data).is_some() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Starts and stops a server whose postmaster died, so that PostgreSQL
+/// removes what the dead one left (shared memory segments, socket, pid file).
+pub(super) fn recover(bin: &Binaries, paths: &Paths, user: &PgUser) {
+    eprintln!(
+        "dbio: PostgreSQL on {} died without cleaning up; starting it once more to remove its shared memory, socket and pid file",
+        paths.data.display()
+    );
+    // The dead postmaster's children notice and exit; a new postmaster
+    // refuses to start while they still hold the shared memory. They all
+    // work in the data directory.
+    let t0 = Instant::now();
+    while processes_in(&paths.data) && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    remove_stale_locks(paths);
+    let started = user
+        .command(&bin.dir.join("pg_ctl"))
+        .args(["start", "-w", "-t", "300", "-s", "-D"])
+        .arg(&paths.data)
+        .arg("-l")
+        .arg(&paths.log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if started && live_postmaster(&paths.data).is_some() {
+        stop_data_dir(bin, paths, user);
+    }
+}
+
+/// Removes the pid file and the socket's lock file of a postmaster that is
+/// gone. PostgreSQL removes stale ones itself, but takes a zombie (a killed
+/// postmaster nobody reaped, as under a container's init) for a live server
+/// and refuses to start. Its shared memory is found without them (by the
+/// data directory's inode) and removed by the next start.
+pub(super) fn remove_stale_locks(paths: &Paths) {
+    let pid_file = paths.data.join("postmaster.pid");
+    let sock_lock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}.lock"));
+    for lock in [pid_file, sock_lock] {
+        if lock.exists() && live_pid_in(&lock).is_none() {
+            let _ = fs::remove_file(&lock);
+        }
+    }
+}
+
+/// Whether a process works in `dir` (PostgreSQL's processes work in their
+/// data directory).
+pub(super) fn processes_in(dir: &Path) -> bool {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+                && fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(dir))
+        })
+}
+
+/// The cgroup's name for a data directory (stable, so a later run finds it).
+pub(super) fn cgroup_name(data: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("dbio-pg-{h:016x}")
+}
+
+/// Removes the memory cgroup recorded in the cluster directory, if any
+/// (its processes must be gone).
+pub(super) fn forget_cgroup(paths: &Paths) {
+    let file = paths.root.join("cgroup");
+    if let Ok(p) = fs::read_to_string(&file) {
+        cgroup::remove(Path::new(p.trim()));
+        let _ = fs::remove_file(file);
+    }
+}
+
+/// Removes a cluster's files (its WAL too, where the marker says it is).
+pub(super) fn remove_cluster_files(paths: &Paths, marked_wal: Option<&Path>) {
+    for wal in [Some(paths.wal.as_path()), marked_wal]
+        .into_iter()
+        .flatten()
+    {
+        if !wal.starts_with(&paths.root) {
+            let _ = fs::remove_dir_all(wal);
+        }
+    }
+    let _ = fs::remove_dir_all(&paths.root);
+}
+
+/// `dbio clean`: stops a server left on the cluster under `target` and
+/// removes the cluster (its WAL too). Returns whether there was one.
+pub fn clean(target: &Path) -> Result<bool, ServerError> {
+    let paths = Paths::new(target, None);
+    if !paths.root.exists() {
+        return Ok(false);
+    }
+    let shape: Option<Shape> = fs::read(paths.marker())
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    if live_postmaster(&paths.data).is_some() {
+        let bin = Binaries::find(None)?;
+        stop_orphan(&bin, &paths, &PgUser::lookup()?);
+    } else if paths.data.join("postmaster.pid").exists() {
+        // A server that was killed: let PostgreSQL clean up after it.
+        let bin = Binaries::find(None)?;
+        stop_data_dir(&bin, &paths, &PgUser::lookup()?);
+    }
+    forget_cgroup(&paths);
+    remove_cluster_files(&paths, shape.as_ref().map(|s| s.wal.as_path()));
+    Ok(true)
+}

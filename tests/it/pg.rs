@@ -1,0 +1,828 @@
+//! `--workload pg` against the real PostgreSQL dbio starts (Debian's
+//! postgresql-15): runs on tmpfs and on XFS over a direct-io loop device,
+//! the invariants between what dbio issued and what the server counted
+//! (commits = transactions, logical reads ≥ rows asked for, WAL with
+//! updates and almost none without), physical reads three ways, and that
+//! no postmaster, shared memory, socket or pid file is left after success,
+//! a failed start, Ctrl-C, or kill -9 (then `dbio clean`). The tests share
+//! one lock: "nothing left" is checked machine-wide.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn dbio() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+    c.env("DBIO_DB", store_path());
+    c
+}
+
+/// A target directory the postgres user can reach; its cluster is cleaned
+/// (server stopped, files removed) when dropped, pass or fail.
+struct PgDir {
+    base: PathBuf,
+    target: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl PgDir {
+    fn on_tmpfs() -> PgDir {
+        let tmp = tempfile::Builder::new()
+            .prefix("dbio-pg-")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        PgDir {
+            base: tmp.path().to_path_buf(),
+            target: tmp.path().join("t"),
+            _tmp: Some(tmp),
+        }
+    }
+
+    fn under(mountpoint: &Path) -> PgDir {
+        fs::set_permissions(mountpoint, fs::Permissions::from_mode(0o755)).unwrap();
+        PgDir {
+            base: mountpoint.to_path_buf(),
+            target: mountpoint.join("t"),
+            _tmp: None,
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.target.join("dbio-pg/data")
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.target.join("dbio-pg/run/.s.PGSQL.5432")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        dbio()
+            .args(["run", "--workload", "pg", "--json", "--target"])
+            .arg(&self.target)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        dbio()
+            .args(["run", "--workload", "pg", "--json", "--target"])
+            .arg(&self.target)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn clean(&self) -> Output {
+        dbio()
+            .args(["clean", "--target"])
+            .arg(&self.target)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for PgDir {
+    fn drop(&mut self) {
+        let _ = self.clean();
+        // Backstop: a server clean could not stop.
+        for pid in processes_under(&self.base) {
+            // SAFETY: killing a leftover server process of this test.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = fs::remove_dir_all(&self.target);
+    }
+}
+
+/// Processes whose working directory is under `dir` (PostgreSQL's
+/// processes all work in their data directory).
+fn processes_under(dir: &Path) -> Vec<i32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cwd = fs::read_link(e.path().join("cwd")).ok()?;
+            cwd.starts_with(dir).then_some(pid)
+        })
+        .collect()
+}
+
+/// SysV shared memory segments and POSIX dynamic shared memory PostgreSQL
+/// made (owned by the postgres user), machine-wide.
+fn pg_shared_memory() -> Vec<String> {
+    let uid = postgres_uid();
+    let mut found: Vec<String> = fs::read_to_string("/proc/sysvipc/shm")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split_whitespace().nth(7) == Some(uid.as_str()))
+        .map(|l| format!("sysv shm: {l}"))
+        .collect();
+    found.extend(
+        fs::read_dir("/dev/shm")
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("PostgreSQL."))
+            .map(|n| format!("/dev/shm/{n}")),
+    );
+    found
+}
+
+fn postgres_uid() -> String {
+    fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("postgres:"))
+        .and_then(|l| l.split(':').nth(2).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// No server process, shared memory, socket or pid file of `d`'s cluster.
+fn assert_nothing_left(d: &PgDir) {
+    // The postmaster's children may take a moment to go after it exits.
+    let t0 = Instant::now();
+    while !processes_under(&d.base).is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_under(&d.base),
+        Vec::<i32>::new(),
+        "server processes left"
+    );
+    assert_eq!(
+        pg_shared_memory(),
+        Vec::<String>::new(),
+        "shared memory left"
+    );
+    assert!(!d.socket().exists(), "socket left");
+    assert!(
+        !d.target.join("dbio-pg/run/.s.PGSQL.5432.lock").exists(),
+        "socket lock left"
+    );
+    assert!(
+        !d.data().join("postmaster.pid").exists(),
+        "postmaster.pid left"
+    );
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn f(v: &Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(v, |v, k| &v[k])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+/// Waits until `d`'s server is up and dbio has measured for `secs`.
+fn wait_until_running(d: &PgDir, child: &mut Child, secs: u64) {
+    let t0 = Instant::now();
+    while !d.socket().exists() {
+        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "server never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(secs));
+}
+
+fn pg_run_on_tmpfs_meets_the_invariants() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let base = [
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--work-unit",
+        "16",
+        "--cache",
+        "16M",
+        "--work-loop",
+        "60",
+    ];
+
+    // Select only, on freshly loaded (vacuumed) tables: no WAL to speak of.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "0"]);
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    assert_eq!(pg["cluster_reused"], false);
+    assert_eq!(pg["load"]["reused"], false);
+    assert!(f(pg, "load.mib_per_s") > 0.0);
+    assert_eq!(f(pg, "selects"), 120.0);
+    assert_eq!(f(pg, "updates"), 0.0);
+    assert_eq!(f(pg, "rows"), 120.0 * 16.0);
+    assert_eq!(
+        f(pg, "server.xact_commit"),
+        120.0,
+        "one transaction per select"
+    );
+    assert!(f(pg, "server.blks_hit") + f(pg, "server.blks_read") >= 120.0 * 16.0);
+    assert!(
+        f(pg, "server.wal_bytes") < 64.0 * 1024.0,
+        "select-only WAL: {}",
+        pg["server"]
+    );
+    assert_nothing_left(&d);
+
+    // Half updates: every update is BEGIN, UPDATE, COMMIT.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "50"]);
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    assert_eq!(pg["cluster_reused"], true);
+    assert_eq!(pg["load"]["reused"], true);
+    assert_eq!(f(pg, "selects"), 60.0);
+    assert_eq!(f(pg, "updates"), 60.0);
+    assert_eq!(f(pg, "commit.requests"), 60.0);
+    assert_eq!(f(pg, "server.xact_commit"), 120.0);
+    assert!(f(pg, "server.tup_updated") >= 60.0 * 16.0);
+    assert!(
+        f(pg, "server.wal_bytes") > 60.0 * 16.0 * 50.0,
+        "{}",
+        pg["server"]
+    );
+    assert!(f(pg, "server.wal_sync") >= 1.0);
+    assert!(f(pg, "server.blks_hit") + f(pg, "server.blks_read") >= 120.0 * 16.0);
+    // The settings dbio chose are recorded as the server applied them.
+    let settings = pg["settings"].as_array().unwrap();
+    let has = |k: &str, v: &str| settings.iter().any(|s| s[0] == k && s[1] == v);
+    assert!(has("shared_buffers", "16MB"), "{settings:?}");
+    assert!(has("listen_addresses", ""), "{settings:?}");
+    assert!(has("track_wal_io_timing", "on"), "{settings:?}");
+    assert_nothing_left(&d);
+
+    // The store has the shared db.* metrics: dbio report reads them.
+    for m in [
+        "db.executes_s",
+        "db.redo_mbs",
+        "db.physical_reads_s",
+        "db.transactions_s",
+    ] {
+        let out = dbio()
+            .args(["report", "--metric", m, "--format", "csv"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{m}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // AWR's compare period report reads the pg load profile.
+    let out = dbio().args(["compare", "1", "2"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in ["Executes", "WAL bytes", "pg.update_pct"] {
+        assert!(text.contains(line), "{line} missing from compare:\n{text}");
+    }
+
+    // dbio clean removes the cluster.
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!d.target.join("dbio-pg").exists());
+}
+
+fn a_bad_setting_fails_in_one_line_and_leaves_nothing_running() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    // Refused before anything is made.
+    let out = d.run(&["--pg-set", "shared_buffers"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!d.target.exists(), "a refused run made its target");
+    // Refused by the server: one line with its own words, exit 1.
+    let out = d.run(&[
+        "--scale",
+        "100",
+        "--pg-set",
+        "shared_buffers=banana",
+        "--time",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // After the line saying where the target landed: one line.
+    let err = err
+        .lines()
+        .filter(|l| !l.starts_with("where "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("did not start") && err.contains("banana"),
+        "{err}"
+    );
+    assert_nothing_left(&d);
+}
+
+fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let mut child = d.spawn(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "200",
+        "--update-pct",
+        "20",
+        "--time",
+        "120",
+    ]);
+    wait_until_running(&d, &mut child, 3);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "slow: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert!(f(&r["pg"], "selects") > 0.0);
+    assert!(f(&r["pg"], "server.xact_commit") > 0.0);
+    assert_nothing_left(&d);
+}
+
+fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let args = ["--sessions", "1", "--scale", "100", "--time", "120"];
+    let mut child = d.spawn(&args);
+    wait_until_running(&d, &mut child, 1);
+    child.kill().unwrap(); // SIGKILL: no guard runs
+    child.wait().unwrap();
+    assert!(d.data().join("postmaster.pid").exists());
+    assert!(
+        !processes_under(&d.base).is_empty(),
+        "the orphan is running"
+    );
+    // The next run finds the orphan and stops it before starting its own.
+    let out = d.run(&["--sessions", "1", "--scale", "100", "--work-loop", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    json(&out);
+    assert!(err.contains("left running by an earlier dbio"), "{err}");
+    assert_nothing_left(&d);
+    // And after another kill -9, dbio clean stops it.
+    let mut child = d.spawn(&args);
+    wait_until_running(&d, &mut child, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_nothing_left(&d);
+    assert!(!d.target.join("dbio-pg").exists());
+}
+
+/// Drops `dir`'s files from the page cache (written back first).
+fn evict(dir: &Path) {
+    for e in fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            evict(&p);
+        } else if let Ok(file) = fs::File::open(&p) {
+            let _ = file.sync_all();
+            use std::os::fd::AsRawFd;
+            // SAFETY: advice on an open descriptor.
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+fn pg_run_on_xfs_reads_three_ways() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(1 << 30, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let d = PgDir::under(&mnt);
+    // 2 x 3000 pages = 47 MiB of heap against 16 MiB of shared_buffers.
+    let args = [
+        "--sessions",
+        "2",
+        "--scale",
+        "3000",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "0",
+        "--work-loop",
+        "200",
+    ];
+    json(&d.run(&args));
+    evict(&d.target);
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    let reads = &pg["physical_reads"];
+    assert_eq!(
+        reads["device"].as_str(),
+        Some(dev.name().as_str()),
+        "{reads}"
+    );
+    let (pg_blocks, dev_reqs) = (f(reads, "pg_blocks"), f(reads, "device_requests"));
+    assert!(pg_blocks > 100.0, "{reads}");
+    assert!(dev_reqs > 0.0, "the device saw no reads: {reads}");
+    assert!(reads["absorbed_pct"].is_number(), "{reads}");
+    eprintln!("physical reads three ways: {reads}");
+    assert!(r["storage"].to_string().contains("xfs"), "{}", r["storage"]);
+    drop(d);
+    drop(dev);
+}
+
+fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let mut child = d.spawn(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "200",
+        "--update-pct",
+        "20",
+        "--time",
+        "120",
+    ]);
+    wait_until_running(&d, &mut child, 2);
+    let pid: i32 = fs::read_to_string(d.data().join("postmaster.pid"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // SAFETY: killing the test's own server.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["error"].as_str().unwrap().contains("session"),
+        "{}",
+        r["error"]
+    );
+    assert!(f(&r["pg"], "selects") > 0.0, "what was measured is kept");
+    // The dead server's shared memory, socket and pid file are gone too.
+    assert_nothing_left(&d);
+}
+
+fn ctrl_c_while_loading_stops_the_load_and_the_server() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    // 4 x 40000 pages: 1.25 GiB to load, seconds of work.
+    let mut child = d.spawn(&["--sessions", "4", "--scale", "40000", "--time", "5"]);
+    wait_until_running(&d, &mut child, 1);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted while loading"), "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "slow: {:?}",
+        t0.elapsed()
+    );
+    assert_nothing_left(&d);
+}
+
+fn scans_hot_schema_and_think_time_keep_the_mix_exact() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let r = json(&d.run(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--work-unit",
+        "16",
+        "--update-pct",
+        "30",
+        "--scan-pct",
+        "20",
+        "--scan-size",
+        "8",
+        "--hot-schema-frequency",
+        "5",
+        "--think-frequency",
+        "10",
+        "--think-min",
+        "0.001",
+        "--work-loop",
+        "50",
+    ]));
+    let pg = &r["pg"];
+    // Exact over every 100 operations: 100 operations, 30 / 20 / 50.
+    assert_eq!(f(pg, "updates"), 30.0);
+    assert_eq!(f(pg, "scans"), 20.0);
+    assert_eq!(f(pg, "selects"), 50.0);
+    assert_eq!(f(pg, "rows"), 80.0 * 16.0 + 20.0 * 8.0);
+    assert_eq!(f(pg, "server.xact_commit"), 100.0);
+    assert!(f(pg, "server.blks_hit") + f(pg, "server.blks_read") >= 80.0 * 16.0 + 20.0 * 8.0);
+    assert!(f(pg, "scan.latency.mean_us") > 0.0);
+    assert_nothing_left(&d);
+}
+
+/// A PostgreSQL server the test starts itself (for --pg-url), on a unix
+/// socket only; stopped and removed when dropped.
+struct OtherServer {
+    dir: tempfile::TempDir,
+}
+
+impl OtherServer {
+    fn bin() -> PathBuf {
+        PathBuf::from("/usr/lib/postgresql/15/bin")
+    }
+
+    fn as_postgres(program: &str) -> Command {
+        use std::os::unix::process::CommandExt;
+        let uid: u32 = postgres_uid().parse().unwrap();
+        let gid: u32 = fs::read_to_string("/etc/passwd")
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("postgres:"))
+            .and_then(|l| l.split(':').nth(3)?.parse().ok())
+            .unwrap();
+        let mut c = Command::new(Self::bin().join(program));
+        c.uid(uid).gid(gid).current_dir("/");
+        c
+    }
+
+    fn start() -> OtherServer {
+        let dir = tempfile::Builder::new()
+            .prefix("dbio-pgurl-")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let s = OtherServer { dir };
+        let ok = Self::as_postgres("initdb")
+            .args(["--auth=trust", "-U", "postgres", "-D"])
+            .arg(s.data())
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+        let ok = Self::as_postgres("pg_ctl")
+            .args(["start", "-w", "-s", "-D"])
+            .arg(s.data())
+            .arg("-o")
+            .arg(format!(
+                "-c listen_addresses='' -k {}",
+                s.dir.path().display()
+            ))
+            .arg("-l")
+            .arg(s.dir.path().join("log"))
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+        let mut c = s.client("postgres");
+        c.batch_execute("CREATE DATABASE bench").unwrap();
+        c.batch_execute("CREATE DATABASE other").unwrap();
+        s
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn url(&self, db: &str) -> String {
+        format!(
+            "postgresql:///{db}?host={}&user=postgres",
+            self.dir.path().display()
+        )
+    }
+
+    fn client(&self, db: &str) -> postgres::Client {
+        postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap()
+    }
+
+    fn setting(&self, name: &str) -> String {
+        self.client("postgres")
+            .query_one(&format!("SHOW {name}"), &[])
+            .unwrap()
+            .get(0)
+    }
+}
+
+impl Drop for OtherServer {
+    fn drop(&mut self) {
+        let _ = Self::as_postgres("pg_ctl")
+            .args(["stop", "-m", "fast", "-w", "-s", "-D"])
+            .arg(self.data())
+            .output();
+    }
+}
+
+fn pg_url_uses_only_a_schema_of_its_own_on_an_existing_server() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let srv = OtherServer::start();
+    let buffers = srv.setting("shared_buffers");
+    let run = |db: &str, extra: &[&str]| {
+        dbio()
+            .args(["run", "--workload", "pg", "--json", "--pg-url"])
+            .arg(srv.url(db))
+            .args(["--sessions", "2", "--scale", "200", "--work-unit", "8"])
+            .args(["--update-pct", "50", "--work-loop", "20"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let r = json(&run("bench", &[]));
+    let pg = &r["pg"];
+    assert_eq!(pg["load"]["reused"], false);
+    assert_eq!(f(pg, "updates"), 20.0);
+    assert!(f(pg, "server.xact_commit") >= 40.0, "{}", pg["server"]);
+    assert!(f(pg, "server.wal_bytes") > 0.0);
+    assert!(pg["version"].as_str().unwrap().starts_with("PostgreSQL 15"));
+    // The tables are in dbio's schema, marked as dbio's.
+    let mut c = srv.client("bench");
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = 'dbio'::regnamespace AND relname LIKE 'dbio_t%' AND relkind = 'r'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+    // Reused by the next run; the server's settings are untouched.
+    let r = json(&run("bench", &[]));
+    assert_eq!(r["pg"]["load"]["reused"], true);
+    assert_eq!(srv.setting("shared_buffers"), buffers);
+    // Options that would change the server are refused.
+    let out = run("bench", &["--pg-set", "work_mem=64MB"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pg-set does not apply with --pg-url"));
+    // A schema named dbio that dbio did not make: refused, left alone.
+    srv.client("other")
+        .batch_execute("CREATE SCHEMA dbio; CREATE TABLE dbio.mine (x int)")
+        .unwrap();
+    let out = run("other", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("did not create") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    let out = dbio()
+        .args(["clean", "--pg-url"])
+        .arg(srv.url("other"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let mine: i64 = srv
+        .client("other")
+        .query_one("SELECT count(*) FROM dbio.mine", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(mine, 0, "the user's schema is still there");
+    // dbio clean drops dbio's own schema, and only that.
+    let out = dbio()
+        .args(["clean", "--pg-url"])
+        .arg(srv.url("bench"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: i64 = srv
+        .client("bench")
+        .query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'dbio'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0);
+}
+
+fn pg_memory_bounds_the_page_cache_so_reads_reach_the_device() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(1 << 30, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let d = PgDir::under(&mnt);
+    // 2 x 6000 pages = 94 MiB of heap; the server may use 80 MiB in all.
+    let base = [
+        "--sessions",
+        "2",
+        "--scale",
+        "6000",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "0",
+        "--work-loop",
+        "400",
+    ];
+    let unbounded = json(&d.run(&base));
+    let mut args = base.to_vec();
+    args.extend(["--pg-memory", "80M"]);
+    let bounded = json(&d.run(&args));
+    let pct = |r: &Value| f(&r["pg"]["physical_reads"], "absorbed_pct");
+    eprintln!(
+        "absorbed by the page cache: unbounded {:.1}%, bounded {:.1}%",
+        pct(&unbounded),
+        pct(&bounded)
+    );
+    assert!(
+        pct(&unbounded) > 90.0,
+        "{}",
+        unbounded["pg"]["physical_reads"]
+    );
+    assert!(pct(&bounded) < 60.0, "{}", bounded["pg"]["physical_reads"]);
+    assert_eq!(f(&bounded["pg"], "memory_limit_bytes"), 80.0 * 1048576.0);
+    let cg = bounded["pg"]["cgroup"].as_str().unwrap().to_string();
+    let cg_dir = cg.split(" (").next().unwrap();
+    assert!(!Path::new(cg_dir).exists(), "cgroup {cg_dir} left behind");
+    // Refused when it cannot hold shared_buffers and the processes.
+    let mut args = base.to_vec();
+    args.extend(["--pg-memory", "40M"]);
+    let out = d.run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pg-memory"));
+    drop(d);
+    drop(dev);
+}
+
+crate::tests! {
+    pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
+    a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
+    ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
+    kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, Postgres],
+    a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, Postgres],
+    ctrl_c_while_loading_stops_the_load_and_the_server [Root, Postgres],
+    scans_hot_schema_and_think_time_keep_the_mix_exact [Root, Postgres],
+    pg_url_uses_only_a_schema_of_its_own_on_an_existing_server [Root, Postgres],
+    pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
+    pg_memory_bounds_the_page_cache_so_reads_reach_the_device [Root, Postgres, Tool("mkfs.xfs")],
+}
