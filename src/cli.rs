@@ -173,7 +173,7 @@ pub enum Command {
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]
-        command: crate::store::commands::RunsCommand,
+        command: crate::commands::runs::RunsCommand,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,

@@ -6,13 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use dbio::cli::Command;
-use dbio::commands::run::{self, Output, RunMeta};
-use dbio::commands::{
-    self, CommandError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, interrupt_flag,
-};
-use dbio::harness::Status;
+use dbio::commands::{self, CommandError, EXIT_USAGE, interrupt_flag};
 use dbio::store::Store;
-use dbio::target;
 
 fn main() -> ExitCode {
     quiet_panics();
@@ -120,84 +115,8 @@ fn open_store(db: Option<PathBuf>) -> Result<Store, CommandError> {
 
 fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
     match command {
-        Command::Run(args) => {
-            let args = *args;
-            let output = if args.json {
-                Output::Json
-            } else {
-                Output::Text
-            };
-            let (quiet, db) = (args.quiet, args.db.clone());
-            let meta = RunMeta {
-                tags: args.tags.clone(),
-                ..Default::default()
-            };
-            for t in &meta.tags {
-                dbio::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
-            }
-            let asked_cache = args.slob.cache;
-            let cfg = args.into_config().map_err(CommandError::Usage)?;
-            dbio::preflight::check(&cfg).map_err(CommandError::Usage)?;
-            say_rounding(&cfg, asked_cache);
-            let mut store = open_store(db)?;
-            let interrupt = interrupt_flag();
-            let outcome = run::run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
-            Ok(match outcome.status {
-                Status::Completed => ExitCode::SUCCESS,
-                Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
-                Status::Failed => {
-                    if output == Output::Json {
-                        eprintln!(
-                            "error: {}",
-                            outcome.error.as_deref().unwrap_or("run failed")
-                        );
-                    }
-                    ExitCode::from(EXIT_FAILED)
-                }
-            })
-        }
-        Command::Clean(args) => {
-            if let Some(url) = &args.pg_url {
-                use dbio::workload::pg::{endpoint, server::ServerError};
-                let dropped = endpoint::clean(url).map_err(|e| match e {
-                    ServerError::Usage(m) => CommandError::Usage(m),
-                    e => CommandError::Failed(e.to_string()),
-                })?;
-                eprintln!(
-                    "{}",
-                    if dropped {
-                        "dropped the schema dbio made on that server"
-                    } else {
-                        "no schema dbio there: nothing to drop"
-                    }
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            // A PostgreSQL cluster of --workload pg: stop a server left
-            // running on it, remove it (and its WAL).
-            let pg = dbio::workload::pg::server::clean(&args.target)
-                .map_err(|e| CommandError::Failed(e.to_string()))?;
-            if pg {
-                eprintln!(
-                    "removed the PostgreSQL cluster {} of --workload pg",
-                    args.target
-                        .join(dbio::workload::pg::server::CLUSTER_SUBDIR)
-                        .display()
-                );
-                if !args.target.join("dbio-manifest.json").exists() {
-                    let _ = std::fs::remove_dir(&args.target);
-                    return Ok(ExitCode::SUCCESS);
-                }
-            }
-            let removed =
-                target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
-            eprintln!(
-                "removed {} data file(s) and the manifest from {}",
-                removed.len(),
-                args.target.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Run(args) => commands::run::execute(*args, open_store),
+        Command::Clean(args) => commands::clean::execute(&args),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();
@@ -228,42 +147,11 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
         Command::Runs { command, db } => {
             let mut store = open_store(db)?;
             let mut out = std::io::stdout().lock();
-            dbio::store::commands::execute(&mut store, command, &mut out).map_err(|e| match e {
+            dbio::commands::runs::execute(&mut store, command, &mut out).map_err(|e| match e {
                 dbio::store::StoreError::Output { source } => commands::output::write_error(source),
                 e => CommandError::Usage(e.to_string()),
             })?;
             Ok(ExitCode::SUCCESS)
-        }
-    }
-}
-
-/// Says where a value was adjusted: a buffer cache larger than the data,
-/// a size that does not split into whole blocks per file.
-fn say_rounding(cfg: &dbio::config::RunConfig, asked_cache: Option<u64>) {
-    use dbio::units::fmt_size;
-    if let (Some(slob), Some(asked)) = (&cfg.slob, asked_cache)
-        && asked > slob.cache_bytes
-    {
-        eprintln!(
-            "note: --cache {} is more than 4 times the data; capped at {} (a larger cache holds nothing more)",
-            fmt_size(asked),
-            fmt_size(slob.cache_bytes)
-        );
-    }
-    if cfg.slob.is_none()
-        && let Some(size) = cfg.size_bytes
-        && !target::device::is_block_device(&cfg.target)
-    {
-        let data = dbio::preflight::data_bytes(cfg);
-        if data != size {
-            eprintln!(
-                "note: --size {} over --files {} is {} x {} (whole blocks per file) = {}",
-                fmt_size(size),
-                cfg.files,
-                cfg.files,
-                fmt_size(data / u64::from(cfg.files)),
-                fmt_size(data)
-            );
         }
     }
 }

@@ -3,6 +3,7 @@
 //! codes (0 ok, 1 run failed, 2 usage or configuration error, 130
 //! interrupted).
 
+pub mod clean;
 pub mod compare;
 pub mod import;
 pub mod output;
@@ -11,6 +12,7 @@ pub mod report;
 pub mod report_html;
 pub mod run;
 pub mod run_pg;
+pub mod runs;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -9,11 +9,11 @@ use clap::{Args, ValueEnum};
 
 use super::CommandError;
 use crate::analysis::models::{self, Facts, Model};
+use crate::commands::runs::FilterArgs;
 use crate::report::stats::{self, RunValue};
 use crate::report::stats_text::{self, Style};
 use crate::report::table::{self, Point, Table};
 use crate::store::Store;
-use crate::store::commands::FilterArgs;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use super::CommandError;
 use super::report::ReportArgs;
+use crate::commands::runs::FilterArgs;
 use crate::report::html::{self, Options, data};
 use crate::store::Store;
-use crate::store::commands::FilterArgs;
 
 /// The selection as the user would type it again.
 fn describe(f: &FilterArgs) -> String {

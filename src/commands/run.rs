@@ -245,3 +245,76 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
         },
     )
 }
+
+/// `dbio run`: checks everything before anything is written, opens the
+/// store, runs, and maps how the run ended to the exit code.
+pub fn execute(
+    args: crate::cli::RunArgs,
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<std::process::ExitCode, CommandError> {
+    use std::process::ExitCode;
+    let output = if args.json {
+        Output::Json
+    } else {
+        Output::Text
+    };
+    let (quiet, db) = (args.quiet, args.db.clone());
+    let meta = RunMeta {
+        tags: args.tags.clone(),
+        ..Default::default()
+    };
+    for t in &meta.tags {
+        crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
+    }
+    let asked_cache = args.slob.cache;
+    let cfg = args.into_config().map_err(CommandError::Usage)?;
+    crate::preflight::check(&cfg).map_err(CommandError::Usage)?;
+    say_rounding(&cfg, asked_cache);
+    let mut store = open_store(db)?;
+    let interrupt = super::interrupt_flag();
+    let outcome = run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
+    Ok(match outcome.status {
+        Status::Completed => ExitCode::SUCCESS,
+        Status::Interrupted => ExitCode::from(super::EXIT_INTERRUPTED),
+        Status::Failed => {
+            if output == Output::Json {
+                eprintln!(
+                    "error: {}",
+                    outcome.error.as_deref().unwrap_or("run failed")
+                );
+            }
+            ExitCode::from(super::EXIT_FAILED)
+        }
+    })
+}
+
+/// Says where a value was adjusted: a buffer cache larger than the data,
+/// a size that does not split into whole blocks per file.
+fn say_rounding(cfg: &crate::config::RunConfig, asked_cache: Option<u64>) {
+    use crate::units::fmt_size;
+    if let (Some(slob), Some(asked)) = (&cfg.slob, asked_cache)
+        && asked > slob.cache_bytes
+    {
+        eprintln!(
+            "note: --cache {} is more than 4 times the data; capped at {} (a larger cache holds nothing more)",
+            fmt_size(asked),
+            fmt_size(slob.cache_bytes)
+        );
+    }
+    if cfg.slob.is_none()
+        && let Some(size) = cfg.size_bytes
+        && !crate::target::device::is_block_device(&cfg.target)
+    {
+        let data = crate::preflight::data_bytes(cfg);
+        if data != size {
+            eprintln!(
+                "note: --size {} over --files {} is {} x {} (whole blocks per file) = {}",
+                fmt_size(size),
+                cfg.files,
+                cfg.files,
+                fmt_size(data / u64::from(cfg.files)),
+                fmt_size(data)
+            );
+        }
+    }
+}

@@ -10,11 +10,10 @@
 //!
 //! Files: [`schema`] (DDL, migrations), `runs` (save, list, get, delete,
 //! tags, notes), `extract` (what a report contributes to columns and rows),
-//! [`export`] (csv, json, markdown), [`commands`] (`dbio runs …`), `time`
+//! [`export`] (csv, json, markdown), `time`
 //! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
-//! in one transaction), [`vocab`] (the metric names of database runs).
+//! in one transaction). `dbio runs` is `commands/runs.rs`.
 
-pub mod commands;
 pub mod export;
 mod extract;
 pub mod imports;
@@ -23,9 +22,7 @@ pub mod schema;
 mod time;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_commands;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tests_imports;
 
@@ -38,7 +35,6 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-pub use commands::{RunsCommand, execute};
 pub use export::Format;
 pub use imports::ImportedRun;
 pub use runs::{KeyMetrics, OutlierRow, RunFilter, RunRow, SeriesKind, SeriesRow, StoredRun};

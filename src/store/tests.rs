@@ -17,25 +17,25 @@ const TEXT_SNAPSHOT: &str =
     include_str!("../report/snapshots/dbio__report__tests__text_report_snapshot.snap");
 
 /// The body of an insta snapshot (after its `---` header).
-pub(super) fn snapshot_body(snap: &str) -> &str {
+pub(crate) fn snapshot_body(snap: &str) -> &str {
     let rest = snap.strip_prefix("---\n").expect("snapshot header");
     &rest[rest.find("\n---\n").expect("end of header") + 5..]
 }
 
-pub(super) fn report() -> Value {
+pub(crate) fn report() -> Value {
     serde_json::from_str(snapshot_body(JSON_SNAPSHOT)).unwrap()
 }
 
-pub(super) fn report_text() -> &'static str {
+pub(crate) fn report_text() -> &'static str {
     snapshot_body(TEXT_SNAPSHOT)
 }
 
-pub(super) fn environment() -> Value {
+pub(crate) fn environment() -> Value {
     json!({"host": "lab1", "kernel": "6.18.0", "cpu": {"model": "virt", "cores": 2}})
 }
 
 /// Latency histograms like the runner's (1 ns .. 60 s, 2 digits).
-pub(super) fn histogram(base_ns: u64, n: u64) -> Histogram<u64> {
+pub(crate) fn histogram(base_ns: u64, n: u64) -> Histogram<u64> {
     let mut h = Histogram::new_with_bounds(1, 60_000_000_000, 2).unwrap();
     for i in 0..n {
         h.record(base_ns + i * 37).unwrap();
@@ -43,7 +43,7 @@ pub(super) fn histogram(base_ns: u64, n: u64) -> Histogram<u64> {
     h
 }
 
-pub(super) fn encoded() -> Vec<(String, Vec<u8>)> {
+pub(crate) fn encoded() -> Vec<(String, Vec<u8>)> {
     vec![
         ("read".into(), encode_histogram(&histogram(100_000, 7000))),
         ("write".into(), encode_histogram(&histogram(900_000, 3001))),
@@ -51,13 +51,13 @@ pub(super) fn encoded() -> Vec<(String, Vec<u8>)> {
     ]
 }
 
-pub(super) struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
     pub path: PathBuf,
     pub store: Store,
 }
 
-pub(super) fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sub/dir/dbio.sqlite");
     let store = Store::open(&path).unwrap();
@@ -69,7 +69,7 @@ pub(super) fn fixture() -> Fixture {
 }
 
 /// Saves `report` with the other parts of a run fixed.
-pub(super) fn save(
+pub(crate) fn save(
     store: &mut Store,
     report: &Value,
     plan: Option<&str>,
@@ -93,7 +93,7 @@ pub(super) fn save(
         .unwrap()
 }
 
-pub(super) fn count(conn: &Connection, table: &str, id: i64) -> i64 {
+pub(crate) fn count(conn: &Connection, table: &str, id: i64) -> i64 {
     conn.query_row(
         &format!("SELECT count(*) FROM {table} WHERE run_id = ?1"),
         [id],

@@ -2,6 +2,7 @@
 //! runs intact, imported runs are saved whole or not at all, listed,
 //! exported and shown.
 
+use crate::commands::runs::{self as commands, RunsCommand};
 use rusqlite::Connection;
 use serde_json::json;
 

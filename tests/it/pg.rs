@@ -389,6 +389,31 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
     assert_nothing_left(&d);
 }
 
+/// `dbio clean` on a target whose benchmark is running is refused (the
+/// target's lock) and the running server is left alone.
+fn clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let mut child = d.spawn(&["--sessions", "1", "--scale", "100", "--time", "120"]);
+    wait_until_running(&d, &mut child, 1);
+    let out = d.clean();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("in use by another dbio command"), "{err}");
+    assert!(d.socket().exists(), "the running server was left alone");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the benchmark still runs"
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "interrupted", "it ran on to the Ctrl-C");
+    assert_nothing_left(&d);
+}
+
 fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
@@ -818,6 +843,7 @@ crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
     ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
+    clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running [Root, Postgres],
     kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, Postgres],
     a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, Postgres],
     ctrl_c_while_loading_stops_the_load_and_the_server [Root, Postgres],

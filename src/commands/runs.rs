@@ -4,10 +4,8 @@
 
 use std::io::Write;
 
-use super::export::{self, Format};
-use super::runs::{RunFilter, RunRow};
-use super::time::{fmt_utc, parse_since};
-use super::{Store, StoreError};
+use crate::store::export::{self, Format};
+use crate::store::{RunFilter, RunRow, Store, StoreError, fmt_utc, parse_since};
 use crate::units::{fmt_count, fmt_size};
 
 /// The `dbio runs` subcommands.
@@ -307,3 +305,7 @@ pub fn list_table(rows: &[RunRow]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+#[path = "runs_tests.rs"]
+mod tests;

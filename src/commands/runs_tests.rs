@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::commands::FilterArgs;
-use super::tests::{Fixture, environment, fixture, report, report_text, save};
 use super::*;
+use crate::store::tests::{Fixture, environment, fixture, report, report_text, save};
+use crate::store::*;
 
 /// Three runs, one with awkward text, for the export tests.
 fn export_fixture() -> (Fixture, Vec<i64>) {

@@ -1,0 +1,63 @@
+//! `dbio clean`: removes what dbio laid out in a target directory — its
+//! data files, manifest and redo logs, and the PostgreSQL cluster of
+//! `--workload pg` (stopping a server left running on it) — or, with
+//! `--pg-url`, drops the schema dbio made on an existing server. Nothing
+//! dbio did not create is touched, and a target in use by another dbio
+//! command is refused.
+
+use std::process::ExitCode;
+
+use super::CommandError;
+use crate::cli::CleanArgs;
+use crate::target::{self, lock::TargetLock};
+use crate::workload::pg::{endpoint, server};
+
+pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
+    if let Some(url) = &args.pg_url {
+        let dropped = endpoint::clean(url).map_err(|e| match e {
+            server::ServerError::Usage(m) => CommandError::Usage(m),
+            e => CommandError::Failed(e.to_string()),
+        })?;
+        eprintln!(
+            "{}",
+            if dropped {
+                "dropped the schema dbio made on that server"
+            } else {
+                "no schema dbio there: nothing to drop"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    // A PostgreSQL cluster of --workload pg: stop a server left running on
+    // it (never one a running benchmark holds: the target's lock says so),
+    // remove it and its WAL.
+    let pg = {
+        let _lock = if args.target.join(server::CLUSTER_SUBDIR).is_dir() {
+            Some(
+                TargetLock::directory(&args.target)
+                    .map_err(|e| CommandError::Usage(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        server::clean(&args.target).map_err(|e| CommandError::Failed(e.to_string()))?
+    };
+    if pg {
+        eprintln!(
+            "removed the PostgreSQL cluster {} of --workload pg",
+            args.target.join(server::CLUSTER_SUBDIR).display()
+        );
+        if !args.target.join("dbio-manifest.json").exists() {
+            let _ = std::fs::remove_file(args.target.join("dbio.lock"));
+            let _ = std::fs::remove_dir(&args.target);
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let removed = target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
+    eprintln!(
+        "removed {} data file(s) and the manifest from {}",
+        removed.len(),
+        args.target.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
