@@ -165,7 +165,7 @@ pub enum Command {
     /// Filesystem lab: build ext4/XFS/btrfs arms on loop or named devices, run a plan, tear down; TRIM tests.
     Lab {
         #[command(subcommand)]
-        command: crate::lab::LabCommand,
+        command: crate::commands::lab::LabCommand,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,

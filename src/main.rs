@@ -141,7 +141,7 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
         }
         Command::Lab { command, db } => {
             let interrupt = interrupt_flag();
-            dbio::lab::execute(command, || open_store(db), &interrupt)?;
+            commands::lab::execute(command, || open_store(db), &interrupt)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Runs { command, db } => {

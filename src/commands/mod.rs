@@ -6,6 +6,8 @@
 pub mod clean;
 pub mod compare;
 pub mod import;
+pub mod lab;
+mod lab_run;
 pub mod output;
 pub mod plan;
 pub mod report;

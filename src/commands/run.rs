@@ -39,17 +39,7 @@ pub struct RunMeta {
     pub tags: Vec<String>,
     /// Storage `dbio lab` built for the run: shown under the report and
     /// saved in the run's environment as `lab`.
-    pub lab: Option<LabInfo>,
-}
-
-/// What a lab built under a run (docs/lab.md).
-#[derive(Clone, Debug, Default)]
-pub struct LabInfo {
-    /// One line for the report: filesystem, mkfs and mount options, tool
-    /// version, device.
-    pub summary: String,
-    /// The same in full, for the stored environment.
-    pub detail: serde_json::Value,
+    pub lab: Option<crate::lab::LabInfo>,
 }
 
 /// A finished run: how it ended and its id in the store.

@@ -7,22 +7,22 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::LabError;
+use super::LabInfo;
 use super::backing::{self, Backing};
 use super::fs::{self, ToolVersion};
 use super::state::State;
-use crate::commands::run::LabInfo;
 use crate::plan::lab::slug;
 use crate::plan::{self, FsKind, LabArm, LabSpec, Plan};
 
 /// An arm ready for runs.
-pub(super) struct Built {
+pub(crate) struct Built {
     pub device: PathBuf,
     pub info: LabInfo,
     pub tags: Vec<String>,
 }
 
 /// Each filesystem's mkfs tool version, asked once.
-pub(super) fn versions(arms: &[&LabArm]) -> Result<HashMap<FsKind, ToolVersion>, LabError> {
+pub(crate) fn versions(arms: &[&LabArm]) -> Result<HashMap<FsKind, ToolVersion>, LabError> {
     let mut out = HashMap::new();
     for a in arms {
         if a.fs != FsKind::None && !out.contains_key(&a.fs) {
@@ -34,7 +34,7 @@ pub(super) fn versions(arms: &[&LabArm]) -> Result<HashMap<FsKind, ToolVersion>,
 
 /// The device for arm `index` (or for all arms): a new image and its loop
 /// device, or the named device.
-pub(super) fn make_backing(
+pub(crate) fn make_backing(
     state: &mut State,
     plan: &Plan,
     lab: &LabSpec,
@@ -63,7 +63,7 @@ pub(super) fn make_backing(
 
 /// Scheduler, mkfs and mount for one arm on `dev`; with `discard_first`,
 /// the whole device is discarded before (a device used before this arm).
-pub(super) fn build_arm(
+pub(crate) fn build_arm(
     state: &mut State,
     lab: &LabSpec,
     arm: &LabArm,
@@ -158,7 +158,7 @@ pub(super) fn build_arm(
 }
 
 /// What `--dry-run` shows before the run list: the arms and their storage.
-pub(super) fn describe(lab: &LabSpec, pending: &[&LabArm]) -> String {
+pub(crate) fn describe(lab: &LabSpec, pending: &[&LabArm]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let backing = match &lab.backing {

@@ -56,7 +56,7 @@ pub struct DiscardArgs {
     pub json: bool,
 }
 
-pub(super) fn execute(
+pub(crate) fn execute(
     args: &DiscardArgs,
     is_root: bool,
     interrupt: &AtomicBool,

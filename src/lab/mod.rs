@@ -8,27 +8,33 @@
 //!
 //! Files: [`state`] (the state file), [`backing`] (images, loop devices,
 //! named devices, schedulers), [`fs`] (mkfs, mount), [`prereq`] (checks
-//! before anything is made), [`cleanup`] (undoing what a lab made), `run`
-//! (the arm loop), `arm` (building one arm), [`discard`] (seed 004) and [`discard_table`] (its table), `sys` (running the tools).
+//! before anything is made), [`cleanup`] (undoing what a lab made), `arm`
+//! (building one arm; the arm loop of `dbio lab run` is commands/lab_run.rs), [`discard`] (seed 004) and [`discard_table`] (its table), `sys` (running the tools).
 
-mod arm;
+pub(crate) mod arm;
 pub mod backing;
 pub mod cleanup;
 pub mod discard;
 pub mod discard_table;
 pub mod fs;
 pub mod prereq;
-mod run;
 pub mod state;
-mod sys;
+pub(crate) mod sys;
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
-use crate::commands::CommandError;
 use crate::plan::PlanError;
-use crate::store::Store;
+
+/// What a lab built under a run (docs/lab.md).
+#[derive(Clone, Debug, Default)]
+pub struct LabInfo {
+    /// One line for the report: filesystem, mkfs and mount options, tool
+    /// version, device.
+    pub summary: String,
+    /// The same in full, for the stored environment.
+    pub detail: serde_json::Value,
+}
 
 /// Why a lab could not do what was asked. Each displays as one line.
 #[derive(Debug, thiserror::Error)]
@@ -75,86 +81,6 @@ impl LabError {
     pub(crate) fn state(state: &state::State) -> impl FnOnce(io::Error) -> LabError + use<> {
         let path = state.path().to_path_buf();
         move |source| LabError::State { path, source }
-    }
-}
-
-impl From<LabError> for CommandError {
-    fn from(e: LabError) -> CommandError {
-        match e {
-            LabError::Prereq(_) | LabError::Refused(_) => CommandError::Usage(e.to_string()),
-            LabError::Plan(PlanError::Invalid { .. } | PlanError::Read { .. }) => {
-                CommandError::Usage(e.to_string())
-            }
-            LabError::Interrupted(m) => CommandError::Interrupted(m),
-            e => CommandError::Failed(e.to_string()),
-        }
-    }
-}
-
-/// `dbio lab ...`
-#[derive(clap::Subcommand, Debug)]
-pub enum LabCommand {
-    /// Build each [lab] arm of a plan (mkfs, mount), run its runs there, tear it down; rerun to continue.
-    Run {
-        /// The plan file (TOML with a [lab] section, see docs/lab.md).
-        plan: PathBuf,
-        /// Show what would be built and run; build and run nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
-    /// Remove what a crashed or killed lab left (mounts, loop devices, images it listed) and nothing else.
-    Cleanup {
-        /// Say what would be removed; remove nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
-    /// Show labs that are running or left something behind.
-    Status,
-    /// Time mkfs, rm and fstrim with and without discard (TRIM) on a loop or named device.
-    Discard(discard::DiscardArgs),
-}
-
-/// Runs `dbio lab ...`; `open_store` opens the results store (lab run only).
-pub fn execute(
-    cmd: LabCommand,
-    open_store: impl FnOnce() -> Result<Store, CommandError>,
-    interrupt: &AtomicBool,
-) -> Result<(), CommandError> {
-    let is_root = rustix::process::geteuid().is_root();
-    match cmd {
-        LabCommand::Run { plan, dry_run } => {
-            run::run(&plan, dry_run, is_root, open_store, interrupt)
-        }
-        LabCommand::Cleanup { dry_run } => {
-            if !dry_run {
-                prereq::check_root(is_root, "cleanup")?;
-            }
-            let dir = state::lab_dir();
-            let mut err = io::stderr();
-            let c = cleanup::cleanup(&dir, None, dry_run, &mut err)?;
-            for l in &c.left {
-                eprintln!("lab cleanup: {l}");
-            }
-            if !dry_run {
-                eprintln!(
-                    "lab cleanup: {} thing(s) undone from {} state file(s) in {}",
-                    c.undone,
-                    c.files,
-                    dir.display()
-                );
-            }
-            if c.left.is_empty() {
-                Ok(())
-            } else {
-                Err(CommandError::Failed(format!(
-                    "{} state file(s) left in {} (see above)",
-                    c.left.len(),
-                    dir.display()
-                )))
-            }
-        }
-        LabCommand::Status => crate::commands::output::print(&status(&state::lab_dir())),
-        LabCommand::Discard(args) => discard::execute(&args, is_root, interrupt),
     }
 }
 
