@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod environment;
+pub mod grid;
 pub mod harness;
 pub mod import;
 pub mod lab;

@@ -275,7 +275,7 @@ pub fn list_table(rows: &[RunRow]) -> String {
             r.metrics.total_iops.map_or("-".into(), fmt_count),
             r.metrics
                 .total_p99_us
-                .map_or("-".into(), |us| export::readable(us / 1000.0)),
+                .map_or("-".into(), |us| crate::grid::readable(us / 1000.0)),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())

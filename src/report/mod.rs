@@ -5,7 +5,6 @@ pub mod awr;
 pub mod awr_text;
 pub mod compare;
 mod compare_text;
-pub mod grid;
 pub mod html;
 pub mod pg;
 mod pg_text;

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::grid::{self, num};
 use super::stats::{CellStats, Comparison, ScalingFit, Summary};
+use crate::grid::{self, num};
 
 /// How a table is written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

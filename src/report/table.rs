@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{grid, rformat};
+use super::rformat;
 use crate::analysis::{CellSummary, CiMethod, readwrite_cell, summarize};
+use crate::grid;
 
 /// One run's value of the metric.
 #[derive(Clone, Debug)]

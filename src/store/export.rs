@@ -4,6 +4,8 @@
 
 use std::io::Write;
 
+use crate::grid;
+
 use super::runs::RunRow;
 use super::time::fmt_utc;
 
@@ -85,29 +87,21 @@ pub fn write(format: Format, rows: &[RunRow], out: &mut dyn Write) -> std::io::R
 }
 
 fn csv(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "{}", column_names().join(","))?;
-    for r in rows {
-        let cells: Vec<String> = COLUMNS
+    let mut table = vec![column_names().iter().map(|n| n.to_string()).collect()];
+    table.extend(rows.iter().map(|r| {
+        COLUMNS
             .iter()
-            .map(|(_, get)| {
-                let s = match get(r) {
-                    Cell::Null => String::new(),
-                    Cell::Int(v) => v.to_string(),
-                    Cell::Num(v) => v.to_string(),
-                    Cell::Bool(v) => v.to_string(),
-                    Cell::Text(s) => s,
-                    Cell::List(v) => v.join(" "),
-                };
-                if s.contains([',', '"', '\n', '\r']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s
-                }
+            .map(|(_, get)| match get(r) {
+                Cell::Null => String::new(),
+                Cell::Int(v) => v.to_string(),
+                Cell::Num(v) => v.to_string(),
+                Cell::Bool(v) => v.to_string(),
+                Cell::Text(s) => s,
+                Cell::List(v) => v.join(" "),
             })
-            .collect();
-        writeln!(out, "{}", cells.join(","))?;
-    }
-    Ok(())
+            .collect()
+    }));
+    out.write_all(grid::csv(&table).as_bytes())
 }
 
 fn json(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
@@ -131,6 +125,8 @@ fn json(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "]")
 }
 
+/// Markdown with a spaced rule (`| --- |`) and `yes`/blank booleans, as
+/// spreadsheet-minded readers paste it; cells escaped as `grid` does.
 fn markdown(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
     let names = column_names();
     writeln!(out, "| {} |", names.join(" | "))?;
@@ -142,27 +138,13 @@ fn markdown(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
             .map(|(_, get)| match get(r) {
                 Cell::Null => String::new(),
                 Cell::Int(v) => v.to_string(),
-                Cell::Num(v) => readable(v),
+                Cell::Num(v) => grid::readable(v),
                 Cell::Bool(v) => if v { "yes" } else { "" }.to_string(),
-                Cell::Text(s) => s.replace('|', "\\|").replace(['\n', '\r'], " "),
+                Cell::Text(s) => grid::markdown_cell(&s),
                 Cell::List(v) => v.join(" "),
             })
             .collect();
         writeln!(out, "| {} |", cells.join(" | "))?;
     }
     Ok(())
-}
-
-/// A number rounded for reading: `1000`, `12.3`, `0.358`.
-pub(crate) fn readable(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
 }

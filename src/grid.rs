@@ -1,5 +1,6 @@
-//! Rows of strings laid out as the terminal, Markdown and CSV tables of
-//! `dbio report`, and the rounding of the numbers in them.
+//! Tables and numbers as dbio prints them, in one place: rows of strings laid
+//! out as aligned terminal text, Markdown or CSV (RFC 4180), and the
+//! rounding of numbers in report tables and exports.
 
 use std::fmt::Write;
 
@@ -14,6 +15,20 @@ pub fn num(v: f64) -> String {
         4
     };
     format!("{v:.digits$}")
+}
+
+/// A number rounded for reading (exports, `runs list`): `1000`, `12.3`, `0.358`.
+pub fn readable(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// Columns padded to their widest cell, two spaces apart; column i is
@@ -51,17 +66,22 @@ pub fn text(rows: &[Vec<String>], align: &str) -> String {
 }
 
 /// A Markdown table; the first row is the header. Pipes in cells are
-/// escaped.
+/// escaped, line breaks become spaces.
 pub fn markdown(rows: &[Vec<String>]) -> String {
     let mut o = String::new();
     for (i, r) in rows.iter().enumerate() {
-        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let cells: Vec<String> = r.iter().map(|c| markdown_cell(c)).collect();
         let _ = writeln!(o, "| {} |", cells.join(" | "));
         if i == 0 {
             let _ = writeln!(o, "|{}", "---|".repeat(r.len()));
         }
     }
     o
+}
+
+/// A Markdown table cell: pipes escaped, line breaks as spaces.
+pub fn markdown_cell(c: &str) -> String {
+    c.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// CSV (RFC 4180): a field holding a comma, quote or line break is quoted,
