@@ -19,6 +19,8 @@ pub enum Need {
     Tool(&'static str),
     /// A kernel with device-mapper (`/dev/mapper/control` opens).
     DeviceMapper,
+    /// A directory on the root filesystem (not a mount of its own).
+    OnRootFs(&'static str),
     /// PostgreSQL's server binaries where Debian puts them
     /// (`/usr/lib/postgresql/N/bin/postgres`; package postgresql-15).
     Postgres,
@@ -36,6 +38,12 @@ impl Need {
                 .open("/dev/mapper/control")
                 .is_err()
                 .then(|| "needs device-mapper".into()),
+            Need::OnRootFs(dir) => {
+                use std::os::unix::fs::MetadataExt;
+                let dev = |p: &str| std::fs::metadata(p).map(|m| m.dev()).ok();
+                (dev(dir).is_none() || dev(dir) != dev("/"))
+                    .then(|| format!("needs {dir} on the root filesystem"))
+            }
             Need::Postgres => std::fs::read_dir("/usr/lib/postgresql")
                 .into_iter()
                 .flatten()
