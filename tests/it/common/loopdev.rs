@@ -24,15 +24,6 @@ const DETACH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where partitions start in the tables [`LoopDev::partition`] writes (1 MiB).
 const FIRST_SECTOR: u64 = 2048;
 
-/// True when running as root; otherwise prints "skipping: needs root".
-pub fn require_root() -> bool {
-    let root = rustix::process::geteuid().is_root();
-    if !root {
-        eprintln!("skipping: needs root");
-    }
-    root
-}
-
 /// True if `name` is an executable in PATH or in the usual sbin directories.
 pub fn have_tool(name: &str) -> bool {
     find_tool(name).is_some()
