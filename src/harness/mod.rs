@@ -46,6 +46,9 @@ pub struct RunResult {
     /// Microseconds between the first and the last session leaving the
     /// start barrier: how far from "all at once" the start was.
     pub start_skew_us: f64,
+    /// The process's peak resident memory when the threads were joined
+    /// (getrusage's ru_maxrss): the cache, every thread's memory, the rest.
+    pub peak_rss_bytes: u64,
 }
 
 /// Stack of each thread of a run: the workloads keep their state on the
@@ -179,6 +182,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             telemetry: control.telemetry,
             window: control.window,
             start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
+            peak_rss_bytes: crate::measure::cpu::peak_rss_bytes(),
         },
         parts,
     }
