@@ -195,6 +195,23 @@ mod tests {
     }
 
     #[test]
+    fn histograms_grow_to_the_latencies_recorded() {
+        let mut s = OpStats::default();
+        let bins = |s: &OpStats| s.hist.distinct_values();
+        // An event that never happens costs 256 bins (2 KiB), not 3712.
+        assert_eq!(bins(&s), 256);
+        s.record(5_000, 0); // 5 us
+        let fast = bins(&s);
+        assert!(fast <= 7 * 128, "{fast} bins for 5 us");
+        s.record(MAX_LATENCY_NS + 1, 0); // clamped to 60 s
+        assert!(bins(&s) > fast);
+        let p50 = s.quantile_ns(0.5) as f64;
+        assert!((p50 / 5_000.0 - 1.0).abs() < 0.01, "{p50}");
+        let top = s.hist.value_at_quantile(1.0) as f64;
+        assert!((top / MAX_LATENCY_NS as f64 - 1.0).abs() < 0.01, "{top}");
+    }
+
+    #[test]
     fn quantiles_are_within_one_percent() {
         let mut s = OpStats::default();
         for v in 1..=100_000u64 {

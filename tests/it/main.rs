@@ -19,6 +19,7 @@ mod plan_run;
 mod report_html;
 mod report_stats;
 mod run_raw;
+mod sessions_4k;
 mod slob_dbwr_and_devices;
 mod slob_model;
 mod store_crash;
@@ -45,6 +46,7 @@ fn main() {
         report_html::tests(),
         report_stats::tests(),
         run_raw::tests(),
+        sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),
         store_crash::tests(),
