@@ -66,6 +66,13 @@ impl OpStats {
         // Grows (allocates) only when a latency is beyond every one before.
         let grown = self.hist.record(lat_ns.clamp(1, MAX_LATENCY_NS));
         debug_assert!(grown.is_ok(), "an auto-resizing histogram takes 60 s");
+        self.record_counts(lat_ns, bytes);
+    }
+
+    /// Records everything but the histogram, for a caller that fills the
+    /// histogram from others recording the same latencies (`hist.add`).
+    #[inline]
+    pub fn record_counts(&mut self, lat_ns: u64, bytes: u64) {
         self.count += 1;
         self.bytes += bytes;
         self.sum_ns += lat_ns;
