@@ -1,16 +1,16 @@
 //! The one run harness every workload goes through: it resolves the storage
 //! under the workload's paths and starts device and host telemetry, starts
 //! every thread of the workload (each builds its own state first) and
-//! releases them together behind two barriers, runs the control loop
+//! releases them together through one start gate, runs the control loop
 //! (series, status line, telemetry, window edges, Ctrl-C), joins the
 //! sessions, tells the workload to stop its background threads, joins those,
 //! and merges what every thread measured into one [`RunResult`].
 
 pub mod control;
+mod gate;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 use crate::measure::clock::now_ns;
@@ -22,6 +22,7 @@ use crate::samplers::telemetry::{Telemetry, TelemetryPoint, TelemetrySummary};
 use crate::target::chain::{self, Chain};
 use crate::workload::{Shared, ThreadEnd, Workload};
 use control::{Watch, control};
+use gate::Gate;
 
 pub use crate::workload::Status;
 
@@ -96,20 +97,18 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
     }
     let telemetry = Telemetry::start(devices);
 
-    let ready = Barrier::new(total as usize + 1);
-    let go = Barrier::new(total as usize + 1);
+    let gate = Gate::default();
     let finished = AtomicUsize::new(0);
     let (control, ends, start_unix_ns) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..total)
             .map(|t| {
-                let (ready, go, finished, slot) = (&ready, &go, &finished, &*slots[t as usize]);
+                let (gate, finished, slot) = (&gate, &finished, &*slots[t as usize]);
                 std::thread::Builder::new()
                     .name(threads.name(t))
                     .stack_size(THREAD_STACK)
                     .spawn_scoped(s, move || {
                         let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
-                        ready.wait();
-                        go.wait();
+                        gate.ready_then_wait(total);
                         let released = now_ns();
                         let end = match state {
                             Some(st) => work.run(t, st, slot),
@@ -124,9 +123,9 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             })
             .collect();
 
-        ready.wait();
+        gate.wait_ready(total);
         let start_unix_ns = shared.begin(opts.time_s);
-        go.wait();
+        gate.open();
         let control = control(Watch {
             shared,
             slots: &slots,
