@@ -222,7 +222,7 @@ pub struct RunArgs {
     pub read_pct: Option<u8>,
 
     /// Concurrent sessions (threads), started together (slob: schemas of one session each) [default: 4].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::workload::MAX_SESSIONS as i64))]
     pub sessions: Option<u32>,
 
     /// Requests in flight per session (io_uring only).
@@ -672,8 +672,8 @@ mod tests {
         assert!(e.contains("512 to 1M"), "{e}");
         let e = config(&["--sessions", "0"]).unwrap_err();
         assert!(e.contains("--sessions"), "{e}");
-        let e = config(&["--sessions", "1025"]).unwrap_err();
-        assert!(e.contains("1025"), "{e}");
+        let e = config(&["--sessions", "4097"]).unwrap_err();
+        assert!(e.contains("4097") && e.contains("1..=4096"), "{e}");
         let e = config(&["--read-pct", "101"]).unwrap_err();
         assert!(e.contains("--read-pct"), "{e}");
         let e = config(&["--pattern", "randread", "--read-pct", "30"]).unwrap_err();

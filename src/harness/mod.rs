@@ -1,17 +1,17 @@
 //! The one run harness every workload goes through: it resolves the storage
 //! under the workload's paths and starts device and host telemetry, starts
 //! every thread of the workload (each builds its own state first) and
-//! releases them together behind two barriers, runs the control loop
+//! releases them together through one start gate, runs the control loop
 //! (series, status line, telemetry, window edges, Ctrl-C), joins the
 //! sessions, tells the workload to stop its background threads, joins those,
 //! and merges what every thread measured into one [`RunResult`].
 
 pub mod control;
+mod gate;
 #[cfg(test)]
 mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Condvar, Mutex};
 
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::CpuTime;
@@ -22,6 +22,7 @@ use crate::samplers::telemetry::{Telemetry, TelemetryPoint, TelemetrySummary};
 use crate::target::chain::{self, Chain};
 use crate::workload::{Shared, ThreadEnd, Workload};
 use control::{Watch, control};
+use gate::Gate;
 
 pub use crate::workload::Status;
 
@@ -46,6 +47,9 @@ pub struct RunResult {
     /// Microseconds between the first and the last session leaving the
     /// start barrier: how far from "all at once" the start was.
     pub start_skew_us: f64,
+    /// The process's peak resident memory when the threads were joined
+    /// (getrusage's ru_maxrss): the cache, every thread's memory, the rest.
+    pub peak_rss_bytes: u64,
 }
 
 /// Stack of each thread of a run: the workloads keep their state on the
@@ -104,7 +108,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
                 .stack_size(THREAD_STACK)
                 .spawn_scoped(s, move || {
                     let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
-                    let go = gate.arrive_and_wait();
+                    let go = gate.ready_then_wait(total);
                     let released = now_ns();
                     let end = match state.filter(|_| go) {
                         Some(st) => work.run(t, st, slot),
@@ -128,7 +132,7 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
         }
         // Every thread has built its state: start the clock and release them
         // together (or, if not every thread could start, release them to end).
-        gate.wait_ready(handles.len());
+        gate.wait_ready(handles.len() as u32);
         let start_unix_ns = shared.begin(opts.time_s);
         gate.open(handles.len() == total as usize);
         // The control loop ends when every session that started has ended.
@@ -191,47 +195,8 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             telemetry: control.telemetry,
             window: control.window,
             start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
+            peak_rss_bytes: crate::measure::cpu::peak_rss_bytes(),
         },
         parts,
-    }
-}
-
-/// Where the threads of a run wait until every one has built its state,
-/// then leave together, to run (`open(true)`) or, when not every thread
-/// could be started, to end at once (`open(false)`). A barrier that cannot
-/// be left would hang the run on a thread that never came.
-#[derive(Default)]
-struct Gate {
-    /// Threads arrived, and whether (and how) the gate is open.
-    state: Mutex<(usize, Option<bool>)>,
-    arrived: Condvar,
-    opened: Condvar,
-}
-
-impl Gate {
-    /// A thread is ready: waits for the gate to open; true to run.
-    fn arrive_and_wait(&self) -> bool {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.0 += 1;
-        self.arrived.notify_one();
-        loop {
-            if let Some(go) = st.1 {
-                return go;
-            }
-            st = self.opened.wait(st).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-
-    /// Waits until `n` threads have arrived.
-    fn wait_ready(&self, n: usize) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while st.0 < n {
-            st = self.arrived.wait(st).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-
-    fn open(&self, go: bool) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = Some(go);
-        self.opened.notify_all();
     }
 }

@@ -331,24 +331,3 @@ fn a_thread_that_cannot_start_fails_the_run_without_a_hang() {
     assert_eq!(out.result.error.as_deref(), Some("thread 2: cannot set up"));
     assert_eq!(out.parts[2], 0, "the thread that failed did not run");
 }
-
-#[test]
-fn the_gate_releases_everyone_together_to_run_or_to_end() {
-    for go in [true, false] {
-        let gate = super::Gate::default();
-        let ran = AtomicU64::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    if gate.arrive_and_wait() {
-                        ran.fetch_add(1, SeqCst);
-                    }
-                });
-            }
-            gate.wait_ready(8);
-            assert_eq!(ran.load(SeqCst), 0, "nobody runs before the gate opens");
-            gate.open(go);
-        });
-        assert_eq!(ran.load(SeqCst), if go { 8 } else { 0 });
-    }
-}

@@ -1,4 +1,5 @@
-//! CPU time dbio itself spends (all threads), from getrusage(RUSAGE_SELF).
+//! CPU time dbio itself spends (all threads), and its peak memory, from
+//! getrusage(RUSAGE_SELF).
 
 use serde::Serialize;
 
@@ -17,6 +18,14 @@ pub fn thread_cpu_ns() -> u64 {
     // SAFETY: clock_gettime writes one timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The process's peak resident set so far, bytes (getrusage's ru_maxrss).
+pub fn peak_rss_bytes() -> u64 {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss.max(0) as u64 * 1024
 }
 
 impl CpuTime {

@@ -36,6 +36,9 @@ impl Kind {
 #[derive(Clone, Debug)]
 pub struct OpStats {
     /// Latency in nanoseconds, 1 ns .. 60 s, 2 significant digits (≤ 1% error).
+    /// It covers only the range recorded so far (2 KiB to start with, about
+    /// 1 KiB more per doubling of the largest latency): thousands of sessions
+    /// each keep a dozen of these, most of them for events that never happen.
     pub hist: Histogram<u64>,
     pub count: u64,
     pub bytes: u64,
@@ -47,7 +50,7 @@ pub struct OpStats {
 impl Default for OpStats {
     fn default() -> Self {
         OpStats {
-            hist: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 2).expect("valid histogram bounds"),
+            hist: Histogram::new(2).expect("valid histogram precision"),
             count: 0,
             bytes: 0,
             sum_ns: 0,
@@ -60,7 +63,16 @@ impl Default for OpStats {
 impl OpStats {
     #[inline]
     pub fn record(&mut self, lat_ns: u64, bytes: u64) {
-        self.hist.saturating_record(lat_ns.clamp(1, MAX_LATENCY_NS));
+        // Grows (allocates) only when a latency is beyond every one before.
+        let grown = self.hist.record(lat_ns.clamp(1, MAX_LATENCY_NS));
+        debug_assert!(grown.is_ok(), "an auto-resizing histogram takes 60 s");
+        self.record_counts(lat_ns, bytes);
+    }
+
+    /// Records everything but the histogram, for a caller that fills the
+    /// histogram from others recording the same latencies (`hist.add`).
+    #[inline]
+    pub fn record_counts(&mut self, lat_ns: u64, bytes: u64) {
         self.count += 1;
         self.bytes += bytes;
         self.sum_ns += lat_ns;
@@ -69,7 +81,9 @@ impl OpStats {
     }
 
     pub fn merge(&mut self, other: &OpStats) {
-        self.hist.add(&other.hist).expect("histograms share bounds");
+        self.hist
+            .add(&other.hist)
+            .expect("an auto-resizing histogram takes any other");
         self.count += other.count;
         self.bytes += other.bytes;
         self.sum_ns += other.sum_ns;
@@ -185,6 +199,23 @@ mod tests {
         for q in [0.5, 0.9, 0.99, 0.999, 0.9999] {
             assert_eq!(a.quantile_ns(q), all.quantile_ns(q), "q={q}");
         }
+    }
+
+    #[test]
+    fn histograms_grow_to_the_latencies_recorded() {
+        let mut s = OpStats::default();
+        let bins = |s: &OpStats| s.hist.distinct_values();
+        // An event that never happens costs 256 bins (2 KiB), not 3712.
+        assert_eq!(bins(&s), 256);
+        s.record(5_000, 0); // 5 us
+        let fast = bins(&s);
+        assert!(fast <= 7 * 128, "{fast} bins for 5 us");
+        s.record(MAX_LATENCY_NS + 1, 0); // clamped to 60 s
+        assert!(bins(&s) > fast);
+        let p50 = s.quantile_ns(0.5) as f64;
+        assert!((p50 / 5_000.0 - 1.0).abs() < 0.01, "{p50}");
+        let top = s.hist.value_at_quantile(1.0) as f64;
+        assert!((top / MAX_LATENCY_NS as f64 - 1.0).abs() < 0.01, "{top}");
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub struct Report {
     /// Microseconds between the first and the last session leaving the
     /// start barrier.
     pub start_skew_us: f64,
+    /// dbio's peak resident memory, bytes (its buffer cache included).
+    pub peak_rss_bytes: u64,
     /// Per operation kind; absent kinds had no operation in the window.
     pub read: Option<OpSummary>,
     pub write: Option<OpSummary>,
@@ -194,6 +196,7 @@ impl Report {
             ramp_s: r.ramp_s,
             measured_s: secs,
             start_skew_us: r.start_skew_us,
+            peak_rss_bytes: r.peak_rss_bytes,
             read: op(Kind::Read),
             write: op(Kind::Write),
             sync: op(Kind::Sync),
@@ -327,6 +330,7 @@ mod tests {
             telemetry: Vec::new(),
             window: Some(sample_window()),
             start_skew_us: 41.5,
+            peak_rss_bytes: 96 << 20,
         };
         let env = Environment {
             hostname: "db1".into(),

@@ -351,13 +351,16 @@ pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
 }
 
 /// Reads a histogram written by [`encode_histogram`]; the result merges with
-/// others (`Histogram::add`).
+/// others (`Histogram::add`) in any order: a run's histograms cover only
+/// the range it recorded, so the result grows to take a wider one.
 pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, StoreError> {
-    Deserializer::new()
+    let mut h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut &bytes[..])
         .map_err(|e| StoreError::Histogram {
             msg: format!("{e:?}"),
-        })
+        })?;
+    h.auto(true);
+    Ok(h)
 }
 
 /// Checks a tag: 1 to 64 characters of letters, digits and `- _ . : = + /`.

@@ -103,6 +103,23 @@ pub(crate) fn count(conn: &Connection, table: &str, id: i64) -> i64 {
 }
 
 #[test]
+fn histograms_of_different_ranges_merge_in_either_order() {
+    // A run's histograms cover only the latencies it recorded.
+    let small = crate::measure::stats::OpStats::default();
+    let (mut fast, mut slow) = (small.clone(), small);
+    fast.record(2_000, 0);
+    slow.record(3_000_000_000, 0);
+    let fast = decode_histogram(&encode_histogram(&fast.hist)).unwrap();
+    let slow = decode_histogram(&encode_histogram(&slow.hist)).unwrap();
+    let mut a = fast.clone();
+    a.add(&slow).unwrap();
+    let mut b = slow;
+    b.add(&fast).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 2);
+}
+
+#[test]
 fn histograms_decode_equal_and_merge() {
     let (a, b) = (histogram(100_000, 7000), histogram(612_000_000, 5));
     let a2 = decode_histogram(&encode_histogram(&a)).unwrap();

@@ -20,11 +20,16 @@ const SAMPLE_BLOCKS: u64 = 256;
 
 /// Why the files of a layout are not as dbio laid them out, if they are not.
 /// `file_size` bytes per file, `block_size` bytes per block; files are
-/// numbered in order.
-pub fn damage(paths: &[PathBuf], file_size: u64, block_size: u32) -> Option<String> {
+/// numbered in order. Without `headers` (redo logs, which the log writer
+/// overwrites) only holes count.
+pub fn damage(paths: &[PathBuf], file_size: u64, block_size: u32, headers: bool) -> Option<String> {
     let bs = u64::from(block_size);
     let blocks = file_size / bs;
-    let per_file = (SAMPLE_BLOCKS / paths.len().max(1) as u64).clamp(1, blocks.max(1));
+    let per_file = if headers {
+        (SAMPLE_BLOCKS / paths.len().max(1) as u64).clamp(1, blocks.max(1))
+    } else {
+        0
+    };
     for (i, p) in paths.iter().enumerate() {
         if let Some(why) = file_damage(p, i as u32, file_size, bs, per_file) {
             return Some(format!("{} {why}", p.display()));
@@ -46,7 +51,7 @@ fn file_damage(path: &Path, file_no: u32, size: u64, bs: u64, samples: u64) -> O
         ));
     }
     let blocks = size / bs;
-    if blocks == 0 {
+    if blocks == 0 || samples == 0 {
         return None;
     }
     let mut buf = vec![0u8; bs as usize];
@@ -85,9 +90,10 @@ mod tests {
             file_size: 2 << 20,
             block_size: 8192,
             grow: false,
+            headers: true,
         };
         let (paths, _) = ensure(&t, shape, 1, false, &AtomicBool::new(false)).unwrap();
-        assert_eq!(damage(&paths, 2 << 20, 8192), None);
+        assert_eq!(damage(&paths, 2 << 20, 8192, true), None);
         // Swapped files: each block names the other file.
         let (a, b) = (
             std::fs::read(&paths[0]).unwrap(),
@@ -95,11 +101,11 @@ mod tests {
         );
         std::fs::write(&paths[0], &b).unwrap();
         std::fs::write(&paths[1], &a).unwrap();
-        let d = damage(&paths, 2 << 20, 8192).unwrap();
+        let d = damage(&paths, 2 << 20, 8192, true).unwrap();
         assert!(d.contains("block 0 is not") && d.contains("file 1"), "{d}");
         std::fs::write(&paths[0], &a).unwrap();
         std::fs::write(&paths[1], &b).unwrap();
-        assert_eq!(damage(&paths, 2 << 20, 8192), None);
+        assert_eq!(damage(&paths, 2 << 20, 8192, true), None);
         // Truncated and regrown.
         let f = std::fs::OpenOptions::new()
             .write(true)
@@ -107,11 +113,11 @@ mod tests {
             .unwrap();
         f.set_len(1 << 20).unwrap();
         f.set_len(2 << 20).unwrap();
-        let d = damage(&paths, 2 << 20, 8192).unwrap();
+        let d = damage(&paths, 2 << 20, 8192, true).unwrap();
         assert!(d.contains("hole at byte 1048576"), "{d}");
         // Zeros written (allocated, no hole).
         std::fs::write(&paths[1], vec![0u8; 2 << 20]).unwrap();
-        let d = damage(&paths, 2 << 20, 8192).unwrap();
+        let d = damage(&paths, 2 << 20, 8192, true).unwrap();
         assert!(d.contains("no dbio header"), "{d}");
     }
 }

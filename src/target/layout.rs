@@ -58,6 +58,10 @@ pub struct Shape {
     /// smaller one instead of laying it out again (the SLOB model's data,
     /// which grows with the number of schemas).
     pub grow: bool,
+    /// Whether the files keep dbio's block headers between runs, so that
+    /// reuse checks a sample of them. Redo logs do not: the log writer
+    /// overwrites them with redo (reuse then checks only for holes).
+    pub headers: bool,
 }
 
 /// Makes sure `dir` holds a complete layout of `shape`, reusing a compatible
@@ -107,7 +111,10 @@ pub fn ensure_in(
     if let Some(m) = &existing {
         let grows = shape.grow && growable(dir, m, shape);
         let damage = (grows || reusable(dir, m, shape))
-            .then(|| super::intact::damage(&m.file_paths(dir), m.file_size, m.block_size))
+            .then(|| {
+                let bs = m.block_size;
+                super::intact::damage(&m.file_paths(dir), m.file_size, bs, shape.headers)
+            })
             .flatten();
         if let Some(why) = &damage {
             // dbio's own files (listed in its manifest): lay them out again.
@@ -564,6 +571,7 @@ mod tests {
             file_size,
             block_size: 8192,
             grow: false,
+            headers: true,
         }
     }
 

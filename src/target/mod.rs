@@ -158,6 +158,7 @@ impl Target {
             file_size: blocks_per_file * bs,
             block_size: cfg.block_size,
             grow: cfg.slob.is_some(),
+            headers: true,
         };
         let (files, report) =
             match layout::ensure_in(path, created, shape, cfg.seed, progress, interrupt) {

@@ -24,6 +24,9 @@ use crate::samplers::series::SessionSeries;
 
 pub use shared::{Shared, Status};
 
+/// Most sessions a run starts (SLOB's limit: schemas x THREADS_PER_SCHEMA).
+pub const MAX_SESSIONS: u32 = 4096;
+
 /// Why a workload could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {

@@ -21,6 +21,7 @@ mod plan_run;
 mod report_html;
 mod report_stats;
 mod run_raw;
+mod sessions_4k;
 mod signals_pipes;
 mod slob_dbwr_and_devices;
 mod slob_model;
@@ -51,6 +52,7 @@ fn main() {
         report_stats::tests(),
         signals_pipes::tests(),
         run_raw::tests(),
+        sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),
         store_crash::tests(),

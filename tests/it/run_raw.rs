@@ -41,8 +41,8 @@ fn bad_input_is_one_line_naming_option_value_and_allowed() {
     assert_one_line_error(&["run", "--bs", "3000"], &["--bs", "3000", "power of two"]);
     assert_one_line_error(&["run", "--sessions", "0"], &["--sessions", "0"]);
     assert_one_line_error(
-        &["run", "--sessions", "2000"],
-        &["--sessions", "2000", "1..=1024"],
+        &["run", "--sessions", "4097"],
+        &["--sessions", "4097", "1..=4096"],
     );
     assert_one_line_error(&["run", "--read-pct", "101"], &["--read-pct", "101"]);
     assert_one_line_error(

@@ -636,7 +636,38 @@ fn a_model_run_on_tmpfs_records_host_telemetry_like_a_raw_run() {
     assert!(points.iter().all(|p| p["host"]["idle_pct"].is_number()));
 }
 
+fn a_second_run_reuses_the_data_and_the_redo_logs() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let run = || {
+        Run::slob(&dir.path().join("data"))
+            .args(&[
+                "--sessions",
+                "2",
+                "--scale",
+                "400",
+                "--update-pct",
+                "50",
+                "--work-loop",
+                "40",
+            ])
+            .output()
+    };
+    let first = run();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // The first run's log writer overwrote the redo logs with redo: still dbio's.
+    let second = run();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{err}");
+    assert!(!err.contains("laying it out again"), "{err}");
+}
+
 crate::tests! {
+    a_second_run_reuses_the_data_and_the_redo_logs,
     invariants_hold_and_every_wait_is_in_one_event,
     update_pct_0_writes_nothing_and_generates_no_redo,
     a_cache_larger_than_the_data_reads_nothing_after_warm_up,

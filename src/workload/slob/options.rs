@@ -9,6 +9,7 @@ use clap::Args;
 use super::{RedoStress, RedoSync, SlobConfig, Think};
 use crate::config::HotspotConfig;
 use crate::units::{fmt_size, parse_seconds, parse_size};
+use crate::workload::MAX_SESSIONS;
 
 pub const DEFAULT_SCALE: u64 = 80 << 20;
 pub const DEFAULT_CACHE: u64 = 16 << 20;
@@ -29,11 +30,11 @@ pub struct SlobArgs {
     pub scale: Option<String>,
 
     /// Schemas (SLOB's runit.sh -s); each is a disjoint region of the datafiles [default: --sessions].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SESSIONS as i64))]
     pub schemas: Option<u32>,
 
     /// Sessions per schema (runit.sh -t); they share the schema's blocks [default: 1].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SESSIONS as i64))]
     pub threads_per_schema: Option<u32>,
 
     /// Rows each operation touches, 3..1024 (SLOB's WORK_UNIT) [default: 64].
@@ -186,9 +187,10 @@ impl SlobArgs {
             (None, None) if self.threads_per_schema.is_some() => 1,
             (None, None) => 4,
         };
-        if schemas * threads > 1024 {
+        if schemas * threads > MAX_SESSIONS {
             return Err(format!(
-                "--schemas {schemas} x --threads-per-schema {threads} is more than 1024 sessions"
+                "--schemas {schemas} x --threads-per-schema {threads} = {} sessions is more than {MAX_SESSIONS} (SLOB's limit); give fewer schemas or threads per schema",
+                schemas * threads
             ));
         }
         let bs = u64::from(block_size);

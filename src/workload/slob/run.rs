@@ -54,6 +54,8 @@ pub fn prepare_redo(
         file_size: slob.redo_file_size,
         block_size: slob.redo_block,
         grow: false,
+        // The log writer overwrites the headers with redo.
+        headers: false,
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
 }
@@ -267,7 +269,14 @@ fn session(
 ) -> (Tally, SessionStats, u64) {
     let slob = c.slob;
     let schema = id / slob.threads_per_schema;
-    let scan_len = slob.block_size as usize * slob.scan_blocks.max(1) as usize;
+    // A scan buffer only when there are scans: --scan-size per session
+    // (1 MiB by default) would otherwise be most of a session's memory.
+    let scan_blocks = if slob.scan_pct > 0 {
+        slob.scan_blocks.max(1)
+    } else {
+        1
+    };
+    let scan_len = slob.block_size as usize * scan_blocks as usize;
     let mut s = Session {
         id,
         inst: &c.inst,
@@ -285,7 +294,7 @@ fn session(
         mix: OpMix::new(slob.update_pct, slob.scan_pct),
         rng: Rng::for_stream(c.cfg.seed, u64::from(id)),
         scan_buf: BufPool::new(scan_len, 1),
-        scan_run: Vec::with_capacity(slob.scan_blocks as usize),
+        scan_run: Vec::with_capacity(scan_blocks as usize),
         rows: Vec::with_capacity(slob.work_unit as usize),
         clock: 0,
         outlier_ns: c.outlier_ns,

@@ -270,3 +270,31 @@ fn an_update_locks_each_row_just_before_changing_it_and_holds_no_pin_while_it_wa
         assert_eq!(inst.locks.held(), 0, "every row released at commit");
     });
 }
+
+#[test]
+fn the_read_histogram_is_the_read_events_together() {
+    let (dir, path, file) = datafile();
+    let mut cfg = config(dir.path(), 1);
+    // Selects and scans only (no commits, so no log writer), 40 operations.
+    (cfg.update_pct, cfg.scan_pct, cfg.scan_blocks, cfg.work_loop) = (0, 50, 4, Some(40));
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    shared.begin(None);
+    // A cache of 16 buffers for 64 blocks: misses of both kinds.
+    let inst = instance(&shared, 16, 1);
+    let slot = SessionSeries::new();
+    let mut s = session(0, &inst, &cfg, &files, &fd, &slot);
+    s.scan_buf = BufPool::new(4 * BS as usize, 1);
+    s.run();
+    let seq = s.tally.events.get(Event::DbFileSequentialRead);
+    let scattered = s.tally.events.get(Event::DbFileScatteredRead);
+    assert!(seq.count > 0 && scattered.count > 0, "both kinds of read");
+    let read = &s.stats.ops[Kind::Read as usize];
+    assert_eq!(read.count, seq.count + scattered.count);
+    assert_eq!(read.sum_ns, seq.sum_ns + scattered.sum_ns);
+    assert_eq!(read.hist.len(), read.count);
+    let mut both = seq.hist.clone();
+    both.add(&scattered.hist).unwrap();
+    assert_eq!(read.hist, both);
+}
