@@ -114,7 +114,14 @@ impl Floor {
     /// `depth` reads in flight on one ring with a registered file and
     /// buffers, until `secs` have passed.
     fn uring(&mut self, depth: u32, secs: f64) -> u64 {
-        let mut ring = IoUring::new(depth.next_power_of_two()).expect("io_uring");
+        // As dbio's engine sets it up: one issuer, completions run when it waits.
+        let entries = depth.next_power_of_two();
+        let mut ring: IoUring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+            .or_else(|_| IoUring::new(entries))
+            .expect("io_uring");
         ring.submitter()
             .register_files(&[self.fd])
             .expect("register file");
