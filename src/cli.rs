@@ -626,7 +626,7 @@ pub(crate) fn hotspot(
 }
 
 /// A seed from the clock and process id, printed in the report so the run can be repeated.
-fn random_seed() -> u64 {
+pub(crate) fn random_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

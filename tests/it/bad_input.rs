@@ -169,6 +169,7 @@ const CASES: &[Case] = &[
     (&["run", "--workload", "slob", "--work-loop", "0"], &["--work-loop", "'0'"]),
     (&["run", "--workload", "slob", "--work-loop", "5", "--time", "10"], &["--work-loop", "--time"]),
     (&["run", "--workload", "slob", "--work-loop", "18446744073709551615"], &["--work-loop 18446744073709551615"]),
+    (&["run", "--workload", "pg", "--work-loop", "18446744073709551615", "--sessions", "2"], &["--work-loop 18446744073709551615"]),
     (&["run", "--workload", "slob", "--time", "99999999999"], &["--time", "99999999999"]),
     (&["run", "--workload", "slob", "--cache", "64G"], &["--cache 64 GiB"]),
     (&["run", "--workload", "slob", "--cache", "100T"], &["--cache 100 TiB"]),

@@ -143,20 +143,16 @@ impl RunArgs {
         let sessions = slob.sessions();
         let length = match work_loop {
             Some(w) => RunLength::Ops {
-                ops: w * u64::from(sessions),
+                ops: w.checked_mul(u64::from(sessions)).ok_or_else(|| {
+                    format!("--work-loop {w} x {sessions} sessions is too many operations")
+                })?,
             },
             None => RunLength::Time {
                 time_s: self.time.unwrap_or(10.0),
                 ramp_s: self.ramp.unwrap_or(0.0),
             },
         };
-        let seed = self.seed.unwrap_or_else(|| {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0);
-            t ^ (u64::from(std::process::id()) << 32)
-        });
+        let seed = self.seed.unwrap_or_else(crate::cli::random_seed);
         Ok(RunConfig {
             workload: "pg",
             target: self.target,
