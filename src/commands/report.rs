@@ -101,10 +101,11 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     let mut writes = Vec::new();
     let (mut missing, mut other_model) = (0, 0);
     for r in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
-        let run = store.get(r.id).map_err(failed)?;
+        // The metrics alone: the report documents stay on disk.
+        let metrics = store.metrics(r.id).map_err(failed)?;
         let facts = Facts {
             model: r.model.as_deref(),
-            metrics: &run.metrics,
+            metrics: &metrics,
         };
         if args.model.is_some_and(|m| !facts.is(m)) {
             other_model += 1;
@@ -125,7 +126,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
                 _ => None,
             },
             Some(m) if by_model => facts.model_value(m),
-            _ => crate::vocab::lookup(&run.metrics, &args.metric),
+            _ => crate::vocab::lookup(&metrics, &args.metric),
         };
         match value {
             Some(v) => {

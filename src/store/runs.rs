@@ -405,6 +405,20 @@ impl Store {
             })
     }
 
+    /// A run's metrics alone (name, value), ordered by name: what tables and
+    /// statistics over many runs read, without the report document, the
+    /// series and the histograms that [`Store::get`] loads.
+    pub fn metrics(&self, id: i64) -> Result<Vec<(String, f64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name, value FROM metrics WHERE run_id = ?1 ORDER BY name")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
+        rows.map_err(|e| self.sql(e))
+    }
+
     /// Deletes runs with everything stored for them (one transaction);
     /// returns how many existed. Ids not in the store are skipped.
     pub fn delete(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
