@@ -55,4 +55,9 @@ if cargo clippy --version >/dev/null 2>&1; then
 else
   echo "clippy not installed: lint check skipped"
 fi
-cargo test --all-targets -- --test-threads="${DBIO_TEST_THREADS:-2}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --all-targets -- --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee "$log"
+# One line over every test binary (ignored = skipped here: needs root, a tool, device-mapper).
+awk '/^test result:/ { p += $4; f += $6; i += $8 }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"
