@@ -107,6 +107,13 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
                 .name(threads.name(t))
                 .stack_size(THREAD_STACK)
                 .spawn_scoped(s, move || {
+                    // Counts the session as finished however it ends: a
+                    // thread that panics must not leave the control loop
+                    // waiting for it, and it stops the run.
+                    let _done = Done {
+                        finished: ((t as usize) < sessions).then_some(finished),
+                        shared,
+                    };
                     let state = work.prepare(t).map_err(|e| shared.fail(e.to_string())).ok();
                     let go = gate.ready_then_wait(total);
                     let released = now_ns();
@@ -114,9 +121,6 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
                         Some(st) => work.run(t, st, slot),
                         None => ThreadEnd::default(),
                     };
-                    if (t as usize) < sessions {
-                        finished.fetch_add(1, SeqCst);
-                    }
                     (released, end)
                 });
             match spawned {
@@ -150,14 +154,14 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             interval_ns: (opts.interval_s * 1e9) as u64,
         });
         let mut handles = handles.into_iter();
-        let mut ends: Vec<_> = handles
-            .by_ref()
-            .take(sessions)
-            .map(|h| h.join().expect("a session thread panicked"))
-            .collect();
+        // A thread that panicked (a dbio bug) has failed the run: it adds nothing.
+        let join = |h: std::thread::ScopedJoinHandle<'_, (u64, ThreadEnd<W::Part>)>| {
+            h.join().unwrap_or_default()
+        };
+        let mut ends: Vec<_> = handles.by_ref().take(sessions).map(join).collect();
         // The sessions are done: the background threads drain and stop.
         work.sessions_ended();
-        ends.extend(handles.map(|h| h.join().expect("a background thread panicked")));
+        ends.extend(handles.map(join));
         ends.resize_with(total as usize, Default::default);
         (control, ends, start_unix_ns)
     });
@@ -198,5 +202,29 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
             peak_rss_bytes: crate::measure::cpu::peak_rss_bytes(),
         },
         parts,
+    }
+}
+
+/// Marks a thread of the run as ended when it goes out of scope, also by a
+/// panic: a session counts as finished, and a panic fails the run.
+struct Done<'a> {
+    finished: Option<&'a AtomicUsize>,
+    shared: &'a Shared,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let name = std::thread::current()
+                .name()
+                .unwrap_or("a thread")
+                .to_string();
+            self.shared.fail(format!(
+                "{name} stopped on an internal error (a dbio bug, please report it); the results so far are kept"
+            ));
+        }
+        if let Some(f) = self.finished {
+            f.fetch_add(1, SeqCst);
+        }
     }
 }

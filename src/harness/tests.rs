@@ -331,3 +331,49 @@ fn a_thread_that_cannot_start_fails_the_run_without_a_hang() {
     assert_eq!(out.result.error.as_deref(), Some("thread 2: cannot set up"));
     assert_eq!(out.parts[2], 0, "the thread that failed did not run");
 }
+
+/// Two sessions, one of which panics (a bug in a workload).
+struct Panics;
+
+impl Workload for Panics {
+    type Thread = ();
+    type Part = u32;
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: 2,
+            background: Vec::new(),
+        }
+    }
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![std::env::temp_dir()]
+    }
+    fn prepare(&self, _: u32) -> Result<(), SetupError> {
+        Ok(())
+    }
+    fn run(&self, t: u32, _: (), _: &SessionSeries) -> ThreadEnd<u32> {
+        assert!(t == 0, "a workload's bug in session {t}");
+        ThreadEnd {
+            issued: 3,
+            part: 1,
+            ..Default::default()
+        }
+    }
+}
+
+#[test]
+fn a_session_that_panics_fails_the_run_without_a_hang() {
+    let shared = Shared::new(0.0);
+    let (_d, t) = target();
+    let cfg = config(&t, 2, RunLength::Ops { ops: 10 });
+    let began = Instant::now();
+    let out = go(&Panics, &shared, &cfg, &AtomicBool::new(false));
+    assert!(began.elapsed() < Duration::from_secs(5), "it did not hang");
+    assert_eq!(out.result.status, Status::Failed);
+    let error = out.result.error.unwrap();
+    assert!(
+        error.contains("dbio-session-1") && error.contains("internal error"),
+        "{error}"
+    );
+    assert_eq!(out.parts, vec![1, 0], "the panicked session adds nothing");
+    assert_eq!(out.result.issued, 3);
+}

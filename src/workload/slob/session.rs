@@ -210,7 +210,10 @@ impl<E: Engine> Session<'_, E> {
             self.wait(Event::LogFileSwitchCheckpointIncomplete, t, now_ns());
         }
         let used = |log: &super::instance::Log| {
-            log.alloc.load(Acquire) - log.flushed.load(Acquire) + redo > log.buffer_size
+            // Flushed first: alloc read after it is never below it (the
+            // other order let the log writer flush past a stale alloc).
+            let flushed = log.flushed.load(Acquire);
+            log.alloc.load(Acquire).saturating_sub(flushed) + redo > log.buffer_size
         };
         if used(log) {
             let t = now_ns();
