@@ -15,7 +15,8 @@
 #   --qd "N …"  io_uring queue depths for case b (default "32")
 #
 # Needs root (losetup, mkfs.xfs, mount, drop_caches), fio and python3.
-# Prints Markdown tables and saves them to bench/results-<date>.md.
+# Prints Markdown tables and saves them to bench/results-<date>.md (or
+# results-<date>-N.md: an earlier file is never overwritten).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -513,7 +514,10 @@ samples() {
 notes() { local n; for n in "${NOTES[@]}"; do echo "$n"; echo; done; }
 
 [[ ${#ROWS[@]} -gt 0 ]] || { notes; exit 0; }
+# A new file every time: an earlier result of the same day is kept.
 RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d).md
+n=2
+while [[ -e $RESULT ]]; do RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d)-$n.md; n=$((n + 1)); done
 {
     echo "# dbio vs fio — $(date '+%Y-%m-%d %H:%M')"
     echo
