@@ -30,6 +30,7 @@ pub struct CompareArgs {
     /// Only runs with this many sessions (for variables).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub sessions: Option<u32>,
+    /// text (side by side, as AWR's compare period report) or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
