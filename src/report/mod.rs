@@ -9,6 +9,7 @@ pub mod html;
 pub mod pg;
 mod pg_text;
 mod rformat;
+pub mod select;
 pub mod stats;
 pub mod stats_text;
 pub mod table;

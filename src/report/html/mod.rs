@@ -111,7 +111,7 @@ pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
     }
 
     p.section("scaling", "Scaling");
-    if charts::is_throughput(&crate::vocab::resolve_metric(&data.metric).0) {
+    if data.throughput {
         let s = charts::scaling(data);
         p.para(
             "note",
