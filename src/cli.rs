@@ -475,8 +475,8 @@ impl RunArgs {
             files: self.files,
             size_bytes: self.size,
             block_size: self.bs,
-            pattern,
-            read_pct,
+            pattern: Some(pattern),
+            read_pct: Some(read_pct),
             sessions,
             iodepth: self.iodepth,
             engine: self.engine,
@@ -558,12 +558,9 @@ impl RunArgs {
             files: self.files,
             size_bytes: Some(slob.tablespace_blocks() * u64::from(self.bs)),
             block_size: self.bs,
-            pattern: if slob.update_pct > 0 {
-                Pattern::Randrw
-            } else {
-                Pattern::Randread
-            },
-            read_pct: 100 - slob.update_pct,
+            // A database model has no raw pattern: its mix is --update-pct.
+            pattern: None,
+            read_pct: None,
             sessions,
             iodepth: 1,
             engine: self.engine,
@@ -714,8 +711,8 @@ mod tests {
     fn defaults_are_a_short_mixed_run() {
         let c = config(&[]).unwrap();
         assert_eq!(c.block_size, 8192);
-        assert_eq!(c.pattern, Pattern::Randrw);
-        assert_eq!(c.read_pct, 50);
+        assert_eq!(c.pattern, Some(Pattern::Randrw));
+        assert_eq!(c.read_pct, Some(50));
         assert_eq!(
             c.length,
             RunLength::Time {
@@ -847,7 +844,7 @@ mod tests {
             "7",
         ])
         .unwrap();
-        assert_eq!(c.read_pct, 100);
+        assert_eq!(c.read_pct, Some(100));
         assert_eq!(c.engine, EngineKind::IoUring);
         assert_eq!(
             c.length,

@@ -129,9 +129,11 @@ pub struct RunConfig {
     /// Requested data size: total over all files, or the span of a device.
     pub size_bytes: Option<u64>,
     pub block_size: u32,
-    pub pattern: Pattern,
-    /// Percentage of reads in randrw (0..=100).
-    pub read_pct: u8,
+    /// The raw workload's pattern; `None` (null in the JSON) for a database
+    /// model (slob, pg), whose mix is its update percentage.
+    pub pattern: Option<Pattern>,
+    /// Percentage of reads in randrw (0..=100); `None` as `pattern`.
+    pub read_pct: Option<u8>,
     pub sessions: u32,
     pub iodepth: u32,
     pub engine: EngineKind,
@@ -157,6 +159,19 @@ pub struct RunConfig {
     /// The PostgreSQL run's settings (`--workload pg`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pg: Option<crate::workload::pg::PgConfig>,
+}
+
+impl RunConfig {
+    /// True when the run writes to its data: a raw pattern that writes, or a
+    /// database model with updates.
+    pub fn writes(&self) -> bool {
+        match (self.pattern, &self.slob, &self.pg) {
+            (Some(p), _, _) => p.writes(),
+            (None, Some(s), _) => s.update_pct > 0,
+            (None, None, Some(pg)) => pg.slob.update_pct > 0,
+            (None, None, None) => false,
+        }
+    }
 }
 
 fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {

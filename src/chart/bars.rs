@@ -27,6 +27,12 @@ pub struct BarChart {
     pub reference: Option<(f64, String)>,
     /// Printed after each bar's value (e.g. "×").
     pub value_suffix: String,
+    /// Print each bar's value above it (where it fits beside its
+    /// neighbours'); otherwise only in its tooltip.
+    pub value_labels: bool,
+    /// The top of the value axis, for small multiples on one scale (`None`:
+    /// from the tallest bar).
+    pub y_max: Option<f64>,
     pub width: f64,
     pub height: f64,
 }
@@ -41,6 +47,8 @@ impl BarChart {
             series: Vec::new(),
             reference: None,
             value_suffix: String::new(),
+            value_labels: true,
+            y_max: None,
             width: 640.0,
             height: 340.0,
         }
@@ -66,7 +74,10 @@ impl BarChart {
             hi = hi.max(*r);
         }
         // Room above the tallest bar for its value.
-        let (lo, hi, ticks) = linear_ticks(0.0, hi * 1.08, 5);
+        let (lo, hi, ticks) = match self.y_max {
+            Some(top) => linear_ticks(0.0, top.max(hi), 5),
+            None => linear_ticks(0.0, hi * 1.08, 5),
+        };
         let step = ticks.get(1).copied().unwrap_or(1.0) - ticks[0];
         let labels: Vec<String> = ticks.iter().map(|&t| label(t, step)).collect();
         let left = 30.0
@@ -85,13 +96,7 @@ impl BarChart {
             r1: py1,
         };
         let mut svg = Svg::new(w, h, "chart bars", &self.title);
-        svg.text(
-            w / 2.0,
-            16.0,
-            Anchor::Middle,
-            &self.title,
-            r#"font-size="14" font-weight="bold""#,
-        );
+        svg.heading(w, &self.title);
         for (t, l) in ticks.iter().zip(&labels) {
             let y = ys.map(*t);
             svg.line(px0, y, px1, y, r##"stroke="#ddd""##);
@@ -134,7 +139,9 @@ impl BarChart {
                     None => svg.raw(&(bar + "\n")),
                 }
                 let text = format!("{}{}", value_label(v), self.value_suffix);
-                if bw >= text_width(&text, 10.0) * 0.7 {
+                // Only where the text fits in its bar's width: wider text
+                // runs into the next bar's value.
+                if self.value_labels && bw >= text_width(&text, 10.0) {
                     svg.text(
                         x + bw / 2.0,
                         y - 4.0,

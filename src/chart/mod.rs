@@ -8,10 +8,12 @@
 //! * [`xy`]: line and scatter charts, made of [`parts`] (axes, series with
 //!   whiskers, bands, vertical lines, notes).
 //! * [`bars`]: grouped bar charts with a reference line.
+//! * [`hbars`]: horizontal bars for long names ranked by value.
 //!
 //! What dbio draws with them is in `report::html::charts`.
 
 pub mod bars;
+pub mod hbars;
 pub mod palette;
 pub mod parts;
 pub mod scale;
@@ -19,6 +21,7 @@ pub mod svg;
 pub mod xy;
 
 pub use bars::{BarChart, BarSeries};
+pub use hbars::{HBar, HBarChart};
 pub use palette::{Dash, Marker, color};
 pub use scale::ScaleKind;
 pub use svg::escape;

@@ -58,10 +58,16 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// A tooltip per point (empty: none).
     pub tips: Vec<String>,
-    /// (x, low, high): a vertical min–max whisker.
+    /// (x, low, high): a vertical whisker (an interval).
     pub whiskers: Vec<(f64, f64, f64)>,
     /// Show in the legend.
     pub legend: bool,
+    /// Drawn this many pixels right of its x (negative: left): series at
+    /// the same x dodged apart so their whiskers do not overlap. The data
+    /// and tooltips keep the true x.
+    pub offset_px: f64,
+    /// Marker radius in pixels.
+    pub radius: f64,
 }
 
 impl Series {
@@ -77,6 +83,8 @@ impl Series {
             tips: Vec::new(),
             whiskers: Vec::new(),
             legend: true,
+            offset_px: 0.0,
+            radius: 3.8,
         }
     }
 }

@@ -131,6 +131,17 @@ impl Svg {
         );
     }
 
+    /// The chart's title, bold and centred at the top of a chart `width` wide.
+    pub fn heading(&mut self, width: f64, title: &str) {
+        self.text(
+            width / 2.0,
+            16.0,
+            Anchor::Middle,
+            title,
+            r#"font-size="14" font-weight="bold""#,
+        );
+    }
+
     /// The axis titles of a plot area `(x0, y0, x1, y1)` (y0 its bottom) in
     /// a chart `height` high: x centred at the foot, y turned at the left;
     /// and "no data" in the middle of an `empty` plot.

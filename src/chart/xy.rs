@@ -1,8 +1,9 @@
 //! The x–y chart every line and scatter chart of dbio is: a frame with
 //! nice ticks and grid lines on linear or log axes, a legend, series drawn
-//! as lines and/or markers (with min–max whiskers and hover tooltips),
-//! shaded x ranges (a ramp), vertical markers (a knee) and notes at points
-//! (a peak, a collapse).
+//! as lines and/or markers (with interval whiskers, dodged apart when
+//! series share an x, and hover tooltips), shaded x ranges (a ramp),
+//! vertical markers (a knee) and notes at points (a peak, a collapse),
+//! their labels moved down until none overlaps another.
 
 use super::palette::Marker;
 pub use super::parts::{Axis, Band, Note, Series, VLine};
@@ -83,13 +84,7 @@ impl XyChart {
             r1: py1,
         };
         let mut svg = Svg::new(w, h, "chart xy", &self.title);
-        svg.text(
-            w / 2.0,
-            16.0,
-            Anchor::Middle,
-            &self.title,
-            r#"font-size="14" font-weight="bold""#,
-        );
+        svg.heading(w, &self.title);
         for b in &self.bands {
             let (a, z) = (xs.map(b.x0.max(xlo)), xs.map(b.x1.min(xhi)));
             if z > a {
@@ -148,8 +143,9 @@ impl XyChart {
             !self.has_data(),
         );
         let ok = |x: f64, y: f64| xs.accepts(x) && ys.accepts(y);
-        // Labels one under the other, so lines close together stay readable.
-        for (row, v) in self.vlines.iter().filter(|v| xs.accepts(v.x)).enumerate() {
+        // Every label's box, so a later one moves down rather than overlap.
+        let mut placed = Labels::default();
+        for v in self.vlines.iter().filter(|v| xs.accepts(v.x)) {
             let x = xs.map(v.x);
             svg.line(
                 x,
@@ -158,9 +154,10 @@ impl XyChart {
                 py1,
                 &format!(r#"stroke="{}" stroke-dasharray="4 3""#, v.color),
             );
+            let y = placed.place(x + 3.0, py1 + 24.0, &v.label, Anchor::Start, py0);
             svg.text(
                 x + 3.0,
-                py1 + 24.0 + 14.0 * row as f64,
+                y,
                 Anchor::Start,
                 &v.label,
                 &format!(r#"font-size="11" fill="{}""#, v.color),
@@ -168,11 +165,12 @@ impl XyChart {
         }
         for s in &self.series {
             let attrs = format!(r#"stroke="{}" stroke-width="1.3""#, s.color);
+            let px = |x: f64| xs.map(x) + s.offset_px;
             for &(x, lo, hi) in &s.whiskers {
                 if !(ok(x, lo) && ok(x, hi)) {
                     continue;
                 }
-                let (cx, a, b) = (xs.map(x), ys.map(lo), ys.map(hi));
+                let (cx, a, b) = (px(x), ys.map(lo), ys.map(hi));
                 svg.line(cx, a, cx, b, &attrs);
                 svg.line(cx - 4.0, a, cx + 4.0, a, &attrs);
                 svg.line(cx - 4.0, b, cx + 4.0, b, &attrs);
@@ -182,7 +180,7 @@ impl XyChart {
                     .points
                     .iter()
                     .filter(|p| ok(p.0, p.1))
-                    .map(|&(x, y)| (xs.map(x), ys.map(y)))
+                    .map(|&(x, y)| (px(x), ys.map(y)))
                     .collect();
                 svg.polyline(
                     &pts,
@@ -202,7 +200,7 @@ impl XyChart {
                     if !ok(x, y) {
                         continue;
                     }
-                    let m = s.marker.svg(xs.map(x), ys.map(y), 3.8, &fill);
+                    let m = s.marker.svg(px(x), ys.map(y), s.radius, &fill);
                     match s.tips.get(i) {
                         Some(t) => svg.raw(&format!("<g><title>{}</title>{m}</g>\n", escape(t))),
                         None => svg.raw(&(m + "\n")),
@@ -233,6 +231,7 @@ impl XyChart {
             } else {
                 y - 10.0
             };
+            let ty = placed.place(tx, ty, &n.text, anchor, py0);
             svg.text(
                 tx,
                 ty,
@@ -335,6 +334,34 @@ impl XyChart {
             x += w;
         }
         out
+    }
+}
+
+/// The boxes of the labels drawn so far (11 px text).
+#[derive(Default)]
+struct Labels {
+    boxes: Vec<(f64, f64, f64, f64)>,
+}
+
+impl Labels {
+    /// The baseline at or below `y` where `text` anchored at `x` overlaps no
+    /// label placed before (stopping at `bottom`); the box is kept.
+    fn place(&mut self, x: f64, y: f64, text: &str, anchor: Anchor, bottom: f64) -> f64 {
+        let w = text_width(text, 11.0);
+        let x0 = match anchor {
+            Anchor::Start => x,
+            Anchor::Middle => x - w / 2.0,
+            Anchor::End => x - w,
+        };
+        let mut y = y;
+        let hits = |y: f64, b: &(f64, f64, f64, f64)| {
+            x0 < b.2 && x0 + w > b.0 && y - 11.0 < b.3 && y + 2.0 > b.1
+        };
+        while y < bottom - 4.0 && self.boxes.iter().any(|b| hits(y, b)) {
+            y += 14.0;
+        }
+        self.boxes.push((x0, y - 11.0, x0 + w, y + 2.0));
+        y
     }
 }
 

@@ -100,3 +100,94 @@ fn the_legend_wraps_onto_more_rows() {
         .collect();
     assert!(rows.len() >= 3, "{rows:?}");
 }
+
+/// The box (x0, y0, x1, y1) of the 11 px `<text>` whose content is `label`.
+fn text_box(svg: &str, label: &str) -> (f64, f64, f64, f64) {
+    let line = svg
+        .lines()
+        .find(|l| l.starts_with("<text") && l.contains(&format!(">{label}<")))
+        .unwrap_or_else(|| panic!("{label} in {svg}"));
+    let attr = |name: &str| -> String {
+        let v = line.split(&format!("{name}=\"")).nth(1).unwrap();
+        v[..v.find('"').unwrap()].to_string()
+    };
+    let (x, y): (f64, f64) = (attr("x").parse().unwrap(), attr("y").parse().unwrap());
+    let w = super::text_width(label, 11.0);
+    let x0 = match attr("text-anchor").as_str() {
+        "end" => x - w,
+        "middle" => x - w / 2.0,
+        _ => x,
+    };
+    (x0, y - 11.0, x0 + w, y + 2.0)
+}
+
+#[test]
+fn a_knee_and_a_peak_at_the_same_place_do_not_overlap() {
+    // The scaling chart's case: the knee at the peak's session count, the
+    // peak at the top of the frame ("knee 16peak 64.0K" before).
+    let mut c = XyChart::new(
+        "scaling",
+        Axis::linear("sessions").with_ticks(vec![1.0, 4.0, 16.0, 32.0]),
+        Axis::linear("IOPS").from_zero(),
+    );
+    let mut s = Series::new("runs", "#0072B2");
+    s.points = vec![
+        (1.0, 8000.0),
+        (4.0, 30000.0),
+        (16.0, 64000.0),
+        (32.0, 60000.0),
+    ];
+    c.series.push(s);
+    c.vlines.push(VLine {
+        x: 16.0,
+        label: "knee 16".into(),
+        color: "#555",
+    });
+    c.vlines.push(VLine {
+        x: 17.0,
+        label: "USL peak N≈17.0".into(),
+        color: "#000",
+    });
+    c.notes.push(Note {
+        x: 16.0,
+        y: 64000.0,
+        text: "peak 64.0K".into(),
+        color: "#0072B2",
+    });
+    let out = c.render();
+    let boxes = [
+        text_box(&out, "knee 16"),
+        text_box(&out, "USL peak N≈17.0"),
+        text_box(&out, "peak 64.0K"),
+    ];
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            let overlap = a.0 < b.2 && a.2 > b.0 && a.1 < b.3 && a.3 > b.1;
+            assert!(!overlap, "{a:?} overlaps {b:?}");
+        }
+    }
+}
+
+#[test]
+fn dodged_series_draw_their_whiskers_apart() {
+    let mut c = XyChart::new("d", Axis::linear("x"), Axis::linear("y"));
+    for (i, off) in [-4.5, 4.5].into_iter().enumerate() {
+        let mut s = Series::new(&format!("s{i}"), crate::chart::color(i));
+        s.points = vec![(1.0, 10.0), (2.0, 12.0)];
+        s.whiskers = vec![(1.0, 8.0, 12.0)];
+        s.offset_px = off;
+        c.series.push(s);
+    }
+    let out = c.render();
+    let stems: Vec<f64> = out
+        .lines()
+        .filter(|l| l.contains("stroke-width=\"1.3\""))
+        .map(|l| {
+            let v = l.split("x1=\"").nth(1).unwrap();
+            v[..v.find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    // stem, cap, cap per whisker: the stems 9 px apart.
+    assert_eq!(stems.len(), 6);
+    assert!((stems[3] - stems[0] - 9.0).abs() < 0.02, "{stems:?}");
+}

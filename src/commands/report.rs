@@ -8,8 +8,9 @@
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
-use crate::analysis::models::{self, Facts, Model};
+use crate::analysis::models::Model;
 use crate::commands::runs::FilterArgs;
+use crate::report::select::{Measure, Pick};
 use crate::report::stats::{self, RunValue};
 use crate::report::stats_text::{self, Style};
 use crate::report::table::{self, Point, Table};
@@ -62,9 +63,17 @@ pub struct ReportArgs {
     pub plan_file: Option<std::path::PathBuf>,
 }
 
-/// `--metric`'s value when `--model` is given without it: each run's model
-/// metric.
-pub const MODEL_METRIC: &str = "model";
+pub use crate::report::select::MODEL_METRIC;
+
+impl ReportArgs {
+    /// What the cells show.
+    pub fn measure(&self) -> Measure<'_> {
+        Measure {
+            metric: &self.metric,
+            model: self.model,
+        }
+    }
+}
 
 /// Builds and prints the table for the completed, counted runs selected.
 pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
@@ -77,21 +86,14 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         ));
     }
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
-    let by_model = args.model.is_some() && args.metric == MODEL_METRIC;
-    if args.model == Some(Model::Readwrite) && !by_model {
-        return Err(CommandError::Usage(
-            "--model readwrite adds reads/s and writes/s; it takes no --metric (use --model writes --metric NAME)".into(),
-        ));
-    }
+    let measure = args.measure();
+    measure.check().map_err(CommandError::Usage)?;
     if args.format == Format::Csv && args.stats && args.scaling {
         return Err(CommandError::Usage(
             "--format csv writes one table: ask for --stats or --scaling, not both (or use --format json)".into(),
         ));
     }
-    if args.scaling
-        && !by_model
-        && !stats::is_throughput(&crate::vocab::resolve_metric(&args.metric).0)
-    {
+    if args.scaling && !measure.is_throughput() {
         return Err(CommandError::Usage(format!(
             "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_s, …)",
             args.metric
@@ -105,49 +107,33 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     for r in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         // The metrics alone: the report documents stay on disk.
         let metrics = store.metrics(r.id).map_err(failed)?;
-        let facts = Facts {
-            model: r.model.as_deref(),
-            metrics: &metrics,
-        };
-        if args.model.is_some_and(|m| !facts.is(m)) {
-            other_model += 1;
-            continue;
-        }
         let run_value = |value| RunValue {
             id: r.id,
             variable: r.variable.clone().unwrap_or_else(|| "-".into()),
             sessions: r.sessions.unwrap_or(0) as u32,
             value,
         };
-        let value = match args.model {
-            Some(Model::Readwrite) => match (facts.reads_per_s(), facts.writes_per_s()) {
-                (Some(rd), Some(wr)) => {
-                    writes.push(wr);
-                    Some(rd)
-                }
-                _ => None,
-            },
-            Some(m) if by_model => facts.model_value(m),
-            _ => crate::vocab::lookup(&metrics, &args.metric),
-        };
-        match value {
-            Some(v) => {
-                let rv = run_value(v);
-                points.push(Point::from(&rv));
-                // READWRITE's statistics are over each run's reads + writes.
-                runs.push(match writes.last() {
-                    Some(w) if args.model == Some(Model::Readwrite) => run_value(v + w),
-                    _ => rv,
-                });
+        match measure.pick(r.model.as_deref(), &metrics) {
+            Pick::OtherModel => other_model += 1,
+            Pick::Missing => missing += 1,
+            // READWRITE: the table trims reads and writes apart; the
+            // statistics are over each run's reads + writes.
+            Pick::Value {
+                value,
+                split: Some((rd, wr)),
+            } => {
+                writes.push(wr);
+                points.push(Point::from(&run_value(rd)));
+                runs.push(run_value(value));
             }
-            None => missing += 1,
+            Pick::Value { value, split: None } => {
+                let rv = run_value(value);
+                points.push(Point::from(&rv));
+                runs.push(rv);
+            }
         }
     }
-    let label = match args.model {
-        Some(m) if by_model => models::metric_label(m).to_string(),
-        Some(m) => format!("{} ({m:?} model runs)", args.metric).to_lowercase(),
-        None => args.metric.clone(),
-    };
+    let label = measure.label();
     if points.is_empty() {
         return Err(CommandError::Usage(format!(
             "no completed run of the selection has {label} ({} runs selected{}); see docs/store.md for metric names",

@@ -64,12 +64,24 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
             Some(_) => {}
         }
     }
-    let d = data::load(store, &filter.to_filter(), &args.metric)
+    let measure = args.measure();
+    measure.check().map_err(CommandError::Usage)?;
+    let d = data::load(store, &filter.to_filter(), &measure)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
     if d.runs.is_empty() {
         return Err(CommandError::Usage(format!(
-            "no completed run of the selection has the metric {:?} ({} runs selected); see docs/store.md for metric names",
-            args.metric, d.left_out
+            "no completed run of the selection has {} ({} runs selected); see docs/store.md for metric names{}",
+            if measure.model.is_some() {
+                measure.label()
+            } else {
+                format!("the metric {:?}", args.metric)
+            },
+            d.left_out,
+            if measure.model.is_none() {
+                ""
+            } else {
+                " and docs/import.md for the models"
+            }
         )));
     }
     let opts = Options {

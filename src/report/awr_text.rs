@@ -218,7 +218,7 @@ fn event_row(o: &mut String, e: &EventSummary) {
     );
 }
 
-fn bucket_name(us: u64) -> String {
+pub(crate) fn bucket_name(us: u64) -> String {
     if us < 1000 {
         format!("{us}us")
     } else if us < 1_000_000 {

@@ -11,6 +11,7 @@ pub mod html;
 pub mod pg;
 mod pg_text;
 mod rformat;
+pub mod select;
 pub mod stats;
 pub mod stats_text;
 pub mod table;
@@ -246,8 +247,8 @@ mod tests {
             files: 1,
             size_bytes: Some(64 << 20),
             block_size: 8192,
-            pattern: Pattern::Randrw,
-            read_pct: 70,
+            pattern: Some(Pattern::Randrw),
+            read_pct: Some(70),
             sessions: 16,
             iodepth: 1,
             engine: EngineKind::Psync,

@@ -22,8 +22,8 @@ pub fn render(r: &Report) -> String {
     }
     let mut o = String::new();
     let c = &r.config;
-    let mix = match c.pattern {
-        crate::config::Pattern::Randrw => format!(" ({}% reads)", c.read_pct),
+    let mix = match (c.pattern, c.read_pct) {
+        (Some(crate::config::Pattern::Randrw), Some(pct)) => format!(" ({pct}% reads)"),
         _ => String::new(),
     };
     let io = match c.io_mode {
@@ -37,7 +37,7 @@ pub fn render(r: &Report) -> String {
         "dbio {}  {} {}{mix}  {} blocks  {} session{} x iodepth {}  {}  {io}",
         r.dbio_version,
         c.workload,
-        c.pattern.name(),
+        c.pattern.map_or("-", crate::config::Pattern::name),
         fmt_size(u64::from(c.block_size)),
         c.sessions,
         if c.sessions == 1 { "" } else { "s" },

@@ -148,6 +148,27 @@ fn row_select() -> String {
     sql + " FROM runs r"
 }
 
+/// A pattern belongs to raw runs only: runs of a database model stored
+/// saved by earlier builds recorded the raw defaults (`randrw`) they never used.
+fn raw_pattern(workload: Option<String>, pattern: Option<String>) -> Option<String> {
+    pattern.filter(|_| workload.as_deref() == Some("raw"))
+}
+
+/// The report document with `config.pattern` and `config.read_pct` null
+/// unless the run is raw (as `raw_pattern`, for documents saved earlier).
+fn without_model_pattern(mut report: serde_json::Value) -> serde_json::Value {
+    if let Some(c) = report.get_mut("config").and_then(|c| c.as_object_mut())
+        && c.get("workload").and_then(|w| w.as_str()) != Some("raw")
+    {
+        for key in ["pattern", "read_pct"] {
+            if let Some(v) = c.get_mut(key) {
+                *v = serde_json::Value::Null;
+            }
+        }
+    }
+    report
+}
+
 fn run_row(r: &Row) -> SqlResult<RunRow> {
     let tags: String = r.get(20)?;
     let m = |i: usize| r.get::<_, Option<f64>>(21 + i);
@@ -157,7 +178,7 @@ fn run_row(r: &Row) -> SqlResult<RunRow> {
         ended_unix_ms: r.get(2)?,
         status: r.get(3)?,
         workload: r.get(4)?,
-        pattern: r.get(5)?,
+        pattern: raw_pattern(r.get(4)?, r.get(5)?),
         sessions: r.get(6)?,
         block_size: r.get(7)?,
         engine: r.get(8)?,
@@ -285,7 +306,7 @@ impl Store {
         }
         if let Some(w) = &f.workload {
             arg(
-                "(r.workload = ? OR r.pattern = ?)",
+                "(r.workload = ? OR (r.workload = 'raw' AND r.pattern = ?))",
                 SqlValue::Text(w.clone()),
             );
         }
@@ -388,7 +409,7 @@ impl Store {
             let json = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
             Ok(Some(StoredRun {
                 row,
-                report: json(&report),
+                report: without_model_pattern(json(&report)),
                 report_text,
                 environment: json(&environment),
                 metrics,

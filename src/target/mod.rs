@@ -196,7 +196,7 @@ impl Target {
             )));
         }
         let lock = lock::TargetLock::device(path)?;
-        if cfg.pattern.writes() {
+        if cfg.writes() {
             device::check_writable(path, cfg.destroy_device.as_deref())?;
         } else if let Some(d) = &cfg.destroy_device
             && d != path

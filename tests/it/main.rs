@@ -20,6 +20,7 @@ mod pg;
 mod plan_examples;
 mod plan_run;
 mod report_html;
+mod report_slob_html;
 mod report_stats;
 mod run_raw;
 mod sessions_4k;
@@ -51,6 +52,7 @@ fn main() {
         plan_examples::tests(),
         plan_run::tests(),
         report_html::tests(),
+        report_slob_html::tests(),
         report_stats::tests(),
         signals_pipes::tests(),
         run_raw::tests(),

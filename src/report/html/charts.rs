@@ -1,5 +1,6 @@
 //! The report's charts over a selection of runs: the metric over sessions
-//! per variable (IObench style, min–max whiskers over the repeats),
+//! per variable (IObench style: the SLOB.R value with the 95% CI the
+//! table shows as a whisker and every run as a dot, variables dodged apart),
 //! latency percentiles over sessions, bars relative to a baseline, and the
 //! scaling view (peak, knee, collapse, the USL fit drawn over the points).
 
@@ -39,8 +40,13 @@ fn sessions_axis(counts: &[u32]) -> Axis {
 /// A percentile's name, line style and value in a cell.
 type Percentile = (&'static str, Dash, fn(&LatencyCell) -> f64);
 
+/// Pixels between the dodged positions of variables at one session count.
+const DODGE_PX: f64 = 9.0;
+
 /// The metric over sessions: one line per variable through the SLOB.R
-/// trimmed means, whiskers from the smallest to the largest repeat.
+/// values, a whisker for each cell's 95% CI (the table's: Student t, or the
+/// bootstrap for a skewed cell) and a dot per run; variables dodged apart
+/// so whiskers at the same session count do not overlap.
 pub fn metric_vs_sessions(data: &ReportData) -> XyChart {
     let counts = session_counts(&data.runs);
     let y = Axis::linear(&data.metric);
@@ -54,34 +60,59 @@ pub fn metric_vs_sessions(data: &ReportData) -> XyChart {
         sessions_axis(&counts),
         y,
     );
-    for (i, (var, by_s)) in cells(&data.runs).iter().enumerate() {
+    let by_var = cells(&data.runs);
+    let k = by_var.len() as f64;
+    let mut dots = Vec::new();
+    for (i, (var, by_s)) in by_var.iter().enumerate() {
+        let offset = (i as f64 - (k - 1.0) / 2.0) * DODGE_PX;
         let mut s = Series::new(var, color(i));
         s.dash = Dash::nth(i / 8);
         s.marker = Marker::nth(i);
+        s.offset_px = offset;
+        let mut runs = Series::new(&format!("{var} runs"), color(i));
+        runs.line = false;
+        runs.legend = false;
+        runs.marker = Marker::Circle;
+        runs.radius = 2.2;
+        runs.offset_px = offset;
         for (&n, rs) in by_s {
-            let Some(sum) = analysis::summarize(&values(rs)) else {
+            let Some(cell) = stats::cell_stats(var, Some(n), rs) else {
                 continue;
             };
-            s.points.push((n as f64, sum.value));
+            s.points.push((n as f64, cell.value));
+            let ci = cell.ci95.as_ref().map_or(String::new(), |ci| {
+                format!(
+                    ", 95% CI {} – {}",
+                    value_label(ci.low),
+                    value_label(ci.high)
+                )
+            });
             s.tips.push(format!(
-                "{var}, {n} sessions: {} {} ({}, n = {}, min {}, max {})",
-                value_label(sum.value),
+                "{var}, {n} sessions: {} {} ({}, n = {}{ci})",
+                value_label(cell.value),
                 data.metric,
-                if sum.trimmed {
+                if cell.trimmed {
                     "SLOB.R trimmed mean"
                 } else {
                     "plain mean"
                 },
-                sum.n,
-                value_label(sum.min),
-                value_label(sum.max)
+                cell.n,
             ));
-            if sum.n > 1 {
-                s.whiskers.push((n as f64, sum.min, sum.max));
+            if let Some(ci) = &cell.ci95 {
+                s.whiskers.push((n as f64, ci.low, ci.high));
+            }
+            for r in rs {
+                runs.points.push((n as f64, r.value));
+                runs.tips
+                    .push(format!("run {}: {}", r.id, value_label(r.value)));
             }
         }
         c.series.push(s);
+        dots.push(runs);
     }
+    // The dots under the lines and whiskers.
+    dots.append(&mut c.series);
+    c.series = dots;
     c
 }
 

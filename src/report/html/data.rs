@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::environment::add_environment;
 use super::timeline::Timeline;
+use crate::report::select::{Measure, Pick};
 use crate::store::{RunFilter, Store, StoreError, decode_histogram};
 
 pub use crate::report::stats::RunValue;
@@ -50,26 +51,40 @@ pub struct Arm {
 /// Everything the report page draws.
 #[derive(Clone, Debug, Default)]
 pub struct ReportData {
+    /// What the values are: the metric, or the model's label.
     pub metric: String,
+    /// The values are a throughput: scaling applies.
+    pub throughput: bool,
     pub runs: Vec<RunValue>,
+    /// `--model readwrite`: each run's reads/s and writes/s (the SLOB.R
+    /// table trims them apart; `runs` holds their sum). Empty otherwise.
+    pub readwrite: Vec<(f64, f64)>,
     /// Selected runs left out: not completed, warm-ups, or without the metric.
     pub left_out: usize,
     pub latency: Vec<LatencyCell>,
     pub arms: Vec<Arm>,
-    /// Settings the same in every run.
+    /// Settings every run has, with the same value, in readable units.
     pub shared: Vec<(String, String)>,
-    /// Settings that vary within arms, with their values (the sweep).
+    /// What the plans swept (from the runs' cell keys), with the values as
+    /// the plan wrote them.
     pub swept: Vec<(String, Vec<String>)>,
+    /// Runs not from a plan: settings that differ within an arm.
+    pub varying: Vec<String>,
     /// Plan names among the runs.
     pub plans: Vec<String>,
     pub timelines: Vec<Timeline>,
 }
 
 /// Reads the selection from the store.
-pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportData, StoreError> {
+pub fn load(
+    store: &Store,
+    filter: &RunFilter,
+    measure: &Measure,
+) -> Result<ReportData, StoreError> {
     let rows = store.list(filter)?;
     let mut data = ReportData {
-        metric: metric.to_string(),
+        metric: measure.label(),
+        throughput: measure.is_throughput(),
         ..Default::default()
     };
     let mut configs: Vec<(String, BTreeMap<String, String>)> = Vec::new();
@@ -82,10 +97,13 @@ pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportDat
             continue;
         }
         let run = store.get(r.id)?;
-        let Some(value) = crate::vocab::lookup(&run.metrics, metric) else {
+        let Pick::Value { value, split } = measure.pick(r.model.as_deref(), &run.metrics) else {
             data.left_out += 1;
             continue;
         };
+        if let Some(rw) = split {
+            data.readwrite.push(rw);
+        }
         let variable = r.variable.clone().unwrap_or_else(|| "-".into());
         let sessions = r.sessions.unwrap_or(0) as u32;
         data.runs.push(RunValue {
@@ -109,6 +127,9 @@ pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportDat
                 msg: format!("{e:?}"),
             })?;
         }
+        if let Some(key) = &r.cell_key {
+            add_swept(&mut data.swept, key);
+        }
         configs.push((variable.clone(), flatten_config(run.report.get("config"))));
         add_environment(envs.entry(variable.clone()).or_default(), &run);
         // The timeline shows the arm's latest run at its largest session count.
@@ -131,9 +152,14 @@ pub fn load(store: &Store, filter: &RunFilter, metric: &str) -> Result<ReportDat
             p999_ms: h.value_at_quantile(0.999) as f64 / 1e6,
         })
         .collect();
-    let (shared, swept, per_arm) = split_settings(&configs);
+    let (shared, varying, per_arm) = split_settings(&configs);
     data.shared = shared;
-    data.swept = swept;
+    if data.plans.is_empty() {
+        data.varying = varying;
+    }
+    for (_, values) in &mut data.swept {
+        values.sort_by(|a, b| natural(a, b));
+    }
     data.arms = envs
         .into_iter()
         .map(|(variable, environments)| Arm {
@@ -171,7 +197,7 @@ pub(crate) fn flatten_config(config: Option<&Value>) -> BTreeMap<String, String>
                 out.insert(prefix.to_string(), "-".into());
             }
             other => {
-                out.insert(prefix.to_string(), other.to_string());
+                out.insert(prefix.to_string(), readable(prefix, other));
             }
         }
     }
@@ -183,37 +209,37 @@ pub(crate) fn flatten_config(config: Option<&Value>) -> BTreeMap<String, String>
 }
 
 type Settings = Vec<(String, String)>;
-/// Shared settings, swept ones with their values, settings per arm.
-type Split = (
-    Settings,
-    Vec<(String, Vec<String>)>,
-    BTreeMap<String, Settings>,
-);
+/// Shared settings, keys that vary within an arm (the random per-run seed
+/// left out), settings per arm.
+type Split = (Settings, Vec<String>, BTreeMap<String, Settings>);
 
-/// Splits the runs' settings into shared by all, swept (varying within an
-/// arm; the random per-run seed is left out) and per arm (constant within
-/// the arm, different between arms).
+/// Splits the runs' settings: shared (every run has the key, with one
+/// value), varying within an arm, and per arm (one value in each of the
+/// arm's runs, but not shared: a value that differs between arms, or a key
+/// only some arms have, such as a SLOB arm's `slob.*` beside raw arms).
 fn split_settings(configs: &[(String, BTreeMap<String, String>)]) -> Split {
     let mut values: BTreeMap<&str, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for (arm, cfg) in configs {
         for (k, v) in cfg {
+            *count.entry(k).or_default() += 1;
             let vs = values.entry(k).or_default().entry(arm).or_default();
             if !vs.contains(&v.as_str()) {
                 vs.push(v);
             }
         }
     }
-    let (mut shared, mut swept, mut per_arm) =
+    let (mut shared, mut varying, mut per_arm) =
         (Vec::new(), Vec::new(), BTreeMap::<String, Settings>::new());
     for (key, arms) in values {
         let mut all: Vec<&str> = arms.values().flatten().copied().collect();
         all.sort_by(|a, b| natural(a, b));
         all.dedup();
-        if all.len() == 1 {
+        if all.len() == 1 && count[key] == configs.len() {
             shared.push((key.to_string(), all[0].to_string()));
         } else if arms.values().any(|v| v.len() > 1) {
             if key != "seed" {
-                swept.push((key.to_string(), all.iter().map(|s| s.to_string()).collect()));
+                varying.push(key.to_string());
             }
         } else {
             for (arm, v) in arms {
@@ -224,7 +250,49 @@ fn split_settings(configs: &[(String, BTreeMap<String, String>)]) -> Split {
             }
         }
     }
-    (shared, swept, per_arm)
+    (shared, varying, per_arm)
+}
+
+/// Adds the swept settings of a cell key (`ARM|sessions=4|bs=8k|rep=2`,
+/// plan/expand.rs) to `swept`.
+fn add_swept(swept: &mut Vec<(String, Vec<String>)>, cell_key: &str) {
+    let parts: Vec<&str> = cell_key.split('|').collect();
+    let inner = parts
+        .get(1..parts.len().saturating_sub(1))
+        .unwrap_or_default();
+    for kv in inner {
+        let Some((k, v)) = kv.split_once('=') else {
+            continue;
+        };
+        let i = match swept.iter().position(|(key, _)| key == k) {
+            Some(i) => i,
+            None => {
+                swept.push((k.to_string(), Vec::new()));
+                swept.len() - 1
+            }
+        };
+        if !swept[i].1.iter().any(|x| x == v) {
+            swept[i].1.push(v.to_string());
+        }
+    }
+}
+
+/// A number of the configuration in its unit: sizes in KiB/MiB/GiB,
+/// seconds, milliseconds, percentages.
+fn readable(key: &str, v: &Value) -> String {
+    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let bytes = leaf.ends_with("_bytes")
+        || matches!(
+            leaf,
+            "block_size" | "log_buffer" | "redo_file_size" | "redo_block"
+        );
+    match v.as_f64() {
+        Some(n) if bytes && n >= 0.0 && n.fract() == 0.0 => crate::units::fmt_size(n as u64),
+        Some(n) if leaf.ends_with("_ms") => format!("{n} ms"),
+        Some(n) if leaf.ends_with("_pct") => format!("{n}%"),
+        Some(n) if leaf.ends_with("_s") => format!("{n} s"),
+        _ => v.to_string(),
+    }
 }
 
 /// Numbers by value, anything else as text.
@@ -236,68 +304,5 @@ fn natural(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cfg(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn settings_split_into_shared_swept_and_per_arm() {
-        let configs = vec![
-            (
-                "PSYNC".to_string(),
-                cfg(&[
-                    ("engine", "psync"),
-                    ("bs", "8192"),
-                    ("sessions", "1"),
-                    ("seed", "5"),
-                ]),
-            ),
-            (
-                "PSYNC".to_string(),
-                cfg(&[
-                    ("engine", "psync"),
-                    ("bs", "8192"),
-                    ("sessions", "10"),
-                    ("seed", "6"),
-                ]),
-            ),
-            (
-                "URING".to_string(),
-                cfg(&[
-                    ("engine", "io_uring"),
-                    ("bs", "8192"),
-                    ("sessions", "2"),
-                    ("seed", "7"),
-                ]),
-            ),
-        ];
-        let (shared, swept, arms) = split_settings(&configs);
-        assert_eq!(shared, vec![("bs".to_string(), "8192".to_string())]);
-        assert_eq!(
-            swept,
-            vec![(
-                "sessions".to_string(),
-                vec!["1".into(), "2".into(), "10".into()]
-            )]
-        );
-        assert_eq!(
-            arms["URING"],
-            vec![("engine".to_string(), "io_uring".to_string())]
-        );
-    }
-
-    #[test]
-    fn nested_config_flattens_to_dotted_keys() {
-        let v: Value = serde_json::json!({"length": {"time": {"time_s": 1.0}}, "hotspot": null, "engine": "psync"});
-        let f = flatten_config(Some(&v));
-        assert_eq!(f["length.time.time_s"], "1.0");
-        assert_eq!(f["hotspot"], "-");
-        assert_eq!(f["engine"], "psync");
-    }
-}
+#[path = "data_tests.rs"]
+mod tests;

@@ -6,13 +6,16 @@
 //!   bars relative to a baseline, scaling with the USL fit, one run per arm
 //!   over time beside its device and host telemetry, the environment of
 //!   each arm and the plan.
-//! * [`run_page`]: `dbio runs show ID --html`: one run over time.
+//! * [`run_page`]: `dbio runs show ID --html`: one run over time; for a
+//!   SLOB model run first its AWR content (`awr`: load profile, top events
+//!   and wait histograms drawn, I/O by function).
 //!
-//! Files: `data` (reading the store), `environment` (host and storage
+//! Files: `data` (reading the store), `awr` (a SLOB run's AWR sections), `environment` (host and storage
 //! of the runs), `charts`, `timeline`, `tables`,
 //! `page` (the document, CSS, escaping helpers). docs/report.md describes
 //! the page for users.
 
+pub mod awr;
 pub mod charts;
 pub mod data;
 pub mod environment;
@@ -90,7 +93,8 @@ pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
     p.section("charts", "Over sessions");
     let mut figs = figure(
         &charts::metric_vs_sessions(data).render(),
-        "Points: SLOB.R trimmed mean of the cell's runs; whiskers: smallest to largest run. Hover a point for its numbers.",
+        "Large markers: SLOB.R trimmed mean of the cell's runs; whiskers: its 95% CI as in the table (none with one run); small dots: the runs. \
+         Variables at the same session count are drawn side by side. Hover a point for its numbers.",
     );
     if variables.len() > 1 {
         figs += &figure(
@@ -111,7 +115,7 @@ pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
     }
 
     p.section("scaling", "Scaling");
-    if charts::is_throughput(&crate::vocab::resolve_metric(&data.metric).0) {
+    if data.throughput {
         let s = charts::scaling(data);
         p.para(
             "note",
@@ -160,15 +164,33 @@ fn timeline_html(t: &Timeline) -> String {
         format!("{}: ", escape(&t.variable))
     };
     let mut o = format!("<h3>{arm}run {} ({} sessions)</h3>\n", t.run_id, t.sessions);
-    if t.telemetry.is_empty() {
-        o += "<p class=\"note\">No telemetry was recorded for this run (shorter than one --interval?).</p>\n";
-    }
-    for (a, b) in t.charts() {
+    let why = t.left_out();
+    if !why.is_empty() {
         o += &format!(
-            "<div class=\"pair\">{}{}</div>\n",
-            figure(&a.render(), ""),
-            figure(&b.render(), "")
+            "<p class=\"note\">Panels without data are left out: {}.</p>\n",
+            escape(&why.join("; "))
         );
+    }
+    let pairs = t.charts();
+    if pairs.iter().all(|(a, b)| a.is_some() && b.is_some()) {
+        for (a, b) in pairs.iter().flat_map(|(a, b)| a.as_ref().zip(b.as_ref())) {
+            o += &format!(
+                "<div class=\"pair\">{}{}</div>\n",
+                figure(&a.render(), ""),
+                figure(&b.render(), "")
+            );
+        }
+    } else {
+        // A side is missing: the charts drawn flow two by two.
+        let figs: String = pairs
+            .iter()
+            .flat_map(|(a, b)| [a, b])
+            .flatten()
+            .map(|c| figure(&c.render(), ""))
+            .collect();
+        if !figs.is_empty() {
+            o += &format!("<div class=\"pair\">{figs}</div>\n");
+        }
     }
     o
 }
@@ -177,12 +199,16 @@ fn timeline_html(t: &Timeline) -> String {
 pub fn run_page(run: &StoredRun, generated: &str) -> String {
     let r = &run.row;
     let variable = r.variable.clone().unwrap_or_else(|| "-".into());
+    let what = match (&r.workload, &r.pattern) {
+        (Some(w), Some(p)) => format!("{w} {p}"),
+        (Some(w), None) => w.clone(),
+        (None, p) => p.clone().unwrap_or_else(|| "?".into()),
+    };
     let mut p = Page::new(
         &format!("dbio run {}", r.id),
         &format!(
-            "{} · {} · {} sessions · started {} UTC{}",
+            "{} · {what} · {} sessions · started {} UTC{}",
             r.status,
-            r.pattern.as_deref().unwrap_or("?"),
             r.sessions.unwrap_or(0),
             crate::store::fmt_utc(r.started_unix_ms),
             r.plan
@@ -191,9 +217,29 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
                 .unwrap_or_default()
         ),
     );
+    let awr = awr::Awr::from_report(&run.report);
+    if let Some(a) = &awr {
+        for (id, heading, html) in awr::sections(a) {
+            p.section(id, heading);
+            p.html(&html);
+        }
+    }
     p.section("timeline", "Over time");
+    if awr.is_some() {
+        p.para(
+            "note",
+            "The model's own per-second series (physical reads, redo of the commits, commits, latency, the writers' writes) beside the devices and the host in the same seconds.",
+        );
+    }
     p.html(&timeline_html(&Timeline::from_run(run, &variable)));
-    p.section("metrics", "Summary");
+    p.section(
+        "metrics",
+        if awr.is_some() {
+            "Physical I/O (read = sessions' reads, write = DB writer and log writer writes)"
+        } else {
+            "Summary"
+        },
+    );
     let keep = ["read.", "write.", "sync.", "total.", "cpu."];
     let metrics: Vec<(String, String)> = run
         .metrics

@@ -67,7 +67,21 @@ fn outliers(rs: &[&RunValue]) -> Vec<(i64, f64)> {
 /// spread; `Err` names a baseline that is not among the variables.
 pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String, String> {
     let points: Vec<Point> = data.runs.iter().map(Point::from).collect();
-    let t = slob::build(&data.metric, &points, relative_to)?;
+    let t = if data.readwrite.is_empty() {
+        slob::build(&data.metric, &points, relative_to)?
+    } else {
+        // SLOB.R's READWRITE: reads and writes trimmed apart, then added.
+        let reads: Vec<Point> = points
+            .iter()
+            .zip(&data.readwrite)
+            .map(|(p, &(r, _))| Point {
+                value: r,
+                ..p.clone()
+            })
+            .collect();
+        let writes: Vec<f64> = data.readwrite.iter().map(|&(_, w)| w).collect();
+        slob::build_readwrite(&data.metric, &reads, &writes, relative_to)?
+    };
     let by: Cells = cells(&data.runs);
     let mut header = vec!["variable \\ sessions".to_string()];
     header.extend(t.sessions.iter().map(|s| s.to_string()));
@@ -313,9 +327,13 @@ pub fn plan_section(data: &ReportData, plan: Option<&crate::plan::Plan>) -> Stri
     for (k, vs) in &data.swept {
         facts.push((format!("swept: {k}"), vs.join(", ")));
     }
+    if !data.varying.is_empty() {
+        facts.push(("differ within a variable".into(), data.varying.join(", ")));
+    }
     o += &key_values(&facts);
     if !data.shared.is_empty() {
         o += "<h3>Settings shared by every run</h3>\n";
+        o += "<p class=\"note\">Settings that differ between variables, or that only some variables have, are under each variable in Environment.</p>\n";
         o += &key_values(&data.shared);
     }
     o

@@ -79,14 +79,53 @@ fn scaling_flags_the_collapse_and_fits_the_usl() {
 }
 
 #[test]
-fn the_metric_chart_has_a_line_per_variable_with_whiskers() {
-    let c = charts::metric_vs_sessions(&sample());
-    assert_eq!(c.series.len(), 2);
-    let ext4 = &c.series[0];
+fn the_metric_chart_has_a_line_per_variable_with_the_tables_ci_and_every_run() {
+    let d = sample();
+    let c = charts::metric_vs_sessions(&d);
+    // Per variable: its runs as dots (drawn first, no legend), then its line.
+    assert_eq!(c.series.len(), 4);
+    let (dots, ext4) = (&c.series[0], &c.series[2]);
     assert_eq!(ext4.name, "EXT4");
+    assert!(!dots.line && !dots.legend && dots.name == "EXT4 runs");
     // 1 session: SLOB.R drops 4900 and 9000, keeps 5000, 5050, 5100.
     assert_eq!(ext4.points[0], (1.0, 5050.0));
-    assert_eq!(ext4.whiskers[0], (1.0, 4900.0, 9000.0));
+    // The whisker is the 95% CI the table prints for that cell, not min–max.
+    let cells = charts::cells(&d.runs);
+    let cell = crate::report::stats::cell_stats("EXT4", Some(1), &cells["EXT4"][&1]).unwrap();
+    let ci = cell.ci95.unwrap();
+    assert_eq!(ext4.whiskers[0], (1.0, ci.low, ci.high));
+    assert_ne!(ext4.whiskers[0], (1.0, 4900.0, 9000.0));
+    let table = tables::slob_table(&d, None).unwrap();
+    let shown = format!(
+        "95% CI {} – {}",
+        crate::chart::scale::value_label(ci.low),
+        crate::chart::scale::value_label(ci.high)
+    );
+    assert!(table.contains(&shown), "{shown} in {table}");
+    // Every run is a dot at its cell: EXT4 has 17 runs.
+    assert_eq!(dots.points.len(), 17);
+    assert!(dots.points.contains(&(1.0, 9000.0)));
+    // The two variables are dodged apart, each with its dots.
+    let xfs = &c.series[3];
+    assert!(ext4.offset_px < 0.0 && xfs.offset_px > 0.0);
+    assert_eq!(dots.offset_px, ext4.offset_px);
+    let svg = c.render();
+    let stems: Vec<&str> = svg
+        .lines()
+        .filter(|l| l.contains("stroke-width=\"1.3\""))
+        .collect();
+    let x_of = |l: &str| -> f64 {
+        let v = l.split("x1=\"").nth(1).unwrap();
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    // 10 cells x (stem + 2 caps); the stems at 1 session sit 9 px apart.
+    assert_eq!(stems.len(), 30);
+    assert!(
+        (x_of(stems[15]) - x_of(stems[0]) - 9.0).abs() < 0.02,
+        "{} {}",
+        stems[0],
+        stems[15]
+    );
     // Sessions 1..16 span 16x: a log axis with a tick per count.
     assert_eq!(c.x.kind, crate::chart::ScaleKind::Log);
     assert_eq!(c.x.ticks.as_deref(), Some(&[1.0, 2.0, 4.0, 8.0, 16.0][..]));
@@ -132,4 +171,111 @@ fn scaling_is_offered_for_rates_only() {
         is_throughput("total.iops") && is_throughput("read.mib_per_s") && is_throughput("dev.w_s")
     );
     assert!(!is_throughput("read.latency.p99_us") && !is_throughput("cpu.user_s"));
+}
+
+fn timeline(series: bool, telemetry: bool, devices: bool) -> super::timeline::Timeline {
+    use super::timeline::{DeviceRates, TelemetryPoint, Timeline};
+    use crate::store::{SeriesKind, SeriesRow};
+    let kind = |ops| SeriesKind {
+        ops,
+        bytes: ops * 8192,
+        lat_mean_us: 100.0,
+        lat_p99_us: 400.0,
+    };
+    Timeline {
+        run_id: 7,
+        variable: "-".into(),
+        sessions: 2,
+        slob: false,
+        ramp_s: 0.0,
+        end_s: Some(2.5),
+        series: if series {
+            (0..3)
+                .map(|t| SeriesRow {
+                    t_s: t,
+                    ramp: false,
+                    read: kind(1000),
+                    write: kind(500),
+                    sync: kind(0),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+        telemetry: if telemetry {
+            (1..4)
+                .map(|t| TelemetryPoint {
+                    t_s: t as f64,
+                    user_pct: 20.0,
+                    system_pct: 10.0,
+                    iowait_pct: 1.0,
+                    devices: if devices {
+                        vec![DeviceRates {
+                            name: "vda".into(),
+                            r_s: 1000.0,
+                            w_s: 500.0,
+                            rkb_s: 8000.0,
+                            wkb_s: 4000.0,
+                            r_await_ms: 0.2,
+                            w_await_ms: 0.5,
+                            util_pct: 40.0,
+                        }]
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+#[test]
+fn panels_without_data_are_left_out_and_the_page_says_why_once() {
+    let drawn = |t: &super::timeline::Timeline| -> usize {
+        t.charts()
+            .iter()
+            .map(|(a, b)| usize::from(a.is_some()) + usize::from(b.is_some()))
+            .sum()
+    };
+    let full = timeline(true, true, true);
+    assert_eq!(drawn(&full), 6);
+    assert!(full.left_out().is_empty());
+    // tmpfs: no device under the target; the three device panels go.
+    let tmpfs = timeline(true, true, false);
+    assert_eq!(drawn(&tmpfs), 3);
+    assert_eq!(tmpfs.left_out().len(), 1);
+    assert!(tmpfs.left_out()[0].contains("no block device"));
+    // An imported run: neither series nor telemetry, nothing drawn.
+    let imported = timeline(false, false, false);
+    assert_eq!(drawn(&imported), 0);
+    let html = super::timeline_html(&imported);
+    assert!(
+        !html.contains("<svg") && !html.contains("no data"),
+        "{html}"
+    );
+    assert_eq!(html.matches("Panels without data are left out").count(), 1);
+    assert!(html.contains("no per-second series") && html.contains("no device or host telemetry"));
+}
+
+#[test]
+fn dbio_latency_and_device_await_share_a_log_axis() {
+    let pairs = timeline(true, true, true).charts();
+    let (lat, wait) = (pairs[1].0.as_ref().unwrap(), pairs[1].1.as_ref().unwrap());
+    assert!(lat.title.starts_with("dbio latency") && wait.title.starts_with("device await"));
+    assert_eq!(lat.y.kind, crate::chart::ScaleKind::Log);
+    assert_eq!(wait.y.kind, lat.y.kind);
+}
+
+#[test]
+fn the_last_second_cut_short_is_a_rate_over_the_time_it_had() {
+    let pairs = timeline(true, true, true).charts();
+    let ops = pairs[0].0.as_ref().unwrap();
+    // 1000 reads in each second; the run ended at 2.5 s, so the last
+    // second's 1000 reads took 0.5 s: 2000/s at 2.5, not 1000/s at 3.
+    assert_eq!(
+        ops.series[0].points,
+        vec![(1.0, 1000.0), (2.0, 1000.0), (2.5, 2000.0)]
+    );
 }

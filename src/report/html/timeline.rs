@@ -1,7 +1,9 @@
 //! One run over time: dbio's own per-second series (ops/s and latency per
-//! kind) beside what the devices under the target and the host did in the
-//! same seconds (iostat -x r/s, w/s, await, %util; mpstat %user, %sys,
-//! %iowait), as pairs of charts on the same time axis.
+//! kind; for a SLOB model run physical reads, redo, commits and the
+//! writers' writes) beside what the devices under the target and the host
+//! did in the same seconds (iostat -x r/s, w/s, MiB/s, await, %util;
+//! mpstat %user, %sys, %iowait), as pairs of charts on the same time axis.
+//! Panels without data are left out, and [`Timeline::left_out`] says why.
 
 use serde_json::Value;
 
@@ -20,6 +22,8 @@ pub struct DeviceRates {
     pub name: String,
     pub r_s: f64,
     pub w_s: f64,
+    pub rkb_s: f64,
+    pub wkb_s: f64,
     pub r_await_ms: f64,
     pub w_await_ms: f64,
     pub util_pct: f64,
@@ -42,7 +46,13 @@ pub struct Timeline {
     pub run_id: i64,
     pub variable: String,
     pub sessions: u32,
+    /// A SLOB model run: its series are physical reads, the writers'
+    /// writes and commits with their redo.
+    pub slob: bool,
     pub ramp_s: f64,
+    /// When the run ended, seconds since the sessions started (ramp +
+    /// measured): the last second of the series may be cut short.
+    pub end_s: Option<f64>,
     pub series: Vec<SeriesRow>,
     pub telemetry: Vec<TelemetryPoint>,
 }
@@ -82,6 +92,8 @@ impl Timeline {
                                 .to_string(),
                             r_s: num(r, "r_s"),
                             w_s: num(r, "w_s"),
+                            rkb_s: num(r, "rkb_s"),
+                            wkb_s: num(r, "wkb_s"),
                             r_await_ms: num(r, "r_await_ms"),
                             w_await_ms: num(r, "w_await_ms"),
                             util_pct: num(r, "util_pct"),
@@ -101,11 +113,17 @@ impl Timeline {
             run_id: run.row.id,
             variable: variable.to_string(),
             sessions: run.row.sessions.unwrap_or(0) as u32,
+            slob: run.report.get("slob").is_some_and(Value::is_object),
             ramp_s: run
                 .report
                 .get("ramp_s")
                 .and_then(Value::as_f64)
                 .unwrap_or(0.0),
+            end_s: ["ramp_s", "measured_s"]
+                .iter()
+                .map(|k| run.report.get(*k).and_then(Value::as_f64))
+                .sum::<Option<f64>>()
+                .filter(|e| *e > 0.0),
             series: run.series.clone(),
             telemetry,
         }
@@ -153,32 +171,41 @@ impl Timeline {
         c
     }
 
-    /// Pairs of charts (dbio's own, the devices'/host's) to show side by side.
-    pub fn charts(&self) -> Vec<(XyChart, XyChart)> {
-        // A second's point sits at its end, like the telemetry intervals.
-        let at = |r: &SeriesRow| r.t_s as f64 + 1.0;
-        let kinds: [(&str, KindOf); 3] = [
-            ("read", |r| &r.read),
-            ("write", |r| &r.write),
-            ("sync", |r| &r.sync),
-        ];
-        let present: Vec<_> = kinds
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, k))| self.series.iter().any(|r| k(r).ops > 0))
+    /// Pairs of charts (dbio's own, the devices'/host's) to show side by
+    /// side; a chart without data is `None`.
+    pub fn charts(&self) -> Vec<(Option<XyChart>, Option<XyChart>)> {
+        // A second's point sits at its end, like the telemetry intervals;
+        // the last second, cut short by the end of the run, at the end, its
+        // counts divided by the part of the second it had.
+        let at = |r: &SeriesRow| self.span(r).0;
+        let rate = |r: &SeriesRow, count: i64| count as f64 / self.span(r).1;
+        let names: [&str; 3] = if self.slob {
+            ["physical reads", "DBWR + LGWR writes", "commits"]
+        } else {
+            ["read", "write", "sync"]
+        };
+        let kinds: [KindOf; 3] = [|r| &r.read, |r| &r.write, |r| &r.sync];
+        let present: Vec<(usize, &str, KindOf)> = (0..3)
+            .filter(|&i| self.series.iter().any(|r| kinds[i](r).ops > 0))
+            .map(|i| (i, names[i], kinds[i]))
             .collect();
+        let per_second = |title: &str, which: &[usize], f: fn(&SeriesKind) -> i64| {
+            let mut c = self.chart(title, Axis::linear("per second").from_zero());
+            for &(i, name, k) in present.iter().filter(|p| which.contains(&p.0)) {
+                let mut s = Series::new(name, color(i));
+                s.marker = Marker::nth(i);
+                s.points = self
+                    .series
+                    .iter()
+                    .map(|r| (at(r), rate(r, f(k(r)))))
+                    .collect();
+                c.series.push(s);
+            }
+            c
+        };
 
-        let mut ops = self.chart("dbio requests/s", Axis::linear("requests/s").from_zero());
-        let mut lat = self.chart("dbio latency", Axis::log("ms"));
-        for (i, (name, k)) in &present {
-            let mut s = Series::new(name, color(*i));
-            s.marker = Marker::nth(*i);
-            s.points = self
-                .series
-                .iter()
-                .map(|r| (at(r), k(r).ops as f64))
-                .collect();
-            ops.series.push(s);
+        let mut lat = self.chart("dbio latency", Axis::log("ms (log scale)"));
+        for &(i, name, k) in &present {
             for (dash, label, f) in [
                 (
                     Dash::Solid,
@@ -187,10 +214,10 @@ impl Timeline {
                 ),
                 (Dash::Dashed, "p99", |k| k.lat_p99_us),
             ] {
-                let mut s = Series::new(&format!("{name} {label}"), color(*i));
+                let mut s = Series::new(&format!("{name} {label}"), color(i));
                 s.dash = dash;
                 s.marker = if dash == Dash::Solid {
-                    Marker::nth(*i)
+                    Marker::nth(i)
                 } else {
                     Marker::None
                 };
@@ -206,7 +233,9 @@ impl Timeline {
 
         let devices = self.devices();
         let mut dev_ops = self.chart("device r/s, w/s", Axis::linear("requests/s").from_zero());
-        let mut dev_await = self.chart("device await", Axis::linear("ms").from_zero());
+        let mut dev_mib = self.chart("device MiB/s", Axis::linear("MiB/s").from_zero());
+        // The same kind of axis as dbio's latency beside it.
+        let mut dev_await = self.chart("device await", Axis::log("ms (log scale)"));
         let mut util = self.chart("device %util", Axis::linear("%util").from_zero());
         for (i, dev) in devices.iter().enumerate() {
             let pick = |f: fn(&DeviceRates) -> f64| -> Vec<(f64, f64)> {
@@ -235,6 +264,12 @@ impl Timeline {
             dev_ops
                 .series
                 .push(line("w/s", Dash::Dashed, pick(|d| d.w_s)));
+            dev_mib
+                .series
+                .push(line("read", Dash::Solid, pick(|d| d.rkb_s / 1024.0)));
+            dev_mib
+                .series
+                .push(line("written", Dash::Dashed, pick(|d| d.wkb_s / 1024.0)));
             dev_await
                 .series
                 .push(line("r_await", Dash::Solid, pick(|d| d.r_await_ms)));
@@ -257,6 +292,67 @@ impl Timeline {
             s.points = self.telemetry.iter().map(|p| (p.t_s, f(p))).collect();
             cpu.series.push(s);
         }
-        vec![(ops, dev_ops), (lat, dev_await), (cpu, util)]
+        let pairs = if self.slob {
+            let mut redo = self.chart(
+                "redo generated by commits",
+                Axis::linear("MiB/s").from_zero(),
+            );
+            if present.iter().any(|p| p.0 == 2) {
+                let mut s = Series::new("redo", color(2));
+                s.marker = Marker::nth(2);
+                s.points = self
+                    .series
+                    .iter()
+                    .map(|r| (at(r), rate(r, r.sync.bytes) / 1048576.0))
+                    .collect();
+                redo.series.push(s);
+            }
+            vec![
+                (per_second("physical reads/s", &[0], |k| k.ops), dev_ops),
+                (redo, dev_mib),
+                (per_second("commits/s", &[2], |k| k.ops), cpu),
+                (lat, dev_await),
+                (per_second("DBWR + LGWR writes/s", &[1], |k| k.ops), util),
+            ]
+        } else {
+            vec![
+                (
+                    per_second("dbio requests/s", &[0, 1, 2], |k| k.ops),
+                    dev_ops,
+                ),
+                (lat, dev_await),
+                (cpu, util),
+            ]
+        };
+        let keep = |c: XyChart| c.has_data().then_some(c);
+        pairs.into_iter().map(|(a, b)| (keep(a), keep(b))).collect()
+    }
+
+    /// Where a second's point sits and how long it lasted: its end, 1 s;
+    /// the run's end and the part of the second before it for the last.
+    fn span(&self, r: &SeriesRow) -> (f64, f64) {
+        let (t0, t1) = (r.t_s as f64, r.t_s as f64 + 1.0);
+        match self.end_s {
+            Some(e) if e > t0 && e < t1 => (e, e - t0),
+            _ => (t1, 1.0),
+        }
+    }
+
+    /// Why panels are left out, once for the run (empty: every panel drawn).
+    pub fn left_out(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if !self
+            .series
+            .iter()
+            .any(|r| r.read.ops + r.write.ops + r.sync.ops > 0)
+        {
+            why.push("no per-second series (an imported run carries none, or the run ended within its first second)".to_string());
+        }
+        if self.telemetry.is_empty() {
+            why.push("no device or host telemetry (an imported run, or a run shorter than one --interval)".to_string());
+        } else if self.devices().is_empty() {
+            why.push("no block device under the target (tmpfs, or a device dbio could not resolve): the device panels are left out".to_string());
+        }
+        why
     }
 }

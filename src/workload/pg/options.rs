@@ -5,7 +5,7 @@
 
 use super::{PAGE, PgConfig, data};
 use crate::cli::RunArgs;
-use crate::config::{Pattern, RunConfig, RunLength};
+use crate::config::{RunConfig, RunLength};
 use crate::workload::dist::Distribution;
 
 impl RunArgs {
@@ -159,12 +159,9 @@ impl RunArgs {
             files: 1,
             size_bytes: Some(slob.scale_blocks * u64::from(slob.schemas) * u64::from(PAGE)),
             block_size: PAGE,
-            pattern: if slob.update_pct > 0 {
-                Pattern::Randrw
-            } else {
-                Pattern::Randread
-            },
-            read_pct: 100 - slob.update_pct,
+            // A database model has no raw pattern: its mix is --update-pct.
+            pattern: None,
+            read_pct: None,
             sessions,
             iodepth: 1,
             engine: self.engine,

@@ -47,7 +47,7 @@ impl<'a> Raw<'a> {
         target: &'a Target,
         shared: &'a Shared,
     ) -> Result<Self, SetupError> {
-        let files = target.open(cfg.io_mode, cfg.pattern.writes())?;
+        let files = target.open(cfg.io_mode, cfg.writes())?;
         let fds = files.raw();
         let hotspot = resolve_hotspot(cfg, target)?;
         let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
@@ -118,8 +118,8 @@ impl Workload for Raw<'_> {
             shared: self.shared,
             engine: p.engine,
             requests: Requests::new(
-                cfg.pattern,
-                cfg.read_pct,
+                cfg.pattern.expect("a raw run has a pattern"),
+                cfg.read_pct.unwrap_or(100),
                 self.picker.clone(),
                 id,
                 cfg.sessions,

@@ -245,7 +245,9 @@ impl<E: Engine> Session<'_, E> {
         }
         let now = now_ns();
         self.wait(Event::LogFileSync, t, now);
-        self.series.record(Kind::Sync, now - t0, now - t, 0);
+        // A commit in the series: its wait, and the redo it made durable
+        // (so the per-second series has the redo size of the load profile).
+        self.series.record(Kind::Sync, now - t0, now - t, redo);
         let w = inst.in_window(now);
         self.tally.count(w, |c| {
             c.transactions += 1;

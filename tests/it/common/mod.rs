@@ -2,6 +2,7 @@
 //! devices that always clean up, the binary), and how a test is registered
 //! with what it needs from the machine.
 #![allow(dead_code)]
+pub mod browser;
 pub mod cli;
 pub mod loopdev;
 pub mod run;
