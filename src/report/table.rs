@@ -31,8 +31,8 @@ pub struct Cell {
     pub cv: Option<f64>,
     /// The 95% confidence interval of the mean (scaled like `value`).
     pub ci95: Option<(f64, f64)>,
-    /// How `ci95` was made: "t" (Student t) or "bootstrap" (a skewed cell;
-    /// `analysis::ci95`).
+    /// How `ci95` was made: "t" (Student t), "bootstrap" (a skewed cell) or
+    /// "log-normal" (a rate whose t interval would reach zero); `analysis::ci95`.
     pub ci95_method: Option<&'static str>,
 }
 

@@ -119,7 +119,7 @@ pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
         let s = charts::scaling(data);
         p.para(
             "note",
-            "Peak: the highest mean. Knee: where a session adds less than half of what the first ones added. \
+            "Peak: the highest cell (the trimmed mean the table shows). Knee: where a session adds less than half of what the first ones added. \
              Collapse: more than 20% below the peak after it. USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run \
              (σ contention, κ coherency, λ one session's throughput).",
         );

@@ -35,9 +35,10 @@ fn cell_html(c: &Option<Cell>, outliers: &[(i64, f64)]) -> String {
     }
     let _ = write!(o, "<span class=\"d\">{}</span>", escape(&d));
     if let Some((a, b)) = c.ci95 {
+        // Student t is the default; any other method is named.
         let how = match c.ci95_method {
-            Some("bootstrap") => " (bootstrap)",
-            _ => "",
+            Some(m) if m != "t" => format!(" ({m})"),
+            _ => String::new(),
         };
         let _ = write!(
             o,
@@ -113,8 +114,9 @@ pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String
     );
     o += &table("slob", &header, &rows);
     o += "<p class=\"note\">* plain mean: fewer than three distinct values, so SLOB.R's trimmed mean gives none. \
-          n = runs; CV = standard deviation / mean; 95% CI of the mean: Student t, or a percentile bootstrap where marked \
-          (a skewed cell of 3 to 30 runs); \
+          n = runs; CV = standard deviation / mean; 95% CI of the mean: Student t; a percentile bootstrap where marked \
+          (a skewed cell of 3 to 30 runs); a log-normal (modified Cox) interval where marked, for a rate whose \
+          t interval would reach zero or below; \
           outliers lie outside Tukey's fences (1.5 IQR, n ≥ 4).</p>\n";
     Ok(o)
 }
@@ -337,4 +339,27 @@ pub fn plan_section(data: &ReportData, plan: Option<&crate::plan::Plan>) -> Stri
         o += &key_values(&data.shared);
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(method: &'static str) -> Option<Cell> {
+        Some(Cell {
+            n: 3,
+            value: 1000.0,
+            trimmed: true,
+            cv: Some(0.9),
+            ci95: Some((200.0, 9000.0)),
+            ci95_method: Some(method),
+        })
+    }
+
+    #[test]
+    fn a_cell_names_its_interval_unless_it_is_student_t() {
+        assert!(!cell_html(&cell("t"), &[]).contains("(t)"));
+        assert!(cell_html(&cell("bootstrap"), &[]).contains("(bootstrap)"));
+        assert!(cell_html(&cell("log-normal"), &[]).contains("(log-normal)"));
+    }
 }
