@@ -47,6 +47,9 @@ pub struct Agg {
     /// "fio" (as printed) or "json+ bins" (merged here).
     pub percentiles_from: &'static str,
     pub bins: Option<Bins>,
+    /// An asynchronous engine's completion-only percentiles when fio printed
+    /// none of `lat` ([`Dir::clat_percentiles`]).
+    pub clat_percentiles: Vec<(f64, u64)>,
 }
 
 /// `p99_9` for 99.9: the metric name of a percentile (dbio's spelling).
@@ -88,14 +91,36 @@ fn merge_lat(lats: &[&Lat]) -> Lat {
     }
 }
 
-/// The bins of every direction that did I/O (a randwrite job's empty read
-/// side has none to give); None if one that did I/O has no bins.
-fn merged_bins<'a>(dirs: impl Iterator<Item = &'a Dir>) -> Option<Bins> {
-    let mut all = Bins::new();
-    for d in dirs.filter(|d| d.total_ios > 0) {
-        fio_hist::merge(&mut all, d.bins.as_ref()?);
+/// The percentiles of one direction over `dirs`, from what `pick` gives of
+/// each (printed percentiles, json+ bins): fio's printed ones for a single
+/// entry, else those of the merged bins (None if a direction that did I/O
+/// has none: a randwrite job's empty read side has none to give).
+fn merged(
+    dirs: &[&Dir],
+    pick: impl Fn(&Dir) -> (&[(f64, u64)], Option<&Bins>),
+) -> (Vec<(f64, u64)>, &'static str, Option<Bins>) {
+    let mut all = Some(Bins::new());
+    for d in dirs.iter().filter(|d| d.total_ios > 0) {
+        match (all.as_mut(), pick(d).1) {
+            (Some(a), Some(b)) => fio_hist::merge(a, b),
+            _ => all = None,
+        }
     }
-    Some(all)
+    let Some(first) = dirs.first().map(|d| pick(d).0) else {
+        return (Vec::new(), "", None);
+    };
+    if dirs.len() == 1 {
+        return (first.to_vec(), "fio", all);
+    }
+    let Some(b) = &all else {
+        return (Vec::new(), "", None);
+    };
+    let list: Vec<f64> = if first.is_empty() {
+        FIO_DEFAULT_PERCENTILES.to_vec()
+    } else {
+        first.iter().map(|p| p.0).collect()
+    };
+    (from_bins(b, &list), "json+ bins", all)
 }
 
 fn from_bins(bins: &Bins, list: &[f64]) -> Vec<(f64, u64)> {
@@ -108,7 +133,6 @@ fn from_bins(bins: &Bins, list: &[f64]) -> Vec<(f64, u64)> {
 fn aggregate(i: usize, entries: &[&Entry], all: Option<&Entry>) -> Option<Agg> {
     let dirs: Vec<&Dir> = entries.iter().filter_map(|e| e.dirs[i].as_ref()).collect();
     let first = dirs.first()?;
-    let bins = merged_bins(dirs.iter().copied());
     let mut a = match all.and_then(|e| e.dirs[i].as_ref()) {
         Some(d) => Agg {
             requests: d.total_ios,
@@ -130,19 +154,9 @@ fn aggregate(i: usize, entries: &[&Entry], all: Option<&Entry>) -> Option<Agg> {
         },
     };
     a.basis = first.basis;
-    if dirs.len() == 1 {
-        a.percentiles = first.percentiles.clone();
-        a.percentiles_from = "fio";
-    } else if let Some(b) = &bins {
-        let list: Vec<f64> = if first.percentiles.is_empty() {
-            FIO_DEFAULT_PERCENTILES.to_vec()
-        } else {
-            first.percentiles.iter().map(|p| p.0).collect()
-        };
-        a.percentiles = from_bins(b, &list);
-        a.percentiles_from = "json+ bins";
-    }
-    a.bins = bins;
+    (a.percentiles, a.percentiles_from, a.bins) =
+        merged(&dirs, |d| (&d.percentiles, d.bins.as_ref()));
+    a.clat_percentiles = merged(&dirs, |d| (&d.clat_percentiles, d.clat_bins.as_ref())).0;
     (a.requests > 0).then_some(a)
 }
 
@@ -209,6 +223,12 @@ fn put_dir(m: &mut Vec<(String, f64)>, prefix: &str, a: &Agg, bs: Option<u64>, s
             ns as f64 / 1e3,
         );
     }
+    for &(p, ns) in &a.clat_percentiles {
+        put(
+            &format!("clat.latency.{}_us", percentile_name(p)),
+            ns as f64 / 1e3,
+        );
+    }
 }
 
 /// Read, write and trim together (dbio's `total`).
@@ -247,9 +267,85 @@ fn total(aggs: &[Option<Agg>; 4]) -> Option<Agg> {
                     .unwrap_or_default(),
                 percentiles_from: if bins.is_some() { "json+ bins" } else { "" },
                 bins,
+                clat_percentiles: Vec::new(),
             })
         }
     }
+}
+
+/// dbio's write latency in fsync/fdatasync mode includes the sync that
+/// follows the write; fio's excludes it and times the sync apart. Where fio
+/// gives both, the means in dbio's meaning are exact (every write's time and
+/// every sync's time, per write); fio's write-alone numbers keep their
+/// values under `write.alone.*` and `total.alone.*`, since percentiles of
+/// write + sync cannot be had from fio's summaries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WithSync {
+    pub write_mean_us: f64,
+    pub total_mean_us: f64,
+}
+
+fn with_sync(mode: &str, aggs: &[Option<Agg>; 4], total: Option<&Agg>) -> Option<WithSync> {
+    if !matches!(mode, "fsync" | "fdatasync") {
+        return None;
+    }
+    let (w, s, t) = (aggs[1].as_ref()?, aggs[3].as_ref()?, total?);
+    if w.lat.n == 0 || s.lat.n == 0 || t.lat.n == 0 {
+        return None;
+    }
+    let sync_ns = s.lat.mean * s.lat.n as f64;
+    let per = |a: &Agg| (a.lat.mean * a.lat.n as f64 + sync_ns) / a.lat.n as f64 / 1e3;
+    Some(WithSync {
+        write_mean_us: per(w),
+        total_mean_us: per(t),
+    })
+}
+
+/// `write.latency.p99_us` → `write.alone.latency.p99_us` (and `clat`).
+fn relabel_alone(metrics: &mut [(String, f64)], prefix: &str) {
+    for (name, _) in metrics.iter_mut() {
+        if let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('.'))
+            && (rest.starts_with("latency.") || rest.starts_with("clat."))
+        {
+            *name = format!("{prefix}.alone.{rest}");
+        }
+    }
+}
+
+/// How long a group ran (ms): its longest direction.
+fn group_ms(entries: &[&Entry]) -> i64 {
+    let ms = entries
+        .iter()
+        .flat_map(|e| e.dirs.iter().flatten())
+        .map(|d| d.runtime_ms)
+        .max()
+        .unwrap_or(0);
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// (start, end) in ms since the epoch of every group. fio's `job_start`
+/// (newer fio) gives the start; otherwise the groups, which ran one after
+/// the other (`stonewall`), are laid end to end back from `end_ms`, when
+/// fio wrote its output: the last group ends then, each earlier one where
+/// the next began (fio's set-up between groups is not in its output).
+fn windows(groups: &BTreeMap<i64, Vec<&Entry>>, end_ms: i64) -> BTreeMap<i64, (i64, i64)> {
+    let mut out = BTreeMap::new();
+    let mut end = end_ms;
+    for (gid, entries) in groups.iter().rev() {
+        let ms = group_ms(entries);
+        let job_start = entries
+            .iter()
+            .filter_map(|e| e.raw.get("job_start").and_then(Value::as_i64))
+            .filter(|&t| t > 0)
+            .min();
+        let window = match job_start {
+            Some(start) => (start, start.saturating_add(ms)),
+            None => (end.saturating_sub(ms), end),
+        };
+        end = window.0;
+        out.insert(*gid, window);
+    }
+    out
 }
 
 /// One run per group; `warnings` gets what the user should know.
@@ -265,6 +361,7 @@ pub fn runs(
         groups.entry(e.groupid).or_default().push(e);
     }
     let g_opts = &out.global_options;
+    let windows = windows(&groups, out.timestamp_ms.unwrap_or(fallback_end_ms));
     let mut runs = Vec::with_capacity(groups.len());
     for (gid, entries) in &groups {
         let all = out.all_clients.iter().find(|e| e.groupid == *gid);
@@ -280,6 +377,13 @@ pub fn runs(
                 warnings.push(format!(
                     "group {gid}: {} latency percentiles of several jobs cannot be merged without bins; run fio with --output-format=json+ or --group_reporting",
                     DIRECTIONS[i]
+                ));
+            }
+        }
+        for (name, a) in DIRECTIONS.iter().zip(&aggs) {
+            if a.as_ref().is_some_and(|a| !a.clat_percentiles.is_empty()) {
+                warnings.push(format!(
+                    "group {gid}: fio printed {name} percentiles of clat only (completion), not of lat (submit to completion, what dbio measures); stored as {name}.clat.latency.*, none as {name}.latency.*; run fio with --lat_percentiles=1 for them"
                 ));
             }
         }
@@ -300,6 +404,15 @@ pub fn runs(
         }
         if let Some(t) = &tot {
             put_dir(&mut metrics, "total", t, bs, secs);
+        }
+        let mode = io_mode(entries, g_opts);
+        let with_sync = with_sync(&mode, &aggs, tot.as_ref());
+        if let Some(w) = &with_sync {
+            for prefix in ["write", "total"] {
+                relabel_alone(&mut metrics, prefix);
+            }
+            metrics.push(("write.latency.mean_us".into(), w.write_mean_us));
+            metrics.push(("total.latency.mean_us".into(), w.total_mean_us));
         }
         metrics.push(("measured_s".into(), secs));
         // Without group_reporting, numjobs=N gives N entries of one name;
@@ -378,13 +491,17 @@ pub fn runs(
                     .is_some_and(|n| n < 1 << 62)
             };
             if let Some(b) = bins.filter(fits) {
+                let op = match (DIRECTIONS[i], &with_sync) {
+                    ("write", Some(_)) => "write.alone",
+                    (op, _) => op,
+                };
                 histograms.push((
-                    DIRECTIONS[i].to_string(),
+                    op.to_string(),
                     encode_histogram(&fio_hist::to_hdr(b)),
                 ));
             }
         }
-        let ended = out.timestamp_ms.unwrap_or(fallback_end_ms);
+        let (started, ended) = windows[gid];
         let config = json!({
             "workload": "raw",
             "pattern": opt(entries, g_opts, "rw").or_else(|| opt(entries, g_opts, "readwrite")).map(|r| pattern(&r)),
@@ -393,7 +510,7 @@ pub fn runs(
             "iodepth": opt(entries, g_opts, "iodepth"),
             "block_size": bs,
             "engine": opt(entries, g_opts, "ioengine").unwrap_or_else(|| "psync".into()),
-            "io_mode": io_mode(entries, g_opts),
+            "io_mode": mode,
             "target": opt(entries, g_opts, "filename").or_else(|| opt(entries, g_opts, "directory")),
         });
         let text = |k: &str| config.get(k).and_then(Value::as_str).map(str::to_string);
@@ -404,6 +521,10 @@ pub fn runs(
             "source_file": source_file,
             "group": gid,
             "hosts": hosts,
+            "write_latency": match &with_sync {
+                Some(w) => json!({"includes_sync": true, "fio_write_alone_in": "write.alone.*", "mean_with_sync_us": w.write_mean_us}),
+                None => json!({"includes_sync": !matches!(mode.as_str(), "fsync" | "fdatasync")}),
+            },
             "latency_basis": aggs.iter().flatten().map(|a| (a.basis, a.percentiles_from)).next().map(|(b, f)| json!({"field": b, "percentiles_from": f})),
             "config": config,
             "global_options": Value::Object(g_opts.clone()),
@@ -420,10 +541,11 @@ pub fn runs(
             tot.as_ref(),
             &config,
             source_file,
+            with_sync.as_ref(),
         );
         runs.push(ImportedRun {
             row: RunRow {
-                started_unix_ms: ended.saturating_sub((secs * 1e3) as i64),
+                started_unix_ms: started,
                 ended_unix_ms: Some(ended),
                 status: if failed { "failed" } else { "completed" }.into(),
                 workload: Some("raw".into()),

@@ -13,6 +13,7 @@ mod compare;
 mod device_gate;
 mod import_awr;
 mod import_fio;
+mod import_fio_latency;
 mod import_fuzz;
 mod lab;
 mod pg;
@@ -43,6 +44,7 @@ fn main() {
         device_gate::tests(),
         import_awr::tests(),
         import_fio::tests(),
+        import_fio_latency::tests(),
         import_fuzz::tests(),
         lab::tests(),
         pg::tests(),
