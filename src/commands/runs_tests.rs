@@ -30,6 +30,8 @@ fn export(store: &mut Store, format: Format) -> String {
     let mut out = Vec::new();
     let cmd = RunsCommand::Export {
         format,
+        metrics: Vec::new(),
+        long: false,
         filter: Default::default(),
     };
     execute(store, cmd, &mut out).unwrap();

@@ -495,10 +495,7 @@ pub fn runs(
                     ("write", Some(_)) => "write.alone",
                     (op, _) => op,
                 };
-                histograms.push((
-                    op.to_string(),
-                    encode_histogram(&fio_hist::to_hdr(b)),
-                ));
+                histograms.push((op.to_string(), encode_histogram(&fio_hist::to_hdr(b))));
             }
         }
         let (started, ended) = windows[gid];

@@ -119,6 +119,9 @@ pub enum StoreError {
         "cannot decode a stored latency histogram: {msg}; the blob is not HDR V2+deflate (was it written by dbio?)"
     )]
     Histogram { msg: String },
+    /// What a command was asked to select does not exist.
+    #[error("{msg}")]
+    Selection { msg: String },
     #[error("cannot write the output: {source}")]
     Output { source: std::io::Error },
 }

@@ -74,7 +74,11 @@ fn fdatasync_sync_latency_is_stored_and_writes_include_it() {
         assert_lat(&m, "sync", &sync["lat_ns"]);
         // fio's write alone, under its own name, in fio's basis for the engine.
         let w = &job["write"];
-        let basis = if engine == "psync" { "clat_ns" } else { "lat_ns" };
+        let basis = if engine == "psync" {
+            "clat_ns"
+        } else {
+            "lat_ns"
+        };
         let alone = &w[basis];
         assert_eq!(
             m["write.alone.latency.min_us"],
@@ -94,7 +98,11 @@ fn fdatasync_sync_latency_is_stored_and_writes_include_it() {
             m["write.latency.mean_us"]
         );
         assert!(m["write.latency.mean_us"] > m["write.alone.latency.mean_us"]);
-        for k in ["write.latency.p99_us", "write.latency.min_us", "total.latency.p99_us"] {
+        for k in [
+            "write.latency.p99_us",
+            "write.latency.min_us",
+            "total.latency.p99_us",
+        ] {
             assert!(!m.contains_key(k), "{what}: {k} would be the write alone");
         }
         let run = stored(id);
@@ -118,7 +126,10 @@ fn fdatasync_sync_latency_is_stored_and_writes_include_it() {
             .unwrap_or_else(|| panic!("{what}: no sync row in\n{text}"));
         assert!(row.contains(&format!(" {n} ")), "{row}");
         assert!(text.contains("write*"), "{text}");
-        assert!(text.contains("with its sync, as dbio times a write"), "{text}");
+        assert!(
+            text.contains("with its sync, as dbio times a write"),
+            "{text}"
+        );
     }
 }
 
@@ -134,11 +145,7 @@ fn async_engines_are_measured_submit_to_completion() {
     ];
     let (file, doc) = fio(dir.path(), "clat.json", &base);
     let r = &doc["jobs"][0]["read"];
-    let out = dbio()
-        .args(["import", "fio"])
-        .arg(&file)
-        .assert()
-        .success();
+    let out = dbio().args(["import", "fio"]).arg(&file).assert().success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("--lat_percentiles=1"), "{stderr}");
     let store = dbio::store::Store::open(&store_path()).unwrap();
@@ -146,7 +153,10 @@ fn async_engines_are_measured_submit_to_completion() {
     let m: BTreeMap<String, f64> = store.get(id).unwrap().metrics.into_iter().collect();
     let lat = &r["lat_ns"];
     assert_eq!(m["read.latency.min_us"], lat["min"].as_f64().unwrap() / 1e3);
-    assert_eq!(m["read.latency.mean_us"], lat["mean"].as_f64().unwrap() / 1e3);
+    assert_eq!(
+        m["read.latency.mean_us"],
+        lat["mean"].as_f64().unwrap() / 1e3
+    );
     assert!(m["read.latency.min_us"] > r["clat_ns"]["min"].as_f64().unwrap() / 1e3);
     assert!(!m.contains_key("read.latency.p99_us"), "clat is not lat");
     assert_eq!(
@@ -201,7 +211,11 @@ fn stonewalled_groups_get_successive_times() {
             .map(|d| job[d]["runtime"].as_i64().unwrap())
             .max()
             .unwrap();
-        assert_eq!(r.ended_unix_ms.unwrap() - r.started_unix_ms, ms, "group {i}");
+        assert_eq!(
+            r.ended_unix_ms.unwrap() - r.started_unix_ms,
+            ms,
+            "group {i}"
+        );
         if i > 0 {
             assert!(
                 rows[i - 1].ended_unix_ms.unwrap() <= r.started_unix_ms,

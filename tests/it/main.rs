@@ -22,6 +22,7 @@ mod plan_run;
 mod report_html;
 mod report_stats;
 mod run_raw;
+mod runs_export;
 mod sessions_4k;
 mod signals_pipes;
 mod slob_dbwr_and_devices;
@@ -54,6 +55,7 @@ fn main() {
         report_stats::tests(),
         signals_pipes::tests(),
         run_raw::tests(),
+        runs_export::tests(),
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),
