@@ -29,6 +29,10 @@ pub enum RunsCommand {
         /// Write the run as one self-contained HTML page (its per-second series beside its device and host telemetry) to FILE.
         #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "environment"])]
         html: Option<std::path::PathBuf>,
+        /// Print the run in another tool's format: fio-json, fio 3's
+        /// --output-format=json of a raw run (docs/import.md).
+        #[arg(long, value_enum, conflicts_with_all = ["json", "environment", "html"])]
+        format: Option<ShowFormat>,
     },
     /// Delete runs and everything stored with them.
     Delete {
@@ -65,6 +69,12 @@ pub enum RunsCommand {
         #[arg(required = true)]
         text: Vec<String>,
     },
+}
+
+/// `dbio runs show --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    FioJson,
 }
 
 /// Filters shared by `list` and `export`.
@@ -151,9 +161,14 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             json,
             environment,
             html,
+            format,
         } => {
             let run = store.get(id)?;
-            if let Some(path) = html {
+            if format == Some(ShowFormat::FioJson) {
+                let doc = crate::store::export_fio::fio_json(&run)?;
+                let text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
+                writeln!(out, "{text}")?;
+            } else if let Some(path) = html {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as i64);

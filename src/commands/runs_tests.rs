@@ -173,6 +173,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: false,
             environment: false,
             html: None,
+            format: None,
         },
     )
     .unwrap();
@@ -184,6 +185,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: true,
             environment: false,
             html: None,
+            format: None,
         },
     )
     .unwrap();
@@ -195,6 +197,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: false,
             environment: true,
             html: None,
+            format: None,
         },
     )
     .unwrap();
@@ -228,6 +231,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: false,
             environment: false,
             html: None,
+            format: None,
         },
     )
     .unwrap();

@@ -90,6 +90,9 @@ pub struct FioOutput {
     /// True for `client_stats` output.
     pub client_server: bool,
     pub disk_util: Value,
+    /// Written by `dbio runs show --format fio-json` from a run whose write
+    /// latency includes its sync (dbio's meaning), so nothing to add.
+    pub write_includes_sync: bool,
 }
 
 fn at<'a>(obj: &'a Value, key: &str) -> Option<&'a Value> {
@@ -330,6 +333,10 @@ pub fn parse(text: &str) -> Result<FioOutput, ImportError> {
             .unwrap_or_default(),
         client_server,
         disk_util: at(&doc, "disk_util").cloned().unwrap_or(Value::Null),
+        write_includes_sync: at(&doc, "dbio")
+            .and_then(|d| at(d, "write_latency_includes_sync"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         ..Default::default()
     };
     for (i, v) in list.iter().enumerate() {

@@ -28,7 +28,7 @@ pub struct Options {
 }
 
 /// The percentiles fio prints by default, for merged bins without a list.
-const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
+pub const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
     99.99,
 ];
@@ -406,7 +406,11 @@ pub fn runs(
             put_dir(&mut metrics, "total", t, bs, secs);
         }
         let mode = io_mode(entries, g_opts);
-        let with_sync = with_sync(&mode, &aggs, tot.as_ref());
+        let with_sync = if out.write_includes_sync {
+            None
+        } else {
+            with_sync(&mode, &aggs, tot.as_ref())
+        };
         if let Some(w) = &with_sync {
             for prefix in ["write", "total"] {
                 relabel_alone(&mut metrics, prefix);

@@ -10,11 +10,13 @@
 //!
 //! Files: [`schema`] (DDL, migrations), `runs` (save, list, get, delete,
 //! tags, notes), `extract` (what a report contributes to columns and rows),
-//! [`export`] (csv, json, markdown), `time`
+//! [`export`] (csv, json, markdown), [`export_fio`] (a raw run as fio's
+//! JSON), `time`
 //! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
 //! in one transaction). `dbio runs` is `commands/runs.rs`.
 
 pub mod export;
+pub mod export_fio;
 mod extract;
 pub mod imports;
 mod runs;

@@ -190,6 +190,7 @@ fn imports_are_saved_in_one_transaction_and_listed() {
             json: false,
             environment: false,
             html: None,
+            format: None,
         },
         &mut shown,
     )

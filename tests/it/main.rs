@@ -11,6 +11,7 @@ mod bad_input;
 mod block_devices;
 mod compare;
 mod device_gate;
+mod fio_json;
 mod import_awr;
 mod import_fio;
 mod import_fio_latency;
@@ -43,6 +44,7 @@ fn main() {
         block_devices::tests(),
         compare::tests(),
         device_gate::tests(),
+        fio_json::tests(),
         import_awr::tests(),
         import_fio::tests(),
         import_fio_latency::tests(),
