@@ -72,7 +72,7 @@ fn latency(m: &Metrics, dir: &str, hist: Option<&Histogram<u64>>) -> Value {
     let (min_ns, max_ns) = ((min * 1e3).round() as u64, (max * 1e3).round() as u64);
     let mut pcts = Map::new();
     let mut bins = Map::new();
-    match hist.filter(|h| h.len() > 0) {
+    match hist.filter(|h| !h.is_empty()) {
         // As dbio's report computes them (measure::stats::quantile_ns).
         Some(h) => {
             for p in FIO_DEFAULT_PERCENTILES {
@@ -189,10 +189,10 @@ pub fn fio_json(run: &StoredRun) -> Result<Value, StoreError> {
     };
     if let Some(p) = text("pattern").or(r.pattern.clone()) {
         opt("rw", fio_rw(&p).to_string());
-        if p.ends_with("rw") {
-            if let Some(pct) = cfg.get("read_pct").and_then(Value::as_u64) {
-                opt("rwmixread", pct.to_string());
-            }
+        if let Some(pct) = cfg.get("read_pct").and_then(Value::as_u64)
+            && p.ends_with("rw")
+        {
+            opt("rwmixread", pct.to_string());
         }
     }
     if let Some(bs) = r.block_size {
