@@ -100,7 +100,144 @@ fn slob_sessions(writers: u32, readers: u32) -> (u32, bool) {
     }
 }
 
-/// One run per row; `warnings` gets what the user should know.
+/// A row's names and counts, checked.
+struct Checked {
+    named: naming::Named,
+    sessions: u32,
+    readers: Option<u32>,
+    writers: Option<u32>,
+}
+
+/// The variable, session count, readers and writers of `row`; every
+/// problem with them.
+fn check(row: &Row, rule: &Rule, warnings: &mut Vec<String>) -> Result<Checked, Vec<ImportError>> {
+    let mut errors = Vec::new();
+    let named =
+        naming::name(&row.file, rule).map_err(|m| vec![ImportError::at(row.line, "FILE", m)])?;
+    let mut cell = |c: Column, name: &str, from_name: Option<u32>| match whole(row, c, name) {
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+        Ok(Some(v)) => {
+            if let Some(n) = from_name.filter(|&n| n != v) {
+                errors.push(ImportError::at(
+                    row.line,
+                    name,
+                    format!(
+                        "{name} is {v} but the file name {:?} says {n}; fix the cell or the name, or pass --variable-regex to read the name another way",
+                        row.file
+                    ),
+                ));
+            }
+            Some(v)
+        }
+        Ok(None) => from_name,
+    };
+    let readers = cell(Column::Readers, "READERS", named.readers);
+    let writers = cell(Column::Writers, "WRITERS", named.writers);
+    let mut sessions = cell(Column::Sessions, "SESSIONS", named.sessions);
+    if sessions.is_none() && (readers.is_some() || writers.is_some()) {
+        let (s, both) = slob_sessions(writers.unwrap_or(0), readers.unwrap_or(0));
+        if both {
+            warnings.push(format!(
+                "line {}: {} has {} writers and {} readers; SLOB.R would count it under both {} and {} sessions, dbio under {s}",
+                row.line,
+                row.file,
+                writers.unwrap_or(0),
+                readers.unwrap_or(0),
+                writers.unwrap_or(0),
+                readers.unwrap_or(0)
+            ));
+        }
+        sessions = Some(s);
+    }
+    match sessions {
+        None => errors.push(ImportError::at(
+            row.line,
+            "FILE",
+            format!(
+                "no session count for {:?}: the SESSIONS cell is empty or missing and the name does not end in .<sessions>; pass --variable-regex with a (?P<sessions>...) group",
+                row.file
+            ),
+        )),
+        Some(0) => errors.push(ImportError::at(
+            row.line,
+            if readers.is_some() || writers.is_some() {
+                "READERS/WRITERS"
+            } else {
+                "SESSIONS"
+            },
+            "0 sessions: a run has at least one; fix the cell",
+        )),
+        Some(_) => {}
+    }
+    if row.get(Column::Elapsed) == Some(0.0) {
+        errors.push(ImportError::at(
+            row.line,
+            "ELAPSED",
+            "0 s: every rate of the row would be over no time; fix the cell or leave it empty for unknown",
+        ));
+    }
+    match sessions {
+        Some(sessions) if errors.is_empty() => Ok(Checked {
+            named,
+            sessions,
+            readers,
+            writers,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// Rows whose file names give one variable but sit in different
+/// directories (`XFS/awr.txt.16`, `EXT4/awr.txt.16`) are not merged: their
+/// variables get as many of their directories' last components as tell
+/// them apart (`XFS/awr`, `EXT4/awr`).
+fn keep_directories(rows: &mut [(&Row, Checked)]) {
+    let mut by_var: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, (_, c)) in rows.iter().enumerate() {
+        by_var.entry(c.named.variable.clone()).or_default().push(i);
+    }
+    for idx in by_var.values() {
+        let dirs: Vec<Vec<String>> = idx
+            .iter()
+            .map(|&i| {
+                rows[i]
+                    .1
+                    .named
+                    .dir
+                    .split(['/', '\\'])
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect();
+        let suffix = |d: &Vec<String>, k: usize| d[d.len().saturating_sub(k)..].join("/");
+        let distinct = |k: usize| {
+            let mut s: Vec<String> = dirs.iter().map(|d| suffix(d, k)).collect();
+            s.sort();
+            s.dedup();
+            s.len()
+        };
+        let all = distinct(usize::MAX);
+        if all < 2 {
+            continue;
+        }
+        let k = (1..).find(|&k| distinct(k) == all).unwrap_or(usize::MAX);
+        for (&i, d) in idx.iter().zip(&dirs) {
+            let prefix = suffix(d, k);
+            if !prefix.is_empty() {
+                let v = &mut rows[i].1.named.variable;
+                *v = format!("{prefix}/{v}");
+            }
+        }
+    }
+}
+
+/// One run per row; `warnings` gets what the user should know. Every bad
+/// row is reported (with those [`super::awr_info::parse_all`] found), then
+/// the file is refused.
 pub fn runs(
     parsed: &Parsed,
     opts: &Options,
@@ -108,7 +245,8 @@ pub fn runs(
     started_unix_ms: i64,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ImportedRun>, ImportError> {
-    let mut out = Vec::with_capacity(parsed.rows.len());
+    let mut errors = parsed.errors.clone();
+    let mut checked = Vec::with_capacity(parsed.rows.len());
     for row in &parsed.rows {
         let header = &parsed.headers[row.header];
         let rule = match &opts.variable_regex {
@@ -117,36 +255,24 @@ pub fn runs(
                 writers_readers: header.has(Column::Readers) || header.has(Column::Writers),
             },
         };
-        let named =
-            naming::name(&row.file, &rule).map_err(|m| ImportError::at(row.line, "FILE", m))?;
-        let readers = whole(row, Column::Readers, "READERS")?.or(named.readers);
-        let writers = whole(row, Column::Writers, "WRITERS")?.or(named.writers);
-        let mut sessions = whole(row, Column::Sessions, "SESSIONS")?.or(named.sessions);
-        if sessions.is_none() && (readers.is_some() || writers.is_some()) {
-            let (s, both) = slob_sessions(writers.unwrap_or(0), readers.unwrap_or(0));
-            if both {
-                warnings.push(format!(
-                    "line {}: {} has {} writers and {} readers; SLOB.R would count it under both {} and {} sessions, dbio under {s}",
-                    row.line,
-                    row.file,
-                    writers.unwrap_or(0),
-                    readers.unwrap_or(0),
-                    writers.unwrap_or(0),
-                    readers.unwrap_or(0)
-                ));
-            }
-            sessions = Some(s);
+        match check(row, &rule, warnings) {
+            Ok(c) => checked.push((row, c)),
+            Err(mut e) => errors.append(&mut e),
         }
-        let Some(sessions) = sessions else {
-            return Err(ImportError::at(
-                row.line,
-                "FILE",
-                format!(
-                    "no session count for {:?}: the SESSIONS cell is empty or missing and the name does not end in .<sessions>; pass --variable-regex with a (?P<sessions>...) group",
-                    row.file
-                ),
-            ));
-        };
+    }
+    if let Some(e) = ImportError::many(errors) {
+        return Err(e);
+    }
+    keep_directories(&mut checked);
+    let mut out = Vec::with_capacity(checked.len());
+    for (row, c) in checked {
+        let header = &parsed.headers[row.header];
+        let Checked {
+            named,
+            sessions,
+            readers,
+            writers,
+        } = c;
         let mut metrics: Vec<(String, f64)> = Vec::new();
         let mut put = |name: &str, value: f64| {
             if !metrics.iter().any(|(n, _)| n == name) {
@@ -352,6 +478,62 @@ mod tests {
         assert_eq!(m(&runs[1], v::WRITERS), Some(8.0));
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("under both 2 and 6"), "{w:?}");
+    }
+
+    #[test]
+    fn directories_keep_rows_apart_and_bad_rows_are_all_reported() {
+        let text = "FILE|SESSIONS|ELAPSED|PREADS\n\
+                    run1/XFS/awr.txt.16|16|300|10\n\
+                    run1/EXT4/awr.txt.16|16|300|20\n\
+                    run2/XFS/awr.txt.8|8|300|30\n\
+                    other/awr.XFS.txt.4|4|300|40\n";
+        let p = parse(text).unwrap();
+        let got = runs(&p, &Options::default(), "/f", 0, &mut Vec::new()).unwrap();
+        let vars: Vec<&str> = got
+            .iter()
+            .map(|r| r.row.variable.as_deref().unwrap())
+            .collect();
+        // Two directories named XFS: their parents tell them apart.
+        assert_eq!(
+            vars,
+            ["run1/XFS/awr", "run1/EXT4/awr", "run2/XFS/awr", "awr.XFS"]
+        );
+        let bad = "FILE|SESSIONS|ELAPSED|PREADS\n\
+                   a.16|0|300|1\n\
+                   b.16|16|0|1\n\
+                   c.8|16|300|1\n\
+                   d.4|4|300|x\n\
+                   e.4|4|300|1\n";
+        let p = crate::import::awr_info::parse_all(bad).unwrap();
+        let e = runs(&p, &Options::default(), "/f", 0, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 6, "{e}");
+        assert_eq!(lines[0], "5 problems, nothing imported:");
+        assert!(
+            lines[1].starts_with(
+                "  line 2, SESSIONS: SESSIONS is 0 but the file name \"a.16\" says 16"
+            ),
+            "{e}"
+        );
+        assert!(
+            lines[2].starts_with("  line 2, SESSIONS: 0 sessions"),
+            "{e}"
+        );
+        assert!(lines[3].starts_with("  line 3, ELAPSED: 0 s"), "{e}");
+        assert!(
+            lines[4]
+                .starts_with("  line 4, SESSIONS: SESSIONS is 16 but the file name \"c.8\" says 8"),
+            "{e}"
+        );
+        assert!(
+            lines[5].starts_with("  line 5, PREADS: \"x\" is not a number"),
+            "{e}"
+        );
+        let zero = parse("FILE|READERS|WRITERS\nx.0.0|0|0\n").unwrap();
+        let e = runs(&zero, &Options::default(), "/f", 0, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("READERS/WRITERS: 0 sessions"), "{e}");
     }
 
     #[test]

@@ -67,6 +67,25 @@ impl ImportError {
 }
 
 impl ImportError {
+    /// Every bad row of a file at once (sorted by line), so one attempt
+    /// shows all there is to fix: the one error itself when there is one.
+    pub fn many(mut errors: Vec<ImportError>) -> Option<ImportError> {
+        errors.sort_by_key(|e| e.line);
+        errors.dedup();
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            n => Some(ImportError::whole(format!(
+                "{n} problems, nothing imported:\n  {}",
+                errors
+                    .iter()
+                    .map(ImportError::render)
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ))),
+        }
+    }
+
     fn render(&self) -> String {
         match (&self.line, &self.field) {
             (Some(l), Some(c)) => format!("line {l}, {c}: {}", self.message),
