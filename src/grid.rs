@@ -107,9 +107,11 @@ pub fn csv(rows: &[Vec<String>]) -> String {
 
 /// True for text a spreadsheet would take as a formula: it starts with
 /// `=`, `+`, `-`, `@`, a tab or a carriage return (OWASP's list). A number
-/// (`-3.5`, `+1e3`) is a number, not a formula, and stays as it is.
+/// (`-3.5`, `+1e3`) is a number, not a formula, and stays as it is; so does
+/// a lone `-`, dbio's "none", which no spreadsheet evaluates.
 pub fn csv_formula(cell: &str) -> bool {
     cell.starts_with(['=', '+', '-', '@', '\t', '\r'])
+        && cell != "-"
         && !cell.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
@@ -146,12 +148,12 @@ mod tests {
     fn csv_neutralises_formulas_but_not_numbers() {
         let r = rows(&[
             &["=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "-inf", "a=b"],
-            &["-3.5", "+1e3", "-0", "12", "", "x,=y", "=\"q\""],
+            &["-3.5", "+1e3", "-0", "12", "-", "x,=y", "=\"q\""],
         ]);
         assert_eq!(
             csv(&r),
             "\"'=1+2\",\"'+SUM(A1)\",\"'-2+3\",\"'@cmd\",\"'\tx\",\"'-inf\",a=b\n\
-             -3.5,+1e3,-0,12,,\"x,=y\",\"'=\"\"q\"\"\"\n"
+             -3.5,+1e3,-0,12,-,\"x,=y\",\"'=\"\"q\"\"\"\n"
         );
     }
 

@@ -508,29 +508,17 @@ mod tests {
         let e = runs(&p, &Options::default(), "/f", 0, &mut Vec::new())
             .unwrap_err()
             .to_string();
-        let lines: Vec<&str> = e.lines().collect();
-        assert_eq!(lines.len(), 6, "{e}");
-        assert_eq!(lines[0], "5 problems, nothing imported:");
-        assert!(
-            lines[1].starts_with(
-                "  line 2, SESSIONS: SESSIONS is 0 but the file name \"a.16\" says 16"
-            ),
-            "{e}"
-        );
-        assert!(
-            lines[2].starts_with("  line 2, SESSIONS: 0 sessions"),
-            "{e}"
-        );
-        assert!(lines[3].starts_with("  line 3, ELAPSED: 0 s"), "{e}");
-        assert!(
-            lines[4]
-                .starts_with("  line 4, SESSIONS: SESSIONS is 16 but the file name \"c.8\" says 8"),
-            "{e}"
-        );
-        assert!(
-            lines[5].starts_with("  line 5, PREADS: \"x\" is not a number"),
-            "{e}"
-        );
+        let lines: Vec<&str> = e.split("; [").collect();
+        assert_eq!(lines.len(), 5, "{e}");
+        for (got, want) in lines.iter().zip([
+            "5 problems, nothing imported: [1] line 2, SESSIONS: SESSIONS is 0 but the file name \"a.16\" says 16",
+            "2] line 2, SESSIONS: 0 sessions",
+            "3] line 3, ELAPSED: 0 s",
+            "4] line 4, SESSIONS: SESSIONS is 16 but the file name \"c.8\" says 8",
+            "5] line 5, PREADS: \"x\" is not a number",
+        ]) {
+            assert!(got.starts_with(want), "{got} / {want}");
+        }
         let zero = parse("FILE|READERS|WRITERS\nx.0.0|0|0\n").unwrap();
         let e = runs(&zero, &Options::default(), "/f", 0, &mut Vec::new()).unwrap_err();
         assert!(e.to_string().contains("READERS/WRITERS: 0 sessions"), "{e}");

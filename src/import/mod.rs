@@ -67,8 +67,9 @@ impl ImportError {
 }
 
 impl ImportError {
-    /// Every bad row of a file at once (sorted by line), so one attempt
-    /// shows all there is to fix: the one error itself when there is one.
+    /// Every bad row of a file at once, sorted by line, numbered on one line
+    /// (`[1] line 2, …; [2] line 5, …`), so one attempt shows all there is
+    /// to fix: the one error itself when there is one.
     pub fn many(mut errors: Vec<ImportError>) -> Option<ImportError> {
         errors.sort_by_key(|e| e.line);
         errors.dedup();
@@ -76,12 +77,13 @@ impl ImportError {
             0 => None,
             1 => errors.pop(),
             n => Some(ImportError::whole(format!(
-                "{n} problems, nothing imported:\n  {}",
+                "{n} problems, nothing imported: {}",
                 errors
                     .iter()
-                    .map(ImportError::render)
+                    .enumerate()
+                    .map(|(i, e)| format!("[{}] {}", i + 1, e.render()))
                     .collect::<Vec<_>>()
-                    .join("\n  ")
+                    .join("; ")
             ))),
         }
     }

@@ -328,15 +328,17 @@ fn bad_rows_are_all_reported_then_the_file_is_refused() {
         .assert()
         .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    for want in [
-        "5 problems, nothing imported:",
-        "  line 2, SESSIONS: SESSIONS is 0 but the file name \"XFS/awr.txt.8\" says 8",
-        "  line 2, SESSIONS: 0 sessions",
-        "  line 3, ELAPSED: 0 s",
-        "  line 4, SESSIONS: SESSIONS is 32 but the file name \"EXT4/awr.txt.8\" says 8",
-        "  line 5, PREADS: \"9OO\" is not a number",
-    ] {
-        assert!(err.lines().any(|l| l.contains(want)), "{want:?} in\n{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let problems: Vec<&str> = err.trim_end().split("; [").collect();
+    assert_eq!(problems.len(), 5, "{err}");
+    for (got, want) in problems.iter().zip([
+        "5 problems, nothing imported: [1] line 2, SESSIONS: SESSIONS is 0 but the file name \"XFS/awr.txt.8\" says 8",
+        "2] line 2, SESSIONS: 0 sessions",
+        "3] line 3, ELAPSED: 0 s",
+        "4] line 4, SESSIONS: SESSIONS is 32 but the file name \"EXT4/awr.txt.8\" says 8",
+        "5] line 5, PREADS: \"9OO\" is not a number",
+    ]) {
+        assert!(got.contains(want), "{want:?} in\n{err}");
     }
     let list = stdout(&["runs", "list"]);
     assert!(list.starts_with("no stored runs"), "{list}");
