@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::fio::{DIRECTIONS, Entry, FioOutput};
-use super::fio_runs::{Agg, WithSync};
+use super::fio_agg::{Agg, WithSync};
 
 fn pct(a: &Agg, p: f64) -> String {
     a.percentiles
