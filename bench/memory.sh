@@ -25,7 +25,7 @@ done
 [ -n "$DIR" ] || { echo "memory.sh: --dir DIR is required (e.g. /dev/shm/mem)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "memory.sh: needs /usr/bin/time (Debian package time)" >&2; exit 2; }
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ -n "$A" ] || A="$REPO/target/release/dbio"
+[ -n "$A" ] || A="${CARGO_TARGET_DIR:-$REPO/target}/release/dbio"
 mkdir -p "$DIR"
 WORK=$(mktemp -d "$DIR/memory.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT INT TERM

@@ -21,8 +21,8 @@ SESSIONS=${3:-4}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=$(mktemp -d /dev/shm/dbio-slob-vs-raw.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT INT TERM
-[ -x "$REPO/target/release/dbio" ] || (cd "$REPO" && cargo build --release -q)
-cp "$REPO/target/release/dbio" "$WORK/dbio"
+[ -x "${CARGO_TARGET_DIR:-$REPO/target}/release/dbio" ] || (cd "$REPO" && cargo build --release -q)
+cp "${CARGO_TARGET_DIR:-$REPO/target}/release/dbio" "$WORK/dbio"
 export DBIO_DB="$WORK/store.sqlite"
 SCALE_MB=$((1024 / SESSIONS))
 

@@ -4,7 +4,7 @@
 # both tools alike, and report medians of IOPS and of CPU time per I/O.
 #
 # Usage: bench/vs-fio.sh [--pairs N] [--time S] [--dbio PATH]
-#                        [--cases "a b c d"] [--raw DIR]
+#                        [--cases "a b c d"] [--raw DIR] [--qd "1 8 32 128"]
 #   --pairs N   dbio/fio rounds per case (default 5)
 #   --time S    measured seconds per run (default 10); both tools also run a
 #               1 s warm-up that is excluded (dbio --ramp 1, fio --ramp_time=1)
@@ -12,9 +12,11 @@
 #               it is copied to a temp dir first so rebuilds don't disturb us
 #   --cases     which cases to run (default "a b c d")
 #   --raw DIR   keep every run's JSON output in DIR
+#   --qd "N …"  io_uring queue depths for case b (default "32")
 #
 # Needs root (losetup, mkfs.xfs, mount, drop_caches), fio and python3.
-# Prints Markdown tables and saves them to bench/results-<date>.md.
+# Prints Markdown tables and saves them to bench/results-<date>.md (or
+# results-<date>-N.md: an earlier file is never overwritten).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,8 +28,9 @@ RAMP=1
 DBIO_SRC=""
 CASES="a b c d e"
 RAW_DIR=""
+QDS="32"
 
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "vs-fio: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -37,12 +40,14 @@ while [[ $# -gt 0 ]]; do
         --dbio) DBIO_SRC=${2:?}; shift 2 ;;
         --cases) CASES=${2:?}; shift 2 ;;
         --raw) RAW_DIR=${2:?}; shift 2 ;;
+        --qd) QDS=${2:?}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
 done
 [[ $PAIRS =~ ^[1-9][0-9]*$ ]] || die "--pairs wants a positive integer"
 [[ $TIME =~ ^[1-9][0-9]*$ ]] || die "--time wants whole seconds"
+for qd in $QDS; do [[ $qd =~ ^[1-9][0-9]*$ ]] || die "--qd wants positive integers, e.g. \"1 8 32 128\""; done
 [[ $EUID -eq 0 ]] || die "run as root (loop devices, mount, drop_caches)"
 for tool in fio python3 losetup mkfs.xfs mount umount mountpoint; do
     command -v "$tool" >/dev/null || die "$tool not found"
@@ -84,7 +89,7 @@ cd "$WORK"   # fio and dbio leave nothing in the cwd, but keep it out of the rep
 
 # Our own copy of dbio: another engineer may be rebuilding target/ meanwhile.
 if [[ -z $DBIO_SRC ]]; then
-    DBIO_SRC=$REPO/target/release/dbio
+    DBIO_SRC=${CARGO_TARGET_DIR:-$REPO/target}/release/dbio
     [[ -x $DBIO_SRC ]] || (cd "$REPO" && cargo build --release)
 fi
 [[ -x $DBIO_SRC ]] || die "no dbio binary at $DBIO_SRC"
@@ -94,7 +99,7 @@ cp "$DBIO_SRC" "$DBIO"
 # I/O, the machine's limit for one thread, in cases a and b.
 (cd "$REPO" && cargo build --release --quiet --example floor)
 FLOOR=$WORK/floor
-cp "$REPO/target/release/examples/floor" "$FLOOR"
+cp "${CARGO_TARGET_DIR:-$REPO/target}/release/examples/floor" "$FLOOR"
 
 # ---------------------------------------------------------------- helpers ---
 
@@ -308,35 +313,38 @@ case_a() {
     row "(a) … vs the floor (bare pread loop)" a.dbio a.floor
 }
 
-# (b) The same reads through io_uring with 32 in flight from one thread.
-# fio's defaults first; then fio with --fixedbufs --registerfiles, which is
-# what dbio does (registered files and buffers).
+# (b) The same reads through io_uring from one thread, at each queue depth
+# of --qd (default 32). fio's defaults first; then fio with --fixedbufs
+# --registerfiles, which is what dbio does (registered files and buffers).
 case_b() {
     setup_shm
     local file=$SHM_DIR/data/dbio-data-0000.dat
-    local common=(--filename="$file" --size=1G --rw=randread --bs=4k --direct=1
-        --ioengine=io_uring --iodepth=32 --numjobs=1 "${FIO_RANDOM[@]}" "${FIO_TIMED[@]}")
     local fixed=(--fixedbufs --registerfiles)
-    record_fio_cmd "(b)" "--name=b ${common[*]}"
-    record_fio_cmd "(b) fixed" "--name=b ${common[*]} ${fixed[*]}"
-    local i out
-    for ((i = 1; i <= PAIRS; i++)); do
-        log "[b] round $i/$PAIRS"
-        out=$OUT_DIR/b-$i
-        run_dbio "$out-dbio.json" --target "$SHM_DIR/data" --files 1 --size 1G --bs 4k \
-            --pattern randread --sessions 1 --engine io_uring --iodepth 32 --io direct \
-            --seed "$i" "${DBIO_TIMED[@]}"
-        add_dbio b.dbio "$out-dbio.json"
-        run_fio "$out-fio.json" --name=b "${common[@]}" --randseed="$i"
-        add_fio b.fio "$out-fio.json"
-        run_fio "$out-fio-fixed.json" --name=b "${common[@]}" "${fixed[@]}" --randseed="$i"
-        add_fio b.fio-fixed "$out-fio-fixed.json"
-        run_floor "$out-floor.json" "$file" io_uring 32
-        add_dbio b.floor "$out-floor.json"
+    local qd i out k
+    for qd in $QDS; do
+        k=b$qd
+        local common=(--filename="$file" --size=1G --rw=randread --bs=4k --direct=1
+            --ioengine=io_uring --iodepth="$qd" --numjobs=1 "${FIO_RANDOM[@]}" "${FIO_TIMED[@]}")
+        record_fio_cmd "(b) qd$qd" "--name=b ${common[*]}"
+        record_fio_cmd "(b) qd$qd fixed" "--name=b ${common[*]} ${fixed[*]}"
+        for ((i = 1; i <= PAIRS; i++)); do
+            log "[b] qd$qd round $i/$PAIRS"
+            out=$OUT_DIR/$k-$i
+            run_dbio "$out-dbio.json" --target "$SHM_DIR/data" --files 1 --size 1G --bs 4k \
+                --pattern randread --sessions 1 --engine io_uring --iodepth "$qd" --io direct \
+                --seed "$i" "${DBIO_TIMED[@]}"
+            add_dbio "$k.dbio" "$out-dbio.json"
+            run_fio "$out-fio.json" --name=b "${common[@]}" --randseed="$i"
+            add_fio "$k.fio" "$out-fio.json"
+            run_fio "$out-fio-fixed.json" --name=b "${common[@]}" "${fixed[@]}" --randseed="$i"
+            add_fio "$k.fio-fixed" "$out-fio-fixed.json"
+            run_floor "$out-floor.json" "$file" io_uring "$qd"
+            add_dbio "$k.floor" "$out-floor.json"
+        done
+        row "(b) 4k randread direct io_uring qd$qd, tmpfs" "$k.dbio" "$k.fio"
+        row "(b) … vs fio --fixedbufs --registerfiles" "$k.dbio" "$k.fio-fixed"
+        row "(b) … vs the floor (bare io_uring loop)" "$k.dbio" "$k.floor"
     done
-    row "(b) 4k randread direct io_uring qd32, tmpfs" b.dbio b.fio
-    row "(b) … vs fio --fixedbufs --registerfiles" b.dbio b.fio-fixed
-    row "(b) … vs the floor (bare io_uring loop)" b.dbio b.floor
     NOTES+=("(b): on tmpfs io_uring hands O_DIRECT reads to io-wq worker threads (iou-wrk-*). dbio's CPU counts them (RUSAGE_SELF); fio's own usr/sys_cpu does not (RUSAGE_THREAD), so compare the whole-process table for this case.")
 }
 
@@ -506,7 +514,10 @@ samples() {
 notes() { local n; for n in "${NOTES[@]}"; do echo "$n"; echo; done; }
 
 [[ ${#ROWS[@]} -gt 0 ]] || { notes; exit 0; }
+# A new file every time: an earlier result of the same day is kept.
 RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d).md
+n=2
+while [[ -e $RESULT ]]; do RESULT=$BENCH_DIR/results-$(date +%Y-%m-%d)-$n.md; n=$((n + 1)); done
 {
     echo "# dbio vs fio — $(date '+%Y-%m-%d %H:%M')"
     echo

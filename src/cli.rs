@@ -166,9 +166,6 @@ pub enum Command {
     Lab {
         #[command(subcommand)]
         command: crate::commands::lab::LabCommand,
-        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
-        #[arg(long, global = true, value_name = "PATH")]
-        db: Option<PathBuf>,
     },
     /// List, show, export, tag or delete stored runs.
     Runs {
@@ -178,6 +175,10 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(crate::commands::manual::CompletionsArgs),
+    /// Print dbio's man page (roff) on stdout, or write every page with --dir.
+    Man(crate::commands::manual::ManArgs),
 }
 
 #[derive(Args, Debug)]
@@ -646,6 +647,67 @@ mod tests {
             Command::Run(r) => (*r).into_config(),
             _ => unreachable!(),
         }
+    }
+
+    /// Every subcommand, argument and option of every command, with the
+    /// path to it (`dbio runs tag <id>`) and whether it has help text.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            let id = a.get_id().as_str();
+            if matches!(id, "help" | "version") || a.is_hide_set() {
+                continue;
+            }
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("{path} <{id}>"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let p = format!("{path} {}", sub.get_name());
+            if sub.get_name() != "help" && sub.get_about().is_none() {
+                out.push(p.clone());
+            }
+            undocumented(sub, &p, out);
+        }
+    }
+
+    #[test]
+    fn every_command_and_option_says_what_it_is_for() {
+        let mut missing = Vec::new();
+        undocumented(&command(), "dbio", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:?}");
+    }
+
+    #[test]
+    fn dbwr_engine_help_speaks_of_db_writers_not_sessions() {
+        let help = command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let start = help.find("--dbwr-engine").unwrap();
+        let end = start + help[start..].find("\n      --").unwrap();
+        let text = &help[start..end];
+        assert!(text.contains("DB writers"), "{text}");
+        for session_words in ["session thread", "--iodepth"] {
+            assert!(!text.contains(session_words), "{text}");
+        }
+    }
+
+    #[test]
+    fn lab_commands_offer_only_the_options_they_use() {
+        // Only `lab run` stores anything; status and cleanup have no --db.
+        for sub in ["status", "cleanup"] {
+            let e = try_parse_from(["dbio", "lab", sub, "--db", "/tmp/x.sqlite"]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{sub}");
+        }
+        let cli =
+            try_parse_from(["dbio", "lab", "run", "p.toml", "--db", "/tmp/x.sqlite"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Lab {
+                command: crate::commands::lab::LabCommand::Run { db: Some(_), .. }
+            }
+        ));
     }
 
     #[test]

@@ -50,12 +50,15 @@ fn main() -> ExitCode {
 fn store_path(command: &Command) -> Option<PathBuf> {
     let db = match command {
         Command::Run(a) => &a.db,
-        Command::Clean(_) => return None,
+        Command::Clean(_) | Command::Completions(_) | Command::Man(_) => return None,
+        Command::Lab {
+            command: commands::lab::LabCommand::Run { db, .. },
+        } => db,
+        Command::Lab { .. } => return None,
         Command::Plan { db, .. }
         | Command::Report { db, .. }
         | Command::Compare { db, .. }
         | Command::Import { db, .. }
-        | Command::Lab { db, .. }
         | Command::Runs { db, .. } => db,
     };
     Some(db.clone().unwrap_or_else(Store::default_path))
@@ -117,6 +120,14 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
     match command {
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
+        Command::Completions(args) => {
+            commands::manual::completions(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man(args) => {
+            commands::manual::man(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();
@@ -139,7 +150,11 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             commands::import::execute(command, &mut store, &mut out)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Lab { command, db } => {
+        Command::Lab { command } => {
+            let db = match &command {
+                commands::lab::LabCommand::Run { db, .. } => db.clone(),
+                _ => None,
+            };
             let interrupt = interrupt_flag();
             commands::lab::execute(command, || open_store(db), &interrupt)?;
             Ok(ExitCode::SUCCESS)

@@ -76,3 +76,61 @@ fn ratio_guards_zero_and_non_finite() {
     assert_eq!(ratio(f64::NAN, 1.0), None);
     assert_eq!(ratio(1.0, f64::INFINITY), None);
 }
+
+#[test]
+fn power_matches_the_pooled_t_tests() {
+    // R: power.t.test(n = 17, delta = 1, sd = 1) = 0.8070367,
+    // n = 16: 0.7813 ; n = 64, delta = 0.5: 0.8015.
+    for (diff, n, want) in [(1.0, 17, 0.8070367), (1.0, 16, 0.7813), (0.5, 64, 0.8015)] {
+        let got = welch_power(diff, 1.0, 1.0, n, 0.05);
+        assert!((got - want).abs() < 5e-4, "n={n}: {got} vs {want}");
+    }
+    // No difference: the power is the level.
+    assert!((welch_power(0.0, 1.0, 2.0, 10, 0.05) - 0.05).abs() < 1e-6);
+}
+
+#[test]
+fn runs_needed_matches_the_textbook_sample_sizes() {
+    // Variance exactly 1 on both sides; d = 1 needs 17 runs a side, d = 0.5
+    // needs 64 (R's power.t.test at 80% power: 16.71 and 63.77).
+    let a = [-1.0, 0.0, 1.0];
+    assert_eq!(
+        runs_needed(&a, &[0.0, 1.0, 2.0], 0.05, 0.8),
+        Some(RunsNeeded::Runs(17))
+    );
+    assert_eq!(
+        runs_needed(&a, &[-0.5, 0.5, 1.5], 0.05, 0.8),
+        Some(RunsNeeded::Runs(64))
+    );
+    assert_eq!(
+        runs_needed(&a, &[-0.99, 0.01, 1.01], 0.05, 0.8),
+        Some(RunsNeeded::MoreThan(MAX_RUNS))
+    );
+    assert_eq!(runs_needed(&a, &a, 0.05, 0.8), None);
+    assert_eq!(runs_needed(&a, &[1.0], 0.05, 0.8), None);
+}
+
+#[test]
+fn evidence_words_do_not_call_few_runs_the_same() {
+    // The case: a large difference, three runs that spread widely.
+    let first = [0.1, 0.12, 0.11];
+    let second = [0.2, 5.0, 0.4];
+    let e = evidence(&first, &second, 0.05).unwrap();
+    assert!(!e.significant);
+    let w = e.words();
+    assert!(w.starts_with("not significant at 3+3 runs (p=0."), "{w}");
+    assert!(w.contains("d=+0.9"), "{w}");
+    assert!(w.contains("runs per side to detect it"), "{w}");
+    assert!(!w.contains("same"), "{w}");
+    // cohens_d: difference over the pooled SD, second minus first.
+    let sp = ((2.0 * sample_variance(&first).unwrap() + 2.0 * sample_variance(&second).unwrap())
+        / 4.0)
+        .sqrt();
+    let d = (mean(&second).unwrap() - mean(&first).unwrap()) / sp;
+    assert!((e.cohens_d.unwrap() - d).abs() < 1e-12);
+    // A clear difference is significant, with no runs estimate.
+    let e = evidence(&[10.0, 10.1, 9.9], &[20.0, 20.2, 19.8], 0.05).unwrap();
+    assert!(e.significant && e.runs_needed.is_none());
+    assert_eq!(e.words(), "significant at 3+3 runs (p<0.001, d=+63.2)");
+    assert!(evidence(&[1.0], &[2.0, 3.0], 0.05).is_none());
+}

@@ -3,10 +3,13 @@
 //! Scalability Law fit.
 //!
 //! Points are `(N, X)` pairs; several X per N are allowed (repeats).
-//! [`peak`], [`knee`] and [`collapse`] work on the mean X of each N;
-//! [`fit_usl`] fits every point. Non-finite points are ignored.
+//! [`peak`], [`knee`] and [`collapse`] work on the value of each N that the
+//! SLOB.R table shows for that cell ([`per_n_values`]: the trimmed mean, or
+//! the plain mean where it gives none), so a peak is a number the table
+//! above it has; [`fit_usl`] fits every point. Non-finite points are
+//! ignored.
 
-use super::summary::mean;
+use super::summary::summarize;
 
 /// The fraction of the initial slope below which [`knee`] says scaling
 /// has stopped.
@@ -14,7 +17,8 @@ pub const KNEE_FRACTION: f64 = 0.5;
 /// [`collapse`] flags a fall of more than this fraction below the peak.
 pub const COLLAPSE_FRACTION: f64 = 0.2;
 
-/// The highest mean throughput and the session count it was reached at.
+/// The highest per-N value ([`per_n_values`]) and the session count it was
+/// reached at.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Peak {
     pub sessions: f64,
@@ -26,12 +30,12 @@ pub struct Peak {
 pub struct Collapse {
     /// The session count of the peak.
     pub after_sessions: f64,
-    /// The first session count past the peak where the mean throughput is
-    /// more than [`COLLAPSE_FRACTION`] below the peak.
+    /// The first session count past the peak whose value is more than
+    /// [`COLLAPSE_FRACTION`] below the peak.
     pub at_sessions: f64,
     /// The peak throughput.
     pub from: f64,
-    /// The mean throughput at `at_sessions`.
+    /// The value at `at_sessions`.
     pub to: f64,
     /// (from - to) / from · 100.
     pub drop_pct: f64,
@@ -53,8 +57,11 @@ pub struct UslFit {
     pub peak_n: Option<f64>,
 }
 
-/// Mean X per distinct N, sorted by N (non-finite points ignored).
-pub fn per_n_means(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+/// The SLOB.R value of X per distinct N, sorted by N (non-finite points
+/// ignored): [`super::slob_trimmed_mean`] of the N's repeats, or their
+/// plain mean where it gives none (fewer than three distinct values), the
+/// same number as the table's cell.
+pub fn per_n_values(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = points
         .iter()
         .copied()
@@ -71,15 +78,15 @@ pub fn per_n_means(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
             .map(|p| p.1)
             .collect();
         i += xs.len();
-        out.push((n, mean(&xs).unwrap_or(0.0)));
+        out.push((n, summarize(&xs).map_or(0.0, |s| s.value)));
     }
     out
 }
 
-/// The highest per-N mean throughput (the lowest N on a tie); `None`
-/// without points.
+/// The highest per-N value (the lowest N on a tie); `None` without
+/// points.
 pub fn peak(points: &[(f64, f64)]) -> Option<Peak> {
-    per_n_means(points)
+    per_n_values(points)
         .into_iter()
         .fold(None, |best: Option<(f64, f64)>, p| match best {
             Some(b) if b.1 >= p.1 => Some(b),
@@ -93,7 +100,7 @@ pub fn peak(points: &[(f64, f64)]) -> Option<Peak> {
 
 /// The knee: the session count where adding sessions stops paying.
 ///
-/// Definition: over the per-N means sorted by N, the initial slope s₀ is
+/// Definition: over the per-N values sorted by N, the initial slope s₀ is
 /// the gain per added session between the first two N. The knee is the
 /// start N of the first later segment whose slope, (X[i+1] − X[i]) /
 /// (N[i+1] − N[i]), is below [`KNEE_FRACTION`] · s₀. When s₀ <= 0 the
@@ -101,7 +108,7 @@ pub fn peak(points: &[(f64, f64)]) -> Option<Peak> {
 /// than three distinct N, or when every segment keeps at least half the
 /// initial slope (still scaling at the largest N measured).
 pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
-    let m = per_n_means(points);
+    let m = per_n_values(points);
     if m.len() < 3 {
         return None;
     }
@@ -115,14 +122,14 @@ pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
         .map(|i| m[i].0)
 }
 
-/// A collapse: the first N past the peak whose mean throughput is more than
+/// A collapse: the first N past the peak whose value is more than
 /// [`COLLAPSE_FRACTION`] below the peak. `None` when there is none.
 pub fn collapse(points: &[(f64, f64)]) -> Option<Collapse> {
     let p = peak(points)?;
     if p.throughput <= 0.0 {
         return None;
     }
-    per_n_means(points)
+    per_n_values(points)
         .into_iter()
         .filter(|&(n, _)| n > p.sessions)
         .find(|&(_, x)| x < (1.0 - COLLAPSE_FRACTION) * p.throughput)
@@ -162,7 +169,7 @@ pub fn fit_usl(points: &[(f64, f64)]) -> Result<UslFit, String> {
             "USL fit: every point needs N >= 1 and X >= 0, got ({n}, {x})"
         ));
     }
-    let distinct = per_n_means(&pts).len();
+    let distinct = per_n_values(&pts).len();
     if distinct < 4 {
         return Err(format!(
             "USL fit: needs at least 4 distinct session counts, got {distinct}"

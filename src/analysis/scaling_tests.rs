@@ -42,7 +42,26 @@ fn seed_001_peak_knee_collapse() {
 }
 
 #[test]
-fn peak_uses_per_n_means() {
+fn peak_is_the_tables_trimmed_value_not_the_plain_mean() {
+    // At N = 4 one run far above the others: its plain mean (40.3) would
+    // beat N = 2, the table's trimmed value (11) does not.
+    let pts = [
+        (2.0, 30.0),
+        (2.0, 31.0),
+        (2.0, 32.0),
+        (4.0, 10.0),
+        (4.0, 11.0),
+        (4.0, 100.0),
+    ];
+    assert_eq!(per_n_values(&pts), vec![(2.0, 31.0), (4.0, 11.0)]);
+    let p = peak(&pts).unwrap();
+    assert_eq!((p.sessions, p.throughput), (2.0, 31.0));
+    let c = collapse(&pts).unwrap();
+    assert_eq!((c.at_sessions, c.to), (4.0, 11.0));
+}
+
+#[test]
+fn peak_uses_per_n_values() {
     // N = 2 has the single highest point, N = 4 the highest mean.
     let pts = [
         (1.0, 10.0),

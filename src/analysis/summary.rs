@@ -67,6 +67,9 @@ pub struct CellSummary {
     /// Percentile bootstrap 95% interval of the mean ([`BOOTSTRAP_RESAMPLES`]
     /// resamples, fixed seed), for 3 <= n <= 30.
     pub bootstrap_ci95: Option<(f64, f64)>,
+    /// [`lognormal_mean_ci95`]: a 95% interval of the mean that stays
+    /// positive, for n >= 2 values all above zero.
+    pub lognormal_ci95: Option<(f64, f64)>,
     /// Indices (into the input) of values outside the Tukey fences
     /// Q1 - 1.5 IQR and Q3 + 1.5 IQR (quartiles as R's default, type 7), for
     /// n >= 4; empty otherwise.
@@ -89,6 +92,7 @@ pub fn summarize(values: &[f64]) -> Option<CellSummary> {
     let bootstrap_ci95 = (BOOTSTRAP_MIN_N..=BOOTSTRAP_MAX_N)
         .contains(&n)
         .then(|| bootstrap_mean_ci95(values, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED));
+    let lognormal_ci95 = lognormal_mean_ci95(values);
     Some(CellSummary {
         n,
         trimmed_mean,
@@ -101,6 +105,7 @@ pub fn summarize(values: &[f64]) -> Option<CellSummary> {
         cv,
         ci95,
         bootstrap_ci95,
+        lognormal_ci95,
         outliers: tukey_outliers(values),
     })
 }
@@ -118,6 +123,9 @@ pub enum CiMethod {
     StudentT,
     /// The percentile bootstrap of the mean.
     Bootstrap,
+    /// [`lognormal_mean_ci95`], for positive values whose Student t
+    /// interval would reach zero or below.
+    LogNormal,
 }
 
 impl CiMethod {
@@ -126,6 +134,7 @@ impl CiMethod {
         match self {
             CiMethod::StudentT => "t",
             CiMethod::Bootstrap => "bootstrap",
+            CiMethod::LogNormal => "log-normal",
         }
     }
 }
@@ -169,14 +178,43 @@ pub fn is_skewed(values: &[f64]) -> bool {
 /// which is exact for normal data at any n; the percentile bootstrap
 /// instead where the cell is small (3 to 30 values, where the t interval
 /// leans on normality most) and [`is_skewed`], since the t interval's
-/// symmetry is then visibly wrong. `None` for n < 2.
+/// symmetry is then visibly wrong; and [`lognormal_mean_ci95`] where every
+/// value is positive (a rate, a latency) but the t interval reaches zero
+/// or below, which a positive quantity cannot (2 or 3 runs far apart: the
+/// t interval's symmetry is impossible there). `None` for n < 2.
 pub fn ci95(values: &[f64], s: &CellSummary) -> Option<(f64, f64, CiMethod)> {
     let skewed = is_skewed(values);
-    match (s.bootstrap_ci95, s.ci95) {
-        (Some((lo, hi)), _) if skewed => Some((lo, hi, CiMethod::Bootstrap)),
-        (_, Some((lo, hi))) => Some((lo, hi, CiMethod::StudentT)),
+    match (s.bootstrap_ci95, s.ci95, s.lognormal_ci95) {
+        (Some((lo, hi)), _, _) if skewed => Some((lo, hi, CiMethod::Bootstrap)),
+        (_, Some((tlo, _)), Some((lo, hi))) if tlo <= 0.0 => Some((lo, hi, CiMethod::LogNormal)),
+        (_, Some((lo, hi)), _) => Some((lo, hi, CiMethod::StudentT)),
         _ => None,
     }
+}
+
+/// A 95% interval of the mean of positive values that stays positive: the
+/// data are taken as log-normal and the interval is the modified Cox
+/// interval of a log-normal mean (Armstrong 1992; Zhou & Gao 1997):
+/// with ȳ and s² the mean and sample variance of ln x,
+///
+/// exp(ȳ + s²/2 ± t(0.975, n − 1) · √(s²/n + s⁴ / (2(n − 1)))).
+///
+/// ȳ + s²/2 estimates the log of the arithmetic mean, so this is an
+/// interval of the same mean the Student t interval covers, only
+/// asymmetric (longer above) as a positive quantity's is. `None` for n < 2
+/// or any value at or below zero.
+pub fn lognormal_mean_ci95(values: &[f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n < 2 || values.iter().any(|&v| v <= 0.0 || !v.is_finite()) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let (ybar, s2) = (mean(&logs)?, sample_variance(&logs)?);
+    let nf = n as f64;
+    let se = (s2 / nf + s2 * s2 / (2.0 * (nf - 1.0))).sqrt();
+    let t = StudentsT::new(0.0, 1.0, nf - 1.0).ok()?.inverse_cdf(0.975);
+    let centre = ybar + s2 / 2.0;
+    Some(((centre - t * se).exp(), (centre + t * se).exp()))
 }
 
 /// SLOB.R's READWRITE model: reads and writes are trimmed separately with
@@ -263,8 +301,11 @@ fn sorted(values: &[f64]) -> Vec<f64> {
     s
 }
 
-/// Indices of values outside the Tukey fences, for n >= 4.
-fn tukey_outliers(values: &[f64]) -> Vec<usize> {
+/// Indices of values outside the Tukey fences Q1 − 1.5 IQR and Q3 + 1.5
+/// IQR (quartiles type 7), for n >= 4; empty otherwise. Call it on one
+/// cell's values only: over runs of several configurations the fences
+/// describe no population.
+pub fn tukey_outliers(values: &[f64]) -> Vec<usize> {
     if values.len() < 4 {
         return Vec::new();
     }

@@ -247,9 +247,47 @@ fn ci95_is_student_t_unless_the_cell_is_skewed() {
     // The bootstrap stays inside the data; the t interval does not.
     assert!(lo >= 10.0 && hi <= 30.0 && s.ci95.unwrap().0 < 10.0);
     assert!(is_skewed(&skewed));
-    // Two values: no bootstrap, and no skewness; the t interval.
-    let two = [1.0, 9.0];
+    // Two values: no bootstrap, and no skewness; the t interval, unless
+    // it reaches zero for positive values (then the log-normal one).
+    let two = [10.0, 10.2];
     let s = summarize(&two).unwrap();
     assert_eq!(ci95(&two, &s).unwrap().2, CiMethod::StudentT);
+    let two = [1.0, 9.0];
+    let s = summarize(&two).unwrap();
+    assert!(s.ci95.unwrap().0 < 0.0);
+    let (lo, _, m) = ci95(&two, &s).unwrap();
+    assert_eq!((m, lo > 0.0), (CiMethod::LogNormal, true));
+    // Not for values that may be negative: the t interval stays.
+    let signed = [-1.0, 9.0];
+    assert_eq!(
+        ci95(&signed, &summarize(&signed).unwrap()).unwrap().2,
+        CiMethod::StudentT
+    );
     assert_eq!(ci95(&[4.0], &summarize(&[4.0]).unwrap()), None);
+}
+
+#[test]
+fn lognormal_interval_is_positive_and_matches_the_modified_cox_formula() {
+    // The IOPS cell: three runs, the t interval goes negative.
+    let iops = [220_000.0, 1_450_000.0, 435_000.0];
+    let s = summarize(&iops).unwrap();
+    assert!(s.ci95.unwrap().0 < 0.0, "{:?}", s.ci95);
+    let (lo, hi, m) = ci95(&iops, &s).unwrap();
+    assert_eq!(m, CiMethod::LogNormal);
+    assert_eq!(Some((lo, hi)), s.lognormal_ci95);
+    // By hand: ln values, their mean and variance, t(0.975, 2) = 4.302653.
+    let l: Vec<f64> = iops.iter().map(|v: &f64| v.ln()).collect();
+    let ybar = l.iter().sum::<f64>() / 3.0;
+    let s2 = l.iter().map(|v| (v - ybar).powi(2)).sum::<f64>() / 2.0;
+    let se = (s2 / 3.0 + s2 * s2 / 4.0).sqrt();
+    let centre = ybar + s2 / 2.0;
+    assert!(close(lo, (centre - 4.302_652_73 * se).exp()), "{lo}");
+    assert!(close(hi, (centre + 4.302_652_73 * se).exp()), "{hi}");
+    assert!(lo > 0.0 && lo < s.mean && s.mean < hi);
+    // Equal values: a zero-width interval at the value; a zero or a
+    // negative value: none.
+    let (lo, hi) = lognormal_mean_ci95(&[5.0, 5.0]).unwrap();
+    assert!(close(lo, 5.0) && close(hi, 5.0), "{lo} {hi}");
+    assert_eq!(lognormal_mean_ci95(&[0.0, 5.0]), None);
+    assert_eq!(lognormal_mean_ci95(&[5.0]), None);
 }

@@ -2,12 +2,17 @@
 //! side in AWR's compare period layout (see `report::compare`). A side is a
 //! run id (`12`), a list of ids (`12,14,15`), or a variable name (`XFS`),
 //! narrowed by `--plan` and `--sessions`; a selection averages its completed,
-//! counted runs and enables Welch's test per load profile line.
+//! counted runs and enables Welch's test per load profile line. Sides whose
+//! runs span several session counts are compared cell by cell, one block
+//! per session count both have (never pooled), or refused when they share
+//! none.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
-use crate::report::compare::{Side, render};
+use crate::report::compare::{Cell, Side, render, render_cells};
 use crate::store::{RunFilter, Store};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -30,79 +35,196 @@ pub struct CompareArgs {
     /// Only runs with this many sessions (for variables).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub sessions: Option<u32>,
+    /// text (side by side, as AWR's compare period report) or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
 
-fn side(store: &Store, spec: &str, args: &CompareArgs) -> Result<Side, CommandError> {
+/// The runs one side names: (id, session count), and its label.
+struct Picked {
+    label: String,
+    runs: Vec<(i64, Option<u32>)>,
+    /// A variable (narrowed by --plan/--sessions), not a list of ids.
+    variable: bool,
+    /// Report documents already read, by run id.
+    read: BTreeMap<i64, serde_json::Value>,
+}
+
+fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, CommandError> {
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let ids: Option<Vec<i64>> = spec
         .split(',')
         .map(|p| p.trim().parse::<i64>().ok())
         .collect();
-    let (label, ids) = match ids {
-        Some(ids) => {
-            for id in &ids {
-                if !store.contains(*id).map_err(failed)? {
-                    return Err(CommandError::Usage(format!(
-                        "no run {id} in {}; `dbio runs list` shows the ids",
-                        store.path().display()
-                    )));
-                }
-            }
-            (format!("run {spec}"), ids)
-        }
-        None => {
-            let filter = RunFilter {
-                plan: args.plan.clone(),
-                variable: Some(spec.to_string()),
-                ..Default::default()
-            };
-            let rows = store.list(&filter).map_err(failed)?;
-            let ids: Vec<i64> = rows
-                .iter()
-                .filter(|r| r.status == "completed" && !r.warmup)
-                .filter(|r| {
-                    args.sessions
-                        .is_none_or(|s| r.sessions == Some(i64::from(s)))
-                })
-                .map(|r| r.id)
-                .collect();
-            if ids.is_empty() {
+    let sessions = |s: Option<i64>| s.and_then(|s| u32::try_from(s).ok());
+    if let Some(ids) = ids {
+        let mut runs = Vec::with_capacity(ids.len());
+        let mut read = BTreeMap::new();
+        for id in ids {
+            if !store.contains(id).map_err(failed)? {
                 return Err(CommandError::Usage(format!(
-                    "no completed run of variable {spec:?}{}{}; give run ids or a variable `dbio runs list` shows",
-                    args.plan
-                        .as_ref()
-                        .map(|p| format!(" in plan {p:?}"))
-                        .unwrap_or_default(),
-                    args.sessions
-                        .map(|s| format!(" with {s} sessions"))
-                        .unwrap_or_default(),
+                    "no run {id} in {}; `dbio runs list` shows the ids",
+                    store.path().display()
                 )));
             }
-            let mut label = spec.to_string();
-            if let Some(s) = args.sessions {
-                label.push_str(&format!(" @ {s} sessions"));
-            }
-            (label, ids)
+            let run = store.get(id).map_err(failed)?;
+            runs.push((id, sessions(run.row.sessions)));
+            read.insert(id, run.report);
         }
+        return Ok(Picked {
+            label: format!("run {spec}"),
+            runs,
+            variable: false,
+            read,
+        });
+    }
+    let filter = RunFilter {
+        plan: args.plan.clone(),
+        variable: Some(spec.to_string()),
+        ..Default::default()
     };
+    let rows = store.list(&filter).map_err(failed)?;
+    let runs: Vec<(i64, Option<u32>)> = rows
+        .iter()
+        .filter(|r| r.status == "completed" && !r.warmup)
+        .filter(|r| {
+            args.sessions
+                .is_none_or(|s| r.sessions == Some(i64::from(s)))
+        })
+        .map(|r| (r.id, sessions(r.sessions)))
+        .collect();
+    if runs.is_empty() {
+        return Err(CommandError::Usage(format!(
+            "no completed run of variable {spec:?}{}{}; give run ids or a variable `dbio runs list` shows",
+            args.plan
+                .as_ref()
+                .map(|p| format!(" in plan {p:?}"))
+                .unwrap_or_default(),
+            args.sessions
+                .map(|s| format!(" with {s} sessions"))
+                .unwrap_or_default(),
+        )));
+    }
+    let mut label = spec.to_string();
+    if let Some(s) = args.sessions {
+        label.push_str(&format!(" @ {s} sessions"));
+    }
+    Ok(Picked {
+        label,
+        runs,
+        variable: true,
+        read: BTreeMap::new(),
+    })
+}
+
+/// The session counts of a side's runs, in order.
+fn counts(p: &Picked) -> BTreeSet<Option<u32>> {
+    p.runs.iter().map(|r| r.1).collect()
+}
+
+fn show_counts(c: &BTreeSet<Option<u32>>) -> String {
+    let v: Vec<String> = c
+        .iter()
+        .map(|s| s.map_or("?".into(), |s| s.to_string()))
+        .collect();
+    v.join(", ")
+}
+
+/// The side of `p`'s runs at `only` session count (all of them for `None`).
+fn side(
+    store: &Store,
+    p: &Picked,
+    only: Option<Option<u32>>,
+    label: String,
+) -> Result<Side, CommandError> {
+    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
+    let ids: Vec<i64> = p
+        .runs
+        .iter()
+        .filter(|r| only.is_none_or(|s| r.1 == s))
+        .map(|r| r.0)
+        .collect();
     let mut reports = Vec::with_capacity(ids.len());
     for id in &ids {
-        reports.push(store.get(*id).map_err(failed)?.report);
+        reports.push(match p.read.get(id) {
+            Some(r) => r.clone(),
+            None => store.get(*id).map_err(failed)?.report,
+        });
     }
     Ok(Side::from_reports(label, ids, &reports))
 }
 
+/// One comparison when each side has one session count; otherwise one per
+/// session count both sides have (runs of different session counts are
+/// not one population), or a refusal when they share none.
 pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
-    let a = side(store, &args.a, args)?;
-    let b = side(store, &args.b, args)?;
-    super::output::print(&match args.format {
-        Format::Text => render(&a, &b),
-        Format::Json => {
-            serde_json::to_string_pretty(&serde_json::json!({ "first": a, "second": b }))
-                .expect("sides serialize")
-                + "\n"
+    let a = pick(store, &args.a, args)?;
+    let b = pick(store, &args.b, args)?;
+    let (ca, cb) = (counts(&a), counts(&b));
+    if ca.len() <= 1 && cb.len() <= 1 {
+        let sessions = ca.first().copied().flatten().filter(|_| ca == cb);
+        let cell = Cell::new(
+            sessions,
+            side(store, &a, None, a.label.clone())?,
+            side(store, &b, None, b.label.clone())?,
+        );
+        return super::output::print(&match args.format {
+            Format::Text => render(&cell.first, &cell.second),
+            Format::Json => json(&serde_json::json!({
+                "first": cell.first,
+                "second": cell.second,
+                "tests": cell.tests,
+            })),
+        });
+    }
+    let common: Vec<Option<u32>> = ca.intersection(&cb).copied().collect();
+    if common.is_empty() {
+        let fix = if a.variable && b.variable {
+            "choose one with --sessions N"
+        } else {
+            "give runs of one session count on each side"
+        };
+        return Err(CommandError::Usage(format!(
+            "{} has runs at sessions {} and {} at {}: no session count on both sides to compare; {fix}",
+            a.label,
+            show_counts(&ca),
+            b.label,
+            show_counts(&cb),
+        )));
+    }
+    let mut notes = Vec::new();
+    if a.variable && b.variable {
+        notes.push("one session count only: --sessions N".to_string());
+    }
+    let mut left_out = Vec::new();
+    for (p, mine, theirs) in [(&a, &ca, &cb), (&b, &cb, &ca)] {
+        let only: BTreeSet<Option<u32>> = mine.difference(theirs).copied().collect();
+        if !only.is_empty() {
+            left_out.push(format!(
+                "left out: {} at sessions {} (no runs of the other side there)",
+                p.label,
+                show_counts(&only)
+            ));
         }
+    }
+    let mut cells = Vec::with_capacity(common.len());
+    for s in common {
+        let at = |p: &Picked| match s {
+            Some(n) => format!("{} @ {n} sessions", p.label),
+            None => p.label.clone(),
+        };
+        cells.push(Cell::new(
+            s,
+            side(store, &a, Some(s), at(&a))?,
+            side(store, &b, Some(s), at(&b))?,
+        ));
+    }
+    super::output::print(&match args.format {
+        Format::Text => render_cells(&cells, &[notes, left_out.clone()].concat()),
+        Format::Json => json(&serde_json::json!({ "cells": cells, "left_out": left_out })),
     })
+}
+
+fn json(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).expect("the comparison serializes") + "\n"
 }

@@ -35,6 +35,9 @@ pub enum LabCommand {
         /// Show what would be built and run; build and run nothing.
         #[arg(long)]
         dry_run: bool,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
     },
     /// Remove what a crashed or killed lab left (mounts, loop devices, images it listed) and nothing else.
     Cleanup {
@@ -56,7 +59,7 @@ pub fn execute(
 ) -> Result<(), CommandError> {
     let is_root = rustix::process::geteuid().is_root();
     match cmd {
-        LabCommand::Run { plan, dry_run } => {
+        LabCommand::Run { plan, dry_run, .. } => {
             super::lab_run::run(&plan, dry_run, is_root, open_store, interrupt)
         }
         LabCommand::Cleanup { dry_run } => {

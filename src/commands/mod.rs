@@ -8,6 +8,7 @@ pub mod compare;
 pub mod import;
 pub mod lab;
 mod lab_run;
+pub mod manual;
 pub mod output;
 pub mod plan;
 pub mod report;

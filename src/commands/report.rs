@@ -44,6 +44,8 @@ pub struct ReportArgs {
     /// Divide every cell by this variable's cell (e.g. RAW = 1).
     #[arg(long, value_name = "VARIABLE")]
     pub relative_to: Option<String>,
+    /// text (aligned for a terminal), markdown, csv or json (the table's
+    /// cells with their n, CI and runs).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Also per cell: n, mean, CV, 95% CI and the outlier runs; and each variable against the baseline (--relative-to, else the first) with Welch's t-test.

@@ -42,6 +42,8 @@ pub enum RunsCommand {
     },
     /// Export runs, one row per run, on stdout.
     Export {
+        /// csv (one row per run, for a spreadsheet), json (the same rows as
+        /// objects) or markdown (a table for a document).
         #[arg(long, value_enum, default_value_t = Format::Csv)]
         format: Format,
         /// Add the stored metrics whose names match these globs, a column each
@@ -57,6 +59,7 @@ pub enum RunsCommand {
     },
     /// Add tags to a run.
     Tag {
+        /// The run id (from `dbio runs list`).
         id: i64,
         /// One word each: letters, digits, - _ . : = + /
         #[arg(required = true)]
@@ -64,6 +67,7 @@ pub enum RunsCommand {
     },
     /// Set the free-text note of a run ("" clears it).
     Note {
+        /// The run id (from `dbio runs list`).
         id: i64,
         /// The note; several words are joined with spaces.
         #[arg(required = true)]

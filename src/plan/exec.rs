@@ -3,7 +3,7 @@
 //! run, and show progress with an ETA.
 
 use std::collections::HashSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -110,19 +110,15 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// Executes a plan, with progress on stderr when stderr is a terminal.
+/// Executes a plan, with one plain progress line per run on stderr: on a
+/// terminal and just as well in a log or CI, where the run count, the
+/// elapsed time and the ETA matter most.
 pub fn execute(
     plan: &Plan,
     exec: &mut dyn Executor,
     interrupt: &AtomicBool,
 ) -> Result<Summary, PlanError> {
-    let mut stderr = std::io::stderr();
-    let progress: Option<&mut dyn Write> = if stderr.is_terminal() {
-        Some(&mut stderr)
-    } else {
-        None
-    };
-    execute_with(plan, exec, interrupt, progress)
+    execute_with(plan, exec, interrupt, Some(&mut std::io::stderr()))
 }
 
 /// [`execute`] with progress lines written to `progress` (None: silent).
@@ -193,12 +189,13 @@ pub fn execute_with(
             let n = summary.skipped + summary.completed + summary.failed.len() + 1;
             let _ = writeln!(
                 out,
-                "dbio plan {}: run {n}/{} {}{} ({} done, ETA {})",
+                "dbio plan {}: run {n}/{} {}{} ({} done, elapsed {}, ETA {})",
                 plan.name,
                 plan.runs.len(),
                 run.cell_key,
                 if run.warmup { " (warm-up)" } else { "" },
                 summary.skipped + summary.completed,
+                fmt_duration(started.elapsed().as_secs_f64()),
                 fmt_duration(eta.remaining())
             );
         }

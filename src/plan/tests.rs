@@ -837,7 +837,10 @@ fn progress_shows_the_run_the_count_and_an_eta() {
         lines[0].contains(&format!("run 6/20 {}", p.runs[5].cell_key)),
         "{text}"
     );
-    assert!(lines[0].contains("5 done, ETA 3m"), "{text}");
+    assert!(
+        lines[0].contains("(5 done, elapsed ") && lines[0].contains("s, ETA 3m"),
+        "{text}"
+    );
     assert!(
         lines[15].contains("15 run(s) completed now, 5 earlier, 0 left"),
         "{text}"

@@ -6,7 +6,10 @@
 //! %Diff (and Welch's test when both sides have repeats), top timed events
 //! side by side (events in one top list only marked), host CPU and device
 //! statistics side by side. This file reads and averages the sides;
-//! `compare_text.rs` renders them.
+//! `compare_evidence.rs` weighs what their runs say (Welch per load line)
+//! and holds one session count's comparison ([`Cell`]: runs of different
+//! session counts are not one population, so the command compares cell by
+//! cell, as SLOB.R's table does); `compare_text.rs` renders them.
 
 use std::collections::BTreeMap;
 
@@ -16,13 +19,23 @@ use serde_json::Value;
 /// Events shown per side in Top Timed Events.
 pub(super) const TOP: usize = 5;
 
+/// How a setting whose value differs between a side's own runs starts
+/// (`(varies: 1, 2, 4)`): such a setting is never "the same on both".
+pub const VARIES: &str = "(varies: ";
+
+/// Whether a side's setting differs between its own runs.
+pub fn varies(value: &str) -> bool {
+    value.starts_with(VARIES)
+}
+
 /// One side of a comparison: its runs' report documents, averaged.
 #[derive(Clone, Debug, Serialize)]
 pub struct Side {
     pub label: String,
     pub run_ids: Vec<i64>,
     /// Settings that describe the side (workload, target, filesystem, ...);
-    /// a setting that differs between its own runs shows as "(varies)".
+    /// a setting that differs between its own runs shows its values,
+    /// `(varies: 1, 2, 4)` ([`VARIES`]).
     pub settings: BTreeMap<String, String>,
     /// (name, values per run, per second; values per transaction).
     pub load: Vec<LoadRow>,
@@ -142,25 +155,30 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
     s
 }
 
-/// Load profile lines of one report: the model's own, a PostgreSQL run's,
-/// or a raw run's.
+/// Load profile lines of one report: the model's own or a PostgreSQL
+/// run's (AWR's meanings: "Write IO (MB)" is the DB writers' data file
+/// writes), then a raw run's lines from the report's `read`, `write`,
+/// `sync` and `cpu` sections that are not among them. A database run has
+/// those sections too (every I/O it did, redo included, timed as a raw
+/// run's), so a SLOB run faces a raw or fio run on "Read MiB", the
+/// latencies and CPU per I/O; the stored metrics of the same names
+/// (`read.mib_per_s`, `read.latency.p99_us`, ...) hold the same numbers.
 fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
     let db = r["slob"]["load_profile"]
         .as_array()
         .or(r["pg"]["load_profile"].as_array());
-    if let Some(lines) = db {
-        return lines
-            .iter()
-            .filter_map(|l| {
-                Some((
-                    l["name"].as_str()?.to_string(),
-                    l["per_second"].as_f64()?,
-                    l["per_transaction"].as_f64(),
-                ))
-            })
-            .collect();
-    }
-    let mut out = Vec::new();
+    let mut out: Vec<(String, f64, Option<f64>)> = db
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|l| {
+            Some((
+                l["name"].as_str()?.to_string(),
+                l["per_second"].as_f64()?,
+                l["per_transaction"].as_f64(),
+            ))
+        })
+        .collect();
     for (name, path) in [
         ("Read IO requests", "read.iops"),
         ("Write IO requests", "write.iops"),
@@ -173,6 +191,9 @@ fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
         ("Sync avg latency (ms)", "sync.latency.mean_us"),
         ("CPU per I/O (us)", "cpu.us_per_io"),
     ] {
+        if out.iter().any(|(n, _, _)| n == name) {
+            continue;
+        }
         if let Some(v) = num(r, path) {
             let v = if path.contains("latency") { v / 1e3 } else { v };
             out.push((name.to_string(), v, None));
@@ -184,19 +205,34 @@ fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
 impl Side {
     /// Averages the report documents of one side.
     pub fn from_reports(label: String, run_ids: Vec<i64>, reports: &[Value]) -> Side {
-        let mut settings_all: BTreeMap<String, String> = BTreeMap::new();
-        for (i, r) in reports.iter().enumerate() {
-            let s = settings(r);
-            if i == 0 {
-                settings_all = s;
-            } else {
-                for (k, v) in settings_all.iter_mut() {
-                    if s.get(k) != Some(v) {
-                        *v = "(varies)".into();
-                    }
+        // Each setting's distinct values over the runs, in the order seen
+        // ("-" for a run without it).
+        let per_run: Vec<BTreeMap<String, String>> = reports.iter().map(settings).collect();
+        let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for s in &per_run {
+            for k in s.keys() {
+                seen.entry(k.clone()).or_default();
+            }
+        }
+        for (k, values) in seen.iter_mut() {
+            for s in &per_run {
+                let v = s.get(k).cloned().unwrap_or_else(|| "-".into());
+                if !values.contains(&v) {
+                    values.push(v);
                 }
             }
         }
+        let settings_all: BTreeMap<String, String> = seen
+            .into_iter()
+            .map(|(k, mut values)| {
+                let v = if values.len() == 1 {
+                    values.remove(0)
+                } else {
+                    format!("{VARIES}{})", values.join(", "))
+                };
+                (k, v)
+            })
+            .collect();
         // Load lines in the first report's order, values from every run.
         let mut load: Vec<LoadRow> = Vec::new();
         let mut per_tx: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -348,4 +384,5 @@ fn add_event(
     }
 }
 
-pub use super::compare_text::render;
+pub use super::compare_evidence::{Cell, LoadTest, load_tests};
+pub use super::compare_text::{render, render_cells};

@@ -1,11 +1,20 @@
 //! The terminal rendering of `dbio compare` (see [`super::compare`]):
-//! settings that differ, Load Profile with 1st, 2nd, Diff, %Diff and Welch's
-//! verdict, Top Timed Events side by side, host and device statistics.
+//! settings that differ, Load Profile with 1st, 2nd, Diff, %Diff and what
+//! Welch's test says in words that match the evidence, Top Timed Events
+//! side by side, host and device statistics; one block per session count
+//! when the sides span several ([`render_cells`]).
+//!
+//! Numbers are printed per row: the digits of a row's 1st, 2nd and Diff
+//! are chosen together so that the difference shows ([`row_numbers`]), and
+//! a latency row below 1 ms on both sides is printed in µs.
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::compare::{EventRow, LoadRow, Side, TOP, mean};
-use crate::analysis::compare::{verdict, welch};
+use super::compare::{Cell, EventRow, LoadRow, LoadTest, Side, TOP, load_tests, mean, varies};
+use super::compare_devices::{device_names, pair_devices, pair_label, paired_settings};
+use super::stats::ALPHA;
+use crate::analysis::compare::{MAX_RUNS, POWER};
 
 fn pct_diff(a: f64, b: f64) -> String {
     if !a.is_finite() || !b.is_finite() {
@@ -17,6 +26,7 @@ fn pct_diff(a: f64, b: f64) -> String {
     }
 }
 
+/// One number on its own (events): 0 decimals from 1000, 1 from 10, else 3.
 fn fmt(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
@@ -29,8 +39,85 @@ fn fmt(v: f64) -> String {
     }
 }
 
+/// The most decimals a row is printed with.
+const MAX_DECIMALS: usize = 6;
+
+/// A row's 1st, 2nd and Diff with one number of decimals: enough for three
+/// significant digits of each value and two of the difference (from none
+/// at 100 and above, up to [`MAX_DECIMALS`]), so the difference always
+/// shows: `4.20 4.70 0.50` µs, never `0.004 0.005 0.000` ms. "-" for a
+/// value that is not finite.
+pub(super) fn row_numbers(x: f64, y: f64) -> [String; 3] {
+    let diff = y - x;
+    let need = |v: f64, digits: i64| {
+        if v.is_finite() && v != 0.0 {
+            (digits - 1 - v.abs().log10().floor() as i64).clamp(0, MAX_DECIMALS as i64) as usize
+        } else {
+            0
+        }
+    };
+    let decimals = need(x, 3).max(need(y, 3)).max(need(diff, 2));
+    let show = |v: f64| {
+        if v.is_finite() {
+            format!("{v:.decimals$}")
+        } else {
+            "-".into()
+        }
+    };
+    [show(x), show(y), show(diff)]
+}
+
+/// A latency row's unit: `(ms)` rows whose values are all below 1 ms are
+/// shown in µs (name and values); others as they are.
+fn row_unit(name: &str, values: &[f64]) -> (String, f64) {
+    match name.strip_suffix("(ms)") {
+        Some(stem)
+            if values
+                .iter()
+                .filter(|v| v.is_finite())
+                .all(|v| v.abs() < 1.0) =>
+        {
+            (format!("{stem}(µs)"), 1e3)
+        }
+        _ => (name.to_string(), 1.0),
+    }
+}
+
+/// The Welch column of one line.
+fn test_words(tests: &[LoadTest], name: &str) -> String {
+    tests
+        .iter()
+        .find(|t| t.name == name)
+        .map_or(String::new(), |t| t.evidence.words())
+}
+
+/// Several session counts, one comparison block each; `notes` (what was
+/// left out, how to ask for one count) follow the first line.
+pub fn render_cells(cells: &[Cell], notes: &[String]) -> String {
+    let counts: Vec<String> = cells
+        .iter()
+        .map(|c| c.sessions.map_or("?".into(), |s| s.to_string()))
+        .collect();
+    let mut o = format!(
+        "Compared cell by cell: the runs span several session counts, one block per count both sides have ({})\n",
+        counts.join(", ")
+    );
+    for n in notes {
+        let _ = writeln!(o, "{n}");
+    }
+    for (c, count) in cells.iter().zip(&counts) {
+        let _ = writeln!(o, "\n=== sessions {count} ===");
+        o += &render_tested(&c.first, &c.second, &c.tests);
+    }
+    o
+}
+
 /// The comparison as terminal text.
 pub fn render(a: &Side, b: &Side) -> String {
+    render_tested(a, b, &load_tests(a, b))
+}
+
+fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
     let mut o = String::new();
     let ids = |s: &Side| {
         let list: Vec<String> = s.run_ids.iter().map(i64::to_string).collect();
@@ -54,11 +141,12 @@ pub fn render(a: &Side, b: &Side) -> String {
         paired_settings(&a.settings, &pairs, true),
         paired_settings(&b.settings, &pairs, false),
     );
-    let keys: std::collections::BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
+    let keys: BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
     let mut same = Vec::new();
     for k in keys {
         let (x, y) = (sa.get(k), sb.get(k));
-        if x == y {
+        // A setting that varies among a side's own runs is never the same.
+        if x == y && !x.is_some_and(|v| varies(v)) {
             same.push(k.as_str());
             continue;
         }
@@ -80,7 +168,7 @@ pub fn render(a: &Side, b: &Side) -> String {
     let _ = writeln!(o, "\nLoad Profile");
     let _ = writeln!(
         o,
-        "{:<26}{:>12}{:>12}{:>12}{:>8}  {:>10}{:>10}{:>8}  Welch (p)",
+        "{:<26}{:>12}{:>12}{:>12}{:>8}  {:>10}{:>10}{:>8}  Welch's t-test (α = {ALPHA})",
         "", "1st /s", "2nd /s", "Diff /s", "%Diff", "1st /txn", "2nd /txn", "%Diff"
     );
     let mut names: Vec<&str> = a.load.iter().map(|l| l.name.as_str()).collect();
@@ -99,27 +187,30 @@ pub fn render(a: &Side, b: &Side) -> String {
         let lb = b.load.iter().find(|l| l.name == name).unwrap_or(&none);
         let (x, y) = (mean(&la.per_second), mean(&lb.per_second));
         let (tx, ty) = (la.per_transaction, lb.per_transaction);
+        let (shown, k) = row_unit(name, &[x, y]);
+        let [xs, ys, ds] = row_numbers(x * k, y * k);
         let per_tx = match (tx, ty) {
-            (Some(p), Some(q)) => format!("{:>10}{:>10}{:>8}", fmt(p), fmt(q), pct_diff(p, q)),
+            (Some(p), Some(q)) => {
+                let [ps, qs, _] = row_numbers(p * k, q * k);
+                format!("{ps:>10}{qs:>10}{:>8}", pct_diff(p, q))
+            }
             _ => format!("{:>28}", ""),
         };
-        let test = welch(&la.per_second, &lb.per_second)
-            .map(|w| {
-                format!(
-                    "{} (p={:.3})",
-                    short_verdict(verdict(&w, 0.05)),
-                    w.p_two_sided
-                )
-            })
-            .unwrap_or_default();
+        let line = format!(
+            "{:<26}{xs:>12}{ys:>12}{ds:>12}{:>8}  {per_tx}  {}",
+            truncate(&shown, 25),
+            pct_diff(x, y),
+            test_words(tests, name),
+        );
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    if !tests.is_empty() {
         let _ = writeln!(
             o,
-            "{:<26}{:>12}{:>12}{:>12}{:>8}  {per_tx}  {test}",
-            truncate(name, 25),
-            fmt(x),
-            fmt(y),
-            fmt(y - x),
-            pct_diff(x, y),
+            "Welch: two-sided over each side's runs; d = Cohen's d (2nd − 1st over the pooled SD).\n\
+             Not significant is not \"the same\": runs per side to detect it = for {:.0}% power (up to {MAX_RUNS}),\n\
+             taking the difference and spread seen as true (a guide: both are estimated from these runs).",
+            POWER * 100.0
         );
     }
 
@@ -181,13 +272,14 @@ pub fn render(a: &Side, b: &Side) -> String {
         );
         for (name, x) in &a.host {
             if let Some((_, y)) = b.host.iter().find(|(n, _)| n == name) {
+                let [x_, y_, d] = row_numbers(*x, *y);
                 let _ = writeln!(
                     o,
                     "{:<26}{:>12}{:>12}{:>12}{:>8}",
                     name,
-                    fmt(*x),
-                    fmt(*y),
-                    fmt(y - x),
+                    x_,
+                    y_,
+                    d,
                     pct_diff(*x, *y)
                 );
             }
@@ -221,96 +313,20 @@ pub fn render(a: &Side, b: &Side) -> String {
             for field in order {
                 let x = fa.iter().find(|(f, _)| f == field).map(|t| t.1);
                 let y = fb.iter().find(|(f, _)| f == field).map(|t| t.1);
-                let show = |v: Option<f64>| v.map_or("-".to_string(), fmt);
-                let (diff, pd) = match (x, y) {
-                    (Some(x), Some(y)) => (fmt(y - x), pct_diff(x, y)),
-                    _ => ("-".into(), "-".into()),
+                let [x_, y_, diff] = row_numbers(x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN));
+                let pd = match (x, y) {
+                    (Some(x), Some(y)) => pct_diff(x, y),
+                    _ => "-".into(),
                 };
                 let _ = writeln!(
                     o,
                     "{:<14}{:<12}{:>12}{:>12}{:>12}{:>8}",
-                    label,
-                    field,
-                    show(x),
-                    show(y),
-                    diff,
-                    pd
+                    label, field, x_, y_, diff, pd
                 );
             }
         }
     }
     o
-}
-
-/// A side's devices in the order they were first seen.
-fn device_names(s: &Side) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for (d, _, _) in &s.devices {
-        if !v.contains(d) {
-            v.push(d.clone());
-        }
-    }
-    v
-}
-
-/// `loop0/loop1` for two devices paired across the sides, else the one name.
-fn pair_label(a: Option<&str>, b: Option<&str>) -> Option<String> {
-    match (a, b) {
-        (Some(x), Some(y)) if x != y => Some(format!("{x}/{y}")),
-        (Some(x), _) | (None, Some(x)) => Some(x.to_string()),
-        (None, None) => None,
-    }
-}
-
-/// A side's settings with `device NAME …` keys renamed to the pair's label.
-fn paired_settings(
-    settings: &std::collections::BTreeMap<String, String>,
-    pairs: &[(Option<&str>, Option<&str>)],
-    first: bool,
-) -> std::collections::BTreeMap<String, String> {
-    settings
-        .iter()
-        .map(|(k, v)| {
-            let renamed = k.strip_prefix("device ").and_then(|rest| {
-                pairs.iter().find_map(|&(da, db)| {
-                    let mine = if first { da } else { db }?;
-                    let what = rest.strip_prefix(mine)?.strip_prefix(' ')?;
-                    Some(format!("device {} {what}", pair_label(da, db)?))
-                })
-            });
-            (renamed.unwrap_or_else(|| k.clone()), v.clone())
-        })
-        .collect()
-}
-
-/// Pairs the devices of two sides: the same device by name first, then the
-/// rest in the order of their storage chains, so that a lab's loop0 under
-/// one arm faces loop1 under the other. Unpaired devices stand alone.
-fn pair_devices<'a>(a: &'a [String], b: &'a [String]) -> Vec<(Option<&'a str>, Option<&'a str>)> {
-    let mut rest_b: Vec<&str> = b
-        .iter()
-        .map(String::as_str)
-        .filter(|d| !a.iter().any(|x| x == d))
-        .collect();
-    rest_b.reverse();
-    let mut out = Vec::new();
-    for d in a {
-        if b.contains(d) {
-            out.push((Some(d.as_str()), Some(d.as_str())));
-        } else {
-            out.push((Some(d.as_str()), rest_b.pop()));
-        }
-    }
-    out.extend(rest_b.into_iter().rev().map(|d| (None, Some(d))));
-    out
-}
-
-fn short_verdict(v: &str) -> &str {
-    if v.starts_with("significant") {
-        "differ"
-    } else {
-        "same"
-    }
 }
 
 fn truncate(s: &str, n: usize) -> &str {
@@ -321,79 +337,5 @@ fn truncate(s: &str, n: usize) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    fn names(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn devices_pair_by_name_then_by_chain_order() {
-        let (a, b) = (names(&["loop0", "vda"]), names(&["loop1", "vda"]));
-        assert_eq!(
-            pair_devices(&a, &b),
-            [(Some("loop0"), Some("loop1")), (Some("vda"), Some("vda"))]
-        );
-        // The root filesystem against a loop device on the same disk.
-        let (a, b) = (names(&["vda"]), names(&["loop3", "vda"]));
-        assert_eq!(
-            pair_devices(&a, &b),
-            [(Some("vda"), Some("vda")), (None, Some("loop3"))]
-        );
-        let (a, b) = (names(&["sdb", "sdc"]), names(&[]));
-        assert_eq!(
-            pair_devices(&a, &b),
-            [(Some("sdb"), None), (Some("sdc"), None)]
-        );
-    }
-
-    fn report(target: &str, device: &str, r_s: f64) -> Value {
-        json!({
-            "config": {"workload": "raw", "sessions": 4},
-            "target": {"path": target},
-            "storage": {"links": [
-                {"type": "filesystem", "fs_type": "xfs", "mount_options": "rw,noatime"},
-                {"type": "device", "name": device, "scheduler": "none"},
-            ]},
-            "read": {"iops": r_s},
-            "telemetry_window": {"devices": [{"name": device, "rates": {"r_s": r_s, "util_pct": 50.0}}]},
-        })
-    }
-
-    #[test]
-    fn long_settings_are_shown_whole_and_lab_devices_face_each_other() {
-        let long = "/root/.local/state/dbio/lab/mnt/plan-0123456789/";
-        let a = Side::from_reports(
-            "XFS".into(),
-            vec![1],
-            &[report(&format!("{long}XFS/dbio"), "loop0", 1000.0)],
-        );
-        let b = Side::from_reports(
-            "EXT4".into(),
-            vec![2],
-            &[report(&format!("{long}EXT4/dbio"), "loop1", 1500.0)],
-        );
-        let text = render(&a, &b);
-        assert!(text.contains(&format!("  1st  {long}XFS/dbio\n")), "{text}");
-        assert!(
-            text.contains(&format!("  2nd  {long}EXT4/dbio\n")),
-            "{text}"
-        );
-        assert!(text.contains("(same on both:"), "{text}");
-        // The two loop devices' settings are compared under one name: equal.
-        let same = text
-            .lines()
-            .find(|l| l.starts_with("(same on both:"))
-            .unwrap();
-        assert!(same.contains("device loop0/loop1 scheduler"), "{text}");
-        assert!(!text.contains("device loop0 scheduler"), "{text}");
-        let row = text
-            .lines()
-            .find(|l| l.starts_with("loop0/loop1") && l.contains("r_s"))
-            .unwrap_or_else(|| panic!("{text}"));
-        let cols: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cols[2..], ["1000", "1500", "500.0", "50.0"], "{row}");
-    }
-}
+#[path = "compare_text_tests.rs"]
+mod tests;

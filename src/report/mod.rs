@@ -4,6 +4,8 @@
 pub mod awr;
 pub mod awr_text;
 pub mod compare;
+mod compare_devices;
+mod compare_evidence;
 mod compare_text;
 pub mod html;
 pub mod pg;

@@ -114,15 +114,32 @@ pub fn cell_stats(variable: &str, sessions: Option<u32>, rs: &[&RunValue]) -> Op
         ci95,
         ci95_t: s.ci95,
         ci95_bootstrap: s.bootstrap_ci95,
-        outliers: s
-            .outliers
-            .iter()
-            .map(|&i| Outlier {
-                run: rs[i].id,
-                value: rs[i].value,
-            })
-            .collect(),
+        outliers: outliers_within_cells(rs),
     })
+}
+
+/// The runs outside Tukey's fences of their own session count's runs: an
+/// Overall cell (several session counts) lists the outliers of each of its
+/// cells, never fences over runs of different session counts, whose
+/// values differ because the configuration does.
+fn outliers_within_cells(rs: &[&RunValue]) -> Vec<Outlier> {
+    let mut by_sessions: BTreeMap<u32, Vec<&RunValue>> = BTreeMap::new();
+    for r in rs {
+        by_sessions.entry(r.sessions).or_default().push(r);
+    }
+    let mut out: Vec<Outlier> = by_sessions
+        .values()
+        .flat_map(|cell| {
+            analysis::tukey_outliers(&values(cell))
+                .into_iter()
+                .map(|i| Outlier {
+                    run: cell[i].id,
+                    value: cell[i].value,
+                })
+        })
+        .collect();
+    out.sort_by_key(|o| rs.iter().position(|r| r.id == o.run));
+    out
 }
 
 /// Every cell: per variable each session count, then its Overall.
@@ -256,7 +273,9 @@ pub struct ScalingFit {
     pub variable: String,
     /// The distinct session counts measured.
     pub session_counts: Vec<u32>,
-    /// (sessions, mean throughput) per session count.
+    /// (sessions, the SLOB.R value: the table's trimmed mean, or the plain
+    /// mean where it gives none) per session count; peak, knee and collapse
+    /// are read from these.
     pub means: Vec<(f64, f64)>,
     pub peak: Option<Peak>,
     pub knee: Option<f64>,
@@ -273,7 +292,7 @@ pub struct ScalingFit {
 }
 
 impl ScalingFit {
-    /// The lowest mean after the peak, (sessions, throughput), when it is
+    /// The lowest value after the peak, (sessions, throughput), when it is
     /// below the peak.
     pub fn lowest_after_peak(&self) -> Option<(f64, f64)> {
         let p = self.peak?;
@@ -297,7 +316,7 @@ pub fn scaling(runs: &[RunValue]) -> Vec<ScalingFit> {
             ScalingFit {
                 variable: var.to_string(),
                 session_counts: by_s.keys().copied().collect(),
-                means: analysis::per_n_means(&points),
+                means: analysis::per_n_values(&points),
                 peak: analysis::peak(&points),
                 knee: analysis::knee(&points),
                 collapse: analysis::collapse(&points),

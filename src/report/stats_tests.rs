@@ -81,6 +81,42 @@ fn cells_carry_run_ids_of_outliers_and_an_overall_per_variable() {
     // t(0.975, 2) = 4.302653: 40000 ± 4.302653 · 1000 / √3.
     assert!((ci.high - 40000.0 - 4.302_652_729_7 * 1000.0 / 3f64.sqrt()).abs() < 1e-3);
     assert_eq!(all[8].n, 15);
+    // Overall: the outliers of its own cells (run 103 in EXT4 at 1), not
+    // fences over runs of different session counts.
+    assert_eq!(all[2].outliers, e1.outliers);
+    assert!(all[8].outliers.is_empty(), "{:?}", all[8].outliers);
+}
+
+#[test]
+fn overall_outliers_are_never_fenced_across_session_counts() {
+    // Eight runs at 1 session, two at 16 that are ten times higher as 16
+    // sessions should be: pooled, Tukey's fences would flag both 16s.
+    let mut runs: Vec<RunValue> = (0..8)
+        .map(|i| run(i, "XFS", 1, 1000.0 + 10.0 * i as f64))
+        .collect();
+    runs.push(run(8, "XFS", 16, 10_000.0));
+    runs.push(run(9, "XFS", 16, 10_100.0));
+    let pooled: Vec<f64> = runs.iter().map(|r| r.value).collect();
+    assert_eq!(crate::analysis::tukey_outliers(&pooled), vec![8, 9]);
+    let overall = all_cells(&runs)
+        .into_iter()
+        .find(|c| c.sessions.is_none())
+        .unwrap();
+    assert_eq!(overall.n, 10);
+    assert!(overall.outliers.is_empty(), "{:?}", overall.outliers);
+    // A real outlier inside the 1-session cell is still named in Overall.
+    runs[3].value = 5000.0;
+    let overall = all_cells(&runs)
+        .into_iter()
+        .find(|c| c.sessions.is_none())
+        .unwrap();
+    assert_eq!(
+        overall.outliers,
+        vec![Outlier {
+            run: 3,
+            value: 5000.0
+        }]
+    );
 }
 
 #[test]

@@ -79,13 +79,15 @@ fn against(s: &Summary, b: &str) -> String {
 
 const CELL_NOTE: &str =
     "n = runs; CV = standard deviation / mean; 95% CI of the mean: t = Student t,
-bootstrap = percentile bootstrap (3 to 30 runs, skewness over 2 standard errors);
-outlier runs: outside Tukey's fences (1.5 IQR, n >= 4), with their values";
+bootstrap = percentile bootstrap (3 to 30 runs, skewness over 2 standard errors),
+log-normal = modified Cox interval (positive values whose t interval would reach 0);
+outlier runs: outside Tukey's fences (1.5 IQR) of their own session count's runs (n >= 4), with their values";
 
 const SCALING_NOTE: &str =
-    "peak: the highest mean; knee: where a session starts adding less than half of
-what the first ones added; collapse: the first session count more than 20% below the peak
-after it, then the lowest; USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run
+    "peak: the highest value over the session counts, each the table's cell (SLOB.R trimmed mean);
+knee: where a session starts adding less than half of what the first ones added;
+collapse: the first session count more than 20% below the peak after it, then the lowest;
+USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run
 (σ contention, κ coherency, λ one session's throughput)";
 
 /// The per-cell table and the comparisons, as text or Markdown.

@@ -201,20 +201,52 @@ fn header(t: &Table) -> Vec<String> {
     h
 }
 
-fn show(c: &Option<Cell>) -> String {
+fn show(c: &Option<Cell>, decimals: Option<usize>) -> String {
     match c {
         None => "-".into(),
-        Some(c) => format!("{}{}", grid::num(c.value), if c.trimmed { "" } else { "*" }),
+        Some(c) => format!(
+            "{}{}",
+            match decimals {
+                Some(d) => format!("{:.d$}", c.value),
+                None => grid::num(c.value),
+            },
+            if c.trimmed { "" } else { "*" }
+        ),
     }
 }
 
-/// The cells as printed: dbio's rounding, or R's with `t.digits`. `-` for
-/// no runs; `*` marks a plain mean.
+/// The decimals of every cell of a relative table: one precision for the
+/// whole table, enough for three significant digits of its smallest
+/// non-zero ratio (at least 2, at most 6), so that 1.000 and 0.452 read
+/// alike and no ratio loses its digits.
+pub fn relative_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let smallest = values
+        .into_iter()
+        .map(f64::abs)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if !smallest.is_finite() {
+        return 2;
+    }
+    (2 - smallest.log10().floor() as i64).clamp(2, 6) as usize
+}
+
+/// The cells as printed: dbio's rounding (one precision for a relative
+/// table), or R's with `t.digits`. `-` for no runs; `*` marks a plain mean.
 fn grid(t: &Table) -> Vec<Vec<String>> {
+    let decimals = t.relative_to.as_ref().map(|_| {
+        relative_decimals(
+            t.rows
+                .iter()
+                .flat_map(|r| &r.cells)
+                .flatten()
+                .map(|c| c.value),
+        )
+    });
     let mut g: Vec<Vec<String>> = t
         .rows
         .iter()
-        .map(|r| r.cells.iter().map(show).collect())
+        .map(|r| r.cells.iter().map(|c| show(c, decimals)).collect())
         .collect();
     if let Some(d) = t.digits {
         #[allow(clippy::needless_range_loop)] // col indexes every row's cells
@@ -307,84 +339,5 @@ pub fn csv(t: &Table) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(v: &str, s: u32, x: f64) -> Point {
-        Point {
-            variable: v.into(),
-            sessions: s,
-            value: x,
-        }
-    }
-
-    #[test]
-    fn a_skewed_cell_gets_the_bootstrap_interval_and_says_so() {
-        let mut pts: Vec<Point> = (0..9).map(|i| p("A", 1, 100.0 + f64::from(i))).collect();
-        pts.push(p("A", 1, 1000.0)); // one run far out: skewed
-        pts.extend((0..10).map(|i| p("B", 1, 100.0 + f64::from(i % 5))));
-        let t = build("m", &pts, None).unwrap();
-        let cell = |row: usize| t.rows[row].cells[0].clone().unwrap();
-        assert_eq!(cell(0).ci95_method, Some("bootstrap"));
-        assert_eq!(cell(1).ci95_method, Some("t"));
-        let (lo, hi) = cell(0).ci95.unwrap();
-        assert!(lo < hi);
-    }
-
-    #[test]
-    fn cells_are_slob_trimmed_means_and_overall_spans_every_session_count() {
-        let pts = vec![
-            p("XFS", 1, 10.0),
-            p("XFS", 1, 20.0),
-            p("XFS", 1, 30.0),
-            p("XFS", 1, 40.0),
-            p("XFS", 4, 50.0),
-            p("XFS", 4, 70.0),
-            p("EXT4", 1, 5.0),
-            p("EXT4", 1, 5.0),
-            p("EXT4", 1, 6.0),
-            p("EXT4", 1, 9.0),
-        ];
-        let t = build("total.iops", &pts, None).unwrap();
-        assert_eq!(t.sessions, vec![1, 4]);
-        let xfs = t.rows.iter().find(|r| r.variable == "XFS").unwrap();
-        let c1 = xfs.cells[0].as_ref().unwrap();
-        assert_eq!((c1.n, c1.value, c1.trimmed), (4, 25.0, true)); // drops 10 and 40
-        let c4 = xfs.cells[1].as_ref().unwrap();
-        assert_eq!((c4.value, c4.trimmed), (60.0, false)); // n = 2: plain mean, marked
-        let overall = xfs.cells[2].as_ref().unwrap();
-        assert_eq!(overall.value, (20.0 + 30.0 + 40.0 + 50.0) / 4.0); // drops 10 and 70
-        let ext4 = t.rows.iter().find(|r| r.variable == "EXT4").unwrap();
-        assert_eq!(ext4.cells[0].as_ref().unwrap().value, 6.0); // drops both 5s and the 9
-        assert!(ext4.cells[1].is_none());
-        let text = text(&t);
-        assert!(
-            text.contains("60.00*") && text.contains("Overall"),
-            "{text}"
-        );
-        assert_eq!(csv(&t).lines().next().unwrap(), "variable,1,4,Overall");
-    }
-
-    #[test]
-    fn relative_to_scales_each_column_by_the_baseline_cell() {
-        let pts = vec![
-            p("RAW", 1, 100.0),
-            p("RAW", 1, 100.0),
-            p("XFS", 1, 50.0),
-            p("XFS", 1, 50.0),
-        ];
-        let t = build("read.iops", &pts, Some("RAW")).unwrap();
-        let v = |name: &str| {
-            t.rows.iter().find(|r| r.variable == name).unwrap().cells[0]
-                .as_ref()
-                .unwrap()
-                .value
-        };
-        assert_eq!((v("RAW"), v("XFS")), (1.0, 0.5));
-        assert!(
-            build("read.iops", &pts, Some("ZFS"))
-                .unwrap_err()
-                .contains("no such variable")
-        );
-    }
-}
+#[path = "table_tests.rs"]
+mod tests;

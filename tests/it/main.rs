@@ -17,6 +17,7 @@ mod import_fio;
 mod import_fio_latency;
 mod import_fuzz;
 mod lab;
+mod manual;
 mod pg;
 mod plan_examples;
 mod plan_run;
@@ -50,6 +51,7 @@ fn main() {
         import_fio_latency::tests(),
         import_fuzz::tests(),
         lab::tests(),
+        manual::tests(),
         pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),

@@ -73,6 +73,23 @@ fn a_plan_runs_is_stored_listed_exported_and_queryable() {
         "one line per run:\n{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    // Off a terminal (stderr is a pipe here, as in a log or CI) every run
+    // still gets one plain progress line: i/N, elapsed and ETA.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let progress: Vec<&str> = err.lines().filter(|l| l.contains(": run ")).collect();
+    assert_eq!(progress.len(), 20, "{err}");
+    for (i, line) in progress.iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("dbio plan fs-compare: run {}/20 ", i + 1))
+                && line.contains(", elapsed ")
+                && line.contains(", ETA "),
+            "{line}"
+        );
+    }
+    assert!(
+        err.lines().any(|l| l.contains("20 run(s) completed now")),
+        "{err}"
+    );
 
     let list = dbio(&db, &["runs", "list", "--plan", "fs-compare"]);
     assert!(list.status.success());

@@ -70,6 +70,23 @@ fn var(v: &[f64]) -> f64 {
     v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
 }
 
+/// SLOB.R's myavg: every copy of the min and the max dropped, the rest
+/// averaged; the plain mean where nothing is left.
+fn trimmed(v: &[f64]) -> f64 {
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let kept: Vec<f64> = v
+        .iter()
+        .copied()
+        .filter(|&x| x != min && x != max)
+        .collect();
+    if kept.is_empty() {
+        mean(v)
+    } else {
+        mean(&kept)
+    }
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
@@ -131,8 +148,14 @@ fn stats_and_scaling_agree_with_the_stored_runs() {
         let t = c["ci95_t"].as_array().unwrap();
         assert!(close(t[0].as_f64().unwrap(), m - half), "{c}");
         assert!(close(t[1].as_f64().unwrap(), m + half), "{c}");
-        // Three runs are never called skewed: the t interval is shown.
-        assert_eq!(c["ci95"]["method"], "student_t", "{c}");
+        // Three runs are never called skewed: the t interval is shown,
+        // unless it reaches zero (IOPS are positive: the log-normal one).
+        let want = if m - half > 0.0 {
+            "student_t"
+        } else {
+            "log_normal"
+        };
+        assert_eq!(c["ci95"]["method"], want, "{c}");
         // Tukey's fences need 4 runs.
         assert_eq!(c["outliers"], serde_json::json!([]));
     }
@@ -184,15 +207,17 @@ fn stats_and_scaling_agree_with_the_stored_runs() {
         assert!(line.ends_with(verdict), "{line}");
     }
 
-    // Scaling: the peak is the highest per-count mean; the USL fit's R²
+    // Scaling: the peak is the highest per-count value; the USL fit's R²
     // recomputed here from its λ, σ, κ over every run.
     for s in json["scaling"].as_array().unwrap() {
         let v = s["variable"].as_str().unwrap();
         assert_eq!(s["session_counts"], serde_json::json!([1, 2, 3, 4]));
+        // The peak is the table's value of its cell (SLOB.R's trimmed
+        // mean: the middle of three distinct runs), not the plain mean.
         let means: Vec<(u32, f64)> = runs
             .iter()
             .filter(|(k, _)| k.0 == v)
-            .map(|(k, rs)| (k.1, mean(&rs.iter().map(|r| r.1).collect::<Vec<_>>())))
+            .map(|(k, rs)| (k.1, trimmed(&rs.iter().map(|r| r.1).collect::<Vec<_>>())))
             .collect();
         let best = means
             .iter()
@@ -376,7 +401,176 @@ fn outliers_no_fit_and_bad_requests_are_said_plainly() {
     }
 }
 
+/// An awr_info.sh file (SLOB.R's columns) whose PREADS are chosen: WIDE's
+/// three runs at 8 sessions spread so far that Student's t interval goes
+/// below zero and their plain mean (701667) beats the 16-session cell whose
+/// trimmed mean (510000) beats 8's (435000); STEADY has eight runs at 8
+/// sessions and two ten times higher at 16.
+fn chosen_values() -> String {
+    let mut t = String::from("FILE|READERS|WRITERS|ELAPSED|PREADS|PWRITES|REDO|TOP WAIT|\n");
+    let mut row = |var: &str, i: usize, sessions: u32, preads: f64| {
+        t += &format!(
+            "SLOB-AWR-{var}-{i}.0.{sessions}|{sessions}|0|300|{preads}|2|1000|db file sequential read|\n"
+        );
+    };
+    for (i, p) in [220_000.0, 1_450_000.0, 435_000.0].into_iter().enumerate() {
+        row("WIDE", i, 8, p);
+    }
+    for (i, p) in [500_000.0, 510_000.0, 520_000.0].into_iter().enumerate() {
+        row("WIDE", i, 16, p);
+    }
+    for i in 0..8 {
+        row("STEADY", i, 8, 1000.0 + 10.0 * i as f64);
+    }
+    row("STEADY", 0, 16, 10_000.0);
+    row("STEADY", 1, 16, 10_100.0);
+    t
+}
+
+fn intervals_peaks_outliers_and_ratios_keep_to_one_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("store.sqlite");
+    let file = dir.path().join("awrinfo");
+    std::fs::write(&file, chosen_values()).unwrap();
+    ok(dbio(
+        &db,
+        &[
+            "import",
+            "awr-info",
+            file.to_str().unwrap(),
+            "--variable-regex",
+            r"-(?P<variable>WIDE|STEADY)-\d+\.",
+        ],
+    ));
+    let json: Value = serde_json::from_str(&ok(dbio(
+        &db,
+        &[
+            "report",
+            "--metric",
+            "db.physical_reads_s",
+            "--stats",
+            "--scaling",
+            "--format",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let cell = |v: &str, s: Option<u64>| {
+        json["stats"]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["variable"] == v && c["sessions"].as_u64() == s)
+            .unwrap()
+            .clone()
+    };
+    // A rate's interval stays positive: the t interval would reach below
+    // zero, so the modified Cox interval (log-normal) is shown.
+    let wide8 = cell("WIDE", Some(8));
+    let x = [220_000.0f64, 1_450_000.0, 435_000.0];
+    let (m, sd) = (mean(&x), var(&x).sqrt());
+    assert!(m - t975(2.0) * sd / 3f64.sqrt() < 0.0);
+    assert_eq!(wide8["ci95"]["method"], "log_normal", "{wide8}");
+    let l: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+    let (ly, ls2) = (mean(&l), var(&l));
+    let se = (ls2 / 3.0 + ls2 * ls2 / 4.0).sqrt();
+    let (lo, hi) = (
+        (ly + ls2 / 2.0 - t975(2.0) * se).exp(),
+        (ly + ls2 / 2.0 + t975(2.0) * se).exp(),
+    );
+    assert!(close(wide8["ci95"]["low"].as_f64().unwrap(), lo), "{wide8}");
+    assert!(
+        close(wide8["ci95"]["high"].as_f64().unwrap(), hi),
+        "{wide8}"
+    );
+    assert!(lo > 0.0);
+    let text = ok(dbio(
+        &db,
+        &["report", "--metric", "db.physical_reads_s", "--stats"],
+    ));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("WIDE      8 "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let negative = line
+        .split_whitespace()
+        .any(|w| w.starts_with('-') && w[1..].starts_with(|c: char| c.is_ascii_digit()));
+    assert!(line.contains("log-normal") && !negative, "{line}");
+
+    // Tukey's fences within a cell only: pooled, STEADY's two 16-session
+    // runs would be outliers of its Overall.
+    let steady: Vec<f64> = (0..8)
+        .map(|i| 1000.0 + 10.0 * i as f64)
+        .chain([10_000.0, 10_100.0])
+        .collect();
+    let mut sorted = steady.clone();
+    sorted.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let h = 9.0 * p;
+        let lo = h.floor() as usize;
+        sorted[lo] + (h - lo as f64) * (sorted[(lo + 1).min(9)] - sorted[lo])
+    };
+    assert!(
+        steady
+            .iter()
+            .any(|&v| v > q(0.75) + 1.5 * (q(0.75) - q(0.25)))
+    );
+    assert_eq!(cell("STEADY", None)["outliers"], serde_json::json!([]));
+    assert_eq!(cell("STEADY", None)["n"], 10);
+
+    // The peak is the table's cell, not a plain mean: 16 sessions (510000),
+    // where the plain means would have said 8 (701667).
+    let wide = json["scaling"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["variable"] == "WIDE")
+        .unwrap();
+    assert_eq!(wide["peak"]["sessions"], 16.0, "{wide}");
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variable"] == "WIDE")
+        .unwrap();
+    let col = json["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| s == 16)
+        .unwrap();
+    assert_eq!(wide["peak"]["throughput"], row["cells"][col]["value"]);
+    assert_eq!(row["cells"][col]["value"], 510_000.0);
+
+    // A relative table has one precision: 420 times and 1 time alike.
+    let text = ok(dbio(
+        &db,
+        &[
+            "report",
+            "--metric",
+            "db.physical_reads_s",
+            "--relative-to",
+            "STEADY",
+        ],
+    ));
+    let decimals: std::collections::BTreeSet<usize> = text
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with('*'))
+        .flat_map(|l| l.split_whitespace().skip(1))
+        .filter(|c| *c != "-")
+        .map(|c| {
+            c.trim_end_matches('*')
+                .split('.')
+                .nth(1)
+                .map_or(0, str::len)
+        })
+        .collect();
+    assert_eq!(decimals.len(), 1, "{text}");
+}
+
 crate::tests! {
     stats_and_scaling_agree_with_the_stored_runs,
     outliers_no_fit_and_bad_requests_are_said_plainly,
+    intervals_peaks_outliers_and_ratios_keep_to_one_definition,
 }

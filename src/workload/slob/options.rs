@@ -86,9 +86,10 @@ pub struct SlobArgs {
     pub db_writers: Option<u32>,
 
     /// How DB writers write: io_uring (a batch in flight at once, like DBWn
-    /// with asynchronous I/O) or psync (one write at a time) [default:
-    /// io_uring where the kernel allows it, else psync].
-    #[arg(long, value_enum, value_name = "ENGINE")]
+    /// with asynchronous I/O), psync (one write at a time) or null (no I/O:
+    /// the model's own cost) [default: io_uring where the kernel allows it,
+    /// else psync].
+    #[arg(long, value_enum, value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
     /// Most buffers a DB writer writes per batch (all in flight with io_uring) [default: 64].

@@ -1,0 +1,102 @@
+//! `dbio completions SHELL` and `dbio man`: shell completions and man pages
+//! generated from the CLI's own definition, so they never drift from it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use super::CommandError;
+use super::output::write_error;
+
+/// The shells dbio writes completions for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    #[value(name = "powershell")]
+    PowerShell,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete in, e.g. `dbio completions bash > /etc/bash_completion.d/dbio`.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write dbio.1 and one page per subcommand (dbio-run.1, dbio-runs-show.1, …)
+    /// into DIR (made if missing) instead of printing dbio.1 on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Prints the completion script for `args.shell` on stdout.
+pub fn completions(args: &CompletionsArgs) -> Result<(), CommandError> {
+    use clap_complete::Shell as S;
+    let shell = match args.shell {
+        Shell::Bash => S::Bash,
+        Shell::Zsh => S::Zsh,
+        Shell::Fish => S::Fish,
+        Shell::Elvish => S::Elvish,
+        Shell::PowerShell => S::PowerShell,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut crate::cli::command(), "dbio", &mut buf);
+    super::output::print(&String::from_utf8_lossy(&buf))
+}
+
+/// Prints dbio.1, or writes every page into `--dir`.
+pub fn man(args: &ManArgs) -> Result<(), CommandError> {
+    let cmd = crate::cli::command();
+    match &args.dir {
+        None => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut buf)
+                .map_err(write_error)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&buf)
+                .and_then(|()| out.flush())
+                .map_err(write_error)
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                CommandError::Usage(format!(
+                    "cannot make {}: {e} (give --dir a directory you can write)",
+                    dir.display()
+                ))
+            })?;
+            let pages = write_pages(cmd, dir)?;
+            eprintln!("dbio man: {pages} page(s) written to {}", dir.display());
+            Ok(())
+        }
+    }
+}
+
+/// Writes the page of `cmd` and of every subcommand below it, named by
+/// their path (`dbio-runs-show.1`); returns how many.
+fn write_pages(cmd: clap::Command, dir: &Path) -> Result<usize, CommandError> {
+    let mut cmd = cmd;
+    cmd.build();
+    fn walk(cmd: &clap::Command, name: String, dir: &Path) -> Result<usize, CommandError> {
+        let file = dir.join(format!("{name}.1"));
+        let page = cmd.clone().display_name(name.clone());
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(page)
+            .render(&mut buf)
+            .map_err(write_error)?;
+        std::fs::write(&file, buf)
+            .map_err(|e| CommandError::Failed(format!("cannot write {}: {e}", file.display())))?;
+        let mut n = 1;
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            n += walk(sub, format!("{name}-{}", sub.get_name()), dir)?;
+        }
+        Ok(n)
+    }
+    walk(&cmd, "dbio".into(), dir)
+}
