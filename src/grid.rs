@@ -85,10 +85,13 @@ pub fn markdown_cell(c: &str) -> String {
 }
 
 /// CSV (RFC 4180): a field holding a comma, quote or line break is quoted,
-/// its quotes doubled.
+/// its quotes doubled. A field a spreadsheet would run as a formula (see
+/// [`csv_formula`]) gets a leading `'` and is quoted (OWASP, CSV injection).
 pub fn csv(rows: &[Vec<String>]) -> String {
     let field = |c: &String| {
-        if c.contains([',', '"', '\n', '\r']) {
+        if csv_formula(c) {
+            format!("\"'{}\"", c.replace('"', "\"\""))
+        } else if c.contains([',', '"', '\n', '\r']) {
             format!("\"{}\"", c.replace('"', "\"\""))
         } else {
             c.clone()
@@ -100,6 +103,16 @@ pub fn csv(rows: &[Vec<String>]) -> String {
         let _ = writeln!(o, "{}", cells.join(","));
     }
     o
+}
+
+/// True for text a spreadsheet would take as a formula: it starts with
+/// `=`, `+`, `-`, `@`, a tab or a carriage return (OWASP's list). A number
+/// (`-3.5`, `+1e3`) is a number, not a formula, and stays as it is; so does
+/// a lone `-`, dbio's "none", which no spreadsheet evaluates.
+pub fn csv_formula(cell: &str) -> bool {
+    cell.starts_with(['=', '+', '-', '@', '\t', '\r'])
+        && cell != "-"
+        && !cell.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 #[cfg(test)]
@@ -129,6 +142,19 @@ mod tests {
             "| a | b |\n|---|---|\n| x\\|y | 1,5 \"q\" |\n"
         );
         assert_eq!(csv(&r), "a,b\nx|y,\"1,5 \"\"q\"\"\"\n");
+    }
+
+    #[test]
+    fn csv_neutralises_formulas_but_not_numbers() {
+        let r = rows(&[
+            &["=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "-inf", "a=b"],
+            &["-3.5", "+1e3", "-0", "12", "-", "x,=y", "=\"q\""],
+        ]);
+        assert_eq!(
+            csv(&r),
+            "\"'=1+2\",\"'+SUM(A1)\",\"'-2+3\",\"'@cmd\",\"'\tx\",\"'-inf\",a=b\n\
+             -3.5,+1e3,-0,12,-,\"x,=y\",\"'=\"\"q\"\"\"\n"
+        );
     }
 
     #[test]

@@ -89,7 +89,8 @@ pub fn execute(
                 .map(naming::compile)
                 .transpose()
                 .map_err(CommandError::Usage)?;
-            let parsed = awr_info::parse(&text).map_err(bad)?;
+            // Rows with errors are reported together with the importer's own.
+            let parsed = awr_info::parse_all(&text).map_err(bad)?;
             for col in &parsed.ignored {
                 warnings.push(format!(
                     "column {col:?} is not an awr_info.sh column dbio knows; ignored"

@@ -135,8 +135,16 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     }
     let label = measure.label();
     if points.is_empty() {
+        let awr = rows.iter().filter(|r| r.source == "awr-info").count();
+        let hint = if awr > 0 && args.model.is_none() {
+            format!(
+                "; {awr} of them imported from awr_info.sh, which has AWR's rates, not dbio's I/O metrics: pass --model reads|redo|writes|readwrite (SLOB.R's tables) or --metric db.physical_reads_s"
+            )
+        } else {
+            "; see docs/store.md for metric names".to_string()
+        };
         return Err(CommandError::Usage(format!(
-            "no completed run of the selection has {label} ({} runs selected{}); see docs/store.md for metric names",
+            "no completed run of the selection has {label} ({} runs selected{}){hint}",
             rows.len(),
             if other_model > 0 {
                 format!(", {other_model} of another model")

@@ -29,6 +29,10 @@ pub enum RunsCommand {
         /// Write the run as one self-contained HTML page (its per-second series beside its device and host telemetry) to FILE.
         #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "environment"])]
         html: Option<std::path::PathBuf>,
+        /// Print the run in another tool's format: fio-json, fio 3's
+        /// --output-format=json of a raw run (docs/import.md).
+        #[arg(long, value_enum, conflicts_with_all = ["json", "environment", "html"])]
+        format: Option<ShowFormat>,
     },
     /// Delete runs and everything stored with them.
     Delete {
@@ -42,6 +46,14 @@ pub enum RunsCommand {
         /// objects) or markdown (a table for a document).
         #[arg(long, value_enum, default_value_t = Format::Csv)]
         format: Format,
+        /// Add the stored metrics whose names match these globs, a column each
+        /// (`*` any text, `?` one character): `--metrics 'db.*,event.*'`, `'*'` for all.
+        #[arg(long, value_name = "PATTERN[,PATTERN]", value_delimiter = ',', value_parser = metric_pattern)]
+        metrics: Vec<String>,
+        /// One row per run and metric (run,metric,value) instead of one per run;
+        /// every stored metric unless --metrics selects.
+        #[arg(long)]
+        long: bool,
         #[command(flatten)]
         filter: FilterArgs,
     },
@@ -61,6 +73,12 @@ pub enum RunsCommand {
         #[arg(required = true)]
         text: Vec<String>,
     },
+}
+
+/// `dbio runs show --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    FioJson,
 }
 
 /// Filters shared by `list` and `export`.
@@ -88,6 +106,22 @@ pub struct FilterArgs {
     /// Runs from this source: dbio (measured by dbio), fio or awr-info (imported).
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
+}
+
+fn metric_pattern(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("an empty pattern; write e.g. --metrics 'db.*,event.*'".into());
+    }
+    match t
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || "._-:/*?".contains(*c)))
+    {
+        Some(c) => Err(format!(
+            "{t:?} has {c:?}; a metric pattern is a metric name with * (any text) and ? (one character), e.g. 'db.*'"
+        )),
+        None => Ok(t.to_string()),
+    }
 }
 
 fn since_arg(text: &str) -> Result<i64, String> {
@@ -131,9 +165,14 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             json,
             environment,
             html,
+            format,
         } => {
             let run = store.get(id)?;
-            if let Some(path) = html {
+            if format == Some(ShowFormat::FioJson) {
+                let doc = crate::store::export_fio::fio_json(&run)?;
+                let text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
+                writeln!(out, "{text}")?;
+            } else if let Some(path) = html {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as i64);
@@ -164,9 +203,35 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             let n = store.delete(&ids)?;
             writeln!(out, "deleted {n} run{}", if n == 1 { "" } else { "s" })?;
         }
-        RunsCommand::Export { format, filter } => {
+        RunsCommand::Export {
+            format,
+            metrics,
+            long,
+            filter,
+        } => {
             let rows = store.list(&filter.to_filter())?;
-            export::write(format, &rows, out)?;
+            let sel = export::Selection {
+                patterns: metrics,
+                long,
+            };
+            let mut stored = std::collections::BTreeMap::new();
+            if long || !sel.patterns.is_empty() {
+                for r in &rows {
+                    stored.insert(r.id, store.metrics(r.id)?);
+                }
+            }
+            let none = export::unmatched(&sel, &stored);
+            if !rows.is_empty() && !none.is_empty() {
+                return Err(StoreError::Selection {
+                    msg: format!(
+                        "--metrics {} matches no metric stored with the {} run{} selected; `dbio runs export --long` lists them",
+                        none.join(","),
+                        rows.len(),
+                        if rows.len() == 1 { "" } else { "s" }
+                    ),
+                });
+            }
+            export::write(format, &rows, &sel, &stored, out)?;
         }
         RunsCommand::Tag { id, tags } => {
             store.add_tags(id, &tags)?;
@@ -223,6 +288,19 @@ fn show_footer(r: &RunRow) -> String {
     lines
 }
 
+/// The IOPS `list` shows: `total.iops`, or for a run imported from
+/// awr_info.sh (which has none) AWR's physical read + write requests per
+/// second.
+fn list_iops(r: &RunRow) -> Option<f64> {
+    let m = &r.metrics;
+    m.total_iops
+        .or(match (m.db_physical_reads_s, m.db_physical_writes_s) {
+            (None, None) => None,
+            (rd, wr) if r.source == "awr-info" => Some(rd.unwrap_or(0.0) + wr.unwrap_or(0.0)),
+            _ => None,
+        })
+}
+
 /// The `list` table: one line per run, columns padded to fit.
 pub fn list_table(rows: &[RunRow]) -> String {
     let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_string());
@@ -276,7 +354,7 @@ pub fn list_table(rows: &[RunRow]) -> String {
             dash(&r.target),
             plan,
             tags,
-            r.metrics.total_iops.map_or("-".into(), fmt_count),
+            list_iops(r).map_or("-".into(), fmt_count),
             r.metrics
                 .total_p99_us
                 .map_or("-".into(), |us| crate::grid::readable(us / 1000.0)),

@@ -30,6 +30,8 @@ fn export(store: &mut Store, format: Format) -> String {
     let mut out = Vec::new();
     let cmd = RunsCommand::Export {
         format,
+        metrics: Vec::new(),
+        long: false,
         filter: Default::default(),
     };
     execute(store, cmd, &mut out).unwrap();
@@ -171,6 +173,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: false,
             environment: false,
             html: None,
+            format: None,
         },
     )
     .unwrap();
@@ -182,6 +185,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: true,
             environment: false,
             html: None,
+            format: None,
         },
     )
     .unwrap();
@@ -193,6 +197,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: false,
             environment: true,
             html: None,
+            format: None,
         },
     )
     .unwrap();
@@ -226,6 +231,7 @@ fn commands_show_list_tag_note_and_delete() {
             json: false,
             environment: false,
             html: None,
+            format: None,
         },
     )
     .unwrap();

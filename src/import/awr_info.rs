@@ -142,6 +142,8 @@ pub struct Parsed {
     pub rows: Vec<Row>,
     /// Header names this importer does not know (ignored), once each.
     pub ignored: Vec<String>,
+    /// What is wrong with rows left out ([`parse_all`]); every one, by line.
+    pub errors: Vec<ImportError>,
 }
 
 /// The cells of a line: split on `|`, one trailing empty cell (the trailing
@@ -219,8 +221,19 @@ fn number(line: usize, name: &str, cell: &str) -> Result<Option<f64>, ImportErro
 }
 
 /// Parses awr_info.sh output. The first line that is not blank must be a
-/// header; every error names the line and the column.
+/// header; every error names the line and the column, and all of them are
+/// reported at once.
 pub fn parse(text: &str) -> Result<Parsed, ImportError> {
+    let parsed = parse_all(text)?;
+    match ImportError::many(parsed.errors.clone()) {
+        Some(e) => Err(e),
+        None => Ok(parsed),
+    }
+}
+
+/// As [`parse`], but rows with errors are left out and their errors kept in
+/// [`Parsed::errors`] (the importer adds its own before refusing the file).
+pub fn parse_all(text: &str) -> Result<Parsed, ImportError> {
     let mut parsed = Parsed::default();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -240,7 +253,7 @@ pub fn parse(text: &str) -> Result<Parsed, ImportError> {
             ));
         };
         if cells.len() != h.columns.len() {
-            return Err(ImportError::line(
+            parsed.errors.push(ImportError::line(
                 line,
                 format!(
                     "{} cells, but the header on line {} has {} columns; a '|' too many or too few?",
@@ -249,6 +262,7 @@ pub fn parse(text: &str) -> Result<Parsed, ImportError> {
                     h.columns.len()
                 ),
             ));
+            continue;
         }
         let mut row = Row {
             line,
@@ -258,6 +272,7 @@ pub fn parse(text: &str) -> Result<Parsed, ImportError> {
             top_wait: None,
             cells: Vec::with_capacity(cells.len()),
         };
+        let mut bad = false;
         for ((cell, c), name) in cells.iter().zip(&h.columns).zip(&h.names) {
             row.cells.push((name.clone(), cell.trim().to_string()));
             match c {
@@ -266,28 +281,34 @@ pub fn parse(text: &str) -> Result<Parsed, ImportError> {
                 Some(Column::TopWait) => {
                     row.top_wait = Some(cell.trim().to_string()).filter(|t| !t.is_empty())
                 }
-                Some(c) => {
-                    if let Some(v) = number(line, name, cell)? {
-                        row.values.push((*c, v));
+                Some(c) => match number(line, name, cell) {
+                    Ok(Some(v)) => row.values.push((*c, v)),
+                    Ok(None) => {}
+                    Err(e) => {
+                        parsed.errors.push(e);
+                        bad = true;
                     }
-                }
+                },
             }
         }
         if row.file.is_empty() {
-            return Err(ImportError::at(
+            parsed.errors.push(ImportError::at(
                 line,
                 "FILE",
                 "the FILE cell is empty; every row needs the AWR report's file name",
             ));
+            bad = true;
         }
-        parsed.rows.push(row);
+        if !bad {
+            parsed.rows.push(row);
+        }
     }
     if parsed.headers.is_empty() {
         return Err(ImportError::whole(
             "no awr_info.sh header line (FILE|SESSIONS|ELAPSED|…); is this SLOB's awr_info.sh output?",
         ));
     }
-    if parsed.rows.is_empty() {
+    if parsed.rows.is_empty() && parsed.errors.is_empty() {
         return Err(ImportError::whole(
             "the file has a header but no rows; nothing to import",
         ));
@@ -363,6 +384,26 @@ awr.xfs.1.16|16|300|  1.5| 15.8|   2345|  123456| 24567.1|  191.9|   12|    0|  
         assert!(e.starts_with("line 2, FILE: the FILE cell is empty"), "{e}");
         let e = parse("FILE|PREADS\nx.1|-5\n").unwrap_err().to_string();
         assert!(e.contains("negative"), "{e}");
+    }
+
+    #[test]
+    fn every_bad_row_is_reported() {
+        let text = "FILE|SESSIONS|PREADS\na.1|1|x\nb.2|2|5\n|3|4\nc.4|4\nd.5|-5|y\n";
+        let e = parse(text).unwrap_err().to_string();
+        let lines: Vec<&str> = e.split("; [").collect();
+        assert_eq!(
+            lines,
+            [
+                "5 problems, nothing imported: [1] line 2, PREADS: \"x\" is not a number; fix the cell or leave it empty for unknown",
+                "2] line 4, FILE: the FILE cell is empty; every row needs the AWR report's file name",
+                "3] line 5: 2 cells, but the header on line 1 has 3 columns; a '|' too many or too few?",
+                "4] line 6, SESSIONS: \"-5\" is not a rate or a count (negative or not finite); fix the cell or leave it empty for unknown",
+                "5] line 6, PREADS: \"y\" is not a number; fix the cell or leave it empty for unknown",
+            ]
+        );
+        let p = parse_all(text).unwrap();
+        assert_eq!(p.rows.len(), 1);
+        assert_eq!(p.errors.len(), 5);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! awr_info.sh rows as stored runs: the variable and session count from the
-//! file name ([`super::naming`]), the numbers as `db.*` and `event.*`
+//! file name ([`super::naming`], checked against the row's cells in
+//! `awr_check`), the numbers as `db.*` and `event.*`
 //! metrics ([`crate::vocab`]), the row itself as the run's record.
 //!
 //! Units: awr_info.sh prints rates per second, MiB (2^20 bytes) per second,
@@ -11,8 +12,9 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value, json};
 
+use super::awr_check::{Checked, check, keep_directories};
 use super::awr_info::{Column, Parsed, Row};
-use super::naming::{self, Rule};
+use super::naming::Rule;
 use super::{ImportError, ModelArg};
 use crate::store::{ImportedRun, RunRow};
 use crate::vocab as v;
@@ -75,32 +77,9 @@ const EVENTS: &[(Column, &str, &str)] = &[
     (Column::LfsLat, v::EVENT_LOG_FILE_SYNC, "log file sync"),
 ];
 
-fn whole(row: &Row, c: Column, name: &str) -> Result<Option<u32>, ImportError> {
-    match row.get(c) {
-        None => Ok(None),
-        Some(x) if x.fract() == 0.0 && x <= f64::from(u32::MAX) => Ok(Some(x as u32)),
-        Some(x) => Err(ImportError::at(
-            row.line,
-            name,
-            format!("{x} is not a whole number of sessions"),
-        )),
-    }
-}
-
-/// SLOB.R's session count of a run with `writers` and `readers`: the one
-/// that is not 0, or the common number when equal. When both differ SLOB.R
-/// lists the run under both numbers; a table has one column per run, so
-/// their sum (the sessions that ran) is used and a warning says so.
-fn slob_sessions(writers: u32, readers: u32) -> (u32, bool) {
-    match (writers, readers) {
-        (0, r) => (r, false),
-        (w, 0) => (w, false),
-        (w, r) if w == r => (w, false),
-        (w, r) => (w.saturating_add(r), true),
-    }
-}
-
-/// One run per row; `warnings` gets what the user should know.
+/// One run per row; `warnings` gets what the user should know. Every bad
+/// row is reported (with those [`super::awr_info::parse_all`] found), then
+/// the file is refused.
 pub fn runs(
     parsed: &Parsed,
     opts: &Options,
@@ -108,7 +87,8 @@ pub fn runs(
     started_unix_ms: i64,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ImportedRun>, ImportError> {
-    let mut out = Vec::with_capacity(parsed.rows.len());
+    let mut errors = parsed.errors.clone();
+    let mut checked = Vec::with_capacity(parsed.rows.len());
     for row in &parsed.rows {
         let header = &parsed.headers[row.header];
         let rule = match &opts.variable_regex {
@@ -117,36 +97,24 @@ pub fn runs(
                 writers_readers: header.has(Column::Readers) || header.has(Column::Writers),
             },
         };
-        let named =
-            naming::name(&row.file, &rule).map_err(|m| ImportError::at(row.line, "FILE", m))?;
-        let readers = whole(row, Column::Readers, "READERS")?.or(named.readers);
-        let writers = whole(row, Column::Writers, "WRITERS")?.or(named.writers);
-        let mut sessions = whole(row, Column::Sessions, "SESSIONS")?.or(named.sessions);
-        if sessions.is_none() && (readers.is_some() || writers.is_some()) {
-            let (s, both) = slob_sessions(writers.unwrap_or(0), readers.unwrap_or(0));
-            if both {
-                warnings.push(format!(
-                    "line {}: {} has {} writers and {} readers; SLOB.R would count it under both {} and {} sessions, dbio under {s}",
-                    row.line,
-                    row.file,
-                    writers.unwrap_or(0),
-                    readers.unwrap_or(0),
-                    writers.unwrap_or(0),
-                    readers.unwrap_or(0)
-                ));
-            }
-            sessions = Some(s);
+        match check(row, &rule, warnings) {
+            Ok(c) => checked.push((row, c)),
+            Err(mut e) => errors.append(&mut e),
         }
-        let Some(sessions) = sessions else {
-            return Err(ImportError::at(
-                row.line,
-                "FILE",
-                format!(
-                    "no session count for {:?}: the SESSIONS cell is empty or missing and the name does not end in .<sessions>; pass --variable-regex with a (?P<sessions>...) group",
-                    row.file
-                ),
-            ));
-        };
+    }
+    if let Some(e) = ImportError::many(errors) {
+        return Err(e);
+    }
+    keep_directories(&mut checked);
+    let mut out = Vec::with_capacity(checked.len());
+    for (row, c) in checked {
+        let header = &parsed.headers[row.header];
+        let Checked {
+            named,
+            sessions,
+            readers,
+            writers,
+        } = c;
         let mut metrics: Vec<(String, f64)> = Vec::new();
         let mut put = |name: &str, value: f64| {
             if !metrics.iter().any(|(n, _)| n == name) {
@@ -352,6 +320,50 @@ mod tests {
         assert_eq!(m(&runs[1], v::WRITERS), Some(8.0));
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("under both 2 and 6"), "{w:?}");
+    }
+
+    #[test]
+    fn directories_keep_rows_apart_and_bad_rows_are_all_reported() {
+        let text = "FILE|SESSIONS|ELAPSED|PREADS\n\
+                    run1/XFS/awr.txt.16|16|300|10\n\
+                    run1/EXT4/awr.txt.16|16|300|20\n\
+                    run2/XFS/awr.txt.8|8|300|30\n\
+                    other/awr.XFS.txt.4|4|300|40\n";
+        let p = parse(text).unwrap();
+        let got = runs(&p, &Options::default(), "/f", 0, &mut Vec::new()).unwrap();
+        let vars: Vec<&str> = got
+            .iter()
+            .map(|r| r.row.variable.as_deref().unwrap())
+            .collect();
+        // Two directories named XFS: their parents tell them apart.
+        assert_eq!(
+            vars,
+            ["run1/XFS/awr", "run1/EXT4/awr", "run2/XFS/awr", "awr.XFS"]
+        );
+        let bad = "FILE|SESSIONS|ELAPSED|PREADS\n\
+                   a.16|0|300|1\n\
+                   b.16|16|0|1\n\
+                   c.8|16|300|1\n\
+                   d.4|4|300|x\n\
+                   e.4|4|300|1\n";
+        let p = crate::import::awr_info::parse_all(bad).unwrap();
+        let e = runs(&p, &Options::default(), "/f", 0, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        let lines: Vec<&str> = e.split("; [").collect();
+        assert_eq!(lines.len(), 5, "{e}");
+        for (got, want) in lines.iter().zip([
+            "5 problems, nothing imported: [1] line 2, SESSIONS: SESSIONS is 0 but the file name \"a.16\" says 16",
+            "2] line 2, SESSIONS: 0 sessions",
+            "3] line 3, ELAPSED: 0 s",
+            "4] line 4, SESSIONS: SESSIONS is 16 but the file name \"c.8\" says 8",
+            "5] line 5, PREADS: \"x\" is not a number",
+        ]) {
+            assert!(got.starts_with(want), "{got} / {want}");
+        }
+        let zero = parse("FILE|READERS|WRITERS\nx.0.0|0|0\n").unwrap();
+        let e = runs(&zero, &Options::default(), "/f", 0, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("READERS/WRITERS: 0 sessions"), "{e}");
     }
 
     #[test]

@@ -35,15 +35,26 @@ pub struct Dir {
     pub iops: f64,
     /// ms (0 for `sync`, which fio reports without one).
     pub runtime_ms: u64,
+    /// For `sync`: the syncs fio timed (`lat_ns.N`), since fio leaves
+    /// `total_ios` at 0 for fdatasync (it counts those in a direction it
+    /// does not print).
     pub total_ios: u64,
-    /// `lat_ns` when fio printed its percentiles (`lat_percentiles=1`; and
-    /// always for `sync`), else `clat_ns`.
+    /// What dbio measures is submit to reap, fio's `lat_ns`: the basis is
+    /// `lat_ns` when fio printed its percentiles (`lat_percentiles=1`),
+    /// for `sync`, and for an asynchronous engine (one with submission
+    /// latency, `slat_ns.N > 0`); otherwise (a synchronous engine, whose
+    /// clat is the system call) `clat_ns`, as fio prints percentiles of it.
     pub basis: &'static str,
     pub lat: Lat,
     /// fio's printed percentiles of `basis`: (percent, ns), ascending.
     pub percentiles: Vec<(f64, u64)>,
     /// `json+` bins of `basis`.
     pub bins: Option<Bins>,
+    /// An asynchronous engine's `clat_ns` percentiles and bins when `lat_ns`
+    /// has none: completion only, not what dbio measures, kept under names
+    /// of their own (`read.clat.latency.p99_us`).
+    pub clat_percentiles: Vec<(f64, u64)>,
+    pub clat_bins: Option<Bins>,
 }
 
 /// One element of `jobs` or `client_stats`.
@@ -79,6 +90,9 @@ pub struct FioOutput {
     /// True for `client_stats` output.
     pub client_server: bool,
     pub disk_util: Value,
+    /// Written by `dbio runs show --format fio-json` from a run whose write
+    /// latency includes its sync (dbio's meaning), so nothing to add.
+    pub write_includes_sync: bool,
 }
 
 fn at<'a>(obj: &'a Value, key: &str) -> Option<&'a Value> {
@@ -177,8 +191,13 @@ fn bins(obj: &Value, path: &str) -> Result<Option<Bins>, ImportError> {
 }
 
 fn dir(obj: &Value, path: &str, sync: bool) -> Result<Dir, ImportError> {
-    let (basis, src) = match (at(obj, "lat_ns"), at(obj, "clat_ns")) {
-        (Some(l), _) if sync || at(l, "percentile").is_some() => ("lat_ns", l),
+    let (lat_ns, clat_ns) = (at(obj, "lat_ns"), at(obj, "clat_ns"));
+    let asynchronous = at(obj, "slat_ns")
+        .and_then(|s| at(s, "N"))
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n > 0);
+    let (basis, src) = match (lat_ns, clat_ns) {
+        (Some(l), _) if sync || asynchronous || at(l, "percentile").is_some() => ("lat_ns", l),
         (_, Some(c)) => ("clat_ns", c),
         (Some(l), None) => ("lat_ns", l),
         (None, None) => {
@@ -197,7 +216,14 @@ fn dir(obj: &Value, path: &str, sync: bool) -> Result<Dir, ImportError> {
         bins: bins(src, &lpath)?,
         ..Default::default()
     };
-    if !sync {
+    if let Some(c) = clat_ns.filter(|_| basis == "lat_ns" && d.percentiles.is_empty()) {
+        let cpath = format!("{path}.clat_ns");
+        d.clat_percentiles = percentiles(c, &cpath)?;
+        d.clat_bins = bins(c, &cpath)?;
+    }
+    if sync {
+        d.total_ios = d.total_ios.max(d.lat.n);
+    } else {
         d.io_bytes = count(obj, path, "io_bytes")?;
         d.bw_bytes = num(obj, path, "bw_bytes")?;
         d.iops = num(obj, path, "iops")?;
@@ -307,6 +333,10 @@ pub fn parse(text: &str) -> Result<FioOutput, ImportError> {
             .unwrap_or_default(),
         client_server,
         disk_util: at(&doc, "disk_util").cloned().unwrap_or(Value::Null),
+        write_includes_sync: at(&doc, "dbio")
+            .and_then(|d| at(d, "write_latency_includes_sync"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         ..Default::default()
     };
     for (i, v) in list.iter().enumerate() {

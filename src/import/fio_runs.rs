@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::ImportError;
-use super::fio::{DIRECTIONS, Dir, Entry, FioOutput, Lat};
+use super::fio::{DIRECTIONS, Entry, FioOutput};
+pub use super::fio_agg::FIO_DEFAULT_PERCENTILES;
+use super::fio_agg::{Agg, aggregate, relabel_alone, total, with_sync};
 use super::fio_hist::{self, Bins};
 use super::fio_text;
 use crate::store::{ImportedRun, RunRow, encode_histogram};
@@ -25,28 +27,6 @@ pub struct Options {
     pub plan: Option<String>,
     pub variable: Option<String>,
     pub tags: Vec<String>,
-}
-
-/// The percentiles fio prints by default, for merged bins without a list.
-const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
-
-/// One direction over a group's entries.
-#[derive(Clone, Debug, Default)]
-pub struct Agg {
-    pub requests: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bw_bytes: f64,
-    pub runtime_ms: u64,
-    pub basis: &'static str,
-    pub lat: Lat,
-    pub percentiles: Vec<(f64, u64)>,
-    /// "fio" (as printed) or "json+ bins" (merged here).
-    pub percentiles_from: &'static str,
-    pub bins: Option<Bins>,
 }
 
 /// `p99_9` for 99.9: the metric name of a percentile (dbio's spelling).
@@ -70,80 +50,6 @@ fn members(e: &Entry) -> u64 {
         return 1;
     }
     ((e.job_runtime_ms as f64 / runtime as f64).round() as u64).max(1)
-}
-
-fn merge_lat(lats: &[&Lat]) -> Lat {
-    let n: u64 = lats.iter().map(|l| l.n).sum();
-    let live: Vec<&&Lat> = lats.iter().filter(|l| l.n > 0).collect();
-    Lat {
-        min: live.iter().map(|l| l.min).fold(f64::INFINITY, f64::min),
-        max: live.iter().map(|l| l.max).fold(0.0, f64::max),
-        // One job keeps fio's printed mean: mean × n / n need not round-trip.
-        mean: match live.as_slice() {
-            [] => 0.0,
-            [one] => one.mean,
-            _ => live.iter().map(|l| l.mean * l.n as f64).sum::<f64>() / n as f64,
-        },
-        n,
-    }
-}
-
-/// The bins of every direction that did I/O (a randwrite job's empty read
-/// side has none to give); None if one that did I/O has no bins.
-fn merged_bins<'a>(dirs: impl Iterator<Item = &'a Dir>) -> Option<Bins> {
-    let mut all = Bins::new();
-    for d in dirs.filter(|d| d.total_ios > 0) {
-        fio_hist::merge(&mut all, d.bins.as_ref()?);
-    }
-    Some(all)
-}
-
-fn from_bins(bins: &Bins, list: &[f64]) -> Vec<(f64, u64)> {
-    list.iter()
-        .filter_map(|&p| fio_hist::percentile(bins, p).map(|v| (p, v)))
-        .collect()
-}
-
-/// Direction `i` over `entries` (`all`: fio's "All clients" entry).
-fn aggregate(i: usize, entries: &[&Entry], all: Option<&Entry>) -> Option<Agg> {
-    let dirs: Vec<&Dir> = entries.iter().filter_map(|e| e.dirs[i].as_ref()).collect();
-    let first = dirs.first()?;
-    let bins = merged_bins(dirs.iter().copied());
-    let mut a = match all.and_then(|e| e.dirs[i].as_ref()) {
-        Some(d) => Agg {
-            requests: d.total_ios,
-            bytes: d.io_bytes,
-            iops: d.iops,
-            bw_bytes: d.bw_bytes,
-            runtime_ms: d.runtime_ms,
-            lat: d.lat.clone(),
-            ..Default::default()
-        },
-        None => Agg {
-            requests: dirs.iter().map(|d| d.total_ios).sum(),
-            bytes: dirs.iter().map(|d| d.io_bytes).sum(),
-            iops: dirs.iter().map(|d| d.iops).sum(),
-            bw_bytes: dirs.iter().map(|d| d.bw_bytes).sum(),
-            runtime_ms: dirs.iter().map(|d| d.runtime_ms).max().unwrap_or(0),
-            lat: merge_lat(&dirs.iter().map(|d| &d.lat).collect::<Vec<_>>()),
-            ..Default::default()
-        },
-    };
-    a.basis = first.basis;
-    if dirs.len() == 1 {
-        a.percentiles = first.percentiles.clone();
-        a.percentiles_from = "fio";
-    } else if let Some(b) = &bins {
-        let list: Vec<f64> = if first.percentiles.is_empty() {
-            FIO_DEFAULT_PERCENTILES.to_vec()
-        } else {
-            first.percentiles.iter().map(|p| p.0).collect()
-        };
-        a.percentiles = from_bins(b, &list);
-        a.percentiles_from = "json+ bins";
-    }
-    a.bins = bins;
-    (a.requests > 0).then_some(a)
 }
 
 fn opt(entries: &[&Entry], global: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
@@ -209,47 +115,48 @@ fn put_dir(m: &mut Vec<(String, f64)>, prefix: &str, a: &Agg, bs: Option<u64>, s
             ns as f64 / 1e3,
         );
     }
+    for &(p, ns) in &a.clat_percentiles {
+        put(
+            &format!("clat.latency.{}_us", percentile_name(p)),
+            ns as f64 / 1e3,
+        );
+    }
 }
 
-/// Read, write and trim together (dbio's `total`).
-fn total(aggs: &[Option<Agg>; 4]) -> Option<Agg> {
-    let io: Vec<&Agg> = aggs[..3].iter().flatten().collect();
-    match io.as_slice() {
-        [] => None,
-        [one] => Some((*one).clone()),
-        many => {
-            let bins = many
-                .iter()
-                .map(|a| a.bins.as_ref())
-                .collect::<Option<Vec<_>>>()
-                .map(|bs| {
-                    let mut all = Bins::new();
-                    bs.into_iter().for_each(|b| fio_hist::merge(&mut all, b));
-                    all
-                });
-            let list: Vec<f64> = many[0].percentiles.iter().map(|p| p.0).collect();
-            let list = if list.is_empty() {
-                FIO_DEFAULT_PERCENTILES.to_vec()
-            } else {
-                list
-            };
-            Some(Agg {
-                requests: many.iter().map(|a| a.requests).sum(),
-                bytes: many.iter().map(|a| a.bytes).sum(),
-                iops: many.iter().map(|a| a.iops).sum(),
-                bw_bytes: many.iter().map(|a| a.bw_bytes).sum(),
-                runtime_ms: many.iter().map(|a| a.runtime_ms).max().unwrap_or(0),
-                basis: many[0].basis,
-                lat: merge_lat(&many.iter().map(|a| &a.lat).collect::<Vec<_>>()),
-                percentiles: bins
-                    .as_ref()
-                    .map(|b| from_bins(b, &list))
-                    .unwrap_or_default(),
-                percentiles_from: if bins.is_some() { "json+ bins" } else { "" },
-                bins,
-            })
-        }
+/// How long a group ran (ms): its longest direction.
+fn group_ms(entries: &[&Entry]) -> i64 {
+    let ms = entries
+        .iter()
+        .flat_map(|e| e.dirs.iter().flatten())
+        .map(|d| d.runtime_ms)
+        .max()
+        .unwrap_or(0);
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// (start, end) in ms since the epoch of every group. fio's `job_start`
+/// (newer fio) gives the start; otherwise the groups, which ran one after
+/// the other (`stonewall`), are laid end to end back from `end_ms`, when
+/// fio wrote its output: the last group ends then, each earlier one where
+/// the next began (fio's set-up between groups is not in its output).
+fn windows(groups: &BTreeMap<i64, Vec<&Entry>>, end_ms: i64) -> BTreeMap<i64, (i64, i64)> {
+    let mut out = BTreeMap::new();
+    let mut end = end_ms;
+    for (gid, entries) in groups.iter().rev() {
+        let ms = group_ms(entries);
+        let job_start = entries
+            .iter()
+            .filter_map(|e| e.raw.get("job_start").and_then(Value::as_i64))
+            .filter(|&t| t > 0)
+            .min();
+        let window = match job_start {
+            Some(start) => (start, start.saturating_add(ms)),
+            None => (end.saturating_sub(ms), end),
+        };
+        end = window.0;
+        out.insert(*gid, window);
     }
+    out
 }
 
 /// One run per group; `warnings` gets what the user should know.
@@ -265,6 +172,7 @@ pub fn runs(
         groups.entry(e.groupid).or_default().push(e);
     }
     let g_opts = &out.global_options;
+    let windows = windows(&groups, out.timestamp_ms.unwrap_or(fallback_end_ms));
     let mut runs = Vec::with_capacity(groups.len());
     for (gid, entries) in &groups {
         let all = out.all_clients.iter().find(|e| e.groupid == *gid);
@@ -280,6 +188,13 @@ pub fn runs(
                 warnings.push(format!(
                     "group {gid}: {} latency percentiles of several jobs cannot be merged without bins; run fio with --output-format=json+ or --group_reporting",
                     DIRECTIONS[i]
+                ));
+            }
+        }
+        for (name, a) in DIRECTIONS.iter().zip(&aggs) {
+            if a.as_ref().is_some_and(|a| !a.clat_percentiles.is_empty()) {
+                warnings.push(format!(
+                    "group {gid}: fio printed {name} percentiles of clat only (completion), not of lat (submit to completion, what dbio measures); stored as {name}.clat.latency.*, none as {name}.latency.*; run fio with --lat_percentiles=1 for them"
                 ));
             }
         }
@@ -300,6 +215,19 @@ pub fn runs(
         }
         if let Some(t) = &tot {
             put_dir(&mut metrics, "total", t, bs, secs);
+        }
+        let mode = io_mode(entries, g_opts);
+        let with_sync = if out.write_includes_sync {
+            None
+        } else {
+            with_sync(&mode, &aggs, tot.as_ref())
+        };
+        if let Some(w) = &with_sync {
+            for prefix in ["write", "total"] {
+                relabel_alone(&mut metrics, prefix);
+            }
+            metrics.push(("write.latency.mean_us".into(), w.write_mean_us));
+            metrics.push(("total.latency.mean_us".into(), w.total_mean_us));
         }
         metrics.push(("measured_s".into(), secs));
         // Without group_reporting, numjobs=N gives N entries of one name;
@@ -378,13 +306,14 @@ pub fn runs(
                     .is_some_and(|n| n < 1 << 62)
             };
             if let Some(b) = bins.filter(fits) {
-                histograms.push((
-                    DIRECTIONS[i].to_string(),
-                    encode_histogram(&fio_hist::to_hdr(b)),
-                ));
+                let op = match (DIRECTIONS[i], &with_sync) {
+                    ("write", Some(_)) => "write.alone",
+                    (op, _) => op,
+                };
+                histograms.push((op.to_string(), encode_histogram(&fio_hist::to_hdr(b))));
             }
         }
-        let ended = out.timestamp_ms.unwrap_or(fallback_end_ms);
+        let (started, ended) = windows[gid];
         let config = json!({
             "workload": "raw",
             "pattern": opt(entries, g_opts, "rw").or_else(|| opt(entries, g_opts, "readwrite")).map(|r| pattern(&r)),
@@ -393,7 +322,7 @@ pub fn runs(
             "iodepth": opt(entries, g_opts, "iodepth"),
             "block_size": bs,
             "engine": opt(entries, g_opts, "ioengine").unwrap_or_else(|| "psync".into()),
-            "io_mode": io_mode(entries, g_opts),
+            "io_mode": mode,
             "target": opt(entries, g_opts, "filename").or_else(|| opt(entries, g_opts, "directory")),
         });
         let text = |k: &str| config.get(k).and_then(Value::as_str).map(str::to_string);
@@ -404,6 +333,10 @@ pub fn runs(
             "source_file": source_file,
             "group": gid,
             "hosts": hosts,
+            "write_latency": match &with_sync {
+                Some(w) => json!({"includes_sync": true, "fio_write_alone_in": "write.alone.*", "mean_with_sync_us": w.write_mean_us}),
+                None => json!({"includes_sync": !matches!(mode.as_str(), "fsync" | "fdatasync")}),
+            },
             "latency_basis": aggs.iter().flatten().map(|a| (a.basis, a.percentiles_from)).next().map(|(b, f)| json!({"field": b, "percentiles_from": f})),
             "config": config,
             "global_options": Value::Object(g_opts.clone()),
@@ -420,10 +353,11 @@ pub fn runs(
             tot.as_ref(),
             &config,
             source_file,
+            with_sync.as_ref(),
         );
         runs.push(ImportedRun {
             row: RunRow {
-                started_unix_ms: ended.saturating_sub((secs * 1e3) as i64),
+                started_unix_ms: started,
                 ended_unix_ms: Some(ended),
                 status: if failed { "failed" } else { "completed" }.into(),
                 workload: Some("raw".into()),
@@ -461,23 +395,5 @@ mod tests {
         assert_eq!(percentile_name(99.99), "p99_99");
         assert_eq!(percentile_name(99.95), "p99_95");
         assert_eq!(percentile_name(1.0), "p1");
-    }
-
-    #[test]
-    fn one_job_keeps_its_printed_mean_and_two_are_weighted() {
-        let lat = |mean, n| Lat {
-            min: 1.0,
-            max: 9.0,
-            mean,
-            n,
-        };
-        // mean × n / n does not round-trip for every n (CI saw 4391.857549).
-        for n in 1..5000 {
-            let one = lat(4391.857549, n);
-            assert_eq!(merge_lat(&[&one]).mean, 4391.857549, "n = {n}");
-        }
-        let (a, b, idle) = (lat(10.0, 1), lat(40.0, 3), lat(0.0, 0));
-        let m = merge_lat(&[&a, &b, &idle]);
-        assert_eq!((m.mean, m.n, m.min, m.max), (32.5, 4, 1.0, 9.0));
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::fio::{DIRECTIONS, Entry, FioOutput};
-use super::fio_runs::Agg;
+use super::fio_agg::{Agg, WithSync};
 
 fn pct(a: &Agg, p: f64) -> String {
     a.percentiles
@@ -27,6 +27,7 @@ pub fn render(
     total: Option<&Agg>,
     config: &Value,
     source_file: &str,
+    with_sync: Option<&WithSync>,
 ) -> String {
     let mut o = String::new();
     let mut names: Vec<&str> = entries.iter().map(|e| e.jobname.as_str()).collect();
@@ -99,10 +100,14 @@ pub fn render(
         .filter_map(|(n, a)| a.as_ref().map(|a| (*n, a)))
         .chain(total.map(|t| ("total", t)));
     for (name, a) in rows {
+        let label = match (name, with_sync) {
+            ("write" | "total", Some(_)) => format!("{name}*"),
+            _ => name.to_string(),
+        };
         let _ = writeln!(
             o,
             "{:<6} {:>10} {:>11.1} {:>9.2} {:>9.1} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10.1}",
-            name,
+            label,
             a.requests,
             if name == "sync" { f64::NAN } else { a.iops },
             a.bw_bytes / 1_048_576.0,
@@ -115,6 +120,25 @@ pub fn render(
             pct(a, 99.99),
             a.lat.max / 1e3
         );
+    }
+    if let Some(w) = with_sync {
+        let _ = writeln!(
+            o,
+            "* fio's write alone, without the sync after it (stored as write.alone.*, total.alone.*); with its sync, as dbio times a write: mean write {:.1} µs, total {:.1} µs",
+            w.write_mean_us, w.total_mean_us
+        );
+    }
+    for (name, a) in DIRECTIONS.iter().zip(aggs.iter()) {
+        if let Some(a) = a.as_ref().filter(|a| !a.clat_percentiles.is_empty()) {
+            let _ = writeln!(
+                o,
+                "{name}: fio printed percentiles of clat only (completion, not submit to reap as dbio and fio's lat): stored as {name}.clat.latency.*, p99 {}",
+                a.clat_percentiles
+                    .iter()
+                    .find(|(p, _)| *p == 99.0)
+                    .map_or("-".into(), |(_, ns)| format!("{:.1} µs", *ns as f64 / 1e3))
+            );
+        }
     }
     o.replace("NaN", "-")
 }

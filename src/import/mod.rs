@@ -2,20 +2,24 @@
 //! they join the same tables and models as dbio's own (docs/import.md).
 //!
 //! * [`awr_info`]: SLOB's `misc/awr_info.sh` table (parser), [`naming`]: the
-//!   variable and session count in an AWR report's file name, [`awr_runs`]:
-//!   rows to stored runs with the `db.*` and `event.*` metrics.
+//!   variable and session count in an AWR report's file name (`awr_check`:
+//!   checked against the row), [`awr_runs`]: rows to stored runs with the
+//!   `db.*` and `event.*` metrics.
 //! * [`fio`]: fio 3.x `--output-format=json` / `json+` (parser),
 //!   [`fio_runs`]: groups of jobs to stored runs with dbio's raw metric
-//!   names, [`fio_hist`]: fio's latency bins, their percentiles exactly as
+//!   names (`fio_agg`: a group's directions merged, latencies in dbio's
+//!   meaning), [`fio_hist`]: fio's latency bins, their percentiles exactly as
 //!   fio computes them, and dbio's HDR histograms; `fio_text`: what
 //!   `dbio runs show` prints for them.
 //!
 //! Parsers are pure (text in, runs or an [`ImportError`] out) and never
 //! panic on any input (fuzzed in tests/import_fuzz.rs).
 
+mod awr_check;
 pub mod awr_info;
 pub mod awr_runs;
 pub mod fio;
+mod fio_agg;
 pub mod fio_hist;
 pub mod fio_runs;
 mod fio_text;
@@ -67,6 +71,27 @@ impl ImportError {
 }
 
 impl ImportError {
+    /// Every bad row of a file at once, sorted by line, numbered on one line
+    /// (`[1] line 2, …; [2] line 5, …`), so one attempt shows all there is
+    /// to fix: the one error itself when there is one.
+    pub fn many(mut errors: Vec<ImportError>) -> Option<ImportError> {
+        errors.sort_by_key(|e| e.line);
+        errors.dedup();
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            n => Some(ImportError::whole(format!(
+                "{n} problems, nothing imported: {}",
+                errors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| format!("[{}] {}", i + 1, e.render()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ))),
+        }
+    }
+
     fn render(&self) -> String {
         match (&self.line, &self.field) {
             (Some(l), Some(c)) => format!("line {l}, {c}: {}", self.message),

@@ -5,9 +5,12 @@
 //! * SLOB 2 names a report `<free text>.<sessions>` (awr_info.sh takes the
 //!   last dot-separated field as SESSIONS);
 //! * the original SLOB named it `<free text with the variable>.<writers>.<readers>`;
-//! * the variable is the free text (directory and `.txt` removed) less a
-//!   trailing repeat counter (`-3`, `_run3`, `.r3`, …: a `-`, `_` or `.`, an
-//!   optional `run`, `rep` or `r`, digits);
+//! * the variable is the free text (directory and a `.txt` at its end
+//!   removed: `awr.txt` and `awr.txt.8` are both `awr`) less a trailing
+//!   repeat counter (`-3`, `_run3`, `.r3`, …: a `-`, `_` or `.`, an optional
+//!   `run`, `rep` or `r`, digits); the directory is kept in [`Named::dir`]
+//!   so that rows of different directories are not merged
+//!   ([`super::awr_runs`] puts it in front where two would be);
 //! * `--variable-regex` replaces all of this: a regex searched in the FILE
 //!   cell with a named group `variable` and optional groups `sessions`,
 //!   `writers`, `readers`.
@@ -18,6 +21,9 @@ use regex::Regex;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Named {
     pub variable: String,
+    /// The directory of the FILE cell as written (`XFS` for `XFS/awr.txt.16`),
+    /// empty without one; not used with `--variable-regex`.
+    pub dir: String,
     pub sessions: Option<u32>,
     pub writers: Option<u32>,
     pub readers: Option<u32>,
@@ -80,6 +86,16 @@ pub fn strip_counter(text: &str) -> &str {
     }
 }
 
+/// `text` without a `.txt` at its end (any case), unless that leaves nothing.
+fn strip_txt(text: &str) -> &str {
+    match text.len().checked_sub(4) {
+        Some(n) if n > 0 && text.is_char_boundary(n) && text[n..].eq_ignore_ascii_case(".txt") => {
+            &text[..n]
+        }
+        _ => text,
+    }
+}
+
 /// Reads `file` (a FILE cell) by `rule`; `Err` says why it does not fit.
 pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
     match rule {
@@ -110,6 +126,7 @@ pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
             };
             Ok(Named {
                 variable,
+                dir: String::new(),
                 sessions: group("sessions")?,
                 writers: group("writers")?,
                 readers: group("readers")?,
@@ -117,12 +134,8 @@ pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
         }
         Rule::Default { writers_readers } => {
             let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
-            let base = match base.len().checked_sub(4) {
-                Some(n) if base.is_char_boundary(n) && base[n..].eq_ignore_ascii_case(".txt") => {
-                    &base[..n]
-                }
-                _ => base,
-            };
+            let dir = file[..file.len() - base.len()].trim_end_matches(['/', '\\']);
+            let base = strip_txt(base);
             let fields: Vec<&str> = base.split('.').collect();
             let mut named = Named::default();
             let mut free = fields.len();
@@ -143,7 +156,8 @@ pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
                 free -= 1;
             }
             let text = fields[..free].join(".");
-            named.variable = strip_counter(&text).to_string();
+            named.variable = strip_counter(strip_txt(&text)).to_string();
+            named.dir = dir.to_string();
             if named.variable.is_empty() {
                 named.variable = base.to_string();
             }
@@ -184,6 +198,15 @@ mod tests {
                 ..Default::default()
             }
         );
+        // awr.txt and awr.txt.8 name the same variable; the directory is kept.
+        let n = default("XFS/awr.txt.16");
+        assert_eq!(
+            (n.variable.as_str(), n.dir.as_str(), n.sessions),
+            ("awr", "XFS", Some(16))
+        );
+        assert_eq!(default("awr.TXT.8").variable, "awr");
+        assert_eq!(default("/a/b/awr.txt").dir, "/a/b");
+        assert_eq!(default(".txt.4").variable, ".txt");
     }
 
     #[test]

@@ -1,7 +1,12 @@
-//! `dbio runs export`: one row per run as CSV (RFC 4180), JSON (an array of
-//! objects, keys in column order) or a Markdown table. All three come from
-//! one column list, so they always agree.
+//! `dbio runs export`: runs as CSV (RFC 4180, formulas neutralised),
+//! JSON (an array of objects, keys in column order) or a Markdown table.
+//! All three come from one table of typed cells, so they always agree.
+//!
+//! Wide (the default): one row per run, the run's columns, then one column
+//! per stored metric the `--metrics` patterns select. Long (`--long`): one
+//! row per run and metric, `run,metric,value`, for pandas or a pivot table.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
 use crate::grid;
@@ -70,6 +75,12 @@ const COLUMNS: &[Column] = &[
     ("source", |r| Cell::Text(r.source.clone())),
     ("source_file", |r| text(&r.source_file)),
     ("model", |r| text(&r.model)),
+    ("db_physical_reads_s", |r| {
+        num(r.metrics.db_physical_reads_s)
+    }),
+    ("db_physical_writes_s", |r| {
+        num(r.metrics.db_physical_writes_s)
+    }),
 ];
 
 /// Names of the exported columns, in order.
@@ -77,26 +88,141 @@ pub fn column_names() -> Vec<&'static str> {
     COLUMNS.iter().map(|(name, _)| *name).collect()
 }
 
-/// Writes `rows` in `format`.
-pub fn write(format: Format, rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
-    match format {
-        Format::Csv => csv(rows, out),
-        Format::Json => json(rows, out),
-        Format::Markdown => markdown(rows, out),
+/// Which stored metrics go into an export, and how.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Globs over metric names (`*` any text, `?` one character); empty:
+    /// none in wide form, all in long form.
+    pub patterns: Vec<String>,
+    /// One row per run and metric instead of one per run.
+    pub long: bool,
+}
+
+impl Selection {
+    fn wants(&self, name: &str) -> bool {
+        (self.patterns.is_empty() && self.long) || self.patterns.iter().any(|p| glob(p, name))
     }
 }
 
-fn csv(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
-    let mut table = vec![column_names().iter().map(|n| n.to_string()).collect()];
-    table.extend(rows.iter().map(|r| {
-        COLUMNS
-            .iter()
-            .map(|(_, get)| match get(r) {
+/// True when `name` matches `pattern` whole (`*`: any text, dots included;
+/// `?`: one character).
+pub fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut i, mut j) = (0, 0);
+    // The last `*` seen and where in `name` it was tried from.
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        match p.get(i) {
+            Some('*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == '?' || c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    star = Some((si, sj + 1));
+                    i = si + 1;
+                    j = sj + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+/// The patterns of `sel` that select none of `metrics` (every run's names).
+pub fn unmatched<'a>(
+    sel: &'a Selection,
+    metrics: &BTreeMap<i64, Vec<(String, f64)>>,
+) -> Vec<&'a str> {
+    sel.patterns
+        .iter()
+        .filter(|p| !metrics.values().flatten().any(|(name, _)| glob(p, name)))
+        .map(String::as_str)
+        .collect()
+}
+
+/// A table: column names and rows of cells.
+struct Table {
+    names: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+}
+
+fn table(rows: &[RunRow], sel: &Selection, metrics: &BTreeMap<i64, Vec<(String, f64)>>) -> Table {
+    let chosen = |id: i64| {
+        metrics
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| sel.wants(name))
+    };
+    if sel.long {
+        let mut out = Vec::new();
+        for r in rows {
+            for (name, v) in chosen(r.id) {
+                out.push(vec![
+                    Cell::Int(r.id),
+                    Cell::Text(name.clone()),
+                    Cell::Num(*v),
+                ]);
+            }
+        }
+        return Table {
+            names: ["run", "metric", "value"].map(String::from).to_vec(),
+            rows: out,
+        };
+    }
+    let extra: BTreeSet<&str> = rows
+        .iter()
+        .flat_map(|r| chosen(r.id).map(|(n, _)| n.as_str()))
+        .collect();
+    let mut names: Vec<String> = column_names().iter().map(|n| n.to_string()).collect();
+    names.extend(extra.iter().map(|n| n.to_string()));
+    let out = rows
+        .iter()
+        .map(|r| {
+            let mine: BTreeMap<&str, f64> = chosen(r.id).map(|(n, v)| (n.as_str(), *v)).collect();
+            COLUMNS
+                .iter()
+                .map(|(_, get)| get(r))
+                .chain(extra.iter().map(|n| num(mine.get(n).copied())))
+                .collect()
+        })
+        .collect();
+    Table { names, rows: out }
+}
+
+/// Writes `rows` in `format`, with the metrics `sel` selects out of
+/// `metrics` (run id → its stored metrics).
+pub fn write(
+    format: Format,
+    rows: &[RunRow],
+    sel: &Selection,
+    metrics: &BTreeMap<i64, Vec<(String, f64)>>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let t = table(rows, sel, metrics);
+    match format {
+        Format::Csv => csv(&t, out),
+        Format::Json => json(&t, out),
+        Format::Markdown => markdown(&t, out),
+    }
+}
+
+fn csv(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut table = vec![t.names.clone()];
+    table.extend(t.rows.iter().map(|r| {
+        r.iter()
+            .map(|c| match c {
                 Cell::Null => String::new(),
                 Cell::Int(v) => v.to_string(),
                 Cell::Num(v) => v.to_string(),
                 Cell::Bool(v) => v.to_string(),
-                Cell::Text(s) => s,
+                Cell::Text(s) => s.clone(),
                 Cell::List(v) => v.join(" "),
             })
             .collect()
@@ -104,22 +230,24 @@ fn csv(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(grid::csv(&table).as_bytes())
 }
 
-fn json(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
-    let json = |c: Cell| match c {
+fn json(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
+    let json = |c: &Cell| match c {
         Cell::Null => serde_json::Value::Null,
-        Cell::Int(v) => v.into(),
-        Cell::Num(v) => v.into(),
-        Cell::Bool(v) => v.into(),
-        Cell::Text(s) => s.into(),
-        Cell::List(v) => v.into(),
+        Cell::Int(v) => (*v).into(),
+        Cell::Num(v) => (*v).into(),
+        Cell::Bool(v) => (*v).into(),
+        Cell::Text(s) => s.clone().into(),
+        Cell::List(v) => v.clone().into(),
     };
     writeln!(out, "[")?;
-    for (i, r) in rows.iter().enumerate() {
-        let fields: Vec<String> = COLUMNS
+    for (i, r) in t.rows.iter().enumerate() {
+        let fields: Vec<String> = t
+            .names
             .iter()
-            .map(|(name, get)| format!("{}: {}", serde_json::Value::from(*name), json(get(r))))
+            .zip(r)
+            .map(|(name, c)| format!("{}: {}", serde_json::Value::from(name.as_str()), json(c)))
             .collect();
-        let comma = if i + 1 < rows.len() { "," } else { "" };
+        let comma = if i + 1 < t.rows.len() { "," } else { "" };
         writeln!(out, "  {{{}}}{comma}", fields.join(", "))?;
     }
     writeln!(out, "]")
@@ -127,24 +255,41 @@ fn json(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
 
 /// Markdown with a spaced rule (`| --- |`) and `yes`/blank booleans, as
 /// spreadsheet-minded readers paste it; cells escaped as `grid` does.
-fn markdown(rows: &[RunRow], out: &mut dyn Write) -> std::io::Result<()> {
-    let names = column_names();
-    writeln!(out, "| {} |", names.join(" | "))?;
-    let rule: Vec<&str> = names.iter().map(|_| "---").collect();
+fn markdown(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "| {} |", t.names.join(" | "))?;
+    let rule: Vec<&str> = t.names.iter().map(|_| "---").collect();
     writeln!(out, "| {} |", rule.join(" | "))?;
-    for r in rows {
-        let cells: Vec<String> = COLUMNS
+    for r in &t.rows {
+        let cells: Vec<String> = r
             .iter()
-            .map(|(_, get)| match get(r) {
+            .map(|c| match c {
                 Cell::Null => String::new(),
                 Cell::Int(v) => v.to_string(),
-                Cell::Num(v) => grid::readable(v),
-                Cell::Bool(v) => if v { "yes" } else { "" }.to_string(),
-                Cell::Text(s) => grid::markdown_cell(&s),
+                Cell::Num(v) => grid::readable(*v),
+                Cell::Bool(v) => if *v { "yes" } else { "" }.to_string(),
+                Cell::Text(s) => grid::markdown_cell(s),
                 Cell::List(v) => v.join(" "),
             })
             .collect();
         writeln!(out, "| {} |", cells.join(" | "))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob("db.*", "db.physical_reads_s"));
+        assert!(glob("event.*.avg_ms", "event.log_file_sync.avg_ms"));
+        assert!(glob("*", "x"));
+        assert!(glob("read.latency.p9?_us", "read.latency.p99_us"));
+        assert!(!glob("db.*", "xdb.y"));
+        assert!(!glob("read.iops", "read.iops2"));
+        assert!(!glob("read.latency.p9?_us", "read.latency.p99_9_us"));
+        assert!(glob("*a*b*c", "xxaxxbxxc"));
+        assert!(!glob("*a*b*c", "xxaxxcxxb"));
+    }
 }

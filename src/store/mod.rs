@@ -10,11 +10,13 @@
 //!
 //! Files: [`schema`] (DDL, migrations), `runs` (save, list, get, delete,
 //! tags, notes), `extract` (what a report contributes to columns and rows),
-//! [`export`] (csv, json, markdown), `time`
+//! [`export`] (csv, json, markdown), [`export_fio`] (a raw run as fio's
+//! JSON), `time`
 //! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
 //! in one transaction). `dbio runs` is `commands/runs.rs`.
 
 pub mod export;
+pub mod export_fio;
 mod extract;
 pub mod imports;
 mod runs;
@@ -119,6 +121,9 @@ pub enum StoreError {
         "cannot decode a stored latency histogram: {msg}; the blob is not HDR V2+deflate (was it written by dbio?)"
     )]
     Histogram { msg: String },
+    /// What a command was asked to select does not exist.
+    #[error("{msg}")]
+    Selection { msg: String },
     #[error("cannot write the output: {source}")]
     Output { source: std::io::Error },
 }

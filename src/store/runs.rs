@@ -40,10 +40,13 @@ pub struct KeyMetrics {
     pub write_p99_us: Option<f64>,
     pub sync_p99_us: Option<f64>,
     pub cpu_us_per_io: Option<f64>,
+    /// AWR's physical read and write requests per second (awr-info runs).
+    pub db_physical_reads_s: Option<f64>,
+    pub db_physical_writes_s: Option<f64>,
 }
 
 /// The metric names behind [`KeyMetrics`], in field order.
-const KEY_METRICS: [&str; 9] = [
+const KEY_METRICS: [&str; 11] = [
     "total.iops",
     "total.mib_per_s",
     "total.latency.p99_us",
@@ -53,6 +56,8 @@ const KEY_METRICS: [&str; 9] = [
     "write.latency.p99_us",
     "sync.latency.p99_us",
     "cpu.us_per_io",
+    crate::vocab::PHYSICAL_READS_S,
+    crate::vocab::PHYSICAL_WRITES_S,
 ];
 
 /// One run as `list` shows it.
@@ -204,6 +209,8 @@ fn run_row(r: &Row) -> SqlResult<RunRow> {
             write_p99_us: m(6)?,
             sync_p99_us: m(7)?,
             cpu_us_per_io: m(8)?,
+            db_physical_reads_s: m(9)?,
+            db_physical_writes_s: m(10)?,
         },
     })
 }

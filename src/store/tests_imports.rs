@@ -163,15 +163,25 @@ fn imports_are_saved_in_one_transaction_and_listed() {
     let list = commands::list_table(&all);
     assert!(list.contains("awr-info:slob -"), "{list}");
     let mut out = Vec::new();
-    export::write(Format::Csv, &all, &mut out).unwrap();
+    export::write(
+        Format::Csv,
+        &all,
+        &Default::default(),
+        &Default::default(),
+        &mut out,
+    )
+    .unwrap();
     let csv = String::from_utf8(out).unwrap();
     assert!(
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",source,source_file,model")
+            .ends_with(",source,source_file,model,db_physical_reads_s,db_physical_writes_s")
     );
-    assert!(csv.contains(",awr-info,/data/awrinfo.txt,reads"), "{csv}");
+    assert!(
+        csv.contains(",awr-info,/data/awrinfo.txt,reads,100,\n"),
+        "{csv}"
+    );
     let mut shown = Vec::new();
     commands::execute(
         &mut store,
@@ -180,6 +190,7 @@ fn imports_are_saved_in_one_transaction_and_listed() {
             json: false,
             environment: false,
             html: None,
+            format: None,
         },
         &mut shown,
     )

@@ -258,8 +258,96 @@ fn malformed_files_are_refused_with_line_and_column_and_nothing_is_stored() {
     assert!(String::from_utf8_lossy(&again.get_output().stderr).contains("imported already"));
 }
 
+/// awr_info.sh run over two directories of reports (its FILE column as
+/// given on its command line).
+const ARMS: &str = "FILE|SESSIONS|ELAPSED|PREADS|PWRITES|TOP WAIT|\n\
+XFS/awr.txt.8|8|300|1000|234|w|\n\
+XFS/awr.txt.16|16|300|2000|100|w|\n\
+EXT4/awr.txt.8|8|300|500|5|w|\n\
+EXT4/awr.txt.16|16|300|900.5|0|w|\n";
+
+fn stdout(args: &[&str]) -> String {
+    let out = dbio().args(args).assert().success();
+    String::from_utf8_lossy(&out.get_output().stdout).to_string()
+}
+
+fn arms_in_directories_stay_apart_and_show_their_numbers() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("awrinfo");
+    std::fs::write(&file, ARMS).unwrap();
+    dbio()
+        .args(["import", "awr-info", "--model", "reads"])
+        .arg(&file)
+        .assert()
+        .success();
+    let table = report(&["--model", "reads"]);
+    let vars: Vec<&str> = table.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(vars, ["variable", "EXT4/awr", "XFS/awr"], "{table:?}");
+    assert_eq!(table[0][1..3], ["8", "16"], "{table:?}");
+    assert_eq!(table[2][1..3], ["1000*", "2000.0*"], "{table:?}");
+    // runs list: AWR's physical reads + writes per second as IOPS.
+    let list = stdout(&["runs", "list"]);
+    let iops: Vec<&str> = list
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().rev().nth(1).unwrap())
+        .collect();
+    assert_eq!(iops, ["1234", "2100", "505", "900"], "{list}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&["runs", "export", "--format", "json"])).unwrap();
+    let reads: Vec<f64> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["db_physical_reads_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(reads, [1000.0, 2000.0, 500.0, 900.5]);
+    assert_eq!(json[0]["db_physical_writes_s"], 234.0);
+    // Without --model, report says where the numbers are.
+    let out = dbio().arg("report").assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("4 of them imported from awr_info.sh"), "{err}");
+    assert!(err.contains("--model reads|redo|writes|readwrite"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+fn bad_rows_are_all_reported_then_the_file_is_refused() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("awrinfo");
+    let text = ARMS
+        .replace("XFS/awr.txt.8|8|300", "XFS/awr.txt.8|0|300")
+        .replace("XFS/awr.txt.16|16|300", "XFS/awr.txt.16|16|0")
+        .replace("EXT4/awr.txt.8|8|", "EXT4/awr.txt.8|32|")
+        .replace("|900.5|", "|9OO|");
+    std::fs::write(&file, &text).unwrap();
+    let out = dbio()
+        .args(["import", "awr-info"])
+        .arg(&file)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let problems: Vec<&str> = err.trim_end().split("; [").collect();
+    assert_eq!(problems.len(), 5, "{err}");
+    for (got, want) in problems.iter().zip([
+        "5 problems, nothing imported: [1] line 2, SESSIONS: SESSIONS is 0 but the file name \"XFS/awr.txt.8\" says 8",
+        "2] line 2, SESSIONS: 0 sessions",
+        "3] line 3, ELAPSED: 0 s",
+        "4] line 4, SESSIONS: SESSIONS is 32 but the file name \"EXT4/awr.txt.8\" says 8",
+        "5] line 5, PREADS: \"9OO\" is not a number",
+    ]) {
+        assert!(got.contains(want), "{want:?} in\n{err}");
+    }
+    let list = stdout(&["runs", "list"]);
+    assert!(list.starts_with("no stored runs"), "{list}");
+}
+
 crate::tests! {
     slob_r_tables_are_reproduced_to_the_last_printed_digit,
     the_redo_model_shows_mib_per_second_and_json_keeps_full_precision,
     malformed_files_are_refused_with_line_and_column_and_nothing_is_stored,
+    arms_in_directories_stay_apart_and_show_their_numbers,
+    bad_rows_are_all_reported_then_the_file_is_refused,
 }

@@ -11,8 +11,10 @@ mod bad_input;
 mod block_devices;
 mod compare;
 mod device_gate;
+mod fio_json;
 mod import_awr;
 mod import_fio;
+mod import_fio_latency;
 mod import_fuzz;
 mod lab;
 mod manual;
@@ -23,6 +25,7 @@ mod report_html;
 mod report_slob_html;
 mod report_stats;
 mod run_raw;
+mod runs_export;
 mod sessions_4k;
 mod signals_pipes;
 mod slob_dbwr_and_devices;
@@ -43,8 +46,10 @@ fn main() {
         block_devices::tests(),
         compare::tests(),
         device_gate::tests(),
+        fio_json::tests(),
         import_awr::tests(),
         import_fio::tests(),
+        import_fio_latency::tests(),
         import_fuzz::tests(),
         lab::tests(),
         manual::tests(),
@@ -56,6 +61,7 @@ fn main() {
         report_stats::tests(),
         signals_pipes::tests(),
         run_raw::tests(),
+        runs_export::tests(),
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),
