@@ -15,6 +15,10 @@ mod import_awr;
 mod import_fio;
 mod import_fuzz;
 mod lab;
+#[cfg(feature = "mpi")]
+mod mpi;
+#[cfg(not(feature = "mpi"))]
+mod mpi_off;
 mod pg;
 mod plan_examples;
 mod plan_run;
@@ -45,6 +49,10 @@ fn main() {
         import_fio::tests(),
         import_fuzz::tests(),
         lab::tests(),
+        #[cfg(feature = "mpi")]
+        mpi::tests(),
+        #[cfg(not(feature = "mpi"))]
+        mpi_off::tests(),
         pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),
