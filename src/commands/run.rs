@@ -104,28 +104,15 @@ pub fn run(
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
             let out = harness::run(&work, &shared, opts);
             let run = work.finish(&out.parts);
-            let mut histograms = histograms(&out.result);
-            let mut events = run.sessions.events.clone();
-            events.merge(&run.dbwr.events);
-            events.merge(&run.lgwr.events);
-            for e in EVENTS {
-                if events.get(e).count > 0 {
-                    histograms.push((
-                        format!("event.{}", e.key()),
-                        encode_histogram(&events.get(e).hist),
-                    ));
-                }
-            }
-            let mut summary = SlobSummary::new(
+            let threads = [slob.sessions(), slob.db_writers];
+            slob_report(
+                cfg,
+                &target,
+                out.result,
                 &run,
-                out.result.measured_s,
-                slob.sessions(),
-                slob.db_writers,
-            );
-            summary.cache_buffers = slob.cache_buffers();
-            let mut report = Report::new(cfg, &target, out.result, Environment::capture());
-            report.slob = Some(summary);
-            (report, histograms)
+                threads,
+                Environment::capture(),
+            )
         }
     };
     show_and_save(&report, &histograms, output, quiet, store, meta)
@@ -189,6 +176,37 @@ pub(crate) fn show_and_save(
         error: report.error.clone(),
         run_id,
     })
+}
+
+/// A SLOB model run's report and the histograms to store (its latencies
+/// and every wait event's), from its result and the tallies of its
+/// `[sessions, db writers]` threads.
+pub(crate) fn slob_report(
+    cfg: &RunConfig,
+    target: &Target,
+    result: RunResult,
+    run: &slob_run::SlobRun,
+    [sessions, writers]: [u32; 2],
+    env: Environment,
+) -> (Report, Vec<(String, Vec<u8>)>) {
+    let slob = cfg.slob.as_ref().expect("a SLOB model run");
+    let mut histograms = histograms(&result);
+    let mut events = run.sessions.events.clone();
+    events.merge(&run.dbwr.events);
+    events.merge(&run.lgwr.events);
+    for e in EVENTS {
+        if events.get(e).count > 0 {
+            histograms.push((
+                format!("event.{}", e.key()),
+                encode_histogram(&events.get(e).hist),
+            ));
+        }
+    }
+    let mut summary = SlobSummary::new(run, result.measured_s, sessions, writers);
+    summary.cache_buffers = slob.cache_buffers();
+    let mut report = Report::new(cfg, target, result, env);
+    report.slob = Some(summary);
+    (report, histograms)
 }
 
 /// A failure to prepare data files or redo logs, as a command error.

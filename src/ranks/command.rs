@@ -22,7 +22,8 @@ use crate::samplers::status::StatusLine;
 use crate::store::Store;
 use crate::target::Target;
 use crate::workload::raw::Raw;
-use crate::workload::{SetupError, Shared};
+use crate::workload::slob::run::{self as slob_run, Slob, SlobRun};
+use crate::workload::{SetupError, Shared, Workload};
 
 /// Runs this rank; rank 0 reports and stores the merged run. The other
 /// ranks print nothing and end with the run's exit code where they know it.
@@ -61,6 +62,9 @@ fn run_rank(
     };
     let template = args.target.clone();
     args.target = template::expand(&template, world.rank, &env.hostname);
+    if let Some(redo) = &mut args.slob.redo_dir {
+        *redo = template::expand(redo, world.rank, &env.hostname);
+    }
     let (db, tags) = (args.db.clone(), args.tags.clone());
     let cfg = world.agree(check(args, &tags))?;
     let targets: Vec<_> = world
@@ -100,10 +104,6 @@ fn run_rank(
         RunLength::Ops { .. } => 0.0,
     };
     let shared = Shared::new(ramp_s);
-    let work = world.agree(Raw::new(&cfg, &target, &shared).map_err(|e| match e {
-        SetupError::Target(e) => CommandError::Failed(e.to_string()),
-        e => CommandError::Usage(e.to_string()),
-    }))?;
     let time_s = match cfg.length {
         RunLength::Time { time_s, .. } => Some(time_s),
         RunLength::Ops { .. } => None,
@@ -118,9 +118,31 @@ fn run_rank(
             ramp_s,
         ),
     };
-    let result = harness::run_synced(&work, &shared, opts, Some(world)).result;
-    drop(work);
-    let sent = RankResult::new(world.rank, cfg.sessions, &result, &env);
+    let setup_error = |e| match e {
+        SetupError::Target(e) => CommandError::Failed(e.to_string()),
+        e => CommandError::Usage(e.to_string()),
+    };
+    let (result, slob_run, threads) = match &cfg.slob {
+        None => {
+            let work = world.agree(Raw::new(&cfg, &target, &shared).map_err(setup_error))?;
+            let out = harness::run_synced(&work, &shared, opts, Some(world));
+            (out.result, None, work.threads().total())
+        }
+        Some(slob) => {
+            let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, &interrupt)
+                .map_err(run_cmd::layout_error);
+            let redo = world.agree(redo)?;
+            let work = Slob::new(&cfg, slob, &target, redo, &shared).map_err(setup_error);
+            let work = world.agree(work)?;
+            let out = harness::run_synced(&work, &shared, opts, Some(world));
+            let run = work.finish(&out.parts);
+            (out.result, Some(run), work.threads().total())
+        }
+    };
+    let mut sent = RankResult::new(world.rank, [cfg.sessions, threads], &result, &env);
+    if let Some(run) = &slob_run {
+        sent = sent.with_slob(run);
+    }
     let Some(all) = world.gather(&sent.encode()) else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -131,9 +153,24 @@ fn run_rank(
         .map_err(CommandError::Failed)?;
     let merged = super::merge::merge(ranks, result, target.block_size, World::library())
         .map_err(CommandError::Failed)?;
-    let histograms = run_cmd::histograms(&merged.result);
     let job = job_config(&cfg, &template, world.size);
-    let mut report = Report::new(&job, &target, merged.result, env);
+    let (mut report, histograms) = match (slob_run, merged.slob) {
+        (Some(local), Some([sessions, dbwr, lgwr])) => {
+            let slob = cfg.slob.as_ref().expect("a SLOB model run");
+            let run = SlobRun {
+                sessions,
+                dbwr,
+                lgwr,
+                redo_files: local.redo_files,
+            };
+            let threads = [slob.sessions(), slob.db_writers].map(|n| n * world.size);
+            run_cmd::slob_report(&job, &target, merged.result, &run, threads, env)
+        }
+        _ => {
+            let histograms = run_cmd::histograms(&merged.result);
+            (Report::new(&job, &target, merged.result, env), histograms)
+        }
+    };
     report.target.path = template;
     report.mpi = Some(merged.mpi);
     report.ranks = merged.ranks;
@@ -147,9 +184,10 @@ fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
     for t in tags {
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
-    if args.workload != crate::cli::WorkloadKind::Raw {
+    use crate::cli::WorkloadKind;
+    if !matches!(args.workload, WorkloadKind::Raw | WorkloadKind::Slob) {
         return Err(CommandError::Usage(
-            "--mpi runs --workload raw (slob and pg under MPI are not supported yet)".into(),
+            "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)".into(),
         ));
     }
     let cfg = args.into_config().map_err(CommandError::Usage)?;

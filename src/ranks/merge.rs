@@ -16,6 +16,7 @@ use crate::measure::cpu::CpuTime;
 use crate::measure::stats::{KINDS, Kind, SessionStats};
 use crate::report::{CpuSummary, OpSummary, summarize};
 use crate::samplers::series::{KindPoint, SecondPoint};
+use crate::workload::slob::instance::{Counters, Tally};
 
 /// The job of a run under MPI.
 #[derive(Clone, Debug, Serialize)]
@@ -59,6 +60,9 @@ pub struct RankSummary {
     pub sync: Option<OpSummary>,
     pub total: OpSummary,
     pub cpu: CpuSummary,
+    /// The SLOB model's counters over its window (all its threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slob: Option<Counters>,
     /// Its latency histograms by kind: HDR V2 + deflate, base64.
     pub histograms: BTreeMap<&'static str, String>,
     pub environment: serde_json::Value,
@@ -71,6 +75,9 @@ pub struct Merged {
     pub result: RunResult,
     pub mpi: MpiSummary,
     pub ranks: Vec<RankSummary>,
+    /// The SLOB model's tallies summed over the ranks (sessions, DB
+    /// writers, log writer): counters added, wait event histograms merged.
+    pub slob: Option<[Tally; 3]>,
 }
 
 /// Merges `ranks` (every rank's result, any order) into one run of block
@@ -91,6 +98,7 @@ pub fn merge(
     let mut stats = SessionStats::new();
     let mut cpu = CpuTime::default();
     let mut summaries = Vec::with_capacity(ranks.len());
+    let mut slob: Option<[Tally; 3]> = None;
     let (mut issued, mut session_base) = (0, 0);
     for r in &ranks {
         let mut own = r.stats()?;
@@ -100,11 +108,23 @@ pub fn merge(
             o.t_s += since_start_s(r);
         }
         stats.merge(&own);
-        session_base += r.sessions;
+        let mut own_slob = None;
+        if let Some(tallies) = r.slob_tallies()? {
+            let sum = slob.get_or_insert_with(Default::default);
+            let mut counters = Counters::default();
+            for (a, b) in sum.iter_mut().zip(&tallies) {
+                a.merge(b);
+                counters.add(&b.window);
+            }
+            own_slob = Some(counters);
+        }
+        session_base += r.threads;
         issued += r.issued;
         cpu.user_s += r.cpu_user_s;
         cpu.sys_s += r.cpu_sys_s;
-        summaries.push(summary(r, &own, block_size, first_start, done_s(r)));
+        let mut own = summary(r, &own, block_size, first_start, done_s(r));
+        own.slob = own_slob;
+        summaries.push(own);
     }
     stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
 
@@ -169,6 +189,7 @@ pub fn merge(
         result,
         mpi,
         ranks: summaries,
+        slob,
     })
 }
 
@@ -207,6 +228,7 @@ fn summary(
         sync: op(Kind::Sync),
         cpu: CpuSummary::new(&cpu, total.requests),
         total,
+        slob: None,
         histograms: KINDS
             .iter()
             .filter(|k| own.ops[**k as usize].count > 0)

@@ -56,7 +56,7 @@ fn env(host: &str) -> Environment {
 /// Each rank's result as it travels: encoded, then decoded on rank 0.
 fn sent(rank: u32, r: &RunResult) -> RankResult {
     let host = if rank == 2 { "hostB" } else { "hostA" };
-    RankResult::decode(&RankResult::new(rank, 4, r, &env(host)).encode()).unwrap()
+    RankResult::decode(&RankResult::new(rank, [4, 4], r, &env(host)).encode()).unwrap()
 }
 
 #[test]

@@ -13,6 +13,9 @@ use crate::harness::{RunResult, Status};
 use crate::measure::stats::{OpStats, Outlier, SessionStats};
 use crate::samplers::series::SecondPoint;
 use crate::store::{decode_histogram, encode_histogram};
+use crate::workload::slob::events::EventStats;
+use crate::workload::slob::instance::{Counters, Tally};
+use crate::workload::slob::run::SlobRun;
 
 /// One rank's run, as sent to rank 0.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -20,6 +23,8 @@ pub struct RankResult {
     pub rank: u32,
     pub host: String,
     pub sessions: u32,
+    /// Its threads: sessions and background threads (outliers number them).
+    pub threads: u32,
     pub status: Status,
     pub error: Option<String>,
     /// Wall-clock ns when this rank's clock started (right after the barrier).
@@ -40,6 +45,17 @@ pub struct RankResult {
     pub environment: serde_json::Value,
     pub storage: serde_json::Value,
     pub telemetry_window: serde_json::Value,
+    /// The SLOB model's tallies: sessions, DB writers, log writer.
+    pub slob: Option<Vec<WireTally>>,
+}
+
+/// One SLOB model tally: AWR counters (window and whole run) and wait events.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireTally {
+    pub window: Counters,
+    pub total: Counters,
+    /// Per event, in `EVENTS` order.
+    pub events: Vec<WireOp>,
 }
 
 /// One operation kind's exact counters and latency histogram.
@@ -55,12 +71,13 @@ pub struct WireOp {
 }
 
 impl RankResult {
-    /// What rank `rank` on `env`'s host with `sessions` sessions measured.
-    pub fn new(rank: u32, sessions: u32, r: &RunResult, env: &Environment) -> Self {
+    /// What rank `rank` on `env`'s host measured with `[sessions, threads]`.
+    pub fn new(rank: u32, [sessions, threads]: [u32; 2], r: &RunResult, env: &Environment) -> Self {
         RankResult {
             rank,
             host: env.hostname.clone(),
             sessions,
+            threads,
             status: r.status.clone(),
             error: r.error.clone(),
             start_unix_ns: r.start_unix_ns,
@@ -78,6 +95,47 @@ impl RankResult {
             environment: json(env),
             storage: json(&r.chain),
             telemetry_window: json(&r.window),
+            slob: None,
+        }
+    }
+
+    /// With the SLOB model's tallies.
+    pub fn with_slob(mut self, run: &SlobRun) -> Self {
+        self.slob = Some(
+            [&run.sessions, &run.dbwr, &run.lgwr]
+                .map(|t| WireTally {
+                    window: t.window,
+                    total: t.total,
+                    events: t.events.by_event.iter().map(WireOp::new).collect(),
+                })
+                .to_vec(),
+        );
+        self
+    }
+
+    /// The SLOB model's tallies back (sessions, DB writers, log writer).
+    pub fn slob_tallies(&self) -> Result<Option<[Tally; 3]>, String> {
+        let Some(wire) = &self.slob else {
+            return Ok(None);
+        };
+        let bad = || format!("rank {} sent SLOB tallies of another shape", self.rank);
+        let tally = |w: &WireTally| -> Result<Tally, String> {
+            let mut t = Tally {
+                window: w.window,
+                total: w.total,
+                events: EventStats::default(),
+            };
+            if w.events.len() != t.events.by_event.len() {
+                return Err(bad());
+            }
+            for (e, o) in t.events.by_event.iter_mut().zip(&w.events) {
+                *e = o.stats()?;
+            }
+            Ok(t)
+        };
+        match &wire[..] {
+            [a, b, c] => Ok(Some([tally(a)?, tally(b)?, tally(c)?])),
+            _ => Err(bad()),
         }
     }
 

@@ -20,6 +20,7 @@ crate::tests! {
     a_bad_target_on_one_rank_fails_every_rank_in_one_line [Tool("mpirun")],
     ranks_sharing_a_directory_are_refused_before_anything_is_written [Tool("mpirun")],
     ctrl_c_on_mpirun_stores_the_partial_run_marked_interrupted [Tool("mpirun")],
+    the_slob_model_on_three_ranks_adds_up_to_one_database_run [Tool("mpirun")],
 }
 
 /// One MPI job at a time: the shared-memory segments a job leaves are
@@ -300,4 +301,93 @@ fn ctrl_c_on_mpirun_stores_the_partial_run_marked_interrupted() {
     assert!(r["measured_s"].as_f64().unwrap() < 30.0);
     assert!(r["total"]["requests"].as_u64().unwrap() > 0);
     assert!(std::fs::read_to_string(&out).unwrap().starts_with('{'));
+}
+
+fn the_slob_model_on_three_ranks_adds_up_to_one_database_run() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = format!("{}/s{{rank}}", dir.path().display());
+    let (out, left) = mpirun(
+        3,
+        &[
+            "--workload",
+            "slob",
+            "--seed",
+            "7",
+            "--target",
+            &target,
+            "--sessions",
+            "2",
+            "--time",
+            "2",
+            "--redo-file-size",
+            "2M",
+            "--log-buffer",
+            "512K",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(left.is_empty(), "segments left: {left:?}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ranks = r["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 3);
+    assert_eq!(r["config"]["workload"], "slob");
+    let c = &r["slob"]["counters"];
+    // The model's counters over the window: the ranks' together.
+    for k in [
+        "executes",
+        "transactions",
+        "logical_reads",
+        "cache_hits",
+        "physical_reads",
+        "read_requests",
+        "physical_writes",
+        "redo_bytes",
+        "redo_written_bytes",
+    ] {
+        let sum: u64 = ranks.iter().map(|x| x["slob"][k].as_u64().unwrap()).sum();
+        assert_eq!(c[k].as_u64().unwrap(), sum, "slob.counters.{k}");
+    }
+    assert!(c["transactions"].as_u64().unwrap() > 0);
+    // And the model's invariants hold on the merged whole-run totals.
+    let t = |k: &str| r["slob"]["run_totals"][k].as_u64().unwrap();
+    assert_eq!(t("logical_reads"), t("cache_hits") + t("physical_reads"));
+    assert_eq!(
+        t("redo_written_bytes"),
+        t("redo_bytes") + t("redo_wastage_bytes")
+    );
+    assert_eq!(t("executes"), t("selects") + t("updates") + t("scans"));
+    // The wait events' histograms are every rank's together.
+    let sync = r["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "log file sync")
+        .unwrap();
+    assert_eq!(
+        sync["waits"].as_u64().unwrap(),
+        sync["histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum::<u64>()
+    );
+    for kind in ["read", "write"] {
+        let sum: u64 = ranks
+            .iter()
+            .map(|k| k[kind]["requests"].as_u64().unwrap())
+            .sum();
+        assert_eq!(r[kind]["requests"].as_u64().unwrap(), sum, "{kind}");
+    }
+    let store = dbio::store::Store::open(&store_path()).unwrap();
+    let run = store
+        .get(store.list(&Default::default()).unwrap()[0].id)
+        .unwrap();
+    assert!(
+        run.histograms
+            .iter()
+            .any(|(op, _)| op == "event.log_file_sync")
+    );
 }
