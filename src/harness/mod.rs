@@ -9,6 +9,8 @@
 pub mod control;
 mod gate;
 #[cfg(test)]
+mod sync_tests;
+#[cfg(test)]
 mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
