@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 
 # Each tool the tests drive, the Debian package that has it, and why.
 need=()
-want() { # TOOL PACKAGE WHY (TOOL: a command on PATH, or an absolute path)
+want() { # TOOL PACKAGE WHY (TOOL: a command on PATH, an absolute path, or dpkg:PACKAGE)
   local have
   case "$1" in
     /*) [ -x "$1" ] && have=1 || have= ;;
+    dpkg:*) dpkg-query -W -f='${Status}' "${1#dpkg:}" 2>/dev/null | grep -q "ok installed" && have=1 || have= ;;
     *) command -v "$1" >/dev/null && have=1 || have= ;;
   esac
   if [ -z "$have" ]; then
@@ -33,6 +34,9 @@ want sqlite3   sqlite3     "querying the results store as users do"
 want chromium  chromium    "rendering the HTML report headless"
 want mkfs.jfs  jfsutils    "JFS signatures (libblkid knows, dbio's own table too) in the device gate tests"
 want /usr/lib/postgresql/15/bin/postgres postgresql-15 "the real PostgreSQL --workload pg starts (binaries outside PATH)"
+want mpirun    openmpi-bin "mpirun for dbio run --mpi (the mpi feature's tests)"
+want dpkg:libopenmpi-dev libopenmpi-dev "MPI headers and libraries the mpi feature builds against"
+want dpkg:libclang-dev   libclang-dev   "libclang for the mpi crate's bindgen (the mpi feature's build)"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"
@@ -52,12 +56,17 @@ fi
 if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; else echo "rustfmt not installed: format check skipped"; fi
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --all-targets --quiet -- -D warnings
+  cargo clippy --all-targets --features mpi --quiet -- -D warnings
 else
   echo "clippy not installed: lint check skipped"
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --all-targets -- --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee "$log"
+status=0
+cargo test --all-targets --no-fail-fast -- --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=1
+# The mpi feature (dbio run --mpi): its build, and the tests that run mpirun.
+cargo test --features mpi --no-fail-fast --test it -- mpi:: --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee -a "$log" || status=1
 # One line over every test binary (ignored = skipped here: needs root, a tool, device-mapper).
 awk '/^test result:/ { p += $4; f += $6; i += $8 }
      END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"
+exit $status

@@ -306,6 +306,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub quiet: bool,
 
+    /// Run as one rank of an MPI job (mpirun, srun): every rank has its own target (`{rank}` and `{host}` in --target), all start together, rank 0 stores one merged run (docs/multihost.md; needs a build with --features mpi).
+    #[arg(long)]
+    pub mpi: bool,
+
     #[command(flatten)]
     pub slob: SlobArgs,
 

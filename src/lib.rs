@@ -19,6 +19,7 @@ pub mod lab;
 pub mod measure;
 pub mod plan;
 pub mod preflight;
+pub mod ranks;
 pub mod report;
 pub mod rng;
 pub mod samplers;

@@ -104,59 +104,70 @@ pub fn run(
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
             let out = harness::run(&work, &shared, opts);
             let run = work.finish(&out.parts);
-            let mut histograms = histograms(&out.result);
-            let mut events = run.sessions.events.clone();
-            events.merge(&run.dbwr.events);
-            events.merge(&run.lgwr.events);
-            for e in EVENTS {
-                if events.get(e).count > 0 {
-                    histograms.push((
-                        format!("event.{}", e.key()),
-                        encode_histogram(&events.get(e).hist),
-                    ));
-                }
-            }
-            let mut summary = SlobSummary::new(
+            let threads = [slob.sessions(), slob.db_writers];
+            slob_report(
+                cfg,
+                &target,
+                out.result,
                 &run,
-                out.result.measured_s,
-                slob.sessions(),
-                slob.db_writers,
-            );
-            summary.cache_buffers = slob.cache_buffers();
-            let mut report = Report::new(cfg, &target, out.result, Environment::capture());
-            report.slob = Some(summary);
-            (report, histograms)
+                threads,
+                Environment::capture(),
+            )
         }
     };
-    let mut rendered = text::render(&report);
+    show_and_save(&report, &histograms, output, quiet, store, meta)
+}
+
+/// Shows a finished run's report as `output` asks and saves it in `store`
+/// with its latency histograms.
+pub(crate) fn show_and_save(
+    report: &Report,
+    histograms: &[(String, Vec<u8>)],
+    output: Output,
+    quiet: bool,
+    store: &mut Store,
+    meta: &RunMeta,
+) -> Result<RunOutcome, CommandError> {
+    let mut rendered = text::render(report);
+    rendered.push_str(&crate::ranks::text::render(report));
     if let Some(lab) = &meta.lab {
         rendered.push_str(&format!("lab      {}\n", lab.summary));
     }
-    // A closed stdout (`| head`) does not stop the run from being saved.
-    super::output::print_anyway(&match output {
-        Output::Text => rendered.clone(),
-        Output::Json => serde_json::to_string_pretty(&report).expect("report serializes") + "\n",
-        Output::Line => one_line(&report, meta) + "\n",
-    });
-    let report_json = serde_json::to_value(&report).expect("report serializes");
+    let report_json = serde_json::to_value(report).expect("report serializes");
     let mut env_json =
         serde_json::json!({ "host": &report.environment, "storage": &report.storage });
     if let Some(lab) = &meta.lab {
         env_json["lab"] = lab.detail.clone();
+    }
+    if !report.ranks.is_empty() {
+        env_json["ranks"] = report
+            .ranks
+            .iter()
+            .map(|r| serde_json::json!({ "rank": r.rank, "host": &r.environment, "storage": &r.storage }))
+            .collect();
     }
     let run_id = store
         .save_run(&NewRun {
             report: &report_json,
             report_text: &rendered,
             environment: &env_json,
-            histograms: &histograms,
+            histograms,
             plan: meta.plan.as_deref(),
             variable: meta.variable.as_deref(),
             cell_key: meta.cell_key.as_deref(),
             warmup: meta.warmup,
             tags: &meta.tags,
         })
-        .map_err(|e| CommandError::Failed(format!("the run was measured but not saved: {e}")))?;
+        .map_err(|e| CommandError::Failed(format!("the run was measured but not saved: {e}")));
+    // Saved first, shown either way: under mpirun, a job stopped by Ctrl-C
+    // is killed a second after, while its output may still be on the way.
+    // A closed stdout (`| head`) does not stop the run from being saved.
+    super::output::print_anyway(&match output {
+        Output::Text => rendered.clone(),
+        Output::Json => serde_json::to_string_pretty(report).expect("report serializes") + "\n",
+        Output::Line => one_line(report, meta) + "\n",
+    });
+    let run_id = run_id?;
     if output == Output::Text && !quiet {
         eprintln!("saved as run {run_id} in {}", store.path().display());
     }
@@ -167,8 +178,39 @@ pub fn run(
     })
 }
 
+/// A SLOB model run's report and the histograms to store (its latencies
+/// and every wait event's), from its result and the tallies of its
+/// `[sessions, db writers]` threads.
+pub(crate) fn slob_report(
+    cfg: &RunConfig,
+    target: &Target,
+    result: RunResult,
+    run: &slob_run::SlobRun,
+    [sessions, writers]: [u32; 2],
+    env: Environment,
+) -> (Report, Vec<(String, Vec<u8>)>) {
+    let slob = cfg.slob.as_ref().expect("a SLOB model run");
+    let mut histograms = histograms(&result);
+    let mut events = run.sessions.events.clone();
+    events.merge(&run.dbwr.events);
+    events.merge(&run.lgwr.events);
+    for e in EVENTS {
+        if events.get(e).count > 0 {
+            histograms.push((
+                format!("event.{}", e.key()),
+                encode_histogram(&events.get(e).hist),
+            ));
+        }
+    }
+    let mut summary = SlobSummary::new(run, result.measured_s, sessions, writers);
+    summary.cache_buffers = slob.cache_buffers();
+    let mut report = Report::new(cfg, target, result, env);
+    report.slob = Some(summary);
+    (report, histograms)
+}
+
 /// A failure to prepare data files or redo logs, as a command error.
-fn layout_error(e: TargetError) -> CommandError {
+pub(crate) fn layout_error(e: TargetError) -> CommandError {
     match e {
         TargetError::Interrupted => CommandError::Interrupted(
             "interrupted while laying out; the partial layout was removed".into(),
@@ -181,7 +223,7 @@ fn layout_error(e: TargetError) -> CommandError {
 }
 
 /// The latency histograms of the kinds that saw any operation, serialized.
-fn histograms(r: &RunResult) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn histograms(r: &RunResult) -> Vec<(String, Vec<u8>)> {
     KINDS
         .iter()
         .filter(|k| r.stats.ops[**k as usize].count > 0)
@@ -242,7 +284,9 @@ pub fn execute(
     args: crate::cli::RunArgs,
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
 ) -> Result<std::process::ExitCode, CommandError> {
-    use std::process::ExitCode;
+    if args.mpi {
+        return run_mpi(args, open_store);
+    }
     let output = if args.json {
         Output::Json
     } else {
@@ -263,7 +307,13 @@ pub fn execute(
     let mut store = open_store(db)?;
     let interrupt = super::interrupt_flag();
     let outcome = run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
-    Ok(match outcome.status {
+    Ok(exit_code(&outcome, output))
+}
+
+/// The exit code of a finished run (its error on stderr when stdout has JSON).
+pub(crate) fn exit_code(outcome: &RunOutcome, output: Output) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    match outcome.status {
         Status::Completed => ExitCode::SUCCESS,
         Status::Interrupted => ExitCode::from(super::EXIT_INTERRUPTED),
         Status::Failed => {
@@ -275,7 +325,27 @@ pub fn execute(
             }
             ExitCode::from(super::EXIT_FAILED)
         }
-    })
+    }
+}
+
+/// `dbio run --mpi`: this process is one rank of an MPI job.
+#[cfg(feature = "mpi")]
+fn run_mpi(
+    args: crate::cli::RunArgs,
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<std::process::ExitCode, CommandError> {
+    crate::ranks::command::execute(args, open_store)
+}
+
+/// `dbio run --mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(
+    _: crate::cli::RunArgs,
+    _: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<std::process::ExitCode, CommandError> {
+    Err(CommandError::Usage(
+        "--mpi: this dbio was built without MPI; build it with `cargo build --release --features mpi` (needs libopenmpi-dev and libclang-dev) and start it under mpirun".into(),
+    ))
 }
 
 /// Says where a value was adjusted: a buffer cache larger than the data,

@@ -9,6 +9,8 @@
 pub mod control;
 mod gate;
 #[cfg(test)]
+mod sync_tests;
+#[cfg(test)]
 mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -74,9 +76,29 @@ pub struct Outcome<P> {
     pub parts: Vec<P>,
 }
 
+/// Other processes running the same run at the same time (MPI ranks): the
+/// start is agreed with them once every local thread is ready.
+pub trait StartSync {
+    /// Called once every thread of this process is ready, right before the
+    /// clock starts; `local_error` is this process's first error. Returns
+    /// when every process may start together, or the error (naming the
+    /// process that failed) that ends the run everywhere before its start.
+    fn start(&self, local_error: Option<String>) -> Result<(), String>;
+}
+
 /// Runs `work` to the end. `shared` is the state its threads read (the
 /// workload holds a reference to it too); its ramp is the run's.
 pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::Part> {
+    run_synced(work, shared, opts, None)
+}
+
+/// [`run`], with the start agreed with other processes through `sync`.
+pub fn run_synced<W: Workload>(
+    work: &W,
+    shared: &Shared,
+    opts: Options,
+    sync: Option<&dyn StartSync>,
+) -> Outcome<W::Part> {
     let threads = work.threads();
     let total = threads.total();
     let sessions = threads.sessions as usize;
@@ -137,8 +159,13 @@ pub fn run<W: Workload>(work: &W, shared: &Shared, opts: Options) -> Outcome<W::
         // Every thread has built its state: start the clock and release them
         // together (or, if not every thread could start, release them to end).
         gate.wait_ready(handles.len() as u32);
+        let mut go = handles.len() == total as usize;
+        if let Some(Err(e)) = sync.map(|s| s.start(shared.error())) {
+            shared.fail(e);
+            go = false;
+        }
         let start_unix_ns = shared.begin(opts.time_s);
-        gate.open(handles.len() == total as usize);
+        gate.open(go);
         // The control loop ends when every session that started has ended.
         let started_sessions = handles.len().min(sessions);
         let control = control(Watch {

@@ -20,7 +20,7 @@ use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 const BS: u32 = 4096;
 
 /// A one-file directory target of 256 blocks in a fresh temporary directory.
-fn target() -> (tempfile::TempDir, Target) {
+pub(super) fn target() -> (tempfile::TempDir, Target) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("data");
     std::fs::File::create(&file)
@@ -40,7 +40,7 @@ fn target() -> (tempfile::TempDir, Target) {
     (dir, t)
 }
 
-fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
+pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
     RunConfig {
         workload: "raw",
         target: target.path.clone(),

@@ -3,7 +3,7 @@
 //! [`SessionStats`] (no sharing, no locks); the runner merges them at the end.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Highest latency a histogram tracks (slower ones are clamped to it): 60 s.
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
@@ -11,7 +11,7 @@ pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 pub const OUTLIERS_PER_SESSION: usize = 10_000;
 
 /// What a latency was measured for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Read = 0,
@@ -114,7 +114,7 @@ impl OpStats {
 }
 
 /// An I/O slower than the outlier threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outlier {
     /// Completion time, seconds since the sessions started.
     pub t_s: f64,

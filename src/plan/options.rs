@@ -22,6 +22,10 @@ pub(crate) const RESERVED: &[(&str, &str)] = &[
         "db",
         "is chosen for the whole plan: dbio plan run PLAN --db PATH; remove it",
     ),
+    (
+        "mpi",
+        "is not supported in plans yet: run each step with dbio run --mpi under mpirun; remove it",
+    ),
 ];
 
 /// One long option of `dbio run`.

@@ -83,6 +83,13 @@ pub struct Report {
     /// three ways.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pg: Option<pg::PgSummary>,
+    /// A run of several processes under MPI (`dbio run --mpi`): the job,
+    /// the start skew across ranks, first and last done, imbalance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<crate::ranks::MpiSummary>,
+    /// Under MPI, each rank: its host and its own sections, in the run's shape.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<crate::ranks::RankSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -129,6 +136,21 @@ pub struct CpuSummary {
     pub us_per_io: f64,
 }
 
+impl CpuSummary {
+    /// CPU time over `ios` I/O requests.
+    pub fn new(cpu: &crate::measure::cpu::CpuTime, ios: u64) -> Self {
+        CpuSummary {
+            user_s: cpu.user_s,
+            sys_s: cpu.sys_s,
+            us_per_io: if ios > 0 {
+                cpu.total_s() * 1e6 / ios as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct OutlierSummary {
     pub threshold_ms: f64,
@@ -138,7 +160,7 @@ pub struct OutlierSummary {
     pub list: Vec<Outlier>,
 }
 
-fn summarize(s: &OpStats, block_size: u32, secs: f64) -> OpSummary {
+pub(crate) fn summarize(s: &OpStats, block_size: u32, secs: f64) -> OpSummary {
     let us = |ns: u64| ns as f64 / 1e3;
     let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     OpSummary {
@@ -204,15 +226,7 @@ impl Report {
             write: op(Kind::Write),
             sync: op(Kind::Sync),
             total,
-            cpu: CpuSummary {
-                user_s: r.cpu.user_s,
-                sys_s: r.cpu.sys_s,
-                us_per_io: if ios > 0 {
-                    r.cpu.total_s() * 1e6 / ios as f64
-                } else {
-                    0.0
-                },
-            },
+            cpu: CpuSummary::new(&r.cpu, ios),
             outliers: OutlierSummary {
                 threshold_ms: cfg.outlier_ms,
                 count: r.stats.outliers.len() as u64 + r.stats.outliers_unlisted,
@@ -226,6 +240,8 @@ impl Report {
             telemetry: r.telemetry,
             slob: None,
             pg: None,
+            mpi: None,
+            ranks: Vec::new(),
         }
     }
 }

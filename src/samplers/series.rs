@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::measure::stats::Kind;
 
@@ -127,7 +127,7 @@ pub fn bucket_mid(i: usize) -> u64 {
 }
 
 /// One second of one operation kind, over all sessions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KindPoint {
     pub ops: u64,
     pub bytes: u64,
@@ -136,7 +136,7 @@ pub struct KindPoint {
 }
 
 /// One second of the run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SecondPoint {
     /// Seconds since the sessions started: this point covers [t_s, t_s + 1).
     pub t_s: u32,

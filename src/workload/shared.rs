@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use crate::measure::clock::{now_ns, unix_ns};
 
 /// How a run ended.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Completed,
@@ -79,6 +79,11 @@ impl Shared {
             Status::Completed
         };
         (status, error, measured_s)
+    }
+
+    /// The first error recorded so far, if any.
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Records the first error and stops every thread.

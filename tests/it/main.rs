@@ -18,6 +18,10 @@ mod import_fio_latency;
 mod import_fuzz;
 mod lab;
 mod manual;
+#[cfg(feature = "mpi")]
+mod mpi;
+#[cfg(not(feature = "mpi"))]
+mod mpi_off;
 mod pg;
 mod plan_examples;
 mod plan_run;
@@ -53,6 +57,10 @@ fn main() {
         import_fuzz::tests(),
         lab::tests(),
         manual::tests(),
+        #[cfg(feature = "mpi")]
+        mpi::tests(),
+        #[cfg(not(feature = "mpi"))]
+        mpi_off::tests(),
         pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cache::Cache;
 use super::events::EventStats;
@@ -119,7 +119,7 @@ impl Instance<'_> {
 
 /// AWR-style statistics one thread counts (sessions, DB writers and the log
 /// writer each fill their own part).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counters {
     /// SLOB operations completed (AWR "executes").
     pub executes: u64,

@@ -1,0 +1,210 @@
+//! `dbio run --mpi`: this process is one rank of an MPI job. Every rank
+//! checks its options and lays out its own target (`{rank}`, `{host}` in
+//! `--target`), the ranks agree that all are ready, start together behind
+//! one barrier, run, and send what they measured to rank 0, which merges
+//! it into one run, shows it and saves it. A rank that fails before the
+//! start fails the run on every rank with one line naming it; only rank 0
+//! prints and touches the store.
+
+use std::process::ExitCode;
+
+use super::template;
+use super::wire::RankResult;
+use super::world::{World, abort_on_panic};
+use crate::cli::RunArgs;
+use crate::commands::CommandError;
+use crate::commands::run::{self as run_cmd, Output, RunMeta};
+use crate::config::{RunConfig, RunLength};
+use crate::environment::Environment;
+use crate::harness;
+use crate::report::Report;
+use crate::samplers::status::StatusLine;
+use crate::store::Store;
+use crate::target::Target;
+use crate::workload::raw::Raw;
+use crate::workload::slob::run::{self as slob_run, Slob, SlobRun};
+use crate::workload::{SetupError, Shared, Workload};
+
+/// Runs this rank; rank 0 reports and stores the merged run. The other
+/// ranks print nothing and end with the run's exit code where they know it.
+pub fn execute(
+    args: RunArgs,
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<ExitCode, CommandError> {
+    let env = Environment::capture();
+    let world = World::init(&env.hostname)?;
+    abort_on_panic(world.rank, env.hostname.clone());
+    let root = world.rank == 0;
+    let out = run_rank(&world, args, env, open_store);
+    // The universe is finalized as `world` drops, after every rank is here.
+    match out {
+        Err(e) if !root => Ok(ExitCode::from(e.exit_code())),
+        out => out,
+    }
+}
+
+fn run_rank(
+    world: &World,
+    mut args: RunArgs,
+    env: Environment,
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<ExitCode, CommandError> {
+    let root = world.rank == 0;
+    let output = if args.json {
+        Output::Json
+    } else {
+        Output::Text
+    };
+    let quiet = args.quiet || !root;
+    let meta = RunMeta {
+        tags: args.tags.clone(),
+        ..Default::default()
+    };
+    let template = args.target.clone();
+    args.target = template::expand(&template, world.rank, &env.hostname);
+    if let Some(redo) = &mut args.slob.redo_dir {
+        *redo = template::expand(redo, world.rank, &env.hostname);
+    }
+    let (db, tags) = (args.db.clone(), args.tags.clone());
+    let cfg = world.agree(check(args, &tags))?;
+    let targets: Vec<_> = world
+        .all_gather(cfg.target.as_os_str().as_encoded_bytes())
+        .into_iter()
+        .zip(&world.hosts)
+        .map(|(t, h)| (h.clone(), String::from_utf8_lossy(&t).into_owned().into()))
+        .collect();
+    if let Some((a, b)) = template::shared_target(&targets) {
+        return Err(CommandError::Usage(format!(
+            "--target: ranks {a} and {b} on host {} would share {}; put {{rank}} in it (--target {}-{{rank}})",
+            targets[a].0,
+            targets[a].1.display(),
+            template.display()
+        )));
+    }
+    let mut store = world.agree(if root {
+        open_store(db).map(Some)
+    } else {
+        Ok(None)
+    })?;
+    let interrupt = crate::commands::interrupt_flag();
+    let show_progress =
+        output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // Every rank's directory is checked before any rank lays out its own.
+    if !crate::target::device::is_block_device(&cfg.target) {
+        world.agree(
+            crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)
+                .map_err(run_cmd::layout_error),
+        )?;
+    }
+    let target = world.agree(
+        Target::prepare(&cfg, show_progress, root, &interrupt).map_err(run_cmd::layout_error),
+    )?;
+    let ramp_s = match cfg.length {
+        RunLength::Time { ramp_s, .. } => ramp_s,
+        RunLength::Ops { .. } => 0.0,
+    };
+    let shared = Shared::new(ramp_s);
+    let time_s = match cfg.length {
+        RunLength::Time { time_s, .. } => Some(time_s),
+        RunLength::Ops { .. } => None,
+    };
+    let opts = harness::Options {
+        time_s,
+        interval_s: cfg.interval_s,
+        interrupt: &interrupt,
+        status: StatusLine::for_stderr(
+            output == Output::Text && !quiet,
+            time_s.map(|t| t + ramp_s),
+            ramp_s,
+        ),
+    };
+    let setup_error = |e| match e {
+        SetupError::Target(e) => CommandError::Failed(e.to_string()),
+        e => CommandError::Usage(e.to_string()),
+    };
+    let (result, slob_run, threads) = match &cfg.slob {
+        None => {
+            let work = world.agree(Raw::new(&cfg, &target, &shared).map_err(setup_error))?;
+            let out = harness::run_synced(&work, &shared, opts, Some(world));
+            (out.result, None, work.threads().total())
+        }
+        Some(slob) => {
+            let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, &interrupt)
+                .map_err(run_cmd::layout_error);
+            let redo = world.agree(redo)?;
+            let work = Slob::new(&cfg, slob, &target, redo, &shared).map_err(setup_error);
+            let work = world.agree(work)?;
+            let out = harness::run_synced(&work, &shared, opts, Some(world));
+            let run = work.finish(&out.parts);
+            (out.result, Some(run), work.threads().total())
+        }
+    };
+    let mut sent = RankResult::new(world.rank, [cfg.sessions, threads], &result, &env);
+    if let Some(run) = &slob_run {
+        sent = sent.with_slob(run);
+    }
+    let Some(all) = world.gather(&sent.encode()) else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let ranks = all
+        .iter()
+        .map(|b| RankResult::decode(b))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CommandError::Failed)?;
+    let merged = super::merge::merge(ranks, result, target.block_size, World::library())
+        .map_err(CommandError::Failed)?;
+    let job = job_config(&cfg, &template, world.size);
+    let (mut report, histograms) = match (slob_run, merged.slob) {
+        (Some(local), Some([sessions, dbwr, lgwr])) => {
+            let slob = cfg.slob.as_ref().expect("a SLOB model run");
+            let run = SlobRun {
+                sessions,
+                dbwr,
+                lgwr,
+                redo_files: local.redo_files,
+            };
+            let threads = [slob.sessions(), slob.db_writers].map(|n| n * world.size);
+            run_cmd::slob_report(&job, &target, merged.result, &run, threads, env)
+        }
+        _ => {
+            let histograms = run_cmd::histograms(&merged.result);
+            (Report::new(&job, &target, merged.result, env), histograms)
+        }
+    };
+    report.target.path = template;
+    report.mpi = Some(merged.mpi);
+    report.ranks = merged.ranks;
+    let store = store.as_mut().expect("rank 0 opened the store");
+    let outcome = run_cmd::show_and_save(&report, &histograms, output, quiet, store, &meta)?;
+    Ok(run_cmd::exit_code(&outcome, output))
+}
+
+/// This rank's options checked into its run's settings.
+fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
+    for t in tags {
+        crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
+    }
+    use crate::cli::WorkloadKind;
+    if !matches!(args.workload, WorkloadKind::Raw | WorkloadKind::Slob) {
+        return Err(CommandError::Usage(
+            "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)".into(),
+        ));
+    }
+    let cfg = args.into_config().map_err(CommandError::Usage)?;
+    crate::preflight::check(&cfg).map_err(CommandError::Usage)?;
+    Ok(cfg)
+}
+
+/// The job's settings, as stored: every rank ran `cfg`, so sessions, the
+/// number of requests and the rate are the ranks' together, and the
+/// target is the template.
+fn job_config(cfg: &RunConfig, template: &std::path::Path, ranks: u32) -> RunConfig {
+    let mut job = cfg.clone();
+    job.target = template.to_path_buf();
+    job.sessions *= ranks;
+    if let RunLength::Ops { ops } = &mut job.length {
+        *ops *= u64::from(ranks);
+    }
+    job.rate_iops = job.rate_iops.map(|r| r * u64::from(ranks));
+    job
+}

@@ -1,0 +1,284 @@
+//! Rank 0's merge of every rank's run into one: HDR histograms added (the
+//! merged percentiles are those of one histogram of every rank's
+//! latencies, never averages of percentiles), exact counters summed, the
+//! per-second series aligned on the shared start, outliers numbered by
+//! session across ranks; and the per-rank breakdown (each rank's own
+//! sections in the run's shape, its host, start offset, when it was done)
+//! with the job's start skew, first and last done, and imbalance.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::wire::{RankResult, hist_to_base64};
+use crate::harness::{RunResult, Status};
+use crate::measure::cpu::CpuTime;
+use crate::measure::stats::{KINDS, Kind, SessionStats};
+use crate::report::{CpuSummary, OpSummary, summarize};
+use crate::samplers::series::{KindPoint, SecondPoint};
+use crate::workload::slob::instance::{Counters, Tally};
+
+/// The job of a run under MPI.
+#[derive(Clone, Debug, Serialize)]
+pub struct MpiSummary {
+    pub ranks: u32,
+    /// Distinct host names among the ranks.
+    pub hosts: u32,
+    /// The MPI library (`MPI_Get_library_version`'s first line).
+    pub library: String,
+    /// Microseconds between the first and the last rank starting its clock
+    /// after the start barrier (wall clocks: across hosts this includes the
+    /// offset between their clocks).
+    pub start_skew_us: f64,
+    /// Seconds after the earliest start when the first and the last rank
+    /// ended their measurement window (ramp included).
+    pub first_done_s: f64,
+    pub last_done_s: f64,
+    /// The fastest rank's IOPS over the slowest's (1.0: balanced; null when
+    /// a rank completed nothing).
+    pub imbalance: Option<f64>,
+}
+
+/// One rank of a run under MPI: its host and its own sections.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankSummary {
+    pub rank: u32,
+    pub host: String,
+    pub status: Status,
+    pub error: Option<String>,
+    pub sessions: u32,
+    /// Microseconds after the earliest rank's start that this one started.
+    pub start_offset_us: f64,
+    /// Between this rank's first and last session leaving its start gate.
+    pub start_skew_us: f64,
+    pub measured_s: f64,
+    /// Seconds after the earliest start when its window ended (ramp included).
+    pub done_s: f64,
+    pub peak_rss_bytes: u64,
+    pub read: Option<OpSummary>,
+    pub write: Option<OpSummary>,
+    pub sync: Option<OpSummary>,
+    pub total: OpSummary,
+    pub cpu: CpuSummary,
+    /// The SLOB model's counters over its window (all its threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slob: Option<Counters>,
+    /// Its latency histograms by kind: HDR V2 + deflate, base64.
+    pub histograms: BTreeMap<&'static str, String>,
+    pub environment: serde_json::Value,
+    pub storage: serde_json::Value,
+    pub telemetry_window: serde_json::Value,
+}
+
+/// The run merged over every rank.
+pub struct Merged {
+    pub result: RunResult,
+    pub mpi: MpiSummary,
+    pub ranks: Vec<RankSummary>,
+    /// The SLOB model's tallies summed over the ranks (sessions, DB
+    /// writers, log writer): counters added, wait event histograms merged.
+    pub slob: Option<[Tally; 3]>,
+}
+
+/// Merges `ranks` (every rank's result, any order) into one run of block
+/// size `block_size`. `local` is rank 0's own result: its storage chain
+/// and telemetry are the run's (every rank's are in its summary).
+pub fn merge(
+    mut ranks: Vec<RankResult>,
+    local: RunResult,
+    block_size: u32,
+    library: String,
+) -> Result<Merged, String> {
+    ranks.sort_by_key(|r| r.rank);
+    let first_start = ranks.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
+    let since_start_s = |r: &RankResult| (r.start_unix_ns - first_start) as f64 / 1e9;
+    let done_s = |r: &RankResult| since_start_s(r) + r.ramp_s + r.measured_s;
+    let ramp_s = local.ramp_s;
+
+    let mut stats = SessionStats::new();
+    let mut cpu = CpuTime::default();
+    let mut summaries = Vec::with_capacity(ranks.len());
+    let mut slob: Option<[Tally; 3]> = None;
+    let (mut issued, mut session_base) = (0, 0);
+    for r in &ranks {
+        let mut own = r.stats()?;
+        // Outliers: numbered across the job's sessions, timed from the earliest start.
+        for o in &mut own.outliers {
+            o.session += session_base;
+            o.t_s += since_start_s(r);
+        }
+        stats.merge(&own);
+        let mut own_slob = None;
+        if let Some(tallies) = r.slob_tallies()? {
+            let sum = slob.get_or_insert_with(Default::default);
+            let mut counters = Counters::default();
+            for (a, b) in sum.iter_mut().zip(&tallies) {
+                a.merge(b);
+                counters.add(&b.window);
+            }
+            own_slob = Some(counters);
+        }
+        session_base += r.threads;
+        issued += r.issued;
+        cpu.user_s += r.cpu_user_s;
+        cpu.sys_s += r.cpu_sys_s;
+        let mut own = summary(r, &own, block_size, first_start, done_s(r));
+        own.slob = own_slob;
+        summaries.push(own);
+    }
+    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+
+    let (status, error) = match ranks.iter().find(|r| r.status == Status::Failed) {
+        Some(r) => (
+            Status::Failed,
+            Some(format!(
+                "rank {} ({}): {}",
+                r.rank,
+                r.host,
+                r.error.as_deref().unwrap_or("failed")
+            )),
+        ),
+        None if ranks.iter().any(|r| r.status == Status::Interrupted) => {
+            (Status::Interrupted, None)
+        }
+        None => (Status::Completed, None),
+    };
+    let (first_done_s, last_done_s) = (
+        ranks.iter().map(done_s).fold(f64::INFINITY, f64::min),
+        ranks.iter().map(done_s).fold(0.0, f64::max),
+    );
+    // The window over every rank: the earliest start's ramp end to the last end.
+    let measured_s = (last_done_s - ramp_s).max(0.0);
+    let iops: Vec<f64> = summaries.iter().map(|s| s.total.iops).collect();
+    let slowest = iops.iter().copied().fold(f64::INFINITY, f64::min);
+    let fastest = iops.iter().copied().fold(0.0, f64::max);
+    let mut hosts: Vec<&str> = ranks.iter().map(|r| r.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mpi = MpiSummary {
+        ranks: ranks.len() as u32,
+        hosts: hosts.len() as u32,
+        library,
+        start_skew_us: summaries
+            .iter()
+            .map(|s| s.start_offset_us)
+            .fold(0.0, f64::max),
+        first_done_s: if ranks.is_empty() { 0.0 } else { first_done_s },
+        last_done_s,
+        imbalance: (slowest > 0.0 && slowest.is_finite()).then(|| fastest / slowest),
+    };
+    let result = RunResult {
+        status,
+        error,
+        measured_s,
+        ramp_s,
+        cpu,
+        series: merge_series(&ranks, first_start),
+        start_unix_ns: first_start,
+        issued,
+        // Every session of every rank left its gate within this.
+        start_skew_us: summaries
+            .iter()
+            .map(|s| s.start_offset_us + s.start_skew_us)
+            .fold(0.0, f64::max),
+        peak_rss_bytes: ranks.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0),
+        stats,
+        ..local
+    };
+    Ok(Merged {
+        result,
+        mpi,
+        ranks: summaries,
+        slob,
+    })
+}
+
+/// One rank's own sections, computed as its own report computes them.
+fn summary(
+    r: &RankResult,
+    own: &SessionStats,
+    block_size: u32,
+    first_start: u64,
+    done_s: f64,
+) -> RankSummary {
+    let op = |k: Kind| {
+        let s = &own.ops[k as usize];
+        (s.count > 0).then(|| summarize(s, block_size, r.measured_s))
+    };
+    let mut both = own.ops[Kind::Read as usize].clone();
+    both.merge(&own.ops[Kind::Write as usize]);
+    let total = summarize(&both, block_size, r.measured_s);
+    let cpu = CpuTime {
+        user_s: r.cpu_user_s,
+        sys_s: r.cpu_sys_s,
+    };
+    RankSummary {
+        rank: r.rank,
+        host: r.host.clone(),
+        status: r.status.clone(),
+        error: r.error.clone(),
+        sessions: r.sessions,
+        start_offset_us: (r.start_unix_ns - first_start) as f64 / 1e3,
+        start_skew_us: r.start_skew_us,
+        measured_s: r.measured_s,
+        done_s,
+        peak_rss_bytes: r.peak_rss_bytes,
+        read: op(Kind::Read),
+        write: op(Kind::Write),
+        sync: op(Kind::Sync),
+        cpu: CpuSummary::new(&cpu, total.requests),
+        total,
+        slob: None,
+        histograms: KINDS
+            .iter()
+            .filter(|k| own.ops[**k as usize].count > 0)
+            .map(|k| (k.name(), hist_to_base64(&own.ops[*k as usize].hist)))
+            .collect(),
+        environment: r.environment.clone(),
+        storage: r.storage.clone(),
+        telemetry_window: r.telemetry_window.clone(),
+    }
+}
+
+/// The ranks' per-second series on the shared start: second `t` of the
+/// run is second `t` of every rank (their starts are microseconds apart).
+/// Operations and bytes add up, mean latencies weigh by operations; a
+/// second's p99 is the highest of the ranks' (per-second points keep no
+/// histogram to merge: the run's exact percentiles are the HDR ones).
+fn merge_series(ranks: &[RankResult], first_start: u64) -> Vec<SecondPoint> {
+    let mut out: Vec<SecondPoint> = Vec::new();
+    for r in ranks {
+        let shift = ((r.start_unix_ns - first_start) / 1_000_000_000) as u32;
+        for p in &r.series {
+            let t = p.t_s + shift;
+            while out.len() <= t as usize {
+                out.push(SecondPoint {
+                    t_s: out.len() as u32,
+                    ramp: f64::from(out.len() as u32) < r.ramp_s,
+                    read: KindPoint::default(),
+                    write: KindPoint::default(),
+                    sync: KindPoint::default(),
+                });
+            }
+            let m = &mut out[t as usize];
+            for (a, b) in [
+                (&mut m.read, &p.read),
+                (&mut m.write, &p.write),
+                (&mut m.sync, &p.sync),
+            ] {
+                add_point(a, b);
+            }
+        }
+    }
+    out
+}
+
+fn add_point(a: &mut KindPoint, b: &KindPoint) {
+    let ops = a.ops + b.ops;
+    if ops > 0 {
+        a.lat_mean_us = (a.lat_mean_us * a.ops as f64 + b.lat_mean_us * b.ops as f64) / ops as f64;
+    }
+    a.ops = ops;
+    a.bytes += b.bytes;
+    a.lat_p99_us = a.lat_p99_us.max(b.lat_p99_us);
+}

@@ -1,0 +1,20 @@
+//! One run made by several processes at once — MPI ranks, on one host or
+//! many — stored as one run: each rank's target from a template
+//! (`template`), what a rank sends to rank 0 (`wire`), the exact merge of
+//! the ranks' measurements (`merge`) and the per-rank table (`text`). With
+//! the `mpi` cargo feature, the MPI side: `world` (start barrier, errors
+//! agreed by every rank, gathering) and `command` (`dbio run --mpi`).
+
+#[cfg(feature = "mpi")]
+pub mod command;
+pub mod merge;
+pub mod template;
+pub mod text;
+pub mod wire;
+#[cfg(feature = "mpi")]
+mod world;
+
+pub use merge::{MpiSummary, RankSummary};
+
+#[cfg(test)]
+mod merge_tests;

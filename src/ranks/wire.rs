@@ -1,0 +1,208 @@
+//! What each rank sends to rank 0 once its run is over: its exact counters
+//! and HDR latency histograms (V2 + deflate, base64: the HdrHistogram log
+//! encoding), per-second series, outliers, and its host's environment,
+//! storage chain and telemetry window, as one JSON document.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::environment::Environment;
+use crate::harness::{RunResult, Status};
+use crate::measure::stats::{OpStats, Outlier, SessionStats};
+use crate::samplers::series::SecondPoint;
+use crate::store::{decode_histogram, encode_histogram};
+use crate::workload::slob::events::EventStats;
+use crate::workload::slob::instance::{Counters, Tally};
+use crate::workload::slob::run::SlobRun;
+
+/// One rank's run, as sent to rank 0.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RankResult {
+    pub rank: u32,
+    pub host: String,
+    pub sessions: u32,
+    /// Its threads: sessions and background threads (outliers number them).
+    pub threads: u32,
+    pub status: Status,
+    pub error: Option<String>,
+    /// Wall-clock ns when this rank's clock started (right after the barrier).
+    pub start_unix_ns: u64,
+    pub ramp_s: f64,
+    pub measured_s: f64,
+    pub issued: u64,
+    /// Between this rank's first and last session leaving its start gate.
+    pub start_skew_us: f64,
+    pub peak_rss_bytes: u64,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// Read, write, sync.
+    pub ops: Vec<WireOp>,
+    pub outliers: Vec<Outlier>,
+    pub outliers_unlisted: u64,
+    pub series: Vec<SecondPoint>,
+    pub environment: serde_json::Value,
+    pub storage: serde_json::Value,
+    pub telemetry_window: serde_json::Value,
+    /// The SLOB model's tallies: sessions, DB writers, log writer.
+    pub slob: Option<Vec<WireTally>>,
+}
+
+/// One SLOB model tally: AWR counters (window and whole run) and wait events.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireTally {
+    pub window: Counters,
+    pub total: Counters,
+    /// Per event, in `EVENTS` order.
+    pub events: Vec<WireOp>,
+}
+
+/// One operation kind's exact counters and latency histogram.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireOp {
+    pub count: u64,
+    pub bytes: u64,
+    pub sum_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// HDR V2 + deflate, base64.
+    pub hist: String,
+}
+
+impl RankResult {
+    /// What rank `rank` on `env`'s host measured with `[sessions, threads]`.
+    pub fn new(rank: u32, [sessions, threads]: [u32; 2], r: &RunResult, env: &Environment) -> Self {
+        RankResult {
+            rank,
+            host: env.hostname.clone(),
+            sessions,
+            threads,
+            status: r.status.clone(),
+            error: r.error.clone(),
+            start_unix_ns: r.start_unix_ns,
+            ramp_s: r.ramp_s,
+            measured_s: r.measured_s,
+            issued: r.issued,
+            start_skew_us: r.start_skew_us,
+            peak_rss_bytes: r.peak_rss_bytes,
+            cpu_user_s: r.cpu.user_s,
+            cpu_sys_s: r.cpu.sys_s,
+            ops: r.stats.ops.iter().map(WireOp::new).collect(),
+            outliers: r.stats.outliers.clone(),
+            outliers_unlisted: r.stats.outliers_unlisted,
+            series: r.series.clone(),
+            environment: json(env),
+            storage: json(&r.chain),
+            telemetry_window: json(&r.window),
+            slob: None,
+        }
+    }
+
+    /// With the SLOB model's tallies.
+    pub fn with_slob(mut self, run: &SlobRun) -> Self {
+        self.slob = Some(
+            [&run.sessions, &run.dbwr, &run.lgwr]
+                .map(|t| WireTally {
+                    window: t.window,
+                    total: t.total,
+                    events: t.events.by_event.iter().map(WireOp::new).collect(),
+                })
+                .to_vec(),
+        );
+        self
+    }
+
+    /// The SLOB model's tallies back (sessions, DB writers, log writer).
+    pub fn slob_tallies(&self) -> Result<Option<[Tally; 3]>, String> {
+        let Some(wire) = &self.slob else {
+            return Ok(None);
+        };
+        let bad = || format!("rank {} sent SLOB tallies of another shape", self.rank);
+        let tally = |w: &WireTally| -> Result<Tally, String> {
+            let mut t = Tally {
+                window: w.window,
+                total: w.total,
+                events: EventStats::default(),
+            };
+            if w.events.len() != t.events.by_event.len() {
+                return Err(bad());
+            }
+            for (e, o) in t.events.by_event.iter_mut().zip(&w.events) {
+                *e = o.stats()?;
+            }
+            Ok(t)
+        };
+        match &wire[..] {
+            [a, b, c] => Ok(Some([tally(a)?, tally(b)?, tally(c)?])),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The rank's measurements back as statistics that merge exactly.
+    pub fn stats(&self) -> Result<SessionStats, String> {
+        if self.ops.len() != 3 {
+            return Err(format!(
+                "rank {} sent {} operation kinds, not 3",
+                self.rank,
+                self.ops.len()
+            ));
+        }
+        let mut s = SessionStats::new();
+        for (o, w) in s.ops.iter_mut().zip(&self.ops) {
+            *o = w.stats().map_err(|e| format!("rank {}: {e}", self.rank))?;
+        }
+        s.outliers = self.outliers.clone();
+        s.outliers_unlisted = self.outliers_unlisted;
+        Ok(s)
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a rank's result serializes")
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("a rank's result does not parse: {e}"))
+    }
+}
+
+fn json(v: impl Serialize) -> serde_json::Value {
+    serde_json::to_value(v).expect("serializes")
+}
+
+impl WireOp {
+    fn new(s: &OpStats) -> Self {
+        WireOp {
+            count: s.count,
+            bytes: s.bytes,
+            sum_ns: s.sum_ns,
+            min_ns: s.min_ns,
+            max_ns: s.max_ns,
+            hist: hist_to_base64(&s.hist),
+        }
+    }
+
+    fn stats(&self) -> Result<OpStats, String> {
+        Ok(OpStats {
+            hist: hist_from_base64(&self.hist)?,
+            count: self.count,
+            bytes: self.bytes,
+            sum_ns: self.sum_ns,
+            min_ns: self.min_ns,
+            max_ns: self.max_ns,
+        })
+    }
+}
+
+/// A latency histogram as HDR V2 + deflate in base64.
+pub fn hist_to_base64(h: &Histogram<u64>) -> String {
+    BASE64.encode(encode_histogram(h))
+}
+
+/// The histogram [`hist_to_base64`] encoded.
+pub fn hist_from_base64(s: &str) -> Result<Histogram<u64>, String> {
+    let bytes = BASE64
+        .decode(s)
+        .map_err(|e| format!("a latency histogram is not base64: {e}"))?;
+    decode_histogram(&bytes).map_err(|e| e.to_string())
+}
