@@ -5,6 +5,8 @@ pub mod awr;
 pub mod awr_text;
 pub mod compare;
 mod compare_text;
+pub mod db;
+mod db_text;
 pub mod html;
 pub mod pg;
 mod pg_text;

@@ -11,6 +11,7 @@
 //! sessions are connections to a real database server fits the same trait
 //! (its physical I/O is the server's; its own counters go in its `Part`).
 
+pub mod db;
 pub mod dist;
 pub mod pg;
 pub mod raw;
