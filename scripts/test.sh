@@ -33,6 +33,7 @@ want sqlite3   sqlite3     "querying the results store as users do"
 want chromium  chromium    "rendering the HTML report headless"
 want mkfs.jfs  jfsutils    "JFS signatures (libblkid knows, dbio's own table too) in the device gate tests"
 want /usr/lib/postgresql/15/bin/postgres postgresql-15 "the real PostgreSQL --workload pg starts (binaries outside PATH)"
+want /usr/sbin/mariadbd mariadb-server "the real MariaDB --workload mysql starts (server outside PATH)"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"

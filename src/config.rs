@@ -157,6 +157,9 @@ pub struct RunConfig {
     /// The PostgreSQL run's settings (`--workload pg`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pg: Option<crate::workload::pg::PgConfig>,
+    /// The MariaDB run's settings (`--workload mysql`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<crate::workload::mysql::MysqlConfig>,
 }
 
 fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {

@@ -63,6 +63,7 @@ fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
         destroy_device: None,
         allow_root_fs: false,
         pg: None,
+        mysql: None,
         slob: None,
     }
 }

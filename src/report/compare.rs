@@ -92,7 +92,10 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
     let db = r["config"]["slob"]
         .as_object()
         .map(|m| ("slob", m))
-        .or(r["config"]["pg"]["slob"].as_object().map(|m| ("pg", m)));
+        .or(r["config"]["pg"]["slob"].as_object().map(|m| ("pg", m)))
+        .or(r["config"]["mysql"]["slob"]
+            .as_object()
+            .map(|m| ("mysql", m)));
     if let Some((prefix, slob)) = db {
         for (k, v) in slob {
             let v = match v {
@@ -142,12 +145,13 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
     s
 }
 
-/// Load profile lines of one report: the model's own, a PostgreSQL run's,
-/// or a raw run's.
+/// Load profile lines of one report: the model's own, a PostgreSQL or
+/// MariaDB run's, or a raw run's.
 fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
     let db = r["slob"]["load_profile"]
         .as_array()
-        .or(r["pg"]["load_profile"].as_array());
+        .or(r["pg"]["load_profile"].as_array())
+        .or(r["mysql"]["load_profile"].as_array());
     if let Some(lines) = db {
         return lines
             .iter()

@@ -8,6 +8,8 @@ mod compare_text;
 pub mod db;
 mod db_text;
 pub mod html;
+pub mod mysql;
+mod mysql_text;
 pub mod pg;
 mod pg_text;
 mod rformat;
@@ -82,6 +84,11 @@ pub struct Report {
     /// three ways.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pg: Option<pg::PgSummary>,
+    /// The MariaDB run's report (`--workload mysql`): the server, SHOW
+    /// GLOBAL STATUS over the window, load profile, session states,
+    /// InnoDB's reads beside the device's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<mysql::MysqlSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -225,6 +232,7 @@ impl Report {
             telemetry: r.telemetry,
             slob: None,
             pg: None,
+            mysql: None,
         }
     }
 }
@@ -265,6 +273,7 @@ mod tests {
             destroy_device: None,
             allow_root_fs: false,
             pg: None,
+            mysql: None,
             slob: None,
         };
         let target = Target {

@@ -13,6 +13,7 @@
 
 pub mod db;
 pub mod dist;
+pub mod mysql;
 pub mod pg;
 pub mod raw;
 pub mod shared;

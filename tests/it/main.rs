@@ -15,6 +15,7 @@ mod import_awr;
 mod import_fio;
 mod import_fuzz;
 mod lab;
+mod mysql;
 mod pg;
 mod plan_examples;
 mod plan_run;
@@ -45,6 +46,7 @@ fn main() {
         import_fio::tests(),
         import_fuzz::tests(),
         lab::tests(),
+        mysql::tests(),
         pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),

@@ -8,6 +8,8 @@
 //! statements and counters.
 
 pub mod cgroup;
+pub mod data;
+pub mod options;
 pub mod procs;
 pub mod sampler;
 pub mod session;

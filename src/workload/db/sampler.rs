@@ -25,12 +25,16 @@ pub trait Monitor {
     fn settle(&mut self) {}
 }
 
-/// Runs the sampler until `sessions_done`.
+/// Runs the sampler until `sessions_done`. `before` is a snapshot taken
+/// before the start, used as the window's first edge when there is no ramp
+/// (a server whose counters move at once, such as MariaDB's, would
+/// otherwise miss what the sessions did before the sampler's first read).
 pub fn run<M: Monitor>(
     m: &mut M,
     shared: &Shared,
     sessions_done: &AtomicBool,
     hz: u64,
+    before: Option<M::Snapshot>,
 ) -> DbPart<M::Snapshot> {
     let mut part = DbPart::<M::Snapshot>::default();
     let start = shared.start_ns.load(SeqCst);
@@ -39,7 +43,10 @@ pub fn run<M: Monitor>(
     while now_ns() < ramp_end && !done() && !shared.stop.load(Relaxed) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let first = match m.snapshot() {
+    let first = match before
+        .filter(|_| shared.ramp_ns == 0)
+        .map_or_else(|| m.snapshot(), Ok)
+    {
         Ok(s) => s,
         Err(e) => {
             part.error = Some(e);

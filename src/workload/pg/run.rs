@@ -203,7 +203,7 @@ impl Workload for Pg<'_> {
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                 };
                 ThreadEnd {
-                    part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ),
+                    part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, None),
                     ..ThreadEnd::default()
                 }
             }
