@@ -14,7 +14,7 @@ use super::db::{DbOps, ProfileLine, device_reads, profile};
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::workload::db::data::LoadReport;
 use crate::workload::mysql::run::{ASH_HZ, MysqlPart};
-use crate::workload::mysql::stats::delta;
+use crate::workload::mysql::stats::{WaitDelta, delta, wait_deltas};
 
 /// How far InnoDB's and the device's reads may differ and still agree.
 pub const AGREE_PCT: f64 = 10.0;
@@ -39,6 +39,9 @@ pub struct MysqlSummary {
     /// SHOW GLOBAL STATUS over the window, by name; absent when unreadable.
     pub server: Option<BTreeMap<String, f64>>,
     pub load_profile: Vec<ProfileLine>,
+    /// performance_schema's wait events over the window (file I/O,
+    /// mutexes, rw-locks), longest total time first; empty when it is off.
+    pub ps_waits: Vec<WaitDelta>,
     pub physical_reads: InnodbReads,
 }
 
@@ -88,6 +91,10 @@ impl MysqlSummary {
     ) -> MysqlSummary {
         let (ops, edges) = DbOps::new(parts, facts.page_size, measured_s, client_cpu_s, ASH_HZ);
         let server = edges.as_ref().map(|(a, b, _)| delta(a, b));
+        let ps_waits = edges
+            .as_ref()
+            .map(|(a, b, _)| wait_deltas(a, b))
+            .unwrap_or_default();
         let c = |k: &str| {
             server
                 .as_ref()
@@ -157,6 +164,7 @@ impl MysqlSummary {
             ops,
             server,
             load_profile,
+            ps_waits,
             physical_reads,
         }
     }

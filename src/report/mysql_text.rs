@@ -11,6 +11,9 @@ use super::db_text::{self, plural};
 use super::mysql::{AGREE_PCT, MysqlSummary};
 use crate::units::{fmt_count, fmt_size};
 
+/// performance_schema wait events shown.
+const PS_WAITS: usize = 12;
+
 /// The settings shown in the header.
 const SHOWN: [&str; 8] = [
     "innodb_page_size",
@@ -85,6 +88,19 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
+    if !s.ps_waits.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nWait events (performance_schema)                      waits    time ms     avg µs"
+        );
+        for w in s.ps_waits.iter().take(PS_WAITS) {
+            let _ = writeln!(
+                o,
+                "  {:<48} {:>10} {:>10.1} {:>10.1}",
+                w.event, w.waits, w.time_ms, w.avg_us
+            );
+        }
+    }
     db_text::operations(&mut o, &s.ops);
 
     if s.server.is_some() {
@@ -105,11 +121,20 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
             n("Innodb_buffer_pool_pages_flushed"),
             n("Innodb_buffer_pool_wait_free")
         );
+        // MariaDB 10.11 counts no redo fsyncs (it writes the log O_DSYNC or
+        // O_DIRECT); say so rather than print a zero.
+        let fsyncs = match s
+            .server
+            .as_ref()
+            .is_some_and(|d| d.contains_key("Innodb_os_log_fsyncs"))
+        {
+            true => format!("{} fsyncs", n("Innodb_os_log_fsyncs")),
+            false => "fsyncs not counted".into(),
+        };
         let _ = writeln!(
             o,
-            "redo         {} written, {} fsyncs, {} log waits; {} commits, {} rollbacks",
+            "redo         {} written, {fsyncs}, {} log waits; {} commits, {} rollbacks",
             fmt_size(n("Innodb_os_log_written") as u64),
-            n("Innodb_os_log_fsyncs"),
             n("Innodb_log_waits"),
             n("Com_commit"),
             n("Com_rollback")

@@ -364,6 +364,22 @@ fn mysql_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
             ));
         }
     }
+    let waits = p.get("ps_waits").and_then(Value::as_array);
+    for w in waits.map(Vec::as_slice).unwrap_or_default() {
+        let Some(event) = w.get("event").and_then(Value::as_str) else {
+            continue;
+        };
+        let key = event.replace('/', "_");
+        for (field, v) in [
+            ("avg_ms", num(w, "avg_us").map(|us| us / 1e3)),
+            ("time_s", num(w, "time_ms").map(|ms| ms / 1e3)),
+            ("waits_s", num(w, "waits").map(|n| n / secs)),
+        ] {
+            if let Some(v) = v {
+                out.push((format!("mysql.{key}.{field}"), v));
+            }
+        }
+    }
     for (name, path) in [
         ("mysql.device_reads_s", "physical_reads.device_per_s"),
         ("mysql.read_difference_pct", "physical_reads.difference_pct"),

@@ -214,6 +214,14 @@ fn mysql_run_on_tmpfs_meets_the_invariants() {
         my["server"]
     );
     assert_eq!(setting(my, "innodb_doublewrite"), "OFF");
+    // performance_schema timed InnoDB's file I/O in the window.
+    let io = my["ps_waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["event"] == "wait/io/file/innodb/innodb_data_file")
+        .unwrap_or_else(|| panic!("no data file waits: {}", my["ps_waits"]));
+    assert!(num(io, "waits") > 0.0 && num(io, "time_ms") > 0.0, "{io}");
     assert_nothing_left(&d);
 
     // The store has the shared db.* metrics: dbio report reads them.
@@ -300,6 +308,8 @@ fn the_terminal_report_speaks_innodb() {
         "doublewrite",
         "Innodb_data_reads",
         "innodb_flush_method=O_DIRECT",
+        "Wait events (performance_schema)",
+        "wait/io/file/innodb/innodb_data_file",
     ] {
         assert!(text.contains(want), "{want} missing:\n{text}");
     }

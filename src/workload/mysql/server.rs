@@ -122,6 +122,10 @@ pub fn settings(
         ("innodb_buffer_pool_dump_at_shutdown", "0".into()),
         ("max_connections", (sessions + 10).to_string()),
         ("performance_schema", "1".into()),
+        // File I/O waits are timed by default; InnoDB's mutexes and
+        // rw-locks too, for the wait summaries (some overhead: turn it off
+        // with --mysql-set performance_schema=0).
+        ("performance_schema_instrument", "'wait/synch/%=ON'".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
