@@ -4,7 +4,8 @@
 //! session loop, the sampler, the report's shared sections); here is only
 //! what is MariaDB's:
 //!
-//! * `server` — binaries, the throwaway instance (`mariadb-install-db`,
+//! * `binaries` — `mariadbd` and `mariadb-install-db`, the `mysql` user.
+//! * `server` — the throwaway instance (`mariadb-install-db`,
 //!   `my.cnf` from dbio's options), start as `mysql`, a guard that stops it.
 //! * `lifecycle` — stop, a killed dbio's orphan, a killed server's socket
 //!   and pid file, `dbio clean`.
@@ -13,6 +14,7 @@
 //! * `stats` — `SHOW GLOBAL STATUS` snapshots and their deltas.
 //! * `run` — the workload: sessions with prepared statements, the sampler.
 
+pub mod binaries;
 pub mod data;
 pub mod lifecycle;
 mod options;

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+pub use super::binaries::Binaries;
+use super::binaries::mysql_user;
 use super::lifecycle::{self, remove_instance_files, stop_orphan};
 use crate::workload::db::cgroup::{self, MemCgroup};
 use crate::workload::db::procs::{cgroup_name, forget_cgroup, remember_cgroup};
@@ -30,9 +32,6 @@ pub const REDO_SUBDIR: &str = "dbio-mysql-redo";
 pub const DATABASE: &str = "dbio";
 /// The package named when the server is missing.
 pub const PACKAGE: &str = "mariadb-server";
-/// Where Debian puts the server and its installer.
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
 /// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
 const SOCKET_PATH_MAX: usize = 107;
 
@@ -136,64 +135,6 @@ pub fn settings(
         s.push((k.clone(), v.clone()));
     }
     s
-}
-
-/// MariaDB's server and installer, and the server's version.
-#[derive(Clone, Debug)]
-pub struct Binaries {
-    pub mariadbd: PathBuf,
-    pub install_db: PathBuf,
-    /// e.g. "10.11.19-MariaDB-0+deb12u1".
-    pub version: String,
-}
-
-impl Binaries {
-    /// Debian's (`/usr/sbin/mariadbd`, `/usr/bin/mariadb-install-db`), or
-    /// both in `dir` (`--mysql-bin`).
-    pub fn find(dir: Option<&Path>) -> Result<Binaries, ServerError> {
-        let (mariadbd, install_db) = match dir {
-            Some(d) => (d.join("mariadbd"), d.join("mariadb-install-db")),
-            None => (PathBuf::from(MARIADBD), PathBuf::from(INSTALL_DB)),
-        };
-        for b in [&mariadbd, &install_db] {
-            if !b.is_file() {
-                return Err(ServerError::Usage(match dir {
-                    None => format!(
-                        "--workload mysql needs MariaDB: no {} here; install the package {PACKAGE} (apt-get install {PACKAGE}) or give --mysql-bin DIR",
-                        b.display()
-                    ),
-                    Some(d) => format!(
-                        "--mysql-bin {}: no {} there; give the directory holding mariadbd and mariadb-install-db, or install the package {PACKAGE}",
-                        d.display(),
-                        b.file_name().unwrap_or_default().to_string_lossy()
-                    ),
-                }));
-            }
-        }
-        let out = std::process::Command::new(&mariadbd)
-            .arg("--version")
-            .output()
-            .map_err(|e| failed(&format!("cannot run {}", mariadbd.display()), e))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let version = text
-            .split_whitespace()
-            .skip_while(|w| *w != "Ver")
-            .nth(1)
-            .map(str::to_string)
-            .ok_or_else(|| {
-                ServerError::Failed(format!("{} --version said {text:?}", mariadbd.display()))
-            })?;
-        Ok(Binaries {
-            mariadbd,
-            install_db,
-            version,
-        })
-    }
-}
-
-/// The `mysql` user the package creates (MariaDB refuses to run as root).
-pub fn mysql_user() -> Result<ServerUser, ServerError> {
-    ServerUser::lookup("mysql", PACKAGE, "--workload mysql runs MariaDB")
 }
 
 /// A running server dbio started; stopped when dropped.
