@@ -189,6 +189,10 @@ pub struct CleanArgs {
     /// Drop the schema dbio made on this existing server (--workload pg --pg-url) instead.
     #[arg(long, value_name = "URL")]
     pub pg_url: Option<String>,
+
+    /// Drop the database dbio made on this existing server (--workload mysql --mysql-url) instead.
+    #[arg(long, value_name = "URL", conflicts_with = "pg_url")]
+    pub mysql_url: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -2,7 +2,8 @@
 //! data files, manifest and redo logs, the PostgreSQL cluster of
 //! `--workload pg` and the MariaDB instance of `--workload mysql`
 //! (stopping a server left running on them) — or, with
-//! `--pg-url`, drops the schema dbio made on an existing server. Nothing
+//! `--pg-url` (`--mysql-url`), drops the schema (database) dbio made on an
+//! existing server. Nothing
 //! dbio did not create is touched, and a target in use by another dbio
 //! command is refused.
 
@@ -15,6 +16,21 @@ use crate::workload::mysql::server as mysql;
 use crate::workload::pg::{endpoint, server};
 
 pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
+    if let Some(url) = &args.mysql_url {
+        let dropped = crate::workload::mysql::endpoint::clean(url).map_err(|e| match e {
+            server::ServerError::Usage(m) => CommandError::Usage(m),
+            e => CommandError::Failed(e.to_string()),
+        })?;
+        eprintln!(
+            "{}",
+            if dropped {
+                "dropped the database dbio made on that server"
+            } else {
+                "no database dbio there: nothing to drop"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(url) = &args.pg_url {
         let dropped = endpoint::clean(url).map_err(|e| match e {
             server::ServerError::Usage(m) => CommandError::Usage(m),

@@ -45,17 +45,28 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
         m.work_unit,
         s.version
     );
-    let _ = writeln!(
-        o,
-        "instance {} (redo {}){}",
-        s.data_dir,
-        s.redo_dir,
-        if s.instance_reused {
-            ", reused"
-        } else {
-            ", new"
-        },
-    );
+    match my.url_redacted.as_deref() {
+        Some(url) => {
+            let _ = writeln!(
+                o,
+                "server   {url}: an existing server, dbio's database dbio; data {}",
+                s.data_dir
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "instance {} (redo {}){}",
+                s.data_dir,
+                s.redo_dir,
+                if s.instance_reused {
+                    ", reused"
+                } else {
+                    ", new"
+                },
+            );
+        }
+    }
     let l = &s.load;
     let _ = writeln!(
         o,

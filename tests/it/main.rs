@@ -16,6 +16,7 @@ mod import_fio;
 mod import_fuzz;
 mod lab;
 mod mysql;
+mod mysql_url;
 mod pg;
 mod plan_examples;
 mod plan_run;
@@ -47,6 +48,7 @@ fn main() {
         import_fuzz::tests(),
         lab::tests(),
         mysql::tests(),
+        mysql_url::tests(),
         pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),

@@ -25,7 +25,7 @@ use crate::common::store::{store_path, temp_store};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn dbio() -> Command {
+pub fn dbio() -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
     c.env("DBIO_DB", store_path());
     c
@@ -138,7 +138,7 @@ fn wait_until_running(d: &MyDir, child: &mut Child, secs: u64) {
     std::thread::sleep(Duration::from_secs(secs));
 }
 
-fn setting<'a>(my: &'a Value, name: &str) -> &'a str {
+pub fn setting<'a>(my: &'a Value, name: &str) -> &'a str {
     my["settings"]
         .as_array()
         .unwrap()

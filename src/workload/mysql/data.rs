@@ -14,7 +14,8 @@ use std::time::Instant;
 
 use mysql::prelude::Queryable;
 
-use super::server::{DATABASE, Server};
+use super::endpoint::Endpoint;
+use super::server::DATABASE;
 use crate::workload::db::ServerError;
 use crate::workload::db::data::{LoadReport, SCATTER};
 
@@ -45,17 +46,14 @@ fn err(what: &str, e: mysql::Error) -> ServerError {
 
 /// Makes the database and the tables unless they have this shape already.
 pub fn ensure(
-    server: &Server,
+    server: &Endpoint,
     schemas: u32,
     scale: u64,
     page: u32,
     interrupt: &AtomicBool,
 ) -> Result<LoadReport, ServerError> {
-    let mut db = server.connect(None)?;
-    db.query_drop(format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
-        .map_err(|e| err("create the dbio database", e))?;
-    db.query_drop(format!("USE {DATABASE}"))
-        .map_err(|e| err("use the dbio database", e))?;
+    server.claim_database()?;
+    let mut db = server.connect()?;
     db.query_drop("CREATE TABLE IF NOT EXISTS dbio_meta (shape varchar(200) NOT NULL)")
         .map_err(|e| err("create dbio_meta", e))?;
     let want = shape(schemas, scale, page);
@@ -115,13 +113,13 @@ pub fn ensure(
 
 /// One table: create, fill in chunks with scattered keys, index.
 fn load_table(
-    server: &Server,
+    server: &Endpoint,
     i: u32,
     scale: u64,
     page: u32,
     interrupt: &AtomicBool,
 ) -> Result<(), ServerError> {
-    let mut c = server.connect(Some(DATABASE))?;
+    let mut c = server.connect()?;
     let t = table(i);
     let pad = pad(page);
     c.query_drop(format!(

@@ -7,6 +7,8 @@
 //! * `binaries` — `mariadbd` and `mariadb-install-db`, the `mysql` user.
 //! * `server` — the throwaway instance (`mariadb-install-db`,
 //!   `my.cnf` from dbio's options), start as `mysql`, a guard that stops it.
+//! * `endpoint` — dbio's server or `--mysql-url`, where dbio works only in
+//!   a database of its own.
 //! * `lifecycle` — stop, a killed dbio's orphan, a killed server's socket
 //!   and pid file, `dbio clean`.
 //! * `data` — SLOB's tables in InnoDB (rows of just under half a page,
@@ -16,6 +18,7 @@
 
 pub mod binaries;
 pub mod data;
+pub mod endpoint;
 pub mod lifecycle;
 mod options;
 pub mod run;
@@ -43,6 +46,10 @@ pub struct MysqlArgs {
     #[arg(long = "mysql-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     pub mysql_set: Vec<(String, String)>,
 
+    /// Use this existing server instead of starting one (mysql://USER:PASSWORD@HOST:PORT/, or mysql://USER@localhost/?socket=/path): dbio works in a database dbio of its own there and changes no settings.
+    #[arg(long, value_name = "URL")]
+    pub mysql_url: Option<String>,
+
     /// Bound the memory of the server, page cache included (a memory cgroup), e.g. 512M: with --io fsync, reads then reach the device.
     #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
     pub mysql_memory: Option<u64>,
@@ -57,6 +64,8 @@ impl MysqlArgs {
             Some("--mysql-set")
         } else if self.mysql_memory.is_some() {
             Some("--mysql-memory")
+        } else if self.mysql_url.is_some() {
+            Some("--mysql-url")
         } else {
             None
         }
@@ -84,4 +93,9 @@ pub struct MysqlConfig {
     pub set: Vec<(String, String)>,
     /// `--mysql-memory`: the server's memory limit (a cgroup), bytes.
     pub memory_bytes: Option<u64>,
+    /// `--mysql-url` (kept out of reports: it may hold a password).
+    #[serde(skip)]
+    pub url: Option<String>,
+    /// `--mysql-url` with its password masked, as reports show it.
+    pub url_redacted: Option<String>,
 }

@@ -45,6 +45,21 @@ impl RunArgs {
                 "{opt} applies to --workload pg; use --mysql-set with --workload mysql"
             ));
         }
+        if self.mysql.mysql_url.is_some() {
+            let own_server_only = [
+                (self.mysql.mysql_bin.is_some(), "--mysql-bin"),
+                (!self.mysql.mysql_set.is_empty(), "--mysql-set"),
+                (self.slob.redo_dir.is_some(), "--redo-dir"),
+                (self.slob.cache.is_some(), "--cache"),
+                (self.mysql.mysql_memory.is_some(), "--mysql-memory"),
+                (self.bs.is_some(), "--bs"),
+            ];
+            if let Some((_, opt)) = own_server_only.iter().find(|(given, _)| *given) {
+                return Err(format!(
+                    "{opt} does not apply with --mysql-url: dbio changes nothing on an existing server (its settings are reported); drop {opt}"
+                ));
+            }
+        }
         let page_size = self.bs.unwrap_or(DEFAULT_PAGE);
         if !(4096..=65536).contains(&page_size) {
             return Err(format!(
@@ -123,6 +138,8 @@ impl RunArgs {
                 bin: self.mysql.mysql_bin,
                 set: self.mysql.mysql_set,
                 memory_bytes: self.mysql.mysql_memory,
+                url_redacted: self.mysql.mysql_url.as_deref().map(super::endpoint::redact),
+                url: self.mysql.mysql_url,
             }),
         })
     }

@@ -75,6 +75,8 @@ pub enum Thread {
 pub struct Mysql<'a> {
     cfg: &'a RunConfig,
     my: &'a MysqlConfig,
+    /// The server's page size (bytes per row in the series).
+    page: u32,
     /// Connection options: the sessions' (database dbio) and the sampler's.
     work: Opts,
     monitor: Opts,
@@ -87,6 +89,7 @@ impl<'a> Mysql<'a> {
     pub fn new(
         cfg: &'a RunConfig,
         my: &'a MysqlConfig,
+        page: u32,
         work: Opts,
         monitor: Opts,
         storage: Vec<PathBuf>,
@@ -95,6 +98,7 @@ impl<'a> Mysql<'a> {
         Mysql {
             cfg,
             my,
+            page,
             work,
             monitor,
             storage,
@@ -168,8 +172,7 @@ impl Workload for Mysql<'_> {
                     own: &own,
                     hot: hot.as_ref(),
                 };
-                let page = self.my.page_size;
-                session::run(&mut c, t, slob, self.cfg.seed, page, self.shared, slot)
+                session::run(&mut c, t, slob, self.cfg.seed, self.page, self.shared, slot)
             }
             Thread::Sampler { conn, before } => {
                 let mut m = MysqlMonitor { conn: *conn };

@@ -346,6 +346,11 @@ impl Server {
             .into()
     }
 
+    /// Where the workload connects on this server.
+    pub fn endpoint(&self) -> super::endpoint::Endpoint {
+        super::endpoint::Endpoint::new(self.opts(None), true)
+    }
+
     pub fn connect(&self, db: Option<&str>) -> Result<mysql::Conn, ServerError> {
         mysql::Conn::new(self.opts(db)).map_err(|e| failed("cannot connect to MariaDB", e))
     }
