@@ -190,6 +190,10 @@ pub struct CleanArgs {
     /// Drop the schema dbio made on this existing server (--workload pg --pg-url) instead.
     #[arg(long, value_name = "URL")]
     pub pg_url: Option<String>,
+
+    /// Drop the database dbio made on this existing server (--workload mysql --mysql-url) instead.
+    #[arg(long, value_name = "URL", conflicts_with = "pg_url")]
+    pub mysql_url: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -210,9 +214,9 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Block size and I/O size, a power of two from 512 to 1M.
-    #[arg(long, default_value = "8k", value_parser = parse_block_size)]
-    pub bs: u32,
+    /// Block size and I/O size, a power of two from 512 to 1M [default: 8k; --workload mysql: 16k, InnoDB's page].
+    #[arg(long, value_parser = parse_block_size)]
+    pub bs: Option<u32>,
 
     /// Access pattern (raw) [default: randrw].
     #[arg(long, value_enum)]
@@ -315,6 +319,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub pg: crate::workload::pg::PgArgs,
+
+    #[command(flatten)]
+    pub mysql: crate::workload::mysql::MysqlArgs,
 }
 
 /// The workloads `--workload` names.
@@ -326,6 +333,8 @@ pub enum WorkloadKind {
     Slob,
     /// The SLOB method on a real PostgreSQL that dbio starts on the target (docs/pg.md).
     Pg,
+    /// The SLOB method on a real MariaDB/InnoDB that dbio starts on the target (docs/mysql.md).
+    Mysql,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, String> {
@@ -376,11 +385,27 @@ fn parse_distribution(s: &str) -> Result<Distribution, String> {
         .map_err(|e: crate::workload::dist::ParseDistError| e.to_string())
 }
 
+/// `--bs` when not given (but for --workload mysql).
+const DEFAULT_BS: u32 = 8192;
+
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
         if self.workload == WorkloadKind::Pg {
+            if let Some(opt) = self.mysql.first_given() {
+                return Err(format!(
+                    "{opt} applies to --workload mysql; use --pg-set with --workload pg"
+                ));
+            }
             return self.into_pg_config();
+        }
+        if self.workload == WorkloadKind::Mysql {
+            return self.into_mysql_config();
+        }
+        if let Some(opt) = self.mysql.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload mysql; add --workload mysql or drop {opt}"
+            ));
         }
         if let Some(opt) = self.pg.first_given() {
             return Err(format!(
@@ -431,14 +456,15 @@ impl RunArgs {
             },
         };
         if let Some(size) = self.size {
-            let min = u64::from(self.bs) * u64::from(self.files);
+            let min = u64::from(self.bs.unwrap_or(DEFAULT_BS)) * u64::from(self.files);
             if size < min {
                 return Err(format!(
                     "--size {size} is smaller than one block per file ({} files x {} bytes = {min})",
-                    self.files, self.bs
+                    self.files,
+                    self.bs.unwrap_or(DEFAULT_BS)
                 ));
             }
-            let bs = u64::from(self.bs);
+            let bs = u64::from(self.bs.unwrap_or(DEFAULT_BS));
             if !size.is_multiple_of(bs) {
                 return Err(format!(
                     "--size {} is not a whole number of --bs {} blocks; give --size {} or {}",
@@ -478,7 +504,7 @@ impl RunArgs {
             target: self.target,
             files: self.files,
             size_bytes: self.size,
-            block_size: self.bs,
+            block_size: self.bs.unwrap_or(DEFAULT_BS),
             pattern: Some(pattern),
             read_pct: Some(read_pct),
             sessions,
@@ -496,6 +522,7 @@ impl RunArgs {
             allow_root_fs: self.allow_root_fs,
             slob: None,
             pg: None,
+            mysql: None,
         })
     }
 }
@@ -541,9 +568,13 @@ impl RunArgs {
         let is_device = crate::target::device::is_block_device(&self.target);
         let dir = (!is_device).then_some(self.target.as_path());
         let work_loop = self.slob.work_loop;
-        let slob = self
-            .slob
-            .into_config(self.sessions, self.bs, self.files, hotspot, dir)?;
+        let slob = self.slob.into_config(
+            self.sessions,
+            self.bs.unwrap_or(DEFAULT_BS),
+            self.files,
+            hotspot,
+            dir,
+        )?;
         let sessions = slob.sessions();
         let length = match work_loop {
             Some(w) => RunLength::Ops {
@@ -560,8 +591,8 @@ impl RunArgs {
             workload: "slob",
             target: self.target,
             files: self.files,
-            size_bytes: Some(slob.tablespace_blocks() * u64::from(self.bs)),
-            block_size: self.bs,
+            size_bytes: Some(slob.tablespace_blocks() * u64::from(self.bs.unwrap_or(DEFAULT_BS))),
+            block_size: self.bs.unwrap_or(DEFAULT_BS),
             // A database model has no raw pattern: its mix is --update-pct.
             pattern: None,
             read_pct: None,
@@ -580,6 +611,7 @@ impl RunArgs {
             allow_root_fs: self.allow_root_fs,
             slob: Some(slob),
             pg: None,
+            mysql: None,
         })
     }
 }

@@ -159,6 +159,9 @@ pub struct RunConfig {
     /// The PostgreSQL run's settings (`--workload pg`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pg: Option<crate::workload::pg::PgConfig>,
+    /// The MariaDB run's settings (`--workload mysql`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<crate::workload::mysql::MysqlConfig>,
 }
 
 impl RunConfig {

@@ -1,7 +1,9 @@
 //! `dbio clean`: removes what dbio laid out in a target directory — its
-//! data files, manifest and redo logs, and the PostgreSQL cluster of
-//! `--workload pg` (stopping a server left running on it) — or, with
-//! `--pg-url`, drops the schema dbio made on an existing server. Nothing
+//! data files, manifest and redo logs, the PostgreSQL cluster of
+//! `--workload pg` and the MariaDB instance of `--workload mysql`
+//! (stopping a server left running on them) — or, with
+//! `--pg-url` (`--mysql-url`), drops the schema (database) dbio made on an
+//! existing server. Nothing
 //! dbio did not create is touched, and a target in use by another dbio
 //! command is refused.
 
@@ -10,9 +12,25 @@ use std::process::ExitCode;
 use super::CommandError;
 use crate::cli::CleanArgs;
 use crate::target::{self, lock::TargetLock};
+use crate::workload::mysql::server as mysql;
 use crate::workload::pg::{endpoint, server};
 
 pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
+    if let Some(url) = &args.mysql_url {
+        let dropped = crate::workload::mysql::endpoint::clean(url).map_err(|e| match e {
+            server::ServerError::Usage(m) => CommandError::Usage(m),
+            e => CommandError::Failed(e.to_string()),
+        })?;
+        eprintln!(
+            "{}",
+            if dropped {
+                "dropped the database dbio made on that server"
+            } else {
+                "no database dbio there: nothing to drop"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(url) = &args.pg_url {
         let dropped = endpoint::clean(url).map_err(|e| match e {
             server::ServerError::Usage(m) => CommandError::Usage(m),
@@ -31,8 +49,10 @@ pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
     // A PostgreSQL cluster of --workload pg: stop a server left running on
     // it (never one a running benchmark holds: the target's lock says so),
     // remove it and its WAL.
-    let pg = {
-        let _lock = if args.target.join(server::CLUSTER_SUBDIR).is_dir() {
+    let has_server = args.target.join(server::CLUSTER_SUBDIR).is_dir()
+        || args.target.join(mysql::INSTANCE_SUBDIR).is_dir();
+    let (pg, my) = {
+        let _lock = if has_server {
             Some(
                 TargetLock::directory(&args.target)
                     .map_err(|e| CommandError::Usage(e.to_string()))?,
@@ -40,18 +60,27 @@ pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
         } else {
             None
         };
-        server::clean(&args.target).map_err(|e| CommandError::Failed(e.to_string()))?
+        (
+            server::clean(&args.target).map_err(|e| CommandError::Failed(e.to_string()))?,
+            crate::workload::mysql::lifecycle::clean(&args.target),
+        )
     };
     if pg {
         eprintln!(
             "removed the PostgreSQL cluster {} of --workload pg",
             args.target.join(server::CLUSTER_SUBDIR).display()
         );
-        if !args.target.join("dbio-manifest.json").exists() {
-            let _ = std::fs::remove_file(args.target.join("dbio.lock"));
-            let _ = std::fs::remove_dir(&args.target);
-            return Ok(ExitCode::SUCCESS);
-        }
+    }
+    if my {
+        eprintln!(
+            "removed the MariaDB instance {} of --workload mysql",
+            args.target.join(mysql::INSTANCE_SUBDIR).display()
+        );
+    }
+    if (pg || my) && !args.target.join("dbio-manifest.json").exists() {
+        let _ = std::fs::remove_file(args.target.join("dbio.lock"));
+        let _ = std::fs::remove_dir(&args.target);
+        return Ok(ExitCode::SUCCESS);
     }
     let removed = target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
     eprintln!(

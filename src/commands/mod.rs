@@ -14,6 +14,8 @@ pub mod plan;
 pub mod report;
 pub mod report_html;
 pub mod run;
+mod run_db;
+mod run_mysql;
 pub mod run_pg;
 pub mod runs;
 

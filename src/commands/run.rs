@@ -64,9 +64,14 @@ pub fn run(
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Plans (quiet, one line per run) say it too: once per target.
     let announce = !quiet || output == Output::Line;
-    let target = match cfg.pg {
-        Some(_) => super::run_pg::target(cfg, announce).map_err(layout_error)?,
-        None => Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?,
+    if let Some(my) = cfg.mysql.as_ref().filter(|m| m.url.is_none()) {
+        // No MariaDB: one line, before the target is made.
+        crate::workload::mysql::server::Binaries::find(my.bin.as_deref())
+            .map_err(super::run_db::command_error)?;
+    }
+    let target = match cfg.pg.is_some() || cfg.mysql.is_some() {
+        true => super::run_db::target(cfg, announce).map_err(layout_error)?,
+        false => Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?,
     };
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
@@ -88,6 +93,10 @@ pub fn run(
         status,
     };
     let (report, histograms) = match (&cfg.pg, &cfg.slob) {
+        (None, None) if cfg.mysql.is_some() => {
+            let my = cfg.mysql.as_ref().expect("checked");
+            super::run_mysql::run(cfg, my, &target, &shared, opts, show_progress)?
+        }
         (Some(pg), _) => super::run_pg::run(cfg, pg, &target, &shared, opts, show_progress)?,
         (None, None) => {
             let work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
@@ -246,6 +255,7 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
     };
     let what = match &r.slob {
         None if r.pg.is_some() => crate::report::pg::one_line(r),
+        None if r.mysql.is_some() => crate::report::mysql::one_line(r),
         Some(s) => {
             let per_s = |v: u64| v as f64 / s.elapsed_s.max(1e-9);
             let sync = s

@@ -5,66 +5,18 @@
 //! measured into the report (`pg`) and the stored histograms.
 
 use super::CommandError;
+use super::run_db::{Histograms, command_error, histograms};
 use crate::config::RunConfig;
 use crate::environment::Environment;
 use crate::harness::{self, Options};
-use crate::measure::stats::OpStats;
 use crate::report::Report;
 use crate::report::pg::{PgSummary, ServerFacts};
-use crate::store::encode_histogram;
-use crate::target::{Target, TargetError, TargetKind};
+use crate::target::Target;
 use crate::workload::Shared;
 use crate::workload::pg::endpoint::Endpoint;
 use crate::workload::pg::run::Pg;
 use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
-use crate::workload::pg::{PAGE, PgConfig, data};
-
-/// Latency histograms to store, by name.
-type Histograms = Vec<(String, Vec<u8>)>;
-
-fn command_error(e: ServerError) -> CommandError {
-    match e {
-        ServerError::Usage(m) => CommandError::Usage(m),
-        ServerError::Failed(m) => CommandError::Failed(m),
-        ServerError::Interrupted(m) => CommandError::Interrupted(m),
-    }
-}
-
-/// The target of a pg run as the report shows it: the directory, no files
-/// of dbio's own (PostgreSQL lays out its own). For a server dbio starts, the
-/// directory passes the same checks as any target (not a mistyped path, not
-/// an unmounted mount point; at most its last component created) and is
-/// locked for the run.
-pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
-    let own_server = cfg.pg.as_ref().is_some_and(|p| p.url.is_none());
-    let mut locks = Vec::new();
-    if own_server {
-        crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
-        let created = crate::target::layout::create_last(&cfg.target)?;
-        match crate::target::lock::TargetLock::directory(&cfg.target) {
-            Ok(l) => locks.push(l),
-            Err(e) => {
-                if created {
-                    let _ = std::fs::remove_dir(&cfg.target);
-                }
-                return Err(e);
-            }
-        }
-        if announce {
-            crate::target::place::announce(&cfg.target);
-        }
-    }
-    Ok(Target {
-        kind: TargetKind::Directory,
-        path: cfg.target.clone(),
-        files: Vec::new(),
-        block_size: PAGE,
-        blocks_per_file: 0,
-        logical_sector: None,
-        layout: None,
-        locks: std::sync::Arc::new(locks),
-    })
-}
+use crate::workload::pg::{PgConfig, data};
 
 /// Runs a pg workload: the report and the latency histograms to store.
 pub fn run(
@@ -156,21 +108,7 @@ pub fn run(
         out.result.cpu.total_s(),
         out.result.window.as_ref(),
     );
-    let mut histograms = Vec::new();
-    for name in ["select", "update", "commit", "scan"] {
-        let mut merged = OpStats::default();
-        for p in &out.parts {
-            merged.merge(match name {
-                "select" => &p.select,
-                "update" => &p.update,
-                "commit" => &p.commit,
-                _ => &p.scan,
-            });
-        }
-        if merged.count > 0 {
-            histograms.push((format!("pg.{name}"), encode_histogram(&merged.hist)));
-        }
-    }
+    let histograms = histograms("pg", &out.parts);
     let mut report = Report::new(cfg, target, out.result, Environment::capture());
     report.pg = Some(summary);
     Ok((report, histograms))

@@ -63,6 +63,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         destroy_device: None,
         allow_root_fs: false,
         pg: None,
+        mysql: None,
         slob: None,
     }
 }

@@ -105,7 +105,10 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
     let db = r["config"]["slob"]
         .as_object()
         .map(|m| ("slob", m))
-        .or(r["config"]["pg"]["slob"].as_object().map(|m| ("pg", m)));
+        .or(r["config"]["pg"]["slob"].as_object().map(|m| ("pg", m)))
+        .or(r["config"]["mysql"]["slob"]
+            .as_object()
+            .map(|m| ("mysql", m)));
     if let Some((prefix, slob)) = db {
         for (k, v) in slob {
             let v = match v {
@@ -155,8 +158,8 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
     s
 }
 
-/// Load profile lines of one report: the model's own or a PostgreSQL
-/// run's (AWR's meanings: "Write IO (MB)" is the DB writers' data file
+/// Load profile lines of one report: the model's own, a PostgreSQL or
+/// a MariaDB run's (AWR's meanings: "Write IO (MB)" is the DB writers' data file
 /// writes), then a raw run's lines from the report's `read`, `write`,
 /// `sync` and `cpu` sections that are not among them. A database run has
 /// those sections too (every I/O it did, redo included, timed as a raw
@@ -166,7 +169,8 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
 fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
     let db = r["slob"]["load_profile"]
         .as_array()
-        .or(r["pg"]["load_profile"].as_array());
+        .or(r["pg"]["load_profile"].as_array())
+        .or(r["mysql"]["load_profile"].as_array());
     let mut out: Vec<(String, f64, Option<f64>)> = db
         .map(Vec::as_slice)
         .unwrap_or_default()

@@ -7,7 +7,11 @@ pub mod compare;
 mod compare_devices;
 mod compare_evidence;
 mod compare_text;
+pub mod db;
+mod db_text;
 pub mod html;
+pub mod mysql;
+mod mysql_text;
 pub mod pg;
 mod pg_text;
 mod rformat;
@@ -90,6 +94,11 @@ pub struct Report {
     /// Under MPI, each rank: its host and its own sections, in the run's shape.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<crate::ranks::RankSummary>,
+    /// The MariaDB run's report (`--workload mysql`): the server, SHOW
+    /// GLOBAL STATUS over the window, load profile, session states,
+    /// InnoDB's reads beside the device's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<mysql::MysqlSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -242,6 +251,7 @@ impl Report {
             pg: None,
             mpi: None,
             ranks: Vec::new(),
+            mysql: None,
         }
     }
 }
@@ -282,6 +292,7 @@ mod tests {
             destroy_device: None,
             allow_root_fs: false,
             pg: None,
+            mysql: None,
             slob: None,
         };
         let target = Target {

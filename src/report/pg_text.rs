@@ -7,11 +7,9 @@
 use std::fmt::Write;
 
 use super::Report;
+use super::db_text::{self, plural};
 use super::pg::PgSummary;
 use crate::units::{fmt_count, fmt_size};
-
-/// Wait events shown.
-const TOP_EVENTS: usize = 10;
 
 pub fn render(r: &Report, s: &PgSummary) -> String {
     let mut o = String::new();
@@ -93,87 +91,10 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
             fmt_size(limit)
         );
     }
-    if let Some(chain) = &r.storage {
-        let _ = writeln!(o, "storage  {}", chain.describe());
-    }
-    let status = match r.status {
-        crate::harness::Status::Completed => "completed".to_string(),
-        crate::harness::Status::Interrupted => "INTERRUPTED (Ctrl-C): results so far".into(),
-        crate::harness::Status::Failed => {
-            format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error"))
-        }
-    };
-    let _ = writeln!(
-        o,
-        "run      {status}; {:.1} s measured after {:.1} s ramp; start skew {:.0} µs",
-        r.measured_s, r.ramp_s, r.start_skew_us
-    );
-
-    let _ = writeln!(
-        o,
-        "\nLoad Profile                                      Per Second   Per Transaction"
-    );
-    for p in &s.load_profile {
-        let _ = writeln!(
-            o,
-            "  {:<46} {:>12} {:>16}",
-            p.name,
-            fmt_count(p.per_second),
-            p.per_transaction
-                .map_or(String::new(), |v| format!("{v:.2}"))
-        );
-    }
-    if s.server.is_none() {
-        let _ = writeln!(
-            o,
-            "  (the server's counters could not be read: {})",
-            s.sampler_error.as_deref().unwrap_or("unknown")
-        );
-    }
-
-    let _ = writeln!(
-        o,
-        "\nTop Events (active sessions sampled {} times at {} Hz)     samples   %samples   avg active",
-        s.samples, s.sample_hz
-    );
-    for w in s.waits.iter().take(TOP_EVENTS) {
-        let _ = writeln!(
-            o,
-            "  {:<50} {:>10} {:>9.1}% {:>11.2}",
-            w.event, w.samples, w.pct, w.aas
-        );
-    }
-
-    let _ = writeln!(
-        o,
-        "\nOperations (client side)    count        /s     avg ms     p50 ms     p99 ms   p99.9 ms"
-    );
-    for (name, op) in [
-        ("select", &s.select),
-        ("update", &s.update),
-        ("commit", &s.commit),
-        ("scan", &s.scan),
-    ] {
-        if let Some(op) = op {
-            let l = &op.latency;
-            let _ = writeln!(
-                o,
-                "  {:<24} {:>8} {:>9} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
-                name,
-                op.requests,
-                fmt_count(op.iops),
-                l.mean_us / 1e3,
-                l.p50_us / 1e3,
-                l.p99_us / 1e3,
-                l.p99_9_us / 1e3
-            );
-        }
-    }
-    let _ = writeln!(
-        o,
-        "  rows asked for (work units) {}; dbio's CPU {:.1} µs per statement",
-        s.rows, s.client_cpu_us_per_execute
-    );
+    db_text::status(&mut o, r);
+    db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
+    db_text::top_events(&mut o, &s.ops);
+    db_text::operations(&mut o, &s.ops);
 
     if let Some(d) = &s.server {
         let _ = writeln!(
@@ -260,8 +181,4 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
         super::text::telemetry(&mut o, r, w);
     }
     o
-}
-
-fn plural(n: u32) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

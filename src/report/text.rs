@@ -17,6 +17,9 @@ pub fn render(r: &Report) -> String {
     if let Some(s) = &r.slob {
         return super::awr_text::render(r, s);
     }
+    if let Some(s) = &r.mysql {
+        return super::mysql_text::render(r, s);
+    }
     if let Some(s) = &r.pg {
         return super::pg_text::render(r, s);
     }
@@ -315,7 +318,7 @@ pub(super) fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
     if let Some(top) = w
         .devices
         .first()
-        .filter(|_| r.pg.is_none())
+        .filter(|_| r.pg.is_none() && r.mysql.is_none())
         .and_then(|d| d.rates.as_ref().map(|x| (&d.name, x)))
     {
         let (name, x) = top;

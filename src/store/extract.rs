@@ -89,6 +89,7 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
     telemetry_metrics(report, &mut metrics);
     slob_metrics(report, &mut metrics);
     pg_metrics(report, &mut metrics);
+    mysql_metrics(report, &mut metrics);
     let series = report
         .get("series")
         .and_then(Value::as_array)
@@ -216,12 +217,8 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     }
     let mib = 1024.0 * 1024.0;
     let page = 8192.0;
-    let ops = ["selects", "updates", "scans"]
-        .iter()
-        .map(|k| num(p, k).unwrap_or(0.0))
-        .sum::<f64>();
+    db_ops_metrics(p, "pg", secs, out);
     use crate::vocab as v;
-    out.push((v::EXECUTES_S.into(), ops / secs));
     if let Some(s) = p.get("server").filter(|s| s.is_object()) {
         let c = |k: &str| num(s, k).unwrap_or(0.0);
         let writes = c("buffers_checkpoint") + c("buffers_clean") + c("buffers_backend");
@@ -264,14 +261,6 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
             ));
         }
     }
-    if let Some(ms) = num(p, "commit.latency.mean_us") {
-        out.push((v::EVENT_LOG_FILE_SYNC.into(), ms / 1e3));
-    }
-    for kind in ["select", "update", "commit", "scan"] {
-        if let Some(l) = at(p, &format!("{kind}.latency")) {
-            flatten(&format!("pg.{kind}.latency"), l, out);
-        }
-    }
     for (name, path) in [
         ("pg.device_reads_s", "physical_reads.device_per_s"),
         ("pg.absorbed_pct", "physical_reads.absorbed_pct"),
@@ -289,6 +278,120 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         (v::BLOCK_SIZE, "config.block_size"),
     ] {
         if let Some(x) = num(report, path) {
+            out.push((name.into(), x));
+        }
+    }
+}
+
+/// What every database server's section has: executes per second, the
+/// commit's latency as `log file sync`'s, and each operation's latency as
+/// `PREFIX.<kind>.latency.*`.
+fn db_ops_metrics(p: &Value, prefix: &str, secs: f64, out: &mut Vec<(String, f64)>) {
+    use crate::vocab as v;
+    let ops = ["selects", "updates", "scans"]
+        .iter()
+        .map(|k| num(p, k).unwrap_or(0.0))
+        .sum::<f64>();
+    out.push((v::EXECUTES_S.into(), ops / secs));
+    if let Some(us) = num(p, "commit.latency.mean_us") {
+        out.push((v::EVENT_LOG_FILE_SYNC.into(), us / 1e3));
+    }
+    for kind in ["select", "update", "commit", "scan"] {
+        if let Some(l) = at(p, &format!("{kind}.latency")) {
+            flatten(&format!("{prefix}.{kind}.latency"), l, out);
+        }
+    }
+}
+
+/// A MariaDB run's numbers: the shared `db.*` names where the meaning is
+/// the same (physical reads = Innodb_data_reads, physical writes =
+/// Innodb_pages_written as pg's buffers written, redo = Innodb_os_log_written,
+/// transactions = Com_commit, commit latency as `log file sync`), and
+/// `mysql.*` for what only InnoDB has.
+fn mysql_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
+    let Some(p) = report.get("mysql").filter(|s| s.is_object()) else {
+        return;
+    };
+    let secs = num(report, "measured_s").unwrap_or(0.0);
+    if secs <= 0.0 {
+        return;
+    }
+    let mib = 1024.0 * 1024.0;
+    let page = num(report, "config.block_size").unwrap_or(16384.0);
+    db_ops_metrics(p, "mysql", secs, out);
+    for (name, path) in [
+        (crate::vocab::UPDATE_PCT, "config.mysql.slob.update_pct"),
+        (crate::vocab::BLOCK_SIZE, "config.block_size"),
+    ] {
+        if let Some(x) = num(report, path) {
+            out.push((name.into(), x));
+        }
+    }
+    use crate::vocab as v;
+    if let Some(s) = p.get("server").filter(|s| s.is_object()) {
+        let c = |k: &str| num(s, k).unwrap_or(0.0);
+        let per_s = [
+            (v::PHYSICAL_READS_S, c("Innodb_data_reads")),
+            ("db.physical_read_blocks_s", c("Innodb_pages_read")),
+            (v::PHYSICAL_WRITES_S, c("Innodb_pages_written")),
+            (v::LOGICAL_READS_S, c("Innodb_buffer_pool_read_requests")),
+            (v::READ_MBS, c("Innodb_data_read") / mib),
+            (v::WRITE_MBS, c("Innodb_pages_written") * page / mib),
+            (v::REDO_MBS, c("Innodb_os_log_written") / mib),
+            (v::REDO_BYTES_S, c("Innodb_os_log_written")),
+            ("db.transactions_s", c("Com_commit")),
+            ("mysql.buffer_pool_reads_s", c("Innodb_buffer_pool_reads")),
+            ("mysql.data_writes_s", c("Innodb_data_writes")),
+            ("mysql.data_fsyncs_s", c("Innodb_data_fsyncs")),
+            ("mysql.dblwr_pages_s", c("Innodb_dblwr_pages_written")),
+            ("mysql.log_waits_s", c("Innodb_log_waits")),
+            ("mysql.wait_free_s", c("Innodb_buffer_pool_wait_free")),
+        ];
+        for (name, val) in per_s {
+            out.push((name.to_string(), val / secs));
+        }
+        let requests = c("Innodb_buffer_pool_read_requests");
+        if requests > 0.0 {
+            out.push((
+                "db.cache_hit_pct".into(),
+                100.0 * (1.0 - c("Innodb_buffer_pool_reads") / requests),
+            ));
+        }
+        if c("Com_commit") > 0.0 {
+            out.push((
+                "mysql.redo_bytes_per_tx".into(),
+                c("Innodb_os_log_written") / c("Com_commit"),
+            ));
+        }
+    }
+    let waits = p.get("ps_waits").and_then(Value::as_array);
+    for w in waits.map(Vec::as_slice).unwrap_or_default() {
+        let Some(event) = w.get("event").and_then(Value::as_str) else {
+            continue;
+        };
+        let key = event.replace('/', "_");
+        for (field, v) in [
+            ("avg_ms", num(w, "avg_us").map(|us| us / 1e3)),
+            ("time_s", num(w, "time_ms").map(|ms| ms / 1e3)),
+            ("waits_s", num(w, "waits").map(|n| n / secs)),
+        ] {
+            if let Some(v) = v {
+                out.push((format!("mysql.{key}.{field}"), v));
+            }
+        }
+    }
+    for (name, path) in [
+        ("mysql.device_reads_s", "physical_reads.device_per_s"),
+        ("mysql.read_difference_pct", "physical_reads.difference_pct"),
+        ("mysql.load_mib_s", "load.mib_per_s"),
+        ("mysql.load_bytes", "load.bytes"),
+        (
+            "mysql.client_cpu_us_per_execute",
+            "client_cpu_us_per_execute",
+        ),
+        ("mysql.memory_limit_bytes", "memory_limit_bytes"),
+    ] {
+        if let Some(x) = num(p, path) {
             out.push((name.into(), x));
         }
     }

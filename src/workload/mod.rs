@@ -11,7 +11,9 @@
 //! sessions are connections to a real database server fits the same trait
 //! (its physical I/O is the server's; its own counters go in its `Part`).
 
+pub mod db;
 pub mod dist;
+pub mod mysql;
 pub mod pg;
 pub mod raw;
 pub mod shared;

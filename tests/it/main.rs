@@ -22,6 +22,8 @@ mod manual;
 mod mpi;
 #[cfg(not(feature = "mpi"))]
 mod mpi_off;
+mod mysql;
+mod mysql_url;
 mod pg;
 mod plan_examples;
 mod plan_run;
@@ -61,6 +63,8 @@ fn main() {
         mpi::tests(),
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
+        mysql::tests(),
+        mysql_url::tests(),
         pg::tests(),
         plan_examples::tests(),
         plan_run::tests(),

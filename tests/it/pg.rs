@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
+use crate::common::server::{evict, json, processes_left, processes_under};
 use crate::common::store::{store_path, temp_store};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -107,20 +108,6 @@ impl Drop for PgDir {
     }
 }
 
-/// Processes whose working directory is under `dir` (PostgreSQL's
-/// processes all work in their data directory).
-fn processes_under(dir: &Path) -> Vec<i32> {
-    fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let cwd = fs::read_link(e.path().join("cwd")).ok()?;
-            cwd.starts_with(dir).then_some(pid)
-        })
-        .collect()
-}
-
 /// SysV shared memory segments and POSIX dynamic shared memory PostgreSQL
 /// made (owned by the postgres user), machine-wide.
 fn pg_shared_memory() -> Vec<String> {
@@ -155,12 +142,8 @@ fn postgres_uid() -> String {
 /// No server process, shared memory, socket or pid file of `d`'s cluster.
 fn assert_nothing_left(d: &PgDir) {
     // The postmaster's children may take a moment to go after it exits.
-    let t0 = Instant::now();
-    while !processes_under(&d.base).is_empty() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
     assert_eq!(
-        processes_under(&d.base),
+        processes_left(&d.base),
         Vec::<i32>::new(),
         "server processes left"
     );
@@ -178,16 +161,6 @@ fn assert_nothing_left(d: &PgDir) {
         !d.data().join("postmaster.pid").exists(),
         "postmaster.pid left"
     );
-}
-
-fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn f(v: &Value, path: &str) -> f64 {
@@ -447,21 +420,6 @@ fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
     );
     assert_nothing_left(&d);
     assert!(!d.target.join("dbio-pg").exists());
-}
-
-/// Drops `dir`'s files from the page cache (written back first).
-fn evict(dir: &Path) {
-    for e in fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            evict(&p);
-        } else if let Ok(file) = fs::File::open(&p) {
-            let _ = file.sync_all();
-            use std::os::fd::AsRawFd;
-            // SAFETY: advice on an open descriptor.
-            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        }
-    }
 }
 
 fn pg_run_on_xfs_reads_three_ways() {

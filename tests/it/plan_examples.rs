@@ -10,6 +10,7 @@ use dbio::plan::{self, Order};
 const EXPECTED: &[(&str, usize, usize, u32, usize, usize)] = &[
     ("iobench-files.toml", 2, 16, 3, 96, 2),
     ("iobench-files-quick.toml", 10, 3, 3, 90, 10),
+    ("innodb-flush.toml", 4, 3, 3, 36, 4),
     ("iobench-randwrite.toml", 2, 16, 3, 96, 2),
     ("quick-engines.toml", 2, 2, 2, 8, 2),
     ("slob-fs-compare.toml", 9, 3, 3, 81, 9),

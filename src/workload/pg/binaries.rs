@@ -1,15 +1,13 @@
 //! PostgreSQL's binaries (`--pg-bin`, or the highest
 //! `/usr/lib/postgresql/N/bin`) and the unprivileged user the server runs
-//! as: commands run as `postgres`, in a process group of their own, and
-//! optionally first moved into a memory cgroup.
+//! as (`postgres`; commands as that user are `db::user`'s).
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use super::cgroup::MemCgroup;
 use super::server::{PACKAGE, ServerError, failed};
+use crate::workload::db::user::ServerUser;
 
 /// PostgreSQL's binaries and their major version.
 #[derive(Clone, Debug)]
@@ -90,72 +88,7 @@ impl Binaries {
     }
 }
 
-/// The unprivileged user the server runs as (PostgreSQL refuses root).
-#[derive(Clone, Copy, Debug)]
-pub struct PgUser {
-    pub uid: u32,
-    pub gid: u32,
-}
-
-impl PgUser {
-    /// The `postgres` user Debian's package creates.
-    pub fn lookup() -> Result<PgUser, ServerError> {
-        let name = c"postgres";
-        // SAFETY: getpwnam returns a pointer into static storage or null;
-        // the two fields are copied out at once.
-        let pw = unsafe { libc::getpwnam(name.as_ptr()) };
-        if pw.is_null() {
-            return Err(ServerError::Usage(format!(
-                "--workload pg runs PostgreSQL as the user postgres, which does not exist here; install {PACKAGE} (it creates the user)"
-            )));
-        }
-        // SAFETY: pw is non-null and points to a valid passwd entry.
-        let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
-        Ok(PgUser { uid, gid })
-    }
-
-    /// A command run as this user, in a process group of its own.
-    pub(super) fn command(&self, program: &Path) -> Command {
-        let mut c = Command::new(program);
-        c.uid(self.uid).gid(self.gid);
-        Self::common(&mut c);
-        c
-    }
-
-    /// The same, first moved into memory cgroup `cg` (as root: the move
-    /// needs it), then made this user.
-    pub(super) fn command_in(&self, program: &Path, cg: MemCgroup) -> Command {
-        let mut c = Command::new(program);
-        let (uid, gid) = (self.uid, self.gid);
-        // SAFETY: only async-signal-safe calls (open, write, close,
-        // setgroups, setgid, setuid) in the forked child.
-        unsafe {
-            c.pre_exec(move || {
-                cg.enter_from_child()?;
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(gid) != 0
-                    || libc::setuid(uid) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        };
-        Self::common(&mut c);
-        c
-    }
-
-    fn common(c: &mut Command) {
-        c.current_dir("/")
-            .process_group(0)
-            .env_remove("PGDATA")
-            .env_remove("PGHOST")
-            .env_remove("PGPORT")
-            .stdin(Stdio::null());
-    }
-
-    pub(super) fn chown(&self, p: &Path) -> Result<(), ServerError> {
-        std::os::unix::fs::chown(p, Some(self.uid), Some(self.gid))
-            .map_err(|e| failed(&format!("chown {} to postgres", p.display()), e))
-    }
+/// The `postgres` user Debian's package creates (PostgreSQL refuses root).
+pub fn pg_user() -> Result<ServerUser, ServerError> {
+    ServerUser::lookup("postgres", PACKAGE, "--workload pg runs PostgreSQL")
 }

@@ -13,30 +13,13 @@ use std::time::{Duration, Instant};
 
 use postgres::CancelToken;
 
-use serde::Serialize;
-
 use super::endpoint::Endpoint;
 use super::server::{DATABASE, ServerError};
 
-/// The multiplier that scatters keys over pages (a prime above any SCALE
-/// dbio allows, so it is coprime to it; g × P stays below 2^63).
-pub const SCATTER: u64 = 2_654_435_761;
+pub use crate::workload::db::data::{LoadReport, MAX_SCALE, SCATTER};
+
 /// Bytes of padding per row: with fillfactor 10, one row per page.
 pub const PAD: u32 = 500;
-/// Largest SCALE (rows per table) the key formula handles.
-pub const MAX_SCALE: u64 = 3_000_000_000;
-
-/// How the data was made.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct LoadReport {
-    pub reused: bool,
-    pub tables: u32,
-    pub rows_per_table: u64,
-    /// Heap + index bytes over all tables.
-    pub bytes: u64,
-    pub seconds: f64,
-    pub mib_per_s: f64,
-}
 
 /// Table `i`'s name.
 pub fn table(i: u32) -> String {

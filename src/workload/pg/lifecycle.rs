@@ -9,9 +9,10 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::binaries::{Binaries, PgUser};
-use super::cgroup;
+use super::binaries::{Binaries, pg_user};
 use super::server::{PORT, Paths, ServerError, Shape};
+use crate::workload::db::procs::{self, forget_cgroup, processes_in};
+use crate::workload::db::user::ServerUser;
 
 /// The postmaster's pid from `postmaster.pid`, if that process is alive.
 pub(super) fn live_postmaster(data: &Path) -> Option<u32> {
@@ -21,28 +22,12 @@ pub(super) fn live_postmaster(data: &Path) -> Option<u32> {
 /// The pid on the first line of a PostgreSQL lock file, if that process is
 /// a live (not zombie) postgres.
 pub(super) fn live_pid_in(lock: &Path) -> Option<u32> {
-    let text = fs::read_to_string(lock).ok()?;
-    let pid: u32 = text.lines().next()?.trim().parse().ok()?;
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
-    let is_pg = fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim() == "postgres")
-        .unwrap_or(false);
-    // A killed postmaster whose parent (init in a container) does not reap
-    // it stays a zombie: dead for our purposes.
-    let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false);
-    (alive && is_pg && !zombie).then_some(pid)
+    procs::live_pid_in(lock, "postgres")
 }
 
 /// Stops a server running on `paths.data` that dbio did not start in this
 /// process (a killed dbio's orphan). Returns its pid.
-pub(super) fn stop_orphan(bin: &Binaries, paths: &Paths, user: &PgUser) -> Option<u32> {
+pub(super) fn stop_orphan(bin: &Binaries, paths: &Paths, user: &ServerUser) -> Option<u32> {
     let pid = live_postmaster(&paths.data)?;
     stop_data_dir(bin, paths, user);
     eprintln!(
@@ -57,7 +42,7 @@ pub(super) fn stop_orphan(bin: &Binaries, paths: &Paths, user: &PgUser) -> Optio
 /// leaves its shared memory, socket and pid file: PostgreSQL removes them
 /// itself when started again on the data directory, so it is started once
 /// more (crash recovery) and stopped cleanly.
-pub(super) fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &PgUser) {
+pub(super) fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &ServerUser) {
     if live_postmaster(&paths.data).is_none() {
         if paths.data.join("postmaster.pid").exists() {
             recover(bin, paths, user);
@@ -83,7 +68,7 @@ pub(super) fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &PgUser) {
 
 /// Starts and stops a server whose postmaster died, so that PostgreSQL
 /// removes what the dead one left (shared memory segments, socket, pid file).
-pub(super) fn recover(bin: &Binaries, paths: &Paths, user: &PgUser) {
+pub(super) fn recover(bin: &Binaries, paths: &Paths, user: &ServerUser) {
     eprintln!(
         "dbio: PostgreSQL on {} died without cleaning up; starting it once more to remove its shared memory, socket and pid file",
         paths.data.display()
@@ -126,40 +111,6 @@ pub(super) fn remove_stale_locks(paths: &Paths) {
     }
 }
 
-/// Whether a process works in `dir` (PostgreSQL's processes work in their
-/// data directory).
-pub(super) fn processes_in(dir: &Path) -> bool {
-    fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-                && fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(dir))
-        })
-}
-
-/// The cgroup's name for a data directory (stable, so a later run finds it).
-pub(super) fn cgroup_name(data: &Path) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in data.as_os_str().as_encoded_bytes() {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("dbio-pg-{h:016x}")
-}
-
-/// Removes the memory cgroup recorded in the cluster directory, if any
-/// (its processes must be gone).
-pub(super) fn forget_cgroup(paths: &Paths) {
-    let file = paths.root.join("cgroup");
-    if let Ok(p) = fs::read_to_string(&file) {
-        cgroup::remove(Path::new(p.trim()));
-        let _ = fs::remove_file(file);
-    }
-}
-
 /// Removes a cluster's files (its WAL too, where the marker says it is).
 pub(super) fn remove_cluster_files(paths: &Paths, marked_wal: Option<&Path>) {
     for wal in [Some(paths.wal.as_path()), marked_wal]
@@ -185,13 +136,13 @@ pub fn clean(target: &Path) -> Result<bool, ServerError> {
         .and_then(|b| serde_json::from_slice(&b).ok());
     if live_postmaster(&paths.data).is_some() {
         let bin = Binaries::find(None)?;
-        stop_orphan(&bin, &paths, &PgUser::lookup()?);
+        stop_orphan(&bin, &paths, &pg_user()?);
     } else if paths.data.join("postmaster.pid").exists() {
         // A server that was killed: let PostgreSQL clean up after it.
         let bin = Binaries::find(None)?;
-        stop_data_dir(&bin, &paths, &PgUser::lookup()?);
+        stop_data_dir(&bin, &paths, &pg_user()?);
     }
-    forget_cgroup(&paths);
+    forget_cgroup(&paths.root);
     remove_cluster_files(&paths, shape.as_ref().map(|s| s.wal.as_path()));
     Ok(true)
 }

@@ -11,7 +11,6 @@
 //! * `run` — the workload: sessions and the wait-event sampler.
 
 pub mod binaries;
-pub mod cgroup;
 pub mod data;
 pub mod endpoint;
 mod lifecycle;
@@ -69,23 +68,7 @@ impl PgArgs {
 
 /// `NAME=VALUE` with a setting-like name.
 fn parse_setting(s: &str) -> Result<(String, String), String> {
-    let Some((k, v)) = s.split_once('=') else {
-        return Err("must be NAME=VALUE (e.g. wal_compression=on)".into());
-    };
-    let k = k.trim();
-    if k.is_empty()
-        || !k
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    {
-        return Err(format!(
-            "{k:?} is not a setting name: letters, digits, _ and . only (e.g. wal_compression=on)"
-        ));
-    }
-    if v.contains('\n') {
-        return Err("the value must be one line".into());
-    }
-    Ok((k.to_ascii_lowercase(), v.trim().to_string()))
+    crate::workload::db::parse_setting(s, "wal_compression=on")
 }
 
 /// The resolved settings of a pg run (part of the run's configuration).

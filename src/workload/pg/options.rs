@@ -5,87 +5,26 @@
 
 use super::{PAGE, PgConfig, data};
 use crate::cli::RunArgs;
-use crate::config::{RunConfig, RunLength};
+use crate::config::RunConfig;
+use crate::workload::db::options::{Instead, length, refuse_model_options};
 use crate::workload::dist::Distribution;
 
 impl RunArgs {
     /// Validates a `--workload pg` run.
     pub(crate) fn into_pg_config(self) -> Result<RunConfig, String> {
-        let s = &self.slob;
-        let not_here = [
-            (
-                self.pattern.is_some(),
-                "--pattern",
-                "the mix is --update-pct",
-            ),
-            (self.read_pct.is_some(), "--read-pct", "use --update-pct"),
-            (
-                self.dist != Distribution::Uniform,
-                "--dist",
-                "keys are uniform",
-            ),
-            (self.rate.is_some(), "--rate", "sessions run flat out"),
-            (self.iodepth != 1, "--iodepth", "the server issues the I/O"),
-            (
-                self.size.is_some(),
-                "--size",
-                "the data size is --scale per schema",
-            ),
-            (self.ops.is_some(), "--ops", "use --work-loop"),
-            (
-                self.files != 1,
-                "--files",
-                "PostgreSQL lays out its own files",
-            ),
-            (
-                s.redo_stress.is_some(),
-                "--redo-stress",
-                "the server writes its own WAL",
-            ),
-            (
-                s.db_writers.is_some(),
-                "--db-writers",
-                "the server has its own writers",
-            ),
-            (
-                s.dbwr_batch.is_some(),
-                "--dbwr-batch",
-                "the server has its own writers",
-            ),
-            (
-                s.dbwr_engine.is_some(),
-                "--dbwr-engine",
-                "the server has its own writers",
-            ),
-            (
-                s.redo_files.is_some(),
-                "--redo-files",
-                "WAL segments are the server's",
-            ),
-            (
-                s.redo_file_size.is_some(),
-                "--redo-file-size",
-                "use --pg-set max_wal_size=...",
-            ),
-            (
-                s.redo_block.is_some(),
-                "--redo-block",
-                "WAL pages are the server's",
-            ),
-            (
-                s.redo_sync.is_some(),
-                "--redo-sync",
-                "use --pg-set wal_sync_method=...",
-            ),
-            (
-                s.log_buffer.is_some(),
-                "--log-buffer",
-                "use --pg-set wal_buffers=...",
-            ),
-        ];
-        if let Some((_, opt, instead)) = not_here.iter().find(|(given, ..)| *given) {
-            return Err(format!("{opt} does not apply to --workload pg; {instead}"));
-        }
+        refuse_model_options(
+            &self,
+            &Instead {
+                workload: "pg",
+                files: "PostgreSQL lays out its own files",
+                redo: "the server writes its own WAL",
+                redo_files: "WAL segments are the server's",
+                redo_file_size: "use --pg-set max_wal_size=...",
+                redo_block: "WAL pages are the server's",
+                redo_sync: "use --pg-set wal_sync_method=...",
+                log_buffer: "use --pg-set wal_buffers=...",
+            },
+        )?;
         if self.pg.pg_url.is_some() {
             let own_server_only = [
                 (self.pg.pg_bin.is_some(), "--pg-bin"),
@@ -100,10 +39,11 @@ impl RunArgs {
                 ));
             }
         }
-        if self.bs != PAGE {
+        if let Some(bs) = self.bs
+            && bs != PAGE
+        {
             return Err(format!(
-                "--bs {} does not apply to --workload pg: PostgreSQL's page is 8k; drop --bs",
-                self.bs
+                "--bs {bs} does not apply to --workload pg: PostgreSQL's page is 8k; drop --bs"
             ));
         }
         if crate::target::device::is_block_device(&self.target) {
@@ -141,17 +81,7 @@ impl RunArgs {
             }
         }
         let sessions = slob.sessions();
-        let length = match work_loop {
-            Some(w) => RunLength::Ops {
-                ops: w.checked_mul(u64::from(sessions)).ok_or_else(|| {
-                    format!("--work-loop {w} x {sessions} sessions is too many operations")
-                })?,
-            },
-            None => RunLength::Time {
-                time_s: self.time.unwrap_or(10.0),
-                ramp_s: self.ramp.unwrap_or(0.0),
-            },
-        };
+        let length = length(work_loop, sessions, self.time, self.ramp)?;
         let seed = self.seed.unwrap_or_else(crate::cli::random_seed);
         Ok(RunConfig {
             workload: "pg",
@@ -176,6 +106,7 @@ impl RunArgs {
             destroy_device: None,
             allow_root_fs: self.allow_root_fs,
             slob: None,
+            mysql: None,
             pg: Some(PgConfig {
                 slob,
                 wal_dir,

@@ -1,11 +1,9 @@
 //! The pg workload's threads. Sessions: a connection each, opened with its
 //! prepared statements in `prepare` (before the start barrier), running
-//! SLOB's exact mix — a select of WORK_UNIT adjacent keys (scattered pages),
+//! SLOB's mix through `db::session` — a select of WORK_UNIT adjacent keys,
 //! BEGIN + an update of them + COMMIT, or a scan of `--scan-size`
-//! physically contiguous pages (a TID range scan) — with SLOB's hot spot,
-//! hot schema and think time, timed from the client per operation kind
-//! (select, update, commit, scan). One background thread, the
-//! sampler, reads the server's counters at the window's start and once the
+//! physically contiguous pages (a TID range scan). One background thread,
+//! the sampler (`db::sampler`), reads the server's counters at the window's start and once the
 //! sessions have disconnected (their backends flush their statistics when
 //! they exit, so the end snapshot holds every operation), and samples
 //! pg_stat_activity 10 times a second in between: the active-session
@@ -23,10 +21,10 @@ use super::stats::{Snapshot, snapshot_sql};
 use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
-use crate::measure::stats::{Kind, OpStats};
-use crate::rng::Rng;
-use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::workload::slob::keys::{KeyPicker, OpMix, OpType};
+use crate::samplers::series::SessionSeries;
+use crate::workload::db::DbPart;
+use crate::workload::db::sampler::{self, Monitor};
+use crate::workload::db::session::{self, SlobClient};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 /// dbio's sessions in pg_stat_activity ($1 = database, $2 = application
@@ -37,26 +35,9 @@ const SESSIONS: &str = "datname = $1 AND application_name = $2 \
 /// Samples of pg_stat_activity per second.
 pub const ASH_HZ: u64 = 10;
 
-/// What a thread of a pg run counted.
-#[derive(Default)]
-pub struct PgPart {
-    /// Client-side latency of each kind (HDR histograms), in the window.
-    pub select: OpStats,
-    pub update: OpStats,
-    pub commit: OpStats,
-    pub scan: OpStats,
-    /// Rows the operations in the window asked for.
-    pub rows: u64,
-    /// The sampler's: wait events of active sessions, per `type:event`
-    /// (`CPU` when not waiting), and the number of samples taken.
-    pub waits: BTreeMap<String, u64>,
-    pub samples: u64,
-    /// The sampler's: the server's counters at the window's two edges, and
-    /// the seconds between them.
-    pub edges: Option<(Snapshot, Snapshot, f64)>,
-    /// The sampler's error, if it could not read the server.
-    pub error: Option<String>,
-}
+/// What a thread of a pg run counted: a session's operations, or the
+/// sampler's wait events (`type:event`) and pg_stat_* snapshots.
+pub type PgPart = DbPart<Snapshot>;
 
 /// A session's prepared statements on one table.
 pub struct Stmts {
@@ -193,12 +174,39 @@ impl Workload for Pg<'_> {
     fn run(&self, t: u32, conn: Conn, slot: &SessionSeries) -> ThreadEnd<PgPart> {
         match conn {
             Conn::Session { client, own, hot } => {
-                session(self, t, *client, &own, hot.as_ref(), slot)
+                let slob = &self.pg.slob;
+                let mut c = PgClient {
+                    client: *client,
+                    own_table: t / slob.threads_per_schema,
+                    own: &own,
+                    hot: hot.as_ref(),
+                };
+                let end = session::run(
+                    &mut c,
+                    t,
+                    slob,
+                    self.cfg.seed,
+                    super::PAGE,
+                    self.shared,
+                    slot,
+                );
+                // Disconnect now: the backend flushes its statistics as it exits.
+                drop(c);
+                end
             }
-            Conn::Sampler { client, ash } => ThreadEnd {
-                part: sampler(self, *client, &ash),
-                ..ThreadEnd::default()
-            },
+            Conn::Sampler { client, ash } => {
+                let mut m = PgMonitor {
+                    client: *client,
+                    ash: &ash,
+                    snap_sql: snapshot_sql(&self.endpoint.database),
+                    db: &self.endpoint.database,
+                    app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
+                };
+                ThreadEnd {
+                    part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, None),
+                    ..ThreadEnd::default()
+                }
+            }
         }
     }
 
@@ -207,124 +215,50 @@ impl Workload for Pg<'_> {
     }
 }
 
-fn session(
-    w: &Pg,
-    id: u32,
-    mut client: Client,
-    own: &Stmts,
-    hot: Option<&Stmts>,
-    slot: &SessionSeries,
-) -> ThreadEnd<PgPart> {
-    let slob = &w.pg.slob;
-    let shared = w.shared;
-    let schema = id / slob.threads_per_schema;
-    let mut picker = KeyPicker::new(
-        slob,
-        schema,
-        w.cfg.seed ^ u64::from(schema).wrapping_mul(0x9E37_79B9),
-    );
-    let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
-    let scale = slob.scale_blocks;
-    let mut rng = Rng::for_stream(w.cfg.seed, u64::from(id));
-    let mut series = SeriesWriter::new(slot);
-    let mut part = PgPart::default();
-    let start = shared.start_ns.load(SeqCst);
-    let ramp_end = start + shared.ramp_ns;
-    let mut ops = 0u64;
-    let mut last_ns = 0;
-    loop {
-        if shared.stop.load(Relaxed)
-            || now_ns() >= shared.end_ns.load(Relaxed)
-            || slob.work_loop.is_some_and(|n| ops >= n)
-        {
-            break;
+/// A pg session as the SLOB loop drives it.
+struct PgClient<'a> {
+    client: Client,
+    own_table: u32,
+    own: &'a Stmts,
+    hot: Option<&'a Stmts>,
+}
+
+impl<'a> PgClient<'a> {
+    fn stmts(&self, table: u32) -> &'a Stmts {
+        match self.hot {
+            Some(h) if table != self.own_table => h,
+            _ => self.own,
         }
-        let op = mix.next_op();
-        // Keys lo..=hi, or for a scan pages lo..hi (one row each).
-        let (schema, lo, hi, n) = match op {
-            OpType::Scan => {
-                let b = picker.scan(&mut rng);
-                let n = u64::from(slob.scan_blocks).min(scale);
-                let first = b % scale;
-                (b / scale, first as i64, (first + n) as i64, n)
-            }
-            _ => {
-                let (s, key, n) = picker.key_range(&mut rng);
-                (s, key as i64, (key + n - 1) as i64, n)
-            }
-        };
-        let st = match hot {
-            Some(h) if schema != u64::from(schema_of(id, slob.threads_per_schema)) => h,
-            _ => own,
-        };
-        let t0 = now_ns();
-        let done = match op {
-            OpType::Update => (|| {
-                let mut tx = client.transaction()?;
-                tx.execute(&st.update, &[&lo, &hi])?;
-                let t1 = now_ns();
-                tx.commit()?;
-                Ok::<_, postgres::Error>(Some(t1))
-            })(),
-            OpType::Scan => client.query_one(&st.scan, &[&lo, &hi]).map(|_| None),
-            OpType::Select => client.query_one(&st.select, &[&lo, &hi]).map(|_| None),
-        };
-        let t2 = now_ns();
-        let commit_at = match done {
-            Ok(c) => c,
-            Err(e) => {
-                if !shared.stop.load(Relaxed) {
-                    shared.fail(format!("session {id}: {}", db_message(&e)));
-                }
-                break;
-            }
-        };
-        ops += 1;
-        last_ns = t2 - start;
-        let (kind, stats) = match op {
-            OpType::Update => (Kind::Write, &mut part.update),
-            OpType::Scan => (Kind::Read, &mut part.scan),
-            OpType::Select => (Kind::Read, &mut part.select),
-        };
-        series.record(kind, t2 - start, t2 - t0, n * u64::from(super::PAGE));
-        if t0 >= ramp_end {
-            let end = commit_at.unwrap_or(t2);
-            stats.record(end - t0, n * u64::from(super::PAGE));
-            if let Some(t1) = commit_at {
-                part.commit.record(t2 - t1, 0);
-            }
-            part.rows += n;
-        }
-        if let Some(t) = slob.think
-            && ops.is_multiple_of(u64::from(t.every))
-        {
-            think(shared, t.min_s + (t.max_s - t.min_s) * rng.next_f64());
-        }
-    }
-    // Disconnect now: the backend flushes its statistics as it exits.
-    drop(client);
-    ThreadEnd {
-        last_ns,
-        issued: ops,
-        part,
-        ..ThreadEnd::default()
     }
 }
 
-fn schema_of(session: u32, threads_per_schema: u32) -> u32 {
-    session / threads_per_schema
-}
+impl SlobClient for PgClient<'_> {
+    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), String> {
+        let st = &self.stmts(table).select;
+        self.client
+            .query_one(st, &[&lo, &hi])
+            .map(|_| ())
+            .map_err(|e| db_message(&e))
+    }
 
-/// SLOB's think time: idle (not an operation), cut short by the end of the
-/// window or a stop.
-fn think(shared: &Shared, secs: f64) {
-    let until = now_ns() + (secs * 1e9) as u64;
-    loop {
-        let now = now_ns();
-        if now >= until || shared.stop.load(Relaxed) || now >= shared.end_ns.load(Relaxed) {
-            return;
-        }
-        std::thread::sleep(Duration::from_nanos((until - now).min(10_000_000)));
+    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String> {
+        let st = &self.stmts(table).update;
+        (|| {
+            let mut tx = self.client.transaction()?;
+            tx.execute(st, &[&lo, &hi])?;
+            let t1 = now_ns();
+            tx.commit()?;
+            Ok::<_, postgres::Error>(t1)
+        })()
+        .map_err(|e| db_message(&e))
+    }
+
+    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String> {
+        let st = &self.stmts(table).scan;
+        self.client
+            .query_one(st, &[&first, &end])
+            .map(|_| ())
+            .map_err(|e| db_message(&e))
     }
 }
 
@@ -336,79 +270,52 @@ pub fn db_message(e: &postgres::Error) -> String {
     }
 }
 
-fn sampler(w: &Pg, mut client: Client, ash: &Statement) -> PgPart {
-    let shared = w.shared;
-    let mut part = PgPart::default();
-    let snap_sql = snapshot_sql(&w.endpoint.database);
-    let db = w.endpoint.database.as_str();
-    let app = w.endpoint.work.get_application_name().unwrap_or("dbio");
-    let start = shared.start_ns.load(SeqCst);
-    let ramp_end = start + shared.ramp_ns;
-    let done = || w.sessions_done.load(SeqCst);
-    while now_ns() < ramp_end && !done() && !shared.stop.load(Relaxed) {
-        std::thread::sleep(Duration::from_millis(5));
+/// The sampler's view of PostgreSQL: the counters of pg_stat_database,
+/// pg_stat_bgwriter and pg_stat_wal, and dbio's sessions in pg_stat_activity.
+struct PgMonitor<'a> {
+    client: Client,
+    ash: &'a Statement,
+    snap_sql: String,
+    db: &'a str,
+    app: &'a str,
+}
+
+impl Monitor for PgMonitor<'_> {
+    type Snapshot = Snapshot;
+
+    fn snapshot(&mut self) -> Result<Snapshot, String> {
+        Snapshot::read(&mut self.client, &self.snap_sql)
+            .map_err(|e| format!("reading the server's statistics: {}", db_message(&e)))
     }
-    let first = match Snapshot::read(&mut client, &snap_sql) {
-        Ok(s) => s,
-        Err(e) => {
-            part.error = Some(format!(
-                "reading the server's statistics: {}",
-                db_message(&e)
-            ));
-            return part;
+
+    fn sample(&mut self, waits: &mut BTreeMap<String, u64>) -> Result<(), String> {
+        let rows = self
+            .client
+            .query(self.ash, &[&self.db, &self.app])
+            .map_err(|e| format!("sampling pg_stat_activity: {}", db_message(&e)))?;
+        for r in rows {
+            let (ty, ev): (&str, &str) = (r.get(0), r.get(1));
+            let key = if ty.is_empty() {
+                "CPU".to_string()
+            } else {
+                format!("{ty}:{ev}")
+            };
+            *waits.entry(key).or_default() += 1;
         }
-    };
-    let t_first = Instant::now();
-    let tick = Duration::from_nanos(1_000_000_000 / ASH_HZ);
-    let mut next = Instant::now();
-    while !done() {
-        if now_ns() < shared.end_ns.load(Relaxed) {
-            match client.query(ash, &[&db, &app]) {
-                Ok(rows) => {
-                    part.samples += 1;
-                    for r in rows {
-                        let (ty, ev): (&str, &str) = (r.get(0), r.get(1));
-                        let key = if ty.is_empty() {
-                            "CPU".to_string()
-                        } else {
-                            format!("{ty}:{ev}")
-                        };
-                        *part.waits.entry(key).or_default() += 1;
-                    }
-                }
-                Err(e) => {
-                    part.error = Some(format!("sampling pg_stat_activity: {}", db_message(&e)));
-                    return part;
-                }
+        Ok(())
+    }
+
+    /// The sessions have disconnected; wait for their backends to exit (and
+    /// flush their counters) before the last snapshot.
+    fn settle(&mut self) {
+        let t0 = Instant::now();
+        let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE {SESSIONS}");
+        while t0.elapsed() < Duration::from_secs(10) {
+            match self.client.query_one(gone.as_str(), &[&self.db, &self.app]) {
+                Ok(r) if r.get::<_, i64>(0) == 0 => break,
+                Ok(_) => std::thread::sleep(Duration::from_millis(10)),
+                Err(_) => break,
             }
         }
-        next += tick;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            next = now;
-        }
     }
-    // The sessions have disconnected; wait for their backends to exit (and
-    // flush their counters) before the last snapshot.
-    let t0 = Instant::now();
-    let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE {SESSIONS}");
-    while t0.elapsed() < Duration::from_secs(10) {
-        match client.query_one(gone.as_str(), &[&db, &app]) {
-            Ok(r) if r.get::<_, i64>(0) == 0 => break,
-            Ok(_) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => break,
-        }
-    }
-    match Snapshot::read(&mut client, &snap_sql) {
-        Ok(last) => part.edges = Some((first, last, t_first.elapsed().as_secs_f64())),
-        Err(e) => {
-            part.error = Some(format!(
-                "reading the server's statistics: {}",
-                db_message(&e)
-            ))
-        }
-    }
-    part
 }

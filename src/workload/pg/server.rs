@@ -20,13 +20,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 pub use super::binaries::Binaries;
-use super::binaries::PgUser;
-use super::cgroup::{self, MemCgroup};
+use super::binaries::pg_user;
 pub use super::lifecycle::clean;
-use super::lifecycle::{
-    cgroup_name, forget_cgroup, remove_cluster_files, remove_stale_locks, stop_data_dir,
-    stop_orphan,
-};
+use super::lifecycle::{remove_cluster_files, remove_stale_locks, stop_data_dir, stop_orphan};
+use crate::workload::db::cgroup::{self, MemCgroup};
+use crate::workload::db::procs::{cgroup_name, forget_cgroup, remember_cgroup};
+use crate::workload::db::user::ServerUser;
+pub use crate::workload::db::{ServerError, failed, last_lines};
 
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
@@ -41,24 +41,6 @@ pub const PORT: u16 = 5432;
 const SOCKET_PATH_MAX: usize = 107;
 /// The package named when no binaries are found.
 pub const PACKAGE: &str = "postgresql-15";
-
-/// What can go wrong with the server.
-#[derive(Debug, thiserror::Error)]
-pub enum ServerError {
-    /// Bad input or a machine that cannot run it (exit 2).
-    #[error("{0}")]
-    Usage(String),
-    /// The server failed (exit 1).
-    #[error("{0}")]
-    Failed(String),
-    /// Ctrl-C before the sessions started (exit 130).
-    #[error("{0}")]
-    Interrupted(String),
-}
-
-pub(super) fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
-    ServerError::Failed(format!("{what}: {e}"))
-}
 
 /// Where a cluster's files are.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -148,7 +130,7 @@ pub fn settings(
 pub struct Server {
     pub bin: Binaries,
     pub paths: Paths,
-    user: PgUser,
+    user: ServerUser,
     running: bool,
     /// The cluster was made by an earlier run and reused.
     pub reused: bool,
@@ -167,7 +149,7 @@ impl Server {
         settings: &[(String, String)],
         memory: Option<u64>,
     ) -> Result<Server, ServerError> {
-        let user = PgUser::lookup()?;
+        let user = pg_user()?;
         let sock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}"));
         if sock.as_os_str().len() > SOCKET_PATH_MAX {
             return Err(ServerError::Usage(format!(
@@ -177,7 +159,7 @@ impl Server {
             )));
         }
         let orphan_stopped = stop_orphan(&bin, &paths, &user);
-        forget_cgroup(&paths);
+        forget_cgroup(&paths.root);
         let mut server = Server {
             bin,
             paths,
@@ -190,18 +172,19 @@ impl Server {
         server.reused = server.ensure_cluster()?;
         server.write_conf(settings)?;
         if let Some(limit) = memory {
-            let cg = MemCgroup::create(&cgroup_name(&server.paths.data), limit)?;
-            fs::write(
-                server.paths.root.join("cgroup"),
-                cg.path.as_os_str().as_encoded_bytes(),
-            )
-            .map_err(|e| failed("write the cgroup's path", e))?;
+            let cg = MemCgroup::create(
+                &cgroup_name("dbio-pg", &server.paths.data),
+                limit,
+                "--pg-memory",
+            )?;
+            remember_cgroup(&server.paths.root, &cg)
+                .map_err(|e| failed("write the cgroup's path", e))?;
             server.cgroup = Some(cg);
             cgroup::evict(&server.paths.data);
             cgroup::evict(&server.paths.wal);
         }
         if let Err(e) = server.pg_ctl_start() {
-            forget_cgroup(&server.paths);
+            forget_cgroup(&server.paths.root);
             return Err(e);
         }
         server.running = true;
@@ -282,15 +265,7 @@ impl Server {
     /// The postgres user must reach the cluster through the target's
     /// parents (a 0700 directory on the way stops it).
     fn check_reachable(&self) -> Result<(), ServerError> {
-        let ok = self
-            .user
-            .command(Path::new("/usr/bin/test"))
-            .arg("-w")
-            .arg(&self.paths.data)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
+        if !self.user.can_write(&self.paths.data) {
             let target = self.paths.root.parent().unwrap_or(&self.paths.root);
             remove_cluster_files(&self.paths, None);
             return Err(ServerError::Usage(format!(
@@ -368,7 +343,7 @@ impl Server {
     pub fn stop(&mut self) {
         if std::mem::take(&mut self.running) {
             stop_data_dir(&self.bin, &self.paths, &self.user);
-            forget_cgroup(&self.paths);
+            forget_cgroup(&self.paths.root);
         }
     }
 }
@@ -377,16 +352,6 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// The last `n` non-empty lines of `text`, joined into one line.
-pub fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 #[cfg(test)]
@@ -425,11 +390,5 @@ mod tests {
         assert_eq!(p.data, PathBuf::from("/srv/t/dbio-pg/data"));
         let q = Paths::new(Path::new("/srv/t"), None);
         assert_eq!(q.wal, PathBuf::from("/srv/t/dbio-pg/wal"));
-    }
-
-    #[test]
-    fn last_lines_make_one_line() {
-        assert_eq!(last_lines("a\n\nb\nc\nd\n", 3), "b | c | d");
-        assert_eq!(last_lines("only", 3), "only");
     }
 }

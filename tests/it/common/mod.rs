@@ -6,6 +6,7 @@ pub mod browser;
 pub mod cli;
 pub mod loopdev;
 pub mod run;
+pub mod server;
 pub mod store;
 
 use libtest_mimic::Trial;
@@ -25,6 +26,9 @@ pub enum Need {
     /// PostgreSQL's server binaries where Debian puts them
     /// (`/usr/lib/postgresql/N/bin/postgres`; package postgresql-15).
     Postgres,
+    /// MariaDB's server where Debian puts it (`/usr/sbin/mariadbd`; package
+    /// mariadb-server).
+    MariaDB,
 }
 
 impl Need {
@@ -51,6 +55,9 @@ impl Need {
                 .flatten()
                 .all(|e| !e.path().join("bin/postgres").is_file())
                 .then(|| "needs PostgreSQL (package postgresql-15)".into()),
+            Need::MariaDB => (!std::path::Path::new("/usr/sbin/mariadbd").is_file()
+                || !std::path::Path::new("/usr/bin/mariadb-install-db").is_file())
+            .then(|| "needs MariaDB (package mariadb-server)".into()),
         }
     }
 }

@@ -1,21 +1,23 @@
-//! `--pg-memory`: a memory limit for the server's processes, so the OS page
-//! cache under PostgreSQL is bounded as pgio users bound it by hand
-//! (pgio_reduce_free_memory). A memory cgroup nested under dbio's own (v1
-//! `memory.limit_in_bytes`, or v2 `memory.max` where the memory controller
-//! is enabled): the pages the server reads into the page cache are charged
-//! to it, so beyond the limit they are reclaimed and re-read from the
-//! device. `pg_ctl` is moved into it before it runs, so the postmaster and
-//! every backend are in it. The cluster's files are dropped from the page
-//! cache before the start: pages cached earlier stay charged to whoever
-//! read them and would hide reads from the limit. Its path is kept in the cluster directory
-//! (`cgroup`), so a later run or `dbio clean` removes one a killed dbio left.
+//! A memory limit for a database server's processes (`--pg-memory`,
+//! `--mysql-memory`), so the OS page cache under the server is bounded as
+//! pgio users bound it by hand (pgio_reduce_free_memory). A memory cgroup
+//! nested under dbio's own (v1 `memory.limit_in_bytes`, or v2 `memory.max`
+//! where the memory controller is enabled): the pages the server reads into
+//! the page cache are charged to it, so beyond the limit they are reclaimed
+//! and re-read from the device. The server's launcher is moved into it
+//! before it runs (`user::ServerUser::command_in`), so every server process
+//! is in it. The server's files are dropped from the page cache before the
+//! start (`evict`): pages cached earlier stay charged to whoever read them
+//! and would hide reads from the limit. Its path is kept beside the
+//! server's files (`procs::remember_cgroup`), so a later run or `dbio clean`
+//! removes one a killed dbio left.
 
 use std::ffi::CString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::server::ServerError;
+use super::ServerError;
 
 /// A memory cgroup dbio made for the server.
 #[derive(Clone, Debug)]
@@ -53,17 +55,17 @@ fn own_memory_cgroup() -> Option<(PathBuf, &'static str)> {
 
 impl MemCgroup {
     /// Makes (or reuses) cgroup `name` under dbio's own, limited to `limit`.
-    pub fn create(name: &str, limit: u64) -> Result<MemCgroup, ServerError> {
+    pub fn create(name: &str, limit: u64, option: &str) -> Result<MemCgroup, ServerError> {
         let (parent, version) = own_memory_cgroup().ok_or_else(|| {
-            ServerError::Usage(
-                "--pg-memory needs a memory cgroup (v1 /sys/fs/cgroup/memory, or v2 with the memory controller enabled) and root; drop --pg-memory".into(),
-            )
+            ServerError::Usage(format!(
+                "{option} needs a memory cgroup (v1 /sys/fs/cgroup/memory, or v2 with the memory controller enabled) and root; drop {option}"
+            ))
         })?;
         let path = parent.join(name);
         if !path.is_dir() {
             fs::create_dir(&path).map_err(|e| {
                 ServerError::Usage(format!(
-                    "--pg-memory: cannot make the cgroup {}: {e}; drop --pg-memory",
+                    "{option}: cannot make the cgroup {}: {e}; drop {option}",
                     path.display()
                 ))
             })?;
@@ -75,7 +77,7 @@ impl MemCgroup {
         fs::write(path.join(limit_file), limit.to_string()).map_err(|e| {
             let _ = fs::remove_dir(&path);
             ServerError::Usage(format!(
-                "--pg-memory: cannot set {} in {}: {e}",
+                "{option}: cannot set {} in {}: {e}",
                 limit_file,
                 path.display()
             ))

@@ -1,0 +1,182 @@
+//! What the report of a run on a real database server shows whatever the
+//! server (`pg` and `mysql` in the `--json` document): the operations dbio
+//! issued with their client-side latency, the sampled waits, the load
+//! profile's lines, and the device's reads beside the server's own.
+//! `pg.rs` and `mysql.rs` add their server's counters and words.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Latency, OpSummary, summarize};
+use crate::measure::stats::OpStats;
+use crate::samplers::telemetry::TelemetrySummary;
+use crate::workload::db::DbPart;
+
+/// The operations and waits of a database run.
+#[derive(Clone, Debug, Serialize)]
+pub struct DbOps {
+    /// What dbio issued in the window.
+    pub selects: u64,
+    pub updates: u64,
+    pub scans: u64,
+    /// Rows the operations asked for (the logical reads the workload asked for).
+    pub rows: u64,
+    /// dbio's own CPU (every thread, user + system) per statement it ran:
+    /// the client's cost, which must stay small beside the server's.
+    pub client_cpu_us_per_execute: f64,
+    pub select: Option<OpSummary>,
+    pub update: Option<OpSummary>,
+    /// The COMMIT after each update: the server's counterpart of `log file sync`.
+    pub commit: Option<OpSummary>,
+    /// A scan of `--scan-size` contiguous pages.
+    pub scan: Option<OpSummary>,
+    /// Waits of active sessions sampled at `sample_hz`.
+    pub sample_hz: u64,
+    pub samples: u64,
+    pub waits: Vec<WaitLine>,
+    /// Why the server's counters are missing, if they are.
+    pub sampler_error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileLine {
+    pub name: &'static str,
+    pub per_second: f64,
+    pub per_transaction: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WaitLine {
+    /// The wait's name, or `CPU` for an active session not waiting.
+    pub event: String,
+    pub samples: u64,
+    /// Share of active-session samples.
+    pub pct: f64,
+    /// Average active sessions in this event.
+    pub aas: f64,
+}
+
+impl DbOps {
+    /// The threads' parts merged; also the server's counters at the
+    /// window's edges, if the sampler read them.
+    pub fn new<S: Clone>(
+        parts: &[DbPart<S>],
+        page: u32,
+        measured_s: f64,
+        client_cpu_s: f64,
+        sample_hz: u64,
+    ) -> (DbOps, Option<(S, S, f64)>) {
+        let (mut select, mut update, mut commit, mut scan) = (
+            OpStats::default(),
+            OpStats::default(),
+            OpStats::default(),
+            OpStats::default(),
+        );
+        let mut rows = 0;
+        let mut waits: BTreeMap<&str, u64> = BTreeMap::new();
+        let (mut samples, mut edges, mut sampler_error) = (0, None, None);
+        for p in parts {
+            select.merge(&p.select);
+            update.merge(&p.update);
+            commit.merge(&p.commit);
+            scan.merge(&p.scan);
+            rows += p.rows;
+            for (k, v) in &p.waits {
+                *waits.entry(k).or_default() += v;
+            }
+            samples += p.samples;
+            if p.edges.is_some() {
+                edges = p.edges.clone();
+            }
+            if p.error.is_some() {
+                sampler_error = p.error.clone();
+            }
+        }
+        let secs = measured_s.max(1e-9);
+        let total_waits: u64 = waits.values().sum();
+        let mut waits: Vec<WaitLine> = waits
+            .into_iter()
+            .map(|(k, n)| WaitLine {
+                event: k.to_string(),
+                samples: n,
+                pct: 100.0 * n as f64 / total_waits.max(1) as f64,
+                aas: n as f64 / samples.max(1) as f64,
+            })
+            .collect();
+        waits.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.event.cmp(&b.event)));
+        let executes = (select.count + update.count + scan.count) as f64;
+        let op = |s: &OpStats| (s.count > 0).then(|| summarize(s, page, secs));
+        let ops = DbOps {
+            selects: select.count,
+            updates: update.count,
+            scans: scan.count,
+            rows,
+            client_cpu_us_per_execute: if executes > 0.0 {
+                client_cpu_s * 1e6 / executes
+            } else {
+                0.0
+            },
+            select: op(&select),
+            update: op(&update),
+            commit: op(&commit),
+            scan: op(&scan),
+            sample_hz,
+            samples,
+            waits,
+            sampler_error,
+        };
+        (ops, edges)
+    }
+
+    /// Statements dbio ran.
+    pub fn executes(&self) -> u64 {
+        self.selects + self.updates + self.scans
+    }
+
+    /// Latency of a kind, for one-line summaries.
+    pub fn latency(&self, kind: &str) -> Option<&Latency> {
+        match kind {
+            "select" => self.select.as_ref().map(|s| &s.latency),
+            "update" => self.update.as_ref().map(|s| &s.latency),
+            "commit" => self.commit.as_ref().map(|s| &s.latency),
+            "scan" => self.scan.as_ref().map(|s| &s.latency),
+            _ => None,
+        }
+    }
+
+    /// The commit's mean latency in ms (0 without updates).
+    pub fn commit_ms(&self) -> f64 {
+        self.commit
+            .as_ref()
+            .map_or(0.0, |c| c.latency.mean_us / 1e3)
+    }
+}
+
+/// A load profile line per second and per transaction.
+pub fn profile(secs: f64, transactions: f64, lines: &[(&'static str, f64)]) -> Vec<ProfileLine> {
+    let (secs, tx) = (secs.max(1e-9), transactions.max(1.0));
+    lines
+        .iter()
+        .map(|&(name, v)| ProfileLine {
+            name,
+            per_second: v / secs,
+            per_transaction: Some(v / tx),
+        })
+        .collect()
+}
+
+/// Reads of the device directly under the data (the first of the chain)
+/// over the window, from dbio's telemetry: its name, requests, bytes and
+/// requests per second. None on tmpfs or when no device was resolved.
+pub fn device_reads(window: Option<&TelemetrySummary>) -> Option<(String, f64, f64, f64)> {
+    let w = window?;
+    let d = w.devices.first()?;
+    let r = d.rates.as_ref()?;
+    Some((
+        d.name.clone(),
+        r.r_s * w.seconds,
+        r.rkb_s * 1024.0 * w.seconds,
+        r.r_s,
+    ))
+}

@@ -1,0 +1,205 @@
+//! The MariaDB run's terminal report, AWR style in InnoDB's words: the
+//! server and its settings, the load, Load Profile per second and per
+//! transaction, Top Events (sampled session states), client-side latency,
+//! the buffer pool, redo and doublewrite, InnoDB's reads beside the
+//! device's, then the host and device sections every run has.
+
+use std::fmt::Write;
+
+use super::Report;
+use super::db_text::{self, plural};
+use super::mysql::{AGREE_PCT, MysqlSummary};
+use crate::units::{fmt_count, fmt_size};
+
+/// performance_schema wait events shown.
+const PS_WAITS: usize = 12;
+
+/// The settings shown in the header.
+const SHOWN: [&str; 8] = [
+    "innodb_page_size",
+    "innodb_buffer_pool_size",
+    "innodb_flush_method",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_doublewrite",
+    "innodb_log_file_size",
+    "innodb_file_per_table",
+    "innodb_io_capacity",
+];
+
+pub fn render(r: &Report, s: &MysqlSummary) -> String {
+    let mut o = String::new();
+    let c = &r.config;
+    let my = c.mysql.as_ref().expect("a mysql run has its settings");
+    let m = &my.slob;
+    let _ = writeln!(
+        o,
+        "dbio {}  mysql  {} session{} ({} table{} x {} thread{})  UPDATE_PCT {}  WORK_UNIT {}  MariaDB {}",
+        r.dbio_version,
+        c.sessions,
+        plural(c.sessions),
+        m.schemas,
+        plural(m.schemas),
+        m.threads_per_schema,
+        plural(m.threads_per_schema),
+        m.update_pct,
+        m.work_unit,
+        s.version
+    );
+    match my.url_redacted.as_deref() {
+        Some(url) => {
+            let _ = writeln!(
+                o,
+                "server   {url}: an existing server, dbio's database dbio; data {}",
+                s.data_dir
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "instance {} (redo {}){}",
+                s.data_dir,
+                s.redo_dir,
+                if s.instance_reused {
+                    ", reused"
+                } else {
+                    ", new"
+                },
+            );
+        }
+    }
+    let l = &s.load;
+    let _ = writeln!(
+        o,
+        "data     {} table{} x {} rows (two per {} page), {}: {}",
+        l.tables,
+        plural(l.tables),
+        l.rows_per_table,
+        fmt_size(u64::from(my.page_size)),
+        fmt_size(l.bytes),
+        if l.reused {
+            "reused".to_string()
+        } else {
+            format!("loaded in {:.1} s at {:.1} MiB/s", l.seconds, l.mib_per_s)
+        }
+    );
+    let settings: Vec<String> = s
+        .settings
+        .iter()
+        .filter(|(k, _)| SHOWN.contains(&k.as_str()) || my.set.iter().any(|(n, _)| n == k))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let _ = writeln!(o, "settings {}", settings.join("  "));
+    if let (Some(limit), Some(cg)) = (s.memory_limit_bytes, &s.cgroup) {
+        let _ = writeln!(
+            o,
+            "memory   the server limited to {} (page cache included): cgroup {cg}",
+            fmt_size(limit)
+        );
+    }
+    db_text::status(&mut o, r);
+    db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
+    db_text::top_events(&mut o, &s.ops);
+    if !s.ps_waits.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nWait events (performance_schema)                      waits    time ms     avg µs"
+        );
+        for w in s.ps_waits.iter().take(PS_WAITS) {
+            let _ = writeln!(
+                o,
+                "  {:<48} {:>10} {:>10.1} {:>10.1}",
+                w.event, w.waits, w.time_ms, w.avg_us
+            );
+        }
+    }
+    db_text::operations(&mut o, &s.ops);
+
+    if s.server.is_some() {
+        let n = |k: &str| s.counter(k);
+        let req = n("Innodb_buffer_pool_read_requests");
+        let _ = writeln!(
+            o,
+            "\nbuffer pool  {} read requests, {} reads ({:.2}% hit), {} read ahead; {} write requests, {} pages flushed, {} waits for a free page",
+            req,
+            n("Innodb_buffer_pool_reads"),
+            if req > 0.0 {
+                100.0 * (1.0 - n("Innodb_buffer_pool_reads") / req)
+            } else {
+                100.0
+            },
+            n("Innodb_buffer_pool_read_ahead"),
+            n("Innodb_buffer_pool_write_requests"),
+            n("Innodb_buffer_pool_pages_flushed"),
+            n("Innodb_buffer_pool_wait_free")
+        );
+        // MariaDB 10.11 counts no redo fsyncs (it writes the log O_DSYNC or
+        // O_DIRECT); say so rather than print a zero.
+        let fsyncs = match s
+            .server
+            .as_ref()
+            .is_some_and(|d| d.contains_key("Innodb_os_log_fsyncs"))
+        {
+            true => format!("{} fsyncs", n("Innodb_os_log_fsyncs")),
+            false => "fsyncs not counted".into(),
+        };
+        let _ = writeln!(
+            o,
+            "redo         {} written, {fsyncs}, {} log waits; {} commits, {} rollbacks",
+            fmt_size(n("Innodb_os_log_written") as u64),
+            n("Innodb_log_waits"),
+            n("Com_commit"),
+            n("Com_rollback")
+        );
+        let _ = writeln!(
+            o,
+            "doublewrite  {} pages in {} writes; pages written {} (data writes {}, {} written, {} fsyncs)",
+            n("Innodb_dblwr_pages_written"),
+            n("Innodb_dblwr_writes"),
+            n("Innodb_pages_written"),
+            n("Innodb_data_writes"),
+            fmt_size(n("Innodb_data_written") as u64),
+            n("Innodb_data_fsyncs")
+        );
+    }
+
+    let p = &s.physical_reads;
+    let _ = writeln!(o, "\nPhysical reads: InnoDB and the device");
+    let _ = writeln!(
+        o,
+        "  InnoDB (Innodb_data_reads)  {:>12} /s  {}",
+        fmt_count(p.innodb_per_s),
+        fmt_size(p.innodb_bytes as u64)
+    );
+    match (&p.device, p.device_per_s, p.device_bytes) {
+        (Some(dev), Some(per_s), Some(bytes)) => {
+            let _ = writeln!(
+                o,
+                "  device {:<20} {:>12} /s  {}",
+                dev,
+                fmt_count(per_s),
+                fmt_size(bytes as u64)
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                o,
+                "  device                      (none under the data directory: tmpfs?)"
+            );
+        }
+    }
+    if let Some(d) = p.difference_pct {
+        let _ = writeln!(
+            o,
+            "  difference                  {d:+.1}%{}",
+            match p.agree {
+                Some(true) => format!(": they agree (O_DIRECT, within {AGREE_PCT}%)"),
+                Some(false) => format!(": they DISAGREE (O_DIRECT, beyond {AGREE_PCT}%)"),
+                None => " (through the page cache: the device sees fewer)".into(),
+            }
+        );
+    }
+    if let Some(w) = &r.telemetry_window {
+        super::text::telemetry(&mut o, r, w);
+    }
+    o
+}

@@ -1,0 +1,98 @@
+//! Finding a database server's processes and what a killed one left: a pid
+//! file's live process (not a zombie: a killed server nobody reaps, as under
+//! a container's init, is dead for dbio's purposes), processes working in a
+//! directory, and the memory cgroup recorded beside a server's files.
+
+use std::fs;
+use std::path::Path;
+
+use super::cgroup;
+
+/// The pid on the first line of `pid_file`, if that process is alive, not a
+/// zombie, and its command name is `comm`.
+pub fn live_pid_in(pid_file: &Path, comm: &str) -> Option<u32> {
+    let text = fs::read_to_string(pid_file).ok()?;
+    let pid: u32 = text.lines().next()?.trim().parse().ok()?;
+    live(pid, comm).then_some(pid)
+}
+
+/// Whether `pid` is a live (not zombie) process named `comm`.
+pub fn live(pid: u32, comm: &str) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
+    let named = fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm);
+    let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false);
+    alive && named && !zombie
+}
+
+/// Whether a process works in `dir` (servers work in their data directory).
+pub fn processes_in(dir: &Path) -> bool {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+                && fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(dir))
+        })
+}
+
+/// A cgroup's name for a data directory (stable, so a later run finds it):
+/// `prefix` and a hash of the path.
+pub fn cgroup_name(prefix: &str, data: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{prefix}-{h:016x}")
+}
+
+/// Records the cgroup a server runs in, in `root/cgroup`.
+pub fn remember_cgroup(root: &Path, cg: &cgroup::MemCgroup) -> std::io::Result<()> {
+    fs::write(root.join("cgroup"), cg.path.as_os_str().as_encoded_bytes())
+}
+
+/// Removes the memory cgroup recorded in `root/cgroup`, if any (its
+/// processes must be gone).
+pub fn forget_cgroup(root: &Path) {
+    let file = root.join("cgroup");
+    if let Ok(p) = fs::read_to_string(&file) {
+        cgroup::remove(Path::new(p.trim()));
+        let _ = fs::remove_file(file);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_live_and_named() {
+        let me = std::process::id();
+        let comm = fs::read_to_string("/proc/self/comm").unwrap();
+        assert!(live(me, comm.trim()));
+        assert!(!live(me, "surely-not-this"));
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("x.pid");
+        fs::write(&pid_file, format!("{me}\n")).unwrap();
+        assert_eq!(live_pid_in(&pid_file, comm.trim()), Some(me));
+        fs::write(&pid_file, "garbage").unwrap();
+        assert_eq!(live_pid_in(&pid_file, comm.trim()), None);
+    }
+
+    #[test]
+    fn cgroup_names_are_stable_per_directory() {
+        let a = cgroup_name("dbio-pg", Path::new("/a/data"));
+        assert_eq!(a, cgroup_name("dbio-pg", Path::new("/a/data")));
+        assert_ne!(a, cgroup_name("dbio-pg", Path::new("/b/data")));
+        assert!(a.starts_with("dbio-pg-"));
+    }
+}

@@ -1,0 +1,81 @@
+//! The background thread of a database run: it reads the server's
+//! cumulative counters when the ramp ends and again once the sessions have
+//! disconnected (and the server has counted them), and samples the active
+//! sessions' waits `hz` times a second in between — an active-session
+//! history. What it reads is the server's business: a [`Monitor`].
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::time::{Duration, Instant};
+
+use super::DbPart;
+use crate::measure::clock::now_ns;
+use crate::workload::Shared;
+
+/// How a sampler reads one server. Errors are whole messages.
+pub trait Monitor {
+    /// The server's counters at one instant.
+    type Snapshot: Default;
+    fn snapshot(&mut self) -> Result<Self::Snapshot, String>;
+    /// Adds one sample of the active sessions' waits (`CPU` when not
+    /// waiting) to `waits`.
+    fn sample(&mut self, waits: &mut BTreeMap<String, u64>) -> Result<(), String>;
+    /// The sessions have disconnected: wait (briefly) until the server has
+    /// counted everything they did.
+    fn settle(&mut self) {}
+}
+
+/// Runs the sampler until `sessions_done`. `before` is a snapshot taken
+/// before the start, used as the window's first edge when there is no ramp
+/// (a server whose counters move at once, such as MariaDB's, would
+/// otherwise miss what the sessions did before the sampler's first read).
+pub fn run<M: Monitor>(
+    m: &mut M,
+    shared: &Shared,
+    sessions_done: &AtomicBool,
+    hz: u64,
+    before: Option<M::Snapshot>,
+) -> DbPart<M::Snapshot> {
+    let mut part = DbPart::<M::Snapshot>::default();
+    let start = shared.start_ns.load(SeqCst);
+    let ramp_end = start + shared.ramp_ns;
+    let done = || sessions_done.load(SeqCst);
+    while now_ns() < ramp_end && !done() && !shared.stop.load(Relaxed) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let first = match before
+        .filter(|_| shared.ramp_ns == 0)
+        .map_or_else(|| m.snapshot(), Ok)
+    {
+        Ok(s) => s,
+        Err(e) => {
+            part.error = Some(e);
+            return part;
+        }
+    };
+    let t_first = Instant::now();
+    let tick = Duration::from_nanos(1_000_000_000 / hz.max(1));
+    let mut next = Instant::now();
+    while !done() {
+        if now_ns() < shared.end_ns.load(Relaxed) {
+            if let Err(e) = m.sample(&mut part.waits) {
+                part.error = Some(e);
+                return part;
+            }
+            part.samples += 1;
+        }
+        next += tick;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now;
+        }
+    }
+    m.settle();
+    match m.snapshot() {
+        Ok(last) => part.edges = Some((first, last, t_first.elapsed().as_secs_f64())),
+        Err(e) => part.error = Some(e),
+    }
+    part
+}

@@ -1,0 +1,134 @@
+//! One SLOB session against a real server, whatever the server: SLOB's
+//! exact mix — a select of WORK_UNIT adjacent keys (scattered pages), an
+//! update of them followed by its own COMMIT, or a scan of `--scan-size`
+//! physically contiguous pages — with SLOB's hot spot, hot schema and think
+//! time, each operation timed from the client (select, update, commit,
+//! scan). The server's client is a [`SlobClient`]; the loop is the same.
+
+use std::sync::atomic::Ordering::*;
+use std::time::Duration;
+
+use super::DbPart;
+use crate::measure::clock::now_ns;
+use crate::measure::stats::Kind;
+use crate::rng::Rng;
+use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::workload::slob::SlobConfig;
+use crate::workload::slob::keys::{KeyPicker, OpMix, OpType};
+use crate::workload::{Shared, ThreadEnd};
+
+/// A session's connection, as the loop drives it. `table` is the schema
+/// the keys belong to (the session's own, or table 0 for SLOB's hot schema).
+pub trait SlobClient {
+    /// Reads the rows of keys `lo..=hi`.
+    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), String>;
+    /// Changes the rows of keys `lo..=hi` in a transaction and commits it;
+    /// returns when (`now_ns`) the commit was sent.
+    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String>;
+    /// Reads pages `first..end` (one row each), physically contiguous.
+    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String>;
+}
+
+/// Runs session `id` until the window ends, `--work-loop` operations are
+/// done, or the run stops. `page` is the server's page (bytes per row).
+#[allow(clippy::too_many_arguments)]
+pub fn run<C: SlobClient, S: Default>(
+    client: &mut C,
+    id: u32,
+    slob: &SlobConfig,
+    seed: u64,
+    page: u32,
+    shared: &Shared,
+    slot: &SessionSeries,
+) -> ThreadEnd<DbPart<S>> {
+    let own = id / slob.threads_per_schema;
+    let mut picker = KeyPicker::new(slob, own, seed ^ u64::from(own).wrapping_mul(0x9E37_79B9));
+    let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
+    let scale = slob.scale_blocks;
+    let mut rng = Rng::for_stream(seed, u64::from(id));
+    let mut series = SeriesWriter::new(slot);
+    let mut part = DbPart::<S>::default();
+    let start = shared.start_ns.load(SeqCst);
+    let ramp_end = start + shared.ramp_ns;
+    let mut ops = 0u64;
+    let mut last_ns = 0;
+    loop {
+        if shared.stop.load(Relaxed)
+            || now_ns() >= shared.end_ns.load(Relaxed)
+            || slob.work_loop.is_some_and(|n| ops >= n)
+        {
+            break;
+        }
+        let op = mix.next_op();
+        // Keys lo..=hi, or for a scan pages lo..hi (one row each).
+        let (schema, lo, hi, n) = match op {
+            OpType::Scan => {
+                let b = picker.scan(&mut rng);
+                let n = u64::from(slob.scan_blocks).min(scale);
+                let first = b % scale;
+                (b / scale, first as i64, (first + n) as i64, n)
+            }
+            _ => {
+                let (s, key, n) = picker.key_range(&mut rng);
+                (s, key as i64, (key + n - 1) as i64, n)
+            }
+        };
+        let table = schema as u32;
+        let t0 = now_ns();
+        let done = match op {
+            OpType::Update => client.update(table, lo, hi).map(Some),
+            OpType::Scan => client.scan(table, lo, hi).map(|_| None),
+            OpType::Select => client.select(table, lo, hi).map(|_| None),
+        };
+        let t2 = now_ns();
+        let commit_at = match done {
+            Ok(c) => c,
+            Err(e) => {
+                if !shared.stop.load(Relaxed) {
+                    shared.fail(format!("session {id}: {e}"));
+                }
+                break;
+            }
+        };
+        ops += 1;
+        last_ns = t2 - start;
+        let (kind, stats) = match op {
+            OpType::Update => (Kind::Write, &mut part.update),
+            OpType::Scan => (Kind::Read, &mut part.scan),
+            OpType::Select => (Kind::Read, &mut part.select),
+        };
+        series.record(kind, t2 - start, t2 - t0, n * u64::from(page));
+        if t0 >= ramp_end {
+            let end = commit_at.unwrap_or(t2);
+            stats.record(end - t0, n * u64::from(page));
+            if let Some(t1) = commit_at {
+                part.commit.record(t2 - t1, 0);
+            }
+            part.rows += n;
+        }
+        if let Some(t) = slob.think
+            && ops.is_multiple_of(u64::from(t.every))
+        {
+            think(shared, t.min_s + (t.max_s - t.min_s) * rng.next_f64());
+        }
+    }
+    ThreadEnd {
+        last_ns,
+        issued: ops,
+        part,
+        ..ThreadEnd::default()
+    }
+}
+
+/// SLOB's think time: idle (not an operation), cut short by the end of the
+/// window or a stop.
+fn think(shared: &Shared, secs: f64) {
+    let until = now_ns() + (secs * 1e9) as u64;
+    loop {
+        let now = now_ns();
+        if now >= until || shared.stop.load(Relaxed) || now >= shared.end_ns.load(Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((until - now).min(10_000_000)));
+    }
+}

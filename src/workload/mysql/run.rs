@@ -1,0 +1,261 @@
+//! The mysql workload's threads. Sessions: a connection each over the
+//! private socket, opened with its prepared statements in `prepare` (before
+//! the start barrier), running SLOB's mix through `db::session` — a select
+//! of WORK_UNIT adjacent keys through the key's index, START TRANSACTION +
+//! an update of them + COMMIT, or a scan of `--scan-size` rows in primary
+//! key order (contiguous pages). One background thread, the sampler
+//! (`db::sampler`), reads `SHOW GLOBAL STATUS` at the window's edges (with
+//! no ramp, the first edge is read before the start: the server's
+//! counters move at once) and samples the sessions' states in
+//! `information_schema.PROCESSLIST` 10 times a second in between.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, Statement};
+
+use super::MysqlConfig;
+use super::data;
+use super::stats::Snapshot;
+use crate::config::RunConfig;
+use crate::measure::clock::now_ns;
+use crate::samplers::series::SessionSeries;
+use crate::workload::db::DbPart;
+use crate::workload::db::sampler::{self, Monitor};
+use crate::workload::db::session::{self, SlobClient};
+use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
+
+/// Samples of the process list per second.
+pub const ASH_HZ: u64 = 10;
+
+/// What a thread of a mysql run counted: a session's operations, or the
+/// sampler's session states and SHOW GLOBAL STATUS snapshots.
+pub type MysqlPart = DbPart<Snapshot>;
+
+/// dbio's sessions in the process list (the sampler excluded).
+const SESSIONS: &str = "FROM information_schema.PROCESSLIST WHERE DB = 'dbio' \
+     AND COMMAND IN ('Query', 'Execute') AND ID <> CONNECTION_ID()";
+
+/// A session's prepared statements on one table.
+pub struct Stmts {
+    select: Statement,
+    update: Statement,
+    scan: Statement,
+}
+
+impl Stmts {
+    fn prepare(c: &mut Conn, table: &str) -> Result<Stmts, mysql::Error> {
+        let rows = format!("SELECT count(*), coalesce(sum(scratch), 0) FROM {table}");
+        Ok(Stmts {
+            select: c.prep(format!("{rows} WHERE mykey BETWEEN ? AND ?"))?,
+            update: c.prep(format!(
+                "UPDATE {table} SET scratch = scratch + 1 WHERE mykey BETWEEN ? AND ?"
+            ))?,
+            scan: c.prep(format!("{rows} WHERE id >= ? AND id < ?"))?,
+        })
+    }
+}
+
+/// A thread's connection.
+pub enum Thread {
+    Session {
+        conn: Box<Conn>,
+        own: Stmts,
+        hot: Option<Stmts>,
+    },
+    Sampler {
+        conn: Box<Conn>,
+        before: Option<Snapshot>,
+    },
+}
+
+/// The mysql workload over a started server with loaded tables.
+pub struct Mysql<'a> {
+    cfg: &'a RunConfig,
+    my: &'a MysqlConfig,
+    /// The server's page size (bytes per row in the series).
+    page: u32,
+    /// Connection options: the sessions' (database dbio) and the sampler's.
+    work: Opts,
+    monitor: Opts,
+    storage: Vec<PathBuf>,
+    shared: &'a Shared,
+    sessions_done: AtomicBool,
+}
+
+impl<'a> Mysql<'a> {
+    pub fn new(
+        cfg: &'a RunConfig,
+        my: &'a MysqlConfig,
+        page: u32,
+        work: Opts,
+        monitor: Opts,
+        storage: Vec<PathBuf>,
+        shared: &'a Shared,
+    ) -> Self {
+        Mysql {
+            cfg,
+            my,
+            page,
+            work,
+            monitor,
+            storage,
+            shared,
+            sessions_done: AtomicBool::new(false),
+        }
+    }
+
+    fn setup(&self, t: u32) -> Result<Thread, mysql::Error> {
+        let slob = &self.my.slob;
+        if t < slob.sessions() {
+            let mut conn = Conn::new(self.work.clone())?;
+            let schema = t / slob.threads_per_schema;
+            let own = Stmts::prepare(&mut conn, &data::table(schema))?;
+            let hot = match slob.hot_schema_every {
+                Some(_) if schema != 0 => Some(Stmts::prepare(&mut conn, &data::table(0))?),
+                _ => None,
+            };
+            Ok(Thread::Session {
+                conn: Box::new(conn),
+                own,
+                hot,
+            })
+        } else {
+            let mut conn = Conn::new(self.monitor.clone())?;
+            let before = match self.shared.ramp_ns {
+                0 => Some(Snapshot::read(&mut conn)?),
+                _ => None,
+            };
+            Ok(Thread::Sampler {
+                conn: Box::new(conn),
+                before,
+            })
+        }
+    }
+}
+
+impl Workload for Mysql<'_> {
+    type Thread = Thread;
+    type Part = MysqlPart;
+
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: self.my.slob.sessions(),
+            background: vec!["dbio-mysql-ash".into()],
+        }
+    }
+
+    fn storage(&self) -> Vec<PathBuf> {
+        self.storage.clone()
+    }
+
+    fn prepare(&self, t: u32) -> Result<Thread, SetupError> {
+        self.setup(t).map_err(|e| {
+            let who = if t < self.my.slob.sessions() {
+                format!("session {t}")
+            } else {
+                "the sampler".into()
+            };
+            SetupError::Invalid(format!("{who}: {e}"))
+        })
+    }
+
+    fn run(&self, t: u32, thread: Thread, slot: &SessionSeries) -> ThreadEnd<MysqlPart> {
+        match thread {
+            Thread::Session { conn, own, hot } => {
+                let slob = &self.my.slob;
+                let mut c = MysqlClient {
+                    conn: *conn,
+                    own_table: t / slob.threads_per_schema,
+                    own: &own,
+                    hot: hot.as_ref(),
+                };
+                session::run(&mut c, t, slob, self.cfg.seed, self.page, self.shared, slot)
+            }
+            Thread::Sampler { conn, before } => {
+                let mut m = MysqlMonitor { conn: *conn };
+                ThreadEnd {
+                    part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
+                    ..ThreadEnd::default()
+                }
+            }
+        }
+    }
+
+    fn sessions_ended(&self) {
+        self.sessions_done.store(true, SeqCst);
+    }
+}
+
+/// A mysql session as the SLOB loop drives it.
+struct MysqlClient<'a> {
+    conn: Conn,
+    own_table: u32,
+    own: &'a Stmts,
+    hot: Option<&'a Stmts>,
+}
+
+impl<'a> MysqlClient<'a> {
+    fn stmts(&self, table: u32) -> &'a Stmts {
+        match self.hot {
+            Some(h) if table != self.own_table => h,
+            _ => self.own,
+        }
+    }
+}
+
+impl SlobClient for MysqlClient<'_> {
+    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), String> {
+        let st = &self.stmts(table).select;
+        self.conn.exec_drop(st, (lo, hi)).map_err(|e| e.to_string())
+    }
+
+    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String> {
+        let st = &self.stmts(table).update;
+        (|| {
+            self.conn.query_drop("START TRANSACTION")?;
+            self.conn.exec_drop(st, (lo, hi))?;
+            let t1 = now_ns();
+            self.conn.query_drop("COMMIT")?;
+            Ok::<_, mysql::Error>(t1)
+        })()
+        .map_err(|e| e.to_string())
+    }
+
+    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String> {
+        let st = &self.stmts(table).scan;
+        self.conn
+            .exec_drop(st, (first, end))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The sampler's view of MariaDB.
+struct MysqlMonitor {
+    conn: Conn,
+}
+
+impl Monitor for MysqlMonitor {
+    type Snapshot = Snapshot;
+
+    fn snapshot(&mut self) -> Result<Snapshot, String> {
+        Snapshot::read(&mut self.conn).map_err(|e| format!("reading SHOW GLOBAL STATUS: {e}"))
+    }
+
+    fn sample(&mut self, waits: &mut BTreeMap<String, u64>) -> Result<(), String> {
+        let states: Vec<Option<String>> = self
+            .conn
+            .query(format!("SELECT STATE {SESSIONS}"))
+            .map_err(|e| format!("sampling the process list: {e}"))?;
+        for s in states {
+            let key = match s.as_deref().map(str::trim) {
+                None | Some("") => "CPU".to_string(),
+                Some(s) => s.to_string(),
+            };
+            *waits.entry(key).or_default() += 1;
+        }
+        Ok(())
+    }
+}

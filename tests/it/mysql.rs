@@ -1,0 +1,552 @@
+//! `--workload mysql` against the real MariaDB dbio starts (Debian's
+//! mariadb-server): runs on tmpfs and on XFS over a direct-io loop device,
+//! the invariants between what dbio issued and what the server counted
+//! (commits = transactions issued; redo with updates; under O_DIRECT the
+//! device's reads agree with Innodb_data_reads within 10%), the settings
+//! from dbio's options as the server applied them, and that no mariadbd,
+//! socket or pid file is left after success, a failed start, Ctrl-C, the
+//! server killed under the run, or kill -9 of dbio (then the next run or
+//! `dbio clean`). The tests share one lock: "nothing left" is checked
+//! machine-wide.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::loopdev::LoopDev;
+use crate::common::run::num;
+use crate::common::server::{evict, json, processes_left, processes_under, stderr_lines};
+use crate::common::store::{store_path, temp_store};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+pub fn dbio() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+    c.env("DBIO_DB", store_path());
+    c
+}
+
+/// A target directory the mysql user can reach; its instance is cleaned
+/// (server stopped, files removed) when dropped, pass or fail.
+struct MyDir {
+    base: PathBuf,
+    target: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl MyDir {
+    fn on_tmpfs() -> MyDir {
+        let tmp = tempfile::Builder::new()
+            .prefix("dbio-my-")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        MyDir {
+            base: tmp.path().to_path_buf(),
+            target: tmp.path().join("t"),
+            _tmp: Some(tmp),
+        }
+    }
+
+    fn under(mountpoint: &Path) -> MyDir {
+        fs::set_permissions(mountpoint, fs::Permissions::from_mode(0o755)).unwrap();
+        MyDir {
+            base: mountpoint.to_path_buf(),
+            target: mountpoint.join("t"),
+            _tmp: None,
+        }
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.target.join("dbio-mysql/run")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = dbio();
+        c.args(["run", "--workload", "mysql", "--json", "--target"])
+            .arg(&self.target)
+            .args(args);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn clean(&self) -> Output {
+        dbio()
+            .args(["clean", "--target"])
+            .arg(&self.target)
+            .output()
+            .unwrap()
+    }
+
+    /// The server's pid, from its pid file.
+    fn server_pid(&self) -> i32 {
+        fs::read_to_string(self.run_dir().join("mysqld.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for MyDir {
+    fn drop(&mut self) {
+        let _ = self.clean();
+        // Backstop: a server clean could not stop.
+        for pid in processes_under(&self.base) {
+            // SAFETY: killing a leftover server process of this test.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = fs::remove_dir_all(&self.target);
+    }
+}
+
+/// No server process, socket or pid file of `d`'s instance.
+fn assert_nothing_left(d: &MyDir) {
+    assert_eq!(processes_left(&d.base), Vec::<i32>::new(), "mariadbd left");
+    let run = d.run_dir();
+    assert!(!run.join("mysqld.sock").exists(), "socket left");
+    assert!(!run.join("mysqld.pid").exists(), "pid file left");
+}
+
+/// Waits until `d`'s server is up and dbio has measured for `secs`.
+fn wait_until_running(d: &MyDir, child: &mut Child, secs: u64) {
+    let t0 = Instant::now();
+    while !d.run_dir().join("mysqld.sock").exists() {
+        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "server never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(secs));
+}
+
+pub fn setting<'a>(my: &'a Value, name: &str) -> &'a str {
+    my["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[0] == name)
+        .and_then(|s| s[1].as_str())
+        .unwrap_or_else(|| panic!("{name} not in {}", my["settings"]))
+}
+
+fn mysql_run_on_tmpfs_meets_the_invariants() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    let base = [
+        "--sessions",
+        "2",
+        "--scale",
+        "1000",
+        "--work-unit",
+        "16",
+        "--cache",
+        "16M",
+        "--work-loop",
+        "60",
+    ];
+
+    // Select only: no transaction committed, (almost) no redo.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "0"]);
+    let r = json(&d.run(&args));
+    let my = &r["mysql"];
+    assert_eq!(my["instance_reused"], false);
+    assert_eq!(my["load"]["reused"], false);
+    assert!(num(my, "load.mib_per_s") > 0.0);
+    assert_eq!(num(my, "selects"), 120.0);
+    assert_eq!(num(my, "rows"), 120.0 * 16.0);
+    assert_eq!(num(my, "server.Com_commit"), 0.0);
+    assert!(
+        num(my, "server.Innodb_buffer_pool_read_requests") >= 120.0 * 16.0,
+        "{}",
+        my["server"]
+    );
+    assert!(
+        num(my, "server.Innodb_os_log_written") < 64.0 * 1024.0,
+        "select-only redo: {}",
+        my["server"]
+    );
+    // dbio's settings as the server applied them.
+    assert_eq!(setting(my, "innodb_flush_method"), "O_DIRECT");
+    assert_eq!(setting(my, "innodb_page_size"), "16384");
+    assert_eq!(setting(my, "innodb_flush_log_at_trx_commit"), "1");
+    assert_eq!(
+        setting(my, "innodb_buffer_pool_size"),
+        (16 << 20).to_string()
+    );
+    assert_eq!(setting(my, "skip_networking"), "ON");
+    assert_nothing_left(&d);
+
+    // Half updates, each START TRANSACTION, UPDATE, COMMIT: every commit
+    // the server counted is one dbio issued; redo with updates.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "50", "--mysql-set", "innodb_doublewrite=0"]);
+    let r = json(&d.run(&args));
+    let my = &r["mysql"];
+    assert_eq!(my["instance_reused"], true);
+    assert_eq!(my["load"]["reused"], true);
+    assert_eq!(num(my, "updates"), 60.0);
+    assert_eq!(num(my, "commit.requests"), 60.0);
+    assert_eq!(num(my, "server.Com_commit"), 60.0);
+    assert!(
+        num(my, "server.Innodb_os_log_written") > 60.0 * 16.0 * 8.0,
+        "{}",
+        my["server"]
+    );
+    assert_eq!(setting(my, "innodb_doublewrite"), "OFF");
+    // performance_schema timed InnoDB's file I/O in the window.
+    let io = my["ps_waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["event"] == "wait/io/file/innodb/innodb_data_file")
+        .unwrap_or_else(|| panic!("no data file waits: {}", my["ps_waits"]));
+    assert!(num(io, "waits") > 0.0 && num(io, "time_ms") > 0.0, "{io}");
+    assert_nothing_left(&d);
+
+    // The store has the shared db.* metrics: dbio report reads them.
+    for m in [
+        "db.executes_s",
+        "db.redo_mbs",
+        "db.physical_reads_s",
+        "db.transactions_s",
+    ] {
+        let out = dbio()
+            .args(["report", "--metric", m, "--format", "csv"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{m}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // AWR's compare period report reads the mysql load profile.
+    let out = dbio().args(["compare", "1", "2"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in ["Executes", "Redo bytes", "mysql.update_pct"] {
+        assert!(text.contains(line), "{line} missing from compare:\n{text}");
+    }
+
+    // Another page size and flush method: a new instance, as asked.
+    let mut args = base.to_vec();
+    args.extend(["--update-pct", "20", "--bs", "8k", "--io", "fsync"]);
+    let r = json(&d.run(&args));
+    let my = &r["mysql"];
+    assert_eq!(my["instance_reused"], false);
+    assert_eq!(setting(my, "innodb_page_size"), "8192");
+    assert_eq!(setting(my, "innodb_flush_method"), "fsync");
+    assert_eq!(num(my, "server.Com_commit"), num(my, "updates"));
+    assert_nothing_left(&d);
+
+    // dbio clean removes the instance.
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!d.target.join("dbio-mysql").exists());
+}
+
+fn the_terminal_report_speaks_innodb() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    let out = dbio()
+        .args(["run", "--workload", "mysql", "--quiet", "--target"])
+        .arg(&d.target)
+        .args([
+            "--sessions",
+            "2",
+            "--scale",
+            "500",
+            "--update-pct",
+            "50",
+            "--work-loop",
+            "20",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "Load Profile",
+        "Transactions (Com_commit)",
+        "Redo bytes (os_log_written)",
+        "Top Events",
+        "buffer pool",
+        "doublewrite",
+        "Innodb_data_reads",
+        "innodb_flush_method=O_DIRECT",
+        "Wait events (performance_schema)",
+        "wait/io/file/innodb/innodb_data_file",
+    ] {
+        assert!(text.contains(want), "{want} missing:\n{text}");
+    }
+    assert_nothing_left(&d);
+}
+
+fn no_mariadb_is_one_line_naming_the_package() {
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    let empty = tempfile::tempdir().unwrap();
+    let out = d.run(&["--mysql-bin", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("mariadb-server"), "{err}");
+    assert!(!d.target.exists(), "a refused run made its target");
+}
+
+fn a_bad_setting_fails_in_one_line_and_leaves_nothing_running() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    // Refused before anything is made.
+    let out = d.run(&["--mysql-set", "innodb_doublewrite"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!d.target.exists(), "a refused run made its target");
+    // Refused by the server: one line with the log's last lines, exit 1.
+    let out = d.run(&[
+        "--scale",
+        "100",
+        "--mysql-set",
+        "innodb_no_such_thing=3",
+        "--time",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_lines(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("did not start") && err.contains("innodb_no_such_thing"),
+        "{err}"
+    );
+    assert_nothing_left(&d);
+    // The same on an installed instance: the start fails, the log says why.
+    json(&d.run(&["--scale", "100", "--work-loop", "2"]));
+    let out = d.run(&[
+        "--scale",
+        "100",
+        "--mysql-set",
+        "innodb_no_such_thing=3",
+        "--time",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_lines(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("did not start: it exited") && err.contains("innodb_no_such_thing"),
+        "{err}"
+    );
+    assert_nothing_left(&d);
+}
+
+fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    let mut child = d.spawn(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "500",
+        "--update-pct",
+        "20",
+        "--time",
+        "120",
+    ]);
+    wait_until_running(&d, &mut child, 3);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "slow: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert!(num(&r["mysql"], "selects") > 0.0);
+    assert!(num(&r["mysql"], "server.Com_commit") > 0.0);
+    assert_nothing_left(&d);
+}
+
+fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    let args = ["--sessions", "1", "--scale", "200", "--time", "120"];
+    let mut child = d.spawn(&args);
+    wait_until_running(&d, &mut child, 1);
+    child.kill().unwrap(); // SIGKILL: no guard runs
+    child.wait().unwrap();
+    assert!(
+        !processes_under(&d.base).is_empty(),
+        "the orphan is running"
+    );
+    // The next run finds the orphan and stops it before starting its own.
+    let out = d.run(&["--sessions", "1", "--scale", "200", "--work-loop", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    json(&out);
+    assert!(err.contains("left running by an earlier dbio"), "{err}");
+    assert_nothing_left(&d);
+    // And after another kill -9, dbio clean stops it.
+    let mut child = d.spawn(&args);
+    wait_until_running(&d, &mut child, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_nothing_left(&d);
+    assert!(!d.target.join("dbio-mysql").exists());
+}
+
+fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    let mut child = d.spawn(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "500",
+        "--update-pct",
+        "20",
+        "--time",
+        "120",
+    ]);
+    wait_until_running(&d, &mut child, 2);
+    // SAFETY: killing the test's own server.
+    unsafe { libc::kill(d.server_pid(), libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["error"].as_str().unwrap().contains("session"),
+        "{}",
+        r["error"]
+    );
+    assert!(
+        num(&r["mysql"], "selects") > 0.0,
+        "what was measured is kept"
+    );
+    // The dead server's socket and pid file are gone too.
+    assert_nothing_left(&d);
+    // InnoDB recovers from its redo at the next start.
+    json(&d.run(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "500",
+        "--update-pct",
+        "20",
+        "--work-loop",
+        "10",
+    ]));
+    assert_nothing_left(&d);
+}
+
+fn o_direct_reads_on_xfs_agree_with_the_device() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(1 << 30, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let d = MyDir::under(&mnt);
+    // 2 x 4000 rows of 6.5 KiB = 50 MiB of table against 8 MiB of buffer pool.
+    let args = [
+        "--sessions",
+        "2",
+        "--scale",
+        "4000",
+        "--cache",
+        "8M",
+        "--update-pct",
+        "20",
+        "--work-loop",
+        "200",
+    ];
+    json(&d.run(&args));
+    evict(&d.target);
+    let r = json(&d.run(&args));
+    let my = &r["mysql"];
+    let reads = &my["physical_reads"];
+    assert_eq!(
+        reads["device"].as_str(),
+        Some(dev.name().as_str()),
+        "{reads}"
+    );
+    let (innodb, device) = (num(reads, "innodb_requests"), num(reads, "device_requests"));
+    eprintln!("InnoDB and the device: {reads}");
+    assert!(innodb > 500.0, "{reads}");
+    assert!(
+        (device - innodb).abs() <= 0.10 * innodb,
+        "device {device} vs Innodb_data_reads {innodb}: {reads}"
+    );
+    assert_eq!(reads["agree"], true, "{reads}");
+    assert_eq!(num(my, "server.Com_commit"), num(my, "updates"));
+    assert!(num(my, "server.Innodb_os_log_written") > 0.0);
+    assert!(r["storage"].to_string().contains("xfs"), "{}", r["storage"]);
+    drop(d);
+    drop(dev);
+}
+
+crate::tests! {
+    mysql_run_on_tmpfs_meets_the_invariants [Root, MariaDB],
+    the_terminal_report_speaks_innodb [Root, MariaDB],
+    no_mariadb_is_one_line_naming_the_package,
+    a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, MariaDB],
+    ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, MariaDB],
+    kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, MariaDB],
+    a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, MariaDB],
+    o_direct_reads_on_xfs_agree_with_the_device [Root, MariaDB, Tool("mkfs.xfs")],
+}
