@@ -3,15 +3,17 @@
 //! SLOB's mix through `db::session` — a select of WORK_UNIT adjacent keys,
 //! BEGIN + an update of them + COMMIT, or a scan of `--scan-size`
 //! physically contiguous pages (a TID range scan). One background thread,
-//! the sampler (`db::sampler`), reads the server's counters at the window's start and once the
-//! sessions have disconnected (their backends flush their statistics when
+//! the sampler (`db::sampler`), reads the server's counters at the window's
+//! start (without a ramp: in `prepare`, once every session has connected,
+//! so none of their statements can come before it) and once the sessions
+//! have disconnected (their backends flush their statistics when
 //! they exit, so the end snapshot holds every operation), and samples
 //! pg_stat_activity 10 times a second in between: the active-session
 //! history of wait events.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::time::{Duration, Instant};
 
 use postgres::{Client, Statement};
@@ -74,6 +76,8 @@ pub enum Conn {
     Sampler {
         client: Box<Client>,
         ash: Statement,
+        /// The window's first edge when there is no ramp (see `setup`).
+        before: Option<Snapshot>,
     },
 }
 
@@ -86,6 +90,8 @@ pub struct Pg<'a> {
     storage: Vec<PathBuf>,
     shared: &'a Shared,
     sessions_done: AtomicBool,
+    /// Sessions whose `prepare` has returned (connected and flushed, or failed).
+    prepared: AtomicU32,
 }
 
 impl<'a> Pg<'a> {
@@ -103,6 +109,7 @@ impl<'a> Pg<'a> {
             storage,
             shared,
             sessions_done: AtomicBool::new(false),
+            prepared: AtomicU32::new(0),
         }
     }
 
@@ -137,10 +144,38 @@ impl<'a> Pg<'a> {
                      WHERE {SESSIONS} AND state = 'active'"
                 ))
                 .map_err(|e| e.to_string())?;
+            // Without a ramp the window opens with the sessions' first
+            // statements, and a sampler thread scheduled late would read
+            // its first snapshot after some of them (a session's backend
+            // flushes at once when it exits). So read it here, before the
+            // start, once every session has connected and flushed what
+            // connecting and preparing counted.
+            let before = if self.shared.ramp_ns == 0 {
+                self.wait_for_sessions_prepared(sessions);
+                let sql = snapshot_sql(&self.endpoint.database);
+                Some(Snapshot::read(&mut client, &sql).map_err(|e| db_message(&e))?)
+            } else {
+                None
+            };
             Ok(Conn::Sampler {
                 client: Box::new(client),
                 ash,
+                before,
             })
+        }
+    }
+}
+
+impl Pg<'_> {
+    /// Waits until every session's `prepare` has returned (they run on
+    /// their own threads at the same time as the sampler's), or a minute.
+    fn wait_for_sessions_prepared(&self, sessions: u32) {
+        let t0 = Instant::now();
+        while self.prepared.load(SeqCst) < sessions
+            && t0.elapsed() < Duration::from_secs(60)
+            && !self.shared.stop.load(Relaxed)
+        {
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 }
@@ -161,7 +196,11 @@ impl Workload for Pg<'_> {
     }
 
     fn prepare(&self, t: u32) -> Result<Conn, SetupError> {
-        self.setup(t).map_err(|e| {
+        let conn = self.setup(t);
+        if t < self.pg.slob.sessions() {
+            self.prepared.fetch_add(1, SeqCst);
+        }
+        conn.map_err(|e| {
             let who = if t < self.pg.slob.sessions() {
                 format!("session {t}")
             } else {
@@ -194,7 +233,11 @@ impl Workload for Pg<'_> {
                 drop(c);
                 end
             }
-            Conn::Sampler { client, ash } => {
+            Conn::Sampler {
+                client,
+                ash,
+                before,
+            } => {
                 let mut m = PgMonitor {
                     client: *client,
                     ash: &ash,
@@ -203,7 +246,7 @@ impl Workload for Pg<'_> {
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                 };
                 ThreadEnd {
-                    part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, None),
+                    part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
                     ..ThreadEnd::default()
                 }
             }
