@@ -60,6 +60,7 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
         files: Vec::new(),
         block_size: PAGE,
         blocks_per_file: 0,
+        id: 0,
         logical_sector: None,
         layout: None,
         locks: std::sync::Arc::new(locks),

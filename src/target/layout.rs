@@ -153,7 +153,14 @@ pub fn ensure_in(
         .store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
     let paths = manifest.file_paths(dir);
-    match write_files(&paths, shape, 0, seed, progress, interrupt) {
+    match write_files(
+        &paths,
+        shape,
+        0,
+        (seed, manifest.target_id),
+        progress,
+        interrupt,
+    ) {
         Ok(report) => {
             manifest.complete = true;
             manifest
@@ -209,7 +216,7 @@ fn grow(
     m.complete = false;
     m.store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
-    match write_files(&paths, shape, old, seed, progress, interrupt) {
+    match write_files(&paths, shape, old, (seed, m.target_id), progress, interrupt) {
         Ok(report) => {
             m.file_size = shape.file_size;
             m.complete = true;
@@ -269,12 +276,13 @@ fn create(path: &Path, direct: bool) -> rustix::io::Result<OwnedFd> {
 }
 
 /// Writes every file of `shape` from byte `from` (0 = a new layout: the
-/// files are created; otherwise they exist and are extended).
+/// files are created; otherwise they exist and are extended), stamped with
+/// `(seed, target id)`.
 fn write_files(
     paths: &[PathBuf],
     shape: Shape,
     from: u64,
-    seed: u64,
+    (seed, target_id): (u64, u32),
     progress: bool,
     interrupt: &AtomicBool,
 ) -> Result<LayoutReport, TargetError> {
@@ -329,6 +337,8 @@ fn write_files(
         from,
         file_size: shape.file_size,
         block_size: shape.block_size,
+        target_id,
+        seed: seed as u32,
         written: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         interrupt,
@@ -373,19 +383,19 @@ fn write_files(
     })
 }
 
-fn seal_chunk(data: &mut [u8], file: u32, off: u64, bs: u32, rng: &mut Rng) {
+fn seal_chunk(data: &mut [u8], file: u32, off: u64, chunks: &Chunks, rng: &mut Rng) {
+    let bs = chunks.block_size;
     let first = off / u64::from(bs);
     for (i, b) in data.chunks_exact_mut(bs as usize).enumerate() {
-        block::fill(
-            b,
-            Header {
-                block: first + i as u64,
-                generation: 0,
-                file,
-                size: bs,
-            },
-            rng,
-        );
+        let h = Header {
+            block: first + i as u64,
+            generation: 0,
+            file,
+            size: bs,
+            target: chunks.target_id,
+            seed: chunks.seed,
+        };
+        block::fill(b, h, rng);
     }
 }
 
@@ -398,6 +408,8 @@ struct Chunks<'a> {
     from: u64,
     file_size: u64,
     block_size: u32,
+    target_id: u32,
+    seed: u32,
     written: AtomicU64,
     failed: AtomicBool,
     interrupt: &'a AtomicBool,
@@ -481,7 +493,7 @@ fn writer<E: Engine>(
             let len = CHUNK.min(chunks.file_size - offset) as u32;
             let slot = free.pop().expect("a free slot");
             let data = bufs.slot_mut(slot as usize, len as usize);
-            seal_chunk(data, file, offset, chunks.block_size, rng);
+            seal_chunk(data, file, offset, chunks, rng);
             meta[slot as usize] = (file, offset, len);
             let io = Io {
                 kind: OpKind::Write,

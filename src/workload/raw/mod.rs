@@ -16,7 +16,8 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::target::{OpenFiles, Target};
+use crate::target::genmap::GenMap;
+use crate::target::{OpenFiles, Target, TargetKind};
 use requests::Requests;
 
 /// A raw run over a prepared target.
@@ -32,6 +33,8 @@ pub struct Raw<'a> {
     quota_total: Option<u64>,
     /// Nanoseconds between one session's requests for `--rate`.
     interval_ns: u64,
+    /// The generations of the blocks, when the run writes a directory target.
+    map: Option<GenMap>,
 }
 
 /// A session's state before the start: its engine and buffers.
@@ -65,6 +68,8 @@ impl<'a> Raw<'a> {
                 RunLength::Time { .. } => None,
             },
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
+            map: (cfg.pattern.writes() && target.kind == TargetKind::Directory)
+                .then(|| GenMap::new(&vec![0; target.total_blocks() as usize], 0)),
         })
     }
 
@@ -116,6 +121,8 @@ impl Workload for Raw<'_> {
             interval_ns: self.interval_ns,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
+            map: self.map.as_ref(),
+            stamp: (self.target.id, cfg.seed as u32),
             engine: p.engine,
             requests: Requests::new(
                 cfg.pattern,
