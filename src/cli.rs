@@ -170,6 +170,8 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Read every block of a target back and name each damaged one (zeroed, checksum, misdirected, torn, lost).
+    Verify(crate::commands::verify::VerifyArgs),
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]

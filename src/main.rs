@@ -50,6 +50,7 @@ fn main() -> ExitCode {
 fn store_path(command: &Command) -> Option<PathBuf> {
     let db = match command {
         Command::Run(a) => &a.db,
+        Command::Verify(a) => &a.db,
         Command::Clean(_) => return None,
         Command::Plan { db, .. }
         | Command::Report { db, .. }
@@ -117,6 +118,7 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
     match command {
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
+        Command::Verify(args) => commands::verify::execute(&args, open_store),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();

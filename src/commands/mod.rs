@@ -15,6 +15,7 @@ pub mod report_html;
 pub mod run;
 pub mod run_pg;
 pub mod runs;
+pub mod verify;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -162,6 +162,21 @@ pub fn ensure_in(
         interrupt,
     ) {
         Ok(report) => {
+            if shape.headers && !shape.grow {
+                // Every block at generation 0: the lost-write map starts exact.
+                let blocks = shape.file_size / u64::from(shape.block_size) * u64::from(shape.files);
+                let clean = super::genmap_file::MapInfo {
+                    sync_points: 0,
+                    clean: true,
+                };
+                super::genmap_file::store(
+                    dir,
+                    manifest.target_id,
+                    clean,
+                    &vec![0; blocks as usize],
+                )
+                .map_err(|e| TargetError::Invalid(e.to_string()))?;
+            }
             manifest.complete = true;
             manifest
                 .store(dir)
@@ -213,6 +228,8 @@ fn grow(
         return Ok((paths, report));
     }
     let old = m.file_size;
+    // Block numbers move when files grow: the map no longer fits.
+    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
     m.complete = false;
     m.store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
@@ -259,6 +276,7 @@ pub fn remove_files(dir: &Path, m: &Manifest) -> Result<(), TargetError> {
             Err(e) => return Err(TargetError::io(&p, "remove", e)),
         }
     }
+    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
     let mp = Manifest::path(dir);
     match fs::remove_file(&mp) {
         Ok(()) => Ok(()),

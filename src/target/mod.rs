@@ -6,6 +6,7 @@ pub mod block;
 pub mod chain;
 pub mod device;
 pub mod genmap;
+pub mod genmap_file;
 pub mod intact;
 pub mod layout;
 pub mod lock;
@@ -179,6 +180,11 @@ impl Target {
                 }
             };
         let id = manifest::Manifest::load(path)?.map_or(0, |m| m.target_id);
+        if cfg.slob.is_some() {
+            // The model's DB writers stamp their own generations: the
+            // lost-write map no longer describes these blocks.
+            genmap_file::remove(path).map_err(|e| TargetError::io(path, "remove the map in", e))?;
+        }
         Ok(Target {
             kind: TargetKind::Directory,
             path: path.clone(),

@@ -16,7 +16,7 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::target::genmap::GenMap;
+use crate::target::genmap_file::{self, Tracked};
 use crate::target::{OpenFiles, Target, TargetKind};
 use requests::Requests;
 
@@ -33,8 +33,9 @@ pub struct Raw<'a> {
     quota_total: Option<u64>,
     /// Nanoseconds between one session's requests for `--rate`.
     interval_ns: u64,
-    /// The generations of the blocks, when the run writes a directory target.
-    map: Option<GenMap>,
+    /// The generations of the blocks, when the run writes a directory
+    /// target that keeps a lost-write map.
+    map: Option<Tracked>,
 }
 
 /// A session's state before the start: its engine and buffers.
@@ -56,6 +57,12 @@ impl<'a> Raw<'a> {
         let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
             .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", cfg.distribution)))?;
         let n = u64::from(cfg.sessions);
+        let map = if cfg.pattern.writes() && target.kind == TargetKind::Directory {
+            genmap_file::begin_run(&target.path, target.id, target.total_blocks())
+                .map_err(|e| SetupError::Invalid(e.to_string()))?
+        } else {
+            None
+        };
         Ok(Raw {
             cfg,
             target,
@@ -68,9 +75,23 @@ impl<'a> Raw<'a> {
                 RunLength::Time { .. } => None,
             },
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
-            map: (cfg.pattern.writes() && target.kind == TargetKind::Directory)
-                .then(|| GenMap::new(&vec![0; target.total_blocks() as usize], 0)),
+            map,
         })
+    }
+
+    /// The run's final sync point: its acknowledged writes made durable and
+    /// the lost-write map saved clean. Returns (sync point, seconds it took),
+    /// or None when the run keeps no map.
+    pub fn finish(&mut self) -> Result<Option<(u64, f64)>, genmap_file::MapError> {
+        let Some(t) = &mut self.map else {
+            return Ok(None);
+        };
+        let start = crate::measure::clock::now_ns();
+        let n = t.sync_point(&self.fds, true)?;
+        Ok(Some((
+            n,
+            (crate::measure::clock::now_ns() - start) as f64 / 1e9,
+        )))
     }
 
     /// Session `id`'s share of an `--ops` quota: the remainder goes to the first sessions.
@@ -121,7 +142,7 @@ impl Workload for Raw<'_> {
             interval_ns: self.interval_ns,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
-            map: self.map.as_ref(),
+            map: self.map.as_ref().map(|t| &t.map),
             stamp: (self.target.id, cfg.seed as u32),
             engine: p.engine,
             requests: Requests::new(
