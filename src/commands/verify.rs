@@ -156,7 +156,7 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
         Ok(Some(loaded)) => (Some(loaded.floors), Ok(loaded.info)),
         Ok(None) => (
             None,
-            Err("no run wrote this layout since it was laid out".to_string()),
+            Err("this layout keeps none: the SLOB model wrote it, or it predates maps".to_string()),
         ),
         Err(e) => (None, Err(e.to_string())),
     };

@@ -100,6 +100,21 @@ impl Findings {
         }
     }
 
+    /// Adds what another checker found; the first blocks stay the first by place.
+    pub fn merge(&mut self, other: Findings) {
+        self.blocks += other.blocks;
+        self.intact += other.intact;
+        self.newer_than_map += other.newer_than_map;
+        for c in CLASSES {
+            let theirs = other.tally(c).clone();
+            let t = self.tally_mut(c);
+            t.count += theirs.count;
+            t.first.extend(theirs.first);
+            t.first.sort_by_key(|e| (e.file, e.offset));
+            t.first.truncate(EXAMPLES);
+        }
+    }
+
     /// Damaged blocks of every class.
     pub fn damaged(&self) -> u64 {
         CLASSES.iter().map(|&c| self.tally(c).count).sum()

@@ -1,11 +1,13 @@
 //! Reading every block of a target for `dbio verify`: 1 MiB O_DIRECT reads,
 //! eight in flight through io_uring (one psync reader where io_uring is
-//! off), each block classified as soon as its read completes while the
-//! other reads stay in flight; progress and rate on stderr.
+//! off) in one thread, while one checker thread per CPU classifies the
+//! chunks already read (checksums cost more CPU than reading); progress and
+//! rate on stderr.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc;
 
 use rustix::fs::{Mode, OFlags};
 
@@ -74,7 +76,20 @@ fn open(path: &PathBuf, direct: bool) -> rustix::io::Result<OwnedFd> {
     rustix::fs::open(path, flags, Mode::empty())
 }
 
-/// Reads and classifies every block of `layout` into `findings`.
+/// Buffers: reads in flight plus chunks waiting for or under a check.
+const BUFFERS: usize = 2 * IN_FLIGHT as usize;
+
+/// A chunk read and handed to a checker: its buffer slot (by address) and place.
+struct Chunk {
+    slot: u32,
+    ptr: usize,
+    file: u32,
+    offset: u64,
+    len: u32,
+}
+
+/// Reads and classifies every block of `layout` into `findings`: one thread
+/// keeps the reads in flight, one checker per CPU classifies the chunks.
 pub fn scan(
     layout: &Layout,
     findings: &mut Findings,
@@ -91,28 +106,59 @@ pub fn scan(
         fds.push(fd);
     }
     let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
-    let mut bufs = BufPool::new(CHUNK as usize, IN_FLIGHT as usize);
-    let read = AtomicU64::new(0);
+    let bufs = BufPool::new(CHUNK as usize, BUFFERS);
+    let checked = AtomicU64::new(0);
     let finished = AtomicBool::new(false);
     let total = layout.file_size * layout.files.len() as u64;
+    let checkers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let start = now_ns();
-    let result = std::thread::scope(|s| {
+    let (result, parts) = std::thread::scope(|s| {
         if progress {
-            s.spawn(|| show_progress(&read, total, &finished));
+            s.spawn(|| show_progress(&checked, total, &finished));
         }
+        let (back_tx, back_rx) = mpsc::channel::<u32>();
+        let mut work = Vec::with_capacity(checkers);
+        let mut handles = Vec::with_capacity(checkers);
+        for _ in 0..checkers {
+            let (tx, rx) = mpsc::channel::<Chunk>();
+            let back = back_tx.clone();
+            let checked = &checked;
+            handles.push(s.spawn(move || {
+                let mut f = Findings::default();
+                for c in rx {
+                    // SAFETY: the reader does not touch the slot until it is sent back.
+                    let data =
+                        unsafe { std::slice::from_raw_parts(c.ptr as *const u8, c.len as usize) };
+                    check_chunk(data, c.file, c.offset, layout, &mut f);
+                    checked.fetch_add(u64::from(c.len), Relaxed);
+                    let _ = back.send(c.slot);
+                }
+                f
+            }));
+            work.push(tx);
+        }
+        drop(back_tx);
         let r = match Uring::new(&raw, Some(&bufs), IN_FLIGHT, SyncAfterWrite::None) {
             Ok(mut e) => {
-                reader(&mut e, &mut bufs, layout, findings, &read, interrupt).map(|()| "io_uring")
+                reader(&mut e, &bufs, layout, &work, &back_rx, interrupt).map(|()| "io_uring")
             }
             Err(_) => {
                 let mut e = Psync::new(&raw, SyncAfterWrite::None);
-                reader(&mut e, &mut bufs, layout, findings, &read, interrupt).map(|()| "psync")
+                reader(&mut e, &bufs, layout, &work, &back_rx, interrupt).map(|()| "psync")
             }
         };
+        drop(work);
+        let parts: Vec<Findings> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a checker panicked"))
+            .collect();
         finished.store(true, Relaxed);
-        r
+        (r, parts)
     });
     let engine = result?;
+    for p in parts {
+        findings.merge(p);
+    }
     Ok(ScanStats {
         bytes: total,
         seconds: (now_ns() - start) as f64 / 1e9,
@@ -121,22 +167,22 @@ pub fn scan(
     })
 }
 
-/// Keeps the engine's queue full of chunk reads in order; classifies each
-/// chunk's blocks as it completes.
+/// Keeps up to the engine's depth of chunk reads in flight, in order, and
+/// hands each completed chunk to the checkers in turn.
 fn reader<E: Engine>(
     engine: &mut E,
-    bufs: &mut BufPool,
+    bufs: &BufPool,
     layout: &Layout,
-    findings: &mut Findings,
-    read: &AtomicU64,
+    work: &[mpsc::Sender<Chunk>],
+    back: &mpsc::Receiver<u32>,
     interrupt: &AtomicBool,
 ) -> Result<(), ScanError> {
     let depth = engine.depth() as usize;
     let per_file = layout.file_size.div_ceil(CHUNK);
     let total = per_file * layout.files.len() as u64;
-    let mut next = 0u64;
-    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-    let mut meta = vec![(0u32, 0u64, 0u32); depth];
+    let (mut next, mut handed) = (0u64, 0usize);
+    let mut free: Vec<u32> = (0..bufs.slots() as u32).rev().collect();
+    let mut meta = vec![(0u32, 0u64, 0u32); bufs.slots()];
     let mut done: Vec<(u32, i32)> = Vec::with_capacity(depth);
     let mut inflight = 0usize;
     let fail = |file: u32, offset: u64, source: std::io::Error| ScanError::Read {
@@ -145,9 +191,10 @@ fn reader<E: Engine>(
         source,
     };
     loop {
-        while inflight < depth && next < total {
+        free.extend(back.try_iter());
+        while inflight < depth && next < total && !free.is_empty() {
             if interrupt.load(Relaxed) {
-                let so_far = crate::units::fmt_size(read.load(Relaxed));
+                let so_far = crate::units::fmt_size(next * CHUNK);
                 return Err(ScanError::Interrupted(so_far));
             }
             let file = (next / per_file) as u32;
@@ -169,7 +216,12 @@ fn reader<E: Engine>(
             inflight += 1;
         }
         if inflight == 0 {
-            return Ok(());
+            if next >= total {
+                return Ok(());
+            }
+            // Every buffer is with the checkers: wait for one back.
+            free.extend(back.recv());
+            continue;
         }
         done.clear();
         let n = engine
@@ -191,15 +243,16 @@ fn reader<E: Engine>(
                 };
                 return Err(fail(file, offset, e));
             }
-            check_chunk(
-                bufs.slot(slot as usize, len as usize),
+            let chunk = Chunk {
+                slot,
+                ptr: bufs.ptr(slot as usize) as usize,
                 file,
                 offset,
-                layout,
-                findings,
-            );
-            read.fetch_add(u64::from(len), Relaxed);
-            free.push(slot);
+                len,
+            };
+            // A checker that is gone has panicked; its join says so.
+            let _ = work[handed % work.len()].send(chunk);
+            handed += 1;
         }
     }
 }

@@ -316,18 +316,11 @@ fn dm_flakey_corrupted_reads_fail_their_checksums() {
     dmsetup(&["create", &name, "--table", &linear]);
     let _dm = Dm(name.clone());
     let mapped = PathBuf::from(format!("/dev/mapper/{name}"));
-    let out = dbio()
-        .args(["run", "--quiet", "--target"])
-        .arg(&mapped)
-        .args(["--destroy-device"])
-        .arg(&mapped)
-        .args(["--pattern", "seqwrite", "--bs", "8k", "--ops", "8192"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let m = mapped.to_str().unwrap();
+    let whole = ["--pattern", "seqwrite", "--bs", "8k", "--ops", "8192"];
+    run(
+        &mapped,
+        &[&["--destroy-device", m][..], &whole[..]].concat(),
     );
     let (out, _) = verify(&mapped);
     assert_eq!(
