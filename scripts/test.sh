@@ -33,6 +33,7 @@ want sqlite3   sqlite3     "querying the results store as users do"
 want chromium  chromium    "rendering the HTML report headless"
 want mkfs.jfs  jfsutils    "JFS signatures (libblkid knows, dbio's own table too) in the device gate tests"
 want /usr/lib/postgresql/15/bin/postgres postgresql-15 "the real PostgreSQL --workload pg starts (binaries outside PATH)"
+want dmsetup   dmsetup     "dm-flakey faults under dbio verify (where the kernel has device-mapper)"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"

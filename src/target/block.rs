@@ -18,6 +18,7 @@
 //!
 //! The rest of each sector is incompressible pseudo-random data.
 
+use super::crc::{BATCH, sector_crc, sector_crcs};
 use crate::rng::Rng;
 
 /// Bytes per stamped sector (the smallest unit a device writes atomically).
@@ -119,12 +120,7 @@ pub enum BlockError {
 }
 
 #[inline]
-fn checksum(sector: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(&sector[0..4]), &sector[8..])
-}
-
-#[inline]
-fn seal_sector(s: &mut [u8], st: &Stamp) {
+fn stamp_sector(s: &mut [u8], st: &Stamp) {
     s[0..4].copy_from_slice(&MAGIC);
     s[8..16].copy_from_slice(&st.offset.to_le_bytes());
     s[16..24].copy_from_slice(&st.generation.to_le_bytes());
@@ -132,8 +128,18 @@ fn seal_sector(s: &mut [u8], st: &Stamp) {
     s[28..32].copy_from_slice(&st.size.to_le_bytes());
     s[32..36].copy_from_slice(&st.target.to_le_bytes());
     s[36..40].copy_from_slice(&st.seed.to_le_bytes());
-    let c = checksum(s);
-    s[4..8].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Writes every sector's checksum, once its stamp and payload are in place.
+#[inline]
+fn seal_checksums(block: &mut [u8]) {
+    let mut crcs = [0u32; BATCH];
+    for chunk in block.chunks_mut(BATCH * SECTOR) {
+        sector_crcs(chunk, &mut crcs);
+        for (s, c) in chunk.chunks_exact_mut(SECTOR).zip(crcs) {
+            s[4..8].copy_from_slice(&c.to_le_bytes());
+        }
+    }
 }
 
 /// Stamps every sector of `block` for `h` and seals each with its checksum.
@@ -142,9 +148,10 @@ fn seal_sector(s: &mut [u8], st: &Stamp) {
 pub fn seal(block: &mut [u8], h: Header) {
     let mut st = Stamp::of(&h, 0);
     for s in block.chunks_exact_mut(SECTOR) {
-        seal_sector(s, &st);
+        stamp_sector(s, &st);
         st.offset += SECTOR as u64;
     }
+    seal_checksums(block);
 }
 
 /// Fills `block` with fresh pseudo-random data and seals it.
@@ -164,9 +171,10 @@ pub fn refresh(block: &mut [u8], h: Header, rng: &mut Rng) {
     let mut st = Stamp::of(&h, 0);
     for s in block.chunks_exact_mut(SECTOR) {
         s[STAMP_LEN..STAMP_LEN + 8].copy_from_slice(&rng.next_u64().to_le_bytes());
-        seal_sector(s, &st);
+        stamp_sector(s, &st);
         st.offset += SECTOR as u64;
     }
+    seal_checksums(block);
 }
 
 #[inline]
@@ -182,6 +190,13 @@ fn le64(b: &[u8], at: usize) -> u64 {
 /// Reads and checks the stamp of one 512-byte sector.
 #[inline]
 pub fn read_stamp(s: &[u8]) -> Result<Stamp, SectorError> {
+    read_stamp_checked(s, sector_crc(s))
+}
+
+/// [`read_stamp`] with the sector's checksum already computed
+/// ([`super::crc::sector_crcs`]).
+#[inline]
+pub fn read_stamp_checked(s: &[u8], computed: u32) -> Result<Stamp, SectorError> {
     let magic: [u8; 4] = s[0..4].try_into().expect("4 bytes");
     if magic != MAGIC {
         if s.iter().all(|&b| b == 0) {
@@ -190,7 +205,6 @@ pub fn read_stamp(s: &[u8]) -> Result<Stamp, SectorError> {
         return Err(SectorError::NoMagic(magic));
     }
     let stored = le32(s, 4);
-    let computed = checksum(s);
     if stored != computed {
         return Err(SectorError::Checksum { stored, computed });
     }

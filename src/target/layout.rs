@@ -645,7 +645,9 @@ mod tests {
         )
         .unwrap();
         assert!(!r3.reused && p3.len() == 3);
-        assert_eq!(fs::read_dir(&target).unwrap().count(), 4);
+        // Three data files, the manifest and the lost-write map.
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 5);
+        assert!(target.join(super::super::genmap_file::MAP_NAME).is_file());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod chain;
+pub mod crc;
 pub mod device;
 pub mod genmap;
 pub mod genmap_file;

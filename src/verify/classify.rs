@@ -19,7 +19,8 @@
 
 use serde::Serialize;
 
-use crate::target::block::{SECTOR, SectorError, Stamp, read_stamp};
+use crate::target::block::{SECTOR, SectorError, Stamp, read_stamp_checked};
+use crate::target::crc::{BATCH, sector_crcs};
 use crate::target::genmap::newer;
 
 /// The kinds of corruption, in the order they are looked for.
@@ -111,8 +112,13 @@ pub fn classify(block: &[u8], e: &Expect) -> Verdict {
         }
     };
     let mut first: Option<Stamp> = None;
+    let mut crcs = [0u32; BATCH];
     for (i, s) in block.chunks_exact(SECTOR).enumerate() {
-        let st = match read_stamp(s) {
+        if i % BATCH == 0 {
+            let end = block.len().min((i + BATCH) * SECTOR);
+            sector_crcs(&block[i * SECTOR..end], &mut crcs);
+        }
+        let st = match read_stamp_checked(s, crcs[i % BATCH]) {
             Ok(st) => st,
             Err(SectorError::Zero) => return bad(Class::Zeroed, i, None),
             Err(_) => {
