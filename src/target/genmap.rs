@@ -6,28 +6,33 @@
 //! | bits   | field                                                          |
 //! |--------|----------------------------------------------------------------|
 //! | 48..64 | the last generation handed out (wrapping 16-bit counter)       |
-//! | 16..48 | writes of this block in flight                                 |
+//! | 32..48 | the first generation of the current episode                    |
+//! | 16..32 | writes of this block in flight                                 |
 //! | 0..16  | the floor: the oldest generation the block may now hold        |
 //!
-//! A write takes the next generation and counts itself in flight in one
-//! `fetch_add`. When it is acknowledged it leaves the flight count, and if
-//! nothing else was in flight when it was issued, it raises the floor to its
-//! own generation (every earlier write was acknowledged before it was issued,
-//! so the storage must apply it last). A write issued while another write of
-//! the same block was in flight leaves the floor alone: the device may apply
-//! the two in either order (fio's false verify failures with overlapping
-//! writes), so either generation is right, and both are at or above the floor.
+//! An *episode* is a run of writes of one block that overlap: it starts
+//! with a write issued while none of its block is in flight and ends when
+//! the last write in flight is acknowledged. Every write before an episode
+//! was acknowledged before it started, so when it ends the block holds one
+//! of its writes — whichever the device applied last (two overlapping
+//! writes may land in either order: fio's false verify failures) — and all
+//! of them are at or above its first generation, which becomes the floor.
+//! A write that fails leaves the episode's floor where it was (the block
+//! may still hold what it held before).
 //!
 //! Generations are compared as serial numbers ([`newer`]): a block rewritten
-//! fewer than 32,768 times between two looks is ordered correctly.
+//! fewer than 32,768 times between two looks is ordered correctly. At most
+//! [`MAX_IN_FLIGHT`] writes may be in flight at once over the whole run.
 
 use std::cmp::Ordering;
-use std::sync::atomic::{AtomicU64, Ordering::AcqRel};
+use std::sync::atomic::{AtomicU64, Ordering::AcqRel, Ordering::Acquire};
 
-const GEN_ONE: u64 = 1 << 48;
-const FLIGHT_ONE: u64 = 1 << 16;
-const FLIGHT_MASK: u64 = 0xffff_ffff << 16;
-const FLOOR_MASK: u64 = 0xffff;
+const GEN_SHIFT: u32 = 48;
+const LOW_SHIFT: u32 = 32;
+const FLIGHT_SHIFT: u32 = 16;
+const FIELD: u64 = 0xffff;
+/// Writes in flight a run may have at once for its map to count them.
+pub const MAX_IN_FLIGHT: u64 = FIELD;
 
 /// The generations of a target's blocks, shared by every session of a run.
 pub struct GenMap {
@@ -38,8 +43,16 @@ pub struct GenMap {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pending {
     pub generation: u16,
-    /// Nothing else of its block was in flight when it was issued.
-    alone: bool,
+}
+
+#[inline]
+fn field(w: u64, shift: u32) -> u64 {
+    (w >> shift) & FIELD
+}
+
+#[inline]
+fn word(generation: u64, low: u64, flight: u64, floor: u64) -> u64 {
+    generation << GEN_SHIFT | low << LOW_SHIFT | flight << FLIGHT_SHIFT | floor
 }
 
 impl GenMap {
@@ -51,7 +64,7 @@ impl GenMap {
             .iter()
             .map(|&f| {
                 let g = u64::from(f.wrapping_add(skip));
-                AtomicU64::new(g << 48 | u64::from(f))
+                AtomicU64::new(word(g, u64::from(f), 0, u64::from(f)))
             })
             .collect();
         GenMap { words }
@@ -64,38 +77,59 @@ impl GenMap {
     /// A write of global block `b` is about to be issued.
     #[inline]
     pub fn begin(&self, b: u64) -> Pending {
-        let old = self.words[b as usize].fetch_add(GEN_ONE | FLIGHT_ONE, AcqRel);
-        Pending {
-            generation: ((old >> 48) as u16).wrapping_add(1),
-            alone: old & FLIGHT_MASK == 0,
-        }
+        let mut generation = 0;
+        let _ = self.words[b as usize].fetch_update(AcqRel, Acquire, |v| {
+            let g = (field(v, GEN_SHIFT) + 1) & FIELD;
+            let flight = field(v, FLIGHT_SHIFT);
+            let low = if flight == 0 { g } else { field(v, LOW_SHIFT) };
+            generation = g as u16;
+            Some(word(g, low, flight + 1, v & FIELD))
+        });
+        Pending { generation }
     }
 
-    /// The write `p` of block `b` was acknowledged.
+    /// A write of block `b` was acknowledged.
     #[inline]
-    pub fn acknowledged(&self, b: u64, p: Pending) {
-        let w = &self.words[b as usize];
-        if p.alone {
-            let floor = u64::from(p.generation);
-            let _ = w.fetch_update(AcqRel, std::sync::atomic::Ordering::Acquire, |v| {
-                Some((v - FLIGHT_ONE) & !FLOOR_MASK | floor)
-            });
-        } else {
-            w.fetch_sub(FLIGHT_ONE, AcqRel);
-        }
+    pub fn acknowledged(&self, b: u64) {
+        let _ = self.words[b as usize].fetch_update(AcqRel, Acquire, |v| {
+            let flight = field(v, FLIGHT_SHIFT) - 1;
+            let low = field(v, LOW_SHIFT);
+            let floor = if flight == 0 { low } else { v & FIELD };
+            Some(word(field(v, GEN_SHIFT), low, flight, floor))
+        });
     }
 
-    /// The write of block `b` failed or was never issued: it fixes nothing.
+    /// The write of block `b` failed or was never issued: its episode
+    /// leaves the floor where it was.
     #[inline]
     pub fn abandoned(&self, b: u64) {
-        self.words[b as usize].fetch_sub(FLIGHT_ONE, AcqRel);
+        let _ = self.words[b as usize].fetch_update(AcqRel, Acquire, |v| {
+            let floor = v & FIELD;
+            let flight = field(v, FLIGHT_SHIFT) - 1;
+            Some(word(field(v, GEN_SHIFT), floor, flight, floor))
+        });
+    }
+
+    /// How far any block's last generation handed out is past its floor:
+    /// the next run starts this far past the floors, above anything this
+    /// one may have left on disk (the later writes of an overlapping episode).
+    pub fn span(&self) -> u16 {
+        self.words
+            .iter()
+            .map(|w| {
+                let v = w.load(Acquire);
+                ((field(v, GEN_SHIFT) as u16).wrapping_sub((v & FIELD) as u16)) as i16
+            })
+            .max()
+            .unwrap_or(0)
+            .max(0) as u16
     }
 
     /// The floor of every block now.
     pub fn floors(&self) -> Vec<u16> {
         self.words
             .iter()
-            .map(|w| (w.load(std::sync::atomic::Ordering::Acquire) & FLOOR_MASK) as u16)
+            .map(|w| (w.load(Acquire) & FIELD) as u16)
             .collect()
     }
 }
@@ -116,7 +150,7 @@ mod tests {
         let p = m.begin(1);
         assert_eq!(p.generation, 8);
         assert_eq!(m.floors(), vec![0, 7], "in flight: nothing fixed yet");
-        m.acknowledged(1, p);
+        m.acknowledged(1);
         assert_eq!(m.floors(), vec![0, 8]);
         let q = m.begin(1);
         m.abandoned(1);
@@ -126,18 +160,27 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_writes_leave_the_floor_at_the_older_one() {
+    fn overlapping_writes_raise_the_floor_to_the_first_when_all_are_done() {
         let m = GenMap::new(&[3], 0);
         let a = m.begin(0);
-        let b = m.begin(0); // issued while a is in flight
-        m.acknowledged(0, b);
-        assert_eq!(m.floors(), vec![3], "b overlapped a: either may be last");
-        m.acknowledged(0, a);
-        assert_eq!(m.floors(), vec![a.generation]);
-        assert_eq!(newer(b.generation, a.generation), Ordering::Greater);
-        let c = m.begin(0);
-        m.acknowledged(0, c);
-        assert_eq!(m.floors(), vec![c.generation]);
+        m.begin(0); // issued while a is in flight
+        m.acknowledged(0);
+        assert_eq!(m.floors(), vec![3], "b in flight: a may not be last");
+        let c = m.begin(0); // still the same episode
+        m.acknowledged(0);
+        m.acknowledged(0);
+        assert_eq!(m.floors(), vec![a.generation], "a, b or c may be last");
+        assert_eq!(newer(c.generation, a.generation), Ordering::Greater);
+        let d = m.begin(0);
+        m.acknowledged(0);
+        assert_eq!(m.floors(), vec![d.generation]);
+        // An episode with a failed write leaves the floor alone.
+        m.begin(0);
+        let _f = m.begin(0);
+        m.acknowledged(0);
+        m.abandoned(0);
+        assert_eq!(m.floors(), vec![d.generation]);
+        assert_eq!(m.span(), 2, "two generations handed out past the floor");
     }
 
     #[test]
@@ -162,16 +205,21 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..10_000u64 {
                         let b = (i + t) % 4;
-                        let p = m.begin(b);
-                        m.acknowledged(b, p);
+                        m.begin(b);
+                        m.acknowledged(b);
                     }
                 });
             }
         });
         for w in m.words.iter() {
-            let v = w.load(std::sync::atomic::Ordering::Relaxed);
-            assert_eq!(v & FLIGHT_MASK, 0, "nothing left in flight");
-            assert_eq!(v >> 48, 10_000, "every write took a generation");
+            let v = w.load(Acquire);
+            assert_eq!(field(v, FLIGHT_SHIFT), 0, "nothing left in flight");
+            assert_eq!(field(v, GEN_SHIFT), 10_000, "every write took a generation");
+            assert_eq!(
+                v & FIELD,
+                field(v, LOW_SHIFT),
+                "the floor is the last episode's"
+            );
         }
     }
 }

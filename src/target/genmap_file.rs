@@ -19,9 +19,10 @@
 //! | 12..16 | target id (the manifest's)                                   |
 //! | 16..24 | blocks                                                       |
 //! | 24..32 | sync points so far                                           |
-//! | 32..36 | CRC-32C of bytes 0..32 and of the floors                     |
+//! | 32..36 | CRC-32C of bytes 0..32, 38..40 and the floors                |
 //! | 36     | 1 = clean (the last run reached its final sync point), 0 = dirty |
-//! | 37..40 | zero                                                         |
+//! | 37     | zero                                                         |
+//! | 38..40 | span: how far past its floor any block's last generation was |
 //! | 40..   | the floors, u16 little-endian per global block               |
 
 use std::fs::{self, File, OpenOptions};
@@ -44,6 +45,9 @@ pub const CRASH_SKIP: u16 = 4096;
 pub struct MapInfo {
     pub sync_points: u64,
     pub clean: bool,
+    /// How far past its floor any block's last generation handed out was:
+    /// the next run starts its generations this far past the floors.
+    pub span: u16,
 }
 
 /// A map read back.
@@ -110,7 +114,7 @@ pub fn load(dir: &Path, target: u32, blocks: u64) -> Result<Option<Loaded>, MapE
             path: p,
         });
     }
-    if u32_at(32) != checksum(&bytes[..32], &bytes[HEADER..]) {
+    if u32_at(32) != checksum(&bytes) {
         return Err(MapError::Damaged {
             why: "checksum mismatch",
             path: p,
@@ -124,13 +128,16 @@ pub fn load(dir: &Path, target: u32, blocks: u64) -> Result<Option<Loaded>, MapE
         info: MapInfo {
             sync_points: u64_at(24),
             clean: bytes[STATE_AT as usize] == 1,
+            span: u16::from_le_bytes([bytes[38], bytes[39]]),
         },
         floors,
     }))
 }
 
-fn checksum(head: &[u8], body: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(head), body)
+/// The checksum of a map file: all but the checksum and the clean mark.
+fn checksum(bytes: &[u8]) -> u32 {
+    let c = crc32c::crc32c_append(crc32c::crc32c(&bytes[..32]), &bytes[38..40]);
+    crc32c::crc32c_append(c, &bytes[HEADER..])
 }
 
 /// Replaces the map of `dir` durably (temporary file, fsync, rename, fsync
@@ -142,11 +149,12 @@ pub fn store(dir: &Path, target: u32, info: MapInfo, floors: &[u16]) -> Result<(
     bytes.extend_from_slice(&target.to_le_bytes());
     bytes.extend_from_slice(&(floors.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&info.sync_points.to_le_bytes());
-    bytes.extend_from_slice(&[0; 8]);
+    bytes.extend_from_slice(&[0; 6]);
+    bytes.extend_from_slice(&info.span.to_le_bytes());
     for f in floors {
         bytes.extend_from_slice(&f.to_le_bytes());
     }
-    let c = checksum(&bytes[..32], &bytes[HEADER..]);
+    let c = checksum(&bytes);
     bytes[32..36].copy_from_slice(&c.to_le_bytes());
     bytes[STATE_AT as usize] = u8::from(info.clean);
     let tmp = dir.join(format!("{MAP_NAME}.tmp"));
@@ -196,7 +204,12 @@ pub fn begin_run(dir: &Path, target: u32, blocks: u64) -> Result<Option<Tracked>
     let Ok(Some(loaded)) = load(dir, target, blocks) else {
         return Ok(None);
     };
-    let skip = if loaded.info.clean { 0 } else { CRASH_SKIP };
+    let span = loaded.info.span;
+    let skip = if loaded.info.clean {
+        span
+    } else {
+        span.max(CRASH_SKIP)
+    };
     mark_dirty(dir)?;
     Ok(Some(Tracked {
         map: super::genmap::GenMap::new(&loaded.floors, skip),
@@ -219,6 +232,7 @@ impl Tracked {
         last: bool,
     ) -> Result<u64, MapError> {
         let floors = self.map.floors();
+        self.info.span = self.map.span();
         for &fd in files {
             // SAFETY: the run keeps its files open while it syncs.
             let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
@@ -247,6 +261,7 @@ mod tests {
         let info = MapInfo {
             sync_points: 3,
             clean: true,
+            span: 2,
         };
         store(d, 7, info, &[1, 2, 65535, 0]).unwrap();
         let l = load(d, 7, 4).unwrap().unwrap();

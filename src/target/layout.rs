@@ -168,6 +168,7 @@ pub fn ensure_in(
                 let clean = super::genmap_file::MapInfo {
                     sync_points: 0,
                     clean: true,
+                    span: 0,
                 };
                 super::genmap_file::store(
                     dir,

@@ -221,7 +221,21 @@ fn a_power_cut_to_an_earlier_sync_point_names_exactly_the_later_writes_lost() {
     let mut dev = LoopDev::new(256 * MIB, true);
     dev.mkfs("xfs");
     let t = dev.mount().join("t");
-    let args = ["--size", "32M", "--pattern", "randwrite", "--ops", "1500"];
+    // Four sessions, four in flight each: some writes of a block overlap.
+    let args = [
+        "--size",
+        "32M",
+        "--pattern",
+        "randwrite",
+        "--ops",
+        "1500",
+        "--sessions",
+        "4",
+        "--engine",
+        "io_uring",
+        "--iodepth",
+        "4",
+    ];
     run(&t, &[&args[..], &["--seed", "1"]].concat());
     let data = data_file(&t);
     let at_sync = std::fs::read(&data).unwrap();

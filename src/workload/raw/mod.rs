@@ -16,6 +16,7 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::target::genmap::MAX_IN_FLIGHT;
 use crate::target::genmap_file::{self, Tracked};
 use crate::target::{OpenFiles, Target, TargetKind};
 use requests::Requests;
@@ -57,10 +58,18 @@ impl<'a> Raw<'a> {
         let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
             .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", cfg.distribution)))?;
         let n = u64::from(cfg.sessions);
-        let map = if cfg.pattern.writes() && target.kind == TargetKind::Directory {
+        let in_flight = u64::from(cfg.sessions) * u64::from(cfg.iodepth);
+        let writes_dir = cfg.pattern.writes() && target.kind == TargetKind::Directory;
+        let map = if writes_dir && in_flight <= MAX_IN_FLIGHT {
             genmap_file::begin_run(&target.path, target.id, target.total_blocks())
                 .map_err(|e| SetupError::Invalid(e.to_string()))?
         } else {
+            if writes_dir {
+                // More writes in flight than the map counts: its blocks get
+                // wall-clock generations, and the map no longer applies.
+                genmap_file::remove(&target.path)
+                    .map_err(|e| SetupError::Invalid(format!("{}: {e}", target.path.display())))?;
+            }
             None
         };
         Ok(Raw {

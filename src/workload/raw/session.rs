@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 use crate::target::Target;
 use crate::target::block::{self, Header};
-use crate::target::genmap::{GenMap, Pending};
+use crate::target::genmap::GenMap;
 use crate::workload::Shared;
 
 /// One raw session: its fixed inputs and everything it owns.
@@ -50,9 +50,8 @@ struct InFlight {
     offset: u64,
     file: u32,
     kind: OpKind,
-    /// Global block number and generation of a write.
+    /// Global block number.
     block: u64,
-    pending: Pending,
 }
 
 /// What the session hands back besides its statistics.
@@ -95,7 +94,6 @@ impl Session<'_> {
                 file: 0,
                 kind: OpKind::Read,
                 block: 0,
-                pending: Pending::default(),
             };
             depth
         ];
@@ -127,13 +125,9 @@ impl Session<'_> {
                 let (file, offset) = target.locate(gblock);
                 let slot = free.pop().expect("a free slot while inflight < depth");
                 let buf = bufs.slot_mut(slot as usize, bs as usize);
-                let mut pending = Pending::default();
                 if kind == OpKind::Write {
                     let generation = match map {
-                        Some(m) => {
-                            pending = m.begin(gblock);
-                            u64::from(pending.generation)
-                        }
+                        Some(m) => u64::from(m.begin(gblock).generation),
                         None => gen_base + now,
                     };
                     let h = Header {
@@ -153,7 +147,6 @@ impl Session<'_> {
                     file,
                     kind,
                     block: gblock,
-                    pending,
                 };
                 let io = Io {
                     kind,
@@ -186,7 +179,7 @@ impl Session<'_> {
                 last_ns = end - t0;
                 if let (Some(map), OpKind::Write) = (map, m.kind) {
                     if c.res == bs as i32 {
-                        map.acknowledged(m.block, m.pending);
+                        map.acknowledged(m.block);
                     } else {
                         map.abandoned(m.block);
                     }
