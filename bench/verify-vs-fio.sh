@@ -2,7 +2,7 @@
 # verify-vs-fio.sh — `dbio verify` against fio reading the same file
 # sequentially (--rw=read --bs=1M --direct=1 --iodepth=8, io_uring so the
 # depth is real) on a 4 GiB data file on XFS on a loop device with direct
-# I/O, taking turns (verify, fio, verify, fio, …) with the page cache
+# I/O, taking turns (verify, fio, fio, verify, …) with the page cache
 # dropped before each, so drift of the machine falls on both. Prints the
 # medians in MiB/s and verify/fio. Also times the lost-write map's sync
 # point at the end of a writing run on the same target (data files fsynced,
@@ -41,14 +41,21 @@ T="$MNT/t"
 FILE="$T/dbio-data-0000.dat"
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-for i in $(seq "$PAIRS"); do
+run_verify() {
     drop
     "$DBIO" verify --target "$T" --json --quiet |
         python3 -c 'import json, sys; r = json.load(sys.stdin)["read"]; print(r["bytes"] / 1048576 / r["seconds"])' >> "$WORK/verify"
+}
+run_fio() {
     drop
     fio --name=read --filename="$FILE" --rw=read --bs=1M --direct=1 --iodepth=8 \
         --ioengine=io_uring --output-format=json |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024)' >> "$WORK/fio"
+}
+for i in $(seq "$PAIRS"); do
+    # Who goes first alternates: a device that reads faster the second time
+    # favours neither.
+    if [ $((i % 2)) -eq 1 ]; then run_verify; run_fio; else run_fio; run_verify; fi
     # The map's sync point at the end of a writing run (stderr line).
     "$DBIO" run --target "$T" --size 4G --pattern randwrite --ops 2000 2>&1 >/dev/null |
         sed -n 's/.*lost-write map saved at sync point [0-9]* (\([0-9.]*\) ms.*/\1/p' >> "$WORK/sync"
