@@ -38,6 +38,7 @@ want mpirun    openmpi-bin "mpirun for dbio run --mpi (the mpi feature's tests)"
 want dpkg:libopenmpi-dev libopenmpi-dev "MPI headers and libraries the mpi feature builds against"
 want dpkg:libclang-dev   libclang-dev   "libclang for the mpi crate's bindgen (the mpi feature's build)"
 want /usr/sbin/mariadbd mariadb-server "the real MariaDB --workload mysql starts (server outside PATH)"
+want dmsetup   dmsetup     "dm-flakey faults under dbio verify (where the kernel has device-mapper)"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"

@@ -167,6 +167,8 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::commands::lab::LabCommand,
     },
+    /// Read every block of a target back and name each damaged one (zeroed, checksum, misdirected, torn, lost).
+    Verify(crate::commands::verify::VerifyArgs),
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]

@@ -26,5 +26,6 @@ pub mod samplers;
 pub mod store;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod vocab;
 pub mod workload;

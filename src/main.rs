@@ -50,6 +50,7 @@ fn main() -> ExitCode {
 fn store_path(command: &Command) -> Option<PathBuf> {
     let db = match command {
         Command::Run(a) => &a.db,
+        Command::Verify(a) => &a.db,
         Command::Clean(_) | Command::Completions(_) | Command::Man(_) => return None,
         Command::Lab {
             command: commands::lab::LabCommand::Run { db, .. },
@@ -128,6 +129,7 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             commands::manual::man(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Verify(args) => commands::verify::execute(&args, open_store),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();

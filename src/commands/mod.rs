@@ -18,6 +18,7 @@ mod run_db;
 mod run_mysql;
 pub mod run_pg;
 pub mod runs;
+pub mod verify;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -99,8 +99,16 @@ pub fn run(
         }
         (Some(pg), _) => super::run_pg::run(cfg, pg, &target, &shared, opts, show_progress)?,
         (None, None) => {
-            let work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
+            let mut work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
             let result = harness::run(&work, &shared, opts).result;
+            match work.finish() {
+                Ok(Some((n, secs))) if output == Output::Text && !quiet => eprintln!(
+                    "lost-write map saved at sync point {n} ({:.1} ms: data files fsynced, map written)",
+                    secs * 1e3
+                ),
+                Ok(_) => {}
+                Err(e) => eprintln!("warning: the lost-write map was not saved: {e}"),
+            }
             let histograms = histograms(&result);
             (
                 Report::new(cfg, &target, result, Environment::capture()),

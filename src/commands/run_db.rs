@@ -51,6 +51,7 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
         files: Vec::new(),
         block_size: cfg.block_size,
         blocks_per_file: 0,
+        id: 0,
         logical_sector: None,
         layout: None,
         locks: std::sync::Arc::new(locks),

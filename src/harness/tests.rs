@@ -33,6 +33,7 @@ pub(super) fn target() -> (tempfile::TempDir, Target) {
         files: vec![file],
         block_size: BS,
         blocks_per_file: 256,
+        id: 0,
         logical_sector: None,
         layout: None,
         locks: Default::default(),

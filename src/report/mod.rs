@@ -301,6 +301,7 @@ mod tests {
             files: vec!["/mnt/xfs/dbio/dbio-data-0000.dat".into()],
             block_size: 8192,
             blocks_per_file: 8192,
+            id: 0,
             logical_sector: None,
             layout: Some(LayoutReport {
                 reused: false,

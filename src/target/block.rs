@@ -1,38 +1,109 @@
-//! The block format. Every block dbio writes (at layout or by a write request)
-//! starts with a 32-byte header so its content can be verified later:
+//! The block format. Every block dbio writes (at layout or by a write
+//! request) carries a 40-byte stamp at the start of **every 512-byte
+//! sector**, so that what a later read finds can be named: a torn write
+//! (sectors of different generations), a misdirected one (a stamp naming
+//! another place), a stale or lost one (an older generation), zeros, and bit
+//! rot (a sector whose checksum fails) — see `crate::verify::classify`.
 //!
-//! | bytes  | field                                                  |
-//! |--------|--------------------------------------------------------|
-//! | 0..4   | magic `DBIO`                                           |
-//! | 4..8   | CRC-32C of bytes 8..len then bytes 0..4 (little-endian) |
-//! | 8..16  | block number within its file                           |
-//! | 16..24 | write generation (0 = layout; later writes are larger)  |
-//! | 24..28 | file number                                            |
-//! | 28..32 | block size in bytes                                    |
+//! | bytes  | field                                                        |
+//! |--------|--------------------------------------------------------------|
+//! | 0..4   | magic `DBIO`                                                 |
+//! | 4..8   | CRC-32C of bytes 0..4 then 8..512 of the sector (little-endian) |
+//! | 8..16  | byte offset of this sector in its file                       |
+//! | 16..24 | generation of the block (0 = layout; later writes are larger) |
+//! | 24..28 | file number                                                  |
+//! | 28..32 | block size in bytes                                          |
+//! | 32..36 | target id (random, kept in the target's manifest; 0 = a device) |
+//! | 36..40 | seed of the run that wrote the block (low 32 bits)           |
 //!
-//! The rest of the block is incompressible pseudo-random data.
+//! The rest of each sector is incompressible pseudo-random data.
 
+use super::crc::{BATCH, sector_crc, sector_crcs};
 use crate::rng::Rng;
 
-pub const HEADER_LEN: usize = 32;
+/// Bytes per stamped sector (the smallest unit a device writes atomically).
+pub const SECTOR: usize = 512;
+/// Bytes of the stamp at the start of every sector.
+pub const STAMP_LEN: usize = 40;
 pub const MAGIC: [u8; 4] = *b"DBIO";
 
-/// The identity a block's header carries.
+/// The identity a block's stamps carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// Block number within its file.
     pub block: u64,
     pub generation: u64,
     pub file: u32,
     pub size: u32,
+    pub target: u32,
+    pub seed: u32,
+}
+
+/// One sector's stamp as found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Stamp {
+    /// Byte offset of the sector in its file.
+    pub offset: u64,
+    pub generation: u64,
+    pub file: u32,
+    pub size: u32,
+    pub target: u32,
+    pub seed: u32,
+}
+
+impl Stamp {
+    /// The stamp sector `sector` of the block `h` carries.
+    pub fn of(h: &Header, sector: usize) -> Stamp {
+        Stamp {
+            offset: h.block * u64::from(h.size) + (sector * SECTOR) as u64,
+            generation: h.generation,
+            file: h.file,
+            size: h.size,
+            target: h.target,
+            seed: h.seed,
+        }
+    }
+
+    /// The block whose sector `sector` this stamp says it is.
+    pub fn header(&self, sector: usize) -> Header {
+        let size = u64::from(self.size.max(1));
+        Header {
+            block: self.offset.saturating_sub((sector * SECTOR) as u64) / size,
+            generation: self.generation,
+            file: self.file,
+            size: self.size,
+            target: self.target,
+            seed: self.seed,
+        }
+    }
+}
+
+/// What is wrong with one sector, when its stamp cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectorError {
+    /// Every byte is zero.
+    Zero,
+    /// No `DBIO` magic: not a sector dbio wrote (or its first bytes rotted).
+    NoMagic([u8; 4]),
+    /// The magic is there but the checksum does not match.
+    Checksum { stored: u32, computed: u32 },
 }
 
 /// Why a block failed verification.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BlockError {
-    #[error("no dbio header (magic {0:02x?})")]
+    #[error("no dbio stamp (magic {0:02x?})")]
     NoMagic([u8; 4]),
-    #[error("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
-    Checksum { stored: u32, computed: u32 },
+    #[error("sector {sector} is all zeros")]
+    Zero { sector: usize },
+    #[error(
+        "checksum mismatch in sector {sector} (stored {stored:#010x}, computed {computed:#010x})"
+    )]
+    Checksum {
+        sector: usize,
+        stored: u32,
+        computed: u32,
+    },
     #[error("block holds file {file} block {block}, expected file {want_file} block {want_block}")]
     Misplaced {
         file: u32,
@@ -40,146 +111,164 @@ pub enum BlockError {
         want_file: u32,
         want_block: u64,
     },
+    #[error("torn: sector {sector} holds generation {found}, sector 0 generation {first}")]
+    Torn {
+        sector: usize,
+        found: u64,
+        first: u64,
+    },
 }
 
-fn checksum(block: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(&block[0..4]), &block[8..])
+#[inline]
+fn stamp_sector(s: &mut [u8], st: &Stamp) {
+    s[0..4].copy_from_slice(&MAGIC);
+    s[8..16].copy_from_slice(&st.offset.to_le_bytes());
+    s[16..24].copy_from_slice(&st.generation.to_le_bytes());
+    s[24..28].copy_from_slice(&st.file.to_le_bytes());
+    s[28..32].copy_from_slice(&st.size.to_le_bytes());
+    s[32..36].copy_from_slice(&st.target.to_le_bytes());
+    s[36..40].copy_from_slice(&st.seed.to_le_bytes());
 }
 
-/// Writes a header for `h` into `block` and seals it with its checksum.
-/// The payload (bytes 32..) must already be in place.
+/// Writes every sector's checksum, once its stamp and payload are in place.
+#[inline]
+fn seal_checksums(block: &mut [u8]) {
+    let mut crcs = [0u32; BATCH];
+    for chunk in block.chunks_mut(BATCH * SECTOR) {
+        sector_crcs(chunk, &mut crcs);
+        for (s, c) in chunk.chunks_exact_mut(SECTOR).zip(crcs) {
+            s[4..8].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+}
+
+/// Stamps every sector of `block` for `h` and seals each with its checksum.
+/// The payload (each sector's bytes after its stamp) must already be in place.
 #[inline]
 pub fn seal(block: &mut [u8], h: Header) {
-    block[0..4].copy_from_slice(&MAGIC);
-    block[8..16].copy_from_slice(&h.block.to_le_bytes());
-    block[16..24].copy_from_slice(&h.generation.to_le_bytes());
-    block[24..28].copy_from_slice(&h.file.to_le_bytes());
-    block[28..32].copy_from_slice(&h.size.to_le_bytes());
-    let c = checksum(block);
-    block[4..8].copy_from_slice(&c.to_le_bytes());
+    let mut st = Stamp::of(&h, 0);
+    for s in block.chunks_exact_mut(SECTOR) {
+        stamp_sector(s, &st);
+        st.offset += SECTOR as u64;
+    }
+    seal_checksums(block);
 }
 
 /// Fills `block` with fresh pseudo-random data and seals it.
 #[inline]
 pub fn fill(block: &mut [u8], h: Header, rng: &mut Rng) {
-    rng.fill(&mut block[HEADER_LEN..]);
+    rng.fill(block);
     seal(block, h);
 }
 
-/// Makes a block unique without refilling all of it: a fresh random word at
-/// the start of every 512-byte sector (like fio's scramble_buffers), then the
-/// header and checksum. The rest keeps the buffer's earlier random content, so
-/// a buffer filled once with [`fill`] stays incompressible and no two written
-/// sectors are alike, at a fraction of the cost of a full refill.
+/// Makes a block unique without refilling all of it: a fresh random word
+/// after the stamp of every sector (like fio's scramble_buffers), then the
+/// stamps and checksums. The rest keeps the buffer's earlier random content,
+/// so a buffer filled once with [`fill`] stays incompressible and no two
+/// written sectors are alike, at a fraction of the cost of a full refill.
 #[inline]
 pub fn refresh(block: &mut [u8], h: Header, rng: &mut Rng) {
-    block[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&rng.next_u64().to_le_bytes());
-    for sector in (512..block.len()).step_by(512) {
-        block[sector..sector + 8].copy_from_slice(&rng.next_u64().to_le_bytes());
+    let mut st = Stamp::of(&h, 0);
+    for s in block.chunks_exact_mut(SECTOR) {
+        s[STAMP_LEN..STAMP_LEN + 8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        stamp_sector(s, &st);
+        st.offset += SECTOR as u64;
     }
-    seal(block, h);
+    seal_checksums(block);
 }
 
-/// Reads and checks a block's header; `want` = (file, block) to check placement.
-pub fn verify(block: &[u8], want: Option<(u32, u64)>) -> Result<Header, BlockError> {
-    let magic: [u8; 4] = block[0..4].try_into().expect("4 bytes");
+#[inline]
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+#[inline]
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Reads and checks the stamp of one 512-byte sector.
+#[inline]
+pub fn read_stamp(s: &[u8]) -> Result<Stamp, SectorError> {
+    read_stamp_checked(s, sector_crc(s))
+}
+
+/// [`read_stamp`] with the sector's checksum already computed
+/// ([`super::crc::sector_crcs`]).
+#[inline]
+pub fn read_stamp_checked(s: &[u8], computed: u32) -> Result<Stamp, SectorError> {
+    let magic: [u8; 4] = s[0..4].try_into().expect("4 bytes");
     if magic != MAGIC {
-        return Err(BlockError::NoMagic(magic));
+        if s.iter().all(|&b| b == 0) {
+            return Err(SectorError::Zero);
+        }
+        return Err(SectorError::NoMagic(magic));
     }
-    let stored = u32::from_le_bytes(block[4..8].try_into().expect("4 bytes"));
-    let computed = checksum(block);
+    let stored = le32(s, 4);
     if stored != computed {
-        return Err(BlockError::Checksum { stored, computed });
+        return Err(SectorError::Checksum { stored, computed });
     }
-    let h = Header {
-        block: u64::from_le_bytes(block[8..16].try_into().expect("8 bytes")),
-        generation: u64::from_le_bytes(block[16..24].try_into().expect("8 bytes")),
-        file: u32::from_le_bytes(block[24..28].try_into().expect("4 bytes")),
-        size: u32::from_le_bytes(block[28..32].try_into().expect("4 bytes")),
+    Ok(Stamp {
+        offset: le64(s, 8),
+        generation: le64(s, 16),
+        file: le32(s, 24),
+        size: le32(s, 28),
+        target: le32(s, 32),
+        seed: le32(s, 36),
+    })
+}
+
+/// The block size a valid stamp at the start of `sector` claims, if it is
+/// one dbio could have written (a power of two from 512 to 1 MiB).
+pub fn claimed_size(sector: &[u8]) -> Option<u32> {
+    let size = read_stamp(sector.get(..SECTOR)?).ok()?.size;
+    ((512..=1 << 20).contains(&size) && size.is_power_of_two()).then_some(size)
+}
+
+/// Checks every sector of a block: each stamp valid, all naming the same
+/// block and generation, consistent with the block's length; `want` =
+/// (file, block) to check placement. Returns the block's header.
+pub fn verify(block: &[u8], want: Option<(u32, u64)>) -> Result<Header, BlockError> {
+    let sector_err = |sector: usize, e: SectorError| match e {
+        SectorError::Zero => BlockError::Zero { sector },
+        SectorError::NoMagic(m) => BlockError::NoMagic(m),
+        SectorError::Checksum { stored, computed } => BlockError::Checksum {
+            sector,
+            stored,
+            computed,
+        },
     };
-    if let Some((want_file, want_block)) = want
-        && (h.file != want_file || h.block != want_block)
-    {
-        return Err(BlockError::Misplaced {
-            file: h.file,
-            block: h.block,
-            want_file,
-            want_block,
-        });
+    let first = read_stamp(&block[..SECTOR]).map_err(|e| sector_err(0, e))?;
+    let h = first.header(0);
+    let (want_file, want_block) = want.unwrap_or((h.file, h.block));
+    let misplaced = |st: &Stamp, i: usize| BlockError::Misplaced {
+        file: st.file,
+        block: st.header(i).block,
+        want_file,
+        want_block,
+    };
+    if h.file != want_file || h.block != want_block || h.size as usize != block.len() {
+        return Err(misplaced(&first, 0));
+    }
+    for (i, s) in block.chunks_exact(SECTOR).enumerate().skip(1) {
+        let st = read_stamp(s).map_err(|e| sector_err(i, e))?;
+        if st.offset != first.offset + (i * SECTOR) as u64
+            || st.file != first.file
+            || st.target != first.target
+        {
+            return Err(misplaced(&st, i));
+        }
+        if st.generation != first.generation || st.seed != first.seed {
+            return Err(BlockError::Torn {
+                sector: i,
+                found: st.generation,
+                first: first.generation,
+            });
+        }
     }
     Ok(h)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sealed_blocks_verify_and_corruption_is_caught() {
-        let mut rng = Rng::new(1);
-        let mut b = vec![0u8; 8192];
-        let h = Header {
-            block: 77,
-            generation: 3,
-            file: 2,
-            size: 8192,
-        };
-        fill(&mut b, h, &mut rng);
-        assert_eq!(verify(&b, Some((2, 77))), Ok(h));
-        assert!(matches!(
-            verify(&b, Some((2, 78))),
-            Err(BlockError::Misplaced { .. })
-        ));
-        b[5000] ^= 1;
-        assert!(matches!(verify(&b, None), Err(BlockError::Checksum { .. })));
-        let zero = vec![0u8; 512];
-        assert!(matches!(verify(&zero, None), Err(BlockError::NoMagic(_))));
-    }
-
-    #[test]
-    fn refreshed_blocks_verify_and_change_every_sector() {
-        let mut rng = Rng::new(3);
-        let mut b = vec![0u8; 8192];
-        let h = Header {
-            block: 5,
-            generation: 1,
-            file: 0,
-            size: 8192,
-        };
-        fill(&mut b, h, &mut rng);
-        let before = b.clone();
-        refresh(&mut b, Header { generation: 2, ..h }, &mut rng);
-        assert_eq!(verify(&b, Some((0, 5))).unwrap().generation, 2);
-        for (old, new) in before.chunks(512).zip(b.chunks(512)) {
-            assert_ne!(old, new, "every sector changes");
-        }
-    }
-
-    #[test]
-    fn payloads_differ_between_blocks() {
-        let mut rng = Rng::new(9);
-        let mut a = vec![0u8; 4096];
-        let mut b = vec![0u8; 4096];
-        fill(
-            &mut a,
-            Header {
-                block: 0,
-                generation: 0,
-                file: 0,
-                size: 4096,
-            },
-            &mut rng,
-        );
-        fill(
-            &mut b,
-            Header {
-                block: 0,
-                generation: 0,
-                file: 0,
-                size: 4096,
-            },
-            &mut rng,
-        );
-        assert_ne!(a[HEADER_LEN..], b[HEADER_LEN..]);
-    }
-}
+#[path = "block_tests.rs"]
+mod tests;

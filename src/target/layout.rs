@@ -153,8 +153,31 @@ pub fn ensure_in(
         .store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
     let paths = manifest.file_paths(dir);
-    match write_files(&paths, shape, 0, seed, progress, interrupt) {
+    match write_files(
+        &paths,
+        shape,
+        0,
+        (seed, manifest.target_id),
+        progress,
+        interrupt,
+    ) {
         Ok(report) => {
+            if shape.headers && !shape.grow {
+                // Every block at generation 0: the lost-write map starts exact.
+                let blocks = shape.file_size / u64::from(shape.block_size) * u64::from(shape.files);
+                let clean = super::genmap_file::MapInfo {
+                    sync_points: 0,
+                    clean: true,
+                    span: 0,
+                };
+                super::genmap_file::store(
+                    dir,
+                    manifest.target_id,
+                    clean,
+                    &vec![0; blocks as usize],
+                )
+                .map_err(|e| TargetError::Invalid(e.to_string()))?;
+            }
             manifest.complete = true;
             manifest
                 .store(dir)
@@ -206,10 +229,12 @@ fn grow(
         return Ok((paths, report));
     }
     let old = m.file_size;
+    // Block numbers move when files grow: the map no longer fits.
+    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
     m.complete = false;
     m.store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
-    match write_files(&paths, shape, old, seed, progress, interrupt) {
+    match write_files(&paths, shape, old, (seed, m.target_id), progress, interrupt) {
         Ok(report) => {
             m.file_size = shape.file_size;
             m.complete = true;
@@ -252,6 +277,7 @@ pub fn remove_files(dir: &Path, m: &Manifest) -> Result<(), TargetError> {
             Err(e) => return Err(TargetError::io(&p, "remove", e)),
         }
     }
+    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
     let mp = Manifest::path(dir);
     match fs::remove_file(&mp) {
         Ok(()) => Ok(()),
@@ -269,12 +295,13 @@ fn create(path: &Path, direct: bool) -> rustix::io::Result<OwnedFd> {
 }
 
 /// Writes every file of `shape` from byte `from` (0 = a new layout: the
-/// files are created; otherwise they exist and are extended).
+/// files are created; otherwise they exist and are extended), stamped with
+/// `(seed, target id)`.
 fn write_files(
     paths: &[PathBuf],
     shape: Shape,
     from: u64,
-    seed: u64,
+    (seed, target_id): (u64, u32),
     progress: bool,
     interrupt: &AtomicBool,
 ) -> Result<LayoutReport, TargetError> {
@@ -329,6 +356,8 @@ fn write_files(
         from,
         file_size: shape.file_size,
         block_size: shape.block_size,
+        target_id,
+        seed: seed as u32,
         written: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         interrupt,
@@ -373,19 +402,19 @@ fn write_files(
     })
 }
 
-fn seal_chunk(data: &mut [u8], file: u32, off: u64, bs: u32, rng: &mut Rng) {
+fn seal_chunk(data: &mut [u8], file: u32, off: u64, chunks: &Chunks, rng: &mut Rng) {
+    let bs = chunks.block_size;
     let first = off / u64::from(bs);
     for (i, b) in data.chunks_exact_mut(bs as usize).enumerate() {
-        block::fill(
-            b,
-            Header {
-                block: first + i as u64,
-                generation: 0,
-                file,
-                size: bs,
-            },
-            rng,
-        );
+        let h = Header {
+            block: first + i as u64,
+            generation: 0,
+            file,
+            size: bs,
+            target: chunks.target_id,
+            seed: chunks.seed,
+        };
+        block::fill(b, h, rng);
     }
 }
 
@@ -398,6 +427,8 @@ struct Chunks<'a> {
     from: u64,
     file_size: u64,
     block_size: u32,
+    target_id: u32,
+    seed: u32,
     written: AtomicU64,
     failed: AtomicBool,
     interrupt: &'a AtomicBool,
@@ -481,7 +512,7 @@ fn writer<E: Engine>(
             let len = CHUNK.min(chunks.file_size - offset) as u32;
             let slot = free.pop().expect("a free slot");
             let data = bufs.slot_mut(slot as usize, len as usize);
-            seal_chunk(data, file, offset, chunks.block_size, rng);
+            seal_chunk(data, file, offset, chunks, rng);
             meta[slot as usize] = (file, offset, len);
             let io = Io {
                 kind: OpKind::Write,
@@ -615,7 +646,9 @@ mod tests {
         )
         .unwrap();
         assert!(!r3.reused && p3.len() == 3);
-        assert_eq!(fs::read_dir(&target).unwrap().count(), 4);
+        // Three data files, the manifest and the lost-write map.
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 5);
+        assert!(target.join(super::super::genmap_file::MAP_NAME).is_file());
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub struct Manifest {
     pub created_dir: bool,
     /// False while a layout is being written; an incomplete layout is redone.
     pub complete: bool,
+    /// A random number every block of this layout carries in its stamps, so
+    /// a block copied in from another target is named as misdirected (0 in
+    /// manifests written before stamps carried it: such layouts are redone).
+    #[serde(default)]
+    pub target_id: u32,
 }
 
 impl Manifest {
@@ -37,6 +42,7 @@ impl Manifest {
             files,
             created_dir,
             complete: false,
+            target_id: new_target_id(),
         }
     }
 
@@ -82,6 +88,18 @@ impl Manifest {
 
     pub fn file_paths(&self, dir: &Path) -> Vec<PathBuf> {
         self.files.iter().map(|f| dir.join(f)).collect()
+    }
+}
+
+/// A random, non-zero target id (0 stands for a device, which has no manifest).
+fn new_target_id() -> u32 {
+    let salt = u64::from(std::process::id()) << 32;
+    let mut rng = crate::rng::Rng::new(crate::measure::clock::now_ns() ^ salt);
+    loop {
+        let id = rng.next_u64() as u32;
+        if id != 0 {
+            return id;
+        }
     }
 }
 

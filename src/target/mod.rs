@@ -4,7 +4,10 @@
 
 pub mod block;
 pub mod chain;
+pub mod crc;
 pub mod device;
+pub mod genmap;
+pub mod genmap_file;
 pub mod intact;
 pub mod layout;
 pub mod lock;
@@ -89,6 +92,8 @@ pub struct Target {
     pub files: Vec<PathBuf>,
     pub block_size: u32,
     pub blocks_per_file: u64,
+    /// The id every block's stamps carry (from the manifest; 0 = a device).
+    pub id: u32,
     /// Logical sector size of a device target.
     pub logical_sector: Option<u32>,
     /// What laying out did (directory targets).
@@ -175,12 +180,19 @@ impl Target {
                     return Err(e);
                 }
             };
+        let id = manifest::Manifest::load(path)?.map_or(0, |m| m.target_id);
+        if cfg.slob.is_some() {
+            // The model's DB writers stamp their own generations: the
+            // lost-write map no longer describes these blocks.
+            genmap_file::remove(path).map_err(|e| TargetError::io(path, "remove the map in", e))?;
+        }
         Ok(Target {
             kind: TargetKind::Directory,
             path: path.clone(),
             files,
             block_size: cfg.block_size,
             blocks_per_file,
+            id,
             logical_sector: None,
             layout: Some(report),
             locks: Arc::new([Some(lock), redo_lock].into_iter().flatten().collect()),
@@ -241,6 +253,7 @@ impl Target {
             files: vec![path.clone()],
             block_size: cfg.block_size,
             blocks_per_file: blocks,
+            id: 0,
             logical_sector: Some(info.logical_sector),
             layout: None,
             locks: Arc::new(vec![lock]),

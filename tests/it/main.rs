@@ -40,6 +40,7 @@ mod store_crash;
 mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
+mod verify;
 
 fn main() {
     // The store tests run this binary again as a writer process.
@@ -81,6 +82,7 @@ fn main() {
         target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),
+        verify::tests(),
     ]
     .into_iter()
     .flatten()

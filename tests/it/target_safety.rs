@@ -503,7 +503,7 @@ fn a_sparse_regrown_or_zeroed_data_file_is_laid_out_again() {
         (
             "zeros written",
             |p| std::fs::write(p, vec![0u8; 8 * MIB as usize]).unwrap(),
-            "no dbio header",
+            "all zeros",
         ),
     ];
     for (what, damage, needle) in damages {

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use super::signatures::read_up_to;
 use super::{DeviceError, io_err};
-use crate::target::block::{HEADER_LEN, MAGIC, verify};
+use crate::target::block::{claimed_size, verify};
 
 /// Bytes examined at each end; a multiple of every block size dbio writes.
 const SPAN: u64 = 1 << 20;
@@ -69,14 +69,7 @@ pub(super) fn first_foreign(buf: &[u8], base: u64) -> Option<u64> {
 
 /// The length of the dbio block that starts at `buf[i]`, if one does.
 fn dbio_block_at(buf: &[u8], i: usize, base: u64) -> Option<usize> {
-    let head = buf.get(i..i + HEADER_LEN)?;
-    if head[..4] != MAGIC {
-        return None;
-    }
-    let size = u32::from_le_bytes(head[28..32].try_into().ok()?);
-    if !(512..=1 << 20).contains(&size) || !size.is_power_of_two() {
-        return None;
-    }
+    let size = claimed_size(buf.get(i..)?)?;
     let at = base + i as u64;
     if !at.is_multiple_of(u64::from(size)) {
         return None;
@@ -99,6 +92,8 @@ mod tests {
             generation: 1,
             file,
             size: bs as u32,
+            target: 0,
+            seed: 1,
         };
         fill(&mut buf[at..at + bs], h, &mut rng);
     }

@@ -16,7 +16,9 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::target::{OpenFiles, Target};
+use crate::target::genmap::MAX_IN_FLIGHT;
+use crate::target::genmap_file::{self, Tracked};
+use crate::target::{OpenFiles, Target, TargetKind};
 use requests::Requests;
 
 /// A raw run over a prepared target.
@@ -32,6 +34,9 @@ pub struct Raw<'a> {
     quota_total: Option<u64>,
     /// Nanoseconds between one session's requests for `--rate`.
     interval_ns: u64,
+    /// The generations of the blocks, when the run writes a directory
+    /// target that keeps a lost-write map.
+    map: Option<Tracked>,
 }
 
 /// A session's state before the start: its engine and buffers.
@@ -53,6 +58,20 @@ impl<'a> Raw<'a> {
         let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
             .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", cfg.distribution)))?;
         let n = u64::from(cfg.sessions);
+        let in_flight = u64::from(cfg.sessions) * u64::from(cfg.iodepth);
+        let writes_dir = cfg.writes() && target.kind == TargetKind::Directory;
+        let map = if writes_dir && in_flight <= MAX_IN_FLIGHT {
+            genmap_file::begin_run(&target.path, target.id, target.total_blocks())
+                .map_err(|e| SetupError::Invalid(e.to_string()))?
+        } else {
+            if writes_dir {
+                // More writes in flight than the map counts: its blocks get
+                // wall-clock generations, and the map no longer applies.
+                genmap_file::remove(&target.path)
+                    .map_err(|e| SetupError::Invalid(format!("{}: {e}", target.path.display())))?;
+            }
+            None
+        };
         Ok(Raw {
             cfg,
             target,
@@ -65,7 +84,23 @@ impl<'a> Raw<'a> {
                 RunLength::Time { .. } => None,
             },
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
+            map,
         })
+    }
+
+    /// The run's final sync point: its acknowledged writes made durable and
+    /// the lost-write map saved clean. Returns (sync point, seconds it took),
+    /// or None when the run keeps no map.
+    pub fn finish(&mut self) -> Result<Option<(u64, f64)>, genmap_file::MapError> {
+        let Some(t) = &mut self.map else {
+            return Ok(None);
+        };
+        let start = crate::measure::clock::now_ns();
+        let n = t.sync_point(&self.fds, true)?;
+        Ok(Some((
+            n,
+            (crate::measure::clock::now_ns() - start) as f64 / 1e9,
+        )))
     }
 
     /// Session `id`'s share of an `--ops` quota: the remainder goes to the first sessions.
@@ -116,6 +151,8 @@ impl Workload for Raw<'_> {
             interval_ns: self.interval_ns,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
+            map: self.map.as_ref().map(|t| &t.map),
+            stamp: (self.target.id, cfg.seed as u32),
             engine: p.engine,
             requests: Requests::new(
                 cfg.pattern.expect("a raw run has a pattern"),

@@ -16,6 +16,7 @@ use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 use crate::target::Target;
 use crate::target::block::{self, Header};
+use crate::target::genmap::GenMap;
 use crate::workload::Shared;
 
 /// One raw session: its fixed inputs and everything it owns.
@@ -29,6 +30,11 @@ pub struct Session<'a> {
     pub interval_ns: u64,
     pub outlier_ns: u64,
     pub shared: &'a Shared,
+    /// The generations of the target's blocks (directory targets that are
+    /// written); without it a write's generation is the wall clock in ns.
+    pub map: Option<&'a GenMap>,
+    /// (target id, run seed) for the stamps.
+    pub stamp: (u32, u32),
     pub engine: AnyEngine,
     pub requests: Requests,
     pub bufs: BufPool,
@@ -44,6 +50,8 @@ struct InFlight {
     offset: u64,
     file: u32,
     kind: OpKind,
+    /// Global block number.
+    block: u64,
 }
 
 /// What the session hands back besides its statistics.
@@ -57,6 +65,7 @@ impl Session<'_> {
     /// Runs the session loop until its quota, the deadline, or a stop.
     pub fn run(&mut self) -> SessionEnd {
         let (id, target, io_mode) = (self.id, self.target, self.io_mode);
+        let (map, (target_id, seed)) = (self.map, self.stamp);
         let (quota, interval_ns, outlier_ns) = (self.quota, self.interval_ns, self.outlier_ns);
         let Session {
             shared,
@@ -83,7 +92,8 @@ impl Session<'_> {
                 start: 0,
                 offset: 0,
                 file: 0,
-                kind: OpKind::Read
+                kind: OpKind::Read,
+                block: 0,
             };
             depth
         ];
@@ -116,11 +126,17 @@ impl Session<'_> {
                 let slot = free.pop().expect("a free slot while inflight < depth");
                 let buf = bufs.slot_mut(slot as usize, bs as usize);
                 if kind == OpKind::Write {
+                    let generation = match map {
+                        Some(m) => u64::from(m.begin(gblock).generation),
+                        None => gen_base + now,
+                    };
                     let h = Header {
                         block: offset / u64::from(bs),
-                        generation: gen_base + now,
+                        generation,
                         file,
                         size: bs,
+                        target: target_id,
+                        seed,
                     };
                     block::refresh(buf, h, rng);
                     now = now_ns();
@@ -130,6 +146,7 @@ impl Session<'_> {
                     offset,
                     file,
                     kind,
+                    block: gblock,
                 };
                 let io = Io {
                     kind,
@@ -141,6 +158,9 @@ impl Session<'_> {
                 };
                 // SAFETY: the slot's buffer stays untouched until reaped below.
                 if let Err(e) = unsafe { engine.queue(&io) } {
+                    if let (Some(m), OpKind::Write) = (map, kind) {
+                        m.abandoned(gblock);
+                    }
                     shared.fail(format!("session {}: cannot queue I/O: {e}", id));
                     free.push(slot);
                     break;
@@ -157,6 +177,13 @@ impl Session<'_> {
                 let m = meta[c.slot as usize];
                 free.push(c.slot);
                 last_ns = end - t0;
+                if let (Some(map), OpKind::Write) = (map, m.kind) {
+                    if c.res == bs as i32 {
+                        map.acknowledged(m.block);
+                    } else {
+                        map.abandoned(m.block);
+                    }
+                }
                 if c.res != bs as i32 {
                     reap_error.get_or_insert((c, m));
                     return;

@@ -34,6 +34,8 @@ pub struct DbWriter<'a, E: Engine> {
     pub engine: E,
     pub io_mode: crate::config::IoMode,
     pub ts: Tablespace,
+    /// (target id, run seed) for the blocks' stamps.
+    pub stamp: (u32, u32),
     pub files: &'a [std::path::PathBuf],
     pub batch: usize,
     /// When each request of a batch was queued (capacity `batch`).
@@ -218,6 +220,8 @@ impl<E: Engine> DbWriter<'_, E> {
             generation: self.inst.run.wall_minus_mono_ns + now_ns(),
             file,
             size: bs,
+            target: self.stamp.0,
+            seed: self.stamp.1,
         };
         block::refresh(bytes, h, &mut self.rng);
         ios.push(Io {
