@@ -25,8 +25,8 @@ use crate::workload::raw::Raw;
 use crate::workload::slob::run::{self as slob_run, Slob, SlobRun};
 use crate::workload::{SetupError, Shared, Workload};
 
-/// Runs this rank; rank 0 reports and stores the merged run. The other
-/// ranks print nothing and end with the run's exit code where they know it.
+/// Runs this rank; rank 0 reports and stores the merged run, and a failed
+/// run's error and exit code are rank 0's. The other ranks print nothing.
 pub fn execute(
     args: RunArgs,
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
@@ -37,8 +37,12 @@ pub fn execute(
     let root = world.rank == 0;
     let out = run_rank(&world, args, env, open_store);
     // The universe is finalized as `world` drops, after every rank is here.
+    // A failed run is rank 0's to report, with its exit code (mpirun's):
+    // the others end quietly with 0, since a rank that exits non-zero
+    // makes mpirun end the rest at once, rank 0 too, sometimes before it
+    // had printed why.
     match out {
-        Err(e) if !root => Ok(ExitCode::from(e.exit_code())),
+        Err(_) if !root => Ok(ExitCode::SUCCESS),
         out => out,
     }
 }

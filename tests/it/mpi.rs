@@ -23,13 +23,26 @@ crate::tests! {
     the_slob_model_on_three_ranks_adds_up_to_one_database_run [Tool("mpirun")],
 }
 
-/// One MPI job at a time: the shared-memory segments a job leaves are
-/// found by comparing /dev/shm before and after it.
+/// One MPI job at a time, each with a backing directory of its own for
+/// Open MPI's shared-memory segments (`btl_vader_backing_directory`, in
+/// /dev/shm like the default): what a job leaves is found there, and only
+/// there — never another job's segments in /dev/shm.
 static ONE_JOB: Mutex<()> = Mutex::new(());
 
-/// Open MPI's shared-memory segments in /dev/shm.
+/// The backing directory of the job running now (set by [`alone`]).
+static CURRENT: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+fn backing_dir() -> PathBuf {
+    CURRENT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .expect("an MPI job runs inside alone()")
+}
+
+/// Open MPI's shared-memory segments in the current job's directory.
 fn segments() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir("/dev/shm")
+    let mut v: Vec<PathBuf> = std::fs::read_dir(backing_dir())
         .into_iter()
         .flatten()
         .flatten()
@@ -55,6 +68,8 @@ fn job(ranks: u32, args: &[&str]) -> Command {
         "120",
     ])
     .args(["--mca", "pml", "ob1", "--mca", "btl", "self,vader"])
+    .args(["--mca", "btl_vader_backing_directory"])
+    .arg(backing_dir())
     .args(["-np", &ranks.to_string()])
     .arg(assert_cmd::cargo::cargo_bin("dbio"))
     .args(["run", "--mpi"])
@@ -68,15 +83,16 @@ fn job(ranks: u32, args: &[&str]) -> Command {
 /// failing test leaves nothing either).
 fn alone<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
     let _one = ONE_JOB.lock().unwrap_or_else(|p| p.into_inner());
-    let before = segments();
+    let dir = tempfile::Builder::new()
+        .prefix("dbio-it-mpi-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    *CURRENT.lock().unwrap_or_else(|p| p.into_inner()) = Some(dir.path().to_path_buf());
     let out = f();
-    let left: Vec<PathBuf> = segments()
-        .into_iter()
-        .filter(|s| !before.contains(s))
-        .collect();
-    for s in &left {
-        let _ = std::fs::remove_file(s);
-    }
+    let left = segments();
+    *CURRENT.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    // The directory and whatever the job left in it go with `dir`.
+    drop(dir);
     (out, left)
 }
 
