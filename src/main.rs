@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use dbio::cli::Command;
 use dbio::commands::{self, CommandError, EXIT_USAGE, interrupt_flag};
+use dbio::plan::PlanCommand;
 use dbio::store::Store;
 
 fn main() -> ExitCode {
@@ -130,6 +131,15 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Verify(args) => commands::verify::execute(&args, open_store),
+        Command::Plan {
+            command:
+                PlanCommand::Run {
+                    plan,
+                    dry_run: false,
+                    mpi: true,
+                },
+            db,
+        } => commands::plan::execute_mpi(&plan, db, open_store),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();

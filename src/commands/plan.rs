@@ -106,6 +106,26 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
     Ok(())
 }
 
+/// `dbio plan run PLAN --mpi`: this process is one rank of an MPI job.
+#[cfg(feature = "mpi")]
+pub fn execute_mpi(
+    plan: &std::path::Path,
+    db: Option<std::path::PathBuf>,
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<std::process::ExitCode, CommandError> {
+    crate::ranks::plan::execute(plan, db, open_store)
+}
+
+/// `dbio plan run --mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+pub fn execute_mpi(
+    _: &std::path::Path,
+    _: Option<std::path::PathBuf>,
+    _: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
+) -> Result<std::process::ExitCode, CommandError> {
+    Err(CommandError::Usage(super::run::NO_MPI.into()))
+}
+
 /// Runs `dbio plan ...`.
 pub fn execute(
     cmd: PlanCommand,
@@ -116,6 +136,7 @@ pub fn execute(
         PlanCommand::Run {
             plan: path,
             dry_run,
+            ..
         } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
             let done = completed(store, &plan.name).map_err(CommandError::Failed)?;

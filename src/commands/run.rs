@@ -361,10 +361,12 @@ fn run_mpi(
     _: crate::cli::RunArgs,
     _: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
 ) -> Result<std::process::ExitCode, CommandError> {
-    Err(CommandError::Usage(
-        "--mpi: this dbio was built without MPI; build it with `cargo build --release --features mpi` (needs libopenmpi-dev and libclang-dev) and start it under mpirun".into(),
-    ))
+    Err(CommandError::Usage(NO_MPI.into()))
 }
+
+/// The error of `--mpi` in a build without MPI.
+#[cfg(not(feature = "mpi"))]
+pub(crate) const NO_MPI: &str = "--mpi: this dbio was built without MPI; build it with `cargo build --release --features mpi` (needs libopenmpi-dev and libclang-dev) and start it under mpirun";
 
 /// Says where a value was adjusted: a buffer cache larger than the data,
 /// a size that does not split into whole blocks per file.

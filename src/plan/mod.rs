@@ -291,6 +291,9 @@ pub enum PlanCommand {
         /// Print the runs that would be made and the estimated duration; run nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Run it as one rank of an MPI job (mpirun, srun): every rank walks the plan and each run is a run under MPI (`{rank}`, `{host}` in its targets); rank 0 stores (docs/multihost.md; needs a build with --features mpi).
+        #[arg(long)]
+        mpi: bool,
     },
     /// Show which runs of a plan are completed and what is left.
     Status {

@@ -566,7 +566,8 @@ fn cross_check(src: &Src, plan: &RawPlan) -> Result<(), PlanError> {
         if let Val::Text(t) = &s.val {
             for name in placeholders(t) {
                 let n = options::normalize(&name);
-                if n != "variable" && !swept.contains(&n.as_str()) {
+                let per_rank = crate::ranks::template::PLACEHOLDERS.contains(&n.as_str());
+                if n != "variable" && !per_rank && !swept.contains(&n.as_str()) {
                     let mut msg = format!("{{{name}}} is neither {{variable}} nor a swept option");
                     if !swept.is_empty() {
                         msg.push_str(&format!(

@@ -409,6 +409,13 @@ XFS = { target = "/mnt/xfs/dbio-{files}x{bs}" }
     // {variable} is the arm name; unknown placeholders are refused.
     let p = plan(&text.replace("dbio-{files}x{bs}", "{variable}-{files}-{bs}"));
     assert!(p.runs[0].args[1].starts_with("/mnt/xfs/XFS-"));
+    // {rank} and {host} are left for the ranks of `plan run --mpi` to fill.
+    let p = plan(&text.replace("{files}x{bs}", "{files}x{bs}-{rank}-{host}"));
+    assert!(
+        p.runs[0].args[1].ends_with("-{rank}-{host}"),
+        "{:?}",
+        p.runs[0].args
+    );
     let e = plan_err(&text.replace("{files}x{bs}", "{sessions}"));
     assert!(
         e.starts_with("plan.toml:8: [variables.XFS] target: {sessions} is neither {variable} nor a swept option"),
@@ -922,7 +929,8 @@ fn plan_command_parses_as_a_subcommand() {
         t.c,
         PlanCommand::Run {
             plan: "p.toml".into(),
-            dry_run: true
+            dry_run: true,
+            mpi: false
         }
     );
     let t = T::try_parse_from(["dbio-plan", "status", "p.toml"]).unwrap();

@@ -13,7 +13,7 @@ use super::wire::RankResult;
 use super::world::{World, abort_on_panic};
 use crate::cli::RunArgs;
 use crate::commands::CommandError;
-use crate::commands::run::{self as run_cmd, Output, RunMeta};
+use crate::commands::run::{self as run_cmd, Output, RunMeta, RunOutcome};
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
 use crate::harness;
@@ -35,7 +35,26 @@ pub fn execute(
     let world = World::init(&env.hostname)?;
     abort_on_panic(world.rank, env.hostname.clone());
     let root = world.rank == 0;
-    let out = run_rank(&world, args, env, open_store);
+    let output = if args.json {
+        Output::Json
+    } else {
+        Output::Text
+    };
+    let meta = RunMeta {
+        tags: args.tags.clone(),
+        ..Default::default()
+    };
+    let db = args.db.clone();
+    let mut store = None;
+    let out = run_rank(
+        &world,
+        args,
+        env,
+        &mut store,
+        || open_store(db),
+        &meta,
+        output,
+    );
     // The universe is finalized as `world` drops, after every rank is here.
     // A failed run is rank 0's to report, with its exit code (mpirun's):
     // the others end quietly with 0, since a rank that exits non-zero
@@ -43,33 +62,32 @@ pub fn execute(
     // had printed why.
     match out {
         Err(_) if !root => Ok(ExitCode::SUCCESS),
-        out => out,
+        Err(e) => Err(e),
+        Ok(None) => Ok(ExitCode::SUCCESS),
+        Ok(Some(outcome)) => Ok(run_cmd::exit_code(&outcome, output)),
     }
 }
 
-fn run_rank(
+/// One run of this rank, shown as `output` and saved by rank 0 in `store`
+/// (opened with `open` at its turn when it is not yet): rank 0's outcome,
+/// `None` on the other ranks. An error is every rank's.
+pub(super) fn run_rank(
     world: &World,
     mut args: RunArgs,
     env: Environment,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<ExitCode, CommandError> {
+    store: &mut Option<Store>,
+    open: impl FnOnce() -> Result<Store, CommandError>,
+    meta: &RunMeta,
+    output: Output,
+) -> Result<Option<RunOutcome>, CommandError> {
     let root = world.rank == 0;
-    let output = if args.json {
-        Output::Json
-    } else {
-        Output::Text
-    };
     let quiet = args.quiet || !root;
-    let meta = RunMeta {
-        tags: args.tags.clone(),
-        ..Default::default()
-    };
     let template = args.target.clone();
     args.target = template::expand(&template, world.rank, &env.hostname);
     if let Some(redo) = &mut args.slob.redo_dir {
         *redo = template::expand(redo, world.rank, &env.hostname);
     }
-    let (db, tags) = (args.db.clone(), args.tags.clone());
+    let tags = args.tags.clone();
     let cfg = world.agree(check(args, &tags))?;
     let targets: Vec<_> = world
         .all_gather(cfg.target.as_os_str().as_encoded_bytes())
@@ -85,11 +103,14 @@ fn run_rank(
             template.display()
         )));
     }
-    let mut store = world.agree(if root {
-        open_store(db).map(Some)
+    let opened = world.agree(if root && store.is_none() {
+        open().map(Some)
     } else {
         Ok(None)
     })?;
+    if opened.is_some() {
+        *store = opened;
+    }
     let interrupt = crate::commands::interrupt_flag();
     let show_progress =
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -148,7 +169,7 @@ fn run_rank(
         sent = sent.with_slob(run);
     }
     let Some(all) = world.gather(&sent.encode()) else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     };
     let ranks = all
         .iter()
@@ -179,8 +200,7 @@ fn run_rank(
     report.mpi = Some(merged.mpi);
     report.ranks = merged.ranks;
     let store = store.as_mut().expect("rank 0 opened the store");
-    let outcome = run_cmd::show_and_save(&report, &histograms, output, quiet, store, &meta)?;
-    Ok(run_cmd::exit_code(&outcome, output))
+    run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta).map(Some)
 }
 
 /// This rank's options checked into its run's settings.

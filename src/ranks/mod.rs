@@ -3,11 +3,14 @@
 //! (`template`), what a rank sends to rank 0 (`wire`), the exact merge of
 //! the ranks' measurements (`merge`) and the per-rank table (`text`). With
 //! the `mpi` cargo feature, the MPI side: `world` (start barrier, errors
-//! agreed by every rank, gathering) and `command` (`dbio run --mpi`).
+//! agreed by every rank, gathering), `command` (`dbio run --mpi`) and `plan`
+//! (`dbio plan run --mpi`: every rank walks the plan, rank 0 stores).
 
 #[cfg(feature = "mpi")]
 pub mod command;
 pub mod merge;
+#[cfg(feature = "mpi")]
+pub mod plan;
 pub mod template;
 pub mod text;
 pub mod wire;

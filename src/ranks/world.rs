@@ -101,6 +101,12 @@ impl World {
         Some(split(&buf, &lens, &displs))
     }
 
+    /// Rank 0's `bytes` on every rank (the others' are ignored).
+    pub fn root_says(&self, bytes: &[u8]) -> Vec<u8> {
+        let mine = if self.rank == 0 { bytes } else { &[] };
+        self.all_gather(mine).swap_remove(0)
+    }
+
     /// `local` if every rank succeeded, else on every rank the error of the
     /// lowest rank that failed, naming it: every rank gives up together.
     pub fn agree<T>(&self, local: Result<T, CommandError>) -> Result<T, CommandError> {

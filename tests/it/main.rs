@@ -20,8 +20,12 @@ mod lab;
 mod manual;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_html;
 #[cfg(not(feature = "mpi"))]
 mod mpi_off;
+#[cfg(feature = "mpi")]
+mod mpi_plan;
 mod mysql;
 mod mysql_url;
 mod pg;
@@ -62,6 +66,10 @@ fn main() {
         manual::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_html::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_plan::tests(),
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),

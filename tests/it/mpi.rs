@@ -59,6 +59,14 @@ fn segments() -> Vec<PathBuf> {
 
 /// `mpirun` starting `dbio run --mpi ARGS` as `ranks` ranks on this host.
 fn job(ranks: u32, args: &[&str]) -> Command {
+    let mut c = launch(ranks, &["run", "--mpi"]);
+    c.args(args);
+    c
+}
+
+/// `mpirun` starting `dbio ARGS` as `ranks` ranks on this host, with the
+/// test's store.
+pub(crate) fn launch(ranks: u32, args: &[&str]) -> Command {
     let mut c = Command::new("mpirun");
     c.args([
         "--allow-run-as-root",
@@ -72,7 +80,6 @@ fn job(ranks: u32, args: &[&str]) -> Command {
     .arg(backing_dir())
     .args(["-np", &ranks.to_string()])
     .arg(assert_cmd::cargo::cargo_bin("dbio"))
-    .args(["run", "--mpi"])
     .args(args)
     .env("DBIO_DB", store_path());
     c
@@ -81,7 +88,7 @@ fn job(ranks: u32, args: &[&str]) -> Command {
 /// Runs `f` (one MPI job) and returns what it returned and the Open MPI
 /// shared-memory segments the job left (removed again here, so that a
 /// failing test leaves nothing either).
-fn alone<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
+pub(crate) fn alone<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
     let _one = ONE_JOB.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::Builder::new()
         .prefix("dbio-it-mpi-")
@@ -97,11 +104,11 @@ fn alone<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
 }
 
 /// Runs `dbio run --mpi ARGS` as `ranks` ranks to its end.
-fn mpirun(ranks: u32, args: &[&str]) -> (Output, Vec<PathBuf>) {
+pub(crate) fn mpirun(ranks: u32, args: &[&str]) -> (Output, Vec<PathBuf>) {
     alone(|| job(ranks, args).output().unwrap())
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 

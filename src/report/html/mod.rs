@@ -8,9 +8,11 @@
 //!   each arm and the plan.
 //! * [`run_page`]: `dbio runs show ID --html`: one run over time; for a
 //!   SLOB model run first its AWR content (`awr`: load profile, top events
-//!   and wait histograms drawn, I/O by function).
+//!   and wait histograms drawn, I/O by function); for a run under MPI the
+//!   job and its per-rank table (`ranks`).
 //!
-//! Files: `data` (reading the store), `awr` (a SLOB run's AWR sections), `environment` (host and storage
+//! Files: `data` (reading the store), `awr` (a SLOB run's AWR sections),
+//! `ranks` (a run under MPI: each rank), `environment` (host and storage
 //! of the runs), `charts`, `timeline`, `tables`,
 //! `page` (the document, CSS, escaping helpers). docs/report.md describes
 //! the page for users.
@@ -20,6 +22,7 @@ pub mod charts;
 pub mod data;
 pub mod environment;
 pub mod page;
+pub mod ranks;
 pub mod tables;
 pub mod timeline;
 
@@ -217,6 +220,10 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
                 .unwrap_or_default()
         ),
     );
+    if let Some((job, ranks)) = ranks::from_report(&run.report) {
+        p.section("ranks", "Ranks (MPI)");
+        p.html(&ranks::section(&job, &ranks));
+    }
     let awr = awr::Awr::from_report(&run.report);
     if let Some(a) = &awr {
         for (id, heading, html) in awr::sections(a) {
