@@ -7,25 +7,25 @@
 //! fio imports use the same ones.
 
 /// Logical reads (buffer gets) per second: awr_info `LIO`.
-pub const LOGICAL_READS_S: &str = "db.logical_reads_s";
+pub const LOGICAL_READS_S: &str = "db.logical_reads_per_s";
 /// Physical read requests per second: awr_info `PREADS`.
-pub const PHYSICAL_READS_S: &str = "db.physical_reads_s";
+pub const PHYSICAL_READS_S: &str = "db.physical_reads_per_s";
 /// Physical write requests per second: awr_info `PWRITES`.
-pub const PHYSICAL_WRITES_S: &str = "db.physical_writes_s";
+pub const PHYSICAL_WRITES_S: &str = "db.physical_writes_per_s";
 /// MiB read per second: awr_info `READ_MBS`.
-pub const READ_MBS: &str = "db.read_mbs";
+pub const READ_MBS: &str = "db.read_mib_per_s";
 /// MiB written per second: awr_info `WRITE_MBS`.
-pub const WRITE_MBS: &str = "db.write_mbs";
+pub const WRITE_MBS: &str = "db.write_mib_per_s";
 /// Redo MiB per second: awr_info `REDO_MBS` (or the old `REDO` / 2^20).
-pub const REDO_MBS: &str = "db.redo_mbs";
+pub const REDO_MBS: &str = "db.redo_mib_per_s";
 /// Redo bytes per second: the old awr_info `REDO` (or `REDO_MBS` × 2^20).
-pub const REDO_BYTES_S: &str = "db.redo_bytes_s";
+pub const REDO_BYTES_S: &str = "db.redo_bytes_per_s";
 /// Executions per second: awr_info `EXECUTES`.
-pub const EXECUTES_S: &str = "db.executes_s";
+pub const EXECUTES_S: &str = "db.executes_per_s";
 /// DB time per second of elapsed time (average active sessions): `DB Tm`.
-pub const DB_TIME_S: &str = "db.db_time_s";
+pub const DB_TIME_S: &str = "db.db_time_per_s";
 /// DB CPU seconds per second: `DB CPU`.
-pub const DB_CPU_S: &str = "db.db_cpu_s";
+pub const DB_CPU_S: &str = "db.db_cpu_per_s";
 /// SLOB reader sessions: the old awr_info `READERS`.
 pub const READERS: &str = "db.readers";
 /// SLOB writer sessions: the old awr_info `WRITERS`.
@@ -53,10 +53,84 @@ pub const READ_IOPS: &str = "read.iops";
 pub const WRITE_IOPS: &str = "write.iops";
 pub const WRITE_REQUESTS: &str = "write.requests";
 
+/// Stored names of earlier builds (old → new): per-second rates ended in
+/// `_s`, which elsewhere means seconds, and MiB/s in `_mbs`/`_mib_s`. Runs
+/// stored before the rename keep their rows; the store reads them under the
+/// new names ([`canonical_metric`]) and a user may still type the old ones.
+/// `event.<event>.waits_s` → `event.<event>.waits_per_s` (and the same for
+/// `mysql.<event>.waits_s`) is a rule, not a row.
+pub const RENAMED_METRICS: &[(&str, &str)] = &[
+    ("db.logical_reads_s", LOGICAL_READS_S),
+    ("db.physical_reads_s", PHYSICAL_READS_S),
+    ("db.physical_read_blocks_s", "db.physical_read_blocks_per_s"),
+    ("db.physical_writes_s", PHYSICAL_WRITES_S),
+    ("db.block_changes_s", "db.block_changes_per_s"),
+    ("db.read_mbs", READ_MBS),
+    ("db.write_mbs", WRITE_MBS),
+    ("db.redo_mbs", REDO_MBS),
+    ("db.redo_bytes_s", REDO_BYTES_S),
+    ("db.redo_writes_s", "db.redo_writes_per_s"),
+    ("db.executes_s", EXECUTES_S),
+    ("db.transactions_s", "db.transactions_per_s"),
+    ("db.db_time_s", DB_TIME_S),
+    ("db.db_cpu_s", DB_CPU_S),
+    ("pg.wal_records_s", "pg.wal_records_per_s"),
+    ("pg.wal_fpi_s", "pg.wal_fpi_per_s"),
+    ("pg.wal_syncs_s", "pg.wal_syncs_per_s"),
+    ("pg.checkpoints_s", "pg.checkpoints_per_s"),
+    ("pg.device_reads_s", "pg.device_reads_per_s"),
+    ("pg.load_mib_s", "pg.load_mib_per_s"),
+    ("mysql.buffer_pool_reads_s", "mysql.buffer_pool_reads_per_s"),
+    ("mysql.data_writes_s", "mysql.data_writes_per_s"),
+    ("mysql.data_fsyncs_s", "mysql.data_fsyncs_per_s"),
+    ("mysql.dblwr_pages_s", "mysql.dblwr_pages_per_s"),
+    ("mysql.log_waits_s", "mysql.log_waits_per_s"),
+    ("mysql.wait_free_s", "mysql.wait_free_per_s"),
+    ("mysql.device_reads_s", "mysql.device_reads_per_s"),
+    ("mysql.load_mib_s", "mysql.load_mib_per_s"),
+];
+
+/// A stored metric name as this build names it: an earlier build's name
+/// ([`RENAMED_METRICS`], `event.*.waits_s`, `mysql.*.waits_s`) becomes the
+/// new one; any other
+/// name is returned as it is.
+pub fn canonical_metric(name: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if let Some((_, new)) = RENAMED_METRICS.iter().find(|(old, _)| *old == name) {
+        return Cow::Borrowed(new);
+    }
+    for prefix in ["event.", "mysql."] {
+        match name
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(".waits_s"))
+        {
+            Some(event) if !event.is_empty() => {
+                return Cow::Owned(format!("{prefix}{event}.waits_per_s"));
+            }
+            _ => {}
+        }
+    }
+    Cow::Borrowed(name)
+}
+
+/// Every name a metric may be stored under: its own and, for a renamed
+/// one, the earlier build's (for SQL that selects by name).
+pub fn stored_names(name: &str) -> Vec<&str> {
+    let mut names = vec![name];
+    names.extend(
+        RENAMED_METRICS
+            .iter()
+            .filter(|(_, new)| *new == name)
+            .map(|(old, _)| *old),
+    );
+    names
+}
+
 /// A metric as a user may name it — a stored name (`total.iops`), a short
 /// name (`iops`, `read_iops`, `read_mbs`, `p99_read_ms`, `avg_write_ms`,
 /// `log_file_sync_avg_ms`) or an awr_info column (`PREADS`, `REDO_MBS`,
-/// `DFSR_LAT`) — as the stored name and the factor its values are
+/// `DFSR_LAT`), or an earlier build's stored name (`db.physical_reads_s`,
+/// [`RENAMED_METRICS`]) — as the stored name and the factor its values are
 /// multiplied by (latencies are stored in µs and asked for in ms).
 pub fn resolve_metric(name: &str) -> (String, f64) {
     let lower = name.trim().to_ascii_lowercase();
@@ -103,16 +177,20 @@ pub fn resolve_metric(name: &str) -> (String, f64) {
     {
         return (format!("event.{event}.avg_ms"), 1.0);
     }
-    (name.to_string(), 1.0)
+    (canonical_metric(name).into_owned(), 1.0)
 }
 
 /// The value of metric `name` (any form [`resolve_metric`] accepts) among
-/// a run's stored metrics.
+/// a run's stored metrics, stored under this build's name or an earlier
+/// one's.
 pub fn lookup(metrics: &[(String, f64)], name: &str) -> Option<f64> {
     let find = |n: &str| metrics.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
     find(name).or_else(|| {
         let (stored, scale) = resolve_metric(name);
-        find(&stored).map(|v| v * scale)
+        stored_names(&stored)
+            .into_iter()
+            .find_map(find)
+            .map(|v| v * scale)
     })
 }
 
@@ -176,6 +254,50 @@ mod tests {
         assert_eq!(lookup(&m, "p99_read_ms"), Some(1.5));
         assert_eq!(lookup(&m, "iops"), Some(7.0), "a stored name wins");
         assert_eq!(lookup(&m, "write_iops"), None);
+    }
+
+    #[test]
+    fn earlier_builds_names_read_as_the_new_ones() {
+        assert_eq!(canonical_metric("db.physical_reads_s"), PHYSICAL_READS_S);
+        assert_eq!(PHYSICAL_READS_S, "db.physical_reads_per_s");
+        assert_eq!(canonical_metric("db.redo_mbs"), "db.redo_mib_per_s");
+        assert_eq!(
+            canonical_metric("event.log_file_sync.waits_s"),
+            "event.log_file_sync.waits_per_s"
+        );
+        // Seconds stay seconds; new and unknown names pass through.
+        assert_eq!(
+            canonical_metric("event.log_file_sync.time_s"),
+            "event.log_file_sync.time_s"
+        );
+        assert_eq!(canonical_metric("measured_s"), "measured_s");
+        assert_eq!(
+            canonical_metric("mysql.wait_io_file_innodb_innodb_data_file.waits_s"),
+            "mysql.wait_io_file_innodb_innodb_data_file.waits_per_s"
+        );
+        assert_eq!(canonical_metric(PHYSICAL_READS_S), PHYSICAL_READS_S);
+        assert_eq!(canonical_metric("event..waits_s"), "event..waits_s");
+        // A user's old name resolves, and finds the value stored either way.
+        assert_eq!(
+            resolve_metric("db.executes_s"),
+            (EXECUTES_S.to_string(), 1.0)
+        );
+        let m = vec![(EXECUTES_S.to_string(), 42.0)];
+        assert_eq!(lookup(&m, "db.executes_s"), Some(42.0));
+        let old = vec![("db.executes_s".to_string(), 42.0)];
+        assert_eq!(lookup(&old, EXECUTES_S), Some(42.0));
+        assert_eq!(lookup(&old, "EXECUTES"), Some(42.0));
+        assert_eq!(
+            stored_names(PHYSICAL_READS_S),
+            vec![PHYSICAL_READS_S, "db.physical_reads_s"]
+        );
+        assert_eq!(stored_names("total.iops"), vec!["total.iops"]);
+        // Every new name is a rate or MiB/s by its suffix, and no old name
+        // is also a new one.
+        for (old, new) in RENAMED_METRICS {
+            assert!(new.ends_with("_per_s"), "{new}");
+            assert!(RENAMED_METRICS.iter().all(|(_, n)| n != old), "{old}");
+        }
     }
 
     #[test]

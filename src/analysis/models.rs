@@ -48,11 +48,15 @@ pub struct Facts<'a> {
 }
 
 impl Facts<'_> {
+    /// The metric stored as `name` or, by a run an earlier build stored,
+    /// under its old name (`vocab::RENAMED_METRICS`).
     fn get(&self, name: &str) -> Option<f64> {
-        self.metrics
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, x)| *x)
+        v::stored_names(name).into_iter().find_map(|name| {
+            self.metrics
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, x)| *x)
+        })
     }
 
     fn has_slob_sessions(&self) -> bool {
@@ -160,9 +164,9 @@ impl Facts<'_> {
 /// The metric names a model's table shows, for its title.
 pub fn metric_label(model: Model) -> &'static str {
     match model {
-        Model::Reads => "reads model: db.physical_reads_s (raw runs: read.iops)",
-        Model::Redo => "redo model: db.redo_mbs",
-        Model::Writes => "writes model: db.physical_writes_s (raw runs: write.iops)",
+        Model::Reads => "reads model: db.physical_reads_per_s (raw runs: read.iops)",
+        Model::Redo => "redo model: db.redo_mib_per_s",
+        Model::Writes => "writes model: db.physical_writes_per_s (raw runs: write.iops)",
         Model::Readwrite => {
             "readwrite model: reads/s + writes/s of the write runs, each trimmed apart"
         }

@@ -13,6 +13,7 @@ use clap::{Args, ValueEnum};
 
 use super::CommandError;
 use crate::report::compare::{Cell, Side, render, render_cells};
+use crate::report::compare_json;
 use crate::store::{RunFilter, Store};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -171,6 +172,8 @@ pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
         return super::output::print(&match args.format {
             Format::Text => render(&cell.first, &cell.second),
             Format::Json => json(&serde_json::json!({
+                "schema": compare_json::SCHEMA,
+                "sessions": cell.sessions,
                 "first": cell.first,
                 "second": cell.second,
                 "tests": cell.tests,
@@ -221,7 +224,11 @@ pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
     }
     super::output::print(&match args.format {
         Format::Text => render_cells(&cells, &[notes, left_out.clone()].concat()),
-        Format::Json => json(&serde_json::json!({ "cells": cells, "left_out": left_out })),
+        Format::Json => json(&serde_json::json!({
+            "schema": compare_json::SCHEMA,
+            "cells": cells,
+            "left_out": left_out,
+        })),
     })
 }
 

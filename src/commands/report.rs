@@ -95,7 +95,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     }
     if args.scaling && !measure.is_throughput() {
         return Err(CommandError::Usage(format!(
-            "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_s, …)",
+            "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_per_s, …)",
             args.metric
         )));
     }
@@ -138,7 +138,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         let awr = rows.iter().filter(|r| r.source == "awr-info").count();
         let hint = if awr > 0 && args.model.is_none() {
             format!(
-                "; {awr} of them imported from awr_info.sh, which has AWR's rates, not dbio's I/O metrics: pass --model reads|redo|writes|readwrite (SLOB.R's tables) or --metric db.physical_reads_s"
+                "; {awr} of them imported from awr_info.sh, which has AWR's rates, not dbio's I/O metrics: pass --model reads|redo|writes|readwrite (SLOB.R's tables) or --metric db.physical_reads_per_s"
             )
         } else {
             "; see docs/store.md for metric names".to_string()

@@ -293,12 +293,13 @@ fn show_footer(r: &RunRow) -> String {
 /// second.
 fn list_iops(r: &RunRow) -> Option<f64> {
     let m = &r.metrics;
-    m.total_iops
-        .or(match (m.db_physical_reads_s, m.db_physical_writes_s) {
+    m.total_iops.or(
+        match (m.db_physical_reads_per_s, m.db_physical_writes_per_s) {
             (None, None) => None,
             (rd, wr) if r.source == "awr-info" => Some(rd.unwrap_or(0.0) + wr.unwrap_or(0.0)),
             _ => None,
-        })
+        },
+    )
 }
 
 /// The `list` table: one line per run, columns padded to fit.

@@ -36,12 +36,16 @@ pub struct Side {
     /// Settings that describe the side (workload, target, filesystem, ...);
     /// a setting that differs between its own runs shows its values,
     /// `(varies: 1, 2, 4)` ([`VARIES`]).
+    #[serde(serialize_with = "super::compare_json::settings")]
     pub settings: BTreeMap<String, String>,
     /// (name, values per run, per second; values per transaction).
+    #[serde(serialize_with = "super::compare_json::load")]
     pub load: Vec<LoadRow>,
     pub events: Vec<EventRow>,
+    #[serde(serialize_with = "super::compare_json::host")]
     pub host: Vec<(String, f64)>,
     /// (device, field, mean value).
+    #[serde(serialize_with = "super::compare_json::devices")]
     pub devices: Vec<(String, String, f64)>,
 }
 

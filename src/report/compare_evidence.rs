@@ -40,6 +40,7 @@ pub struct Cell {
     pub sessions: Option<u32>,
     pub first: Side,
     pub second: Side,
+    #[serde(serialize_with = "super::compare_json::tests")]
     pub tests: Vec<LoadTest>,
 }
 

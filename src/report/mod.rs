@@ -6,6 +6,7 @@ pub mod awr_text;
 pub mod compare;
 mod compare_devices;
 mod compare_evidence;
+pub mod compare_json;
 mod compare_text;
 pub mod db;
 mod db_text;

@@ -250,18 +250,19 @@ pub fn summary(metric: &str, runs: &[RunValue], relative_to: Option<&str>) -> Su
 
 /// Whether a metric is a rate that scaling analysis applies to (I/O or
 /// database operations, bytes per second).
+/// An earlier build's name (`db.physical_reads_s`) counts as its new one.
 pub fn is_throughput(metric: &str) -> bool {
+    let metric = crate::vocab::canonical_metric(metric);
     [
         "iops",
         "mib_per_s",
         ".r_s",
         ".w_s",
         "kb_s",
-        "reads_s",
-        "writes_s",
-        "executes_s",
-        "bytes_s",
-        "_mbs",
+        "reads_per_s",
+        "writes_per_s",
+        "executes_per_s",
+        "bytes_per_s",
     ]
     .iter()
     .any(|s| metric.ends_with(s))

@@ -189,10 +189,20 @@ fn throughput_metrics_are_rates() {
         "dev.w_s",
         "db.physical_reads_s",
         "db.redo_mbs",
+        "db.physical_reads_per_s",
+        "db.redo_mib_per_s",
+        "db.redo_bytes_per_s",
+        "pg.device_reads_per_s",
     ] {
         assert!(is_throughput(m), "{m}");
     }
-    for m in ["read.latency.p99_us", "cpu.user_s", "db.db_time_s"] {
+    for m in [
+        "read.latency.p99_us",
+        "cpu.user_s",
+        "db.db_time_s",
+        "db.db_time_per_s",
+        "event.log_file_sync.waits_per_s",
+    ] {
         assert!(!is_throughput(m), "{m}");
     }
 }

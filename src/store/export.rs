@@ -75,11 +75,11 @@ const COLUMNS: &[Column] = &[
     ("source", |r| Cell::Text(r.source.clone())),
     ("source_file", |r| text(&r.source_file)),
     ("model", |r| text(&r.model)),
-    ("db_physical_reads_s", |r| {
-        num(r.metrics.db_physical_reads_s)
+    ("db_physical_reads_per_s", |r| {
+        num(r.metrics.db_physical_reads_per_s)
     }),
-    ("db_physical_writes_s", |r| {
-        num(r.metrics.db_physical_writes_s)
+    ("db_physical_writes_per_s", |r| {
+        num(r.metrics.db_physical_writes_per_s)
     }),
 ];
 

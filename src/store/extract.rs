@@ -150,17 +150,17 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     use crate::vocab as v;
     let per_s = [
         (v::PHYSICAL_READS_S, c("read_requests")),
-        ("db.physical_read_blocks_s", c("physical_reads")),
+        ("db.physical_read_blocks_per_s", c("physical_reads")),
         (v::PHYSICAL_WRITES_S, c("write_requests")),
         (v::LOGICAL_READS_S, c("logical_reads")),
-        ("db.block_changes_s", c("block_changes")),
+        ("db.block_changes_per_s", c("block_changes")),
         (v::READ_MBS, c("read_bytes") / mib),
         (v::WRITE_MBS, c("write_bytes") / mib),
         (v::REDO_MBS, c("redo_bytes") / mib),
         (v::REDO_BYTES_S, c("redo_bytes")),
-        ("db.redo_writes_s", c("redo_writes")),
+        ("db.redo_writes_per_s", c("redo_writes")),
         (v::EXECUTES_S, c("executes")),
-        ("db.transactions_s", c("transactions")),
+        ("db.transactions_per_s", c("transactions")),
         (v::DB_TIME_S, num(s, "db_time_s").unwrap_or(0.0)),
         (v::DB_CPU_S, num(s, "db_cpu_s").unwrap_or(0.0)),
     ];
@@ -194,7 +194,7 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
             ("avg_ms", num(e, "avg_ms")),
             ("time_s", num(e, "time_s")),
             ("pct_db_time", num(e, "pct_db_time")),
-            ("waits_s", num(e, "waits").map(|w| w / secs)),
+            ("waits_per_s", num(e, "waits").map(|w| w / secs)),
         ] {
             if let Some(v) = v {
                 out.push((format!("event.{key}.{field}"), v));
@@ -224,20 +224,20 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         let writes = c("buffers_checkpoint") + c("buffers_clean") + c("buffers_backend");
         let per_s = [
             (v::PHYSICAL_READS_S, c("blks_read")),
-            ("db.physical_read_blocks_s", c("blks_read")),
+            ("db.physical_read_blocks_per_s", c("blks_read")),
             (v::PHYSICAL_WRITES_S, writes),
             (v::LOGICAL_READS_S, c("blks_hit") + c("blks_read")),
             (v::READ_MBS, c("blks_read") * page / mib),
             (v::WRITE_MBS, writes * page / mib),
             (v::REDO_MBS, c("wal_bytes") / mib),
             (v::REDO_BYTES_S, c("wal_bytes")),
-            ("db.redo_writes_s", c("wal_write")),
-            ("db.transactions_s", c("xact_commit")),
-            ("pg.wal_records_s", c("wal_records")),
-            ("pg.wal_fpi_s", c("wal_fpi")),
-            ("pg.wal_syncs_s", c("wal_sync")),
+            ("db.redo_writes_per_s", c("wal_write")),
+            ("db.transactions_per_s", c("xact_commit")),
+            ("pg.wal_records_per_s", c("wal_records")),
+            ("pg.wal_fpi_per_s", c("wal_fpi")),
+            ("pg.wal_syncs_per_s", c("wal_sync")),
             (
-                "pg.checkpoints_s",
+                "pg.checkpoints_per_s",
                 c("checkpoints_timed") + c("checkpoints_req"),
             ),
         ];
@@ -262,9 +262,9 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         }
     }
     for (name, path) in [
-        ("pg.device_reads_s", "physical_reads.device_per_s"),
+        ("pg.device_reads_per_s", "physical_reads.device_per_s"),
         ("pg.absorbed_pct", "physical_reads.absorbed_pct"),
-        ("pg.load_mib_s", "load.mib_per_s"),
+        ("pg.load_mib_per_s", "load.mib_per_s"),
         ("pg.load_bytes", "load.bytes"),
         ("pg.client_cpu_us_per_execute", "client_cpu_us_per_execute"),
         ("pg.memory_limit_bytes", "memory_limit_bytes"),
@@ -332,20 +332,23 @@ fn mysql_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         let c = |k: &str| num(s, k).unwrap_or(0.0);
         let per_s = [
             (v::PHYSICAL_READS_S, c("Innodb_data_reads")),
-            ("db.physical_read_blocks_s", c("Innodb_pages_read")),
+            ("db.physical_read_blocks_per_s", c("Innodb_pages_read")),
             (v::PHYSICAL_WRITES_S, c("Innodb_pages_written")),
             (v::LOGICAL_READS_S, c("Innodb_buffer_pool_read_requests")),
             (v::READ_MBS, c("Innodb_data_read") / mib),
             (v::WRITE_MBS, c("Innodb_pages_written") * page / mib),
             (v::REDO_MBS, c("Innodb_os_log_written") / mib),
             (v::REDO_BYTES_S, c("Innodb_os_log_written")),
-            ("db.transactions_s", c("Com_commit")),
-            ("mysql.buffer_pool_reads_s", c("Innodb_buffer_pool_reads")),
-            ("mysql.data_writes_s", c("Innodb_data_writes")),
-            ("mysql.data_fsyncs_s", c("Innodb_data_fsyncs")),
-            ("mysql.dblwr_pages_s", c("Innodb_dblwr_pages_written")),
-            ("mysql.log_waits_s", c("Innodb_log_waits")),
-            ("mysql.wait_free_s", c("Innodb_buffer_pool_wait_free")),
+            ("db.transactions_per_s", c("Com_commit")),
+            (
+                "mysql.buffer_pool_reads_per_s",
+                c("Innodb_buffer_pool_reads"),
+            ),
+            ("mysql.data_writes_per_s", c("Innodb_data_writes")),
+            ("mysql.data_fsyncs_per_s", c("Innodb_data_fsyncs")),
+            ("mysql.dblwr_pages_per_s", c("Innodb_dblwr_pages_written")),
+            ("mysql.log_waits_per_s", c("Innodb_log_waits")),
+            ("mysql.wait_free_per_s", c("Innodb_buffer_pool_wait_free")),
         ];
         for (name, val) in per_s {
             out.push((name.to_string(), val / secs));
@@ -373,7 +376,7 @@ fn mysql_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         for (field, v) in [
             ("avg_ms", num(w, "avg_us").map(|us| us / 1e3)),
             ("time_s", num(w, "time_ms").map(|ms| ms / 1e3)),
-            ("waits_s", num(w, "waits").map(|n| n / secs)),
+            ("waits_per_s", num(w, "waits").map(|n| n / secs)),
         ] {
             if let Some(v) = v {
                 out.push((format!("mysql.{key}.{field}"), v));
@@ -381,9 +384,9 @@ fn mysql_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         }
     }
     for (name, path) in [
-        ("mysql.device_reads_s", "physical_reads.device_per_s"),
+        ("mysql.device_reads_per_s", "physical_reads.device_per_s"),
         ("mysql.read_difference_pct", "physical_reads.difference_pct"),
-        ("mysql.load_mib_s", "load.mib_per_s"),
+        ("mysql.load_mib_per_s", "load.mib_per_s"),
         ("mysql.load_bytes", "load.bytes"),
         (
             "mysql.client_cpu_us_per_execute",

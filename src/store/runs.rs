@@ -41,8 +41,8 @@ pub struct KeyMetrics {
     pub sync_p99_us: Option<f64>,
     pub cpu_us_per_io: Option<f64>,
     /// AWR's physical read and write requests per second (awr-info runs).
-    pub db_physical_reads_s: Option<f64>,
-    pub db_physical_writes_s: Option<f64>,
+    pub db_physical_reads_per_s: Option<f64>,
+    pub db_physical_writes_per_s: Option<f64>,
 }
 
 /// The metric names behind [`KeyMetrics`], in field order.
@@ -147,10 +147,29 @@ fn row_select() -> String {
             (SELECT tag FROM run_tags t WHERE t.run_id = r.id ORDER BY tag))",
     );
     for name in KEY_METRICS {
-        sql +=
-            &format!(", (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = '{name}')");
+        // A run stored by an earlier build may have the metric's old name.
+        let names: Vec<String> = crate::vocab::stored_names(name)
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect();
+        sql += &format!(
+            ", (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name IN ({}) LIMIT 1)",
+            names.join(", ")
+        );
     }
     sql + " FROM runs r"
+}
+
+/// Metrics as this build names them: rows a run stored by an earlier
+/// build under an old name (`db.physical_reads_s`) read under the new one
+/// (`vocab::canonical_metric`), still ordered by name.
+fn canonical(rows: Vec<(String, f64)>) -> Vec<(String, f64)> {
+    let mut rows: Vec<(String, f64)> = rows
+        .into_iter()
+        .map(|(n, v)| (crate::vocab::canonical_metric(&n).into_owned(), v))
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows
 }
 
 /// A pattern belongs to raw runs only: runs of a database model stored
@@ -209,8 +228,8 @@ fn run_row(r: &Row) -> SqlResult<RunRow> {
             write_p99_us: m(6)?,
             sync_p99_us: m(7)?,
             cpu_us_per_io: m(8)?,
-            db_physical_reads_s: m(9)?,
-            db_physical_writes_s: m(10)?,
+            db_physical_reads_per_s: m(9)?,
+            db_physical_writes_per_s: m(10)?,
         },
     })
 }
@@ -361,12 +380,12 @@ impl Store {
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )?;
-            let metrics = collect(
+            let metrics = canonical(collect(
                 &tx,
                 "SELECT name, value FROM metrics WHERE run_id = ?1 ORDER BY name",
                 id,
                 |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+            )?);
             let histograms = collect(
                 &tx,
                 "SELECT op, hdr_v2_deflate FROM histograms WHERE run_id = ?1 ORDER BY \
@@ -444,7 +463,7 @@ impl Store {
         let rows = stmt
             .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
-        rows.map_err(|e| self.sql(e))
+        rows.map(canonical).map_err(|e| self.sql(e))
     }
 
     /// Deletes runs with everything stored for them (one transaction);

@@ -173,10 +173,9 @@ fn imports_are_saved_in_one_transaction_and_listed() {
     .unwrap();
     let csv = String::from_utf8(out).unwrap();
     assert!(
-        csv.lines()
-            .next()
-            .unwrap()
-            .ends_with(",source,source_file,model,db_physical_reads_s,db_physical_writes_s")
+        csv.lines().next().unwrap().ends_with(
+            ",source,source_file,model,db_physical_reads_per_s,db_physical_writes_per_s"
+        )
     );
     assert!(
         csv.contains(",awr-info,/data/awrinfo.txt,reads,100,\n"),

@@ -258,7 +258,7 @@ fn session_counts_are_compared_cell_by_cell_never_pooled() {
             let mut want = cells[&(v.to_string(), n)].clone();
             want.sort_unstable();
             assert_eq!(ids, want, "{side} at {n}");
-            assert_eq!(c[side]["settings"]["sessions"], n.to_string());
+            assert_eq!(c[side]["settings"]["sessions"], n);
         }
         let t = &c["tests"][0];
         assert_eq!(

@@ -300,10 +300,10 @@ fn arms_in_directories_stay_apart_and_show_their_numbers() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["db_physical_reads_s"].as_f64().unwrap())
+        .map(|r| r["db_physical_reads_per_s"].as_f64().unwrap())
         .collect();
     assert_eq!(reads, [1000.0, 2000.0, 500.0, 900.5]);
-    assert_eq!(json[0]["db_physical_writes_s"], 234.0);
+    assert_eq!(json[0]["db_physical_writes_per_s"], 234.0);
     // Without --model, report says where the numbers are.
     let out = dbio().arg("report").assert().code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();

@@ -41,6 +41,7 @@ mod signals_pipes;
 mod slob_dbwr_and_devices;
 mod slob_model;
 mod store_crash;
+mod store_v1;
 mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
@@ -87,6 +88,7 @@ fn main() {
         slob_dbwr_and_devices::tests(),
         slob_model::tests(),
         store_crash::tests(),
+        store_v1::tests(),
         target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),

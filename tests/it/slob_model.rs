@@ -444,9 +444,10 @@ fn the_text_report_speaks_awr() {
         .map(Result::unwrap)
         .collect();
     for want in [
-        "db.physical_reads_s",
-        "db.redo_mbs",
-        "db.transactions_s",
+        "db.physical_reads_per_s",
+        "db.redo_mib_per_s",
+        "db.transactions_per_s",
+        "event.log_file_sync.waits_per_s",
         "event.log_file_sync.avg_ms",
         "event.db_file_sequential_read.avg_ms",
     ] {
