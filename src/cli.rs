@@ -296,6 +296,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_root_fs: bool,
 
+    /// Check every block the run reads: its stamps, and its generation against the lost-write map; the run stops at the first bad block with a one-line error (raw workload; docs/verify.md).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Read back every acknowledged write and check it, as fio's verify_backlog (raw workload; the read-backs are not counted as the run's reads).
+    #[arg(long)]
+    pub verify_after_write: bool,
+
     /// The results store every run is saved in [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -393,6 +401,16 @@ const DEFAULT_BS: u32 = 8192;
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
+        if self.workload != WorkloadKind::Raw && (self.verify || self.verify_after_write) {
+            let opt = if self.verify {
+                "--verify"
+            } else {
+                "--verify-after-write"
+            };
+            return Err(format!(
+                "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
+            ));
+        }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
                 return Err(format!(
@@ -522,6 +540,10 @@ impl RunArgs {
             interval_s: self.interval,
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
+            verify: crate::verify::online::VerifyOpts {
+                reads: self.verify,
+                after_write: self.verify_after_write,
+            },
             slob: None,
             pg: None,
             mysql: None,
@@ -611,6 +633,7 @@ impl RunArgs {
             interval_s: self.interval,
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
+            verify: Default::default(),
             slob: Some(slob),
             pg: None,
             mysql: None,

@@ -153,6 +153,9 @@ pub struct RunConfig {
     /// A directory target on the root filesystem under a mount-like path is intended.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allow_root_fs: bool,
+    /// Checks of what the run reads (`--verify`, `--verify-after-write`; raw only).
+    #[serde(skip_serializing_if = "crate::verify::online::VerifyOpts::is_off")]
+    pub verify: crate::verify::online::VerifyOpts,
     /// The database model's settings (`--workload slob`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slob: Option<crate::workload::slob::SlobConfig>,

@@ -63,6 +63,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         interval_s: 1.0,
         destroy_device: None,
         allow_root_fs: false,
+        verify: Default::default(),
         pg: None,
         mysql: None,
         slob: None,

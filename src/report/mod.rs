@@ -292,6 +292,7 @@ mod tests {
             interval_s: 1.0,
             destroy_device: None,
             allow_root_fs: false,
+            verify: Default::default(),
             pg: None,
             mysql: None,
             slob: None,

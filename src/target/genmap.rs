@@ -45,6 +45,13 @@ pub struct Pending {
     pub generation: u16,
 }
 
+/// A block with no write in flight, as [`GenMap::settled`] saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settled {
+    pub issued: u16,
+    pub floor: u16,
+}
+
 #[inline]
 fn field(w: u64, shift: u32) -> u64 {
     (w >> shift) & FIELD
@@ -108,6 +115,25 @@ impl GenMap {
             let flight = field(v, FLIGHT_SHIFT) - 1;
             Some(word(field(v, GEN_SHIFT), floor, flight, floor))
         });
+    }
+
+    /// Block `b` as a reader sees it before reading: the last generation
+    /// handed out and the floor, or None while a write of it is in flight
+    /// (a read racing a write may see old, new or a mix: nothing to judge).
+    #[inline]
+    pub fn settled(&self, b: u64) -> Option<Settled> {
+        let v = self.words[b as usize].load(Acquire);
+        (field(v, FLIGHT_SHIFT) == 0).then_some(Settled {
+            issued: field(v, GEN_SHIFT) as u16,
+            floor: (v & FIELD) as u16,
+        })
+    }
+
+    /// True when no write of block `b` has begun since `s` was taken: a
+    /// read issued then and completed now saw the block as it was settled.
+    #[inline]
+    pub fn still(&self, b: u64, s: Settled) -> bool {
+        field(self.words[b as usize].load(Acquire), GEN_SHIFT) as u16 == s.issued
     }
 
     /// How far any block's last generation handed out is past its floor:
@@ -194,6 +220,34 @@ mod tests {
         let s = GenMap::new(&[10], 4096);
         assert_eq!(s.begin(0).generation, 4107);
         assert_eq!(s.floors(), vec![10]);
+    }
+
+    #[test]
+    fn a_reader_sees_a_block_settled_only_with_no_write_in_flight() {
+        let m = GenMap::new(&[5], 0);
+        let s = m.settled(0).expect("nothing in flight");
+        assert_eq!(
+            s,
+            Settled {
+                issued: 5,
+                floor: 5
+            }
+        );
+        assert!(m.still(0, s));
+        m.begin(0);
+        assert_eq!(m.settled(0), None, "a write in flight");
+        assert!(!m.still(0, s), "a write began since the look");
+        m.acknowledged(0);
+        let t = m.settled(0).expect("acknowledged");
+        assert_eq!(
+            t,
+            Settled {
+                issued: 6,
+                floor: 6
+            }
+        );
+        assert!(!m.still(0, s));
+        assert!(m.still(0, t));
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl Class {
 }
 
 /// What block `block` of file `file` must hold.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Expect {
     pub target: u32,
     pub file: u32,

@@ -151,15 +151,20 @@ pub fn render(f: &Findings, files: &[std::path::PathBuf]) -> String {
                 e.expected.target,
                 e.expected.file,
                 e.expected.offset,
-                match &e.found {
-                    Some(s) => format!(
-                        "target {:#010x} file {} offset {} generation {} seed {:#010x}",
-                        s.target, s.file, s.offset, s.generation, s.seed
-                    ),
-                    None => "no valid stamp".into(),
-                }
+                found_text(e.found.as_ref())
             );
         }
     }
     out
+}
+
+/// What a damaged sector's stamp says, in the words of the report.
+pub fn found_text(found: Option<&Stamp>) -> String {
+    match found {
+        Some(s) => format!(
+            "target {:#010x} file {} offset {} generation {} seed {:#010x}",
+            s.target, s.file, s.offset, s.generation, s.seed
+        ),
+        None => "no valid stamp".into(),
+    }
 }

@@ -46,6 +46,7 @@ mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
 mod verify;
+mod verify_run;
 
 fn main() {
     // The store tests run this binary again as a writer process.
@@ -93,6 +94,7 @@ fn main() {
         telemetry_chain::tests(),
         telemetry_runs::tests(),
         verify::tests(),
+        verify_run::tests(),
     ]
     .into_iter()
     .flatten()

@@ -125,6 +125,7 @@ impl RunArgs {
             interval_s: self.interval,
             destroy_device: None,
             allow_root_fs: self.allow_root_fs,
+            verify: Default::default(),
             slob: None,
             pg: None,
             mysql: Some(MysqlConfig {

@@ -105,6 +105,7 @@ impl RunArgs {
             interval_s: self.interval,
             destroy_device: None,
             allow_root_fs: self.allow_root_fs,
+            verify: Default::default(),
             slob: None,
             mysql: None,
             pg: Some(PgConfig {

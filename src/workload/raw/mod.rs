@@ -16,7 +16,7 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::target::genmap::MAX_IN_FLIGHT;
+use crate::target::genmap::{GenMap, MAX_IN_FLIGHT};
 use crate::target::genmap_file::{self, Tracked};
 use crate::target::{OpenFiles, Target, TargetKind};
 use requests::Requests;
@@ -37,6 +37,9 @@ pub struct Raw<'a> {
     /// The generations of the blocks, when the run writes a directory
     /// target that keeps a lost-write map.
     map: Option<Tracked>,
+    /// The floors a read-only `--verify` run judges its reads against,
+    /// from the map the last writing run left.
+    floors: Option<GenMap>,
 }
 
 /// A session's state before the start: its engine and buffers.
@@ -72,6 +75,7 @@ impl<'a> Raw<'a> {
             }
             None
         };
+        let floors = verify_floors(cfg, target, map.is_some())?;
         Ok(Raw {
             cfg,
             target,
@@ -85,6 +89,7 @@ impl<'a> Raw<'a> {
             },
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
             map,
+            floors,
         })
     }
 
@@ -153,6 +158,8 @@ impl Workload for Raw<'_> {
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
             stamp: (self.target.id, cfg.seed as u32),
+            verify: cfg.verify,
+            check_map: self.map.as_ref().map(|t| &t.map).or(self.floors.as_ref()),
             engine: p.engine,
             requests: Requests::new(
                 cfg.pattern.expect("a raw run has a pattern"),
@@ -175,6 +182,43 @@ impl Workload for Raw<'_> {
             part: (),
         }
     }
+}
+
+/// Refuses `--verify` where it cannot judge without false failures, and
+/// loads the floors a read-only run judges against (None: none kept, or no
+/// checking asked for).
+fn verify_floors(
+    cfg: &RunConfig,
+    target: &Target,
+    has_map: bool,
+) -> Result<Option<GenMap>, SetupError> {
+    let v = cfg.verify;
+    if !v.any() {
+        return Ok(None);
+    }
+    if v.after_write && !cfg.writes() {
+        return Err(SetupError::Invalid(format!(
+            "--verify-after-write reads back writes, and --pattern {} writes nothing; use --verify to check its reads",
+            cfg.pattern.map_or("?", |p| p.name())
+        )));
+    }
+    if cfg.writes() {
+        if has_map {
+            return Ok(None);
+        }
+        return Err(SetupError::Invalid(format!(
+            "{} on a run that writes needs the target's lost-write map (a directory target laid out by dbio, at most {MAX_IN_FLIGHT} writes in flight) to tell a read racing a write from a bad block; on {} check a read-only pattern, or run `dbio verify` afterwards",
+            v.flag(),
+            target.path.display()
+        )));
+    }
+    if target.kind != TargetKind::Directory {
+        return Ok(None);
+    }
+    // A map that is missing, stale or damaged only means nothing can be
+    // called lost (as for a writing run, `genmap_file::begin_run`).
+    let loaded = genmap_file::load(&target.path, target.id, target.total_blocks());
+    Ok(loaded.ok().flatten().map(|l| GenMap::new(&l.floors, 0)))
 }
 
 fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, SetupError> {

@@ -17,6 +17,8 @@ use crate::samplers::series::SeriesWriter;
 use crate::target::Target;
 use crate::target::block::{self, Header};
 use crate::target::genmap::GenMap;
+use crate::verify::classify::Expect;
+use crate::verify::online::{self, Bad, Look, VerifyOpts};
 use crate::workload::Shared;
 
 /// One raw session: its fixed inputs and everything it owns.
@@ -35,6 +37,11 @@ pub struct Session<'a> {
     pub map: Option<&'a GenMap>,
     /// (target id, run seed) for the stamps.
     pub stamp: (u32, u32),
+    /// What to check (`--verify`, `--verify-after-write`), and the map
+    /// reads are judged against (the run's own, or the floors a read-only
+    /// run found); without one, every class but lost is still found.
+    pub verify: VerifyOpts,
+    pub check_map: Option<&'a GenMap>,
     pub engine: AnyEngine,
     pub requests: Requests,
     pub bufs: BufPool,
@@ -52,6 +59,10 @@ struct InFlight {
     kind: OpKind,
     /// Global block number.
     block: u64,
+    /// A read to check: its block as the map had it at issue.
+    look: Look,
+    /// A read-back of this slot's acknowledged write (`--verify-after-write`).
+    readback: bool,
 }
 
 /// What the session hands back besides its statistics.
@@ -66,6 +77,7 @@ impl Session<'_> {
     pub fn run(&mut self) -> SessionEnd {
         let (id, target, io_mode) = (self.id, self.target, self.io_mode);
         let (map, (target_id, seed)) = (self.map, self.stamp);
+        let (verify, check_map) = (self.verify, self.check_map);
         let (quota, interval_ns, outlier_ns) = (self.quota, self.interval_ns, self.outlier_ns);
         let Session {
             shared,
@@ -94,17 +106,48 @@ impl Session<'_> {
                 file: 0,
                 kind: OpKind::Read,
                 block: 0,
+                look: Look::Skip,
+                readback: false,
             };
             depth
         ];
+        // Slots whose acknowledged write waits to be read back.
+        let mut backlog: Vec<u32> = Vec::with_capacity(depth);
         let mut inflight = 0usize;
         let mut issued = 0u64;
         let mut last_ns = 0u64;
         let mut next_due = t0;
         loop {
             // Fill the queue.
-            while inflight < depth && issued < quota {
+            while inflight < depth {
                 if shared.stop.load(Relaxed) {
+                    free.append(&mut backlog);
+                    break;
+                }
+                if let Some(slot) = backlog.pop() {
+                    let m = &mut meta[slot as usize];
+                    m.kind = OpKind::Read;
+                    m.readback = true;
+                    m.look = online::before_read(check_map, m.block);
+                    m.start = now_ns();
+                    let io = Io {
+                        kind: OpKind::Read,
+                        file: m.file,
+                        offset: m.offset,
+                        len: bs,
+                        buf: bufs.slot_mut(slot as usize, bs as usize).as_mut_ptr(),
+                        slot,
+                    };
+                    // SAFETY: the slot's buffer stays untouched until reaped below.
+                    if let Err(e) = unsafe { engine.queue(&io) } {
+                        shared.fail(format!("session {id}: cannot queue I/O: {e}"));
+                        free.push(slot);
+                        break;
+                    }
+                    inflight += 1;
+                    continue;
+                }
+                if issued >= quota {
                     break;
                 }
                 let mut now = now_ns();
@@ -141,12 +184,19 @@ impl Session<'_> {
                     block::refresh(buf, h, rng);
                     now = now_ns();
                 }
+                let look = if verify.reads && kind == OpKind::Read {
+                    online::before_read(check_map, gblock)
+                } else {
+                    Look::Skip
+                };
                 meta[slot as usize] = InFlight {
                     start: now,
                     offset,
                     file,
                     kind,
                     block: gblock,
+                    look,
+                    readback: false,
                 };
                 let io = Io {
                     kind,
@@ -172,10 +222,35 @@ impl Session<'_> {
                 break;
             }
             let mut reap_error = None;
+            let mut bad: Option<(Bad, bool)> = None;
             let reaped = engine.reap(1, |c: Completion| {
                 let end = now_ns();
                 let m = meta[c.slot as usize];
-                free.push(c.slot);
+                let whole = c.res == bs as i32;
+                if verify.after_write && m.kind == OpKind::Write && whole {
+                    backlog.push(c.slot);
+                } else {
+                    free.push(c.slot);
+                }
+                if whole && (m.readback || m.look != Look::Skip) {
+                    let e = Expect {
+                        target: target_id,
+                        file: m.file,
+                        offset: m.offset,
+                        size: bs,
+                        floor: None,
+                    };
+                    let data = bufs.slot(c.slot as usize, bs as usize);
+                    if let Err(b) = online::judge(data, check_map, m.block, m.look, e) {
+                        bad.get_or_insert((b, m.readback));
+                    }
+                }
+                if m.readback {
+                    if !whole {
+                        reap_error.get_or_insert((c, m));
+                    }
+                    return; // checking, not the workload's I/O
+                }
                 last_ns = end - t0;
                 if let (Some(map), OpKind::Write) = (map, m.kind) {
                     if c.res == bs as i32 {
@@ -223,6 +298,10 @@ impl Session<'_> {
                     shared.fail(format!("session {}: waiting for I/O failed: {e}", id));
                     break;
                 }
+            }
+            if let Some((b, after_write)) = bad {
+                let file = &target.files[b.expect.file as usize];
+                shared.fail(b.message(file, after_write));
             }
             if let Some((c, m)) = reap_error {
                 let what = if m.kind == OpKind::Read {
