@@ -23,7 +23,7 @@ use crate::common::run::num;
 use crate::common::server::{evict, json, processes_left, processes_under, stderr_lines};
 use crate::common::store::{store_path, temp_store};
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 pub fn dbio() -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
