@@ -51,8 +51,8 @@ pub fn run(
     let load_msg = || {
         if progress {
             eprintln!(
-                "loading {} table(s) of {} rows (or reusing them)",
-                my.slob.schemas, my.slob.scale_blocks
+                "loading {} table(s) of {} rows in {} data file(s) each (or reusing them)",
+                my.slob.schemas, my.slob.scale_blocks, my.files
             );
         }
     };
@@ -75,9 +75,12 @@ pub fn run(
             load_msg();
             let load = data::ensure(
                 &ep,
-                my.slob.schemas,
-                my.slob.scale_blocks,
-                page_size,
+                data::Shape {
+                    schemas: my.slob.schemas,
+                    scale: my.slob.scale_blocks,
+                    page: page_size,
+                    files: my.files,
+                },
                 opts.interrupt,
             )
             .map_err(command_error)?;
@@ -139,9 +142,12 @@ pub fn run(
             load_msg();
             let load = data::ensure(
                 &ep,
-                my.slob.schemas,
-                my.slob.scale_blocks,
-                my.page_size,
+                data::Shape {
+                    schemas: my.slob.schemas,
+                    scale: my.slob.scale_blocks,
+                    page: my.page_size,
+                    files: my.files,
+                },
                 opts.interrupt,
             )
             .map_err(command_error)?;

@@ -696,7 +696,77 @@ fn lab_discard_on_a_named_device_needs_it_repeated_and_gives_it_back() {
     assert!(files_ending(&case.lab_dir, ".json").is_empty());
 }
 
+/// A tiny version of examples/innodb-lab.toml: MariaDB in two arms (XFS,
+/// one data file, O_DIRECT; EXT4, four, fsync), two sessions on one table.
+fn a_lab_plan_with_mysql_arms_runs_innodb_on_each_filesystem() {
+    use std::os::unix::fs::PermissionsExt;
+    let _one = crate::mysql::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let case = root_case();
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
+    // The server runs as mysql, who must reach the mounts under tmp.
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+    let plan = tmp.join("innodb-tiny.toml");
+    fs::write(
+        &plan,
+        format!(
+            r#"name = "innodb-tiny"
+repeats = 1
+
+[workload]
+workload = "mysql"
+schemas = 1
+scale = "1000"
+work_unit = 16
+work_loop = 30
+update_pct = 50
+cache = "16M"
+
+[sweep]
+threads_per_schema = [2]
+
+[lab]
+image_dir = "{0}"
+image_size = "640M"
+target = "dbio-innodb"
+
+[lab.arms]
+XFS-1f-direct = {{ fs = "xfs", files = 1, io = "direct" }}
+EXT4-4f-fsync = {{ fs = "ext4", mkfs = "-E nodiscard", files = 4, io = "fsync" }}
+"#,
+            tmp.display()
+        ),
+    )
+    .unwrap();
+    let out = lab_run(&lab_dir, &plan);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_nothing_left(&tmp, &lab_dir);
+    assert!(
+        crate::common::server::processes_left(&tmp).is_empty(),
+        "a mariadbd left"
+    );
+    let arm = |arm: &str, path: &str| {
+        sqlite(&format!(
+            "select json_extract(report_json, '$.{path}') from runs \
+             where plan = 'innodb-tiny' and variable = '{arm}' and status = 'completed'"
+        ))
+    };
+    for (name, files, method) in [
+        ("XFS-1f-direct", "1", "O_DIRECT"),
+        ("EXT4-4f-fsync", "4", "fsync"),
+    ] {
+        assert_eq!(arm(name, "config.files"), files, "{name}");
+        assert_eq!(arm(name, "config.mysql.flush_method"), method, "{name}");
+        // 2 sessions x 30 work loops, half updates: each one commit the server counted.
+        let count = |path: &str| arm(name, path).parse::<f64>().unwrap_or(-1.0);
+        assert_eq!(count("mysql.updates"), 30.0, "{name}");
+        assert_eq!(count("mysql.server.Com_commit"), 30.0, "{name}");
+    }
+}
+
 crate::tests! {
+    a_lab_plan_with_mysql_arms_runs_innodb_on_each_filesystem [Root, MariaDB, Tool("mkfs.xfs")],
     lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind [Root],
     an_arm_whose_runs_are_complete_is_not_built_again [Root],
     ctrl_c_in_the_middle_of_an_arm_tears_everything_down [Root],

@@ -23,7 +23,7 @@ use crate::common::run::num;
 use crate::common::server::{evict, json, processes_left, processes_under, stderr_lines};
 use crate::common::store::{store_path, temp_store};
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 pub fn dbio() -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
@@ -272,6 +272,91 @@ fn mysql_run_on_tmpfs_meets_the_invariants() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!d.target.join("dbio-mysql").exists());
+}
+
+/// The .ibd files of dbio's tables in `d`'s instance, with their sizes.
+fn data_files(d: &MyDir) -> Vec<(String, u64)> {
+    let dir = d.target.join("dbio-mysql/data/dbio");
+    let mut files: Vec<(String, u64)> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .filter(|(n, _)| n.starts_with("dbio_t") && n.ends_with(".ibd"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn files_partition_one_table_into_that_many_ibd_files() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = MyDir::on_tmpfs();
+    // Two sessions on one table of 2,000 rows (1,000 pages of 16k) in four
+    // data files, half updates.
+    let args = |files: &'static str| {
+        [
+            "--schemas",
+            "1",
+            "--threads-per-schema",
+            "2",
+            "--scale",
+            "2000",
+            "--work-unit",
+            "16",
+            "--cache",
+            "16M",
+            "--work-loop",
+            "40",
+            "--update-pct",
+            "50",
+            "--files",
+            files,
+        ]
+    };
+    let r = json(&d.run(&args("4")));
+    assert_eq!(r["config"]["files"], 4, "{}", r["config"]);
+    let my = &r["mysql"];
+    let files = data_files(&d);
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "dbio_t0#P#p0.ibd",
+            "dbio_t0#P#p1.ibd",
+            "dbio_t0#P#p2.ibd",
+            "dbio_t0#P#p3.ibd"
+        ]
+    );
+    // The rows spread evenly: each file holds a quarter of the 1,000 pages.
+    let sizes: Vec<u64> = files.iter().map(|(_, b)| *b).collect();
+    let (lo, hi) = (*sizes.iter().min().unwrap(), *sizes.iter().max().unwrap());
+    assert!(
+        lo >= 250 * 16384 * 9 / 10,
+        "a partition smaller than its rows: {files:?}"
+    );
+    assert!(hi <= lo * 3 / 2, "rows not spread evenly: {files:?}");
+    // The invariants hold over partitions: a commit per update issued, every
+    // row of a work unit found, redo written.
+    assert_eq!(num(my, "updates"), 40.0);
+    assert_eq!(num(my, "server.Com_commit"), 40.0);
+    assert_eq!(num(my, "rows"), 80.0 * 16.0, "{my}");
+    assert!(num(my, "server.Innodb_os_log_written") > 40.0 * 16.0 * 8.0);
+    assert_nothing_left(&d);
+
+    // One file again: the same instance, the table made again unpartitioned.
+    let r = json(&d.run(&args("1")));
+    let my = &r["mysql"];
+    assert_eq!(my["instance_reused"], true);
+    assert_eq!(my["load"]["reused"], false);
+    let names: Vec<String> = data_files(&d).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["dbio_t0.ibd"]);
+    assert_eq!(num(my, "server.Com_commit"), 40.0);
+    assert_nothing_left(&d);
 }
 
 fn the_terminal_report_speaks_innodb() {
@@ -542,6 +627,7 @@ fn o_direct_reads_on_xfs_agree_with_the_device() {
 
 crate::tests! {
     mysql_run_on_tmpfs_meets_the_invariants [Root, MariaDB],
+    files_partition_one_table_into_that_many_ibd_files [Root, MariaDB],
     the_terminal_report_speaks_innodb [Root, MariaDB],
     no_mariadb_is_one_line_naming_the_package,
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, MariaDB],

@@ -11,6 +11,7 @@ const EXPECTED: &[(&str, usize, usize, u32, usize, usize)] = &[
     ("iobench-files.toml", 2, 16, 3, 96, 2),
     ("iobench-files-quick.toml", 10, 3, 3, 90, 10),
     ("innodb-flush.toml", 4, 3, 3, 36, 4),
+    ("innodb-lab.toml", 8, 3, 3, 72, 8),
     ("iobench-randwrite.toml", 2, 16, 3, 96, 2),
     ("quick-engines.toml", 2, 2, 2, 8, 2),
     ("slob-fs-compare.toml", 9, 3, 3, 81, 9),

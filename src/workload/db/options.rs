@@ -11,8 +11,8 @@ use crate::workload::dist::Distribution;
 pub struct Instead {
     /// `--workload NAME`.
     pub workload: &'static str,
-    /// Why `--files` does not apply.
-    pub files: &'static str,
+    /// Why `--files` does not apply (None: the workload takes `--files`).
+    pub files: Option<&'static str>,
     /// The server's redo/WAL, as "the server writes its own WAL".
     pub redo: &'static str,
     /// What to use instead of `--redo-files`, `--redo-file-size`,
@@ -43,7 +43,11 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
             "the data size is --scale per schema",
         ),
         (a.ops.is_some(), "--ops", "use --work-loop"),
-        (a.files != 1, "--files", i.files),
+        (
+            a.files != 1 && i.files.is_some(),
+            "--files",
+            i.files.unwrap_or_default(),
+        ),
         (s.redo_stress.is_some(), "--redo-stress", i.redo),
         (
             s.db_writers.is_some(),

@@ -8,6 +8,14 @@
 //! connection per table, in transactions of 20,000 rows from MariaDB's
 //! sequence engine), checked for Ctrl-C between them; the shape is recorded
 //! in `dbio_meta` and the tables are reused when it matches.
+//!
+//! `--files N` makes each table N data files: `PARTITION BY HASH (id)
+//! PARTITIONS N`, with innodb_file_per_table an .ibd file per partition
+//! (`dbio_t0#P#p0.ibd` …). Row `g` is in partition `g mod N`, so the rows
+//! spread evenly and every file is as hot as the others: seed 001's one hot
+//! data file against the same table over several. Each partition has its
+//! own B-trees, so a statement on a range of keys descends N secondary
+//! indexes (the key does not say which partition holds the row).
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
@@ -33,11 +41,34 @@ pub fn pad(page: u32) -> u32 {
     (page * 2 / 5).min(15_000)
 }
 
-fn shape(schemas: u32, scale: u64, page: u32) -> String {
-    format!(
-        "v1 schemas={schemas} scale={scale} pad={} scatter={SCATTER}",
-        pad(page)
-    )
+/// What the tables look like: their count, rows, page and data files.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub schemas: u32,
+    pub scale: u64,
+    pub page: u32,
+    /// Data files (HASH partitions) per table; 1: no partitions.
+    pub files: u32,
+}
+
+impl Shape {
+    fn recorded(&self) -> String {
+        format!(
+            "v1 schemas={} scale={} pad={} scatter={SCATTER} files={}",
+            self.schemas,
+            self.scale,
+            pad(self.page),
+            self.files
+        )
+    }
+
+    /// The clause that splits a table into its data files.
+    fn partitions(&self) -> String {
+        match self.files {
+            1 => String::new(),
+            n => format!(" PARTITION BY HASH (id) PARTITIONS {n}"),
+        }
+    }
 }
 
 fn err(what: &str, e: mysql::Error) -> ServerError {
@@ -47,16 +78,15 @@ fn err(what: &str, e: mysql::Error) -> ServerError {
 /// Makes the database and the tables unless they have this shape already.
 pub fn ensure(
     server: &Endpoint,
-    schemas: u32,
-    scale: u64,
-    page: u32,
+    shape: Shape,
     interrupt: &AtomicBool,
 ) -> Result<LoadReport, ServerError> {
+    let Shape { schemas, scale, .. } = shape;
     server.claim_database()?;
     let mut db = server.connect()?;
     db.query_drop("CREATE TABLE IF NOT EXISTS dbio_meta (shape varchar(200) NOT NULL)")
         .map_err(|e| err("create dbio_meta", e))?;
-    let want = shape(schemas, scale, page);
+    let want = shape.recorded();
     let have: Option<String> = db
         .query_first("SELECT shape FROM dbio_meta")
         .map_err(|e| err("read dbio_meta", e))?;
@@ -84,7 +114,7 @@ pub fn ensure(
     let t0 = Instant::now();
     let results: Vec<Result<(), ServerError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..schemas)
-            .map(|i| s.spawn(move || load_table(server, i, scale, page, interrupt)))
+            .map(|i| s.spawn(move || load_table(server, i, shape, interrupt)))
             .collect();
         handles
             .into_iter()
@@ -115,17 +145,16 @@ pub fn ensure(
 fn load_table(
     server: &Endpoint,
     i: u32,
-    scale: u64,
-    page: u32,
+    shape: Shape,
     interrupt: &AtomicBool,
 ) -> Result<(), ServerError> {
     let mut c = server.connect()?;
     let t = table(i);
-    let pad = pad(page);
+    let (scale, pad, partitions) = (shape.scale, pad(shape.page), shape.partitions());
     c.query_drop(format!(
         "CREATE TABLE {t} (id bigint NOT NULL PRIMARY KEY, mykey bigint NOT NULL, \
          scratch bigint NOT NULL, pad varchar({pad}) NOT NULL) \
-         ENGINE=InnoDB ROW_FORMAT=DYNAMIC DEFAULT CHARSET=latin1"
+         ENGINE=InnoDB ROW_FORMAT=DYNAMIC DEFAULT CHARSET=latin1{partitions}"
     ))
     .map_err(|e| err(&format!("create {t}"), e))?;
     let mut from = 0;
@@ -171,5 +200,23 @@ mod tests {
             assert!(pad(page) * 2 < page && pad(page) * 3 > page, "{page}");
         }
         assert_eq!(pad(65536), 15_000);
+    }
+
+    #[test]
+    fn files_are_hash_partitions_and_part_of_the_shape() {
+        let one = Shape {
+            schemas: 2,
+            scale: 1000,
+            page: 16384,
+            files: 1,
+        };
+        let four = Shape { files: 4, ..one };
+        assert_eq!(one.partitions(), "");
+        assert_eq!(four.partitions(), " PARTITION BY HASH (id) PARTITIONS 4");
+        assert_ne!(
+            one.recorded(),
+            four.recorded(),
+            "another layout is reloaded"
+        );
     }
 }

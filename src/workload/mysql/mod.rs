@@ -32,6 +32,10 @@ use serde::Serialize;
 
 use crate::workload::slob::SlobConfig;
 
+/// Most partitions (`--files`) of a table dbio makes (MariaDB allows 8192;
+/// each is an open .ibd file and a B-tree descent per statement).
+pub const MAX_FILES: u32 = 64;
+
 /// InnoDB's page size when `--bs` is not given.
 pub const DEFAULT_PAGE: u32 = 16384;
 
@@ -84,6 +88,9 @@ pub struct MysqlConfig {
     pub slob: SlobConfig,
     /// `--bs`: innodb_page_size.
     pub page_size: u32,
+    /// `--files`: the data files of each table, its HASH partitions (each an
+    /// .ibd file with innodb_file_per_table); 1 is a table without partitions.
+    pub files: u32,
     /// `--io`: innodb_flush_method.
     pub flush_method: &'static str,
     /// `--redo-dir`: innodb_log_group_home_dir (beside the data otherwise).

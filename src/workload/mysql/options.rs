@@ -4,7 +4,7 @@
 //! innodb_flush_method, `--redo-dir` as innodb_log_group_home_dir. Options
 //! that mean nothing to a real server are refused in one line (`db::options`).
 
-use super::{DEFAULT_PAGE, MysqlConfig};
+use super::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 use crate::cli::RunArgs;
 use crate::config::{IoMode, RunConfig};
 use crate::workload::db::data::MAX_SCALE;
@@ -31,7 +31,7 @@ impl RunArgs {
             &self,
             &Instead {
                 workload: "mysql",
-                files: "InnoDB lays out its own files (a file per table: --schemas)",
+                files: None,
                 redo: "the server writes its own redo",
                 redo_files: "the redo log is InnoDB's",
                 redo_file_size: "use --mysql-set innodb_log_file_size=...",
@@ -67,6 +67,12 @@ impl RunArgs {
             ));
         }
         let flush_method = flush_method(self.io_mode)?;
+        let files = self.files;
+        if !(1..=MAX_FILES).contains(&files) {
+            return Err(format!(
+                "--files {files} is not a partition count for --workload mysql; give 1 (a table in one .ibd file) to {MAX_FILES} (its partitions, an .ibd file each)"
+            ));
+        }
         if crate::target::device::is_block_device(&self.target) {
             return Err(format!(
                 "--target {} is a block device; --workload mysql needs a directory on a mounted filesystem for the instance",
@@ -106,7 +112,7 @@ impl RunArgs {
         Ok(RunConfig {
             workload: "mysql",
             target: self.target,
-            files: 1,
+            files,
             size_bytes: Some(slob.scale_blocks * u64::from(slob.schemas) * u64::from(page_size)),
             block_size: page_size,
             // A database workload has no raw pattern: its mix is --update-pct.
@@ -131,6 +137,7 @@ impl RunArgs {
             mysql: Some(MysqlConfig {
                 slob,
                 page_size,
+                files,
                 flush_method,
                 redo_dir,
                 bin: self.mysql.mysql_bin,
@@ -190,6 +197,24 @@ mod tests {
         let my = c.mysql.unwrap();
         assert_eq!((my.page_size, my.flush_method), (4096, "O_DSYNC"));
         assert_eq!(config(&[]).unwrap().mysql.unwrap().flush_method, "O_DIRECT");
+    }
+
+    #[test]
+    fn files_are_the_partitions_of_each_table() {
+        let c = config(&[
+            "--files",
+            "4",
+            "--schemas",
+            "1",
+            "--threads-per-schema",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!((c.files, c.mysql.as_ref().unwrap().files), (4, 4));
+        assert_eq!(c.sessions, 4, "four sessions on one table in four files");
+        assert_eq!(config(&[]).unwrap().mysql.unwrap().files, 1);
+        let e = config(&["--files", "65"]).unwrap_err();
+        assert!(e.contains("--files 65") && e.contains("64"), "{e}");
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub type MysqlPart = DbPart<Snapshot>;
 const SESSIONS: &str = "FROM information_schema.PROCESSLIST WHERE DB = 'dbio' \
      AND COMMAND IN ('Query', 'Execute') AND ID <> CONNECTION_ID()";
 
+/// ER_LOCK_DEADLOCK: InnoDB chose this transaction as a deadlock's victim.
+const DEADLOCK: u16 = 1213;
+
 /// A session's prepared statements on one table.
 pub struct Stmts {
     select: Statement,
@@ -214,14 +217,27 @@ impl SlobClient for MysqlClient<'_> {
 
     fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String> {
         let st = &self.stmts(table).update;
-        (|| {
-            self.conn.query_drop("START TRANSACTION")?;
-            self.conn.exec_drop(st, (lo, hi))?;
-            let t1 = now_ns();
-            self.conn.query_drop("COMMIT")?;
-            Ok::<_, mysql::Error>(t1)
-        })()
-        .map_err(|e| e.to_string())
+        loop {
+            let attempt = (|| {
+                self.conn.query_drop("START TRANSACTION")?;
+                self.conn.exec_drop(st, (lo, hi))?;
+                let t1 = now_ns();
+                self.conn.query_drop("COMMIT")?;
+                Ok::<_, mysql::Error>(t1)
+            })();
+            match attempt {
+                // Sessions sharing a table (--threads-per-schema) deadlock
+                // on overlapping key ranges; InnoDB rolled the transaction
+                // back: say so (Com_rollback counts them) and run it again,
+                // as an application would.
+                Err(mysql::Error::MySqlError(e)) if e.code == DEADLOCK => {
+                    self.conn
+                        .query_drop("ROLLBACK")
+                        .map_err(|e| e.to_string())?;
+                }
+                other => return other.map_err(|e| e.to_string()),
+            }
+        }
     }
 
     fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String> {

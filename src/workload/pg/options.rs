@@ -16,7 +16,7 @@ impl RunArgs {
             &self,
             &Instead {
                 workload: "pg",
-                files: "PostgreSQL lays out its own files",
+                files: Some("PostgreSQL lays out its own files"),
                 redo: "the server writes its own WAL",
                 redo_files: "WAL segments are the server's",
                 redo_file_size: "use --pg-set max_wal_size=...",
