@@ -208,7 +208,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = WorkloadKind::Raw)]
     pub workload: WorkloadKind,
 
-    /// Number of data files to lay out in a directory target (slob: the datafiles of the tablespace).
+    /// Number of data files to lay out in a directory target (slob: the datafiles of the tablespace; mysql: HASH partitions of each table, an .ibd file each).
     #[arg(long, visible_alias = "datafiles", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub files: u32,
 
