@@ -89,6 +89,35 @@ impl ServerUser {
             .map_err(|e| failed(&format!("chown {} to {}", p.display(), self.name), e))
     }
 
+    /// Makes a server instance's directories: `root` (0755, the user's: the
+    /// server writes its log there, its parents made as needed) and each of
+    /// `dirs` (new, `mode`, the user's; their parents made as needed).
+    pub fn make_dirs(&self, root: &Path, dirs: &[&Path], mode: u32) -> Result<(), ServerError> {
+        use std::os::unix::fs::PermissionsExt;
+        let create_all = |d: &Path| {
+            std::fs::create_dir_all(d)
+                .map_err(|e| failed(&format!("cannot create {}", d.display()), e))
+        };
+        let chmod = |d: &Path, mode: u32| {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| failed(&format!("chmod {}", d.display()), e))
+        };
+        create_all(root.parent().unwrap_or(root))?;
+        create_all(root)?;
+        chmod(root, 0o755)?;
+        self.chown(root)?;
+        for d in dirs {
+            if let Some(parent) = d.parent() {
+                create_all(parent)?;
+            }
+            std::fs::create_dir(d)
+                .map_err(|e| failed(&format!("cannot create {}", d.display()), e))?;
+            chmod(d, mode)?;
+            self.chown(d)?;
+        }
+        Ok(())
+    }
+
     /// Whether this user can write `dir` (a 0700 directory above it stops it).
     pub fn can_write(&self, dir: &Path) -> bool {
         self.command(Path::new("/usr/bin/test"))

@@ -222,30 +222,13 @@ impl Server {
             return Ok(true);
         }
         remove_instance_files(p, have.as_ref().map(|s| s.redo.as_path()));
-        let target = p.root.parent().unwrap_or(&p.root);
-        fs::create_dir_all(target)
-            .map_err(|e| failed(&format!("cannot create {}", target.display()), e))?;
-        fs::create_dir_all(&p.root)
-            .map_err(|e| failed(&format!("cannot create {}", p.root.display()), e))?;
-        fs::set_permissions(&p.root, fs::Permissions::from_mode(0o755))
-            .map_err(|e| failed(&format!("chmod {}", p.root.display()), e))?;
-        // The server writes its log there.
-        self.user.chown(&p.root)?;
-        for d in [&p.data, &p.run, &p.redo] {
-            if let Some(parent) = d.parent() {
-                fs::create_dir_all(parent)
-                    .map_err(|e| failed(&format!("cannot create {}", parent.display()), e))?;
-            }
-            fs::create_dir(d).map_err(|e| failed(&format!("cannot create {}", d.display()), e))?;
-            fs::set_permissions(d, fs::Permissions::from_mode(0o750))
-                .map_err(|e| failed(&format!("chmod {}", d.display()), e))?;
-            self.user.chown(d)?;
-        }
+        self.user
+            .make_dirs(&p.root, &[&p.data, &p.run, &p.redo], 0o750)?;
         if !self.user.can_write(&p.data) {
             remove_instance_files(p, None);
             return Err(ServerError::Usage(format!(
                 "--target {}: the mysql user MariaDB runs as cannot reach it (a directory on the way is not searchable by others); chmod o+x the directories above it, or use another --target",
-                target.display()
+                p.root.parent().unwrap_or(&p.root).display()
             )));
         }
         self.write_cnf(settings)?;

@@ -14,7 +14,6 @@
 //! dbio stops it.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -207,25 +206,8 @@ impl Server {
         }
         // Another shape (or a half-made cluster): start again.
         remove_cluster_files(p, have.as_ref().map(|s| s.wal.as_path()));
-        let target = p.root.parent().unwrap_or(&p.root);
-        fs::create_dir_all(target)
-            .map_err(|e| failed(&format!("cannot create {}", target.display()), e))?;
-        fs::create_dir_all(&p.root)
-            .map_err(|e| failed(&format!("cannot create {}", p.root.display()), e))?;
-        fs::set_permissions(&p.root, fs::Permissions::from_mode(0o755))
-            .map_err(|e| failed(&format!("chmod {}", p.root.display()), e))?;
-        // The server writes its log there.
-        self.user.chown(&p.root)?;
-        for d in [&p.data, &p.socket_dir, &p.wal] {
-            if let Some(parent) = d.parent() {
-                fs::create_dir_all(parent)
-                    .map_err(|e| failed(&format!("cannot create {}", parent.display()), e))?;
-            }
-            fs::create_dir(d).map_err(|e| failed(&format!("cannot create {}", d.display()), e))?;
-            fs::set_permissions(d, fs::Permissions::from_mode(0o700))
-                .map_err(|e| failed(&format!("chmod {}", d.display()), e))?;
-            self.user.chown(d)?;
-        }
+        self.user
+            .make_dirs(&p.root, &[&p.data, &p.socket_dir, &p.wal], 0o700)?;
         self.check_reachable()?;
         let out = self
             .user
