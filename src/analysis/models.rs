@@ -51,7 +51,7 @@ impl Facts<'_> {
     /// The metric stored as `name` or, by a run an earlier build stored,
     /// under its old name (`vocab::RENAMED_METRICS`).
     fn get(&self, name: &str) -> Option<f64> {
-        v::stored_names(name).into_iter().find_map(|name| {
+        v::stored_names(name).iter().find_map(|name| {
             self.metrics
                 .iter()
                 .find(|(n, _)| n == name)

@@ -69,9 +69,9 @@ pub struct EventSummary {
 pub struct FunctionIo {
     pub function: &'static str,
     pub read_requests_per_s: f64,
-    pub read_mb_per_s: f64,
+    pub read_mib_per_s: f64,
     pub write_requests_per_s: f64,
-    pub write_mb_per_s: f64,
+    pub write_mib_per_s: f64,
     /// Mean latency of one request, ms.
     pub avg_ms: f64,
 }
@@ -171,13 +171,13 @@ impl SlobSummary {
             FunctionIo {
                 function: name,
                 read_requests_per_s: w.read_requests as f64 / secs,
-                read_mb_per_s: mb(w.read_bytes) / secs,
+                read_mib_per_s: mb(w.read_bytes) / secs,
                 write_requests_per_s: if name == "LGWR" {
                     w.redo_writes as f64
                 } else {
                     w.write_requests as f64
                 } / secs,
-                write_mb_per_s: mb(write_bytes) / secs,
+                write_mib_per_s: mb(write_bytes) / secs,
                 avg_ms: if reqs > 0 {
                     lat_ns as f64 / reqs as f64 / 1e6
                 } else {
