@@ -236,3 +236,40 @@ fn event(s: &EventStats, e: Event, db_time_s: f64, secs: f64) -> EventSummary {
         histogram: histogram(st),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The buckets as docs/json.md states them: bucket i holds the waits
+    /// up to the HDR histogram's highest value equivalent to
+    /// `BUCKETS_US[i]` (2 significant digits: up to 0.4% above the bound),
+    /// the last everything slower.
+    #[test]
+    fn histogram_buckets_end_where_the_docs_say() {
+        const EDGES_NS: [u64; 12] = [
+            64_255,
+            128_511,
+            257_023,
+            514_047,
+            1_003_519,
+            2_007_039,
+            4_014_079,
+            8_028_159,
+            16_056_319,
+            32_112_639,
+            64_225_279,
+            1_002_438_655,
+        ];
+        for (i, edge) in EDGES_NS.into_iter().enumerate() {
+            let mut s = OpStats::default();
+            s.record(edge, 0);
+            s.record(edge + 1, 0);
+            s.record(BUCKETS_US[i] * 1000, 0);
+            let h = histogram(&s);
+            assert_eq!(h.len(), 13);
+            assert_eq!(h[i], 2, "bucket {i}: the bound and its edge {edge} ns");
+            assert_eq!(h[i + 1], 1, "bucket {i}: {} ns is the next one's", edge + 1);
+        }
+    }
+}
