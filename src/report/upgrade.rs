@@ -25,6 +25,8 @@ const RENAMED_SLOB_CONFIG_FIELDS: &[(&str, &str)] = &[
     ("redo_block", "redo_block_bytes"),
     ("log_buffer", "log_buffer_bytes"),
 ];
+/// `config.mysql`: InnoDB's page size in bytes.
+const RENAMED_DB_CONFIG_FIELDS: &[(&str, &str)] = &[("page_size", "page_size_bytes")];
 /// `slob.io_by_function[]`: MiB per second, named `mb`.
 const RENAMED_IO_FUNCTION_FIELDS: &[(&str, &str)] = &[
     ("read_mb_per_s", "read_mib_per_s"),
@@ -61,6 +63,7 @@ pub fn upgrade_v1(mut doc: Value) -> Value {
         for db in ["pg", "mysql"] {
             if let Some(c) = config.get_mut(db).and_then(Value::as_object_mut) {
                 rename_at(c, "slob", RENAMED_SLOB_CONFIG_FIELDS);
+                rename(c, RENAMED_DB_CONFIG_FIELDS);
             }
         }
     }
@@ -140,7 +143,7 @@ mod tests {
     fn a_v1_document_reads_under_the_v2_names_with_the_same_values() {
         let v1 = json!({
             "schema": "dbio.run.v1",
-            "config": {"block_size": 8192, "sessions": 4,
+            "config": {"block_size": 8192, "sessions": 4, "mysql": {"page_size": 16384},
                        "slob": {"block_size": 8192, "log_buffer": 524288,
                                 "redo_file_size": 1048576, "redo_block": 512}},
             "telemetry_window": {"seconds": 10.0,
@@ -157,6 +160,7 @@ mod tests {
         assert_eq!(v2["schema"], crate::report::SCHEMA);
         assert_eq!(v2["config"]["block_size_bytes"], 8192);
         assert_eq!(v2["config"]["sessions"], 4);
+        assert_eq!(v2["config"]["mysql"]["page_size_bytes"], 16384);
         assert_eq!(v2["config"]["slob"]["log_buffer_bytes"], 524288);
         assert_eq!(v2["config"]["slob"]["redo_file_size_bytes"], 1048576);
         assert_eq!(v2["config"]["slob"]["redo_block_bytes"], 512);

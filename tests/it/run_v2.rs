@@ -49,6 +49,7 @@ const RENAMED: &[(&str, &str)] = &[
     ("log_buffer", "log_buffer_bytes"),
     ("logical_block", "logical_block_bytes"),
     ("physical_block", "physical_block_bytes"),
+    ("page_size", "page_size_bytes"),
 ];
 
 /// Keys ending in `_s` that are seconds (a duration or a time), not rates.
