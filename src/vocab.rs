@@ -33,7 +33,7 @@ pub const WRITERS: &str = "db.writers";
 /// Percentage of SLOB operations that update (dbio slob runs only).
 pub const UPDATE_PCT: &str = "db.update_pct";
 /// The database block size in bytes (the REDO model's ratio divides by it).
-pub const BLOCK_SIZE: &str = "db.block_size";
+pub const BLOCK_SIZE: &str = "db.block_size_bytes";
 
 /// Average wait of `db file sequential read`, ms: awr_info `DFSR_LAT`.
 pub const EVENT_DB_FILE_SEQUENTIAL_READ: &str = "event.db_file_sequential_read.avg_ms";
@@ -54,7 +54,8 @@ pub const WRITE_IOPS: &str = "write.iops";
 pub const WRITE_REQUESTS: &str = "write.requests";
 
 /// Stored names of earlier builds (old → new): per-second rates ended in
-/// `_s`, which elsewhere means seconds, and MiB/s in `_mbs`/`_mib_s`. Runs
+/// `_s`, which elsewhere means seconds, MiB/s in `_mbs`/`_mib_s`, and the
+/// block size had no unit. Runs
 /// stored before the rename keep their rows; the store reads them under the
 /// new names ([`canonical_metric`]) and a user may still type the old ones.
 /// `event.<event>.waits_s` → `event.<event>.waits_per_s` (and the same for
@@ -88,6 +89,7 @@ pub const RENAMED_METRICS: &[(&str, &str)] = &[
     ("mysql.wait_free_s", "mysql.wait_free_per_s"),
     ("mysql.device_reads_s", "mysql.device_reads_per_s"),
     ("mysql.load_mib_s", "mysql.load_mib_per_s"),
+    ("db.block_size", BLOCK_SIZE),
 ];
 
 /// Telemetry fields `dbio.run.v1` named with `_s` for "per second" and
@@ -365,10 +367,11 @@ mod tests {
         assert_eq!(resolve_metric("dev.w_s"), ("dev.w_per_s".into(), 1.0));
         let old = vec![("host.intr_s".to_string(), 9.0)];
         assert_eq!(lookup(&old, "host.intr_per_s"), Some(9.0));
-        // Every new name is a rate or MiB/s by its suffix, and no old name
-        // is also a new one.
+        // Every new name has its unit (a rate, MiB/s, bytes) by its
+        // suffix, and no old name is also a new one.
+        assert_eq!(canonical_metric("db.block_size"), "db.block_size_bytes");
         for (old, new) in RENAMED_METRICS {
-            assert!(new.ends_with("_per_s"), "{new}");
+            assert!(new.ends_with("_per_s") || new.ends_with("_bytes"), "{new}");
             assert!(RENAMED_METRICS.iter().all(|(_, n)| n != old), "{old}");
         }
     }

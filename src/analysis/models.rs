@@ -12,7 +12,7 @@
 //! Other runs (dbio's own, fio, newer awr_info.sh) have no reader/writer
 //! counts: READS is "no writes" (dbio slob: `db.update_pct` = 0; raw and fio:
 //! no write requests; awr_info: physical writes at most 1% of physical
-//! reads), REDO the same ratio over `db.block_size` (8192 without it) among
+//! reads), REDO the same ratio over `db.block_size_bytes` (8192 without it) among
 //! the others, WRITES the rest. A model given at import (`--model`) wins.
 
 use crate::vocab as v;
