@@ -67,7 +67,7 @@ work, fss, nfiles, sessions = sys.argv[1], sys.argv[2].split(), sys.argv[3].spli
 def dev(r):
     d = (r.get("telemetry_window") or {}).get("devices") or [{}]
     x = d[0].get("rates") or {}
-    return x.get("r_s", 0.0), x.get("w_s", 0.0)
+    return x.get("r_per_s", x.get("r_s", 0.0)), x.get("w_per_s", x.get("w_s", 0.0))
 def row(kind, fs, n, io, s):
     r = json.load(open(f"{work}/{kind}-{fs}-{n}-{io}-{s}.json"))
     rs, ws = dev(r)

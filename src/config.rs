@@ -128,6 +128,7 @@ pub struct RunConfig {
     pub files: u32,
     /// Requested data size: total over all files, or the span of a device.
     pub size_bytes: Option<u64>,
+    #[serde(rename = "block_size_bytes")]
     pub block_size: u32,
     /// The raw workload's pattern; `None` (null in the JSON) for a database
     /// model (slob, pg), whose mix is its update percentage.

@@ -33,7 +33,7 @@ pub const WRITERS: &str = "db.writers";
 /// Percentage of SLOB operations that update (dbio slob runs only).
 pub const UPDATE_PCT: &str = "db.update_pct";
 /// The database block size in bytes (the REDO model's ratio divides by it).
-pub const BLOCK_SIZE: &str = "db.block_size";
+pub const BLOCK_SIZE: &str = "db.block_size_bytes";
 
 /// Average wait of `db file sequential read`, ms: awr_info `DFSR_LAT`.
 pub const EVENT_DB_FILE_SEQUENTIAL_READ: &str = "event.db_file_sequential_read.avg_ms";
@@ -54,7 +54,8 @@ pub const WRITE_IOPS: &str = "write.iops";
 pub const WRITE_REQUESTS: &str = "write.requests";
 
 /// Stored names of earlier builds (old → new): per-second rates ended in
-/// `_s`, which elsewhere means seconds, and MiB/s in `_mbs`/`_mib_s`. Runs
+/// `_s`, which elsewhere means seconds, MiB/s in `_mbs`/`_mib_s`, and the
+/// block size had no unit. Runs
 /// stored before the rename keep their rows; the store reads them under the
 /// new names ([`canonical_metric`]) and a user may still type the old ones.
 /// `event.<event>.waits_s` → `event.<event>.waits_per_s` (and the same for
@@ -88,12 +89,50 @@ pub const RENAMED_METRICS: &[(&str, &str)] = &[
     ("mysql.wait_free_s", "mysql.wait_free_per_s"),
     ("mysql.device_reads_s", "mysql.device_reads_per_s"),
     ("mysql.load_mib_s", "mysql.load_mib_per_s"),
+    ("db.block_size", BLOCK_SIZE),
 ];
 
+/// Telemetry fields `dbio.run.v1` named with `_s` for "per second" and
+/// `kb` for KiB (old → new): the host's (`telemetry_window.host.*`, stored
+/// as `host.<field>`). `report::upgrade` renames them in v1 documents;
+/// [`canonical_metric`] in stored metric names.
+pub const RENAMED_HOST_FIELDS: &[(&str, &str)] = &[
+    ("ctxt_s", "ctxt_per_s"),
+    ("intr_s", "intr_per_s"),
+    ("dirty_kb", "dirty_kib"),
+    ("writeback_kb", "writeback_kib"),
+];
+
+/// The same for a device's iostat -x fields (`telemetry_window.devices[].
+/// rates.*`, stored as `dev.<field>` and `dev.<device>.<field>`): iostat's
+/// `/s` is `_per_s`, its kB (1024 bytes) `kib`.
+pub const RENAMED_DEVICE_FIELDS: &[(&str, &str)] = &[
+    ("r_s", "r_per_s"),
+    ("w_s", "w_per_s"),
+    ("d_s", "d_per_s"),
+    ("f_s", "f_per_s"),
+    ("rkb_s", "rkib_per_s"),
+    ("wkb_s", "wkib_per_s"),
+    ("dkb_s", "dkib_per_s"),
+    ("rrqm_s", "rrqm_per_s"),
+    ("wrqm_s", "wrqm_per_s"),
+    ("rareq_sz_kb", "rareq_sz_kib"),
+    ("wareq_sz_kb", "wareq_sz_kib"),
+];
+
+/// The new name of an old field in `table` (old → new pairs), if renamed.
+pub fn renamed<'a>(table: &'a [(&str, &str)], field: &str) -> Option<&'a str> {
+    table
+        .iter()
+        .find(|(old, _)| *old == field)
+        .map(|(_, new)| *new)
+}
+
 /// A stored metric name as this build names it: an earlier build's name
-/// ([`RENAMED_METRICS`], `event.*.waits_s`, `mysql.*.waits_s`) becomes the
-/// new one; any other
-/// name is returned as it is.
+/// ([`RENAMED_METRICS`], `event.*.waits_s`, `mysql.*.waits_s`, telemetry's
+/// `host.ctxt_s` and `dev.[<device>.]r_s`: [`RENAMED_HOST_FIELDS`],
+/// [`RENAMED_DEVICE_FIELDS`]) becomes the new one; any other name is
+/// returned as it is.
 pub fn canonical_metric(name: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
     if let Some((_, new)) = RENAMED_METRICS.iter().find(|(old, _)| *old == name) {
@@ -110,19 +149,42 @@ pub fn canonical_metric(name: &str) -> std::borrow::Cow<'_, str> {
             _ => {}
         }
     }
+    if let Some(field) = name.strip_prefix("host.")
+        && let Some(new) = renamed(RENAMED_HOST_FIELDS, field)
+    {
+        return Cow::Owned(format!("host.{new}"));
+    }
+    if name.starts_with("dev.")
+        && let Some((head, field)) = name.rsplit_once('.')
+        && let Some(new) = renamed(RENAMED_DEVICE_FIELDS, field)
+    {
+        return Cow::Owned(format!("{head}.{new}"));
+    }
     Cow::Borrowed(name)
 }
 
 /// Every name a metric may be stored under: its own and, for a renamed
 /// one, the earlier build's (for SQL that selects by name).
-pub fn stored_names(name: &str) -> Vec<&str> {
-    let mut names = vec![name];
+pub fn stored_names(name: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    let mut names = vec![Cow::Borrowed(name)];
     names.extend(
         RENAMED_METRICS
             .iter()
             .filter(|(_, new)| *new == name)
-            .map(|(old, _)| *old),
+            .map(|(old, _)| Cow::Borrowed(*old)),
     );
+    if let Some(field) = name.strip_prefix("host.")
+        && let Some((old, _)) = RENAMED_HOST_FIELDS.iter().find(|(_, new)| *new == field)
+    {
+        names.push(Cow::Owned(format!("host.{old}")));
+    }
+    if name.starts_with("dev.")
+        && let Some((head, field)) = name.rsplit_once('.')
+        && let Some((old, _)) = RENAMED_DEVICE_FIELDS.iter().find(|(_, new)| *new == field)
+    {
+        names.push(Cow::Owned(format!("{head}.{old}")));
+    }
     names
 }
 
@@ -188,8 +250,8 @@ pub fn lookup(metrics: &[(String, f64)], name: &str) -> Option<f64> {
     find(name).or_else(|| {
         let (stored, scale) = resolve_metric(name);
         stored_names(&stored)
-            .into_iter()
-            .find_map(find)
+            .iter()
+            .find_map(|n| find(n))
             .map(|v| v * scale)
     })
 }
@@ -292,10 +354,24 @@ mod tests {
             vec![PHYSICAL_READS_S, "db.physical_reads_s"]
         );
         assert_eq!(stored_names("total.iops"), vec!["total.iops"]);
-        // Every new name is a rate or MiB/s by its suffix, and no old name
-        // is also a new one.
+        // Telemetry: dbio.run.v1's `_s` rates and kB read as `_per_s`, KiB.
+        assert_eq!(canonical_metric("host.ctxt_s"), "host.ctxt_per_s");
+        assert_eq!(canonical_metric("dev.r_s"), "dev.r_per_s");
+        assert_eq!(canonical_metric("dev.vdb.rkb_s"), "dev.vdb.rkib_per_s");
+        assert_eq!(canonical_metric("dev.vdb.r_await_ms"), "dev.vdb.r_await_ms");
+        assert_eq!(canonical_metric("host.r_s"), "host.r_s");
+        assert_eq!(
+            stored_names("dev.loop0.w_per_s"),
+            vec!["dev.loop0.w_per_s", "dev.loop0.w_s"]
+        );
+        assert_eq!(resolve_metric("dev.w_s"), ("dev.w_per_s".into(), 1.0));
+        let old = vec![("host.intr_s".to_string(), 9.0)];
+        assert_eq!(lookup(&old, "host.intr_per_s"), Some(9.0));
+        // Every new name has its unit (a rate, MiB/s, bytes) by its
+        // suffix, and no old name is also a new one.
+        assert_eq!(canonical_metric("db.block_size"), "db.block_size_bytes");
         for (old, new) in RENAMED_METRICS {
-            assert!(new.ends_with("_per_s"), "{new}");
+            assert!(new.ends_with("_per_s") || new.ends_with("_bytes"), "{new}");
             assert!(RENAMED_METRICS.iter().all(|(_, n)| n != old), "{old}");
         }
     }

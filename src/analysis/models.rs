@@ -12,7 +12,7 @@
 //! Other runs (dbio's own, fio, newer awr_info.sh) have no reader/writer
 //! counts: READS is "no writes" (dbio slob: `db.update_pct` = 0; raw and fio:
 //! no write requests; awr_info: physical writes at most 1% of physical
-//! reads), REDO the same ratio over `db.block_size` (8192 without it) among
+//! reads), REDO the same ratio over `db.block_size_bytes` (8192 without it) among
 //! the others, WRITES the rest. A model given at import (`--model`) wins.
 
 use crate::vocab as v;
@@ -51,7 +51,7 @@ impl Facts<'_> {
     /// The metric stored as `name` or, by a run an earlier build stored,
     /// under its old name (`vocab::RENAMED_METRICS`).
     fn get(&self, name: &str) -> Option<f64> {
-        v::stored_names(name).into_iter().find_map(|name| {
+        v::stored_names(name).iter().find_map(|name| {
             self.metrics
                 .iter()
                 .find(|(n, _)| n == name)

@@ -86,7 +86,7 @@ fn runs_without_readers_and_writers_use_no_writes_and_the_ratio() {
         (v::PHYSICAL_READS_S, 100.0),
     ]);
     assert_eq!(facts(&slob_reads).models(), [Model::Reads]);
-    // db.block_size counts here: 1e6 / (100 * 2048) = 4.9 > 2 ...
+    // db.block_size_bytes counts here: 1e6 / (100 * 2048) = 4.9 > 2 ...
     let slob_redo = m(&[
         (v::UPDATE_PCT, 20.0),
         (v::PHYSICAL_WRITES_S, 100.0),

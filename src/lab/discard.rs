@@ -300,9 +300,9 @@ impl Probe<'_> {
             seconds,
             discards: d.discards,
             discarded_bytes: d.sectors_discarded * 512.0,
-            d_s: r.d_s,
-            dkb_s: r.dkb_s,
-            wkb_s: r.wkb_s,
+            d_s: r.d_per_s,
+            dkb_s: r.dkib_per_s,
+            wkb_s: r.wkib_per_s,
             image_allocated_bytes: self
                 .image
                 .and_then(|i| std::fs::metadata(i).ok())

@@ -69,9 +69,9 @@ pub struct EventSummary {
 pub struct FunctionIo {
     pub function: &'static str,
     pub read_requests_per_s: f64,
-    pub read_mb_per_s: f64,
+    pub read_mib_per_s: f64,
     pub write_requests_per_s: f64,
-    pub write_mb_per_s: f64,
+    pub write_mib_per_s: f64,
     /// Mean latency of one request, ms.
     pub avg_ms: f64,
 }
@@ -171,13 +171,13 @@ impl SlobSummary {
             FunctionIo {
                 function: name,
                 read_requests_per_s: w.read_requests as f64 / secs,
-                read_mb_per_s: mb(w.read_bytes) / secs,
+                read_mib_per_s: mb(w.read_bytes) / secs,
                 write_requests_per_s: if name == "LGWR" {
                     w.redo_writes as f64
                 } else {
                     w.write_requests as f64
                 } / secs,
-                write_mb_per_s: mb(write_bytes) / secs,
+                write_mib_per_s: mb(write_bytes) / secs,
                 avg_ms: if reqs > 0 {
                     lat_ns as f64 / reqs as f64 / 1e6
                 } else {
@@ -234,5 +234,42 @@ fn event(s: &EventStats, e: Event, db_time_s: f64, secs: f64) -> EventSummary {
             0.0
         },
         histogram: histogram(st),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The buckets as docs/json.md states them: bucket i holds the waits
+    /// up to the HDR histogram's highest value equivalent to
+    /// `BUCKETS_US[i]` (2 significant digits: up to 0.4% above the bound),
+    /// the last everything slower.
+    #[test]
+    fn histogram_buckets_end_where_the_docs_say() {
+        const EDGES_NS: [u64; 12] = [
+            64_255,
+            128_511,
+            257_023,
+            514_047,
+            1_003_519,
+            2_007_039,
+            4_014_079,
+            8_028_159,
+            16_056_319,
+            32_112_639,
+            64_225_279,
+            1_002_438_655,
+        ];
+        for (i, edge) in EDGES_NS.into_iter().enumerate() {
+            let mut s = OpStats::default();
+            s.record(edge, 0);
+            s.record(edge + 1, 0);
+            s.record(BUCKETS_US[i] * 1000, 0);
+            let h = histogram(&s);
+            assert_eq!(h.len(), 13);
+            assert_eq!(h[i], 2, "bucket {i}: the bound and its edge {edge} ns");
+            assert_eq!(h[i + 1], 1, "bucket {i}: {} ns is the next one's", edge + 1);
+        }
     }
 }

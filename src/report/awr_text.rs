@@ -150,9 +150,9 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
             "{:<10}{:>12}{:>11.1}{:>12}{:>11.1}{:>10.3}",
             f.function,
             fmt_count(f.read_requests_per_s),
-            f.read_mb_per_s,
+            f.read_mib_per_s,
             fmt_count(f.write_requests_per_s),
-            f.write_mb_per_s,
+            f.write_mib_per_s,
             f.avg_ms
         );
     }

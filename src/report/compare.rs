@@ -102,7 +102,13 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
         "iodepth",
         "read_pct",
     ] {
-        if let Some(v) = text(r, &format!("config.{key}")) {
+        // In bytes: `config.block_size_bytes` (an import's `config.block_size`).
+        let v = text(r, &format!("config.{key}")).or_else(|| {
+            (key == "block_size")
+                .then(|| text(r, "config.block_size_bytes"))
+                .flatten()
+        });
+        if let Some(v) = v {
             s.insert(key.to_string(), v);
         }
     }
@@ -310,7 +316,7 @@ impl Side {
                 "iowait_pct",
                 "idle_pct",
                 "load1",
-                "ctxt_s",
+                "ctxt_per_s",
             ] {
                 if let Some(v) = w["host"][field].as_f64() {
                     accumulate(&mut host, field, v / n);
@@ -323,10 +329,10 @@ impl Side {
             {
                 let name = d["name"].as_str().unwrap_or("?").to_string();
                 for field in [
-                    "r_s",
-                    "w_s",
-                    "rkb_s",
-                    "wkb_s",
+                    "r_per_s",
+                    "w_per_s",
+                    "rkib_per_s",
+                    "wkib_per_s",
                     "r_await_ms",
                     "w_await_ms",
                     "aqu_sz",

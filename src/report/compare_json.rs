@@ -1,4 +1,4 @@
-//! `dbio compare --format json` as scripts read it (`dbio.compare.v1`,
+//! `dbio compare --format json` as scripts read it (`dbio.compare.v2`,
 //! docs/json.md): every key snake_case and stable whatever the text report
 //! calls the line (`"key": "read_io_requests"` beside the display
 //! `"name": "Read IO requests"`), every number a JSON number (a setting
@@ -15,8 +15,10 @@ use serde_json::{Map, Value, json};
 use super::compare::LoadRow;
 use super::compare_evidence::LoadTest;
 
-/// The `schema` of `dbio compare --format json`.
-pub const SCHEMA: &str = "dbio.compare.v1";
+/// The `schema` of `dbio compare --format json`. v2: host and device fields
+/// under the run document's `dbio.run.v2` names (`ctxt_per_s`, `r_per_s`,
+/// `rkib_per_s`, …).
+pub const SCHEMA: &str = "dbio.compare.v2";
 
 /// A display label or setting name as a stable key: lower case, `I/O` as
 /// `io`, every run of other characters but `.` one `_`

@@ -4,7 +4,7 @@
 use super::*;
 use serde_json::{Value, json};
 
-fn report(target: &str, device: &str, r_s: f64) -> Value {
+fn report(target: &str, device: &str, r_per_s: f64) -> Value {
     json!({
         "config": {"workload": "raw", "sessions": 4},
         "target": {"path": target},
@@ -12,8 +12,8 @@ fn report(target: &str, device: &str, r_s: f64) -> Value {
             {"type": "filesystem", "fs_type": "xfs", "mount_options": "rw,noatime"},
             {"type": "device", "name": device, "scheduler": "none"},
         ]},
-        "read": {"iops": r_s},
-        "telemetry_window": {"devices": [{"name": device, "rates": {"r_s": r_s, "util_pct": 50.0}}]},
+        "read": {"iops": r_per_s},
+        "telemetry_window": {"devices": [{"name": device, "rates": {"r_per_s": r_per_s, "util_pct": 50.0}}]},
     })
 }
 
@@ -46,7 +46,7 @@ fn long_settings_are_shown_whole_and_lab_devices_face_each_other() {
     assert!(!text.contains("device loop0 scheduler"), "{text}");
     let row = text
         .lines()
-        .find(|l| l.starts_with("loop0/loop1") && l.contains("r_s"))
+        .find(|l| l.starts_with("loop0/loop1") && l.contains("r_per_s"))
         .unwrap_or_else(|| panic!("{text}"));
     let cols: Vec<&str> = row.split_whitespace().collect();
     // One precision per row: the difference has the digits of its values.

@@ -175,8 +175,8 @@ pub fn device_reads(window: Option<&TelemetrySummary>) -> Option<(String, f64, f
     let r = d.rates.as_ref()?;
     Some((
         d.name.clone(),
-        r.r_s * w.seconds,
-        r.rkb_s * 1024.0 * w.seconds,
-        r.r_s,
+        r.r_per_s * w.seconds,
+        r.rkib_per_s * 1024.0 * w.seconds,
+        r.r_per_s,
     ))
 }

@@ -21,6 +21,7 @@ pub mod stats;
 pub mod stats_text;
 pub mod table;
 pub mod text;
+pub mod upgrade;
 
 use std::path::PathBuf;
 
@@ -36,8 +37,9 @@ use crate::target::chain::Chain;
 use crate::target::layout::LayoutReport;
 use crate::target::{Target, TargetKind};
 
-/// Version of the JSON document; bumped on any incompatible change.
-pub const SCHEMA: &str = "dbio.run.v1";
+/// Version of the JSON document; bumped on any incompatible change. v2
+/// named rates `_per_s` and sizes with their unit ([`upgrade`] reads v1).
+pub const SCHEMA: &str = "dbio.run.v2";
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -528,24 +530,24 @@ mod tests {
                 system_pct: 20.0,
                 iowait_pct: 30.0,
                 idle_pct: 40.0,
-                ctxt_s: 25_000.0,
-                intr_s: 9_000.0,
+                ctxt_per_s: 25_000.0,
+                intr_per_s: 9_000.0,
                 load1: 3.5,
-                dirty_kb: 2048.0,
+                dirty_kib: 2048.0,
                 ..Default::default()
             },
             devices: vec![DeviceSample {
                 name: "vdb".into(),
                 rates: Some(DeviceRates {
-                    r_s: 350.0,
-                    w_s: 600.0,
-                    rkb_s: 2800.0,
-                    wkb_s: 4800.0,
+                    r_per_s: 350.0,
+                    w_per_s: 600.0,
+                    rkib_per_s: 2800.0,
+                    wkib_per_s: 4800.0,
                     r_await_ms: 0.2,
                     w_await_ms: 1.4,
                     aqu_sz: 1.1,
-                    rareq_sz_kb: 8.0,
-                    wareq_sz_kb: 8.0,
+                    rareq_sz_kib: 8.0,
+                    wareq_sz_kib: 8.0,
                     util_pct: 62.5,
                     ..Default::default()
                 }),

@@ -58,7 +58,8 @@ pub fn values(rs: &[&RunValue]) -> Vec<f64> {
     rs.iter().map(|r| r.value).collect()
 }
 
-/// A 95% interval of the mean and how it was computed.
+/// A 95% interval of the mean and how it was computed: the one shape of
+/// every `ci95` in dbio's JSON (`report --stats`, the `report` table).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Interval {
     pub low: f64,
@@ -91,8 +92,8 @@ pub struct CellStats {
     /// bootstrap for a skewed cell).
     pub ci95: Option<Interval>,
     /// Both intervals, whichever is shown.
-    pub ci95_t: Option<(f64, f64)>,
-    pub ci95_bootstrap: Option<(f64, f64)>,
+    pub ci95_t: Option<Interval>,
+    pub ci95_bootstrap: Option<Interval>,
     pub outliers: Vec<Outlier>,
 }
 
@@ -112,8 +113,16 @@ pub fn cell_stats(variable: &str, sessions: Option<u32>, rs: &[&RunValue]) -> Op
         stddev: s.stddev,
         cv: s.cv,
         ci95,
-        ci95_t: s.ci95,
-        ci95_bootstrap: s.bootstrap_ci95,
+        ci95_t: s.ci95.map(|(low, high)| Interval {
+            low,
+            high,
+            method: CiMethod::StudentT,
+        }),
+        ci95_bootstrap: s.bootstrap_ci95.map(|(low, high)| Interval {
+            low,
+            high,
+            method: CiMethod::Bootstrap,
+        }),
         outliers: outliers_within_cells(rs),
     })
 }
@@ -256,9 +265,9 @@ pub fn is_throughput(metric: &str) -> bool {
     [
         "iops",
         "mib_per_s",
-        ".r_s",
-        ".w_s",
-        "kb_s",
+        ".r_per_s",
+        ".w_per_s",
+        "kib_per_s",
         "reads_per_s",
         "writes_per_s",
         "executes_per_s",

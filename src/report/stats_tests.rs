@@ -186,7 +186,7 @@ fn throughput_metrics_are_rates() {
     for m in [
         "total.iops",
         "read.mib_per_s",
-        "dev.w_s",
+        "dev.w_per_s",
         "db.physical_reads_s",
         "db.redo_mbs",
         "db.physical_reads_per_s",

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::rformat;
+use super::stats::Interval;
 use crate::analysis::{CellSummary, CiMethod, readwrite_cell, summarize};
 use crate::grid;
 
@@ -29,11 +30,11 @@ pub struct Cell {
     pub value: f64,
     pub trimmed: bool,
     pub cv: Option<f64>,
-    /// The 95% confidence interval of the mean (scaled like `value`).
-    pub ci95: Option<(f64, f64)>,
-    /// How `ci95` was made: "t" (Student t), "bootstrap" (a skewed cell) or
-    /// "log-normal" (a rate whose t interval would reach zero); `analysis::ci95`.
-    pub ci95_method: Option<&'static str>,
+    /// The 95% confidence interval of the mean (scaled like `value`) and
+    /// how it was made: Student t, the bootstrap (a skewed cell) or
+    /// log-normal (a rate whose t interval would reach zero);
+    /// `analysis::ci95`. The same shape as `report --stats`'s.
+    pub ci95: Option<Interval>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -174,8 +175,11 @@ fn build_with(
                         value: c.value * scale,
                         trimmed: c.trimmed,
                         cv: c.cv,
-                        ci95: c.ci95.map(|(a, b, _)| (a * scale, b * scale)),
-                        ci95_method: c.ci95.map(|(_, _, m)| m.short()),
+                        ci95: c.ci95.map(|(a, b, method)| Interval {
+                            low: a * scale,
+                            high: b * scale,
+                            method,
+                        }),
                     })
                 })
                 .collect();

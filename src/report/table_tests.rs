@@ -18,10 +18,15 @@ fn a_skewed_cell_gets_the_bootstrap_interval_and_says_so() {
     pts.extend((0..10).map(|i| p("B", 1, 100.0 + f64::from(i % 5))));
     let t = build("m", &pts, None).unwrap();
     let cell = |row: usize| t.rows[row].cells[0].clone().unwrap();
-    assert_eq!(cell(0).ci95_method, Some("bootstrap"));
-    assert_eq!(cell(1).ci95_method, Some("t"));
-    let (lo, hi) = cell(0).ci95.unwrap();
-    assert!(lo < hi);
+    assert_eq!(cell(0).ci95.unwrap().method, CiMethod::Bootstrap);
+    assert_eq!(cell(1).ci95.unwrap().method, CiMethod::StudentT);
+    let ci = cell(0).ci95.unwrap();
+    assert!(ci.low < ci.high);
+    // The JSON shape is report --stats's: {low, high, method}.
+    let json = serde_json::to_value(cell(1)).unwrap();
+    assert_eq!(json["ci95"]["method"], "student_t");
+    assert!(json["ci95"]["low"].as_f64().unwrap() < json["ci95"]["high"].as_f64().unwrap());
+    assert!(json.get("ci95_method").is_none());
 }
 
 #[test]

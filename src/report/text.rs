@@ -262,10 +262,10 @@ pub(super) fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
         h.steal_pct,
         h.idle_pct,
         h.load1,
-        fmt_count(h.ctxt_s),
-        fmt_count(h.intr_s),
-        fmt_size((h.dirty_kb * 1024.0) as u64),
-        fmt_size((h.writeback_kb * 1024.0) as u64),
+        fmt_count(h.ctxt_per_s),
+        fmt_count(h.intr_per_s),
+        fmt_size((h.dirty_kib * 1024.0) as u64),
+        fmt_size((h.writeback_kib * 1024.0) as u64),
     );
     if w.devices.is_empty() {
         return;
@@ -294,17 +294,17 @@ pub(super) fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
                     o,
                     "{:<10}{:>9.1}{:>9.1}{:>10.1}{:>10.1}{:>8.1}{:>8.1}{:>9.2}{:>9.2}{:>8.2}{:>9.1}{:>9.1}{:>7.1}",
                     d.name,
-                    x.r_s,
-                    x.w_s,
-                    x.rkb_s,
-                    x.wkb_s,
-                    x.rrqm_s,
-                    x.wrqm_s,
+                    x.r_per_s,
+                    x.w_per_s,
+                    x.rkib_per_s,
+                    x.wkib_per_s,
+                    x.rrqm_per_s,
+                    x.wrqm_per_s,
                     x.r_await_ms,
                     x.w_await_ms,
                     x.aqu_sz,
-                    x.rareq_sz_kb,
-                    x.wareq_sz_kb,
+                    x.rareq_sz_kib,
+                    x.wareq_sz_kib,
                     x.util_pct
                 );
             }
@@ -328,11 +328,11 @@ pub(super) fn telemetry(o: &mut String, r: &Report, w: &TelemetrySummary) {
             "asked    {} reads/s, {} writes/s; {name} served {} r/s, {} w/s",
             fmt_count(asked_r),
             fmt_count(asked_w),
-            fmt_count(x.r_s),
-            fmt_count(x.w_s)
+            fmt_count(x.r_per_s),
+            fmt_count(x.w_per_s)
         );
-        if asked_r > 0.0 && x.r_s < asked_r * 0.9 {
-            let absorbed = 100.0 * (1.0 - x.r_s / asked_r);
+        if asked_r > 0.0 && x.r_per_s < asked_r * 0.9 {
+            let absorbed = 100.0 * (1.0 - x.r_per_s / asked_r);
             line.push_str(&format!(
                 " (the page cache absorbed {absorbed:.0}% of read requests)"
             ));

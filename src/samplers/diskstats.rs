@@ -73,23 +73,23 @@ pub struct DiskCounters {
 /// Sizes in kB are kibibytes (iostat's "kB": 2 sectors).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct DeviceRates {
-    pub r_s: f64,
-    pub w_s: f64,
-    pub d_s: f64,
-    pub f_s: f64,
-    pub rkb_s: f64,
-    pub wkb_s: f64,
-    pub dkb_s: f64,
-    pub rrqm_s: f64,
-    pub wrqm_s: f64,
+    pub r_per_s: f64,
+    pub w_per_s: f64,
+    pub d_per_s: f64,
+    pub f_per_s: f64,
+    pub rkib_per_s: f64,
+    pub wkib_per_s: f64,
+    pub dkib_per_s: f64,
+    pub rrqm_per_s: f64,
+    pub wrqm_per_s: f64,
     pub rrqm_pct: f64,
     pub wrqm_pct: f64,
     pub r_await_ms: f64,
     pub w_await_ms: f64,
     pub d_await_ms: f64,
     pub f_await_ms: f64,
-    pub rareq_sz_kb: f64,
-    pub wareq_sz_kb: f64,
+    pub rareq_sz_kib: f64,
+    pub wareq_sz_kib: f64,
     pub aqu_sz: f64,
     pub util_pct: f64,
 }
@@ -275,23 +275,23 @@ impl DiskDelta {
         let per = |n: f64, d: f64| if d > 0.0 { n / d } else { 0.0 };
         let pct = |merged: f64, done: f64| per(merged * 100.0, merged + done);
         DeviceRates {
-            r_s: self.reads / secs,
-            w_s: self.writes / secs,
-            d_s: self.discards / secs,
-            f_s: self.flushes / secs,
-            rkb_s: self.sectors_read / 2.0 / secs,
-            wkb_s: self.sectors_written / 2.0 / secs,
-            dkb_s: self.sectors_discarded / 2.0 / secs,
-            rrqm_s: self.reads_merged / secs,
-            wrqm_s: self.writes_merged / secs,
+            r_per_s: self.reads / secs,
+            w_per_s: self.writes / secs,
+            d_per_s: self.discards / secs,
+            f_per_s: self.flushes / secs,
+            rkib_per_s: self.sectors_read / 2.0 / secs,
+            wkib_per_s: self.sectors_written / 2.0 / secs,
+            dkib_per_s: self.sectors_discarded / 2.0 / secs,
+            rrqm_per_s: self.reads_merged / secs,
+            wrqm_per_s: self.writes_merged / secs,
             rrqm_pct: pct(self.reads_merged, self.reads),
             wrqm_pct: pct(self.writes_merged, self.writes),
             r_await_ms: per(self.read_ms, self.reads),
             w_await_ms: per(self.write_ms, self.writes),
             d_await_ms: per(self.discard_ms, self.discards),
             f_await_ms: per(self.flush_ms, self.flushes),
-            rareq_sz_kb: per(self.sectors_read / 2.0, self.reads),
-            wareq_sz_kb: per(self.sectors_written / 2.0, self.writes),
+            rareq_sz_kib: per(self.sectors_read / 2.0, self.reads),
+            wareq_sz_kib: per(self.sectors_written / 2.0, self.writes),
             aqu_sz: self.weighted_ms / 1000.0 / secs,
             util_pct: (self.io_ms / 10.0 / secs).min(100.0),
         }
@@ -300,23 +300,23 @@ impl DiskDelta {
     /// The differences that `rates` over `secs` came from (exact up to float
     /// rounding, except a %util that was capped at 100).
     pub fn from_rates(r: &DeviceRates, secs: f64) -> DiskDelta {
-        let reads = r.r_s * secs;
-        let writes = r.w_s * secs;
-        let discards = r.d_s * secs;
-        let flushes = r.f_s * secs;
+        let reads = r.r_per_s * secs;
+        let writes = r.w_per_s * secs;
+        let discards = r.d_per_s * secs;
+        let flushes = r.f_per_s * secs;
         DiskDelta {
             reads,
-            reads_merged: r.rrqm_s * secs,
-            sectors_read: r.rkb_s * 2.0 * secs,
+            reads_merged: r.rrqm_per_s * secs,
+            sectors_read: r.rkib_per_s * 2.0 * secs,
             read_ms: r.r_await_ms * reads,
             writes,
-            writes_merged: r.wrqm_s * secs,
-            sectors_written: r.wkb_s * 2.0 * secs,
+            writes_merged: r.wrqm_per_s * secs,
+            sectors_written: r.wkib_per_s * 2.0 * secs,
             write_ms: r.w_await_ms * writes,
             io_ms: r.util_pct * 10.0 * secs,
             weighted_ms: r.aqu_sz * 1000.0 * secs,
             discards,
-            sectors_discarded: r.dkb_s * 2.0 * secs,
+            sectors_discarded: r.dkib_per_s * 2.0 * secs,
             discard_ms: r.d_await_ms * discards,
             flushes,
             flush_ms: r.f_await_ms * flushes,
@@ -525,23 +525,23 @@ mod tests {
         let (prev, cur) = sample();
         let r = rates(&prev, &cur, 2.0);
         let want = DeviceRates {
-            r_s: 200.0,
-            w_s: 300.0,
-            d_s: 1.0,
-            f_s: 5.0,
-            rkb_s: 1600.0, // 6400 sectors = 3200 KiB over 2 s
-            wkb_s: 4800.0, // 19200 sectors = 9600 KiB
-            dkb_s: 1024.0, // 4096 sectors = 2 MiB over 2 s
-            rrqm_s: 15.0,
-            wrqm_s: 100.0,
+            r_per_s: 200.0,
+            w_per_s: 300.0,
+            d_per_s: 1.0,
+            f_per_s: 5.0,
+            rkib_per_s: 1600.0, // 6400 sectors = 3200 KiB over 2 s
+            wkib_per_s: 4800.0, // 19200 sectors = 9600 KiB
+            dkib_per_s: 1024.0, // 4096 sectors = 2 MiB over 2 s
+            rrqm_per_s: 15.0,
+            wrqm_per_s: 100.0,
             rrqm_pct: 100.0 * 30.0 / 430.0,
             wrqm_pct: 25.0, // 200 / (200 + 600)
             r_await_ms: 1.5,
             w_await_ms: 3.0,
             d_await_ms: 4.0,
             f_await_ms: 2.5,
-            rareq_sz_kb: 8.0,
-            wareq_sz_kb: 16.0,
+            rareq_sz_kib: 8.0,
+            wareq_sz_kib: 16.0,
             aqu_sz: 1.5, // 3000 ms of queue per 2000 ms
             util_pct: 75.0,
         };
@@ -566,8 +566,8 @@ mod tests {
         let r = rates(&prev, &cur, 2.0);
         assert!(close(r.w_await_ms, 3.0), "{r:?}");
         assert!(close(r.util_pct, 75.0), "{r:?}");
-        assert!(close(r.rkb_s, 1600.0), "{r:?}");
-        assert!(close(r.r_s, 200.0), "{r:?}");
+        assert!(close(r.rkib_per_s, 1600.0), "{r:?}");
+        assert!(close(r.r_per_s, 200.0), "{r:?}");
         assert!(close(r.r_await_ms, 1.5), "{r:?}");
         assert_eq!(counter_delta(u64::MAX, 0), 1);
         assert_eq!(counter_delta(u64::from(u32::MAX), 0), 1);
@@ -596,7 +596,7 @@ mod tests {
             ..DiskCounters::default()
         };
         let r = rates(&prev, &fresh, 1.0);
-        assert_eq!((r.r_s, r.rkb_s, r.w_s), (10.0, 80.0, 0.0));
+        assert_eq!((r.r_per_s, r.rkib_per_s, r.w_per_s), (10.0, 80.0, 0.0));
     }
 
     #[test]

@@ -58,9 +58,9 @@ pub struct HostCounters {
     pub load5: f64,
     pub load15: f64,
     /// Page cache waiting to be written back, kB (meminfo `Dirty`).
-    pub dirty_kb: u64,
+    pub dirty_kib: u64,
     /// Page cache being written back now, kB (meminfo `Writeback`).
-    pub writeback_kb: u64,
+    pub writeback_kib: u64,
 }
 
 /// Host rates over one interval; the load average and the dirty and
@@ -75,13 +75,13 @@ pub struct HostRates {
     pub softirq_pct: f64,
     pub steal_pct: f64,
     pub idle_pct: f64,
-    pub ctxt_s: f64,
-    pub intr_s: f64,
+    pub ctxt_per_s: f64,
+    pub intr_per_s: f64,
     pub load1: f64,
     pub load5: f64,
     pub load15: f64,
-    pub dirty_kb: f64,
-    pub writeback_kb: f64,
+    pub dirty_kib: f64,
+    pub writeback_kib: f64,
 }
 
 /// The `cpu` line, `ctxt` and `intr` of /proc/stat text. Missing columns of
@@ -162,7 +162,7 @@ pub fn read_with(buf: &mut String) -> io::Result<HostCounters> {
     read_file("/proc/loadavg", buf)?;
     let [load1, load5, load15] = parse_loadavg(buf).unwrap_or_default();
     read_file("/proc/meminfo", buf)?;
-    let (dirty_kb, writeback_kb) = parse_meminfo(buf);
+    let (dirty_kib, writeback_kib) = parse_meminfo(buf);
     Ok(HostCounters {
         cpu,
         ctxt,
@@ -170,8 +170,8 @@ pub fn read_with(buf: &mut String) -> io::Result<HostCounters> {
         load1,
         load5,
         load15,
-        dirty_kb,
-        writeback_kb,
+        dirty_kib,
+        writeback_kib,
     })
 }
 
@@ -213,13 +213,13 @@ pub fn rates(prev: &HostCounters, cur: &HostCounters, secs: f64) -> HostRates {
         } else {
             pct(p.idle, c.idle)
         },
-        ctxt_s: per_s(prev.ctxt, cur.ctxt),
-        intr_s: per_s(prev.intr, cur.intr),
+        ctxt_per_s: per_s(prev.ctxt, cur.ctxt),
+        intr_per_s: per_s(prev.intr, cur.intr),
         load1: cur.load1,
         load5: cur.load5,
         load15: cur.load15,
-        dirty_kb: cur.dirty_kb as f64,
-        writeback_kb: cur.writeback_kb as f64,
+        dirty_kib: cur.dirty_kib as f64,
+        writeback_kib: cur.writeback_kib as f64,
     }
 }
 
@@ -333,8 +333,8 @@ WritebackTmp:        999 kB
             load1: 1.25,
             load5: 0.75,
             load15: 0.5,
-            dirty_kb: 4096,
-            writeback_kb: 128,
+            dirty_kib: 4096,
+            writeback_kib: 128,
         };
         let r = rates(&prev, &cur, 2.0);
         assert!(close(r.user_pct, 15.0), "{r:?}"); // (80 - 20 guest) / 400
@@ -345,10 +345,10 @@ WritebackTmp:        999 kB
         assert!(close(r.softirq_pct, 2.5), "{r:?}");
         assert!(close(r.steal_pct, 1.0), "{r:?}");
         assert!(close(r.idle_pct, 50.0), "{r:?}");
-        assert!(close(r.ctxt_s, 2000.0), "{r:?}");
-        assert!(close(r.intr_s, 1000.0), "{r:?}");
+        assert!(close(r.ctxt_per_s, 2000.0), "{r:?}");
+        assert!(close(r.intr_per_s, 1000.0), "{r:?}");
         assert_eq!(
-            (r.load1, r.load5, r.dirty_kb, r.writeback_kb),
+            (r.load1, r.load5, r.dirty_kib, r.writeback_kib),
             (1.25, 0.75, 4096.0, 128.0)
         );
         // No ticks: idle; a counter going backwards (hot-plug): 0, not negative.

@@ -66,8 +66,8 @@ struct Gauges {
     load1: f64,
     load5: f64,
     load15: f64,
-    dirty_kb: f64,
-    writeback_kb: f64,
+    dirty_kib: f64,
+    writeback_kib: f64,
 }
 
 impl Gauges {
@@ -76,8 +76,8 @@ impl Gauges {
         self.load1 += h.load1;
         self.load5 += h.load5;
         self.load15 += h.load15;
-        self.dirty_kb += h.dirty_kb as f64;
-        self.writeback_kb += h.writeback_kb as f64;
+        self.dirty_kib += h.dirty_kib as f64;
+        self.writeback_kib += h.writeback_kib as f64;
     }
 }
 
@@ -219,8 +219,8 @@ pub fn summary(from: &Snapshot, to: &Snapshot) -> TelemetrySummary {
         host.load1 = (b.load1 - a.load1 + f.load1) / n;
         host.load5 = (b.load5 - a.load5 + f.load5) / n;
         host.load15 = (b.load15 - a.load15 + f.load15) / n;
-        host.dirty_kb = (b.dirty_kb - a.dirty_kb + f.dirty_kb as f64) / n;
-        host.writeback_kb = (b.writeback_kb - a.writeback_kb + f.writeback_kb as f64) / n;
+        host.dirty_kib = (b.dirty_kib - a.dirty_kib + f.dirty_kib as f64) / n;
+        host.writeback_kib = (b.writeback_kib - a.writeback_kib + f.writeback_kib as f64) / n;
     }
     let devices = from
         .names
@@ -276,13 +276,13 @@ pub fn average(points: &[TelemetryPoint], from_s: f64, to_s: f64) -> TelemetrySu
         h.softirq_pct += o.softirq_pct * w;
         h.steal_pct += o.steal_pct * w;
         h.idle_pct += o.idle_pct * w;
-        h.ctxt_s += o.ctxt_s * w;
-        h.intr_s += o.intr_s * w;
+        h.ctxt_per_s += o.ctxt_per_s * w;
+        h.intr_per_s += o.intr_per_s * w;
         h.load1 += o.load1 * w;
         h.load5 += o.load5 * w;
         h.load15 += o.load15 * w;
-        h.dirty_kb += o.dirty_kb * w;
-        h.writeback_kb += o.writeback_kb * w;
+        h.dirty_kib += o.dirty_kib * w;
+        h.writeback_kib += o.writeback_kib * w;
     }
     let devices = first
         .devices
@@ -314,23 +314,23 @@ pub fn average(points: &[TelemetryPoint], from_s: f64, to_s: f64) -> TelemetrySu
 mod tests {
     use super::*;
 
-    fn point(t_s: f64, interval_s: f64, r_s: f64, r_await: f64, util: f64) -> TelemetryPoint {
+    fn point(t_s: f64, interval_s: f64, r_per_s: f64, r_await: f64, util: f64) -> TelemetryPoint {
         TelemetryPoint {
             t_s,
             interval_s,
             host: HostRates {
-                user_pct: r_s / 10.0,
-                idle_pct: 100.0 - r_s / 10.0,
+                user_pct: r_per_s / 10.0,
+                idle_pct: 100.0 - r_per_s / 10.0,
                 load1: util,
                 ..HostRates::default()
             },
             devices: vec![DeviceSample {
                 name: "vda".into(),
                 rates: Some(DeviceRates {
-                    r_s,
-                    rkb_s: r_s * 8.0,
+                    r_per_s,
+                    rkib_per_s: r_per_s * 8.0,
                     r_await_ms: r_await,
-                    rareq_sz_kb: 8.0,
+                    rareq_sz_kib: 8.0,
                     util_pct: util,
                     ..DeviceRates::default()
                 }),
@@ -351,10 +351,10 @@ mod tests {
         let s = average(&pts, 1.0, 3.0);
         assert_eq!(s.seconds, 2.0);
         let r = s.devices[0].rates.as_ref().unwrap();
-        assert!((r.r_s - 200.0).abs() < 1e-9, "{r:?}");
+        assert!((r.r_per_s - 200.0).abs() < 1e-9, "{r:?}");
         assert!((r.r_await_ms - 2.5).abs() < 1e-9, "{r:?}");
-        assert!((r.rkb_s - 1600.0).abs() < 1e-9, "{r:?}");
-        assert!((r.rareq_sz_kb - 8.0).abs() < 1e-9, "{r:?}");
+        assert!((r.rkib_per_s - 1600.0).abs() < 1e-9, "{r:?}");
+        assert!((r.rareq_sz_kib - 8.0).abs() < 1e-9, "{r:?}");
         assert!((r.util_pct - 40.0).abs() < 1e-9, "{r:?}");
         assert!((s.host.user_pct - 20.0).abs() < 1e-9, "{:?}", s.host);
         assert!((s.host.load1 - 40.0).abs() < 1e-9, "{:?}", s.host);

@@ -55,6 +55,9 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
     if !schema.starts_with("dbio.run.") {
         return Err(format!("has schema {schema:?}, not dbio.run.*"));
     }
+    // A document of an earlier schema is read under this one's names.
+    let upgraded = crate::report::upgrade::upgrade(report.clone());
+    let report = &upgraded;
     let started = int(report, "started_unix_ms").ok_or("has no started_unix_ms")?;
     let status = text(report, "status").ok_or("has no status")?;
     let ended = int(report, "ended_unix_ms").or_else(|| {
@@ -68,7 +71,7 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
         workload: text(report, "config.workload"),
         pattern: text(report, "config.pattern"),
         sessions: int(report, "config.sessions"),
-        block_size: int(report, "config.block_size")
+        block_size: int(report, "config.block_size_bytes")
             .or_else(|| int(report, "target.block_size_bytes")),
         engine: text(report, "config.engine"),
         io_mode: text(report, "config.io_mode"),
@@ -178,7 +181,7 @@ fn slob_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     }
     for (name, path) in [
         (v::UPDATE_PCT, "config.slob.update_pct"),
-        (v::BLOCK_SIZE, "config.slob.block_size"),
+        (v::BLOCK_SIZE, "config.slob.block_size_bytes"),
     ] {
         if let Some(v) = num(report, path) {
             out.push((name.into(), v));
@@ -275,7 +278,7 @@ fn pg_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
     }
     for (name, path) in [
         (v::UPDATE_PCT, "config.pg.slob.update_pct"),
-        (v::BLOCK_SIZE, "config.block_size"),
+        (v::BLOCK_SIZE, "config.block_size_bytes"),
     ] {
         if let Some(x) = num(report, path) {
             out.push((name.into(), x));
@@ -317,11 +320,11 @@ fn mysql_metrics(report: &Value, out: &mut Vec<(String, f64)>) {
         return;
     }
     let mib = 1024.0 * 1024.0;
-    let page = num(report, "config.block_size").unwrap_or(16384.0);
+    let page = num(report, "config.block_size_bytes").unwrap_or(16384.0);
     db_ops_metrics(p, "mysql", secs, out);
     for (name, path) in [
         (crate::vocab::UPDATE_PCT, "config.mysql.slob.update_pct"),
-        (crate::vocab::BLOCK_SIZE, "config.block_size"),
+        (crate::vocab::BLOCK_SIZE, "config.block_size_bytes"),
     ] {
         if let Some(x) = num(report, path) {
             out.push((name.into(), x));

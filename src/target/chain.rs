@@ -74,7 +74,9 @@ pub struct DeviceLink {
     /// The active I/O scheduler (the bracketed entry of queue/scheduler).
     pub scheduler: Option<String>,
     pub rotational: Option<bool>,
+    #[serde(rename = "logical_block_bytes")]
     pub logical_block: Option<u32>,
+    #[serde(rename = "physical_block_bytes")]
     pub physical_block: Option<u32>,
     /// Whether the device accepts discards (queue/discard_max_bytes > 0).
     pub discard: Option<bool>,

@@ -35,6 +35,7 @@ mod report_html;
 mod report_slob_html;
 mod report_stats;
 mod run_raw;
+mod run_v2;
 mod runs_export;
 mod sessions_4k;
 mod signals_pipes;
@@ -84,6 +85,7 @@ fn main() {
         report_stats::tests(),
         signals_pipes::tests(),
         run_raw::tests(),
+        run_v2::tests(),
         runs_export::tests(),
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),

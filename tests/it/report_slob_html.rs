@@ -250,7 +250,7 @@ SLOB = {{ target = "{slob}", workload = "slob", scale = "1000", cache = "512K", 
     let shared = &plan_part[plan_part.find("Settings shared by every run").unwrap()..];
     assert!(!shared.contains("slob."), "{shared}");
     assert!(
-        shared.contains("<th>block_size</th><td>8 KiB</td>"),
+        shared.contains("<th>block_size_bytes</th><td>8 KiB</td>"),
         "{shared}"
     );
     assert!(
@@ -261,7 +261,7 @@ SLOB = {{ target = "{slob}", workload = "slob", scale = "1000", cache = "512K", 
     let env =
         &html[html.find("<h2 id=\"environment\"").unwrap()..html.find("<h2 id=\"plan\"").unwrap()];
     assert!(
-        env.contains("<th>slob.log_buffer</th><td>512 KiB</td>"),
+        env.contains("<th>slob.log_buffer_bytes</th><td>512 KiB</td>"),
         "{env}"
     );
     assert!(!html.contains("randrw"));

@@ -105,7 +105,7 @@ fn ops_run_measures_exactly_and_writes_verifiable_blocks() {
         "--seed",
         "42",
     ]);
-    assert_eq!(r["schema"], "dbio.run.v1");
+    assert_eq!(r["schema"], "dbio.run.v2");
     assert_eq!(r["status"], "completed");
     let reads = r["read"]["requests"].as_u64().unwrap();
     let writes = r["write"]["requests"].as_u64().unwrap();

@@ -139,7 +139,7 @@ fn csv_formulas_are_neutralised_and_numbers_kept() {
         .args(["runs", "note", &id_s, "@SUM(A1)"])
         .assert()
         .success();
-    let csv = export(&["--metrics", "db.block_size"]);
+    let csv = export(&["--metrics", "db.block_size_bytes"]);
     let mut lines = csv.lines();
     let header = fields(lines.next().unwrap());
     let line = lines.next().unwrap();
@@ -150,7 +150,7 @@ fn csv_formulas_are_neutralised_and_numbers_kept() {
     assert!(line.contains(",\"'-x =1+2\","), "{line}");
     assert!(line.contains(",\"'@SUM(A1)\","), "{line}");
     assert_eq!(cell("sessions"), "2");
-    assert_eq!(cell("db.block_size"), "8192");
+    assert_eq!(cell("db.block_size_bytes"), "8192");
     // JSON and Markdown are not spreadsheets: the text as it is.
     let json: serde_json::Value = serde_json::from_str(&export(&["--format", "json"])).unwrap();
     assert_eq!(json[0]["note"], "@SUM(A1)");

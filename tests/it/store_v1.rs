@@ -6,7 +6,7 @@
 //! — runs list/show/export, report --metric and --model, compare, the HTML
 //! page — reads them under the new names (`db.physical_reads_per_s`, …) and
 //! accepts the old ones typed by a user; a run stored now uses the new
-//! names; `compare --format json` is `dbio.compare.v1`.
+//! names; `compare --format json` is `dbio.compare.v2`.
 
 use std::path::Path;
 
@@ -103,7 +103,12 @@ fn every_reader_opens_a_v1_store() {
     let show = ok(&["runs", "show", "1"]);
     assert!(show.contains("Load Profile"), "{show}");
     let doc: Value = serde_json::from_str(&ok(&["runs", "show", "1", "--json"])).unwrap();
-    assert_eq!(doc["schema"], "dbio.run.v1");
+    // Stored as dbio.run.v1, read through upgrade_v1 (tests/it/run_v2.rs).
+    assert_eq!(doc["schema"], "dbio.run.v2");
+    assert!(
+        doc["telemetry_window"]["host"]["ctxt_per_s"].is_number(),
+        "{doc}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("run1.html");
     ok(&["runs", "show", "1", "--html", html.to_str().unwrap()]);
@@ -112,7 +117,7 @@ fn every_reader_opens_a_v1_store() {
 
     // compare --format json: a schema, snake_case keys, numbers as numbers.
     let c: Value = serde_json::from_str(&ok(&["compare", "2", "3", "--format", "json"])).unwrap();
-    assert_eq!(c["schema"], "dbio.compare.v1");
+    assert_eq!(c["schema"], "dbio.compare.v2");
     assert_eq!(c["sessions"], 8);
     let c: Value = serde_json::from_str(&ok(&["compare", "1", "2", "--format", "json"])).unwrap();
     let first = &c["first"];

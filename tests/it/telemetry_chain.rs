@@ -438,10 +438,10 @@ fn rates_agree_with_iostat_on_a_loaded_direct_io_loop_device() {
     };
     let (r, w) = (col("r/s"), col("w/s"));
     let theirs = DeviceRates {
-        r_s: mean(&r),
-        w_s: mean(&w),
-        rkb_s: mean(&col("rkB/s")),
-        wkb_s: mean(&col("wkB/s")),
+        r_per_s: mean(&r),
+        w_per_s: mean(&w),
+        rkib_per_s: mean(&col("rkB/s")),
+        wkib_per_s: mean(&col("wkB/s")),
         r_await_ms: weighted(&col("r_await"), &r),
         w_await_ms: weighted(&col("w_await"), &w),
         util_pct: mean(&col("util")),
@@ -456,19 +456,19 @@ fn rates_agree_with_iostat_on_a_loaded_direct_io_loop_device() {
         window.seconds, window.host
     );
     assert!(
-        ours.r_s > 100.0 && ours.w_s > 100.0,
+        ours.r_per_s > 100.0 && ours.w_per_s > 100.0,
         "too little load: {ours:?}"
     );
-    within("r/s", ours.r_s, theirs.r_s, 0.05, 0.0);
-    within("w/s", ours.w_s, theirs.w_s, 0.05, 0.0);
-    within("rkB/s", ours.rkb_s, theirs.rkb_s, 0.05, 0.0);
-    within("wkB/s", ours.wkb_s, theirs.wkb_s, 0.05, 0.0);
+    within("r/s", ours.r_per_s, theirs.r_per_s, 0.05, 0.0);
+    within("w/s", ours.w_per_s, theirs.w_per_s, 0.05, 0.0);
+    within("rkB/s", ours.rkib_per_s, theirs.rkib_per_s, 0.05, 0.0);
+    within("wkB/s", ours.wkib_per_s, theirs.wkib_per_s, 0.05, 0.0);
     within("r_await", ours.r_await_ms, theirs.r_await_ms, 0.05, 0.05);
     within("w_await", ours.w_await_ms, theirs.w_await_ms, 0.05, 0.05);
     within("%util", ours.util_pct, theirs.util_pct, 0.05, 0.5);
     within("aqu-sz", ours.aqu_sz, theirs.aqu_sz, 0.10, 0.05);
-    assert!((ours.rareq_sz_kb - 8.0).abs() < 0.01, "{ours:?}");
-    assert!((ours.wareq_sz_kb - 16.0).abs() < 0.01, "{ours:?}");
+    assert!((ours.rareq_sz_kib - 8.0).abs() < 0.01, "{ours:?}");
+    assert!((ours.wareq_sz_kib - 16.0).abs() < 0.01, "{ours:?}");
 
     // The per-second points, averaged over the same stretch, give the
     // window's rates again (they cover it without gaps).
@@ -481,14 +481,14 @@ fn rates_agree_with_iostat_on_a_loaded_direct_io_loop_device() {
         rebuilt.seconds
     );
     assert!(points.len() >= SECONDS);
-    within("points r/s", rb.r_s, ours.r_s, 0.05, 0.0);
+    within("points r/s", rb.r_per_s, ours.r_per_s, 0.05, 0.0);
     within("points w_await", rb.w_await_ms, ours.w_await_ms, 0.05, 0.05);
     within("points %util", rb.util_pct, ours.util_pct, 0.05, 0.5);
     let h = &window.host;
     let cpu = h.user_pct + h.nice_pct + h.system_pct + h.iowait_pct;
     let all = cpu + h.irq_pct + h.softirq_pct + h.steal_pct + h.idle_pct;
     assert!((all - 100.0).abs() < 1e-6 && cpu > 1.0, "{h:?}");
-    assert!(h.ctxt_s > 1000.0 && h.intr_s > 100.0, "{h:?}");
+    assert!(h.ctxt_per_s > 1000.0 && h.intr_per_s > 100.0, "{h:?}");
 }
 
 fn one_sample_costs_far_less_than_10_ms_of_cpu() {

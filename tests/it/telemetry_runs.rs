@@ -66,12 +66,12 @@ fn direct_reads_reach_the_loop_device_one_for_one() {
     assert_eq!(storage[1]["name"], name.as_str());
     assert_eq!(storage[1]["loop_direct_io"], true);
     let asked = r["read"]["iops"].as_f64().unwrap();
-    let served = device(&r, &name)["rates"]["r_s"].as_f64().unwrap();
+    let served = device(&r, &name)["rates"]["r_per_s"].as_f64().unwrap();
     assert!(
         close(asked, served, 0.10),
         "dbio read {asked}/s, {name} served {served} r/s"
     );
-    let size_kb = device(&r, &name)["rates"]["rareq_sz_kb"].as_f64().unwrap();
+    let size_kb = device(&r, &name)["rates"]["rareq_sz_kib"].as_f64().unwrap();
     assert!(
         close(size_kb, 8.0, 0.05),
         "8 KiB requests, saw {size_kb} KiB"
@@ -106,7 +106,9 @@ fn buffered_reads_show_what_the_page_cache_absorbed() {
         "1",
     ]);
     let asked = r["read"]["iops"].as_f64().unwrap();
-    let served = device(&r, &dev.name())["rates"]["r_s"].as_f64().unwrap();
+    let served = device(&r, &dev.name())["rates"]["r_per_s"]
+        .as_f64()
+        .unwrap();
     assert!(
         asked > 1000.0 && served < asked * 0.1,
         "asked {asked}/s, device {served} r/s"
@@ -149,10 +151,10 @@ fn device_statistics_agree_with_iostat() {
     let secs = r["telemetry_window"]["seconds"].as_f64().unwrap();
     let total = |v: &Value, key: &str, s: f64| v[key].as_f64().unwrap() * s;
     for (t, o) in [
-        ("r/s", "r_s"),
-        ("w/s", "w_s"),
-        ("rkB/s", "rkb_s"),
-        ("wkB/s", "wkb_s"),
+        ("r/s", "r_per_s"),
+        ("w/s", "w_per_s"),
+        ("rkB/s", "rkib_per_s"),
+        ("wkB/s", "wkib_per_s"),
         ("util", "util_pct"),
         ("aqu-sz", "aqu_sz"),
     ] {
@@ -173,7 +175,7 @@ fn device_statistics_agree_with_iostat() {
     let asked = r["total"]["requests"].as_f64().unwrap();
     assert!(close(
         asked,
-        total(ours, "r_s", secs) + total(ours, "w_s", secs),
+        total(ours, "r_per_s", secs) + total(ours, "w_per_s", secs),
         0.05
     ));
 }

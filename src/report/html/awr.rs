@@ -65,9 +65,9 @@ pub struct Event {
 pub struct FunctionIo {
     pub function: String,
     pub read_requests_per_s: f64,
-    pub read_mb_per_s: f64,
+    pub read_mib_per_s: f64,
     pub write_requests_per_s: f64,
-    pub write_mb_per_s: f64,
+    pub write_mib_per_s: f64,
     pub avg_ms: f64,
 }
 
@@ -283,9 +283,9 @@ pub fn io_by_function_html(a: &Awr) -> String {
             vec![
                 td(&f.function),
                 num_td(fmt_count(f.read_requests_per_s)),
-                num_td(format!("{:.1}", f.read_mb_per_s)),
+                num_td(format!("{:.1}", f.read_mib_per_s)),
                 num_td(fmt_count(f.write_requests_per_s)),
-                num_td(format!("{:.1}", f.write_mb_per_s)),
+                num_td(format!("{:.1}", f.write_mib_per_s)),
                 num_td(format!("{:.3}", f.avg_ms)),
             ]
         })

@@ -92,8 +92,8 @@ pub(crate) fn storage_rows(chain: &Value) -> Vec<(String, String, String)> {
                 parts.extend(flag("rotational", "rotational", "non-rotational"));
                 parts.extend(flag("discard", "discard", "no discard"));
                 if let (Some(lb), Some(pb)) = (
-                    l.get("logical_block").and_then(Value::as_u64),
-                    l.get("physical_block").and_then(Value::as_u64),
+                    l.get("logical_block_bytes").and_then(Value::as_u64),
+                    l.get("physical_block_bytes").and_then(Value::as_u64),
                 ) {
                     parts.push(format!("{lb}/{pb}-byte sectors"));
                 }

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::charts::{Cells, Scaling, cells};
 use super::data::{ReportData, RunValue};
 use super::page::{key_values, table, td};
+use crate::analysis::CiMethod;
 use crate::chart::escape;
 use crate::chart::scale::value_label;
 pub use crate::report::stats::ALPHA;
@@ -34,11 +35,12 @@ fn cell_html(c: &Option<Cell>, outliers: &[(i64, f64)]) -> String {
         let _ = write!(d, " · CV {}", pct(cv));
     }
     let _ = write!(o, "<span class=\"d\">{}</span>", escape(&d));
-    if let Some((a, b)) = c.ci95 {
+    if let Some(ci) = c.ci95 {
+        let (a, b) = (ci.low, ci.high);
         // Student t is the default; any other method is named.
-        let how = match c.ci95_method {
-            Some(m) if m != "t" => format!(" ({m})"),
-            _ => String::new(),
+        let how = match ci.method {
+            CiMethod::StudentT => String::new(),
+            m => format!(" ({})", m.short()),
         };
         let _ = write!(
             o,
@@ -345,21 +347,24 @@ pub fn plan_section(data: &ReportData, plan: Option<&crate::plan::Plan>) -> Stri
 mod tests {
     use super::*;
 
-    fn cell(method: &'static str) -> Option<Cell> {
+    fn cell(method: CiMethod) -> Option<Cell> {
         Some(Cell {
             n: 3,
             value: 1000.0,
             trimmed: true,
             cv: Some(0.9),
-            ci95: Some((200.0, 9000.0)),
-            ci95_method: Some(method),
+            ci95: Some(crate::report::stats::Interval {
+                low: 200.0,
+                high: 9000.0,
+                method,
+            }),
         })
     }
 
     #[test]
     fn a_cell_names_its_interval_unless_it_is_student_t() {
-        assert!(!cell_html(&cell("t"), &[]).contains("(t)"));
-        assert!(cell_html(&cell("bootstrap"), &[]).contains("(bootstrap)"));
-        assert!(cell_html(&cell("log-normal"), &[]).contains("(log-normal)"));
+        assert!(!cell_html(&cell(CiMethod::StudentT), &[]).contains("(t)"));
+        assert!(cell_html(&cell(CiMethod::Bootstrap), &[]).contains("(bootstrap)"));
+        assert!(cell_html(&cell(CiMethod::LogNormal), &[]).contains("(log-normal)"));
     }
 }

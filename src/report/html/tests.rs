@@ -168,7 +168,9 @@ fn tables_show_spread_outliers_and_plain_verdicts() {
 #[test]
 fn scaling_is_offered_for_rates_only() {
     assert!(
-        is_throughput("total.iops") && is_throughput("read.mib_per_s") && is_throughput("dev.w_s")
+        is_throughput("total.iops")
+            && is_throughput("read.mib_per_s")
+            && is_throughput("dev.w_per_s")
     );
     assert!(!is_throughput("read.latency.p99_us") && !is_throughput("cpu.user_s"));
 }
@@ -212,10 +214,10 @@ fn timeline(series: bool, telemetry: bool, devices: bool) -> super::timeline::Ti
                     devices: if devices {
                         vec![DeviceRates {
                             name: "vda".into(),
-                            r_s: 1000.0,
-                            w_s: 500.0,
-                            rkb_s: 8000.0,
-                            wkb_s: 4000.0,
+                            r_per_s: 1000.0,
+                            w_per_s: 500.0,
+                            rkib_per_s: 8000.0,
+                            wkib_per_s: 4000.0,
                             r_await_ms: 0.2,
                             w_await_ms: 0.5,
                             util_pct: 40.0,

@@ -20,10 +20,10 @@ type HostOf = fn(&TelemetryPoint) -> f64;
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceRates {
     pub name: String,
-    pub r_s: f64,
-    pub w_s: f64,
-    pub rkb_s: f64,
-    pub wkb_s: f64,
+    pub r_per_s: f64,
+    pub w_per_s: f64,
+    pub rkib_per_s: f64,
+    pub wkib_per_s: f64,
     pub r_await_ms: f64,
     pub w_await_ms: f64,
     pub util_pct: f64,
@@ -90,10 +90,10 @@ impl Timeline {
                                 .and_then(Value::as_str)
                                 .unwrap_or("?")
                                 .to_string(),
-                            r_s: num(r, "r_s"),
-                            w_s: num(r, "w_s"),
-                            rkb_s: num(r, "rkb_s"),
-                            wkb_s: num(r, "wkb_s"),
+                            r_per_s: num(r, "r_per_s"),
+                            w_per_s: num(r, "w_per_s"),
+                            rkib_per_s: num(r, "rkib_per_s"),
+                            wkib_per_s: num(r, "wkib_per_s"),
                             r_await_ms: num(r, "r_await_ms"),
                             w_await_ms: num(r, "w_await_ms"),
                             util_pct: num(r, "util_pct"),
@@ -260,16 +260,18 @@ impl Timeline {
             };
             dev_ops
                 .series
-                .push(line("r/s", Dash::Solid, pick(|d| d.r_s)));
+                .push(line("r/s", Dash::Solid, pick(|d| d.r_per_s)));
             dev_ops
                 .series
-                .push(line("w/s", Dash::Dashed, pick(|d| d.w_s)));
+                .push(line("w/s", Dash::Dashed, pick(|d| d.w_per_s)));
             dev_mib
                 .series
-                .push(line("read", Dash::Solid, pick(|d| d.rkb_s / 1024.0)));
-            dev_mib
-                .series
-                .push(line("written", Dash::Dashed, pick(|d| d.wkb_s / 1024.0)));
+                .push(line("read", Dash::Solid, pick(|d| d.rkib_per_s / 1024.0)));
+            dev_mib.series.push(line(
+                "written",
+                Dash::Dashed,
+                pick(|d| d.wkib_per_s / 1024.0),
+            ));
             dev_await
                 .series
                 .push(line("r_await", Dash::Solid, pick(|d| d.r_await_ms)));

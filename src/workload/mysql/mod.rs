@@ -86,7 +86,8 @@ pub struct MysqlConfig {
     /// SLOB's shape and mix (schemas, scale, work unit, update pct, cache =
     /// innodb_buffer_pool_size, work loop).
     pub slob: SlobConfig,
-    /// `--bs`: innodb_page_size.
+    /// `--bs`: innodb_page_size, bytes.
+    #[serde(rename = "page_size_bytes")]
     pub page_size: u32,
     /// `--files`: the data files of each table, its HASH partitions (each an
     /// .ibd file with innodb_file_per_table); 1 is a table without partitions.

@@ -83,6 +83,7 @@ pub struct SlobConfig {
     pub threads_per_schema: u32,
     /// Rows (= blocks) per schema.
     pub scale_blocks: u64,
+    #[serde(rename = "block_size_bytes")]
     pub block_size: u32,
     pub datafiles: u32,
     pub work_unit: u32,
@@ -107,10 +108,13 @@ pub struct SlobConfig {
     /// Directory of the redo log files.
     pub redo_dir: PathBuf,
     pub redo_files: u32,
+    #[serde(rename = "redo_file_size_bytes")]
     pub redo_file_size: u64,
     /// Redo block size: every log write is padded to it.
+    #[serde(rename = "redo_block_bytes")]
     pub redo_block: u32,
     pub redo_sync: RedoSync,
+    #[serde(rename = "log_buffer_bytes")]
     pub log_buffer: u64,
 }
 
