@@ -14,6 +14,7 @@ use crate::config::RunConfig;
 use crate::environment::Environment;
 use crate::harness::{self, Options};
 use crate::report::Report;
+use crate::report::db::Setup;
 use crate::report::mysql::{MysqlSummary, ServerFacts};
 use crate::target::Target;
 use crate::workload::Shared;
@@ -110,10 +111,7 @@ pub fn run(
                 data_dir,
                 redo_dir: redo,
                 instance_reused: true,
-                settings: applied,
-                memory_limit_bytes: None,
-                cgroup: None,
-                load,
+                setup: Setup::new(applied, None, load),
                 page_size,
             };
             (facts, out, false)
@@ -171,13 +169,7 @@ pub fn run(
                 data_dir: srv.paths.data.display().to_string(),
                 redo_dir: srv.paths.redo.display().to_string(),
                 instance_reused: srv.reused,
-                settings: applied,
-                memory_limit_bytes: srv.cgroup.as_ref().map(|c| c.limit_bytes),
-                cgroup: srv
-                    .cgroup
-                    .as_ref()
-                    .map(|c| format!("{} ({})", c.path.display(), c.version)),
-                load,
+                setup: Setup::new(applied, srv.cgroup.as_ref(), load),
                 page_size: my.page_size,
                 direct: my.flush_method == "O_DIRECT",
             };

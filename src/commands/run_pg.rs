@@ -10,6 +10,7 @@ use crate::config::RunConfig;
 use crate::environment::Environment;
 use crate::harness::{self, Options};
 use crate::report::Report;
+use crate::report::db::Setup;
 use crate::report::pg::{PgSummary, ServerFacts};
 use crate::target::Target;
 use crate::workload::Shared;
@@ -58,10 +59,7 @@ pub fn run(
                 data_dir,
                 wal_dir,
                 cluster_reused: true,
-                settings,
-                memory_limit_bytes: None,
-                cgroup: None,
-                load,
+                setup: Setup::new(settings, None, load),
             };
             (facts, out)
         }
@@ -90,13 +88,7 @@ pub fn run(
                 data_dir: srv.paths.data.display().to_string(),
                 wal_dir: srv.paths.wal.display().to_string(),
                 cluster_reused: srv.reused,
-                settings: applied,
-                memory_limit_bytes: srv.cgroup.as_ref().map(|c| c.limit_bytes),
-                cgroup: srv
-                    .cgroup
-                    .as_ref()
-                    .map(|c| format!("{} ({})", c.path.display(), c.version)),
-                load,
+                setup: Setup::new(applied, srv.cgroup.as_ref(), load),
             };
             (facts, out)
         }

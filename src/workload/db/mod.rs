@@ -15,8 +15,6 @@ pub mod sampler;
 pub mod session;
 pub mod user;
 
-use std::collections::BTreeMap;
-
 use crate::measure::stats::OpStats;
 
 /// What can go wrong with a database server.
@@ -82,8 +80,9 @@ pub struct DbPart<S> {
     /// Rows the operations in the window asked for.
     pub rows: u64,
     /// The sampler's: waits of active sessions by name (`CPU` when not
-    /// waiting), and the number of samples taken.
-    pub waits: BTreeMap<String, u64>,
+    /// waiting) and of the server's busy background processes, and the
+    /// number of samples taken.
+    pub waits: sampler::Waits,
     pub samples: u64,
     /// The sampler's: the server's counters at the window's two edges, and
     /// the seconds between them.
