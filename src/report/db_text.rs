@@ -157,7 +157,7 @@ pub fn background_events(o: &mut String, ops: &DbOps) {
     }
     let _ = writeln!(
         o,
-        "\nBackground Events (the server's own processes, same samples)   samples   %samples   avg active"
+        "\nBackground Events (the server's own processes)          samples   %samples   avg active"
     );
     for w in ops.background_waits.iter().take(TOP_EVENTS) {
         let _ = writeln!(

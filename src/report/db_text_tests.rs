@@ -247,3 +247,80 @@ fn load() -> crate::workload::db::data::LoadReport {
         mib_per_s: 132.0,
     }
 }
+
+/// A PostgreSQL 16+ run: pg_stat_io by backend type, its reads beside
+/// blks_read, and the background processes' sampled waits.
+#[test]
+fn pg_16_text_shows_io_by_backend_and_background_events() {
+    use crate::report::pg::PgSummary;
+    use crate::workload::pg::stats::{COLUMNS, IO_COLUMNS, Snapshot};
+    let mut r = pg_report();
+    let io = |k: f64| {
+        vec![
+            (
+                "checkpointer".to_string(),
+                vec![
+                    0.0,
+                    0.0,
+                    k * 900.0,
+                    k * 10.0,
+                    k * 900.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                    k * 40.0,
+                    k,
+                ],
+            ),
+            (
+                "client backend".to_string(),
+                vec![
+                    k * 2000.0,
+                    k * 5.0,
+                    k * 10.0,
+                    0.0,
+                    0.0,
+                    0.0,
+                    k * 5e4,
+                    k * 2000.0,
+                    0.0,
+                    0.0,
+                ],
+            ),
+        ]
+    };
+    assert!(io(1.0).iter().all(|(_, v)| v.len() == IO_COLUMNS.len()));
+    let a = Snapshot(vec![0.0; COLUMNS.len()], io(1.0));
+    let b = Snapshot(vec![10.0; COLUMNS.len()], io(3.0));
+    let mut parts = parts((a, b));
+    let sampler = parts.last_mut().unwrap();
+    sampler
+        .waits
+        .background
+        .insert("checkpointer Timeout:CheckpointWriteDelay".into(), 40);
+    sampler
+        .waits
+        .background
+        .insert("walwriter IO:WALWrite".into(), 10);
+    let s = PgSummary::new(pg_facts(), &parts, 10.0, 0.5, r.telemetry_window.as_ref());
+    assert_eq!(s.physical_reads.pg_stat_io_reads, Some(4000.0));
+    assert_eq!(s.ops.background_waits[0].pct, 80.0);
+    assert_eq!(s.ops.background_waits[0].aas, 0.4);
+    r.pg = Some(s);
+    let text = crate::report::text::render(&r);
+    for line in [
+        "Background Events (the server's own processes)          samples   %samples   avg active",
+        "  checkpointer Timeout:CheckpointWriteDelay                  40      80.0%        0.40",
+        "I/O by backend type (pg_stat_io, data files)",
+        "  pg_stat_io (all backends)            400 /s",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["pg"]["server"]["io"][0]["backend_type"], "checkpointer");
+    assert_eq!(v["pg"]["server"]["io"][0]["writes"], 1800.0);
+    assert_eq!(
+        v["pg"]["background_waits"][1]["event"],
+        "walwriter IO:WALWrite"
+    );
+}

@@ -797,8 +797,84 @@ fn pg_memory_bounds_the_page_cache_so_reads_reach_the_device() {
     drop(dev);
 }
 
+/// A WAL too small for the updates forces checkpoints in the window: the
+/// checkpointer's waits appear among the background events (not the
+/// sessions' Top Events), in the JSON and in the terminal report.
+fn checkpoints_show_in_the_background_events() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let args = [
+        "--sessions",
+        "4",
+        "--scale",
+        "4000",
+        "--cache",
+        "64M",
+        "--update-pct",
+        "100",
+        "--time",
+        "6",
+        "--pg-set",
+        "min_wal_size=32MB",
+        "--pg-set",
+        "max_wal_size=32MB",
+    ];
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    assert!(
+        f(pg, "server.checkpoints_req") >= 1.0,
+        "no checkpoint forced: {}",
+        pg["server"]
+    );
+    let background = pg["background_waits"].as_array().expect("background_waits");
+    let checkpointer: f64 = background
+        .iter()
+        .filter(|w| w["event"].as_str().unwrap().starts_with("checkpointer "))
+        .map(|w| w["samples"].as_f64().unwrap())
+        .sum();
+    assert!(checkpointer >= 1.0, "{background:?}");
+    let sampled: f64 = background
+        .iter()
+        .map(|w| w["samples"].as_f64().unwrap())
+        .sum();
+    let pct: f64 = background.iter().map(|w| w["pct"].as_f64().unwrap()).sum();
+    assert!(
+        (pct - 100.0).abs() < 1e-6 && sampled > 0.0,
+        "{background:?}"
+    );
+    for w in pg["waits"].as_array().unwrap() {
+        assert!(
+            !w["event"].as_str().unwrap().starts_with("checkpointer"),
+            "a background process among the sessions' events: {w}"
+        );
+    }
+    assert_nothing_left(&d);
+
+    // The terminal report of the same shape has the section.
+    let out = dbio()
+        .args(["run", "--workload", "pg", "--target"])
+        .arg(&d.target)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let section = text
+        .split("Background Events (the server's own processes)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Background Events:\n{text}"));
+    assert!(section.contains("  checkpointer "), "{text}");
+    assert_nothing_left(&d);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
+    checkpoints_show_in_the_background_events [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
     ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
     clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running [Root, Postgres],
