@@ -26,8 +26,8 @@ pub fn command_error(e: ServerError) -> CommandError {
 /// mistyped path, not an unmounted mount point; at most its last component
 /// created) and is locked for the run.
 pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
-    let own_server = cfg.mysql.as_ref().is_some_and(|m| m.url.is_none())
-        || cfg.pg.as_ref().is_some_and(|p| p.url.is_none());
+    let own_server = cfg.mysql.as_ref().is_some_and(|m| m.server.url.is_none())
+        || cfg.pg.as_ref().is_some_and(|p| p.server.url.is_none());
     let mut locks = Vec::new();
     if own_server {
         crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)?;

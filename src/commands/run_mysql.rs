@@ -57,7 +57,7 @@ pub fn run(
             );
         }
     };
-    let (facts, out, died) = match &my.url {
+    let (facts, out, died) = match &my.server.url {
         Some(url) => {
             // An existing server: nothing started, nothing changed but the
             // database dbio owns there.
@@ -117,7 +117,7 @@ pub fn run(
             (facts, out, false)
         }
         None => {
-            let bin = Binaries::find(my.bin.as_deref()).map_err(command_error)?;
+            let bin = Binaries::find(my.server.bin.as_deref()).map_err(command_error)?;
             let paths = Paths::new(&cfg.target, my.redo_dir.as_deref());
             let settings = server::settings(
                 &paths,
@@ -125,7 +125,7 @@ pub fn run(
                 my.flush_method,
                 my.slob.cache_bytes,
                 my.slob.sessions(),
-                &my.set,
+                &my.server.set,
             );
             if progress {
                 eprintln!(
@@ -134,8 +134,9 @@ pub fn run(
                     paths.data.display()
                 );
             }
-            let mut srv = Server::start(bin, paths, &settings, my.page_size, my.memory_bytes)
-                .map_err(command_error)?;
+            let mut srv =
+                Server::start(bin, paths, &settings, my.page_size, my.server.memory_bytes)
+                    .map_err(command_error)?;
             let ep = srv.endpoint();
             load_msg();
             let load = data::ensure(

@@ -36,7 +36,7 @@ pub fn run(
             );
         }
     };
-    let (facts, out) = match &pg.url {
+    let (facts, out) = match &pg.server.url {
         Some(url) => {
             // An existing server: nothing started, nothing changed but the
             // schema dbio owns there.
@@ -64,15 +64,19 @@ pub fn run(
             (facts, out)
         }
         None => {
-            let bin = Binaries::find(pg.bin.as_deref()).map_err(command_error)?;
+            let bin = Binaries::find(pg.server.bin.as_deref()).map_err(command_error)?;
             let paths = Paths::new(&cfg.target, pg.wal_dir.as_deref());
-            let settings =
-                server::settings(&paths, pg.slob.cache_bytes, pg.slob.sessions(), &pg.set);
+            let settings = server::settings(
+                &paths,
+                pg.slob.cache_bytes,
+                pg.slob.sessions(),
+                &pg.server.set,
+            );
             if progress {
                 eprintln!("starting {} on {}", bin.version, paths.data.display());
             }
-            let mut srv =
-                Server::start(bin, paths, &settings, pg.memory_bytes).map_err(command_error)?;
+            let mut srv = Server::start(bin, paths, &settings, pg.server.memory_bytes)
+                .map_err(command_error)?;
             let ep = Endpoint::of(&srv);
             load_msg();
             let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::workload::db::DbPart;
+use crate::workload::db::options::ServerConfig;
 use crate::workload::slob::SlobConfig;
 use crate::workload::slob::options::SlobArgs;
 
@@ -63,11 +64,13 @@ fn pg_report() -> Report {
     r.config.pg = Some(PgConfig {
         slob: slob(),
         wal_dir: None,
-        bin: None,
-        set: vec![("wal_compression".into(), "on".into())],
-        memory_bytes: Some(256 << 20),
-        url: None,
-        url_redacted: None,
+        server: ServerConfig {
+            bin: None,
+            set: vec![("wal_compression".into(), "on".into())],
+            memory_bytes: Some(256 << 20),
+            url: None,
+            url_redacted: None,
+        },
     });
     let a = pg_snapshot(vec![0.0; COLUMNS.len()]);
     let b = pg_snapshot((0..COLUMNS.len()).map(|i| (i * 1000 + 7) as f64).collect());
@@ -94,11 +97,13 @@ fn mysql_report() -> Report {
         files: 1,
         flush_method: "O_DIRECT",
         redo_dir: None,
-        bin: None,
-        set: vec![("innodb_io_capacity".into(), "2000".into())],
-        memory_bytes: None,
-        url: None,
-        url_redacted: Some("mysql://bench:***@db1:3306/".into()),
+        server: ServerConfig {
+            bin: None,
+            set: vec![("innodb_io_capacity".into(), "2000".into())],
+            memory_bytes: None,
+            url: None,
+            url_redacted: Some("mysql://bench:***@db1:3306/".into()),
+        },
     });
     let status = |k: f64| {
         let mut m = BTreeMap::new();

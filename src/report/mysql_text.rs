@@ -42,7 +42,7 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
     );
     db_text::server(
         &mut o,
-        my.url_redacted.as_deref(),
+        my.server.url_redacted.as_deref(),
         "database",
         &s.data_dir,
         format!(
@@ -56,7 +56,7 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
         &mut o,
         &s.setup,
         &format!("two per {} page", fmt_size(u64::from(my.page_size))),
-        |k| SHOWN.contains(&k) || my.set.iter().any(|(n, _)| n == k),
+        |k| SHOWN.contains(&k) || my.server.set.iter().any(|(n, _)| n == k),
         "the server",
     );
     db_text::status(&mut o, r);

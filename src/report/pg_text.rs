@@ -30,7 +30,7 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
     db_text::title(&mut o, r, "pg", &pg.slob, &s.version);
     db_text::server(
         &mut o,
-        pg.url_redacted.as_deref(),
+        pg.server.url_redacted.as_deref(),
         "schema",
         &s.data_dir,
         format!(

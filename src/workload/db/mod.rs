@@ -68,6 +68,40 @@ pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), String>
     Ok((k.to_ascii_lowercase(), v.trim().to_string()))
 }
 
+/// A URL with its password replaced, for reports.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((a, h)) => (Some(a), h),
+        None => (None, rest),
+    };
+    let mut out = format!("{scheme}://");
+    if let Some(a) = auth {
+        match a.split_once(':') {
+            Some((user, _)) => out.push_str(&format!("{user}:***@")),
+            None => out.push_str(&format!("{a}@")),
+        }
+    }
+    out.push_str(host);
+    // password=... in the query string
+    if let Some((base, query)) = out.clone().split_once('?') {
+        let q: Vec<String> = query
+            .split('&')
+            .map(|kv| {
+                if kv.starts_with("password=") {
+                    "password=***".to_string()
+                } else {
+                    kv.to_string()
+                }
+            })
+            .collect();
+        out = format!("{base}?{}", q.join("&"));
+    }
+    out
+}
+
 /// What a thread of a database run counted: a session's operations, or the
 /// sampler's waits and the server's counters (`S`) at the window's edges.
 #[derive(Default)]
