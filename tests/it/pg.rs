@@ -10,101 +10,38 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
-use crate::common::server::{evict, json, processes_left, processes_under};
-use crate::common::store::{store_path, temp_store};
+use crate::common::server::{ServerDir, dbio, evict, json, processes_left};
+use crate::common::store::temp_store;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn dbio() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
-    c.env("DBIO_DB", store_path());
-    c
-}
+/// The server's socket under the target.
+const SOCKET: &str = "dbio-pg/run/.s.PGSQL.5432";
 
-/// A target directory the postgres user can reach; its cluster is cleaned
-/// (server stopped, files removed) when dropped, pass or fail.
-struct PgDir {
-    base: PathBuf,
-    target: PathBuf,
-    _tmp: Option<tempfile::TempDir>,
+/// A target directory the postgres user can reach (`ServerDir`).
+struct PgDir(ServerDir);
+
+impl std::ops::Deref for PgDir {
+    type Target = ServerDir;
+    fn deref(&self) -> &ServerDir {
+        &self.0
+    }
 }
 
 impl PgDir {
     fn on_tmpfs() -> PgDir {
-        let tmp = tempfile::Builder::new()
-            .prefix("dbio-pg-")
-            .tempdir_in("/dev/shm")
-            .unwrap();
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        PgDir {
-            base: tmp.path().to_path_buf(),
-            target: tmp.path().join("t"),
-            _tmp: Some(tmp),
-        }
+        PgDir(ServerDir::on_tmpfs("pg", SOCKET))
     }
 
     fn under(mountpoint: &Path) -> PgDir {
-        fs::set_permissions(mountpoint, fs::Permissions::from_mode(0o755)).unwrap();
-        PgDir {
-            base: mountpoint.to_path_buf(),
-            target: mountpoint.join("t"),
-            _tmp: None,
-        }
-    }
-
-    fn data(&self) -> PathBuf {
-        self.target.join("dbio-pg/data")
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.target.join("dbio-pg/run/.s.PGSQL.5432")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        dbio()
-            .args(["run", "--workload", "pg", "--json", "--target"])
-            .arg(&self.target)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        dbio()
-            .args(["run", "--workload", "pg", "--json", "--target"])
-            .arg(&self.target)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    fn clean(&self) -> Output {
-        dbio()
-            .args(["clean", "--target"])
-            .arg(&self.target)
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for PgDir {
-    fn drop(&mut self) {
-        let _ = self.clean();
-        // Backstop: a server clean could not stop.
-        for pid in processes_under(&self.base) {
-            // SAFETY: killing a leftover server process of this test.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let _ = fs::remove_dir_all(&self.target);
+        PgDir(ServerDir::under(mountpoint, "pg", SOCKET))
     }
 }
 
@@ -140,7 +77,7 @@ fn postgres_uid() -> String {
 }
 
 /// No server process, shared memory, socket or pid file of `d`'s cluster.
-fn assert_nothing_left(d: &PgDir) {
+fn assert_nothing_left(d: &ServerDir) {
     // The postmaster's children may take a moment to go after it exits.
     assert_eq!(
         processes_left(&d.base),
@@ -158,7 +95,7 @@ fn assert_nothing_left(d: &PgDir) {
         "socket lock left"
     );
     assert!(
-        !d.data().join("postmaster.pid").exists(),
+        !d.target.join("dbio-pg/data/postmaster.pid").exists(),
         "postmaster.pid left"
     );
 }
@@ -168,20 +105,6 @@ fn f(v: &Value, path: &str) -> f64 {
         .fold(v, |v, k| &v[k])
         .as_f64()
         .unwrap_or_else(|| panic!("{path} missing in {v}"))
-}
-
-/// Waits until `d`'s server is up and dbio has measured for `secs`.
-fn wait_until_running(d: &PgDir, child: &mut Child, secs: u64) {
-    let t0 = Instant::now();
-    while !d.socket().exists() {
-        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "server never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_secs(secs));
 }
 
 fn pg_run_on_tmpfs_meets_the_invariants() {
@@ -329,7 +252,7 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
-    let mut child = d.spawn(&[
+    let r = d.interrupted(&[
         "--sessions",
         "2",
         "--scale",
@@ -339,24 +262,6 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
         "--time",
         "120",
     ]);
-    wait_until_running(&d, &mut child, 3);
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "slow: {:?}",
-        t0.elapsed()
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "interrupted");
     assert!(f(&r["pg"], "selects") > 0.0);
     assert!(f(&r["pg"], "server.xact_commit") > 0.0);
     assert_nothing_left(&d);
@@ -369,7 +274,7 @@ fn clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running() {
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
     let mut child = d.spawn(&["--sessions", "1", "--scale", "100", "--time", "120"]);
-    wait_until_running(&d, &mut child, 1);
+    d.wait_until_running(&mut child, 1);
     let out = d.clean();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -391,35 +296,13 @@ fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
-    let args = ["--sessions", "1", "--scale", "100", "--time", "120"];
-    let mut child = d.spawn(&args);
-    wait_until_running(&d, &mut child, 1);
-    child.kill().unwrap(); // SIGKILL: no guard runs
-    child.wait().unwrap();
-    assert!(d.data().join("postmaster.pid").exists());
-    assert!(
-        !processes_under(&d.base).is_empty(),
-        "the orphan is running"
+    d.kill_9(
+        &["--sessions", "1", "--scale", "100", "--time", "120"],
+        &["--sessions", "1", "--scale", "100", "--work-loop", "5"],
+        "dbio-pg",
+        |d| assert!(d.target.join("dbio-pg/data/postmaster.pid").exists()),
+        assert_nothing_left,
     );
-    // The next run finds the orphan and stops it before starting its own.
-    let out = d.run(&["--sessions", "1", "--scale", "100", "--work-loop", "5"]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    json(&out);
-    assert!(err.contains("left running by an earlier dbio"), "{err}");
-    assert_nothing_left(&d);
-    // And after another kill -9, dbio clean stops it.
-    let mut child = d.spawn(&args);
-    wait_until_running(&d, &mut child, 1);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let out = d.clean();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_nothing_left(&d);
-    assert!(!d.target.join("dbio-pg").exists());
 }
 
 fn pg_run_on_xfs_reads_three_ways() {
@@ -466,7 +349,7 @@ fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
-    let mut child = d.spawn(&[
+    let args = [
         "--sessions",
         "2",
         "--scale",
@@ -475,31 +358,16 @@ fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
         "20",
         "--time",
         "120",
-    ]);
-    wait_until_running(&d, &mut child, 2);
-    let pid: i32 = fs::read_to_string(d.data().join("postmaster.pid"))
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    // SAFETY: killing the test's own server.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "failed");
-    assert!(
-        r["error"].as_str().unwrap().contains("session"),
-        "{}",
-        r["error"]
-    );
+    ];
+    let r = d.server_killed(&args, |d| {
+        fs::read_to_string(d.target.join("dbio-pg/data/postmaster.pid"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    });
     assert!(f(&r["pg"], "selects") > 0.0, "what was measured is kept");
     // The dead server's shared memory, socket and pid file are gone too.
     assert_nothing_left(&d);
@@ -511,7 +379,7 @@ fn ctrl_c_while_loading_stops_the_load_and_the_server() {
     let d = PgDir::on_tmpfs();
     // 4 x 40000 pages: 1.25 GiB to load, seconds of work.
     let mut child = d.spawn(&["--sessions", "4", "--scale", "40000", "--time", "5"]);
-    wait_until_running(&d, &mut child, 1);
+    d.wait_until_running(&mut child, 1);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t0 = Instant::now();
