@@ -276,3 +276,16 @@ pub fn length(
         },
     })
 }
+
+/// `dbio run --workload WORKLOAD ARGS` resolved, for the servers' option tests.
+#[cfg(test)]
+pub fn config_of(workload: &str, args: &[&str]) -> Result<RunConfig, String> {
+    use clap::Parser;
+    let mut argv = vec!["dbio", "run", "--workload", workload];
+    argv.extend_from_slice(args);
+    let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+    match cli.command {
+        crate::cli::Command::Run(r) => (*r).into_config(),
+        _ => unreachable!(),
+    }
+}

@@ -82,13 +82,7 @@ mod tests {
     use clap::Parser;
 
     fn config(args: &[&str]) -> Result<RunConfig, String> {
-        let mut argv = vec!["dbio", "run", "--workload", "mysql"];
-        argv.extend_from_slice(args);
-        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Run(r) => (*r).into_config(),
-            _ => unreachable!(),
-        }
+        crate::workload::db::options::config_of("mysql", args)
     }
 
     #[test]
