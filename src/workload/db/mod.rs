@@ -15,6 +15,8 @@ pub mod sampler;
 pub mod session;
 pub mod user;
 
+use std::path::Path;
+
 use crate::measure::stats::OpStats;
 
 /// What can go wrong with a database server.
@@ -44,6 +46,36 @@ pub fn last_lines(text: &str, n: usize) -> String {
         .filter(|l| !l.is_empty())
         .collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
+pub const SOCKET_PATH_MAX: usize = 107;
+
+/// Refuses a server socket whose path is over [`SOCKET_PATH_MAX`] (a
+/// `--target` too deep); `root` is the server's directory under the target.
+pub fn check_socket(server: &str, root: &Path, socket: &Path) -> Result<(), ServerError> {
+    if socket.as_os_str().len() <= SOCKET_PATH_MAX {
+        return Ok(());
+    }
+    Err(ServerError::Usage(format!(
+        "--target {} is too deep for {server}'s unix socket ({} is over {SOCKET_PATH_MAX} bytes); give a shorter --target path",
+        root.parent().unwrap_or(root).display(),
+        socket.display()
+    )))
+}
+
+/// What an instance was made for (`marker`, JSON), if it is there and readable.
+pub fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
+    std::fs::read(marker)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+/// Records what an instance was made for, once it is complete.
+pub fn write_marker<T: serde::Serialize>(marker: &Path, shape: &T) -> Result<(), ServerError> {
+    let json = serde_json::to_vec(shape).expect("a shape serializes");
+    let name = marker.file_name().unwrap_or_default().to_string_lossy();
+    std::fs::write(marker, json).map_err(|e| failed(&format!("write {name}"), e))
 }
 
 /// `NAME=VALUE` with a setting-like name (`--pg-set`, `--mysql-set`);
