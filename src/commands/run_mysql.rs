@@ -9,9 +9,8 @@
 use mysql::prelude::Queryable;
 
 use super::CommandError;
-use super::run_db::{Histograms, command_error, histograms};
+use super::run_db::{Histograms, announce_load, command_error, report};
 use crate::config::RunConfig;
-use crate::environment::Environment;
 use crate::harness::{self, Options};
 use crate::report::Report;
 use crate::report::db::Setup;
@@ -50,12 +49,8 @@ pub fn run(
     progress: bool,
 ) -> Result<(Report, Histograms), CommandError> {
     let load_msg = || {
-        if progress {
-            eprintln!(
-                "loading {} table(s) of {} rows in {} data file(s) each (or reusing them)",
-                my.slob.schemas, my.slob.scale_blocks, my.files
-            );
-        }
+        let files = format!(" in {} data file(s) each", my.files);
+        announce_load(progress, my.slob.schemas, my.slob.scale_blocks, &files);
     };
     let (facts, out, died) = match &my.server.url {
         Some(url) => {
@@ -177,20 +172,15 @@ pub fn run(
             (facts, out, died)
         }
     };
-    let summary = MysqlSummary::new(
-        facts,
-        &out.parts,
-        out.result.measured_s,
-        out.result.cpu.total_s(),
-        out.result.window.as_ref(),
+    let died = died.then_some("MariaDB died during the run");
+    let (mut report, summary, histograms) = report(
+        cfg,
+        target,
+        out,
+        "mysql",
+        died,
+        |parts, secs, cpu, window| MysqlSummary::new(facts, parts, secs, cpu, window),
     );
-    let histograms = histograms("mysql", &out.parts);
-    let mut result = out.result;
-    if died && result.status != harness::Status::Failed {
-        result.status = harness::Status::Failed;
-        result.error = Some("MariaDB died during the run".into());
-    }
-    let mut report = Report::new(cfg, target, result, Environment::capture());
     report.mysql = Some(summary);
     Ok((report, histograms))
 }

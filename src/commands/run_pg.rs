@@ -5,9 +5,8 @@
 //! measured into the report (`pg`) and the stored histograms.
 
 use super::CommandError;
-use super::run_db::{Histograms, command_error, histograms};
+use super::run_db::{Histograms, announce_load, command_error, report};
 use crate::config::RunConfig;
-use crate::environment::Environment;
 use crate::harness::{self, Options};
 use crate::report::Report;
 use crate::report::db::Setup;
@@ -28,14 +27,7 @@ pub fn run(
     opts: Options,
     progress: bool,
 ) -> Result<(Report, Histograms), CommandError> {
-    let load_msg = || {
-        if progress {
-            eprintln!(
-                "loading {} table(s) of {} rows (or reusing them)",
-                pg.slob.schemas, pg.slob.scale_blocks
-            );
-        }
-    };
+    let load_msg = || announce_load(progress, pg.slob.schemas, pg.slob.scale_blocks, "");
     let (facts, out) = match &pg.server.url {
         Some(url) => {
             // An existing server: nothing started, nothing changed but the
@@ -97,15 +89,10 @@ pub fn run(
             (facts, out)
         }
     };
-    let summary = PgSummary::new(
-        facts,
-        &out.parts,
-        out.result.measured_s,
-        out.result.cpu.total_s(),
-        out.result.window.as_ref(),
-    );
-    let histograms = histograms("pg", &out.parts);
-    let mut report = Report::new(cfg, target, out.result, Environment::capture());
+    let (mut report, summary, histograms) =
+        report(cfg, target, out, "pg", None, |parts, secs, cpu, window| {
+            PgSummary::new(facts, parts, secs, cpu, window)
+        });
     report.pg = Some(summary);
     Ok((report, histograms))
 }
