@@ -740,9 +740,76 @@ fn checkpoints_show_in_the_background_events() {
     assert_nothing_left(&d);
 }
 
+/// The 16, 17 and 18 queries (pg_stat_io, pg_stat_checkpointer, WAL I/O
+/// in pg_stat_io) run on this machine's PostgreSQL 15 against stand-in
+/// views with those versions' columns, placed before pg_catalog: they
+/// parse, and each counter comes from where that version keeps it. (Only
+/// 15 is packaged here; the stand-ins' columns are the documented ones.)
+fn newer_servers_counters_read_through_stand_in_views() {
+    use dbio::workload::pg::stats::{COLUMNS, Delta, Snapshot, Sql};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let srv = OtherServer::start();
+    let mut c = srv.client("bench");
+    c.batch_execute(
+        "CREATE SCHEMA v16; \
+         CREATE VIEW v16.pg_stat_io AS SELECT * FROM (VALUES \
+           ('checkpointer'::text, 'relation'::text, 'normal'::text, 0::bigint, 0::float8, 5::bigint, 1.5::float8, \
+            2::bigint, 0.1::float8, 0::bigint, 0::float8, 8192::bigint, 0::bigint, 0::bigint, 0::bigint, 3::bigint, 0.2::float8), \
+           ('client backend', 'relation', 'normal', 7, 0.7, 11, 0.1, 0, 0, 0, 0, 8192, 100, 4, 0, 13, 0), \
+           ('walwriter', 'wal', 'normal', 0, 0, 9, 0.9, 0, 0, 0, 0, 8192, 0, 0, 0, 8, 0.8)) \
+           AS t(backend_type, object, context, reads, read_time, writes, write_time, writebacks, \
+                writeback_time, extends, extend_time, op_bytes, hits, evictions, reuses, fsyncs, fsync_time); \
+         CREATE VIEW v16.pg_stat_checkpointer AS SELECT 21::bigint AS num_timed, 22::bigint AS num_requested, \
+           0::bigint AS restartpoints_timed, 0::bigint AS restartpoints_req, 0::bigint AS restartpoints_done, \
+           23.0::float8 AS write_time, 24.0::float8 AS sync_time, 25::bigint AS buffers_written, now() AS stats_reset; \
+         SET search_path = v16, pg_catalog",
+    )
+    .unwrap();
+    let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+    let read = |c: &mut postgres::Client, v: i32| {
+        Snapshot::read(c, &Sql::new("bench", v)).unwrap_or_else(|e| panic!("{v}: {e}"))
+    };
+    // 16: the counters where 15 has them, and pg_stat_io by backend type
+    // over data files (the WAL row is not a data file).
+    let s16 = read(&mut c, 160_000);
+    let names: Vec<&str> = s16.1.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["checkpointer", "client backend"]);
+    let d = Delta::between(&Snapshot(s16.0.clone(), Vec::new()), &s16);
+    assert_eq!(
+        (d.io[1].reads, d.io[1].writes, d.io[1].fsyncs),
+        (7.0, 11.0, 13.0)
+    );
+    assert_eq!(d.io_reads(), Some(7.0));
+    // 17: checkpoints from pg_stat_checkpointer, backends' writes from pg_stat_io.
+    let s17 = read(&mut c, 170_000);
+    for (name, want) in [
+        ("checkpoints_timed", 21.0),
+        ("checkpoints_req", 22.0),
+        ("checkpoint_write_time", 23.0),
+        ("checkpoint_sync_time", 24.0),
+        ("buffers_checkpoint", 25.0),
+        ("buffers_backend", 11.0),
+        ("buffers_backend_fsync", 13.0),
+    ] {
+        assert_eq!(s17.0[col(name)], want, "{name}");
+    }
+    // 18: WAL writes and syncs from pg_stat_io's WAL rows.
+    let s18 = read(&mut c, 180_000);
+    assert_eq!(
+        (s18.0[col("wal_write")], s18.0[col("wal_sync")]),
+        (9.0, 8.0)
+    );
+    assert_eq!(s18.0[col("wal_sync_time")], 0.8);
+    // 15 still reads pg_catalog's own views.
+    let s15 = read(&mut c, 150_000);
+    assert!(s15.1.is_empty());
+    assert_ne!(s15.0[col("checkpoints_timed")], 21.0);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
     checkpoints_show_in_the_background_events [Root, Postgres],
+    newer_servers_counters_read_through_stand_in_views [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
     ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
     clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running [Root, Postgres],
