@@ -64,9 +64,9 @@ pub fn run(
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Plans (quiet, one line per run) say it too: once per target.
     let announce = !quiet || output == Output::Line;
-    if let Some(my) = cfg.mysql.as_ref().filter(|m| m.url.is_none()) {
+    if let Some(my) = cfg.mysql.as_ref().filter(|m| m.server.url.is_none()) {
         // No MariaDB: one line, before the target is made.
-        crate::workload::mysql::server::Binaries::find(my.bin.as_deref())
+        crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
             .map_err(super::run_db::command_error)?;
     }
     let target = match cfg.pg.is_some() || cfg.mysql.is_some() {

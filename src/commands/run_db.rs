@@ -1,10 +1,15 @@
 //! What `dbio run`'s arms for real database servers (`run_pg.rs`,
 //! `run_mysql.rs`) share: the target as a locked directory, the server's
-//! errors as exit codes, and the client-side latency histograms to store.
+//! errors as exit codes, the load's progress line, and the harness's
+//! outcome as a report with the client-side latency histograms to store.
 
 use super::CommandError;
 use crate::config::RunConfig;
+use crate::environment::Environment;
+use crate::harness::{Outcome, Status};
 use crate::measure::stats::OpStats;
+use crate::report::Report;
+use crate::samplers::telemetry::TelemetrySummary;
 use crate::store::encode_histogram;
 use crate::target::{Target, TargetError, TargetKind};
 use crate::workload::db::{DbPart, ServerError};
@@ -26,8 +31,8 @@ pub fn command_error(e: ServerError) -> CommandError {
 /// mistyped path, not an unmounted mount point; at most its last component
 /// created) and is locked for the run.
 pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
-    let own_server = cfg.mysql.as_ref().is_some_and(|m| m.url.is_none())
-        || cfg.pg.as_ref().is_some_and(|p| p.url.is_none());
+    let own_server = cfg.mysql.as_ref().is_some_and(|m| m.server.url.is_none())
+        || cfg.pg.as_ref().is_some_and(|p| p.server.url.is_none());
     let mut locks = Vec::new();
     if own_server {
         crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
@@ -56,6 +61,44 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
         layout: None,
         locks: std::sync::Arc::new(locks),
     })
+}
+
+/// "loading N table(s) of M rows ... (or reusing them)" on stderr, with progress.
+pub fn announce_load(progress: bool, tables: u32, rows: u64, detail: &str) {
+    if progress {
+        eprintln!("loading {tables} table(s) of {rows} rows{detail} (or reusing them)");
+    }
+}
+
+/// The harness's outcome as a run's report and the histograms to store
+/// (named `prefix.kind`): `summary` makes the server's section from the
+/// threads' parts, the measured seconds, dbio's CPU seconds and the
+/// telemetry window; `died` (the server's own words) fails a run whose
+/// server died under it.
+pub fn report<P, S>(
+    cfg: &RunConfig,
+    target: &Target,
+    out: Outcome<DbPart<P>>,
+    prefix: &str,
+    died: Option<&str>,
+    summary: impl FnOnce(&[DbPart<P>], f64, f64, Option<&TelemetrySummary>) -> S,
+) -> (Report, S, Histograms) {
+    let s = summary(
+        &out.parts,
+        out.result.measured_s,
+        out.result.cpu.total_s(),
+        out.result.window.as_ref(),
+    );
+    let histograms = histograms(prefix, &out.parts);
+    let mut result = out.result;
+    if let Some(why) = died
+        && result.status != Status::Failed
+    {
+        result.status = Status::Failed;
+        result.error = Some(why.into());
+    }
+    let report = Report::new(cfg, target, result, Environment::capture());
+    (report, s, histograms)
 }
 
 /// The sessions' latency histograms merged per kind, named `PREFIX.kind`.

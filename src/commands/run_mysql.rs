@@ -9,11 +9,11 @@
 use mysql::prelude::Queryable;
 
 use super::CommandError;
-use super::run_db::{Histograms, command_error, histograms};
+use super::run_db::{Histograms, announce_load, command_error, report};
 use crate::config::RunConfig;
-use crate::environment::Environment;
 use crate::harness::{self, Options};
 use crate::report::Report;
+use crate::report::db::Setup;
 use crate::report::mysql::{MysqlSummary, ServerFacts};
 use crate::target::Target;
 use crate::workload::Shared;
@@ -49,14 +49,10 @@ pub fn run(
     progress: bool,
 ) -> Result<(Report, Histograms), CommandError> {
     let load_msg = || {
-        if progress {
-            eprintln!(
-                "loading {} table(s) of {} rows in {} data file(s) each (or reusing them)",
-                my.slob.schemas, my.slob.scale_blocks, my.files
-            );
-        }
+        let files = format!(" in {} data file(s) each", my.files);
+        announce_load(progress, my.slob.schemas, my.slob.scale_blocks, &files);
     };
-    let (facts, out, died) = match &my.url {
+    let (facts, out, died) = match &my.server.url {
         Some(url) => {
             // An existing server: nothing started, nothing changed but the
             // database dbio owns there.
@@ -110,16 +106,13 @@ pub fn run(
                 data_dir,
                 redo_dir: redo,
                 instance_reused: true,
-                settings: applied,
-                memory_limit_bytes: None,
-                cgroup: None,
-                load,
+                setup: Setup::new(applied, None, load),
                 page_size,
             };
             (facts, out, false)
         }
         None => {
-            let bin = Binaries::find(my.bin.as_deref()).map_err(command_error)?;
+            let bin = Binaries::find(my.server.bin.as_deref()).map_err(command_error)?;
             let paths = Paths::new(&cfg.target, my.redo_dir.as_deref());
             let settings = server::settings(
                 &paths,
@@ -127,7 +120,7 @@ pub fn run(
                 my.flush_method,
                 my.slob.cache_bytes,
                 my.slob.sessions(),
-                &my.set,
+                &my.server.set,
             );
             if progress {
                 eprintln!(
@@ -136,8 +129,9 @@ pub fn run(
                     paths.data.display()
                 );
             }
-            let mut srv = Server::start(bin, paths, &settings, my.page_size, my.memory_bytes)
-                .map_err(command_error)?;
+            let mut srv =
+                Server::start(bin, paths, &settings, my.page_size, my.server.memory_bytes)
+                    .map_err(command_error)?;
             let ep = srv.endpoint();
             load_msg();
             let load = data::ensure(
@@ -171,33 +165,22 @@ pub fn run(
                 data_dir: srv.paths.data.display().to_string(),
                 redo_dir: srv.paths.redo.display().to_string(),
                 instance_reused: srv.reused,
-                settings: applied,
-                memory_limit_bytes: srv.cgroup.as_ref().map(|c| c.limit_bytes),
-                cgroup: srv
-                    .cgroup
-                    .as_ref()
-                    .map(|c| format!("{} ({})", c.path.display(), c.version)),
-                load,
+                setup: Setup::new(applied, srv.cgroup.as_ref(), load),
                 page_size: my.page_size,
                 direct: my.flush_method == "O_DIRECT",
             };
             (facts, out, died)
         }
     };
-    let summary = MysqlSummary::new(
-        facts,
-        &out.parts,
-        out.result.measured_s,
-        out.result.cpu.total_s(),
-        out.result.window.as_ref(),
+    let died = died.then_some("MariaDB died during the run");
+    let (mut report, summary, histograms) = report(
+        cfg,
+        target,
+        out,
+        "mysql",
+        died,
+        |parts, secs, cpu, window| MysqlSummary::new(facts, parts, secs, cpu, window),
     );
-    let histograms = histograms("mysql", &out.parts);
-    let mut result = out.result;
-    if died && result.status != harness::Status::Failed {
-        result.status = harness::Status::Failed;
-        result.error = Some("MariaDB died during the run".into());
-    }
-    let mut report = Report::new(cfg, target, result, Environment::capture());
     report.mysql = Some(summary);
     Ok((report, histograms))
 }

@@ -5,11 +5,11 @@
 //! measured into the report (`pg`) and the stored histograms.
 
 use super::CommandError;
-use super::run_db::{Histograms, command_error, histograms};
+use super::run_db::{Histograms, announce_load, command_error, report};
 use crate::config::RunConfig;
-use crate::environment::Environment;
 use crate::harness::{self, Options};
 use crate::report::Report;
+use crate::report::db::Setup;
 use crate::report::pg::{PgSummary, ServerFacts};
 use crate::target::Target;
 use crate::workload::Shared;
@@ -27,15 +27,8 @@ pub fn run(
     opts: Options,
     progress: bool,
 ) -> Result<(Report, Histograms), CommandError> {
-    let load_msg = || {
-        if progress {
-            eprintln!(
-                "loading {} table(s) of {} rows (or reusing them)",
-                pg.slob.schemas, pg.slob.scale_blocks
-            );
-        }
-    };
-    let (facts, out) = match &pg.url {
+    let load_msg = || announce_load(progress, pg.slob.schemas, pg.slob.scale_blocks, "");
+    let (facts, out) = match &pg.server.url {
         Some(url) => {
             // An existing server: nothing started, nothing changed but the
             // schema dbio owns there.
@@ -58,23 +51,24 @@ pub fn run(
                 data_dir,
                 wal_dir,
                 cluster_reused: true,
-                settings,
-                memory_limit_bytes: None,
-                cgroup: None,
-                load,
+                setup: Setup::new(settings, None, load),
             };
             (facts, out)
         }
         None => {
-            let bin = Binaries::find(pg.bin.as_deref()).map_err(command_error)?;
+            let bin = Binaries::find(pg.server.bin.as_deref()).map_err(command_error)?;
             let paths = Paths::new(&cfg.target, pg.wal_dir.as_deref());
-            let settings =
-                server::settings(&paths, pg.slob.cache_bytes, pg.slob.sessions(), &pg.set);
+            let settings = server::settings(
+                &paths,
+                pg.slob.cache_bytes,
+                pg.slob.sessions(),
+                &pg.server.set,
+            );
             if progress {
                 eprintln!("starting {} on {}", bin.version, paths.data.display());
             }
-            let mut srv =
-                Server::start(bin, paths, &settings, pg.memory_bytes).map_err(command_error)?;
+            let mut srv = Server::start(bin, paths, &settings, pg.server.memory_bytes)
+                .map_err(command_error)?;
             let ep = Endpoint::of(&srv);
             load_msg();
             let load = data::ensure(&ep, pg.slob.schemas, pg.slob.scale_blocks, opts.interrupt)
@@ -90,26 +84,15 @@ pub fn run(
                 data_dir: srv.paths.data.display().to_string(),
                 wal_dir: srv.paths.wal.display().to_string(),
                 cluster_reused: srv.reused,
-                settings: applied,
-                memory_limit_bytes: srv.cgroup.as_ref().map(|c| c.limit_bytes),
-                cgroup: srv
-                    .cgroup
-                    .as_ref()
-                    .map(|c| format!("{} ({})", c.path.display(), c.version)),
-                load,
+                setup: Setup::new(applied, srv.cgroup.as_ref(), load),
             };
             (facts, out)
         }
     };
-    let summary = PgSummary::new(
-        facts,
-        &out.parts,
-        out.result.measured_s,
-        out.result.cpu.total_s(),
-        out.result.window.as_ref(),
-    );
-    let histograms = histograms("pg", &out.parts);
-    let mut report = Report::new(cfg, target, out.result, Environment::capture());
+    let (mut report, summary, histograms) =
+        report(cfg, target, out, "pg", None, |parts, secs, cpu, window| {
+            PgSummary::new(facts, parts, secs, cpu, window)
+        });
     report.pg = Some(summary);
     Ok((report, histograms))
 }

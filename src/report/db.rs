@@ -1,8 +1,9 @@
 //! What the report of a run on a real database server shows whatever the
 //! server (`pg` and `mysql` in the `--json` document): the operations dbio
 //! issued with their client-side latency, the sampled waits, the load
-//! profile's lines, and the device's reads beside the server's own.
-//! `pg.rs` and `mysql.rs` add their server's counters and words.
+//! profile's lines, the settings, memory limit and load (`Setup`), and the
+//! device's reads beside the server's own (`DeviceReads`). `pg.rs` and
+//! `mysql.rs` add their server's counters and words.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,65 @@ use super::{Latency, OpSummary, summarize};
 use crate::measure::stats::OpStats;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::workload::db::DbPart;
+use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::data::LoadReport;
+
+/// The server's settings, its memory limit and the data, as every server's
+/// summary shows them (flattened into it after the server's own fields).
+#[derive(Clone, Debug, Serialize)]
+pub struct Setup {
+    /// The settings as the server reports them (name, value).
+    pub settings: Vec<(String, String)>,
+    /// `--pg-memory`, `--mysql-memory`: the memory cgroup the server ran in
+    /// and its limit.
+    pub memory_limit_bytes: Option<u64>,
+    pub cgroup: Option<String>,
+    pub load: LoadReport,
+}
+
+impl Setup {
+    pub fn new(
+        settings: Vec<(String, String)>,
+        cgroup: Option<&MemCgroup>,
+        load: LoadReport,
+    ) -> Setup {
+        Setup {
+            settings,
+            memory_limit_bytes: cgroup.map(|c| c.limit_bytes),
+            cgroup: cgroup.map(|c| format!("{} ({})", c.path.display(), c.version)),
+            load,
+        }
+    }
+}
+
+/// The reads of the device under the data over the window (flattened into
+/// each server's physical reads; null on tmpfs or when no device was
+/// resolved).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DeviceReads {
+    pub device: Option<String>,
+    pub device_requests: Option<f64>,
+    pub device_bytes: Option<f64>,
+    pub device_per_s: Option<f64>,
+}
+
+impl DeviceReads {
+    /// The first device of the chain, from dbio's telemetry.
+    pub fn of(window: Option<&TelemetrySummary>) -> DeviceReads {
+        let Some((w, d, r)) = window.and_then(|w| {
+            let d = w.devices.first()?;
+            Some((w, d, d.rates.as_ref()?))
+        }) else {
+            return DeviceReads::default();
+        };
+        DeviceReads {
+            device: Some(d.name.clone()),
+            device_requests: Some(r.r_per_s * w.seconds),
+            device_bytes: Some(r.rkib_per_s * 1024.0 * w.seconds),
+            device_per_s: Some(r.r_per_s),
+        }
+    }
+}
 
 /// The operations and waits of a database run.
 #[derive(Clone, Debug, Serialize)]
@@ -35,6 +95,10 @@ pub struct DbOps {
     pub sample_hz: u64,
     pub samples: u64,
     pub waits: Vec<WaitLine>,
+    /// The server's own processes sampled at the same time when busy
+    /// (`PROCESS EVENT`; absent where the server does not show them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub background_waits: Vec<WaitLine>,
     /// Why the server's counters are missing, if they are.
     pub sampler_error: Option<String>,
 }
@@ -75,6 +139,7 @@ impl DbOps {
         );
         let mut rows = 0;
         let mut waits: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut background: BTreeMap<&str, u64> = BTreeMap::new();
         let (mut samples, mut edges, mut sampler_error) = (0, None, None);
         for p in parts {
             select.merge(&p.select);
@@ -82,8 +147,11 @@ impl DbOps {
             commit.merge(&p.commit);
             scan.merge(&p.scan);
             rows += p.rows;
-            for (k, v) in &p.waits {
+            for (k, v) in &p.waits.sessions {
                 *waits.entry(k).or_default() += v;
+            }
+            for (k, v) in &p.waits.background {
+                *background.entry(k).or_default() += v;
             }
             samples += p.samples;
             if p.edges.is_some() {
@@ -94,17 +162,8 @@ impl DbOps {
             }
         }
         let secs = measured_s.max(1e-9);
-        let total_waits: u64 = waits.values().sum();
-        let mut waits: Vec<WaitLine> = waits
-            .into_iter()
-            .map(|(k, n)| WaitLine {
-                event: k.to_string(),
-                samples: n,
-                pct: 100.0 * n as f64 / total_waits.max(1) as f64,
-                aas: n as f64 / samples.max(1) as f64,
-            })
-            .collect();
-        waits.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.event.cmp(&b.event)));
+        let waits = wait_lines(waits, samples);
+        let background_waits = wait_lines(background, samples);
         let executes = (select.count + update.count + scan.count) as f64;
         let op = |s: &OpStats| (s.count > 0).then(|| summarize(s, page, secs));
         let ops = DbOps {
@@ -124,6 +183,7 @@ impl DbOps {
             sample_hz,
             samples,
             waits,
+            background_waits,
             sampler_error,
         };
         (ops, edges)
@@ -153,6 +213,23 @@ impl DbOps {
     }
 }
 
+/// Sampled waits as lines, most sampled first: each one's share of all
+/// the samples of its kind, and its average active processes.
+fn wait_lines(waits: BTreeMap<&str, u64>, samples: u64) -> Vec<WaitLine> {
+    let total: u64 = waits.values().sum();
+    let mut lines: Vec<WaitLine> = waits
+        .into_iter()
+        .map(|(k, n)| WaitLine {
+            event: k.to_string(),
+            samples: n,
+            pct: 100.0 * n as f64 / total.max(1) as f64,
+            aas: n as f64 / samples.max(1) as f64,
+        })
+        .collect();
+    lines.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.event.cmp(&b.event)));
+    lines
+}
+
 /// A load profile line per second and per transaction.
 pub fn profile(secs: f64, transactions: f64, lines: &[(&'static str, f64)]) -> Vec<ProfileLine> {
     let (secs, tx) = (secs.max(1e-9), transactions.max(1.0));
@@ -164,19 +241,4 @@ pub fn profile(secs: f64, transactions: f64, lines: &[(&'static str, f64)]) -> V
             per_transaction: Some(v / tx),
         })
         .collect()
-}
-
-/// Reads of the device directly under the data (the first of the chain)
-/// over the window, from dbio's telemetry: its name, requests, bytes and
-/// requests per second. None on tmpfs or when no device was resolved.
-pub fn device_reads(window: Option<&TelemetrySummary>) -> Option<(String, f64, f64, f64)> {
-    let w = window?;
-    let d = w.devices.first()?;
-    let r = d.rates.as_ref()?;
-    Some((
-        d.name.clone(),
-        r.r_per_s * w.seconds,
-        r.rkib_per_s * 1024.0 * w.seconds,
-        r.r_per_s,
-    ))
 }

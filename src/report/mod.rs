@@ -269,7 +269,7 @@ mod tests {
     use crate::workload::dist::Distribution;
 
     /// A report built from fixed measurements, so its renderings are stable.
-    fn sample() -> Report {
+    pub(super) fn sample() -> Report {
         let cfg = RunConfig {
             workload: "raw",
             target: "/mnt/xfs/dbio".into(),

@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::db::{DbOps, ProfileLine, device_reads, profile};
+use super::db::{DbOps, DeviceReads, ProfileLine, Setup, profile};
 use crate::samplers::telemetry::TelemetrySummary;
-use crate::workload::db::data::LoadReport;
 use crate::workload::mysql::run::{ASH_HZ, MysqlPart};
 use crate::workload::mysql::stats::{WaitDelta, delta, wait_deltas};
 
@@ -27,12 +26,10 @@ pub struct MysqlSummary {
     pub redo_dir: String,
     /// The instance was installed by an earlier run and reused.
     pub instance_reused: bool,
-    /// The server's variables dbio set, as the server applied them.
-    pub settings: Vec<(String, String)>,
-    /// `--mysql-memory`: the memory cgroup the server ran in and its limit.
-    pub memory_limit_bytes: Option<u64>,
-    pub cgroup: Option<String>,
-    pub load: LoadReport,
+    /// The server's variables dbio set as the server applied them,
+    /// `--mysql-memory`, the load (flattened).
+    #[serde(flatten)]
+    pub setup: Setup,
     /// Operations, latency and sampled session states (flattened).
     #[serde(flatten)]
     pub ops: DbOps,
@@ -55,10 +52,8 @@ pub struct InnodbReads {
     /// Innodb_buffer_pool_reads: buffer pool misses read from a file.
     pub buffer_pool_reads: f64,
     /// The device under the data directory (null on tmpfs).
-    pub device: Option<String>,
-    pub device_requests: Option<f64>,
-    pub device_bytes: Option<f64>,
-    pub device_per_s: Option<f64>,
+    #[serde(flatten)]
+    pub device: DeviceReads,
     /// (device - InnoDB) / InnoDB read requests, percent.
     pub difference_pct: Option<f64>,
     /// Whether they agree within [`AGREE_PCT`]; only said under O_DIRECT,
@@ -72,10 +67,7 @@ pub struct ServerFacts {
     pub data_dir: String,
     pub redo_dir: String,
     pub instance_reused: bool,
-    pub settings: Vec<(String, String)>,
-    pub memory_limit_bytes: Option<u64>,
-    pub cgroup: Option<String>,
-    pub load: LoadReport,
+    pub setup: Setup,
     pub page_size: u32,
     /// innodb_flush_method is O_DIRECT.
     pub direct: bool,
@@ -133,20 +125,17 @@ impl MysqlSummary {
         };
         let secs = measured_s.max(1e-9);
         let innodb = c("Innodb_data_reads");
-        let dev = device_reads(window);
-        let difference_pct = dev
-            .as_ref()
+        let device = DeviceReads::of(window);
+        let difference_pct = device
+            .device_requests
             .filter(|_| innodb > 0.0)
-            .map(|d| 100.0 * (d.1 - innodb) / innodb);
+            .map(|d| 100.0 * (d - innodb) / innodb);
         let physical_reads = InnodbReads {
             innodb_requests: innodb,
             innodb_bytes: c("Innodb_data_read"),
             innodb_per_s: innodb / secs,
             buffer_pool_reads: c("Innodb_buffer_pool_reads"),
-            device: dev.as_ref().map(|d| d.0.clone()),
-            device_requests: dev.as_ref().map(|d| d.1),
-            device_bytes: dev.as_ref().map(|d| d.2),
-            device_per_s: dev.as_ref().map(|d| d.3),
+            device,
             difference_pct,
             agree: difference_pct
                 .filter(|_| facts.direct)
@@ -157,10 +146,7 @@ impl MysqlSummary {
             data_dir: facts.data_dir,
             redo_dir: facts.redo_dir,
             instance_reused: facts.instance_reused,
-            settings: facts.settings,
-            memory_limit_bytes: facts.memory_limit_bytes,
-            cgroup: facts.cgroup,
-            load: facts.load,
+            setup: facts.setup,
             ops,
             server,
             load_profile,

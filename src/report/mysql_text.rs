@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::Report;
-use super::db_text::{self, plural};
+use super::db_text;
 use super::mysql::{AGREE_PCT, MysqlSummary};
 use crate::units::{fmt_count, fmt_size};
 
@@ -28,74 +28,37 @@ const SHOWN: [&str; 8] = [
 
 pub fn render(r: &Report, s: &MysqlSummary) -> String {
     let mut o = String::new();
-    let c = &r.config;
-    let my = c.mysql.as_ref().expect("a mysql run has its settings");
-    let m = &my.slob;
-    let _ = writeln!(
-        o,
-        "dbio {}  mysql  {} session{} ({} table{} x {} thread{})  UPDATE_PCT {}  WORK_UNIT {}  MariaDB {}",
-        r.dbio_version,
-        c.sessions,
-        plural(c.sessions),
-        m.schemas,
-        plural(m.schemas),
-        m.threads_per_schema,
-        plural(m.threads_per_schema),
-        m.update_pct,
-        m.work_unit,
-        s.version
+    let my = r
+        .config
+        .mysql
+        .as_ref()
+        .expect("a mysql run has its settings");
+    db_text::title(
+        &mut o,
+        r,
+        "mysql",
+        &my.slob,
+        &format!("MariaDB {}", s.version),
     );
-    match my.url_redacted.as_deref() {
-        Some(url) => {
-            let _ = writeln!(
-                o,
-                "server   {url}: an existing server, dbio's database dbio; data {}",
-                s.data_dir
-            );
-        }
-        None => {
-            let _ = writeln!(
-                o,
-                "instance {} (redo {}){}",
-                s.data_dir,
-                s.redo_dir,
-                if s.instance_reused {
-                    ", reused"
-                } else {
-                    ", new"
-                },
-            );
-        }
-    }
-    let l = &s.load;
-    let _ = writeln!(
-        o,
-        "data     {} table{} x {} rows (two per {} page), {}: {}",
-        l.tables,
-        plural(l.tables),
-        l.rows_per_table,
-        fmt_size(u64::from(my.page_size)),
-        fmt_size(l.bytes),
-        if l.reused {
-            "reused".to_string()
-        } else {
-            format!("loaded in {:.1} s at {:.1} MiB/s", l.seconds, l.mib_per_s)
-        }
+    db_text::server(
+        &mut o,
+        my.server.url_redacted.as_deref(),
+        "database",
+        &s.data_dir,
+        format!(
+            "instance {} (redo {}){}",
+            s.data_dir,
+            s.redo_dir,
+            db_text::reused(s.instance_reused)
+        ),
     );
-    let settings: Vec<String> = s
-        .settings
-        .iter()
-        .filter(|(k, _)| SHOWN.contains(&k.as_str()) || my.set.iter().any(|(n, _)| n == k))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    let _ = writeln!(o, "settings {}", settings.join("  "));
-    if let (Some(limit), Some(cg)) = (s.memory_limit_bytes, &s.cgroup) {
-        let _ = writeln!(
-            o,
-            "memory   the server limited to {} (page cache included): cgroup {cg}",
-            fmt_size(limit)
-        );
-    }
+    db_text::setup(
+        &mut o,
+        &s.setup,
+        &format!("two per {} page", fmt_size(u64::from(my.page_size))),
+        |k| SHOWN.contains(&k) || my.server.set.iter().any(|(n, _)| n == k),
+        "the server",
+    );
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
@@ -170,23 +133,7 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
         fmt_count(p.innodb_per_s),
         fmt_size(p.innodb_bytes as u64)
     );
-    match (&p.device, p.device_per_s, p.device_bytes) {
-        (Some(dev), Some(per_s), Some(bytes)) => {
-            let _ = writeln!(
-                o,
-                "  device {:<20} {:>12} /s  {}",
-                dev,
-                fmt_count(per_s),
-                fmt_size(bytes as u64)
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                o,
-                "  device                      (none under the data directory: tmpfs?)"
-            );
-        }
-    }
+    db_text::device_reads(&mut o, &p.device);
     if let Some(d) = p.difference_pct {
         let _ = writeln!(
             o,
@@ -198,8 +145,6 @@ pub fn render(r: &Report, s: &MysqlSummary) -> String {
             }
         );
     }
-    if let Some(w) = &r.telemetry_window {
-        super::text::telemetry(&mut o, r, w);
-    }
+    db_text::telemetry(&mut o, r);
     o
 }

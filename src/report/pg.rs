@@ -2,15 +2,16 @@
 //! server and its settings, how the data was loaded, client-side latency
 //! per operation, the server's counters over the window (pg_stat_database,
 //! pg_stat_bgwriter, pg_stat_wal), the load profile per second and per
-//! transaction, top wait events from the sampled sessions, and physical
-//! reads three ways (PostgreSQL's, the device's, and what the page cache
-//! absorbed between them). Rendered by `pg_text`.
+//! transaction, top wait events from the sampled sessions (and the
+//! server's background processes'), pg_stat_io by backend type (16+), and
+//! physical reads three ways (PostgreSQL's, the device's, and what the page
+//! cache absorbed between them; pg_stat_io's too on 16+). Rendered by
+//! `pg_text`.
 
 use serde::Serialize;
 
-use super::db::{DbOps, ProfileLine, device_reads, profile};
+use super::db::{DbOps, DeviceReads, ProfileLine, Setup, profile};
 use crate::samplers::telemetry::TelemetrySummary;
-use crate::workload::pg::data::LoadReport;
 use crate::workload::pg::run::PgPart;
 use crate::workload::pg::stats::Delta;
 
@@ -23,13 +24,9 @@ pub struct PgSummary {
     pub wal_dir: String,
     /// The cluster was made by an earlier run and reused.
     pub cluster_reused: bool,
-    /// Settings not at their default, as the server reports them (name,
-    /// value with unit).
-    pub settings: Vec<(String, String)>,
-    /// `--pg-memory`: the memory cgroup the server ran in and its limit.
-    pub memory_limit_bytes: Option<u64>,
-    pub cgroup: Option<String>,
-    pub load: LoadReport,
+    /// Settings not at their default, `--pg-memory`, the load (flattened).
+    #[serde(flatten)]
+    pub setup: Setup,
     /// Operations, latency and sampled waits (flattened: `selects`,
     /// `commit`, `waits`, ... at this level).
     #[serde(flatten)]
@@ -47,15 +44,15 @@ pub struct PhysicalReads {
     pub pg_blocks: f64,
     pub pg_bytes: f64,
     pub pg_per_s: f64,
-    /// The device under the data directory, from dbio's telemetry (null on
-    /// tmpfs or when no device could be resolved).
-    pub device: Option<String>,
-    pub device_requests: Option<f64>,
-    pub device_bytes: Option<f64>,
-    pub device_per_s: Option<f64>,
+    /// The device under the data directory, from dbio's telemetry.
+    #[serde(flatten)]
+    pub device: DeviceReads,
     /// PostgreSQL's read bytes the device did not see: the page cache's share.
     pub absorbed_bytes: Option<f64>,
     pub absorbed_pct: Option<f64>,
+    /// Reads of data files by every backend type in pg_stat_io (16+).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg_stat_io_reads: Option<f64>,
 }
 
 /// Things besides the threads' parts that the summary shows.
@@ -65,10 +62,7 @@ pub struct ServerFacts {
     pub data_dir: String,
     pub wal_dir: String,
     pub cluster_reused: bool,
-    pub settings: Vec<(String, String)>,
-    pub memory_limit_bytes: Option<u64>,
-    pub cgroup: Option<String>,
-    pub load: LoadReport,
+    pub setup: Setup,
 }
 
 impl PgSummary {
@@ -113,20 +107,18 @@ impl PgSummary {
         }
         let pg_blocks = server.as_ref().map_or(0.0, |d| d.blks_read);
         let pg_bytes = pg_blocks * f64::from(crate::workload::pg::PAGE);
-        let dev = device_reads(window);
+        let device = DeviceReads::of(window);
         let physical_reads = PhysicalReads {
             pg_blocks,
             pg_bytes,
             pg_per_s: pg_blocks / secs,
-            device: dev.as_ref().map(|d| d.0.clone()),
-            device_requests: dev.as_ref().map(|d| d.1),
-            device_bytes: dev.as_ref().map(|d| d.2),
-            device_per_s: dev.as_ref().map(|d| d.3),
-            absorbed_bytes: dev.as_ref().map(|d| (pg_bytes - d.2).max(0.0)),
-            absorbed_pct: dev
-                .as_ref()
+            absorbed_bytes: device.device_bytes.map(|b| (pg_bytes - b).max(0.0)),
+            absorbed_pct: device
+                .device_bytes
                 .filter(|_| pg_bytes > 0.0)
-                .map(|d| 100.0 * (pg_bytes - d.2).max(0.0) / pg_bytes),
+                .map(|b| 100.0 * (pg_bytes - b).max(0.0) / pg_bytes),
+            device,
+            pg_stat_io_reads: server.as_ref().and_then(Delta::io_reads),
         };
         PgSummary {
             version: facts.version,
@@ -134,10 +126,7 @@ impl PgSummary {
             data_dir: facts.data_dir,
             wal_dir: facts.wal_dir,
             cluster_reused: facts.cluster_reused,
-            settings: facts.settings,
-            memory_limit_bytes: facts.memory_limit_bytes,
-            cgroup: facts.cgroup,
-            load: facts.load,
+            setup: facts.setup,
             ops,
             server,
             load_profile,

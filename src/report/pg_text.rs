@@ -1,99 +1,57 @@
 //! The PostgreSQL run's terminal report, AWR style: the server and its
 //! settings, the load, Load Profile per second and per transaction, Top
-//! Events from the sampled sessions, client-side latency (select, update,
-//! commit), WAL and checkpoints, physical reads three ways, then the host
-//! and device sections every run has.
+//! Events from the sampled sessions and Background Events from the
+//! server's own processes, client-side latency (select, update, commit),
+//! WAL and checkpoints, I/O by backend type (pg_stat_io, 16+), physical
+//! reads three ways, then the host and device sections every run has.
 
 use std::fmt::Write;
 
 use super::Report;
-use super::db_text::{self, plural};
+use super::db_text;
 use super::pg::PgSummary;
 use crate::units::{fmt_count, fmt_size};
+use crate::workload::pg::stats::Delta;
+
+/// The settings the header shows.
+const SHOWN: [&str; 7] = [
+    "shared_buffers",
+    "synchronous_commit",
+    "full_page_writes",
+    "wal_sync_method",
+    "max_wal_size",
+    "checkpoint_timeout",
+    "wal_compression",
+];
 
 pub fn render(r: &Report, s: &PgSummary) -> String {
     let mut o = String::new();
-    let c = &r.config;
-    let m = &c.pg.as_ref().expect("a pg run has its settings").slob;
-    let _ = writeln!(
-        o,
-        "dbio {}  pg  {} session{} ({} table{} x {} thread{})  UPDATE_PCT {}  WORK_UNIT {}  {}",
-        r.dbio_version,
-        c.sessions,
-        plural(c.sessions),
-        m.schemas,
-        plural(m.schemas),
-        m.threads_per_schema,
-        plural(m.threads_per_schema),
-        m.update_pct,
-        m.work_unit,
-        s.version
+    let pg = r.config.pg.as_ref().expect("a pg run has its settings");
+    db_text::title(&mut o, r, "pg", &pg.slob, &s.version);
+    db_text::server(
+        &mut o,
+        pg.server.url_redacted.as_deref(),
+        "schema",
+        &s.data_dir,
+        format!(
+            "cluster  {} (WAL {}){}; binaries {}",
+            s.data_dir,
+            s.wal_dir,
+            db_text::reused(s.cluster_reused),
+            s.bin_dir
+        ),
     );
-    match c.pg.as_ref().and_then(|p| p.url_redacted.as_deref()) {
-        Some(url) => {
-            let _ = writeln!(
-                o,
-                "server   {url}: an existing server, dbio's schema dbio; data {}",
-                s.data_dir
-            );
-        }
-        None => {
-            let _ = writeln!(
-                o,
-                "cluster  {} (WAL {}){}; binaries {}",
-                s.data_dir,
-                s.wal_dir,
-                if s.cluster_reused {
-                    ", reused"
-                } else {
-                    ", new"
-                },
-                s.bin_dir
-            );
-        }
-    }
-    let l = &s.load;
-    let _ = writeln!(
-        o,
-        "data     {} table{} x {} rows (one per 8 KiB page), {}: {}",
-        l.tables,
-        plural(l.tables),
-        l.rows_per_table,
-        fmt_size(l.bytes),
-        if l.reused {
-            "reused".to_string()
-        } else {
-            format!("loaded in {:.1} s at {:.1} MiB/s", l.seconds, l.mib_per_s)
-        }
+    db_text::setup(
+        &mut o,
+        &s.setup,
+        "one per 8 KiB page",
+        |k| SHOWN.contains(&k),
+        "the server's processes",
     );
-    let settings: Vec<String> = s
-        .settings
-        .iter()
-        .filter(|(k, _)| {
-            [
-                "shared_buffers",
-                "synchronous_commit",
-                "full_page_writes",
-                "wal_sync_method",
-                "max_wal_size",
-                "checkpoint_timeout",
-                "wal_compression",
-            ]
-            .contains(&k.as_str())
-        })
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    let _ = writeln!(o, "settings {}", settings.join("  "));
-    if let (Some(limit), Some(cg)) = (s.memory_limit_bytes, &s.cgroup) {
-        let _ = writeln!(
-            o,
-            "memory   the server's processes limited to {} (page cache included): cgroup {cg}",
-            fmt_size(limit)
-        );
-    }
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
+    db_text::background_events(&mut o, &s.ops);
     db_text::operations(&mut o, &s.ops);
 
     if let Some(d) = &s.server {
@@ -140,6 +98,7 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
                 0.0
             }
         );
+        io_by_backend(&mut o, d);
     }
 
     let p = &s.physical_reads;
@@ -150,23 +109,14 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
         fmt_count(p.pg_per_s),
         fmt_size(p.pg_bytes as u64)
     );
-    match (&p.device, p.device_per_s, p.device_bytes) {
-        (Some(dev), Some(per_s), Some(bytes)) => {
-            let _ = writeln!(
-                o,
-                "  device {:<20} {:>12} /s  {}",
-                dev,
-                fmt_count(per_s),
-                fmt_size(bytes as u64)
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                o,
-                "  device                      (none under the data directory: tmpfs?)"
-            );
-        }
+    if let Some(io) = p.pg_stat_io_reads {
+        let _ = writeln!(
+            o,
+            "  pg_stat_io (all backends)   {:>12} /s",
+            fmt_count(io / r.measured_s.max(1e-9))
+        );
     }
+    db_text::device_reads(&mut o, &p.device);
     if let Some(a) = p.absorbed_bytes {
         let _ = writeln!(
             o,
@@ -177,8 +127,31 @@ pub fn render(r: &Report, s: &PgSummary) -> String {
             ))
         );
     }
-    if let Some(w) = &r.telemetry_window {
-        super::text::telemetry(&mut o, r, w);
-    }
+    db_text::telemetry(&mut o, r);
     o
+}
+
+/// I/O by backend type on data files (pg_stat_io, 16+).
+fn io_by_backend(o: &mut String, d: &Delta) {
+    if d.io.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nI/O by backend type (pg_stat_io, data files)      reads   read ms    writes  write ms  writebacks   extends    fsyncs"
+    );
+    for l in &d.io {
+        let _ = writeln!(
+            o,
+            "  {:<44} {:>9} {:>9.1} {:>9} {:>9.1} {:>11} {:>9} {:>9}",
+            l.backend_type,
+            l.reads,
+            l.read_time_ms,
+            l.writes,
+            l.write_time_ms,
+            l.writebacks,
+            l.extends,
+            l.fsyncs
+        );
+    }
 }

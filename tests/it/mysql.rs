@@ -10,132 +10,58 @@
 //! machine-wide.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
 use crate::common::run::num;
-use crate::common::server::{evict, json, processes_left, processes_under, stderr_lines};
-use crate::common::store::{store_path, temp_store};
+use crate::common::server::{ServerDir, dbio, evict, json, processes_left, stderr_lines};
+use crate::common::store::temp_store;
 
 pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-pub fn dbio() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
-    c.env("DBIO_DB", store_path());
-    c
-}
+/// The server's socket under the target.
+const SOCKET: &str = "dbio-mysql/run/mysqld.sock";
 
-/// A target directory the mysql user can reach; its instance is cleaned
-/// (server stopped, files removed) when dropped, pass or fail.
-struct MyDir {
-    base: PathBuf,
-    target: PathBuf,
-    _tmp: Option<tempfile::TempDir>,
+/// A target directory the mysql user can reach (`ServerDir`).
+struct MyDir(ServerDir);
+
+impl std::ops::Deref for MyDir {
+    type Target = ServerDir;
+    fn deref(&self) -> &ServerDir {
+        &self.0
+    }
 }
 
 impl MyDir {
     fn on_tmpfs() -> MyDir {
-        let tmp = tempfile::Builder::new()
-            .prefix("dbio-my-")
-            .tempdir_in("/dev/shm")
-            .unwrap();
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        MyDir {
-            base: tmp.path().to_path_buf(),
-            target: tmp.path().join("t"),
-            _tmp: Some(tmp),
-        }
+        MyDir(ServerDir::on_tmpfs("mysql", SOCKET))
     }
 
     fn under(mountpoint: &Path) -> MyDir {
-        fs::set_permissions(mountpoint, fs::Permissions::from_mode(0o755)).unwrap();
-        MyDir {
-            base: mountpoint.to_path_buf(),
-            target: mountpoint.join("t"),
-            _tmp: None,
-        }
-    }
-
-    fn run_dir(&self) -> PathBuf {
-        self.target.join("dbio-mysql/run")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = dbio();
-        c.args(["run", "--workload", "mysql", "--json", "--target"])
-            .arg(&self.target)
-            .args(args);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    fn clean(&self) -> Output {
-        dbio()
-            .args(["clean", "--target"])
-            .arg(&self.target)
-            .output()
-            .unwrap()
-    }
-
-    /// The server's pid, from its pid file.
-    fn server_pid(&self) -> i32 {
-        fs::read_to_string(self.run_dir().join("mysqld.pid"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+        MyDir(ServerDir::under(mountpoint, "mysql", SOCKET))
     }
 }
 
-impl Drop for MyDir {
-    fn drop(&mut self) {
-        let _ = self.clean();
-        // Backstop: a server clean could not stop.
-        for pid in processes_under(&self.base) {
-            // SAFETY: killing a leftover server process of this test.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let _ = fs::remove_dir_all(&self.target);
-    }
+/// The server's pid, from its pid file.
+fn server_pid(d: &ServerDir) -> i32 {
+    fs::read_to_string(d.target.join("dbio-mysql/run/mysqld.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// No server process, socket or pid file of `d`'s instance.
-fn assert_nothing_left(d: &MyDir) {
+fn assert_nothing_left(d: &ServerDir) {
     assert_eq!(processes_left(&d.base), Vec::<i32>::new(), "mariadbd left");
-    let run = d.run_dir();
-    assert!(!run.join("mysqld.sock").exists(), "socket left");
-    assert!(!run.join("mysqld.pid").exists(), "pid file left");
-}
-
-/// Waits until `d`'s server is up and dbio has measured for `secs`.
-fn wait_until_running(d: &MyDir, child: &mut Child, secs: u64) {
-    let t0 = Instant::now();
-    while !d.run_dir().join("mysqld.sock").exists() {
-        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "server never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_secs(secs));
+    assert!(!d.socket().exists(), "socket left");
+    assert!(
+        !d.target.join("dbio-mysql/run/mysqld.pid").exists(),
+        "pid file left"
+    );
 }
 
 pub fn setting<'a>(my: &'a Value, name: &str) -> &'a str {
@@ -462,7 +388,7 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = MyDir::on_tmpfs();
-    let mut child = d.spawn(&[
+    let r = d.interrupted(&[
         "--sessions",
         "2",
         "--scale",
@@ -472,24 +398,6 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
         "--time",
         "120",
     ]);
-    wait_until_running(&d, &mut child, 3);
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "slow: {:?}",
-        t0.elapsed()
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "interrupted");
     assert!(num(&r["mysql"], "selects") > 0.0);
     assert!(num(&r["mysql"], "server.Com_commit") > 0.0);
     assert_nothing_left(&d);
@@ -499,41 +407,20 @@ fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = MyDir::on_tmpfs();
-    let args = ["--sessions", "1", "--scale", "200", "--time", "120"];
-    let mut child = d.spawn(&args);
-    wait_until_running(&d, &mut child, 1);
-    child.kill().unwrap(); // SIGKILL: no guard runs
-    child.wait().unwrap();
-    assert!(
-        !processes_under(&d.base).is_empty(),
-        "the orphan is running"
+    d.kill_9(
+        &["--sessions", "1", "--scale", "200", "--time", "120"],
+        &["--sessions", "1", "--scale", "200", "--work-loop", "5"],
+        "dbio-mysql",
+        |_| {},
+        assert_nothing_left,
     );
-    // The next run finds the orphan and stops it before starting its own.
-    let out = d.run(&["--sessions", "1", "--scale", "200", "--work-loop", "5"]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    json(&out);
-    assert!(err.contains("left running by an earlier dbio"), "{err}");
-    assert_nothing_left(&d);
-    // And after another kill -9, dbio clean stops it.
-    let mut child = d.spawn(&args);
-    wait_until_running(&d, &mut child, 1);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let out = d.clean();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_nothing_left(&d);
-    assert!(!d.target.join("dbio-mysql").exists());
 }
 
 fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = MyDir::on_tmpfs();
-    let mut child = d.spawn(&[
+    let args = [
         "--sessions",
         "2",
         "--scale",
@@ -542,24 +429,8 @@ fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
         "20",
         "--time",
         "120",
-    ]);
-    wait_until_running(&d, &mut child, 2);
-    // SAFETY: killing the test's own server.
-    unsafe { libc::kill(d.server_pid(), libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "failed");
-    assert!(
-        r["error"].as_str().unwrap().contains("session"),
-        "{}",
-        r["error"]
-    );
+    ];
+    let r = d.server_killed(&args, server_pid);
     assert!(
         num(&r["mysql"], "selects") > 0.0,
         "what was measured is kept"

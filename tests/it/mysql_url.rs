@@ -10,9 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::run::num;
-use crate::common::server::json;
+use crate::common::server::{dbio, json};
 use crate::common::store::temp_store;
-use crate::mysql::{dbio, setting};
+use crate::mysql::setting;
 
 /// A MariaDB the test starts itself (for --mysql-url), on a unix socket
 /// only; stopped and removed when dropped.

@@ -10,101 +10,38 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
-use crate::common::server::{evict, json, processes_left, processes_under};
-use crate::common::store::{store_path, temp_store};
+use crate::common::server::{ServerDir, dbio, evict, json, processes_left};
+use crate::common::store::temp_store;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn dbio() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
-    c.env("DBIO_DB", store_path());
-    c
-}
+/// The server's socket under the target.
+const SOCKET: &str = "dbio-pg/run/.s.PGSQL.5432";
 
-/// A target directory the postgres user can reach; its cluster is cleaned
-/// (server stopped, files removed) when dropped, pass or fail.
-struct PgDir {
-    base: PathBuf,
-    target: PathBuf,
-    _tmp: Option<tempfile::TempDir>,
+/// A target directory the postgres user can reach (`ServerDir`).
+struct PgDir(ServerDir);
+
+impl std::ops::Deref for PgDir {
+    type Target = ServerDir;
+    fn deref(&self) -> &ServerDir {
+        &self.0
+    }
 }
 
 impl PgDir {
     fn on_tmpfs() -> PgDir {
-        let tmp = tempfile::Builder::new()
-            .prefix("dbio-pg-")
-            .tempdir_in("/dev/shm")
-            .unwrap();
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        PgDir {
-            base: tmp.path().to_path_buf(),
-            target: tmp.path().join("t"),
-            _tmp: Some(tmp),
-        }
+        PgDir(ServerDir::on_tmpfs("pg", SOCKET))
     }
 
     fn under(mountpoint: &Path) -> PgDir {
-        fs::set_permissions(mountpoint, fs::Permissions::from_mode(0o755)).unwrap();
-        PgDir {
-            base: mountpoint.to_path_buf(),
-            target: mountpoint.join("t"),
-            _tmp: None,
-        }
-    }
-
-    fn data(&self) -> PathBuf {
-        self.target.join("dbio-pg/data")
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.target.join("dbio-pg/run/.s.PGSQL.5432")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        dbio()
-            .args(["run", "--workload", "pg", "--json", "--target"])
-            .arg(&self.target)
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        dbio()
-            .args(["run", "--workload", "pg", "--json", "--target"])
-            .arg(&self.target)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    fn clean(&self) -> Output {
-        dbio()
-            .args(["clean", "--target"])
-            .arg(&self.target)
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for PgDir {
-    fn drop(&mut self) {
-        let _ = self.clean();
-        // Backstop: a server clean could not stop.
-        for pid in processes_under(&self.base) {
-            // SAFETY: killing a leftover server process of this test.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        let _ = fs::remove_dir_all(&self.target);
+        PgDir(ServerDir::under(mountpoint, "pg", SOCKET))
     }
 }
 
@@ -140,7 +77,7 @@ fn postgres_uid() -> String {
 }
 
 /// No server process, shared memory, socket or pid file of `d`'s cluster.
-fn assert_nothing_left(d: &PgDir) {
+fn assert_nothing_left(d: &ServerDir) {
     // The postmaster's children may take a moment to go after it exits.
     assert_eq!(
         processes_left(&d.base),
@@ -158,7 +95,7 @@ fn assert_nothing_left(d: &PgDir) {
         "socket lock left"
     );
     assert!(
-        !d.data().join("postmaster.pid").exists(),
+        !d.target.join("dbio-pg/data/postmaster.pid").exists(),
         "postmaster.pid left"
     );
 }
@@ -168,20 +105,6 @@ fn f(v: &Value, path: &str) -> f64 {
         .fold(v, |v, k| &v[k])
         .as_f64()
         .unwrap_or_else(|| panic!("{path} missing in {v}"))
-}
-
-/// Waits until `d`'s server is up and dbio has measured for `secs`.
-fn wait_until_running(d: &PgDir, child: &mut Child, secs: u64) {
-    let t0 = Instant::now();
-    while !d.socket().exists() {
-        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "server never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_secs(secs));
 }
 
 fn pg_run_on_tmpfs_meets_the_invariants() {
@@ -329,7 +252,7 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
-    let mut child = d.spawn(&[
+    let r = d.interrupted(&[
         "--sessions",
         "2",
         "--scale",
@@ -339,24 +262,6 @@ fn ctrl_c_stops_the_server_and_keeps_what_was_measured() {
         "--time",
         "120",
     ]);
-    wait_until_running(&d, &mut child, 3);
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let t0 = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "slow: {:?}",
-        t0.elapsed()
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "interrupted");
     assert!(f(&r["pg"], "selects") > 0.0);
     assert!(f(&r["pg"], "server.xact_commit") > 0.0);
     assert_nothing_left(&d);
@@ -369,7 +274,7 @@ fn clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running() {
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
     let mut child = d.spawn(&["--sessions", "1", "--scale", "100", "--time", "120"]);
-    wait_until_running(&d, &mut child, 1);
+    d.wait_until_running(&mut child, 1);
     let out = d.clean();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -391,35 +296,13 @@ fn kill_9_leaves_a_server_the_next_run_and_clean_stop() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
-    let args = ["--sessions", "1", "--scale", "100", "--time", "120"];
-    let mut child = d.spawn(&args);
-    wait_until_running(&d, &mut child, 1);
-    child.kill().unwrap(); // SIGKILL: no guard runs
-    child.wait().unwrap();
-    assert!(d.data().join("postmaster.pid").exists());
-    assert!(
-        !processes_under(&d.base).is_empty(),
-        "the orphan is running"
+    d.kill_9(
+        &["--sessions", "1", "--scale", "100", "--time", "120"],
+        &["--sessions", "1", "--scale", "100", "--work-loop", "5"],
+        "dbio-pg",
+        |d| assert!(d.target.join("dbio-pg/data/postmaster.pid").exists()),
+        assert_nothing_left,
     );
-    // The next run finds the orphan and stops it before starting its own.
-    let out = d.run(&["--sessions", "1", "--scale", "100", "--work-loop", "5"]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    json(&out);
-    assert!(err.contains("left running by an earlier dbio"), "{err}");
-    assert_nothing_left(&d);
-    // And after another kill -9, dbio clean stops it.
-    let mut child = d.spawn(&args);
-    wait_until_running(&d, &mut child, 1);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let out = d.clean();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_nothing_left(&d);
-    assert!(!d.target.join("dbio-pg").exists());
 }
 
 fn pg_run_on_xfs_reads_three_ways() {
@@ -466,7 +349,7 @@ fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = PgDir::on_tmpfs();
-    let mut child = d.spawn(&[
+    let args = [
         "--sessions",
         "2",
         "--scale",
@@ -475,31 +358,16 @@ fn a_server_killed_mid_run_fails_the_run_and_is_cleaned_up() {
         "20",
         "--time",
         "120",
-    ]);
-    wait_until_running(&d, &mut child, 2);
-    let pid: i32 = fs::read_to_string(d.data().join("postmaster.pid"))
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    // SAFETY: killing the test's own server.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "failed");
-    assert!(
-        r["error"].as_str().unwrap().contains("session"),
-        "{}",
-        r["error"]
-    );
+    ];
+    let r = d.server_killed(&args, |d| {
+        fs::read_to_string(d.target.join("dbio-pg/data/postmaster.pid"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    });
     assert!(f(&r["pg"], "selects") > 0.0, "what was measured is kept");
     // The dead server's shared memory, socket and pid file are gone too.
     assert_nothing_left(&d);
@@ -511,7 +379,7 @@ fn ctrl_c_while_loading_stops_the_load_and_the_server() {
     let d = PgDir::on_tmpfs();
     // 4 x 40000 pages: 1.25 GiB to load, seconds of work.
     let mut child = d.spawn(&["--sessions", "4", "--scale", "40000", "--time", "5"]);
-    wait_until_running(&d, &mut child, 1);
+    d.wait_until_running(&mut child, 1);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t0 = Instant::now();
@@ -797,8 +665,151 @@ fn pg_memory_bounds_the_page_cache_so_reads_reach_the_device() {
     drop(dev);
 }
 
+/// A WAL too small for the updates forces checkpoints in the window: the
+/// checkpointer's waits appear among the background events (not the
+/// sessions' Top Events), in the JSON and in the terminal report.
+fn checkpoints_show_in_the_background_events() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let args = [
+        "--sessions",
+        "4",
+        "--scale",
+        "4000",
+        "--cache",
+        "64M",
+        "--update-pct",
+        "100",
+        "--time",
+        "6",
+        "--pg-set",
+        "min_wal_size=32MB",
+        "--pg-set",
+        "max_wal_size=32MB",
+    ];
+    let r = json(&d.run(&args));
+    let pg = &r["pg"];
+    assert!(
+        f(pg, "server.checkpoints_req") >= 1.0,
+        "no checkpoint forced: {}",
+        pg["server"]
+    );
+    let background = pg["background_waits"].as_array().expect("background_waits");
+    let checkpointer: f64 = background
+        .iter()
+        .filter(|w| w["event"].as_str().unwrap().starts_with("checkpointer "))
+        .map(|w| w["samples"].as_f64().unwrap())
+        .sum();
+    assert!(checkpointer >= 1.0, "{background:?}");
+    let sampled: f64 = background
+        .iter()
+        .map(|w| w["samples"].as_f64().unwrap())
+        .sum();
+    let pct: f64 = background.iter().map(|w| w["pct"].as_f64().unwrap()).sum();
+    assert!(
+        (pct - 100.0).abs() < 1e-6 && sampled > 0.0,
+        "{background:?}"
+    );
+    for w in pg["waits"].as_array().unwrap() {
+        assert!(
+            !w["event"].as_str().unwrap().starts_with("checkpointer"),
+            "a background process among the sessions' events: {w}"
+        );
+    }
+    assert_nothing_left(&d);
+
+    // The terminal report of the same shape has the section.
+    let out = dbio()
+        .args(["run", "--workload", "pg", "--target"])
+        .arg(&d.target)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let section = text
+        .split("Background Events (the server's own processes)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Background Events:\n{text}"));
+    assert!(section.contains("  checkpointer "), "{text}");
+    assert_nothing_left(&d);
+}
+
+/// The 16, 17 and 18 queries (pg_stat_io, pg_stat_checkpointer, WAL I/O
+/// in pg_stat_io) run on this machine's PostgreSQL 15 against stand-in
+/// views with those versions' columns, placed before pg_catalog: they
+/// parse, and each counter comes from where that version keeps it. (Only
+/// 15 is packaged here; the stand-ins' columns are the documented ones.)
+fn newer_servers_counters_read_through_stand_in_views() {
+    use dbio::workload::pg::stats::{COLUMNS, Delta, Snapshot, Sql};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let srv = OtherServer::start();
+    let mut c = srv.client("bench");
+    c.batch_execute(
+        "CREATE SCHEMA v16; \
+         CREATE VIEW v16.pg_stat_io AS SELECT * FROM (VALUES \
+           ('checkpointer'::text, 'relation'::text, 'normal'::text, 0::bigint, 0::float8, 5::bigint, 1.5::float8, \
+            2::bigint, 0.1::float8, 0::bigint, 0::float8, 8192::bigint, 0::bigint, 0::bigint, 0::bigint, 3::bigint, 0.2::float8), \
+           ('client backend', 'relation', 'normal', 7, 0.7, 11, 0.1, 0, 0, 0, 0, 8192, 100, 4, 0, 13, 0), \
+           ('walwriter', 'wal', 'normal', 0, 0, 9, 0.9, 0, 0, 0, 0, 8192, 0, 0, 0, 8, 0.8)) \
+           AS t(backend_type, object, context, reads, read_time, writes, write_time, writebacks, \
+                writeback_time, extends, extend_time, op_bytes, hits, evictions, reuses, fsyncs, fsync_time); \
+         CREATE VIEW v16.pg_stat_checkpointer AS SELECT 21::bigint AS num_timed, 22::bigint AS num_requested, \
+           0::bigint AS restartpoints_timed, 0::bigint AS restartpoints_req, 0::bigint AS restartpoints_done, \
+           23.0::float8 AS write_time, 24.0::float8 AS sync_time, 25::bigint AS buffers_written, now() AS stats_reset; \
+         SET search_path = v16, pg_catalog",
+    )
+    .unwrap();
+    let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+    let read = |c: &mut postgres::Client, v: i32| {
+        Snapshot::read(c, &Sql::new("bench", v)).unwrap_or_else(|e| panic!("{v}: {e}"))
+    };
+    // 16: the counters where 15 has them, and pg_stat_io by backend type
+    // over data files (the WAL row is not a data file).
+    let s16 = read(&mut c, 160_000);
+    let names: Vec<&str> = s16.1.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["checkpointer", "client backend"]);
+    let d = Delta::between(&Snapshot(s16.0.clone(), Vec::new()), &s16);
+    assert_eq!(
+        (d.io[1].reads, d.io[1].writes, d.io[1].fsyncs),
+        (7.0, 11.0, 13.0)
+    );
+    assert_eq!(d.io_reads(), Some(7.0));
+    // 17: checkpoints from pg_stat_checkpointer, backends' writes from pg_stat_io.
+    let s17 = read(&mut c, 170_000);
+    for (name, want) in [
+        ("checkpoints_timed", 21.0),
+        ("checkpoints_req", 22.0),
+        ("checkpoint_write_time", 23.0),
+        ("checkpoint_sync_time", 24.0),
+        ("buffers_checkpoint", 25.0),
+        ("buffers_backend", 11.0),
+        ("buffers_backend_fsync", 13.0),
+    ] {
+        assert_eq!(s17.0[col(name)], want, "{name}");
+    }
+    // 18: WAL writes and syncs from pg_stat_io's WAL rows.
+    let s18 = read(&mut c, 180_000);
+    assert_eq!(
+        (s18.0[col("wal_write")], s18.0[col("wal_sync")]),
+        (9.0, 8.0)
+    );
+    assert_eq!(s18.0[col("wal_sync_time")], 0.8);
+    // 15 still reads pg_catalog's own views.
+    let s15 = read(&mut c, 150_000);
+    assert!(s15.1.is_empty());
+    assert_ne!(s15.0[col("checkpoints_timed")], 21.0);
+}
+
 crate::tests! {
     pg_run_on_tmpfs_meets_the_invariants [Root, Postgres],
+    checkpoints_show_in_the_background_events [Root, Postgres],
+    newer_servers_counters_read_through_stand_in_views [Root, Postgres],
     a_bad_setting_fails_in_one_line_and_leaves_nothing_running [Root, Postgres],
     ctrl_c_stops_the_server_and_keeps_what_was_measured [Root, Postgres],
     clean_under_a_running_benchmark_is_refused_and_the_server_keeps_running [Root, Postgres],

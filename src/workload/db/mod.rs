@@ -15,7 +15,7 @@ pub mod sampler;
 pub mod session;
 pub mod user;
 
-use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::measure::stats::OpStats;
 
@@ -48,6 +48,36 @@ pub fn last_lines(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
+/// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
+pub const SOCKET_PATH_MAX: usize = 107;
+
+/// Refuses a server socket whose path is over [`SOCKET_PATH_MAX`] (a
+/// `--target` too deep); `root` is the server's directory under the target.
+pub fn check_socket(server: &str, root: &Path, socket: &Path) -> Result<(), ServerError> {
+    if socket.as_os_str().len() <= SOCKET_PATH_MAX {
+        return Ok(());
+    }
+    Err(ServerError::Usage(format!(
+        "--target {} is too deep for {server}'s unix socket ({} is over {SOCKET_PATH_MAX} bytes); give a shorter --target path",
+        root.parent().unwrap_or(root).display(),
+        socket.display()
+    )))
+}
+
+/// What an instance was made for (`marker`, JSON), if it is there and readable.
+pub fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
+    std::fs::read(marker)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+/// Records what an instance was made for, once it is complete.
+pub fn write_marker<T: serde::Serialize>(marker: &Path, shape: &T) -> Result<(), ServerError> {
+    let json = serde_json::to_vec(shape).expect("a shape serializes");
+    let name = marker.file_name().unwrap_or_default().to_string_lossy();
+    std::fs::write(marker, json).map_err(|e| failed(&format!("write {name}"), e))
+}
+
 /// `NAME=VALUE` with a setting-like name (`--pg-set`, `--mysql-set`);
 /// `example` is shown in the refusals.
 pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), String> {
@@ -70,6 +100,40 @@ pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), String>
     Ok((k.to_ascii_lowercase(), v.trim().to_string()))
 }
 
+/// A URL with its password replaced, for reports.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((a, h)) => (Some(a), h),
+        None => (None, rest),
+    };
+    let mut out = format!("{scheme}://");
+    if let Some(a) = auth {
+        match a.split_once(':') {
+            Some((user, _)) => out.push_str(&format!("{user}:***@")),
+            None => out.push_str(&format!("{a}@")),
+        }
+    }
+    out.push_str(host);
+    // password=... in the query string
+    if let Some((base, query)) = out.clone().split_once('?') {
+        let q: Vec<String> = query
+            .split('&')
+            .map(|kv| {
+                if kv.starts_with("password=") {
+                    "password=***".to_string()
+                } else {
+                    kv.to_string()
+                }
+            })
+            .collect();
+        out = format!("{base}?{}", q.join("&"));
+    }
+    out
+}
+
 /// What a thread of a database run counted: a session's operations, or the
 /// sampler's waits and the server's counters (`S`) at the window's edges.
 #[derive(Default)]
@@ -82,8 +146,9 @@ pub struct DbPart<S> {
     /// Rows the operations in the window asked for.
     pub rows: u64,
     /// The sampler's: waits of active sessions by name (`CPU` when not
-    /// waiting), and the number of samples taken.
-    pub waits: BTreeMap<String, u64>,
+    /// waiting) and of the server's busy background processes, and the
+    /// number of samples taken.
+    pub waits: sampler::Waits,
     pub samples: u64,
     /// The sampler's: the server's counters at the window's two edges, and
     /// the seconds between them.

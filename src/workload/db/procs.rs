@@ -55,6 +55,26 @@ pub fn cgroup_name(prefix: &str, data: &Path) -> String {
     format!("{prefix}-{h:016x}")
 }
 
+/// `--pg-memory`, `--mysql-memory`: makes the server's memory cgroup
+/// (`prefix` and a hash of `data`: `cgroup_name`), records it in
+/// `root/cgroup` for a later run or `dbio clean`, and drops `dirs` from the
+/// page cache so the limit holds from the server's first read.
+pub fn limit_memory(
+    prefix: &str,
+    option: &str,
+    root: &Path,
+    data: &Path,
+    dirs: &[&Path],
+    limit: u64,
+) -> Result<cgroup::MemCgroup, super::ServerError> {
+    let cg = cgroup::MemCgroup::create(&cgroup_name(prefix, data), limit, option)?;
+    remember_cgroup(root, &cg).map_err(|e| super::failed("write the cgroup's path", e))?;
+    for d in dirs {
+        cgroup::evict(d);
+    }
+    Ok(cg)
+}
+
 /// Records the cgroup a server runs in, in `root/cgroup`.
 pub fn remember_cgroup(root: &Path, cg: &cgroup::MemCgroup) -> std::io::Result<()> {
     fs::write(root.join("cgroup"), cg.path.as_os_str().as_encoded_bytes())

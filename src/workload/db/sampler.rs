@@ -18,11 +18,20 @@ pub trait Monitor {
     type Snapshot: Default;
     fn snapshot(&mut self) -> Result<Self::Snapshot, String>;
     /// Adds one sample of the active sessions' waits (`CPU` when not
-    /// waiting) to `waits`.
-    fn sample(&mut self, waits: &mut BTreeMap<String, u64>) -> Result<(), String>;
+    /// waiting) to `waits`, and of the server's own busy processes' where
+    /// it shows them.
+    fn sample(&mut self, waits: &mut Waits) -> Result<(), String>;
     /// The sessions have disconnected: wait (briefly) until the server has
     /// counted everything they did.
     fn settle(&mut self) {}
+}
+
+/// Sampled waits by name: dbio's sessions', and the server's background
+/// processes' (`PROCESS EVENT`, AWR's background wait events).
+#[derive(Clone, Debug, Default)]
+pub struct Waits {
+    pub sessions: BTreeMap<String, u64>,
+    pub background: BTreeMap<String, u64>,
 }
 
 /// Runs the sampler until `sessions_done`. `before` is a snapshot taken

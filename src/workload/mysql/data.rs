@@ -17,15 +17,13 @@
 //! own B-trees, so a statement on a range of keys descends N secondary
 //! indexes (the key does not say which partition holds the row).
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
 
 use mysql::prelude::Queryable;
 
 use super::endpoint::Endpoint;
-use super::server::DATABASE;
 use crate::workload::db::ServerError;
-use crate::workload::db::data::{LoadReport, SCATTER};
+use crate::workload::db::data::{self, LoadConn, LoadReport, SCATTER, Tables};
 
 /// Rows per load transaction.
 const CHUNK: u64 = 20_000;
@@ -71,9 +69,9 @@ impl Shape {
     }
 }
 
-fn err(what: &str, e: mysql::Error) -> ServerError {
-    ServerError::Failed(format!("{what}: {e}"))
-}
+/// dbio's tables in its database.
+const DBIO_TABLES: &str = "FROM information_schema.tables WHERE table_schema = 'dbio' \
+     AND table_name REGEXP '^dbio_t[0-9]+$'";
 
 /// Makes the database and the tables unless they have this shape already.
 pub fn ensure(
@@ -81,113 +79,99 @@ pub fn ensure(
     shape: Shape,
     interrupt: &AtomicBool,
 ) -> Result<LoadReport, ServerError> {
-    let Shape { schemas, scale, .. } = shape;
-    server.claim_database()?;
-    let mut db = server.connect()?;
-    db.query_drop("CREATE TABLE IF NOT EXISTS dbio_meta (shape varchar(200) NOT NULL)")
-        .map_err(|e| err("create dbio_meta", e))?;
-    let want = shape.recorded();
-    let have: Option<String> = db
-        .query_first("SELECT shape FROM dbio_meta")
-        .map_err(|e| err("read dbio_meta", e))?;
-    if have.as_deref() == Some(want.as_str()) {
-        return Ok(LoadReport {
-            reused: true,
-            tables: schemas,
-            rows_per_table: scale,
-            bytes: total_bytes(&mut db)?,
-            ..LoadReport::default()
-        });
-    }
-    db.query_drop("DELETE FROM dbio_meta")
-        .map_err(|e| err("reset dbio_meta", e))?;
-    let old: Vec<String> = db
-        .query(format!(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = '{DATABASE}' \
-             AND table_name REGEXP '^dbio_t[0-9]+$'"
-        ))
-        .map_err(|e| err("list old tables", e))?;
-    for t in old {
-        db.query_drop(format!("DROP TABLE {t}"))
-            .map_err(|e| err("drop an old table", e))?;
-    }
-    let t0 = Instant::now();
-    let results: Vec<Result<(), ServerError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..schemas)
-            .map(|i| s.spawn(move || load_table(server, i, shape, interrupt)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a loader thread panicked"))
-            .collect()
-    });
-    if interrupt.load(Relaxed) {
-        return Err(ServerError::Interrupted(
-            "interrupted while loading the tables; the next run loads them again".into(),
-        ));
-    }
-    results.into_iter().collect::<Result<Vec<()>, _>>()?;
-    let seconds = t0.elapsed().as_secs_f64();
-    db.exec_drop("INSERT INTO dbio_meta VALUES (?)", (want,))
-        .map_err(|e| err("record the shape", e))?;
-    let bytes = total_bytes(&mut db)?;
-    Ok(LoadReport {
-        reused: false,
-        tables: schemas,
-        rows_per_table: scale,
-        bytes,
-        seconds,
-        mib_per_s: bytes as f64 / (1 << 20) as f64 / seconds.max(1e-9),
-    })
+    data::ensure(&InnodbTables { server, shape }, interrupt)
 }
 
-/// One table: create, fill in chunks with scattered keys, index.
-fn load_table(
-    server: &Endpoint,
-    i: u32,
+/// SLOB's tables in InnoDB.
+struct InnodbTables<'a> {
+    server: &'a Endpoint,
     shape: Shape,
-    interrupt: &AtomicBool,
-) -> Result<(), ServerError> {
-    let mut c = server.connect()?;
-    let t = table(i);
-    let (scale, pad, partitions) = (shape.scale, pad(shape.page), shape.partitions());
-    c.query_drop(format!(
-        "CREATE TABLE {t} (id bigint NOT NULL PRIMARY KEY, mykey bigint NOT NULL, \
-         scratch bigint NOT NULL, pad varchar({pad}) NOT NULL) \
-         ENGINE=InnoDB ROW_FORMAT=DYNAMIC DEFAULT CHARSET=latin1{partitions}"
-    ))
-    .map_err(|e| err(&format!("create {t}"), e))?;
-    let mut from = 0;
-    while from < scale {
-        if interrupt.load(Relaxed) {
-            return Ok(());
-        }
-        let to = (from + CHUNK).min(scale) - 1;
-        c.query_drop(format!(
-            "INSERT INTO {t} SELECT seq, (seq * {SCATTER}) % {scale}, 0, repeat('x', {pad}) \
-             FROM seq_{from}_to_{to}"
-        ))
-        .map_err(|e| err(&format!("load {t}"), e))?;
-        from = to + 1;
-    }
-    if interrupt.load(Relaxed) {
-        return Ok(());
-    }
-    c.query_drop(format!("ALTER TABLE {t} ADD INDEX {t}_key (mykey)"))
-        .map_err(|e| err(&format!("index {t}"), e))?;
-    c.query_drop(format!("ANALYZE TABLE {t}"))
-        .map_err(|e| err(&format!("analyze {t}"), e))
 }
 
-fn total_bytes(db: &mut mysql::Conn) -> Result<u64, ServerError> {
-    let v: Option<u64> = db
-        .query_first(format!(
-            "SELECT CAST(coalesce(sum(data_length + index_length), 0) AS UNSIGNED) \
-             FROM information_schema.tables WHERE table_schema = '{DATABASE}' \
-             AND table_name REGEXP '^dbio_t[0-9]+$'"
-        ))
-        .map_err(|e| err("size the tables", e))?;
-    Ok(v.unwrap_or(0))
+impl LoadConn for mysql::Conn {
+    fn execute(&mut self, sql: &str) -> Result<(), String> {
+        self.query_drop(sql).map_err(|e| e.to_string())
+    }
+
+    fn strings(&mut self, sql: &str) -> Result<Vec<String>, String> {
+        self.query(sql).map_err(|e| e.to_string())
+    }
+
+    fn number(&mut self, sql: &str) -> Result<u64, String> {
+        let v: Option<u64> = self.query_first(sql).map_err(|e| e.to_string())?;
+        Ok(v.unwrap_or(0))
+    }
+}
+
+impl Tables for InnodbTables<'_> {
+    type Conn = mysql::Conn;
+
+    fn claim(&self) -> Result<(), ServerError> {
+        self.server.claim_database()
+    }
+
+    fn connect(&self) -> Result<mysql::Conn, ServerError> {
+        self.server.connect()
+    }
+
+    fn tables(&self) -> u32 {
+        self.shape.schemas
+    }
+
+    fn rows(&self) -> u64 {
+        self.shape.scale
+    }
+
+    fn shape(&self) -> String {
+        self.shape.recorded()
+    }
+
+    fn meta_sql(&self) -> &'static str {
+        "CREATE TABLE IF NOT EXISTS dbio_meta (shape varchar(200) NOT NULL)"
+    }
+
+    fn tables_sql(&self) -> String {
+        format!("SELECT table_name {DBIO_TABLES}")
+    }
+
+    fn bytes_sql(&self) -> String {
+        format!(
+            "SELECT CAST(coalesce(sum(data_length + index_length), 0) AS UNSIGNED) {DBIO_TABLES}"
+        )
+    }
+
+    /// Create, fill in chunks with scattered keys, index.
+    fn load_sql(&self, i: u32) -> Vec<(String, String)> {
+        let t = table(i);
+        let shape = self.shape;
+        let (scale, pad, partitions) = (shape.scale, pad(shape.page), shape.partitions());
+        let mut sql = vec![(
+            format!("create {t}"),
+            format!(
+                "CREATE TABLE {t} (id bigint NOT NULL PRIMARY KEY, mykey bigint NOT NULL, \
+                 scratch bigint NOT NULL, pad varchar({pad}) NOT NULL) \
+                 ENGINE=InnoDB ROW_FORMAT=DYNAMIC DEFAULT CHARSET=latin1{partitions}"
+            ),
+        )];
+        let mut from = 0;
+        while from < scale {
+            let to = (from + CHUNK).min(scale) - 1;
+            sql.push((
+                format!("load {t}"),
+                format!(
+                    "INSERT INTO {t} SELECT seq, (seq * {SCATTER}) % {scale}, 0, repeat('x', {pad}) \
+                     FROM seq_{from}_to_{to}"
+                ),
+            ));
+            from = to + 1;
+        }
+        sql.push((
+            format!("index {t}"),
+            format!("ALTER TABLE {t} ADD INDEX {t}_key (mykey)"),
+        ));
+        sql.push((format!("analyze {t}"), format!("ANALYZE TABLE {t}")));
+        sql
+    }
 }
 
 #[cfg(test)]
@@ -200,6 +184,14 @@ mod tests {
             assert!(pad(page) * 2 < page && pad(page) * 3 > page, "{page}");
         }
         assert_eq!(pad(65536), 15_000);
+    }
+
+    #[test]
+    fn dbio_tables_are_in_dbio_s_database() {
+        assert!(DBIO_TABLES.contains(&format!(
+            "table_schema = '{}'",
+            super::super::server::DATABASE
+        )));
     }
 
     #[test]

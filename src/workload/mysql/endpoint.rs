@@ -113,9 +113,7 @@ pub fn clean(url: &str) -> Result<bool, ServerError> {
 }
 
 /// A URL with its password replaced, for reports.
-pub fn redact(url: &str) -> String {
-    crate::workload::pg::endpoint::redact(url)
-}
+pub use crate::workload::db::redact;
 
 #[cfg(test)]
 mod tests {

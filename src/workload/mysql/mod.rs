@@ -30,6 +30,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
+use crate::workload::db::options::{ServerArgs, ServerConfig};
 use crate::workload::slob::SlobConfig;
 
 /// Most partitions (`--files`) of a table dbio makes (MariaDB allows 8192;
@@ -60,19 +61,25 @@ pub struct MysqlArgs {
 }
 
 impl MysqlArgs {
+    /// The options every server workload has, under their mysql names.
+    pub fn server(self) -> ServerArgs {
+        ServerArgs {
+            names: [
+                "--mysql-bin",
+                "--mysql-set",
+                "--mysql-memory",
+                "--mysql-url",
+            ],
+            bin: self.mysql_bin,
+            set: self.mysql_set,
+            memory: self.mysql_memory,
+            url: self.mysql_url,
+        }
+    }
+
     /// The first mysql option given, for refusing them with other workloads.
     pub fn first_given(&self) -> Option<&'static str> {
-        if self.mysql_bin.is_some() {
-            Some("--mysql-bin")
-        } else if !self.mysql_set.is_empty() {
-            Some("--mysql-set")
-        } else if self.mysql_memory.is_some() {
-            Some("--mysql-memory")
-        } else if self.mysql_url.is_some() {
-            Some("--mysql-url")
-        } else {
-            None
-        }
+        self.clone().server().first_given()
     }
 }
 
@@ -96,14 +103,7 @@ pub struct MysqlConfig {
     pub flush_method: &'static str,
     /// `--redo-dir`: innodb_log_group_home_dir (beside the data otherwise).
     pub redo_dir: Option<PathBuf>,
-    /// `--mysql-bin`.
-    pub bin: Option<PathBuf>,
-    pub set: Vec<(String, String)>,
-    /// `--mysql-memory`: the server's memory limit (a cgroup), bytes.
-    pub memory_bytes: Option<u64>,
-    /// `--mysql-url` (kept out of reports: it may hold a password).
-    #[serde(skip)]
-    pub url: Option<String>,
-    /// `--mysql-url` with its password masked, as reports show it.
-    pub url_redacted: Option<String>,
+    /// `--mysql-bin`, `--mysql-set`, `--mysql-memory`, `--mysql-url` (flattened).
+    #[serde(flatten)]
+    pub server: ServerConfig,
 }

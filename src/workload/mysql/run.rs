@@ -9,7 +9,6 @@
 //! counters move at once) and samples the sessions' states in
 //! `information_schema.PROCESSLIST` 10 times a second in between.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::*};
 
@@ -23,7 +22,7 @@ use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
 use crate::workload::db::DbPart;
-use crate::workload::db::sampler::{self, Monitor};
+use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
@@ -260,7 +259,7 @@ impl Monitor for MysqlMonitor {
         Snapshot::read(&mut self.conn).map_err(|e| format!("reading SHOW GLOBAL STATUS: {e}"))
     }
 
-    fn sample(&mut self, waits: &mut BTreeMap<String, u64>) -> Result<(), String> {
+    fn sample(&mut self, waits: &mut Waits) -> Result<(), String> {
         let states: Vec<Option<String>> = self
             .conn
             .query(format!("SELECT STATE {SESSIONS}"))
@@ -270,7 +269,7 @@ impl Monitor for MysqlMonitor {
                 None | Some("") => "CPU".to_string(),
                 Some(s) => s.to_string(),
             };
-            *waits.entry(key).or_default() += 1;
+            *waits.sessions.entry(key).or_default() += 1;
         }
         Ok(())
     }

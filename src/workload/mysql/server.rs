@@ -19,10 +19,11 @@ use std::time::{Duration, Instant};
 pub use super::binaries::Binaries;
 use super::binaries::mysql_user;
 use super::lifecycle::{self, remove_instance_files, stop_orphan};
-use crate::workload::db::cgroup::{self, MemCgroup};
-use crate::workload::db::procs::{cgroup_name, forget_cgroup, remember_cgroup};
+use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::procs::{forget_cgroup, limit_memory};
 use crate::workload::db::user::ServerUser;
 use crate::workload::db::{ServerError, failed, last_lines};
+use crate::workload::db::{check_socket, read_marker, write_marker};
 
 /// The directory under the target that holds the instance.
 pub const INSTANCE_SUBDIR: &str = "dbio-mysql";
@@ -32,8 +33,6 @@ pub const REDO_SUBDIR: &str = "dbio-mysql-redo";
 pub const DATABASE: &str = "dbio";
 /// The package named when the server is missing.
 pub const PACKAGE: &str = "mariadb-server";
-/// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
-const SOCKET_PATH_MAX: usize = 107;
 
 /// Where an instance's files are.
 #[derive(Clone, Debug)]
@@ -162,13 +161,7 @@ impl Server {
         memory: Option<u64>,
     ) -> Result<Server, ServerError> {
         let user = mysql_user()?;
-        if paths.socket().as_os_str().len() > SOCKET_PATH_MAX {
-            return Err(ServerError::Usage(format!(
-                "--target {} is too deep for MariaDB's unix socket ({} is over {SOCKET_PATH_MAX} bytes); give a shorter --target path",
-                paths.root.parent().unwrap_or(&paths.root).display(),
-                paths.socket().display()
-            )));
-        }
+        check_socket("MariaDB", &paths.root, &paths.socket())?;
         let orphan_stopped = stop_orphan(&paths);
         forget_cgroup(&paths.root);
         let mut server = Server {
@@ -183,16 +176,15 @@ impl Server {
         server.reused = server.ensure_instance(settings, page_size)?;
         server.write_cnf(settings)?;
         if let Some(limit) = memory {
-            let cg = MemCgroup::create(
-                &cgroup_name("dbio-mysql", &server.paths.data),
-                limit,
+            let p = &server.paths;
+            server.cgroup = Some(limit_memory(
+                "dbio-mysql",
                 "--mysql-memory",
-            )?;
-            remember_cgroup(&server.paths.root, &cg)
-                .map_err(|e| failed("write the cgroup's path", e))?;
-            server.cgroup = Some(cg);
-            cgroup::evict(&server.paths.data);
-            cgroup::evict(&server.paths.redo);
+                &p.root,
+                &p.data,
+                &[&p.data, &p.redo],
+                limit,
+            )?);
         }
         if let Err(e) = server.launch() {
             server.stop();
@@ -215,9 +207,7 @@ impl Server {
             page_size,
             redo: p.redo.clone(),
         };
-        let have: Option<Shape> = fs::read(p.marker())
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
+        let have: Option<Shape> = read_marker(&p.marker());
         if have.as_ref() == Some(&want) && p.data.join("mysql").is_dir() {
             return Ok(true);
         }
@@ -259,8 +249,7 @@ impl Server {
                 out.status
             )));
         }
-        let marker = serde_json::to_vec(&want).expect("shape serializes");
-        fs::write(p.marker(), marker).map_err(|e| failed("write instance.json", e))?;
+        write_marker(&p.marker(), &want)?;
         Ok(false)
     }
 

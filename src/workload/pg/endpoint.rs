@@ -153,39 +153,7 @@ pub fn clean(url: &str) -> Result<bool, ServerError> {
     }
 }
 
-/// A URL with its password replaced, for reports.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some((a, h)) => (Some(a), h),
-        None => (None, rest),
-    };
-    let mut out = format!("{scheme}://");
-    if let Some(a) = auth {
-        match a.split_once(':') {
-            Some((user, _)) => out.push_str(&format!("{user}:***@")),
-            None => out.push_str(&format!("{a}@")),
-        }
-    }
-    out.push_str(host);
-    // password=... in the query string
-    if let Some((base, query)) = out.clone().split_once('?') {
-        let q: Vec<String> = query
-            .split('&')
-            .map(|kv| {
-                if kv.starts_with("password=") {
-                    "password=***".to_string()
-                } else {
-                    kv.to_string()
-                }
-            })
-            .collect();
-        out = format!("{base}?{}", q.join("&"));
-    }
-    out
-}
+pub use crate::workload::db::redact;
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
+use crate::workload::db::options::{ServerArgs, ServerConfig};
 use crate::workload::slob::SlobConfig;
 
 /// PostgreSQL's page size: one SLOB row per page.
@@ -50,19 +51,20 @@ pub struct PgArgs {
 }
 
 impl PgArgs {
+    /// The options every server workload has, under their pg names.
+    pub fn server(self) -> ServerArgs {
+        ServerArgs {
+            names: ["--pg-bin", "--pg-set", "--pg-memory", "--pg-url"],
+            bin: self.pg_bin,
+            set: self.pg_set,
+            memory: self.pg_memory,
+            url: self.pg_url,
+        }
+    }
+
     /// The first pg option given, for refusing them with other workloads.
     pub fn first_given(&self) -> Option<&'static str> {
-        if self.pg_bin.is_some() {
-            Some("--pg-bin")
-        } else if !self.pg_set.is_empty() {
-            Some("--pg-set")
-        } else if self.pg_memory.is_some() {
-            Some("--pg-memory")
-        } else if self.pg_url.is_some() {
-            Some("--pg-url")
-        } else {
-            None
-        }
+        self.clone().server().first_given()
     }
 }
 
@@ -79,15 +81,9 @@ pub struct PgConfig {
     pub slob: SlobConfig,
     /// Whether --redo-dir was given (WAL beside the data otherwise).
     pub wal_dir: Option<PathBuf>,
-    pub bin: Option<PathBuf>,
-    pub set: Vec<(String, String)>,
-    /// `--pg-memory`: the server's memory limit (a cgroup), bytes.
-    pub memory_bytes: Option<u64>,
-    /// `--pg-url` (kept out of reports: it may hold a password).
-    #[serde(skip)]
-    pub url: Option<String>,
-    /// `--pg-url` with its password masked, as reports show it.
-    pub url_redacted: Option<String>,
+    /// `--pg-bin`, `--pg-set`, `--pg-memory`, `--pg-url` (flattened).
+    #[serde(flatten)]
+    pub server: ServerConfig,
 }
 
 #[cfg(test)]

@@ -9,9 +9,10 @@
 //! have disconnected (their backends flush their statistics when
 //! they exit, so the end snapshot holds every operation), and samples
 //! pg_stat_activity 10 times a second in between: the active-session
-//! history of wait events.
+//! history of wait events, and the server's own processes' (checkpointer,
+//! background writer, WAL writer, autovacuum) when they are not idle: the
+//! background wait events.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::time::{Duration, Instant};
@@ -19,13 +20,13 @@ use std::time::{Duration, Instant};
 use postgres::{Client, Statement};
 
 use super::endpoint::Endpoint;
-use super::stats::{Snapshot, snapshot_sql};
+use super::stats::{Snapshot, Sql, server_version_num};
 use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
 use crate::workload::db::DbPart;
-use crate::workload::db::sampler::{self, Monitor};
+use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
@@ -33,6 +34,12 @@ use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 /// name), the sampler excluded.
 const SESSIONS: &str = "datname = $1 AND application_name = $2 \
      AND backend_type = 'client backend' AND pid <> pg_backend_pid()";
+
+/// The server's own processes in pg_stat_activity (checkpointer,
+/// background writer, WAL writer, autovacuum …) when not idle in their main
+/// loop: AWR's background wait events.
+const BACKGROUND: &str = "backend_type <> 'client backend' \
+     AND coalesce(wait_event_type, '') <> 'Activity'";
 
 /// Samples of pg_stat_activity per second.
 pub const ASH_HZ: u64 = 10;
@@ -76,6 +83,8 @@ pub enum Conn {
     Sampler {
         client: Box<Client>,
         ash: Statement,
+        /// The counters' queries for this server's version.
+        sql: Sql,
         /// The window's first edge when there is no ramp (see `setup`).
         before: Option<Snapshot>,
     },
@@ -140,10 +149,12 @@ impl<'a> Pg<'a> {
             let mut client = self.endpoint.connect_monitor().map_err(|e| e.to_string())?;
             let ash = client
                 .prepare(&format!(
-                    "SELECT coalesce(wait_event_type, ''), coalesce(wait_event, '') FROM pg_stat_activity \
-                     WHERE {SESSIONS} AND state = 'active'"
+                    "SELECT backend_type, coalesce(wait_event_type, ''), coalesce(wait_event, '') \
+                     FROM pg_stat_activity WHERE ({SESSIONS} AND state = 'active') OR ({BACKGROUND})"
                 ))
                 .map_err(|e| e.to_string())?;
+            let version = server_version_num(&mut client).map_err(|e| db_message(&e))?;
+            let sql = Sql::new(&self.endpoint.database, version);
             // Without a ramp the window opens with the sessions' first
             // statements, and a sampler thread scheduled late would read
             // its first snapshot after some of them (a session's backend
@@ -152,7 +163,6 @@ impl<'a> Pg<'a> {
             // connecting and preparing counted.
             let before = if self.shared.ramp_ns == 0 {
                 self.wait_for_sessions_prepared(sessions);
-                let sql = snapshot_sql(&self.endpoint.database);
                 Some(Snapshot::read(&mut client, &sql).map_err(|e| db_message(&e))?)
             } else {
                 None
@@ -160,6 +170,7 @@ impl<'a> Pg<'a> {
             Ok(Conn::Sampler {
                 client: Box::new(client),
                 ash,
+                sql,
                 before,
             })
         }
@@ -236,12 +247,13 @@ impl Workload for Pg<'_> {
             Conn::Sampler {
                 client,
                 ash,
+                sql,
                 before,
             } => {
                 let mut m = PgMonitor {
                     client: *client,
                     ash: &ash,
-                    snap_sql: snapshot_sql(&self.endpoint.database),
+                    sql,
                     db: &self.endpoint.database,
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                 };
@@ -318,7 +330,7 @@ pub fn db_message(e: &postgres::Error) -> String {
 struct PgMonitor<'a> {
     client: Client,
     ash: &'a Statement,
-    snap_sql: String,
+    sql: Sql,
     db: &'a str,
     app: &'a str,
 }
@@ -327,23 +339,31 @@ impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
 
     fn snapshot(&mut self) -> Result<Snapshot, String> {
-        Snapshot::read(&mut self.client, &self.snap_sql)
+        Snapshot::read(&mut self.client, &self.sql)
             .map_err(|e| format!("reading the server's statistics: {}", db_message(&e)))
     }
 
-    fn sample(&mut self, waits: &mut BTreeMap<String, u64>) -> Result<(), String> {
+    fn sample(&mut self, waits: &mut Waits) -> Result<(), String> {
         let rows = self
             .client
             .query(self.ash, &[&self.db, &self.app])
             .map_err(|e| format!("sampling pg_stat_activity: {}", db_message(&e)))?;
         for r in rows {
-            let (ty, ev): (&str, &str) = (r.get(0), r.get(1));
-            let key = if ty.is_empty() {
+            let (who, ty, ev): (&str, &str, &str) = (r.get(0), r.get(1), r.get(2));
+            let event = if ty.is_empty() {
                 "CPU".to_string()
             } else {
                 format!("{ty}:{ev}")
             };
-            *waits.entry(key).or_default() += 1;
+            match who {
+                "client backend" => *waits.sessions.entry(event).or_default() += 1,
+                _ => {
+                    *waits
+                        .background
+                        .entry(format!("{who} {event}"))
+                        .or_default() += 1
+                }
+            }
         }
         Ok(())
     }

@@ -22,10 +22,11 @@ pub use super::binaries::Binaries;
 use super::binaries::pg_user;
 pub use super::lifecycle::clean;
 use super::lifecycle::{remove_cluster_files, remove_stale_locks, stop_data_dir, stop_orphan};
-use crate::workload::db::cgroup::{self, MemCgroup};
-use crate::workload::db::procs::{cgroup_name, forget_cgroup, remember_cgroup};
+use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::procs::{forget_cgroup, limit_memory};
 use crate::workload::db::user::ServerUser;
 pub use crate::workload::db::{ServerError, failed, last_lines};
+use crate::workload::db::{check_socket, read_marker, write_marker};
 
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
@@ -36,8 +37,6 @@ pub const WAL_SUBDIR: &str = "dbio-pg-wal";
 pub const DATABASE: &str = "dbio";
 /// The port: only the socket's file name, since there is no TCP.
 pub const PORT: u16 = 5432;
-/// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
-const SOCKET_PATH_MAX: usize = 107;
 /// The package named when no binaries are found.
 pub const PACKAGE: &str = "postgresql-15";
 
@@ -150,13 +149,7 @@ impl Server {
     ) -> Result<Server, ServerError> {
         let user = pg_user()?;
         let sock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}"));
-        if sock.as_os_str().len() > SOCKET_PATH_MAX {
-            return Err(ServerError::Usage(format!(
-                "--target {} is too deep for PostgreSQL's unix socket ({} is over {SOCKET_PATH_MAX} bytes); give a shorter --target path",
-                paths.root.parent().unwrap_or(&paths.root).display(),
-                sock.display()
-            )));
-        }
+        check_socket("PostgreSQL", &paths.root, &sock)?;
         let orphan_stopped = stop_orphan(&bin, &paths, &user);
         forget_cgroup(&paths.root);
         let mut server = Server {
@@ -171,16 +164,15 @@ impl Server {
         server.reused = server.ensure_cluster()?;
         server.write_conf(settings)?;
         if let Some(limit) = memory {
-            let cg = MemCgroup::create(
-                &cgroup_name("dbio-pg", &server.paths.data),
-                limit,
+            let p = &server.paths;
+            server.cgroup = Some(limit_memory(
+                "dbio-pg",
                 "--pg-memory",
-            )?;
-            remember_cgroup(&server.paths.root, &cg)
-                .map_err(|e| failed("write the cgroup's path", e))?;
-            server.cgroup = Some(cg);
-            cgroup::evict(&server.paths.data);
-            cgroup::evict(&server.paths.wal);
+                &p.root,
+                &p.data,
+                &[&p.data, &p.wal],
+                limit,
+            )?);
         }
         if let Err(e) = server.pg_ctl_start() {
             forget_cgroup(&server.paths.root);
@@ -198,9 +190,7 @@ impl Server {
             major: self.bin.major,
             wal: p.wal.clone(),
         };
-        let have: Option<Shape> = fs::read(p.marker())
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
+        let have: Option<Shape> = read_marker(&p.marker());
         if have.as_ref() == Some(&want) && p.data.join("PG_VERSION").is_file() {
             return Ok(true);
         }
@@ -239,8 +229,7 @@ impl Server {
         let mut text = fs::read_to_string(&conf).map_err(|e| failed("read postgresql.conf", e))?;
         text.push_str("\n# dbio's settings for this run\ninclude_if_exists = 'dbio.conf'\n");
         fs::write(&conf, text).map_err(|e| failed("write postgresql.conf", e))?;
-        let marker = serde_json::to_vec(&want).expect("shape serializes");
-        fs::write(p.marker(), marker).map_err(|e| failed("write cluster.json", e))?;
+        write_marker(&p.marker(), &want)?;
         Ok(false)
     }
 

@@ -1,11 +1,21 @@
 //! The server's cumulative counters at one instant — `pg_stat_database`
-//! (the workload's database), `pg_stat_bgwriter` and `pg_stat_wal` — and
-//! their difference over the measured window, in one query so both edges
-//! read the three views together.
+//! (the workload's database), the checkpointer's and background writer's,
+//! and `pg_stat_wal` — and their difference over the measured window, in
+//! one query so both edges read the views together; plus `pg_stat_io` by
+//! backend type where the server has it (16+).
+//!
+//! Where the counters live depends on the server's version, so the query is
+//! chosen by `server_version_num` ([`Sql::new`]): up to 16 the checkpoint
+//! counters are in `pg_stat_bgwriter`; 17 moved them to
+//! `pg_stat_checkpointer` and dropped `buffers_backend`/`_fsync` (read from
+//! `pg_stat_io`'s writes and fsyncs by every backend but the checkpointer
+//! and the background writer); 18 moved `pg_stat_wal`'s write and sync
+//! counts and times to `pg_stat_io` (`object = 'wal'`). The stored names
+//! stay the 15 names whatever the server.
 
 use serde::Serialize;
 
-/// The counters, by the views' own column names.
+/// The counters, by the (PostgreSQL 15) views' own column names.
 pub const COLUMNS: [&str; 26] = [
     "xact_commit",
     "xact_rollback",
@@ -35,27 +45,142 @@ pub const COLUMNS: [&str; 26] = [
     "wal_sync_time",
 ];
 
-/// One query reading every counter as double precision (times in ms).
-pub fn snapshot_sql(database: &str) -> String {
-    let cols: Vec<String> = COLUMNS
-        .iter()
-        .map(|c| format!("{c}::float8 AS {c}"))
-        .collect();
-    format!(
-        "SELECT {} FROM pg_stat_database d, pg_stat_bgwriter b, pg_stat_wal w WHERE d.datname = '{}'",
-        cols.join(", "),
-        database.replace('\'', "''")
-    )
+/// pg_stat_io's counters summed per backend type over data files
+/// (`object = 'relation'`), times in ms.
+pub const IO_COLUMNS: [&str; 10] = [
+    "reads",
+    "read_time",
+    "writes",
+    "write_time",
+    "writebacks",
+    "extends",
+    "hits",
+    "evictions",
+    "fsyncs",
+    "fsync_time",
+];
+
+/// The first versions (`server_version_num`) with pg_stat_io,
+/// pg_stat_checkpointer, and WAL I/O only in pg_stat_io.
+pub const V16: i32 = 160_000;
+pub const V17: i32 = 170_000;
+pub const V18: i32 = 180_000;
+
+/// A column's SQL on a server of `version`, or None where it is the
+/// column of the same name.
+fn moved(column: &str, version: i32) -> Option<&'static str> {
+    let v17 = match column {
+        "checkpoints_timed" => "c.num_timed",
+        "checkpoints_req" => "c.num_requested",
+        "checkpoint_write_time" => "c.write_time",
+        "checkpoint_sync_time" => "c.sync_time",
+        "buffers_checkpoint" => "c.buffers_written",
+        "buffers_backend" => "io.writes",
+        "buffers_backend_fsync" => "io.fsyncs",
+        _ => "",
+    };
+    let v18 = match column {
+        "wal_write" => "iw.writes",
+        "wal_sync" => "iw.fsyncs",
+        "wal_write_time" => "iw.write_time",
+        "wal_sync_time" => "iw.fsync_time",
+        _ => "",
+    };
+    if version >= V17 && !v17.is_empty() {
+        Some(v17)
+    } else if version >= V18 && !v18.is_empty() {
+        Some(v18)
+    } else {
+        None
+    }
 }
 
-/// The counters at one instant, in [`COLUMNS`] order.
+/// The queries of a server version.
+#[derive(Clone, Debug)]
+pub struct Sql {
+    /// Every [`COLUMNS`] counter as double precision, in one row.
+    pub counters: String,
+    /// [`IO_COLUMNS`] per backend type (16+).
+    pub io: Option<String>,
+}
+
+impl Sql {
+    /// The queries for `database` on a server whose `server_version_num` is
+    /// `version`.
+    pub fn new(database: &str, version: i32) -> Sql {
+        let cols: Vec<String> = COLUMNS
+            .iter()
+            .map(|c| match moved(c, version) {
+                Some(expr) => format!("{expr}::float8 AS {c}"),
+                None => format!("{c}::float8 AS {c}"),
+            })
+            .collect();
+        let mut from = vec![
+            "pg_stat_database d".to_string(),
+            "pg_stat_bgwriter b".into(),
+            "pg_stat_wal w".into(),
+        ];
+        if version >= V17 {
+            from.push("pg_stat_checkpointer c".into());
+            from.push(
+                "(SELECT coalesce(sum(writes), 0) AS writes, coalesce(sum(fsyncs), 0) AS fsyncs \
+                 FROM pg_stat_io WHERE object = 'relation' \
+                 AND backend_type NOT IN ('checkpointer', 'background writer')) io"
+                    .into(),
+            );
+        }
+        if version >= V18 {
+            from.push(
+                "(SELECT coalesce(sum(writes), 0) AS writes, coalesce(sum(fsyncs), 0) AS fsyncs, \
+                 coalesce(sum(write_time), 0) AS write_time, coalesce(sum(fsync_time), 0) AS fsync_time \
+                 FROM pg_stat_io WHERE object = 'wal') iw"
+                    .into(),
+            );
+        }
+        let counters = format!(
+            "SELECT {} FROM {} WHERE d.datname = '{}'",
+            cols.join(", "),
+            from.join(", "),
+            database.replace('\'', "''")
+        );
+        let io = (version >= V16).then(|| {
+            let sums: Vec<String> = IO_COLUMNS
+                .iter()
+                .map(|c| format!("coalesce(sum({c}), 0)::float8"))
+                .collect();
+            format!(
+                "SELECT backend_type, {} FROM pg_stat_io WHERE object = 'relation' \
+                 GROUP BY backend_type ORDER BY backend_type",
+                sums.join(", ")
+            )
+        });
+        Sql { counters, io }
+    }
+}
+
+/// The server's `server_version_num` (150004 for 15.4).
+pub fn server_version_num(client: &mut postgres::Client) -> Result<i32, postgres::Error> {
+    let row = client.query_one("SELECT current_setting('server_version_num')::int", &[])?;
+    Ok(row.get(0))
+}
+
+/// The counters at one instant, in [`COLUMNS`] order, and pg_stat_io's per
+/// backend type (empty before 16).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Snapshot(pub Vec<f64>);
+pub struct Snapshot(pub Vec<f64>, pub Vec<(String, Vec<f64>)>);
 
 impl Snapshot {
-    pub fn read(client: &mut postgres::Client, sql: &str) -> Result<Snapshot, postgres::Error> {
-        let row = client.query_one(sql, &[])?;
-        Ok(Snapshot((0..COLUMNS.len()).map(|i| row.get(i)).collect()))
+    pub fn read(client: &mut postgres::Client, sql: &Sql) -> Result<Snapshot, postgres::Error> {
+        let row = client.query_one(sql.counters.as_str(), &[])?;
+        let counters = (0..COLUMNS.len()).map(|i| row.get(i)).collect();
+        let mut io = Vec::new();
+        if let Some(q) = &sql.io {
+            for r in client.query(q.as_str(), &[])? {
+                let v = (1..=IO_COLUMNS.len()).map(|i| r.get(i)).collect();
+                io.push((r.get(0), v));
+            }
+        }
+        Ok(Snapshot(counters, io))
     }
 }
 
@@ -88,12 +213,76 @@ pub struct Delta {
     pub wal_sync: f64,
     pub wal_write_time_ms: f64,
     pub wal_sync_time_ms: f64,
+    /// pg_stat_io over data files by backend type (16+; absent before).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub io: Vec<IoLine>,
+}
+
+/// One backend type's I/O on data files over the window (pg_stat_io).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IoLine {
+    pub backend_type: String,
+    pub reads: f64,
+    pub read_time_ms: f64,
+    pub writes: f64,
+    pub write_time_ms: f64,
+    pub writebacks: f64,
+    pub extends: f64,
+    pub hits: f64,
+    pub evictions: f64,
+    pub fsyncs: f64,
+    pub fsync_time_ms: f64,
+}
+
+impl IoLine {
+    fn between(name: &str, a: Option<&[f64]>, b: &[f64]) -> IoLine {
+        let g =
+            |i: usize| b.get(i).copied().unwrap_or(0.0) - a.and_then(|a| a.get(i)).unwrap_or(&0.0);
+        IoLine {
+            backend_type: name.to_string(),
+            reads: g(0),
+            read_time_ms: g(1),
+            writes: g(2),
+            write_time_ms: g(3),
+            writebacks: g(4),
+            extends: g(5),
+            hits: g(6),
+            evictions: g(7),
+            fsyncs: g(8),
+            fsync_time_ms: g(9),
+        }
+    }
+
+    fn is_zero(&self) -> bool {
+        [
+            self.reads,
+            self.writes,
+            self.writebacks,
+            self.extends,
+            self.hits,
+            self.evictions,
+            self.fsyncs,
+        ]
+        .iter()
+        .all(|v| *v == 0.0)
+    }
 }
 
 impl Delta {
     pub fn between(a: &Snapshot, b: &Snapshot) -> Delta {
         let d: Vec<f64> = a.0.iter().zip(&b.0).map(|(x, y)| y - x).collect();
         let g = |i: usize| d.get(i).copied().unwrap_or(0.0);
+        let io =
+            b.1.iter()
+                .map(|(name, v)| {
+                    let before =
+                        a.1.iter()
+                            .find(|(n, _)| n == name)
+                            .map(|(_, v)| v.as_slice());
+                    IoLine::between(name, before, v)
+                })
+                .filter(|l| !l.is_zero())
+                .collect();
         Delta {
             xact_commit: g(0),
             xact_rollback: g(1),
@@ -121,7 +310,13 @@ impl Delta {
             wal_sync: g(23),
             wal_write_time_ms: g(24),
             wal_sync_time_ms: g(25),
+            io,
         }
+    }
+
+    /// Reads of data files by every backend type (pg_stat_io), None before 16.
+    pub fn io_reads(&self) -> Option<f64> {
+        (!self.io.is_empty()).then(|| self.io.iter().map(|l| l.reads).sum())
     }
 }
 
@@ -131,22 +326,101 @@ mod tests {
 
     #[test]
     fn delta_names_follow_the_columns() {
-        let a = Snapshot(vec![0.0; COLUMNS.len()]);
-        let b = Snapshot((0..COLUMNS.len()).map(|i| i as f64).collect());
+        let a = Snapshot(vec![0.0; COLUMNS.len()], Vec::new());
+        let b = Snapshot((0..COLUMNS.len()).map(|i| i as f64).collect(), Vec::new());
         let d = Delta::between(&a, &b);
         assert_eq!(d.xact_commit, 0.0);
         assert_eq!(d.blks_read, 2.0);
         assert_eq!(d.buffers_checkpoint, 13.0);
         assert_eq!(d.wal_fpi, 19.0);
         assert_eq!(d.wal_sync_time_ms, 25.0);
-        // Every column is selected once, by name.
-        let sql = snapshot_sql("dbio");
+        assert_eq!(d.io_reads(), None);
+        // Every column is selected once, by name; 15 reads the 15 views.
+        let sql = Sql::new("dbio", 150_004);
         for c in COLUMNS {
             assert_eq!(
-                sql.matches(&format!("{c}::float8 AS {c}")).count(),
+                sql.counters.matches(&format!("{c}::float8 AS {c}")).count(),
                 1,
                 "{c}"
             );
         }
+        assert!(!sql.counters.contains("pg_stat_io") && sql.io.is_none());
+        assert!(!sql.counters.contains("pg_stat_checkpointer"));
+    }
+
+    #[test]
+    fn the_query_follows_the_server_version() {
+        // 16: the 15 counters, and pg_stat_io beside them.
+        let s16 = Sql::new("dbio", 160_004);
+        assert!(
+            s16.counters
+                .contains("checkpoints_timed::float8 AS checkpoints_timed")
+        );
+        assert!(!s16.counters.contains("pg_stat_checkpointer"));
+        let io = s16.io.as_deref().unwrap();
+        for c in IO_COLUMNS {
+            assert!(io.contains(&format!("sum({c})")), "{c}");
+        }
+        assert!(io.contains("GROUP BY backend_type"));
+        // 17: checkpoints from pg_stat_checkpointer, backends' writes from pg_stat_io.
+        let s17 = Sql::new("dbio", 170_002);
+        for (col, expr) in [
+            ("checkpoints_timed", "c.num_timed"),
+            ("checkpoints_req", "c.num_requested"),
+            ("checkpoint_write_time", "c.write_time"),
+            ("checkpoint_sync_time", "c.sync_time"),
+            ("buffers_checkpoint", "c.buffers_written"),
+            ("buffers_backend", "io.writes"),
+            ("buffers_backend_fsync", "io.fsyncs"),
+        ] {
+            assert!(
+                s17.counters.contains(&format!("{expr}::float8 AS {col}")),
+                "{col}"
+            );
+        }
+        assert!(s17.counters.contains("pg_stat_checkpointer c"));
+        assert!(s17.counters.contains("wal_sync::float8 AS wal_sync"));
+        assert!(!s17.counters.contains(" iw"));
+        // 18: WAL writes and syncs from pg_stat_io too.
+        let s18 = Sql::new("dbio", 180_000);
+        assert!(s18.counters.contains("iw.fsyncs::float8 AS wal_sync"));
+        assert!(
+            s18.counters
+                .contains("c.num_timed::float8 AS checkpoints_timed")
+        );
+        assert!(s18.counters.contains("object = 'wal') iw"));
+        // A quote in the database's name stays inside the literal.
+        assert!(Sql::new("o'k", 150_000).counters.ends_with("'o''k'"));
+    }
+
+    #[test]
+    fn io_lines_are_per_backend_type_differences() {
+        let n = COLUMNS.len();
+        let line = |v: f64| vec![v; IO_COLUMNS.len()];
+        let a = Snapshot(
+            vec![0.0; n],
+            vec![
+                ("checkpointer".into(), line(1.0)),
+                ("walwriter".into(), line(0.0)),
+            ],
+        );
+        let b = Snapshot(
+            vec![0.0; n],
+            vec![
+                ("checkpointer".into(), line(4.0)),
+                ("client backend".into(), line(2.0)),
+                ("walwriter".into(), line(0.0)),
+            ],
+        );
+        let d = Delta::between(&a, &b);
+        let names: Vec<&str> = d.io.iter().map(|l| l.backend_type.as_str()).collect();
+        assert_eq!(
+            names,
+            ["checkpointer", "client backend"],
+            "unchanged lines left out"
+        );
+        assert_eq!((d.io[0].writes, d.io[0].fsync_time_ms), (3.0, 3.0));
+        assert_eq!(d.io[1].reads, 2.0, "a backend type new in the window");
+        assert_eq!(d.io_reads(), Some(5.0));
     }
 }
