@@ -304,6 +304,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify_after_write: bool,
 
+    /// Make this percent of every written sector zeros, for storage that compresses (as fio's buffer_compress_percentage; 0-90, stamps kept; raw workload and its layout; docs/verify.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub compress_pct: u8,
+
+    /// Make this percent of written blocks copies of a small pool, for storage that deduplicates (0-100; raw workload and its layout; docs/verify.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub dedupe_pct: u8,
+
     /// The results store every run is saved in [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -410,6 +418,16 @@ impl RunArgs {
             return Err(format!(
                 "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
             ));
+        }
+        let content = crate::target::content::ContentSpec {
+            compress_pct: self.compress_pct,
+            dedupe_pct: self.dedupe_pct,
+        };
+        content.check()?;
+        if self.workload != WorkloadKind::Raw && !content.is_default() {
+            return Err(
+                "--compress-pct and --dedupe-pct apply to --workload raw only: a database model writes its own block content; drop them".into(),
+            );
         }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
@@ -544,6 +562,7 @@ impl RunArgs {
                 reads: self.verify,
                 after_write: self.verify_after_write,
             },
+            content,
             slob: None,
             pg: None,
             mysql: None,
@@ -634,6 +653,7 @@ impl RunArgs {
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
             verify: Default::default(),
+            content: Default::default(),
             slob: Some(slob),
             pg: None,
             mysql: None,

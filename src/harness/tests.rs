@@ -64,6 +64,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         destroy_device: None,
         allow_root_fs: false,
         verify: Default::default(),
+        content: Default::default(),
         pg: None,
         mysql: None,
         slob: None,

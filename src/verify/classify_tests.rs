@@ -41,15 +41,24 @@ fn each_kind_of_damage_is_named() {
     let good = block(9, 4, 1, &mut rng);
     assert_eq!(
         classify(&good, &expect(9, Some(4))),
-        Verdict::Intact { newer: false }
+        Verdict::Intact {
+            newer: false,
+            copy: false
+        }
     );
     assert_eq!(
         classify(&good, &expect(9, Some(3))),
-        Verdict::Intact { newer: true }
+        Verdict::Intact {
+            newer: true,
+            copy: false
+        }
     );
     assert_eq!(
         classify(&good, &expect(9, None)),
-        Verdict::Intact { newer: false }
+        Verdict::Intact {
+            newer: false,
+            copy: false
+        }
     );
 
     let zero = vec![0u8; BS];
@@ -111,7 +120,10 @@ fn each_kind_of_damage_is_named() {
     let wrapped = block(9, 2, 1, &mut rng);
     assert_eq!(
         classify(&wrapped, &expect(9, Some(65534))),
-        Verdict::Intact { newer: true }
+        Verdict::Intact {
+            newer: true,
+            copy: false
+        }
     );
 }
 

@@ -132,6 +132,7 @@ impl RunArgs {
             destroy_device: None,
             allow_root_fs: self.allow_root_fs,
             verify: Default::default(),
+            content: Default::default(),
             slob: None,
             pg: None,
             mysql: Some(MysqlConfig {

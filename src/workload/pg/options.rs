@@ -106,6 +106,7 @@ impl RunArgs {
             destroy_device: None,
             allow_root_fs: self.allow_root_fs,
             verify: Default::default(),
+            content: Default::default(),
             slob: None,
             mysql: None,
             pg: Some(PgConfig {

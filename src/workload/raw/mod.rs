@@ -16,6 +16,7 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::target::content::Content;
 use crate::target::genmap::{GenMap, MAX_IN_FLIGHT};
 use crate::target::genmap_file::{self, Tracked};
 use crate::target::{OpenFiles, Target, TargetKind};
@@ -40,6 +41,8 @@ pub struct Raw<'a> {
     /// The floors a read-only `--verify` run judges its reads against,
     /// from the map the last writing run left.
     floors: Option<GenMap>,
+    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`).
+    content: Content,
 }
 
 /// A session's state before the start: its engine and buffers.
@@ -90,6 +93,7 @@ impl<'a> Raw<'a> {
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
             map,
             floors,
+            content: Content::new(cfg.content, target.block_size, target.id),
         })
     }
 
@@ -158,6 +162,7 @@ impl Workload for Raw<'_> {
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
             stamp: (self.target.id, cfg.seed as u32),
+            content: &self.content,
             verify: cfg.verify,
             check_map: self.map.as_ref().map(|t| &t.map).or(self.floors.as_ref()),
             engine: p.engine,
