@@ -10,6 +10,9 @@
 #   bench/stamp-cost.sh A B 5 -- --engine io_uring --iodepth 16
 # Each build gets its own target (laid out once, then reused): 256 MiB of
 # 4k blocks, 1 session, psync, O_DIRECT, 10 s measured after a 1 s ramp.
+# Then, load-independent: user and kernel instructions per write of each
+# build (perf stat; the difference between runs of 2N and N --ops, so the
+# start and the layout check cancel out), N = $OPS (default 200000).
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: bench/stamp-cost.sh DBIO_A DBIO_B [PAIRS] [-- OPTIONS…]" >&2; exit 2; }
 A=$1 B=$2; shift 2
@@ -31,6 +34,33 @@ for i in $(seq "$PAIRS"); do
     run "$A" "$SHM/a" "$@" >> "$WORK/a"
     run "$B" "$SHM/b" "$@" >> "$WORK/b"
 done
+
+OPS=${OPS:-200000}
+instr() { # binary, target, ops → "user kernel" instructions
+    perf stat -x, -e instructions:u,instructions:k -o "$WORK/perf" \
+        "$1" run --target "$2" --size 256M --bs 4k --pattern randwrite \
+        --ops "$3" --quiet "${@:4}" > /dev/null
+    awk -F, '/instructions/ { printf "%s ", $1 } END { print "" }' "$WORK/perf"
+}
+if command -v perf > /dev/null; then
+    for i in 1 2 3; do
+        for x in a b; do
+            bin=$A; [ $x = b ] && bin=$B
+            echo "$(instr "$bin" "$SHM/$x" "$OPS" "$@") $(instr "$bin" "$SHM/$x" $((2 * OPS)) "$@")" >> "$WORK/i$x"
+        done
+    done
+    python3 - "$WORK/ia" "$WORK/ib" "$OPS" <<'PY'
+import statistics, sys
+ops = int(sys.argv[3])
+def per_op(f):
+    rows = [[float(v) for v in l.split()] for l in open(f)]
+    return (statistics.median((r[2] - r[0]) / ops for r in rows),
+            statistics.median((r[3] - r[1]) / ops for r in rows))
+(ua, ka), (ub, kb) = per_op(sys.argv[1]), per_op(sys.argv[2])
+print(f"instructions per write: A user {ua:.0f} kernel {ka:.0f}; B user {ub:.0f} kernel {kb:.0f}; "
+      f"B/A user {ub / ua:.3f} total {(ub + kb) / (ua + ka):.3f} (median of 3)")
+PY
+fi
 
 python3 - "$WORK/a" "$WORK/b" <<'PY'
 import statistics, sys

@@ -304,6 +304,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify_after_write: bool,
 
+    /// Seconds between sync points of the lost-write map while a raw run writes a directory target (data files fsynced, then the map written, in a background thread): a crash loses at most this much of the map; 0 = only at the run's end (docs/verify.md).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub verify_sync_interval: f64,
+
     /// Make this percent of every written sector zeros, for storage that compresses (as fio's buffer_compress_percentage; 0-90, stamps kept; raw workload and its layout; docs/verify.md).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub compress_pct: u8,
@@ -424,6 +428,12 @@ impl RunArgs {
             dedupe_pct: self.dedupe_pct,
         };
         content.check()?;
+        if !(self.verify_sync_interval >= 0.0 && self.verify_sync_interval <= 86400.0) {
+            return Err(format!(
+                "--verify-sync-interval {} is not a number of seconds from 0 to 86400 (0 = sync the lost-write map only at the run's end)",
+                self.verify_sync_interval
+            ));
+        }
         if self.workload != WorkloadKind::Raw && !content.is_default() {
             return Err(
                 "--compress-pct and --dedupe-pct apply to --workload raw only: a database model writes its own block content; drop them".into(),
@@ -561,6 +571,7 @@ impl RunArgs {
             verify: crate::verify::online::VerifyOpts {
                 reads: self.verify,
                 after_write: self.verify_after_write,
+                map_sync_ms: (self.verify_sync_interval * 1e3).round() as u64,
             },
             content,
             slob: None,
