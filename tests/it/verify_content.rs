@@ -3,7 +3,8 @@
 //! compressor (the `zstd` CLI, one frame per 8 KiB block, as an array
 //! compresses block by block) and a count of identical blocks; and
 //! verification still clean on such targets and still finding faults in
-//! the blocks that are not dedupe copies.
+//! the blocks that are not dedupe copies. And the SLOB model's redo logs,
+//! stamped by its log writer, checked by `dbio verify` like data.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -256,8 +257,62 @@ fn faults_are_found_in_blocks_that_are_not_copies() {
     assert_eq!(count(&doc, "lost"), 0);
 }
 
+fn slob_redo_logs_are_stamped_and_verified() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    crate::common::run::Run::slob(&data)
+        .args(&["--time", "3", "--redo-block", "512"])
+        .json();
+    let redo = data.join("dbio-redo");
+    assert_clean(&redo);
+    // The log writer's blocks: this run's seed, a log sequence, each in place.
+    let log0 = redo.join("dbio-data-0000.dat");
+    let bytes = std::fs::read(&log0).unwrap();
+    let rb = 512u64;
+    let written: Vec<u64> = (0..bytes.len() as u64 / rb)
+        .filter(|&b| {
+            let blk = &bytes[(b * rb) as usize..((b + 1) * rb) as usize];
+            let h = check_block(blk, Some((0, b))).unwrap();
+            h.seed == 7 && h.generation >= 1
+        })
+        .collect();
+    assert!(
+        written.len() > 100,
+        "{} redo blocks by the log writer",
+        written.len()
+    );
+    let at = |i: usize| written[i] * rb;
+    let put_at = |off: u64, d: &[u8]| {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(&log0).unwrap();
+        f.write_all_at(d, off).unwrap();
+    };
+    let blk = |off: u64| bytes[off as usize..(off + rb) as usize].to_vec();
+    put_at(at(10), &[0u8; 512]);
+    let mut rot = blk(at(20));
+    rot[100] ^= 4;
+    put_at(at(20), &rot);
+    put_at(at(30), &blk(at(31)));
+    let (out, doc) = verify(&redo);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        offsets(&doc, "zeroed"),
+        vec![at(10)],
+        "{:#}",
+        doc["findings"]
+    );
+    assert_eq!(offsets(&doc, "checksum"), vec![at(20)]);
+    assert_eq!(offsets(&doc, "misdirected"), vec![at(30)]);
+    assert_eq!(
+        doc["findings"]["misdirected"]["first"][0]["found"]["offset"],
+        at(31)
+    );
+}
+
 crate::tests!(
     ratios_within_two_points_of_what_was_asked[Tool("zstd")],
     settings_are_recorded_and_a_layout_of_other_settings_is_laid_out_again,
     faults_are_found_in_blocks_that_are_not_copies,
+    slob_redo_logs_are_stamped_and_verified,
 );

@@ -360,6 +360,7 @@ fn lgwr(
         file_size: c.slob.redo_file_size,
         redo_block: u64::from(c.slob.redo_block),
         buf,
+        seed: c.cfg.seed as u32,
         outlier_ns: c.outlier_ns,
         tally: Tally::default(),
         stats: SessionStats::new(),
