@@ -434,9 +434,10 @@ impl RunArgs {
                 self.verify_sync_interval
             ));
         }
-        if self.workload != WorkloadKind::Raw && !content.is_default() {
+        if !matches!(self.workload, WorkloadKind::Raw | WorkloadKind::Slob) && !content.is_default()
+        {
             return Err(
-                "--compress-pct and --dedupe-pct apply to --workload raw only: a database model writes its own block content; drop them".into(),
+                "--compress-pct and --dedupe-pct apply to --workload raw and slob only: PostgreSQL and MariaDB write their own block content; drop them".into(),
             );
         }
         if self.workload == WorkloadKind::Pg {
@@ -664,7 +665,10 @@ impl RunArgs {
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
             verify: Default::default(),
-            content: Default::default(),
+            content: crate::target::content::ContentSpec {
+                compress_pct: self.compress_pct,
+                dedupe_pct: self.dedupe_pct,
+            },
             slob: Some(slob),
             pg: None,
             mysql: None,

@@ -159,8 +159,8 @@ fn settings_are_recorded_and_a_layout_of_other_settings_is_laid_out_again() {
         (vec!["--compress-pct", "95"], "--compress-pct 95"),
         (vec!["--dedupe-pct", "101"], "--dedupe-pct 101"),
         (
-            vec!["--workload", "slob", "--compress-pct", "10"],
-            "--workload raw only",
+            vec!["--workload", "pg", "--compress-pct", "10"],
+            "--workload raw and slob only",
         ),
     ] {
         let out = dbio()
@@ -263,7 +263,18 @@ fn slob_redo_logs_are_stamped_and_verified() {
     let data = dir.path().join("data");
     crate::common::run::Run::slob(&data)
         .args(&["--time", "3", "--redo-block", "512"])
+        .args(&["--compress-pct", "50", "--dedupe-pct", "30"])
         .json();
+    // The model's data takes the content settings too.
+    let doc = assert_clean(&data);
+    let (copies, blocks) = (
+        doc["findings"]["dedupe_copies"].as_u64().unwrap(),
+        doc["findings"]["blocks"].as_u64().unwrap(),
+    );
+    let d = 100.0 * copies as f64 / blocks as f64;
+    assert!((d - 30.0).abs() <= TOLERANCE, "{copies} copies of {blocks}");
+    let c = compressed_pct(&data_file(&data));
+    assert!((c - 50.0).abs() <= TOLERANCE, "zstd saves {c:.2}%");
     let redo = data.join("dbio-redo");
     assert_clean(&redo);
     // The log writer's blocks: this run's seed, a log sequence, each in place.

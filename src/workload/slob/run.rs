@@ -26,6 +26,7 @@ use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::target::content::Content;
 use crate::target::layout::{self, Shape};
 use crate::target::{OpenFiles, Target, TargetError};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
@@ -328,6 +329,7 @@ fn dbwr(
         io_mode: c.cfg.io_mode,
         ts: c.ts,
         stamp: (c.target_id, c.cfg.seed as u32),
+        content: Content::new(c.cfg.content, c.inst.cache.block_size(), c.target_id),
         files: c.datafiles,
         batch,
         queued: vec![0; batch],
