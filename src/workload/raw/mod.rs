@@ -117,6 +117,11 @@ impl<'a> Raw<'a> {
         )))
     }
 
+    /// Whether the run keeps a sync thread for its map.
+    fn syncs(&self) -> bool {
+        self.map.is_some() && self.cfg.verify.map_sync_ms > 0
+    }
+
     /// The background thread of a writing run with a map: a sync point
     /// every `--verify-sync-interval` until the sessions end (a failed one
     /// is reported once and ends the periodic syncing; the run goes on).
@@ -147,13 +152,6 @@ impl<'a> Raw<'a> {
             Some(t) => t / n + u64::from(u64::from(id) < t % n),
             None => u64::MAX,
         }
-    }
-}
-
-impl Raw<'_> {
-    /// Whether the run keeps a sync thread for its map.
-    fn syncs(&self) -> bool {
-        self.map.is_some() && self.cfg.verify.map_sync_ms > 0
     }
 }
 
