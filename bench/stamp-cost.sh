@@ -10,6 +10,11 @@
 #   bench/stamp-cost.sh A B 5 -- --engine io_uring --iodepth 16
 # Each build gets its own target (laid out once, then reused): 256 MiB of
 # 4k blocks, 1 session, psync, O_DIRECT, 10 s measured after a 1 s ramp.
+# Also the CPU per write from the same runs (the report's cpu section:
+# user-space µs per I/O, where stamping happens, and user+sys), which
+# depends less on the machine's load than IOPS. (Instruction counts are
+# not to be had here: this VM has no PMU for perf, and valgrind crashes in
+# rustix's vDSO setup.)
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: bench/stamp-cost.sh DBIO_A DBIO_B [PAIRS] [-- OPTIONS…]" >&2; exit 2; }
 A=$1 B=$2; shift 2
@@ -24,7 +29,8 @@ export DBIO_DB="$WORK/store.sqlite"
 run() { # binary, target
     "$1" run --target "$2" --size 256M --bs 4k --pattern randwrite \
         --time 10 --ramp 1 --json --quiet "${@:3}" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["total"]["iops"])'
+        python3 -c 'import json, sys; d = json.load(sys.stdin); c = d["cpu"]
+print(d["total"]["iops"], 1e6 * c["user_s"] / d["total"]["requests"], c["us_per_io"])'
 }
 
 for i in $(seq "$PAIRS"); do
@@ -34,9 +40,11 @@ done
 
 python3 - "$WORK/a" "$WORK/b" <<'PY'
 import statistics, sys
-a, b = ([float(l) for l in open(f)] for f in sys.argv[1:3])
-ma, mb = statistics.median(a), statistics.median(b)
-print("A IOPS:", " ".join(f"{v:.0f}" for v in a))
-print("B IOPS:", " ".join(f"{v:.0f}" for v in b))
-print(f"median A {ma:.0f}  median B {mb:.0f}  B/A {mb / ma:.3f}  ({len(a)} runs each, taking turns)")
+a, b = ([[float(v) for v in l.split()] for l in open(f)] for f in sys.argv[1:3])
+for i, (name, fmt) in enumerate([("IOPS", ".0f"), ("user µs/IO", ".3f"), ("cpu µs/IO", ".3f")]):
+    xa, xb = [r[i] for r in a], [r[i] for r in b]
+    ma, mb = statistics.median(xa), statistics.median(xb)
+    print(f"A {name}:", " ".join(f"{v:{fmt}}" for v in xa))
+    print(f"B {name}:", " ".join(f"{v:{fmt}}" for v in xb))
+    print(f"{name}: median A {ma:{fmt}}  median B {mb:{fmt}}  B/A {mb / ma:.3f}  ({len(xa)} runs each, taking turns)")
 PY

@@ -304,6 +304,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify_after_write: bool,
 
+    /// Seconds between sync points of the lost-write map while a raw run writes a directory target (data files fsynced, then the map written, in a background thread): a crash loses at most this much of the map; 0 = only at the run's end (docs/verify.md).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub verify_sync_interval: f64,
+
+    /// Make this percent of every written sector zeros, for storage that compresses (as fio's buffer_compress_percentage; 0-90, stamps kept; raw workload and its layout; docs/verify.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub compress_pct: u8,
+
+    /// Make this percent of written blocks copies of a small pool, for storage that deduplicates (0-100; raw workload and its layout; docs/verify.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub dedupe_pct: u8,
+
     /// The results store every run is saved in [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -410,6 +422,23 @@ impl RunArgs {
             return Err(format!(
                 "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
             ));
+        }
+        let content = crate::target::content::ContentSpec {
+            compress_pct: self.compress_pct,
+            dedupe_pct: self.dedupe_pct,
+        };
+        content.check()?;
+        if !(self.verify_sync_interval >= 0.0 && self.verify_sync_interval <= 86400.0) {
+            return Err(format!(
+                "--verify-sync-interval {} is not a number of seconds from 0 to 86400 (0 = sync the lost-write map only at the run's end)",
+                self.verify_sync_interval
+            ));
+        }
+        if !matches!(self.workload, WorkloadKind::Raw | WorkloadKind::Slob) && !content.is_default()
+        {
+            return Err(
+                "--compress-pct and --dedupe-pct apply to --workload raw and slob only: PostgreSQL and MariaDB write their own block content; drop them".into(),
+            );
         }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
@@ -543,7 +572,9 @@ impl RunArgs {
             verify: crate::verify::online::VerifyOpts {
                 reads: self.verify,
                 after_write: self.verify_after_write,
+                map_sync_ms: (self.verify_sync_interval * 1e3).round() as u64,
             },
+            content,
             slob: None,
             pg: None,
             mysql: None,
@@ -634,6 +665,10 @@ impl RunArgs {
             destroy_device: self.destroy_device,
             allow_root_fs: self.allow_root_fs,
             verify: Default::default(),
+            content: crate::target::content::ContentSpec {
+                compress_pct: self.compress_pct,
+                dedupe_pct: self.dedupe_pct,
+            },
             slob: Some(slob),
             pg: None,
             mysql: None,

@@ -157,6 +157,9 @@ pub struct RunConfig {
     /// Checks of what the run reads (`--verify`, `--verify-after-write`; raw only).
     #[serde(skip_serializing_if = "crate::verify::online::VerifyOpts::is_off")]
     pub verify: crate::verify::online::VerifyOpts,
+    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`; raw only).
+    #[serde(skip_serializing_if = "crate::target::content::ContentSpec::is_default")]
+    pub content: crate::target::content::ContentSpec,
     /// The database model's settings (`--workload slob`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slob: Option<crate::workload::slob::SlobConfig>,

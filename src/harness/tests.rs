@@ -64,6 +64,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         destroy_device: None,
         allow_root_fs: false,
         verify: Default::default(),
+        content: Default::default(),
         pg: None,
         mysql: None,
         slob: None,
@@ -183,7 +184,7 @@ struct Slow<'a> {
 }
 
 impl Workload for Slow<'_> {
-    type Thread = Prepared;
+    type Thread = Option<Prepared>;
     type Part = ();
     fn threads(&self) -> Threads {
         self.raw.threads()
@@ -191,12 +192,14 @@ impl Workload for Slow<'_> {
     fn storage(&self) -> Vec<PathBuf> {
         self.raw.storage()
     }
-    fn prepare(&self, t: u32) -> Result<Prepared, SetupError> {
+    fn prepare(&self, t: u32) -> Result<Option<Prepared>, SetupError> {
         let mut p = self.raw.prepare(t)?;
-        p.engine = AnyEngine::Null(Null::new(1).with_latency(self.latency_ns));
+        if let Some(p) = &mut p {
+            p.engine = AnyEngine::Null(Null::new(1).with_latency(self.latency_ns));
+        }
         Ok(p)
     }
-    fn run(&self, t: u32, p: Prepared, series: &SessionSeries) -> ThreadEnd<()> {
+    fn run(&self, t: u32, p: Option<Prepared>, series: &SessionSeries) -> ThreadEnd<()> {
         self.raw.run(t, p, series)
     }
 }

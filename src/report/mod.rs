@@ -295,6 +295,7 @@ mod tests {
             destroy_device: None,
             allow_root_fs: false,
             verify: Default::default(),
+            content: Default::default(),
             pg: None,
             mysql: None,
             slob: None,

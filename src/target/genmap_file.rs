@@ -192,7 +192,8 @@ pub struct Tracked {
     pub map: super::genmap::GenMap,
     dir: PathBuf,
     target: u32,
-    info: MapInfo,
+    /// Taken by one sync point at a time (the periodic one, then the last).
+    info: std::sync::Mutex<MapInfo>,
 }
 
 /// Starts tracking the writes of a run over the layout in `dir`: the map
@@ -215,24 +216,23 @@ pub fn begin_run(dir: &Path, target: u32, blocks: u64) -> Result<Option<Tracked>
         map: super::genmap::GenMap::new(&loaded.floors, skip),
         dir: dir.to_path_buf(),
         target,
-        info: MapInfo {
+        info: std::sync::Mutex::new(MapInfo {
             clean: false,
             ..loaded.info
-        },
+        }),
     }))
 }
 
 impl Tracked {
     /// A sync point: the floors now, then every data file fsynced, then the
-    /// map replaced durably. `last` marks the map clean (the run's end).
-    /// Returns the sync point's number.
-    pub fn sync_point(
-        &mut self,
-        files: &[std::os::fd::RawFd],
-        last: bool,
-    ) -> Result<u64, MapError> {
+    /// map replaced durably. `last` marks the map clean (the run's end);
+    /// otherwise it stays dirty (a periodic sync point while the run writes,
+    /// `--verify-sync-interval`: a crash then loses at most the writes
+    /// acknowledged since). Returns the sync point's number.
+    pub fn sync_point(&self, files: &[std::os::fd::RawFd], last: bool) -> Result<u64, MapError> {
+        let mut info = self.info.lock().unwrap_or_else(|e| e.into_inner());
         let floors = self.map.floors();
-        self.info.span = self.map.span();
+        info.span = self.map.span();
         for &fd in files {
             // SAFETY: the run keeps its files open while it syncs.
             let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
@@ -242,10 +242,10 @@ impl Tracked {
                 source: e.into(),
             })?;
         }
-        self.info.sync_points += 1;
-        self.info.clean = last;
-        store(&self.dir, self.target, self.info, &floors)?;
-        Ok(self.info.sync_points)
+        info.sync_points += 1;
+        info.clean = last;
+        store(&self.dir, self.target, *info, &floors)?;
+        Ok(info.sync_points)
     }
 }
 

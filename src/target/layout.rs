@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rustix::fs::{FallocateFlags, Mode, OFlags};
 
 use super::TargetError;
-use super::block::{self, Header};
+use super::block::Header;
+use super::content::{Content, ContentSpec};
 use super::manifest::{Manifest, data_file_name};
 use crate::engine::buf::BufPool;
 use crate::engine::psync::Psync;
@@ -62,6 +63,9 @@ pub struct Shape {
     /// reuse checks a sample of them. Redo logs do not: the log writer
     /// overwrites them with redo (reuse then checks only for holes).
     pub headers: bool,
+    /// What the blocks hold (`--compress-pct`, `--dedupe-pct`): a layout
+    /// made with other settings is laid out again.
+    pub content: ContentSpec,
 }
 
 /// Makes sure `dir` holds a complete layout of `shape`, reusing a compatible
@@ -149,6 +153,8 @@ pub fn ensure_in(
         .map(|m| m.created_dir)
         .unwrap_or(created_dir);
     let mut manifest = Manifest::new(names, shape.file_size, shape.block_size, keep_dir_flag);
+    manifest.compress_pct = shape.content.compress_pct;
+    manifest.dedupe_pct = shape.content.dedupe_pct;
     manifest
         .store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
@@ -198,6 +204,7 @@ pub fn ensure_in(
 /// A complete layout of the same files and block size, of any size.
 fn growable(dir: &Path, m: &Manifest, shape: Shape) -> bool {
     m.complete
+        && m.content() == shape.content
         && m.files.len() == shape.files as usize
         && m.block_size == shape.block_size
         && m.file_paths(dir).iter().all(|p| {
@@ -258,6 +265,7 @@ fn grow(
 
 fn reusable(dir: &Path, m: &Manifest, shape: Shape) -> bool {
     m.complete
+        && m.content() == shape.content
         && m.files.len() == shape.files as usize
         && m.file_size == shape.file_size
         && m.block_size == shape.block_size
@@ -358,6 +366,7 @@ fn write_files(
         block_size: shape.block_size,
         target_id,
         seed: seed as u32,
+        content: Content::new(shape.content, shape.block_size, target_id),
         written: AtomicU64::new(0),
         failed: AtomicBool::new(false),
         interrupt,
@@ -414,7 +423,7 @@ fn seal_chunk(data: &mut [u8], file: u32, off: u64, chunks: &Chunks, rng: &mut R
             target: chunks.target_id,
             seed: chunks.seed,
         };
-        block::fill(b, h, rng);
+        chunks.content.fill(b, h, rng);
     }
 }
 
@@ -429,6 +438,7 @@ struct Chunks<'a> {
     block_size: u32,
     target_id: u32,
     seed: u32,
+    content: Content,
     written: AtomicU64,
     failed: AtomicBool,
     interrupt: &'a AtomicBool,
@@ -603,6 +613,7 @@ mod tests {
             block_size: 8192,
             grow: false,
             headers: true,
+            content: ContentSpec::default(),
         }
     }
 

@@ -30,6 +30,16 @@ pub struct Manifest {
     /// manifests written before stamps carried it: such layouts are redone).
     #[serde(default)]
     pub target_id: u32,
+    /// `--compress-pct` of the layout (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compress_pct: u8,
+    /// `--dedupe-pct` of the layout (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dedupe_pct: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 impl Manifest {
@@ -43,6 +53,16 @@ impl Manifest {
             created_dir,
             complete: false,
             target_id: new_target_id(),
+            compress_pct: 0,
+            dedupe_pct: 0,
+        }
+    }
+
+    /// What the layout's blocks hold.
+    pub fn content(&self) -> crate::target::content::ContentSpec {
+        crate::target::content::ContentSpec {
+            compress_pct: self.compress_pct,
+            dedupe_pct: self.dedupe_pct,
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod chain;
+pub mod content;
 pub mod crc;
 pub mod device;
 pub mod genmap;
@@ -164,6 +165,7 @@ impl Target {
             block_size: cfg.block_size,
             grow: cfg.slob.is_some(),
             headers: true,
+            content: cfg.content,
         };
         let (files, report) =
             match layout::ensure_in(path, created, shape, cfg.seed, progress, interrupt) {

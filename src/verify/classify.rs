@@ -14,12 +14,17 @@
 //! * **lost** — a whole, valid block older than the generation the map says
 //!   was acknowledged and made durable: a lost write (ORA-00752, ORA-600 [3020]).
 //!
+//! A dedupe copy (`--dedupe-pct`, `target::content`) is intact when it is
+//! a whole, valid pool block of this target; its place and generation
+//! cannot be checked.
+//!
 //! A block newer than the map is fine: written after the map's last sync
 //! point, or by writes in flight at a crash (nothing promised them).
 
 use serde::Serialize;
 
 use crate::target::block::{SECTOR, SectorError, Stamp, read_stamp_checked};
+use crate::target::content::POOL_BLOCKS;
 use crate::target::crc::{BATCH, sector_crcs};
 use crate::target::genmap::newer;
 
@@ -87,6 +92,9 @@ pub enum Verdict {
     Intact {
         /// Newer than the map's floor (written after its last sync point).
         newer: bool,
+        /// A dedupe copy (`--dedupe-pct`): an intact pool block of the
+        /// target, whose place and generation cannot be checked.
+        copy: bool,
     },
     Bad {
         class: Class,
@@ -111,7 +119,7 @@ pub fn classify(block: &[u8], e: &Expect) -> Verdict {
             worst = Some((class, i, found));
         }
     };
-    let mut first: Option<Stamp> = None;
+    let mut first: Option<(Stamp, u64)> = None;
     let mut crcs = [0u32; BATCH];
     for (i, s) in block.chunks_exact(SECTOR).enumerate() {
         if i % BATCH == 0 {
@@ -126,17 +134,23 @@ pub fn classify(block: &[u8], e: &Expect) -> Verdict {
                 continue;
             }
         };
-        if st.target != e.target
-            || st.file != e.file
-            || st.size != e.size
-            || st.offset != e.offset + (i * SECTOR) as u64
-        {
+        let here = (i * SECTOR) as u64;
+        let placed = if st.is_pool() {
+            // A dedupe copy: sector i of a pool block of this target.
+            st.offset % u64::from(e.size) == here
+                && st.offset / u64::from(e.size) < POOL_BLOCKS as u64
+        } else {
+            st.file == e.file && st.offset == e.offset + here
+        };
+        if st.target != e.target || st.size != e.size || !placed {
             note(Class::Misdirected, i, Some(st));
             continue;
         }
+        // Which write a sector is of: its block's place, generation and run.
+        let write = |s: &Stamp, at: u64| (s.file, s.offset - at, s.generation, s.seed);
         match first {
-            None => first = Some(st),
-            Some(f) if st.generation != f.generation || st.seed != f.seed => {
+            None => first = Some((st, here)),
+            Some((f, at)) if write(&st, here) != write(&f, at) => {
                 note(Class::Torn, i, Some(st));
             }
             Some(_) => {}
@@ -145,13 +159,21 @@ pub fn classify(block: &[u8], e: &Expect) -> Verdict {
     if let Some((class, i, found)) = worst {
         return bad(class, i, found);
     }
-    let first = first.expect("a block has at least one sector");
+    let (first, _) = first.expect("a block has at least one sector");
+    if first.is_pool() {
+        // A copy carries no generation of its own: nothing to hold it to.
+        return Verdict::Intact {
+            newer: false,
+            copy: true,
+        };
+    }
+    let intact = |newer| Verdict::Intact { newer, copy: false };
     match e.floor {
-        None => Verdict::Intact { newer: false },
+        None => intact(false),
         Some(floor) => match newer(first.generation as u16, floor) {
             std::cmp::Ordering::Less => bad(Class::Lost, 0, Some(first)),
-            std::cmp::Ordering::Equal => Verdict::Intact { newer: false },
-            std::cmp::Ordering::Greater => Verdict::Intact { newer: true },
+            std::cmp::Ordering::Equal => intact(false),
+            std::cmp::Ordering::Greater => intact(true),
         },
     }
 }

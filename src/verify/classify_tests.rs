@@ -41,15 +41,24 @@ fn each_kind_of_damage_is_named() {
     let good = block(9, 4, 1, &mut rng);
     assert_eq!(
         classify(&good, &expect(9, Some(4))),
-        Verdict::Intact { newer: false }
+        Verdict::Intact {
+            newer: false,
+            copy: false
+        }
     );
     assert_eq!(
         classify(&good, &expect(9, Some(3))),
-        Verdict::Intact { newer: true }
+        Verdict::Intact {
+            newer: true,
+            copy: false
+        }
     );
     assert_eq!(
         classify(&good, &expect(9, None)),
-        Verdict::Intact { newer: false }
+        Verdict::Intact {
+            newer: false,
+            copy: false
+        }
     );
 
     let zero = vec![0u8; BS];
@@ -111,7 +120,10 @@ fn each_kind_of_damage_is_named() {
     let wrapped = block(9, 2, 1, &mut rng);
     assert_eq!(
         classify(&wrapped, &expect(9, Some(65534))),
-        Verdict::Intact { newer: true }
+        Verdict::Intact {
+            newer: true,
+            copy: false
+        }
     );
 }
 
@@ -130,5 +142,70 @@ fn zeros_outrank_rot_and_rot_outranks_misplacement() {
     assert_eq!(
         class(classify(&c, &expect(6, None))),
         Some((Class::Checksum, 15))
+    );
+}
+
+/// Pool block `k` of target 77, as `--dedupe-pct` writes it.
+fn pool_copy(k: u64, rng: &mut Rng) -> Vec<u8> {
+    block(k, 0, crate::target::block::POOL_FILE, rng)
+}
+
+#[test]
+fn a_dedupe_copy_is_intact_anywhere_but_not_torn_or_foreign() {
+    let mut rng = Rng::new(2);
+    let copy = {
+        let mut b = pool_copy(3, &mut rng);
+        // The pool's stamps carry seed 0 and generation 0.
+        let h = Header {
+            block: 3,
+            generation: 0,
+            file: crate::target::block::POOL_FILE,
+            size: BS as u32,
+            target: 77,
+            seed: 0,
+        };
+        crate::target::block::seal(&mut b, h);
+        b
+    };
+    let copied = Verdict::Intact {
+        newer: false,
+        copy: true,
+    };
+    // Anywhere, whatever the map's floor: a copy has no place or generation.
+    assert_eq!(classify(&copy, &expect(9, Some(40))), copied);
+    assert_eq!(classify(&copy, &expect(500, None)), copied);
+    // Another target's pool block: misdirected.
+    let mut foreign = expect(9, None);
+    foreign.target = 78;
+    assert_eq!(
+        class(classify(&copy, &foreign)),
+        Some((Class::Misdirected, 0))
+    );
+    // A pool entry past the pool, or its sectors out of order: misdirected.
+    let beyond = pool_copy(POOL_BLOCKS as u64, &mut rng);
+    assert_eq!(
+        class(classify(&beyond, &expect(9, None))),
+        Some((Class::Misdirected, 0))
+    );
+    let mut swapped = copy.clone();
+    swapped[..SECTOR].copy_from_slice(&copy[SECTOR..2 * SECTOR]);
+    assert_eq!(
+        class(classify(&swapped, &expect(9, None))),
+        Some((Class::Misdirected, 0))
+    );
+    // Half a copy, half the block's own write; half of two copies: torn.
+    let own = block(9, 4, 1, &mut rng);
+    let mut half = own.clone();
+    half[BS / 2..].copy_from_slice(&copy[BS / 2..]);
+    assert_eq!(
+        class(classify(&half, &expect(9, Some(4)))),
+        Some((Class::Torn, 8))
+    );
+    let other = pool_copy(4, &mut rng);
+    let mut two = copy.clone();
+    two[BS / 2..].copy_from_slice(&other[BS / 2..]);
+    assert_eq!(
+        class(classify(&two, &expect(9, None))),
+        Some((Class::Torn, 8))
     );
 }

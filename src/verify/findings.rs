@@ -45,6 +45,9 @@ pub struct Findings {
     pub intact: u64,
     /// Intact blocks newer than the map (written after its last sync point).
     pub newer_than_map: u64,
+    /// Intact blocks that are dedupe copies (`--dedupe-pct`): pool blocks,
+    /// whose place and generation cannot be checked.
+    pub dedupe_copies: u64,
     pub zeroed: Tally,
     pub checksum: Tally,
     pub misdirected: Tally,
@@ -74,10 +77,11 @@ impl Findings {
     }
 
     #[inline]
-    pub fn intact(&mut self, newer: bool) {
+    pub fn intact(&mut self, newer: bool, copy: bool) {
         self.blocks += 1;
         self.intact += 1;
         self.newer_than_map += u64::from(newer);
+        self.dedupe_copies += u64::from(copy);
     }
 
     pub fn bad(&mut self, class: Class, e: &Expect, sector: usize, found: Option<Stamp>) {
@@ -105,6 +109,7 @@ impl Findings {
         self.blocks += other.blocks;
         self.intact += other.intact;
         self.newer_than_map += other.newer_than_map;
+        self.dedupe_copies += other.dedupe_copies;
         for c in CLASSES {
             let theirs = other.tally(c).clone();
             let t = self.tally_mut(c);
@@ -125,9 +130,17 @@ impl Findings {
 pub fn render(f: &Findings, files: &[std::path::PathBuf]) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    let copies = if f.dedupe_copies > 0 {
+        format!(
+            " ({} dedupe copies: place and generation not checkable)",
+            f.dedupe_copies
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "blocks   {} read, {} intact, {} damaged",
+        "blocks   {} read, {} intact{copies}, {} damaged",
         f.blocks,
         f.intact,
         f.damaged()

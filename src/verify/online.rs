@@ -11,13 +11,17 @@ use super::findings::found_text;
 use crate::target::block::Stamp;
 use crate::target::genmap::{GenMap, Settled};
 
-/// What a run checks (`--verify`, `--verify-after-write`).
+/// What a run checks (`--verify`, `--verify-after-write`), and how often a
+/// writing run makes its lost-write map durable (`--verify-sync-interval`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct VerifyOpts {
     /// Every read the workload makes is checked.
     pub reads: bool,
     /// Every acknowledged write is read back and checked.
     pub after_write: bool,
+    /// Milliseconds between the lost-write map's sync points while a raw
+    /// run writes (0: only at its end).
+    pub map_sync_ms: u64,
 }
 
 impl VerifyOpts {
@@ -25,8 +29,10 @@ impl VerifyOpts {
         self.reads || self.after_write
     }
 
+    /// Nothing checked and the map synced only at the end (the report
+    /// leaves the options out).
     pub fn is_off(&self) -> bool {
-        !self.any()
+        !self.any() && self.map_sync_ms == 0
     }
 
     /// The options as given on the command line, for error messages.

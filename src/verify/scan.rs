@@ -271,7 +271,7 @@ fn check_chunk(data: &[u8], file: u32, offset: u64, layout: &Layout, findings: &
             floor: layout.floors.as_ref().map(|f| f[global as usize]),
         };
         match classify(b, &e) {
-            Verdict::Intact { newer } => findings.intact(newer),
+            Verdict::Intact { newer, copy } => findings.intact(newer, copy),
             Verdict::Bad {
                 class,
                 sector,

@@ -47,6 +47,7 @@ mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
 mod verify;
+mod verify_content;
 mod verify_run;
 
 fn main() {
@@ -96,6 +97,7 @@ fn main() {
         telemetry_chain::tests(),
         telemetry_runs::tests(),
         verify::tests(),
+        verify_content::tests(),
         verify_run::tests(),
     ]
     .into_iter()

@@ -17,7 +17,7 @@ use serde_json::Value;
 const BS: u64 = 8192;
 const MIB: u64 = 1 << 20;
 
-fn run(target: &Path, args: &[&str]) {
+pub(crate) fn run(target: &Path, args: &[&str]) {
     let out = dbio()
         .args(["run", "--quiet", "--target"])
         .arg(target)
@@ -31,7 +31,7 @@ fn run(target: &Path, args: &[&str]) {
     );
 }
 
-fn verify(target: &Path) -> (Output, Value) {
+pub(crate) fn verify(target: &Path) -> (Output, Value) {
     let out = dbio()
         .args(["verify", "--json", "--quiet", "--target"])
         .arg(target)
@@ -47,7 +47,7 @@ fn verify(target: &Path) -> (Output, Value) {
 }
 
 /// Verify must find the target clean: exit 0, nothing in any class.
-fn assert_clean(target: &Path) -> Value {
+pub(crate) fn assert_clean(target: &Path) -> Value {
     let (out, doc) = verify(target);
     let f = &doc["findings"];
     assert_eq!(
@@ -60,12 +60,12 @@ fn assert_clean(target: &Path) -> Value {
     doc
 }
 
-fn count(doc: &Value, class: &str) -> u64 {
+pub(crate) fn count(doc: &Value, class: &str) -> u64 {
     doc["findings"][class]["count"].as_u64().unwrap()
 }
 
 /// Byte offsets of the blocks a class shows first.
-fn offsets(doc: &Value, class: &str) -> Vec<u64> {
+pub(crate) fn offsets(doc: &Value, class: &str) -> Vec<u64> {
     doc["findings"][class]["first"]
         .as_array()
         .unwrap()
@@ -74,15 +74,15 @@ fn offsets(doc: &Value, class: &str) -> Vec<u64> {
         .collect()
 }
 
-fn data_file(target: &Path) -> PathBuf {
+pub(crate) fn data_file(target: &Path) -> PathBuf {
     target.join("dbio-data-0000.dat")
 }
 
-fn block(bytes: &[u8], b: u64) -> &[u8] {
+pub(crate) fn block(bytes: &[u8], b: u64) -> &[u8] {
     &bytes[(b * BS) as usize..((b + 1) * BS) as usize]
 }
 
-fn put(path: &Path, b: u64, data: &[u8]) {
+pub(crate) fn put(path: &Path, b: u64, data: &[u8]) {
     let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
     f.write_all_at(data, b * BS).unwrap();
     f.sync_all().unwrap();
@@ -214,6 +214,67 @@ fn overlapping_writers_and_killed_runs_give_no_false_failures() {
     run(&t, &[&hot[..], &["--ops", "5000"]].concat());
     let doc = assert_clean(&t);
     assert_eq!(doc["map"]["clean"], true);
+}
+
+/// The map file's sync point counter and floors.
+fn map_state(target: &Path) -> (u64, Vec<u16>) {
+    let m = std::fs::read(target.join("dbio-genmap")).unwrap();
+    let points = u64::from_le_bytes(m[24..32].try_into().unwrap());
+    let floors = m[40..]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    (points, floors)
+}
+
+fn a_killed_run_keeps_the_map_of_its_last_periodic_sync_point() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let args = ["--size", "8M", "--pattern", "randwrite"];
+    run(&t, &[&args[..], &["--ops", "100", "--seed", "1"]].concat());
+    let before = std::fs::read(data_file(&t)).unwrap();
+    let (points0, floors0) = map_state(&t);
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", crate::common::store::store_path())
+        .args(["run", "--quiet", "--target"])
+        .arg(&t)
+        .args(args)
+        .args(["--time", "60", "--rate", "3000", "--seed", "2"])
+        .args(["--verify-sync-interval", "0.3"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for two periodic sync points, then kill -9 between two.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    while map_state(&t).0 < points0 + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no periodic sync point"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (points, floors) = map_state(&t);
+    assert!(points >= points0 + 2, "{points0} -> {points}");
+    let doc = assert_clean(&t);
+    assert_eq!(doc["map"]["clean"], false, "{:#}", doc["map"]);
+    assert_eq!(doc["map"]["sync_points"], points, "{:#}", doc["map"]);
+    // The synced map holds writes of the killed run: put back the block a
+    // raised floor says was overwritten, acknowledged and synced, and it is lost.
+    let raised: Vec<u64> = (0..floors.len() as u64)
+        .filter(|&b| floors[b as usize] != floors0[b as usize])
+        .collect();
+    assert!(raised.len() > 50, "{} floors raised", raised.len());
+    let b = raised[raised.len() / 2];
+    put(&data_file(&t), b, block(&before, b));
+    let (out, doc) = verify(&t);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(count(&doc, "lost"), 1, "{:#}", doc["findings"]);
+    assert_eq!(offsets(&doc, "lost"), vec![b * BS]);
 }
 
 fn a_power_cut_to_an_earlier_sync_point_names_exactly_the_later_writes_lost() {
@@ -359,6 +420,7 @@ fn dm_flakey_corrupted_reads_fail_their_checksums() {
 crate::tests! {
     every_injected_fault_is_found_and_named,
     overlapping_writers_and_killed_runs_give_no_false_failures,
+    a_killed_run_keeps_the_map_of_its_last_periodic_sync_point,
     a_power_cut_to_an_earlier_sync_point_names_exactly_the_later_writes_lost [Root, Tool("mkfs.xfs")],
     verify_refuses_what_dbio_did_not_lay_out,
     dm_flakey_corrupted_reads_fail_their_checksums [Root, Tool("dmsetup"), DeviceMapper],

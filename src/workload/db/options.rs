@@ -243,6 +243,7 @@ pub fn resolve(
         destroy_device: None,
         allow_root_fs: a.allow_root_fs,
         verify: Default::default(),
+        content: Default::default(),
         slob: None,
         mysql: None,
         pg: None,

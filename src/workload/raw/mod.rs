@@ -7,6 +7,8 @@ pub mod session;
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use super::dist::{BlockPicker, Hotspot};
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
@@ -16,6 +18,7 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::target::content::Content;
 use crate::target::genmap::{GenMap, MAX_IN_FLIGHT};
 use crate::target::genmap_file::{self, Tracked};
 use crate::target::{OpenFiles, Target, TargetKind};
@@ -40,6 +43,10 @@ pub struct Raw<'a> {
     /// The floors a read-only `--verify` run judges its reads against,
     /// from the map the last writing run left.
     floors: Option<GenMap>,
+    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`).
+    content: Content,
+    /// Set when every session has ended: the map's sync thread stops.
+    ended: AtomicBool,
 }
 
 /// A session's state before the start: its engine and buffers.
@@ -90,6 +97,8 @@ impl<'a> Raw<'a> {
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
             map,
             floors,
+            content: Content::new(cfg.content, target.block_size, target.id),
+            ended: AtomicBool::new(false),
         })
     }
 
@@ -97,7 +106,7 @@ impl<'a> Raw<'a> {
     /// the lost-write map saved clean. Returns (sync point, seconds it took),
     /// or None when the run keeps no map.
     pub fn finish(&mut self) -> Result<Option<(u64, f64)>, genmap_file::MapError> {
-        let Some(t) = &mut self.map else {
+        let Some(t) = &self.map else {
             return Ok(None);
         };
         let start = crate::measure::clock::now_ns();
@@ -106,6 +115,34 @@ impl<'a> Raw<'a> {
             n,
             (crate::measure::clock::now_ns() - start) as f64 / 1e9,
         )))
+    }
+
+    /// Whether the run keeps a sync thread for its map.
+    fn syncs(&self) -> bool {
+        self.map.is_some() && self.cfg.verify.map_sync_ms > 0
+    }
+
+    /// The background thread of a writing run with a map: a sync point
+    /// every `--verify-sync-interval` until the sessions end (a failed one
+    /// is reported once and ends the periodic syncing; the run goes on).
+    fn sync_map(&self) {
+        let (Some(t), ms) = (&self.map, self.cfg.verify.map_sync_ms) else {
+            return;
+        };
+        let interval = Duration::from_millis(ms);
+        let mut next = Instant::now() + interval;
+        while !self.ended.load(Ordering::Acquire) && !self.shared.stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now < next {
+                std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                continue;
+            }
+            if let Err(e) = t.sync_point(&self.fds, false) {
+                eprintln!("warning: a periodic sync point of the lost-write map failed: {e}");
+                return;
+            }
+            next = Instant::now() + interval;
+        }
     }
 
     /// Session `id`'s share of an `--ops` quota: the remainder goes to the first sessions.
@@ -119,22 +156,34 @@ impl<'a> Raw<'a> {
 }
 
 impl Workload for Raw<'_> {
-    type Thread = Prepared;
+    /// None for the map's sync thread.
+    type Thread = Option<Prepared>;
     type Part = ();
 
     fn threads(&self) -> Threads {
         Threads {
             sessions: self.cfg.sessions,
-            background: Vec::new(),
+            background: if self.syncs() {
+                vec!["dbio-mapsync".into()]
+            } else {
+                Vec::new()
+            },
         }
+    }
+
+    fn sessions_ended(&self) {
+        self.ended.store(true, Ordering::Release);
     }
 
     fn storage(&self) -> Vec<PathBuf> {
         vec![self.target.path.clone()]
     }
 
-    fn prepare(&self, id: u32) -> Result<Prepared, SetupError> {
+    fn prepare(&self, id: u32) -> Result<Option<Prepared>, SetupError> {
         let cfg = self.cfg;
+        if id >= cfg.sessions {
+            return Ok(None);
+        }
         let bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
         let sync = SyncAfterWrite::for_mode(cfg.io_mode);
         let engine = AnyEngine::new(cfg.engine, &self.fds, Some(&bufs), cfg.iodepth, sync)
@@ -143,11 +192,20 @@ impl Workload for Raw<'_> {
                 engine: cfg.engine.name(),
                 source,
             })?;
-        Ok(Prepared { engine, bufs })
+        Ok(Some(Prepared { engine, bufs }))
     }
 
-    fn run(&self, id: u32, p: Prepared, series: &SessionSeries) -> ThreadEnd<()> {
+    fn run(&self, id: u32, p: Option<Prepared>, series: &SessionSeries) -> ThreadEnd<()> {
         let cfg = self.cfg;
+        let Some(p) = p else {
+            self.sync_map();
+            return ThreadEnd {
+                stats: SessionStats::new(),
+                last_ns: 0,
+                issued: 0,
+                part: (),
+            };
+        };
         let mut s = session::Session {
             id,
             target: self.target,
@@ -158,6 +216,7 @@ impl Workload for Raw<'_> {
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
             stamp: (self.target.id, cfg.seed as u32),
+            content: &self.content,
             verify: cfg.verify,
             check_map: self.map.as_ref().map(|t| &t.map).or(self.floors.as_ref()),
             engine: p.engine,

@@ -15,7 +15,8 @@ use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 use crate::target::Target;
-use crate::target::block::{self, Header};
+use crate::target::block::Header;
+use crate::target::content::Content;
 use crate::target::genmap::GenMap;
 use crate::verify::classify::Expect;
 use crate::verify::online::{self, Bad, Look, VerifyOpts};
@@ -37,6 +38,8 @@ pub struct Session<'a> {
     pub map: Option<&'a GenMap>,
     /// (target id, run seed) for the stamps.
     pub stamp: (u32, u32),
+    /// What written blocks hold.
+    pub content: &'a Content,
     /// What to check (`--verify`, `--verify-after-write`), and the map
     /// reads are judged against (the run's own, or the floors a read-only
     /// run found); without one, every class but lost is still found.
@@ -76,7 +79,7 @@ impl Session<'_> {
     /// Runs the session loop until its quota, the deadline, or a stop.
     pub fn run(&mut self) -> SessionEnd {
         let (id, target, io_mode) = (self.id, self.target, self.io_mode);
-        let (map, (target_id, seed)) = (self.map, self.stamp);
+        let (map, (target_id, seed), content) = (self.map, self.stamp, self.content);
         let (verify, check_map) = (self.verify, self.check_map);
         let (quota, interval_ns, outlier_ns) = (self.quota, self.interval_ns, self.outlier_ns);
         let Session {
@@ -181,7 +184,7 @@ impl Session<'_> {
                         target: target_id,
                         seed,
                     };
-                    block::refresh(buf, h, rng);
+                    content.write(buf, h, rng);
                     now = now_ns();
                 }
                 let look = if verify.reads && kind == OpKind::Read {

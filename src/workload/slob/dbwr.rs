@@ -23,7 +23,8 @@ use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
-use crate::target::block::{self, Header};
+use crate::target::block::Header;
+use crate::target::content::Content;
 
 pub struct DbWriter<'a, E: Engine> {
     pub id: u32,
@@ -36,6 +37,8 @@ pub struct DbWriter<'a, E: Engine> {
     pub ts: Tablespace,
     /// (target id, run seed) for the blocks' stamps.
     pub stamp: (u32, u32),
+    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`).
+    pub content: Content,
     pub files: &'a [std::path::PathBuf],
     pub batch: usize,
     /// When each request of a batch was queued (capacity `batch`).
@@ -223,7 +226,7 @@ impl<E: Engine> DbWriter<'_, E> {
             target: self.stamp.0,
             seed: self.stamp.1,
         };
-        block::refresh(bytes, h, &mut self.rng);
+        self.content.write(bytes, h, &mut self.rng);
         ios.push(Io {
             kind: OpKind::Write,
             file,

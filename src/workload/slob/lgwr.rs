@@ -4,6 +4,12 @@
 //! padding is "redo wastage"). A full log file switches to the next one and
 //! asks for a checkpoint; reusing a file whose checkpoint is not complete
 //! waits, and so do sessions that want to commit meanwhile.
+//!
+//! Every redo block written carries dbio's per-sector stamps
+//! (`target::block`): the redo file's number among the redo files, the
+//! offset, the log sequence (1 for the first file this run writes, one
+//! more at every switch) as the generation, the redo layout's target id and
+//! the run's seed, so `dbio verify --target REDO_DIR/dbio-redo` checks them.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::time::Duration;
@@ -16,6 +22,8 @@ use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::samplers::series::SeriesWriter;
+use crate::target::block::{self, Header};
+use crate::target::manifest::Manifest;
 
 pub struct LogWriter<'a, E: Engine> {
     /// Thread number used in outliers.
@@ -30,6 +38,8 @@ pub struct LogWriter<'a, E: Engine> {
     pub redo_block: u64,
     /// The log buffer's memory: what each write writes.
     pub buf: BufPool,
+    /// The run's seed, for the stamps.
+    pub seed: u32,
     pub outlier_ns: u64,
     pub tally: Tally,
     pub stats: SessionStats,
@@ -45,6 +55,12 @@ impl<E: Engine> LogWriter<'_, E> {
         let mut file_end = vec![0u64; nfiles];
         let (mut file, mut pos) = (0usize, 0u64);
         let mut flushed = log.flushed.load(Acquire);
+        // The redo layout's target id (its manifest), and the log sequence.
+        let target = self.files[0]
+            .parent()
+            .and_then(|d| Manifest::load(d).ok().flatten())
+            .map_or(0, |m| m.target_id);
+        let mut seq = 1u64;
         loop {
             let alloc = log.alloc.load(Acquire);
             if alloc == flushed {
@@ -62,6 +78,7 @@ impl<E: Engine> LogWriter<'_, E> {
             let room = self.file_size - pos;
             let data = pending.min(log.buffer_size).min(room);
             let len = data.div_ceil(self.redo_block) * self.redo_block;
+            self.stamp(file, pos, len, (seq, target));
             if !self.write(file, pos, len) {
                 return;
             }
@@ -86,6 +103,7 @@ impl<E: Engine> LogWriter<'_, E> {
                 }
                 file = next;
                 pos = 0;
+                seq += 1;
                 self.tally
                     .count(inst.in_window(now_ns()), |c| c.log_switches += 1);
             }
@@ -118,6 +136,24 @@ impl<E: Engine> LogWriter<'_, E> {
         blocked.store(0, Release);
         futex::wake_all(blocked);
         ok
+    }
+
+    /// Stamps the `len` bytes about to be written at `pos` of redo file
+    /// `file`, redo block by redo block: (log sequence, target id).
+    fn stamp(&mut self, file: usize, pos: u64, len: u64, (seq, target): (u64, u32)) {
+        let rb = self.redo_block as usize;
+        let data = self.buf.slot_mut(0, len as usize);
+        for (i, b) in data.chunks_exact_mut(rb).enumerate() {
+            let h = Header {
+                block: pos / self.redo_block + i as u64,
+                generation: seq,
+                file: file as u32,
+                size: rb as u32,
+                target,
+                seed: self.seed,
+            };
+            block::seal(b, h);
+        }
     }
 
     /// One log write of `len` bytes at `pos` of redo file `file`, durable

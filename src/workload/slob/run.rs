@@ -26,6 +26,7 @@ use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::target::content::Content;
 use crate::target::layout::{self, Shape};
 use crate::target::{OpenFiles, Target, TargetError};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
@@ -56,6 +57,7 @@ pub fn prepare_redo(
         grow: false,
         // The log writer overwrites the headers with redo.
         headers: false,
+        content: Default::default(),
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
 }
@@ -327,6 +329,7 @@ fn dbwr(
         io_mode: c.cfg.io_mode,
         ts: c.ts,
         stamp: (c.target_id, c.cfg.seed as u32),
+        content: Content::new(c.cfg.content, c.inst.cache.block_size(), c.target_id),
         files: c.datafiles,
         batch,
         queued: vec![0; batch],
@@ -359,6 +362,7 @@ fn lgwr(
         file_size: c.slob.redo_file_size,
         redo_block: u64::from(c.slob.redo_block),
         buf,
+        seed: c.cfg.seed as u32,
         outlier_ns: c.outlier_ns,
         tally: Tally::default(),
         stats: SessionStats::new(),

@@ -165,6 +165,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                     block_size: BS,
                 },
                 stamp: (0, 1),
+                content: crate::target::content::Content::new(Default::default(), 8192, 0),
                 files: files_r,
                 batch: 4,
                 queued: vec![0; 4],
