@@ -411,6 +411,14 @@ impl RunArgs {
                 "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
             ));
         }
+        if matches!(self.workload, WorkloadKind::Pg | WorkloadKind::Mysql)
+            && let Some(f) = self.slob.flavor
+        {
+            return Err(format!(
+                "--flavor {} shapes the model's redo (--workload slob); a real server logs its own way: drop --flavor",
+                if f.is_oracle() { "oracle" } else { "postgres" }
+            ));
+        }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
                 return Err(format!(

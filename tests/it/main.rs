@@ -39,6 +39,7 @@ mod runs_export;
 mod sessions_4k;
 mod signals_pipes;
 mod slob_dbwr_and_devices;
+mod slob_flavor;
 mod slob_model;
 mod store_crash;
 mod store_v1;
@@ -87,6 +88,7 @@ fn main() {
         runs_export::tests(),
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
+        slob_flavor::tests(),
         slob_model::tests(),
         store_crash::tests(),
         store_v1::tests(),
