@@ -29,6 +29,7 @@ mod mpi_plan;
 mod mysql;
 mod mysql_url;
 mod pg;
+mod pg_plans;
 mod plan_examples;
 mod plan_run;
 mod report_html;
@@ -78,6 +79,7 @@ fn main() {
         mysql::tests(),
         mysql_url::tests(),
         pg::tests(),
+        pg_plans::tests(),
         plan_examples::tests(),
         plan_run::tests(),
         report_html::tests(),

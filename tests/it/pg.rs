@@ -20,7 +20,7 @@ use crate::common::loopdev::LoopDev;
 use crate::common::server::{evict, json, processes_left, processes_under};
 use crate::common::store::{store_path, temp_store};
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn dbio() -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
@@ -30,14 +30,14 @@ fn dbio() -> Command {
 
 /// A target directory the postgres user can reach; its cluster is cleaned
 /// (server stopped, files removed) when dropped, pass or fail.
-struct PgDir {
-    base: PathBuf,
-    target: PathBuf,
+pub(crate) struct PgDir {
+    pub(crate) base: PathBuf,
+    pub(crate) target: PathBuf,
     _tmp: Option<tempfile::TempDir>,
 }
 
 impl PgDir {
-    fn on_tmpfs() -> PgDir {
+    pub(crate) fn on_tmpfs() -> PgDir {
         let tmp = tempfile::Builder::new()
             .prefix("dbio-pg-")
             .tempdir_in("/dev/shm")
