@@ -65,6 +65,9 @@ for r in rows:
         "redo_s": redo_s,
         "commit_ms": r.get("event.log_file_sync.avg_ms"),
         "executes": r.get("db.executes_per_s", 0.0),
+        "reads_per_exec": r.get("db.physical_reads_per_s", 0.0) / max(r.get("db.executes_per_s", 0.0), 1e-9),
+        "writes_per_upd": r.get("db.physical_writes_per_s", 0.0) / upd_s if upd_s > 0 else None,
+        "fpi_per_upd": r.get("pg.wal_fpi_per_s", 0.0) / upd_s if upd_s > 0 and wl == "pg" else None,
         "absorbed": r.get("pg.absorbed_pct"),
         "waits": top_waits(f'{out}/json/{wl}-{flav}-{fs}-u{u}-s{r["sessions"]}-rep{rep}.json'),
     })
@@ -108,3 +111,18 @@ for flav in flavors:
               f"{f(mr)} | {ratio(pr, mr)} ({ratio(pd, mr)}) | {f(pw)} | {f(mw)} | {ratio(pw, mw)} | "
               f"{f(pre)} | {f(mre)} | {ratio(pre, mre)} | {f(pc, 2)} | {f(mc, 2)} | {ratio(pc, mc)} | "
               f"{f(med(p, 'executes'))} | {f(med(m, 'executes'))} | {p[-1]['waits']} | {m[-1]['waits']} |")
+
+    print(f"\n#### Per operation (the same runs), --flavor {flav}\n")
+    print("| fs | UPD% | sess | pg executes/s | model executes/s | executes pg/model | pg reads/execute | "
+          "model reads/execute | pg writes/update | model writes/update | pg FPI/update | "
+          "pg WAL B/update | model redo B/update |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for key in sorted(k for k in cells if k[3] == "pg"):
+        fs, u, s, _ = key
+        p, m = cells[key], cells.get((fs, u, s, flav), [])
+        if not m:
+            continue
+        pe, me = med(p, "executes"), med(m, "executes")
+        print(f"| {fs} | {u} | {s} | {f(pe)} | {f(me)} | {ratio(pe, me)} | {f(med(p, 'reads_per_exec'), 1)} | "
+              f"{f(med(m, 'reads_per_exec'), 1)} | {f(med(p, 'writes_per_upd'), 1)} | {f(med(m, 'writes_per_upd'), 1)} | "
+              f"{f(med(p, 'fpi_per_upd'), 1)} | {f(med(p, 'redo_per_upd'))} | {f(med(m, 'redo_per_upd'))} |")
