@@ -52,7 +52,7 @@ for r in rows:
     tags = r["tags"]
     fs = next(t for t in tags if t in ("xfs", "ext4"))
     wl = r["workload"]
-    flav = tag(r, "flavor-", ("pg", "oracle", "postgres"))
+    flav = next(t[len("flavor-"):] for t in tags if t.startswith("flavor-"))
     u = int(tag(r, "u", ("0", "20", "50", "100")))
     rep = tag(r, "rep", [str(i) for i in range(1, 20)])
     upd_s = r.get("db.executes_per_s", 0.0) * u / 100

@@ -18,7 +18,8 @@
 #
 # Usage: sudo bench/model-vs-pg.sh [TIME_S] [SESSIONS...]   (default 8 1 4 16 64)
 #   FS="xfs ext4"  UPD="0 20 50"  REPEATS=1  WORKLOADS="pg slob"
-#   FLAVORS="oracle" (model flavors: "oracle postgres"; "-" = no --flavor option)
+#   FLAVORS="-" (model flavors: "oracle postgres"; "-" = no --flavor option)
+#   FLAVOR_TAG="" (appended to the flavor's tag, to tell builds of a flavor apart)
 #   SCALE=65536 CACHE=32M PGMEM_MB=128 WORK_UNIT=64 OUT=/var/tmp/dbio-model-vs-pg
 set -euo pipefail
 TIME=${1:-8}; shift || true
@@ -79,7 +80,7 @@ for fs in "${FSS[@]}"; do
           else
             for f in "${FLAVS[@]}"; do
               if [ "$f" = - ]; then run slob "$fs" "$u" "$s" "$rep" oracle
-              else run slob "$fs" "$u" "$s" "$rep" "$f" --flavor "$f"; fi
+              else run slob "$fs" "$u" "$s" "$rep" "$f${FLAVOR_TAG:-}" --flavor "$f"; fi
             done
           fi
         done

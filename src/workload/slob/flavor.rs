@@ -13,8 +13,15 @@
 //! not 8 KiB; a changed row logs a HOT heap update record and, about every
 //! other change, a prune record of the page's dead versions.
 //!
+//! A select that reads a page an earlier update changed sets the new row
+//! version's hint bits and prunes the old one (PostgreSQL does both on
+//! read): the page is dirty again, a prune record is logged, and — data
+//! checksums being on, as dbio's server has them — the page's image too if
+//! none was logged since the checkpoint began.
+//!
 //! [`FullPages`] remembers, per block, the checkpoint in which its image was
-//! last logged: two bytes per block, one atomic swap per block change.
+//! last logged and whether it changed since a read last hinted it: two bytes
+//! per block, one atomic swap per block change.
 
 use std::sync::atomic::AtomicU16;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
@@ -46,12 +53,20 @@ pub const PG_CHANGE_BYTES: u32 = 96;
 pub const PG_COMMIT_BYTES: u32 = 48;
 /// A full-page image of SLOB's page: 8 KiB less its hole (measured: 1.12 KiB).
 pub const PG_PAGE_IMAGE_BYTES: u32 = 1120;
+/// WAL of the prune record a read logs for a page an update changed.
+pub const PG_PRUNE_BYTES: u32 = 64;
+
+/// The flag of a block changed since a read last hinted it.
+const UNHINTED: u16 = 0x8000;
+/// The checkpoint bits of a block's word.
+const EPOCH: u16 = 0x7fff;
 
 /// Which blocks have had their image logged since the last checkpoint began.
 pub struct FullPages {
-    /// The checkpoint (counting from 1) in which each block's image was last
-    /// logged; 0 = never. A block is logged again after 65535 checkpoints
-    /// without a change only if the counter wrapped onto its value exactly.
+    /// Per block: the checkpoint (counting from 1, 15 bits) in which its
+    /// image was last logged, 0 = never, and [`UNHINTED`]. A block goes
+    /// unlogged after 32767 checkpoints without a change only if the counter
+    /// wrapped onto its value exactly.
     logged_in: Box<[AtomicU16]>,
     /// The current checkpoint: moves when one begins.
     current: AtomicU16,
@@ -72,7 +87,7 @@ impl FullPages {
         let mut c = self.current.load(Acquire);
         loop {
             // 0 means "never logged": skip it when the counter wraps.
-            let next = c.wrapping_add(1).max(1);
+            let next = (c.wrapping_add(1) & EPOCH).max(1);
             match self.current.compare_exchange(c, next, AcqRel, Acquire) {
                 Ok(_) => return,
                 Err(now) => c = now,
@@ -83,11 +98,31 @@ impl FullPages {
     /// Called for each change of `block`: true when this change must log the
     /// page's image (its first since the current checkpoint began). Exactly
     /// one of any number of concurrent changes of the block gets true.
+    /// The block is left unhinted (its next read hints it).
     #[inline]
     pub fn first_change(&self, block: u64) -> bool {
         let c = self.current.load(Acquire);
+        let want = c | UNHINTED;
         let slot = &self.logged_in[block as usize];
-        slot.load(Relaxed) != c && slot.swap(c, AcqRel) != c
+        slot.load(Relaxed) != want && slot.swap(want, AcqRel) & EPOCH != c
+    }
+
+    /// Called for each read of `block` by a select: None when no update
+    /// changed it since it was last hinted; otherwise this read hints and
+    /// prunes it (the page is dirty again), and Some(true) when that logs
+    /// the page's image (none since the checkpoint began).
+    #[inline]
+    pub fn hint(&self, block: u64) -> Option<bool> {
+        let slot = &self.logged_in[block as usize];
+        let old = slot.load(Relaxed);
+        if old & UNHINTED == 0 {
+            return None;
+        }
+        let c = self.current.load(Acquire);
+        // A change or another read in between: that one hints it.
+        slot.compare_exchange(old, c, AcqRel, Relaxed)
+            .ok()
+            .map(|old| old & EPOCH != c)
     }
 }
 
@@ -128,13 +163,31 @@ mod tests {
     }
 
     #[test]
+    fn a_read_hints_a_changed_block_once_and_logs_its_image_if_due() {
+        let f = FullPages::new(4);
+        assert_eq!(f.hint(1), None, "never changed: nothing to hint");
+        assert!(f.first_change(1));
+        assert_eq!(f.hint(1), Some(false), "imaged by the change already");
+        assert_eq!(f.hint(1), None, "hinted once");
+        assert!(!f.first_change(1));
+        f.checkpoint_begins();
+        assert_eq!(
+            f.hint(1),
+            Some(true),
+            "a new checkpoint: the hint logs the image"
+        );
+        assert!(!f.first_change(1), "and the next change needs none");
+        assert_eq!(f.hint(2), None);
+    }
+
+    #[test]
     fn the_counter_never_wraps_onto_never_logged() {
         let f = FullPages::new(2);
         assert!(f.first_change(0));
-        for _ in 0..u16::MAX {
+        for _ in 0..EPOCH {
             f.checkpoint_begins();
         }
-        // 65535 checkpoints later the counter is back at 1 (0 skipped):
+        // 32767 checkpoints later the counter is back at 1 (0 skipped):
         // block 0 looks logged (the documented wrap), block 1 never was.
         assert_eq!(f.current.load(Relaxed), 1);
         assert!(f.first_change(1));

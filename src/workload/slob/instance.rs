@@ -165,6 +165,10 @@ pub struct Counters {
     /// postgres`: the first change of a block after a checkpoint begins).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub full_page_images: u64,
+    /// Of `blocks_dirtied`, by a select that hinted and pruned a block an
+    /// update changed (`--flavor postgres`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hint_dirtied: u64,
     /// Session time spent in operations (busy or waiting), ns: DB time.
     pub db_time_ns: u64,
     /// CPU the sessions used in operations, ns (their threads' CPU clocks): DB CPU.
@@ -197,6 +201,7 @@ impl Counters {
             redo_writes,
             log_switches,
             full_page_images,
+            hint_dirtied,
             db_time_ns,
             db_cpu_ns,
             think_ns,
@@ -222,6 +227,7 @@ impl Counters {
         self.redo_writes += redo_writes;
         self.log_switches += log_switches;
         self.full_page_images += full_page_images;
+        self.hint_dirtied += hint_dirtied;
         self.db_time_ns += db_time_ns;
         self.db_cpu_ns += db_cpu_ns;
         self.think_ns += think_ns;

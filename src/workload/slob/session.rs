@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::cache::{FreeWait, Lookup};
 use super::events::Event;
+use super::flavor::PG_PRUNE_BYTES;
 use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
 use super::{SlobConfig, futex};
@@ -125,9 +126,30 @@ impl<E: Engine> Session<'_, E> {
             let Some(buf) = self.get(b) else {
                 return false;
             };
+            if let Some(image) = self.inst.full_pages.as_ref().and_then(|f| f.hint(b)) {
+                self.hinted(buf, image);
+            }
             self.inst.cache.unpin(buf);
         }
         true
+    }
+
+    /// `--flavor postgres`: this select hinted and pruned pinned `buf`,
+    /// which an earlier update changed: the page is dirty again, and a
+    /// prune record (with the page's image when `image`) goes into the log,
+    /// not waited for (a select does not commit).
+    fn hinted(&mut self, buf: u32, image: bool) {
+        let inst = self.inst;
+        let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
+        let redo = u64::from(PG_PRUNE_BYTES) + u64::from(image) * self.cfg.page_image_bytes();
+        inst.log.alloc.fetch_add(redo, AcqRel);
+        inst.log.post();
+        self.tally.count(inst.in_window(self.clock), |c| {
+            c.blocks_dirtied += u64::from(dirtied);
+            c.hint_dirtied += u64::from(dirtied);
+            c.full_page_images += u64::from(image);
+            c.redo_bytes += redo;
+        });
     }
 
     /// Changes the rows in ascending order, locking each just before its

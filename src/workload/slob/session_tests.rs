@@ -368,6 +368,58 @@ fn postgres_redo_logs_a_page_image_once_per_block_per_checkpoint() {
 }
 
 #[test]
+fn a_postgres_select_hints_a_changed_block_once_and_dirties_it_again() {
+    use super::super::flavor::{Flavor, FullPages, PG_PAGE_IMAGE_BYTES, PG_PRUNE_BYTES};
+    let (dir, path, file) = datafile();
+    let mut cfg = config(dir.path(), 1);
+    cfg.flavor = Flavor::Postgres;
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let mut inst = instance(&shared, 32, 1);
+    inst.full_pages = Some(FullPages::new(BLOCKS));
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    update_committed(&mut sess, &[10, 11, 12]);
+    // A DB writer writes the three blocks: clean again.
+    for b in 0..32 {
+        if inst.cache.begin_write(b).is_some() {
+            inst.cache.end_write(b);
+        }
+    }
+    assert_eq!(inst.cache.dirty(), 0);
+    let (redo, images) = (
+        sess.tally.total.redo_bytes,
+        sess.tally.total.full_page_images,
+    );
+    // A select of two of them and one never changed: two hinted, dirty
+    // again, a prune record each; imaged by the update already.
+    assert!(sess.select(&[10, 12, 20]));
+    let t = sess.tally.total;
+    assert_eq!(t.hint_dirtied, 2);
+    assert_eq!(inst.cache.dirty(), 2);
+    assert_eq!(t.redo_bytes, redo + 2 * u64::from(PG_PRUNE_BYTES));
+    assert_eq!(t.full_page_images, images);
+    // Hinted once: selecting them again changes nothing.
+    assert!(sess.select(&[10, 12]));
+    assert_eq!(sess.tally.total.redo_bytes, t.redo_bytes);
+    // After a checkpoint, the hint of block 11 logs its image.
+    inst.full_pages.as_ref().unwrap().checkpoint_begins();
+    assert!(sess.select(&[11]));
+    let u = sess.tally.total;
+    assert_eq!(u.full_page_images, images + 1);
+    assert_eq!(
+        u.redo_bytes,
+        t.redo_bytes + u64::from(PG_PRUNE_BYTES) + u64::from(PG_PAGE_IMAGE_BYTES)
+    );
+    assert_eq!(
+        inst.log.alloc.load(Acquire),
+        u.redo_bytes,
+        "all of it in the log"
+    );
+}
+
+#[test]
 fn oracle_redo_is_the_change_vectors_only() {
     let (dir, path, file) = datafile();
     let cfg = config(dir.path(), 1);
