@@ -132,6 +132,53 @@ fn each_checkpoint_logs_the_pages_again() {
     assert!(images < t(&r, "block_changes"));
 }
 
+fn selects_dirty_again_the_pages_updates_changed() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    // 64 buffers for 256 blocks: changed blocks are written out and read
+    // again by selects, which hint and prune them (dirty once more).
+    let mixed = |flavor: &str| {
+        Run::slob(&dir.path().join("data"))
+            .args(&[
+                "--sessions",
+                "1",
+                "--scale",
+                "256",
+                "--cache",
+                "512K",
+                "--update-pct",
+                "50",
+                "--work-loop",
+                "400",
+                "--flavor",
+                flavor,
+            ])
+            .json()
+    };
+    let pg = mixed("postgres");
+    let hinted = t(&pg, "hint_dirtied");
+    assert!(hinted > 0, "no select dirtied a page");
+    assert!(t(&pg, "blocks_dirtied") <= t(&pg, "block_changes") + hinted);
+    assert!(t(&pg, "physical_writes") <= t(&pg, "blocks_dirtied"));
+    // WAL: the updates' records and images, plus the selects' prune records.
+    let updates = t(&pg, "updates");
+    assert_eq!(updates, 200);
+    let without_prunes = updates * (64 * 96 + 48) + t(&pg, "full_page_images") * 1120;
+    assert!(
+        t(&pg, "redo_bytes") >= without_prunes + hinted * 64,
+        "{} B of redo",
+        t(&pg, "redo_bytes")
+    );
+    assert_eq!(
+        t(&pg, "redo_written_bytes"),
+        t(&pg, "redo_bytes") + t(&pg, "redo_wastage_bytes"),
+        "every byte of it written"
+    );
+    let oracle = mixed("oracle");
+    assert!(oracle["slob"]["run_totals"].get("hint_dirtied").is_none());
+    assert!(t(&oracle, "blocks_dirtied") <= t(&oracle, "block_changes"));
+}
+
 fn the_report_names_the_flavor_and_its_images() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -211,6 +258,7 @@ fn the_flavor_is_refused_where_it_means_nothing() {
 crate::tests! {
     postgres_redo_is_larger_right_after_a_checkpoint_and_logs_each_page_once,
     each_checkpoint_logs_the_pages_again,
+    selects_dirty_again_the_pages_updates_changed,
     the_report_names_the_flavor_and_its_images,
     the_flavor_is_refused_where_it_means_nothing,
 }
