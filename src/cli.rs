@@ -440,6 +440,14 @@ impl RunArgs {
                 "--compress-pct and --dedupe-pct apply to --workload raw and slob only: PostgreSQL and MariaDB write their own block content; drop them".into(),
             );
         }
+        if matches!(self.workload, WorkloadKind::Pg | WorkloadKind::Mysql)
+            && let Some(f) = self.slob.flavor
+        {
+            return Err(format!(
+                "--flavor {} shapes the model's redo (--workload slob); a real server logs its own way: drop --flavor",
+                if f.is_oracle() { "oracle" } else { "postgres" }
+            ));
+        }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
                 return Err(format!(

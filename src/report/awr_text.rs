@@ -17,7 +17,7 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
     let m = c.slob.as_ref().expect("a slob run has its settings");
     let _ = writeln!(
         o,
-        "dbio {}  slob  {} session{} ({} schema{} x {} thread{})  UPDATE_PCT {}  SCAN_PCT {}  WORK_UNIT {}  REDO_STRESS {:?}  {} (DBWR {})  {}",
+        "dbio {}  slob  {} session{} ({} schema{} x {} thread{})  UPDATE_PCT {}  SCAN_PCT {}  WORK_UNIT {}  {}  {} (DBWR {})  {}",
         r.dbio_version,
         c.sessions,
         plural(c.sessions),
@@ -28,7 +28,11 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
         m.update_pct,
         m.scan_pct,
         m.work_unit,
-        m.redo_stress,
+        if m.flavor.is_oracle() {
+            format!("REDO_STRESS {:?}", m.redo_stress)
+        } else {
+            "FLAVOR postgres (full-page images)".to_string()
+        },
         c.engine.name(),
         m.dbwr_engine.name(),
         c.io_mode.name(),
@@ -170,6 +174,14 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
             k.log_switches,
             if k.log_switches == 1 { "" } else { "es" }
         );
+        if k.full_page_images > 0 {
+            let _ = writeln!(
+                o,
+                "full-page images: {} ({:.1}% of block changes)",
+                k.full_page_images,
+                100.0 * k.full_page_images as f64 / k.block_changes.max(1) as f64
+            );
+        }
     }
 
     let _ = writeln!(

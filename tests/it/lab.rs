@@ -765,8 +765,79 @@ EXT4-4f-fsync = {{ fs = "ext4", mkfs = "-E nodiscard", files = 4, io = "fsync" }
     }
 }
 
+/// The same with PostgreSQL: the cluster dbio starts lives on each
+/// filesystem arm (XFS, EXT4), the server is stopped after each run.
+fn a_lab_plan_with_pg_arms_runs_postgresql_on_each_filesystem() {
+    use std::os::unix::fs::PermissionsExt;
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let case = root_case();
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
+    // The server runs as postgres, who must reach the mounts under tmp.
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+    let plan = tmp.join("pg-tiny.toml");
+    fs::write(
+        &plan,
+        format!(
+            r#"name = "pg-tiny"
+repeats = 1
+
+[workload]
+workload = "pg"
+schemas = 1
+scale = "300"
+work_unit = 16
+work_loop = 20
+update_pct = 50
+cache = "16M"
+
+[sweep]
+threads_per_schema = [2]
+
+[lab]
+image_dir = "{0}"
+image_size = "640M"
+target = "dbio-pg"
+
+[lab.arms]
+XFS = {{ fs = "xfs" }}
+EXT4 = {{ fs = "ext4", mkfs = "-E nodiscard" }}
+"#,
+            tmp.display()
+        ),
+    )
+    .unwrap();
+    let out = lab_run(&lab_dir, &plan);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_nothing_left(&tmp, &lab_dir);
+    assert!(
+        crate::common::server::processes_left(&tmp).is_empty(),
+        "a postgres left"
+    );
+    let arm = |arm: &str, path: &str| {
+        sqlite(&format!(
+            "select json_extract(report_json, '$.{path}') from runs \
+             where plan = 'pg-tiny' and variable = '{arm}' and status = 'completed'"
+        ))
+    };
+    for (name, fs_type) in [("XFS", "xfs"), ("EXT4", "ext4")] {
+        assert_eq!(arm(name, "config.workload"), "pg", "{name}");
+        // The cluster's data directory is on the arm's filesystem.
+        assert_eq!(arm(name, "storage.links[0].fs_type"), fs_type, "{name}");
+        assert!(arm(name, "pg.data_dir").contains("/dbio-pg"), "{name}");
+        // 2 sessions x 20 work loops, half updates; every select and every
+        // update a transaction the server counted.
+        let count = |path: &str| arm(name, path).parse::<f64>().unwrap_or(-1.0);
+        assert_eq!(count("pg.updates"), 20.0, "{name}");
+        assert_eq!(count("pg.server.xact_commit"), 40.0, "{name}");
+        assert!(count("pg.server.wal_bytes") > 0.0, "{name}");
+    }
+}
+
 crate::tests! {
     a_lab_plan_with_mysql_arms_runs_innodb_on_each_filesystem [Root, MariaDB, Tool("mkfs.xfs")],
+    a_lab_plan_with_pg_arms_runs_postgresql_on_each_filesystem [Root, Postgres, Tool("mkfs.xfs")],
     lab_run_builds_each_arm_runs_the_plan_and_leaves_nothing_behind [Root],
     an_arm_whose_runs_are_complete_is_not_built_again [Root],
     ctrl_c_in_the_middle_of_an_arm_tears_everything_down [Root],

@@ -29,6 +29,7 @@ mod mpi_plan;
 mod mysql;
 mod mysql_url;
 mod pg;
+mod pg_plans;
 mod plan_examples;
 mod plan_run;
 mod report_html;
@@ -40,6 +41,7 @@ mod runs_export;
 mod sessions_4k;
 mod signals_pipes;
 mod slob_dbwr_and_devices;
+mod slob_flavor;
 mod slob_model;
 mod store_crash;
 mod store_v1;
@@ -79,6 +81,7 @@ fn main() {
         mysql::tests(),
         mysql_url::tests(),
         pg::tests(),
+        pg_plans::tests(),
         plan_examples::tests(),
         plan_run::tests(),
         report_html::tests(),
@@ -90,6 +93,7 @@ fn main() {
         runs_export::tests(),
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
+        slob_flavor::tests(),
         slob_model::tests(),
         store_crash::tests(),
         store_v1::tests(),

@@ -20,13 +20,13 @@ use crate::common::loopdev::LoopDev;
 use crate::common::server::{ServerDir, dbio, evict, json, processes_left};
 use crate::common::store::temp_store;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The server's socket under the target.
 const SOCKET: &str = "dbio-pg/run/.s.PGSQL.5432";
 
 /// A target directory the postgres user can reach (`ServerDir`).
-struct PgDir(ServerDir);
+pub(crate) struct PgDir(ServerDir);
 
 impl std::ops::Deref for PgDir {
     type Target = ServerDir;
@@ -36,7 +36,7 @@ impl std::ops::Deref for PgDir {
 }
 
 impl PgDir {
-    fn on_tmpfs() -> PgDir {
+    pub(crate) fn on_tmpfs() -> PgDir {
         PgDir(ServerDir::on_tmpfs("pg", SOCKET))
     }
 

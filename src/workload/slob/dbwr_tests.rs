@@ -74,6 +74,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
         free_wanted: AtomicBool::new(false),
         dbwr_done: Default::default(),
         sessions_done: AtomicBool::new(false),
+        full_pages: None,
     };
     let last_lsn = 10 * u64::from(BUFFERS);
     inst.log.alloc.store(last_lsn + 1, Release);
@@ -181,6 +182,7 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
         free_wanted: AtomicBool::new(false),
         dbwr_done: Default::default(),
         sessions_done: AtomicBool::new(false),
+        full_pages: None,
     };
     let stop = AtomicBool::new(false);
     let (mut block, mut pinned) = (0u64, 0);

@@ -93,6 +93,9 @@ pub struct Instance<'a> {
     pub dbwr_done: Signal,
     /// Raised when every session has finished: background threads drain and exit.
     pub sessions_done: AtomicBool,
+    /// Blocks whose full-page image is logged since the checkpoint began
+    /// (`--flavor postgres`; None for Oracle's redo).
+    pub full_pages: Option<super::flavor::FullPages>,
 }
 
 impl Instance<'_> {
@@ -115,6 +118,10 @@ impl Instance<'_> {
     pub fn stopping(&self) -> bool {
         self.run.stop.load(Relaxed)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// AWR-style statistics one thread counts (sessions, DB writers and the log
@@ -154,6 +161,14 @@ pub struct Counters {
     pub redo_wastage_bytes: u64,
     pub redo_writes: u64,
     pub log_switches: u64,
+    /// Block changes that logged the block's full-page image (`--flavor
+    /// postgres`: the first change of a block after a checkpoint begins).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub full_page_images: u64,
+    /// Of `blocks_dirtied`, by a select that hinted and pruned a block an
+    /// update changed (`--flavor postgres`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hint_dirtied: u64,
     /// Session time spent in operations (busy or waiting), ns: DB time.
     pub db_time_ns: u64,
     /// CPU the sessions used in operations, ns (their threads' CPU clocks): DB CPU.
@@ -185,6 +200,8 @@ impl Counters {
             redo_wastage_bytes,
             redo_writes,
             log_switches,
+            full_page_images,
+            hint_dirtied,
             db_time_ns,
             db_cpu_ns,
             think_ns,
@@ -209,6 +226,8 @@ impl Counters {
         self.redo_wastage_bytes += redo_wastage_bytes;
         self.redo_writes += redo_writes;
         self.log_switches += log_switches;
+        self.full_page_images += full_page_images;
+        self.hint_dirtied += hint_dirtied;
         self.db_time_ns += db_time_ns;
         self.db_cpu_ns += db_cpu_ns;
         self.think_ns += think_ns;

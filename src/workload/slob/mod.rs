@@ -14,9 +14,12 @@
 //! * `session`, `dbwr`, `lgwr` — the three kinds of threads.
 //! * `run` — starts them, runs the control loop, merges the results.
 //! * `options` — the command-line options and their validation.
+//! * `flavor` — whose redo the model writes (Oracle's, or PostgreSQL's with
+//!   full-page images after each checkpoint).
 
 pub mod cache;
 pub mod events;
+pub mod flavor;
 pub mod futex;
 pub mod instance;
 pub mod keys;
@@ -33,6 +36,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::config::HotspotConfig;
+use flavor::{Flavor, PG_CHANGE_BYTES, PG_COMMIT_BYTES, PG_PAGE_IMAGE_BYTES};
 
 /// Bytes of redo per changed column (SLOB's table has 19 columns of 128 B).
 pub const COLUMN_BYTES: u32 = 128;
@@ -92,6 +96,9 @@ pub struct SlobConfig {
     /// Blocks per multi-block scan read.
     pub scan_blocks: u32,
     pub redo_stress: RedoStress,
+    /// Whose redo: Oracle's (the default, left out of the JSON) or PostgreSQL's.
+    #[serde(skip_serializing_if = "Flavor::is_oracle")]
+    pub flavor: Flavor,
     pub hotspot: Option<HotspotConfig>,
     /// Every Nth operation of a session goes to schema 0 (SLOB's HOT_SCHEMA_FREQUENCY).
     pub hot_schema_every: Option<u32>,
@@ -150,9 +157,32 @@ impl SlobConfig {
         (self.scale_blocks * u64::from(self.schemas)).div_ceil(unit) * unit
     }
 
-    /// The largest redo of one operation (an update of a whole work unit).
+    /// The largest redo of one operation (an update of a whole work unit,
+    /// every block's first change since the checkpoint).
     pub fn max_redo_per_op(&self) -> u64 {
-        u64::from(self.work_unit) * u64::from(self.redo_stress.bytes_per_block())
-            + u64::from(COMMIT_RECORD_BYTES)
+        let n = u64::from(self.work_unit);
+        self.update_redo(n, n)
+    }
+
+    /// The redo of an update that changed `changes` blocks, `images` of them
+    /// for the first time since the checkpoint began (PostgreSQL logs their
+    /// full-page images; Oracle logs none).
+    pub fn update_redo(&self, changes: u64, images: u64) -> u64 {
+        match self.flavor {
+            Flavor::Oracle => {
+                changes * u64::from(self.redo_stress.bytes_per_block())
+                    + u64::from(COMMIT_RECORD_BYTES)
+            }
+            Flavor::Postgres => {
+                changes * u64::from(PG_CHANGE_BYTES)
+                    + images * self.page_image_bytes()
+                    + u64::from(PG_COMMIT_BYTES)
+            }
+        }
+    }
+
+    /// Bytes of one full-page image: SLOB's page less its hole, at most a block.
+    pub fn page_image_bytes(&self) -> u64 {
+        u64::from(PG_PAGE_IMAGE_BYTES.min(self.block_size))
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::flavor::Flavor;
 use super::{RedoStress, RedoSync, SlobConfig, Think};
 use crate::config::HotspotConfig;
 use crate::units::{fmt_size, parse_seconds, parse_size};
@@ -56,6 +57,10 @@ pub struct SlobArgs {
     /// Redo per changed block: lite (2 of 19 columns) or heavy (all 19, 9.5x) (REDO_STRESS) [default: lite].
     #[arg(long, value_enum)]
     pub redo_stress: Option<RedoStress>,
+
+    /// Whose redo the model writes: oracle (change vectors only) or postgres (WAL records plus a full-page image of each block's first change after a checkpoint) [default: oracle].
+    #[arg(long, value_enum)]
+    pub flavor: Option<Flavor>,
 
     /// Every Nth operation goes to the first schema (HOT_SCHEMA_FREQUENCY).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -133,6 +138,7 @@ impl SlobArgs {
             (self.scan_pct.is_some(), "--scan-pct"),
             (self.scan_size.is_some(), "--scan-size"),
             (self.redo_stress.is_some(), "--redo-stress"),
+            (self.flavor.is_some(), "--flavor"),
             (
                 self.hot_schema_frequency.is_some(),
                 "--hot-schema-frequency",
@@ -286,6 +292,10 @@ impl SlobArgs {
                 })
             }
         };
+        let flavor = self.flavor.unwrap_or_default();
+        if flavor == Flavor::Postgres && self.redo_stress.is_some() {
+            return Err("--redo-stress does not apply with --flavor postgres: its WAL per changed row is PostgreSQL's (docs/slob.md); drop --redo-stress".into());
+        }
         let redo_block = self.redo_block.unwrap_or(512);
         if redo_block != 512 && redo_block != 4096 {
             return Err(format!("--redo-block {redo_block} must be 512 or 4096"));
@@ -310,6 +320,7 @@ impl SlobArgs {
             scan_pct: scan_pct as u8,
             scan_blocks: scan_blocks as u32,
             redo_stress: self.redo_stress.unwrap_or(RedoStress::Lite),
+            flavor,
             hotspot,
             hot_schema_every: self.hot_schema_frequency,
             think,
@@ -374,13 +385,13 @@ impl SlobArgs {
         let one_op = cfg.max_redo_per_op();
         if log_buffer < one_op || log_buffer > 1 << 30 {
             return Err(format!(
-                "--log-buffer {} must hold one update's redo ({} with --work-unit {work_unit} and --redo-stress {}) and be at most 1G",
+                "--log-buffer {} must hold one update's redo ({} with --work-unit {work_unit} and {}) and be at most 1G",
                 fmt_size(log_buffer),
                 fmt_size(one_op),
-                if cfg.redo_stress == RedoStress::Lite {
-                    "lite"
-                } else {
-                    "heavy"
+                match (cfg.flavor, cfg.redo_stress) {
+                    (Flavor::Postgres, _) => "--flavor postgres",
+                    (_, RedoStress::Lite) => "--redo-stress lite",
+                    (_, RedoStress::Heavy) => "--redo-stress heavy",
                 }
             ));
         }

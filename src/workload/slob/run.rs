@@ -12,6 +12,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::cache::Cache;
 use super::dbwr::DbWriter;
+use super::flavor::{Flavor, FullPages};
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
 use super::lgwr::LogWriter;
@@ -132,6 +133,8 @@ impl<'a> Slob<'a> {
             free_wanted: AtomicBool::new(false),
             dbwr_done: Default::default(),
             sessions_done: AtomicBool::new(false),
+            full_pages: (slob.flavor == Flavor::Postgres)
+                .then(|| FullPages::new(slob.tablespace_blocks())),
         };
         Ok(Slob {
             cfg,

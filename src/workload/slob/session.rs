@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use super::cache::{FreeWait, Lookup};
 use super::events::Event;
+use super::flavor::PG_PRUNE_BYTES;
 use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
-use super::{COMMIT_RECORD_BYTES, SlobConfig, futex};
+use super::{SlobConfig, futex};
 use crate::engine::buf::BufPool;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
@@ -125,9 +126,30 @@ impl<E: Engine> Session<'_, E> {
             let Some(buf) = self.get(b) else {
                 return false;
             };
+            if let Some(image) = self.inst.full_pages.as_ref().and_then(|f| f.hint(b)) {
+                self.hinted(buf, image);
+            }
             self.inst.cache.unpin(buf);
         }
         true
+    }
+
+    /// `--flavor postgres`: this select hinted and pruned pinned `buf`,
+    /// which an earlier update changed: the page is dirty again, and a
+    /// prune record (with the page's image when `image`) goes into the log,
+    /// not waited for (a select does not commit).
+    fn hinted(&mut self, buf: u32, image: bool) {
+        let inst = self.inst;
+        let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
+        let redo = u64::from(PG_PRUNE_BYTES) + u64::from(image) * self.cfg.page_image_bytes();
+        inst.log.alloc.fetch_add(redo, AcqRel);
+        inst.log.post();
+        self.tally.count(inst.in_window(self.clock), |c| {
+            c.blocks_dirtied += u64::from(dirtied);
+            c.hint_dirtied += u64::from(dirtied);
+            c.full_page_images += u64::from(image);
+            c.redo_bytes += redo;
+        });
     }
 
     /// Changes the rows in ascending order, locking each just before its
@@ -138,14 +160,17 @@ impl<E: Engine> Session<'_, E> {
         if self.cfg.threads_per_schema == 1 {
             // The schema is this session's alone: no one else can hold its
             // rows, and taking locks nobody can meet would only cost CPU.
-            return self.change(blocks, false).is_ok() && self.commit_update(blocks.len(), t0);
+            return match self.change(blocks, false) {
+                Ok(images) => self.commit_update(blocks.len(), images, t0),
+                Err(_) => false,
+            };
         }
         let mut rows = std::mem::take(&mut self.rows);
         rows.clear();
         rows.extend_from_slice(blocks);
         rows.sort_unstable();
         let (ok, taken) = match self.change(&rows, true) {
-            Ok(()) => (self.commit_update(rows.len(), t0), rows.len()),
+            Ok(images) => (self.commit_update(rows.len(), images, t0), rows.len()),
             Err(taken) => (false, taken),
         };
         // Release what was taken.
@@ -159,9 +184,11 @@ impl<E: Engine> Session<'_, E> {
     /// Changes each block of `blocks` (ascending when `lock`: each row is
     /// locked first, a repeat only once). The block is pinned only while it
     /// is read in and changed. On failure (the run stopped or a read
-    /// failed), the number of leading blocks whose rows are locked.
-    fn change(&mut self, blocks: &[u64], lock: bool) -> Result<(), usize> {
+    /// failed), the number of leading blocks whose rows are locked; on
+    /// success, how many changes logged a full-page image (`--flavor postgres`).
+    fn change(&mut self, blocks: &[u64], lock: bool) -> Result<u64, usize> {
         let inst = self.inst;
+        let mut images = 0;
         for (i, &b) in blocks.iter().enumerate() {
             if lock && (i == 0 || blocks[i - 1] != b) {
                 match inst.locks.lock(self.id, b, &inst.run.stop) {
@@ -174,20 +201,22 @@ impl<E: Engine> Session<'_, E> {
                 return Err(i + 1);
             };
             let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
+            let image = inst.full_pages.as_ref().is_some_and(|f| f.first_change(b));
             inst.cache.unpin(buf);
+            images += u64::from(image);
             let w = inst.in_window(self.clock);
             self.tally.count(w, |c| {
                 c.block_changes += 1;
                 c.blocks_dirtied += u64::from(dirtied);
+                c.full_page_images += u64::from(image);
             });
         }
-        Ok(())
+        Ok(images)
     }
 
-    /// Commits an update of `blocks` blocks.
-    fn commit_update(&mut self, blocks: usize, t0: u64) -> bool {
-        let redo = blocks as u64 * u64::from(self.cfg.redo_stress.bytes_per_block())
-            + u64::from(COMMIT_RECORD_BYTES);
+    /// Commits an update of `blocks` blocks, `images` of them logged whole.
+    fn commit_update(&mut self, blocks: usize, images: u64, t0: u64) -> bool {
+        let redo = self.cfg.update_redo(blocks as u64, images);
         self.commit(redo, t0)
     }
 

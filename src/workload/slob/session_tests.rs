@@ -1,7 +1,7 @@
 //! Tests of `session.rs`: a real session (and a real DB writer) on a real file.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering::{Relaxed, Release};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,7 @@ fn instance(shared: &Shared, buffers: u32, sessions: u32) -> Instance<'_> {
         free_wanted: AtomicBool::new(false),
         dbwr_done: Default::default(),
         sessions_done: AtomicBool::new(false),
+        full_pages: None,
     }
 }
 
@@ -299,4 +300,140 @@ fn the_read_histogram_is_the_read_events_together() {
     let mut both = seq.hist.clone();
     both.add(&scattered.hist).unwrap();
     assert_eq!(read.hist, both);
+}
+
+/// Runs `blocks` as one update of session `sess` to its commit, playing the
+/// log writer's part (everything allocated is made durable at once).
+fn update_committed(sess: &mut Session<'_, Psync>, blocks: &[u64]) {
+    let inst = sess.inst;
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Acquire) {
+                inst.log
+                    .flushed
+                    .store(inst.log.alloc.load(Acquire), Release);
+                inst.log.written.notify();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        let ok = sess.update(blocks, now_ns());
+        done.store(true, Release);
+        assert!(ok, "the update committed");
+    });
+}
+
+#[test]
+fn postgres_redo_logs_a_page_image_once_per_block_per_checkpoint() {
+    use super::super::flavor::{
+        Flavor, FullPages, PG_CHANGE_BYTES, PG_COMMIT_BYTES, PG_PAGE_IMAGE_BYTES,
+    };
+    let (dir, path, file) = datafile();
+    let mut cfg = config(dir.path(), 1);
+    cfg.flavor = Flavor::Postgres;
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let mut inst = instance(&shared, 32, 1);
+    inst.full_pages = Some(FullPages::new(BLOCKS));
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    let (change, image, commit) = (
+        u64::from(PG_CHANGE_BYTES),
+        u64::from(PG_PAGE_IMAGE_BYTES),
+        u64::from(PG_COMMIT_BYTES),
+    );
+    let mut expect = 0;
+    // Three blocks never changed since the checkpoint: three images.
+    update_committed(&mut sess, &[10, 11, 12]);
+    expect += 3 * change + 3 * image + commit;
+    assert_eq!(sess.tally.total.full_page_images, 3);
+    assert_eq!(sess.tally.total.redo_bytes, expect);
+    // Two of them again and one new one: one image.
+    update_committed(&mut sess, &[10, 12, 13]);
+    expect += 3 * change + image + commit;
+    assert_eq!(sess.tally.total.full_page_images, 4);
+    assert_eq!(sess.tally.total.redo_bytes, expect);
+    // A checkpoint begins: every block's next change logs its image again.
+    inst.full_pages.as_ref().unwrap().checkpoint_begins();
+    update_committed(&mut sess, &[10, 13, 20]);
+    expect += 3 * change + 3 * image + commit;
+    assert_eq!(sess.tally.total.full_page_images, 7);
+    assert_eq!(sess.tally.total.redo_bytes, expect);
+    assert_eq!(
+        inst.log.alloc.load(Acquire),
+        expect,
+        "the log got the same redo"
+    );
+    assert_eq!(sess.tally.total.transactions, 3);
+}
+
+#[test]
+fn a_postgres_select_hints_a_changed_block_once_and_dirties_it_again() {
+    use super::super::flavor::{Flavor, FullPages, PG_PAGE_IMAGE_BYTES, PG_PRUNE_BYTES};
+    let (dir, path, file) = datafile();
+    let mut cfg = config(dir.path(), 1);
+    cfg.flavor = Flavor::Postgres;
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let mut inst = instance(&shared, 32, 1);
+    inst.full_pages = Some(FullPages::new(BLOCKS));
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    update_committed(&mut sess, &[10, 11, 12]);
+    // A DB writer writes the three blocks: clean again.
+    for b in 0..32 {
+        if inst.cache.begin_write(b).is_some() {
+            inst.cache.end_write(b);
+        }
+    }
+    assert_eq!(inst.cache.dirty(), 0);
+    let (redo, images) = (
+        sess.tally.total.redo_bytes,
+        sess.tally.total.full_page_images,
+    );
+    // A select of two of them and one never changed: two hinted, dirty
+    // again, a prune record each; imaged by the update already.
+    assert!(sess.select(&[10, 12, 20]));
+    let t = sess.tally.total;
+    assert_eq!(t.hint_dirtied, 2);
+    assert_eq!(inst.cache.dirty(), 2);
+    assert_eq!(t.redo_bytes, redo + 2 * u64::from(PG_PRUNE_BYTES));
+    assert_eq!(t.full_page_images, images);
+    // Hinted once: selecting them again changes nothing.
+    assert!(sess.select(&[10, 12]));
+    assert_eq!(sess.tally.total.redo_bytes, t.redo_bytes);
+    // After a checkpoint, the hint of block 11 logs its image.
+    inst.full_pages.as_ref().unwrap().checkpoint_begins();
+    assert!(sess.select(&[11]));
+    let u = sess.tally.total;
+    assert_eq!(u.full_page_images, images + 1);
+    assert_eq!(
+        u.redo_bytes,
+        t.redo_bytes + u64::from(PG_PRUNE_BYTES) + u64::from(PG_PAGE_IMAGE_BYTES)
+    );
+    assert_eq!(
+        inst.log.alloc.load(Acquire),
+        u.redo_bytes,
+        "all of it in the log"
+    );
+}
+
+#[test]
+fn oracle_redo_is_the_change_vectors_only() {
+    let (dir, path, file) = datafile();
+    let cfg = config(dir.path(), 1);
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let inst = instance(&shared, 32, 1);
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    update_committed(&mut sess, &[10, 11, 12]);
+    update_committed(&mut sess, &[10, 11, 12]);
+    let one = 3 * u64::from(super::super::RedoStress::Lite.bytes_per_block())
+        + u64::from(super::super::COMMIT_RECORD_BYTES);
+    assert_eq!(sess.tally.total.redo_bytes, 2 * one);
+    assert_eq!(sess.tally.total.full_page_images, 0);
 }
