@@ -9,8 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::RunConfig;
-use crate::target::manifest::Manifest;
-use crate::target::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
+use crate::storage::manifest::Manifest;
+use crate::storage::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
 use crate::units::fmt_size;
 
 /// The share of the host's available memory a buffer cache may take.

@@ -9,7 +9,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
-use crate::workload::slob::options::SlobArgs;
+use crate::cli::slob::SlobArgs;
 
 /// The directory used when `--target` is not given.
 pub const DEFAULT_TARGET: &str = "dbio-data";
@@ -589,7 +589,7 @@ impl RunArgs {
             self.hotspot_offset_mb,
             self.hotspot_frequency,
         )?;
-        let is_device = crate::target::device::is_block_device(&self.target);
+        let is_device = crate::storage::device::is_block_device(&self.target);
         let dir = (!is_device).then_some(self.target.as_path());
         let work_loop = self.slob.work_loop;
         let slob = self.slob.into_config(

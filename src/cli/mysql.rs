@@ -8,7 +8,7 @@ use super::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 use crate::cli::RunArgs;
 use crate::config::{IoMode, RunConfig};
 use crate::workload::db::data::MAX_SCALE;
-use crate::workload::db::options::{Instead, length, refuse_model_options};
+use crate::cli::db::{Instead, length, refuse_model_options};
 use crate::workload::dist::Distribution;
 
 /// InnoDB's flush method for an `--io` mode.
@@ -73,7 +73,7 @@ impl RunArgs {
                 "--files {files} is not a partition count for --workload mysql; give 1 (a table in one .ibd file) to {MAX_FILES} (its partitions, an .ibd file each)"
             ));
         }
-        if crate::target::device::is_block_device(&self.target) {
+        if crate::storage::device::is_block_device(&self.target) {
             return Err(format!(
                 "--target {} is a block device; --workload mysql needs a directory on a mounted filesystem for the instance",
                 self.target.display()

@@ -6,7 +6,7 @@
 use super::{PAGE, PgConfig, data};
 use crate::cli::RunArgs;
 use crate::config::RunConfig;
-use crate::workload::db::options::{Instead, length, refuse_model_options};
+use crate::cli::db::{Instead, length, refuse_model_options};
 use crate::workload::dist::Distribution;
 
 impl RunArgs {
@@ -46,7 +46,7 @@ impl RunArgs {
                 "--bs {bs} does not apply to --workload pg: PostgreSQL's page is 8k; drop --bs"
             ));
         }
-        if crate::target::device::is_block_device(&self.target) {
+        if crate::storage::device::is_block_device(&self.target) {
             return Err(format!(
                 "--target {} is a block device; --workload pg needs a directory on a mounted filesystem for the cluster",
                 self.target.display()

@@ -46,7 +46,7 @@ pub const ASSUMED_IOPS_PER_SESSION: f64 = 1000.0;
 /// first time the plan uses it with a given shape.
 pub const ASSUMED_LAYOUT_BYTES_PER_S: f64 = 500.0 * 1024.0 * 1024.0;
 /// The size `dbio run` lays out in a directory when `size` is not set.
-pub use crate::target::DEFAULT_DIR_SIZE;
+pub use crate::storage::DEFAULT_DIR_SIZE;
 
 /// One run of the plan: the arguments of one `dbio run`.
 #[derive(Clone, Debug, PartialEq)]

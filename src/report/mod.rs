@@ -32,9 +32,9 @@ use crate::harness::{RunResult, Status};
 use crate::measure::stats::{Kind, OpStats, Outlier};
 use crate::samplers::series::SecondPoint;
 use crate::samplers::telemetry::{TelemetryPoint, TelemetrySummary};
-use crate::target::chain::Chain;
-use crate::target::layout::LayoutReport;
-use crate::target::{Target, TargetKind};
+use crate::storage::chain::Chain;
+use crate::storage::layout::LayoutReport;
+use crate::storage::{Target, TargetKind};
 
 /// Version of the JSON document; bumped on any incompatible change.
 pub const SCHEMA: &str = "dbio.run.v1";
@@ -382,7 +382,7 @@ mod tests {
     fn slob_sample() -> Report {
         use crate::workload::slob::events::Event;
         use crate::workload::slob::instance::Tally;
-        use crate::workload::slob::options::SlobArgs;
+        use crate::cli::slob::SlobArgs;
         let mut r = sample();
         let slob = SlobArgs {
             // Fixed: the default depends on whether this kernel has io_uring.
@@ -487,7 +487,7 @@ mod tests {
     }
 
     fn sample_chain() -> Chain {
-        use crate::target::chain::{DeviceKind, DeviceLink, Link};
+        use crate::storage::chain::{DeviceKind, DeviceLink, Link};
         Chain {
             target: "/mnt/xfs/dbio".into(),
             links: vec![

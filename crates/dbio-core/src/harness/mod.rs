@@ -21,7 +21,7 @@ use crate::measure::stats::SessionStats;
 use crate::samplers::series::{SecondPoint, SessionSeries};
 use crate::samplers::status::StatusLine;
 use crate::samplers::telemetry::{Telemetry, TelemetryPoint, TelemetrySummary};
-use crate::target::chain::{self, Chain};
+use crate::storage::chain::{self, Chain};
 use crate::workload::{Shared, ThreadEnd, Workload};
 use control::{Watch, control};
 use gate::Gate;

@@ -12,7 +12,7 @@ use crate::engine::AnyEngine;
 use crate::engine::null::Null;
 use crate::measure::stats::{Kind, SessionStats};
 use crate::samplers::series::SessionSeries;
-use crate::target::{Target, TargetKind};
+use crate::storage::{Target, TargetKind};
 use crate::workload::dist::Distribution;
 use crate::workload::raw::{Prepared, Raw};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};

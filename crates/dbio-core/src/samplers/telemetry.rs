@@ -7,7 +7,7 @@
 //! and at the end of the window:
 //!
 //! ```no_run
-//! # use dbio::samplers::telemetry::{Telemetry, summary};
+//! # use dbio_core::samplers::telemetry::{Telemetry, summary};
 //! let mut tele = Telemetry::start(vec!["vda".into()]);
 //! let ramp_end = tele.mark();
 //! let point = tele.sample(1.0); // each second

@@ -78,7 +78,7 @@ fn file_damage(path: &Path, file_no: u32, size: u64, bs: u64, samples: u64) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::layout::{Shape, ensure};
+    use crate::storage::layout::{Shape, ensure};
     use std::sync::atomic::AtomicBool;
 
     #[test]

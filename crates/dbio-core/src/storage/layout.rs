@@ -594,7 +594,7 @@ fn show_progress(written: &AtomicU64, total: u64, finished: &AtomicBool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::block::verify;
+    use crate::storage::block::verify;
 
     fn shape(files: u32, file_size: u64) -> Shape {
         Shape {

@@ -19,9 +19,9 @@
 
 use serde::Serialize;
 
-use crate::target::block::{SECTOR, SectorError, Stamp, read_stamp_checked};
-use crate::target::crc::{BATCH, sector_crcs};
-use crate::target::genmap::newer;
+use crate::storage::block::{SECTOR, SectorError, Stamp, read_stamp_checked};
+use crate::storage::crc::{BATCH, sector_crcs};
+use crate::storage::genmap::newer;
 
 /// The kinds of corruption, in the order they are looked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::classify::{CLASSES, Class, Expect};
-use crate::target::block::{SECTOR, Stamp};
+use crate::storage::block::{SECTOR, Stamp};
 
 /// Blocks shown per class.
 pub const EXAMPLES: usize = 5;

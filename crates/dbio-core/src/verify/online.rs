@@ -8,8 +8,8 @@
 
 use super::classify::{Class, Expect, Verdict, classify};
 use super::findings::found_text;
-use crate::target::block::Stamp;
-use crate::target::genmap::{GenMap, Settled};
+use crate::storage::block::Stamp;
+use crate::storage::genmap::{GenMap, Settled};
 
 /// What a run checks (`--verify`, `--verify-after-write`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -121,7 +121,7 @@ impl Bad {
             self.sector,
             e.target,
             e.file,
-            e.offset + (self.sector * crate::target::block::SECTOR) as u64,
+            e.offset + (self.sector * crate::storage::block::SECTOR) as u64,
             found_text(self.found.as_ref()),
             self.class.meaning()
         )

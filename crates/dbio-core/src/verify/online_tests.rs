@@ -1,6 +1,6 @@
 use super::*;
 use crate::rng::Rng;
-use crate::target::block::{Header, fill};
+use crate::storage::block::{Header, fill};
 
 const BS: usize = 4096;
 

@@ -34,7 +34,7 @@ pub const MAX_SESSIONS: u32 = 4096;
 pub enum SetupError {
     /// Its files could not be opened or laid out (the run fails, exit 1).
     #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
+    Target(#[from] crate::storage::TargetError),
     /// Its settings do not fit the target (a usage error, exit 2).
     #[error("{0}")]
     Invalid(String),

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use super::signatures::read_up_to;
 use super::{DeviceError, io_err};
-use crate::target::block::{claimed_size, verify};
+use crate::storage::block::{claimed_size, verify};
 
 /// Bytes examined at each end; a multiple of every block size dbio writes.
 const SPAN: u64 = 1 << 20;
@@ -83,7 +83,7 @@ fn dbio_block_at(buf: &[u8], i: usize, base: u64) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
-    use crate::target::block::{Header, fill};
+    use crate::storage::block::{Header, fill};
 
     fn sealed(buf: &mut [u8], at: usize, bs: usize, block: u64, file: u32) {
         let mut rng = Rng::new(block);

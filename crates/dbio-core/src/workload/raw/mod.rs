@@ -16,9 +16,9 @@ use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::target::genmap::{GenMap, MAX_IN_FLIGHT};
-use crate::target::genmap_file::{self, Tracked};
-use crate::target::{OpenFiles, Target, TargetKind};
+use crate::storage::genmap::{GenMap, MAX_IN_FLIGHT};
+use crate::storage::genmap_file::{self, Tracked};
+use crate::storage::{OpenFiles, Target, TargetKind};
 use requests::Requests;
 
 /// A raw run over a prepared target.

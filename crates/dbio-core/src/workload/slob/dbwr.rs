@@ -23,7 +23,7 @@ use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
-use crate::target::block::{self, Header};
+use crate::storage::block::{self, Header};
 
 pub struct DbWriter<'a, E: Engine> {
     pub id: u32,

@@ -26,11 +26,11 @@ use crate::measure::clock::now_ns;
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
-use crate::target::layout::{self, Shape};
-use crate::target::{OpenFiles, Target, TargetError};
+use crate::storage::layout::{self, Shape};
+use crate::storage::{OpenFiles, Target, TargetError};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
-pub use crate::target::REDO_SUBDIR;
+pub use crate::storage::REDO_SUBDIR;
 
 /// What a model run counted per function, besides the plain I/O
 /// statistics every run reports.
