@@ -6,10 +6,17 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::cli::slob::SlobArgs;
 use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
-use crate::cli::slob::SlobArgs;
+use choice::choice;
+
+pub mod choice;
+pub mod db;
+pub mod mysql;
+pub mod pg;
+pub mod slob;
 
 /// The directory used when `--target` is not given.
 pub const DEFAULT_TARGET: &str = "dbio-data";
@@ -221,7 +228,7 @@ pub struct RunArgs {
     pub bs: Option<u32>,
 
     /// Access pattern (raw) [default: randrw].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<Pattern>())]
     pub pattern: Option<Pattern>,
 
     /// Percentage of reads in a randrw run (0..100).
@@ -237,11 +244,11 @@ pub struct RunArgs {
     pub iodepth: u32,
 
     /// I/O engine.
-    #[arg(long, value_enum, default_value_t = EngineKind::Psync)]
+    #[arg(long, value_parser = choice::<EngineKind>(), default_value = "psync")]
     pub engine: EngineKind,
 
     /// Open mode and durability of writes.
-    #[arg(long = "io", value_enum, default_value_t = IoMode::Direct)]
+    #[arg(long = "io", value_parser = choice::<IoMode>(), default_value = "direct")]
     pub io_mode: IoMode,
 
     /// Measured run time (e.g. 60, 90s, 5m); the default is 10 s unless --ops is given.
@@ -328,10 +335,10 @@ pub struct RunArgs {
     pub slob: SlobArgs,
 
     #[command(flatten)]
-    pub pg: crate::workload::pg::PgArgs,
+    pub pg: crate::cli::pg::PgArgs,
 
     #[command(flatten)]
-    pub mysql: crate::workload::mysql::MysqlArgs,
+    pub mysql: crate::cli::mysql::MysqlArgs,
 }
 
 /// The workloads `--workload` names.

@@ -4,12 +4,16 @@
 //! innodb_flush_method, `--redo-dir` as innodb_log_group_home_dir. Options
 //! that mean nothing to a real server are refused in one line (`db::options`).
 
-use super::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
+use std::path::PathBuf;
+
+use clap::Args;
+
 use crate::cli::RunArgs;
+use crate::cli::db::{Instead, length, refuse_model_options};
 use crate::config::{IoMode, RunConfig};
 use crate::workload::db::data::MAX_SCALE;
-use crate::cli::db::{Instead, length, refuse_model_options};
 use crate::workload::dist::Distribution;
+use crate::workload::mysql::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 
 /// InnoDB's flush method for an `--io` mode.
 fn flush_method(io: IoMode) -> Result<&'static str, String> {
@@ -22,6 +26,47 @@ fn flush_method(io: IoMode) -> Result<&'static str, String> {
             other.name()
         )),
     }
+}
+
+#[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "MariaDB (--workload mysql)")]
+pub struct MysqlArgs {
+    /// Directory holding mariadbd and mariadb-install-db [default: /usr/sbin and /usr/bin, Debian's mariadb-server].
+    #[arg(long, value_name = "DIR")]
+    pub mysql_bin: Option<PathBuf>,
+
+    /// A server setting, NAME=VALUE (repeatable), written to dbio's my.cnf after dbio's own (e.g. --mysql-set innodb_doublewrite=0).
+    #[arg(long = "mysql-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub mysql_set: Vec<(String, String)>,
+
+    /// Use this existing server instead of starting one (mysql://USER:PASSWORD@HOST:PORT/, or mysql://USER@localhost/?socket=/path): dbio works in a database dbio of its own there and changes no settings.
+    #[arg(long, value_name = "URL")]
+    pub mysql_url: Option<String>,
+
+    /// Bound the memory of the server, page cache included (a memory cgroup), e.g. 512M: with --io fsync, reads then reach the device.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
+    pub mysql_memory: Option<u64>,
+}
+
+impl MysqlArgs {
+    /// The first mysql option given, for refusing them with other workloads.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.mysql_bin.is_some() {
+            Some("--mysql-bin")
+        } else if !self.mysql_set.is_empty() {
+            Some("--mysql-set")
+        } else if self.mysql_memory.is_some() {
+            Some("--mysql-memory")
+        } else if self.mysql_url.is_some() {
+            Some("--mysql-url")
+        } else {
+            None
+        }
+    }
+}
+
+fn parse_setting(s: &str) -> Result<(String, String), String> {
+    crate::workload::db::parse_setting(s, "innodb_doublewrite=0")
 }
 
 impl RunArgs {
@@ -143,7 +188,11 @@ impl RunArgs {
                 bin: self.mysql.mysql_bin,
                 set: self.mysql.mysql_set,
                 memory_bytes: self.mysql.mysql_memory,
-                url_redacted: self.mysql.mysql_url.as_deref().map(super::endpoint::redact),
+                url_redacted: self
+                    .mysql
+                    .mysql_url
+                    .as_deref()
+                    .map(crate::workload::mysql::endpoint::redact),
                 url: self.mysql.mysql_url,
             }),
         })

@@ -3,11 +3,57 @@
 //! `--redo-dir` as the WAL directory, and the pg options. Options that mean
 //! nothing to a real server are refused in one line.
 
-use super::{PAGE, PgConfig, data};
+use std::path::PathBuf;
+
+use clap::Args;
+
 use crate::cli::RunArgs;
-use crate::config::RunConfig;
 use crate::cli::db::{Instead, length, refuse_model_options};
+use crate::config::RunConfig;
 use crate::workload::dist::Distribution;
+use crate::workload::pg::{PAGE, PgConfig, data};
+
+#[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "PostgreSQL (--workload pg)")]
+pub struct PgArgs {
+    /// Directory of PostgreSQL's binaries [default: the highest /usr/lib/postgresql/*/bin].
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// A server setting, NAME=VALUE (repeatable); wins over dbio's own (e.g. --pg-set wal_compression=on).
+    #[arg(long = "pg-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub pg_set: Vec<(String, String)>,
+
+    /// Bound the memory of the server's processes, page cache included (a memory cgroup), e.g. 256M: physical reads then reach the device.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
+    pub pg_memory: Option<u64>,
+
+    /// Use this existing server instead of starting one (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir): dbio works in a schema dbio of its own there and changes no settings.
+    #[arg(long, value_name = "URL")]
+    pub pg_url: Option<String>,
+}
+
+impl PgArgs {
+    /// The first pg option given, for refusing them with other workloads.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.pg_bin.is_some() {
+            Some("--pg-bin")
+        } else if !self.pg_set.is_empty() {
+            Some("--pg-set")
+        } else if self.pg_memory.is_some() {
+            Some("--pg-memory")
+        } else if self.pg_url.is_some() {
+            Some("--pg-url")
+        } else {
+            None
+        }
+    }
+}
+
+/// `NAME=VALUE` with a setting-like name.
+fn parse_setting(s: &str) -> Result<(String, String), String> {
+    crate::workload::db::parse_setting(s, "wal_compression=on")
+}
 
 impl RunArgs {
     /// Validates a `--workload pg` run.
@@ -114,7 +160,11 @@ impl RunArgs {
                 bin: self.pg.pg_bin,
                 set: self.pg.pg_set,
                 memory_bytes: self.pg.pg_memory,
-                url_redacted: self.pg.pg_url.as_deref().map(super::endpoint::redact),
+                url_redacted: self
+                    .pg
+                    .pg_url
+                    .as_deref()
+                    .map(crate::workload::pg::endpoint::redact),
                 url: self.pg.pg_url,
             }),
         })
@@ -189,5 +239,28 @@ mod tests {
         };
         let e = (*r).into_config().unwrap_err();
         assert!(e.contains("--pg-set applies to --workload pg"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod setting_tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_or_say_what_is_wrong() {
+        assert_eq!(
+            parse_setting("Wal_Compression = on").unwrap(),
+            ("wal_compression".into(), "on".into())
+        );
+        assert_eq!(
+            parse_setting("shared_buffers=1GB").unwrap().1,
+            "1GB".to_string()
+        );
+        assert!(parse_setting("nothing").unwrap_err().contains("NAME=VALUE"));
+        assert!(
+            parse_setting("a b=1")
+                .unwrap_err()
+                .contains("not a setting name")
+        );
     }
 }

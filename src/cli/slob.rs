@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::{RedoStress, RedoSync, SlobConfig, Think};
+use super::choice::choice;
 use crate::config::HotspotConfig;
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::MAX_SESSIONS;
+use crate::workload::slob::{RedoStress, RedoSync, SlobConfig, Think};
 
 pub const DEFAULT_SCALE: u64 = 80 << 20;
 pub const DEFAULT_CACHE: u64 = 16 << 20;
@@ -54,7 +55,7 @@ pub struct SlobArgs {
     pub scan_size: Option<String>,
 
     /// Redo per changed block: lite (2 of 19 columns) or heavy (all 19, 9.5x) (REDO_STRESS) [default: lite].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<RedoStress>())]
     pub redo_stress: Option<RedoStress>,
 
     /// Every Nth operation goes to the first schema (HOT_SCHEMA_FREQUENCY).
@@ -89,7 +90,7 @@ pub struct SlobArgs {
     /// with asynchronous I/O), psync (one write at a time) or null (no I/O:
     /// the model's own cost) [default: io_uring where the kernel allows it,
     /// else psync].
-    #[arg(long, value_enum, value_name = "ENGINE", hide_possible_values = true)]
+    #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
     /// Most buffers a DB writer writes per batch (all in flight with io_uring) [default: 64].
@@ -113,7 +114,7 @@ pub struct SlobArgs {
     pub redo_block: Option<u32>,
 
     /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<RedoSync>())]
     pub redo_sync: Option<RedoSync>,
 
     /// Log buffer size: the most one log write carries [default: 4M].
@@ -422,5 +423,5 @@ fn blocks_or_size(text: &str, bs: u64, opt: &str) -> Result<u64, String> {
 }
 
 #[cfg(test)]
-#[path = "options_tests.rs"]
+#[path = "slob_tests.rs"]
 mod tests;

@@ -5,8 +5,8 @@
 use super::CommandError;
 use crate::config::RunConfig;
 use crate::measure::stats::OpStats;
-use crate::store::encode_histogram;
 use crate::storage::{Target, TargetError, TargetKind};
+use crate::store::encode_histogram;
 use crate::workload::db::{DbPart, ServerError};
 
 /// Latency histograms to store, by name.

@@ -11,11 +11,11 @@ use clap::Args;
 use serde_json::json;
 
 use super::CommandError;
-use crate::store::{ImportedRun, RunRow, Store};
 use crate::storage::block::{SECTOR, claimed_size};
 use crate::storage::lock::TargetLock;
 use crate::storage::manifest::Manifest;
 use crate::storage::{device, genmap_file};
+use crate::store::{ImportedRun, RunRow, Store};
 use crate::verify::classify::CLASSES;
 use crate::verify::findings::{Findings, render};
 use crate::verify::scan::{Layout, ScanStats, scan};

@@ -380,9 +380,9 @@ mod tests {
 
     /// A SLOB model report from fixed counters and waits.
     fn slob_sample() -> Report {
+        use crate::cli::slob::SlobArgs;
         use crate::workload::slob::events::Event;
         use crate::workload::slob::instance::Tally;
-        use crate::cli::slob::SlobArgs;
         let mut r = sample();
         let slob = SlobArgs {
             // Fixed: the default depends on whether this kernel has io_uring.

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::choice::{Choice, Named};
+
 use crate::workload::dist::Distribution;
 
 /// What a raw workload asks of the storage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Randread,
@@ -16,6 +18,16 @@ pub enum Pattern {
     Randrw,
     Seqread,
     Seqwrite,
+}
+
+impl Choice for Pattern {
+    const ALL: &'static [(Self, Named)] = &[
+        (Pattern::Randread, Named::plain("randread")),
+        (Pattern::Randwrite, Named::plain("randwrite")),
+        (Pattern::Randrw, Named::plain("randrw")),
+        (Pattern::Seqread, Named::plain("seqread")),
+        (Pattern::Seqwrite, Named::plain("seqwrite")),
+    ];
 }
 
 impl Pattern {
@@ -42,20 +54,44 @@ impl Pattern {
 }
 
 /// How I/O is issued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum EngineKind {
     /// pread/pwrite from each session thread, one I/O at a time.
-    #[value(name = "psync")]
     #[serde(rename = "psync")]
     Psync,
     /// One io_uring per session thread with --iodepth requests in flight.
-    #[value(name = "io_uring", alias = "uring")]
     #[serde(rename = "io_uring")]
     IoUring,
     /// Completes every request at once without I/O (as fio's null engine): dbio's own cost.
-    #[value(name = "null")]
     #[serde(rename = "null")]
     Null,
+}
+
+impl Choice for EngineKind {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            EngineKind::Psync,
+            Named::help(
+                "psync",
+                "pread/pwrite from each session thread, one I/O at a time",
+            ),
+        ),
+        (
+            EngineKind::IoUring,
+            Named {
+                name: "io_uring",
+                aliases: &["uring"],
+                help: Some("One io_uring per session thread with --iodepth requests in flight"),
+            },
+        ),
+        (
+            EngineKind::Null,
+            Named::help(
+                "null",
+                "Completes every request at once without I/O (as fio's null engine): dbio's own cost",
+            ),
+        ),
+    ];
 }
 
 impl EngineKind {
@@ -69,7 +105,7 @@ impl EngineKind {
 }
 
 /// How files are opened and when writes become durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoMode {
     /// O_DIRECT: bypass the page cache (aligned buffers).
@@ -82,6 +118,37 @@ pub enum IoMode {
     Fdatasync,
     /// O_DSYNC: every write is durable when it returns.
     Dsync,
+}
+
+impl Choice for IoMode {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            IoMode::Direct,
+            Named::help(
+                "direct",
+                "O_DIRECT: bypass the page cache (aligned buffers)",
+            ),
+        ),
+        (
+            IoMode::Buffered,
+            Named::help("buffered", "Through the page cache, never synced"),
+        ),
+        (
+            IoMode::Fsync,
+            Named::help(
+                "fsync",
+                "Buffered write followed by fsync() (InnoDB's default)",
+            ),
+        ),
+        (
+            IoMode::Fdatasync,
+            Named::help("fdatasync", "Buffered write followed by fdatasync()"),
+        ),
+        (
+            IoMode::Dsync,
+            Named::help("dsync", "O_DSYNC: every write is durable when it returns"),
+        ),
+    ];
 }
 
 impl IoMode {

@@ -457,13 +457,13 @@ fn describe_device(sys: &Path, major: u32, minor: u32) -> DeviceLink {
 
 /// One line of /proc/self/mountinfo.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Mount {
-    pub(crate) major: u32,
-    pub(crate) minor: u32,
-    pub(crate) mount_point: PathBuf,
+pub struct Mount {
+    pub major: u32,
+    pub minor: u32,
+    pub mount_point: PathBuf,
     mount_options: String,
-    pub(crate) fs_type: String,
-    pub(crate) source: String,
+    pub fs_type: String,
+    pub source: String,
     super_options: String,
 }
 
@@ -502,7 +502,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// Parse mountinfo text; lines that do not fit the format are skipped.
-pub(crate) fn parse_mountinfo(text: &str) -> Vec<Mount> {
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
     text.lines()
         .filter_map(|line| {
             let f: Vec<&str> = line.split(' ').collect();

@@ -9,7 +9,6 @@
 
 pub mod cgroup;
 pub mod data;
-pub mod options;
 pub mod procs;
 pub mod sampler;
 pub mod session;

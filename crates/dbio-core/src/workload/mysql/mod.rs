@@ -20,14 +20,12 @@ pub mod binaries;
 pub mod data;
 pub mod endpoint;
 pub mod lifecycle;
-mod options;
 pub mod run;
 pub mod server;
 pub mod stats;
 
 use std::path::PathBuf;
 
-use clap::Args;
 use serde::Serialize;
 
 use crate::workload::slob::SlobConfig;
@@ -38,47 +36,6 @@ pub const MAX_FILES: u32 = 64;
 
 /// InnoDB's page size when `--bs` is not given.
 pub const DEFAULT_PAGE: u32 = 16384;
-
-#[derive(Args, Debug, Default, Clone)]
-#[command(next_help_heading = "MariaDB (--workload mysql)")]
-pub struct MysqlArgs {
-    /// Directory holding mariadbd and mariadb-install-db [default: /usr/sbin and /usr/bin, Debian's mariadb-server].
-    #[arg(long, value_name = "DIR")]
-    pub mysql_bin: Option<PathBuf>,
-
-    /// A server setting, NAME=VALUE (repeatable), written to dbio's my.cnf after dbio's own (e.g. --mysql-set innodb_doublewrite=0).
-    #[arg(long = "mysql-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
-    pub mysql_set: Vec<(String, String)>,
-
-    /// Use this existing server instead of starting one (mysql://USER:PASSWORD@HOST:PORT/, or mysql://USER@localhost/?socket=/path): dbio works in a database dbio of its own there and changes no settings.
-    #[arg(long, value_name = "URL")]
-    pub mysql_url: Option<String>,
-
-    /// Bound the memory of the server, page cache included (a memory cgroup), e.g. 512M: with --io fsync, reads then reach the device.
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
-    pub mysql_memory: Option<u64>,
-}
-
-impl MysqlArgs {
-    /// The first mysql option given, for refusing them with other workloads.
-    pub fn first_given(&self) -> Option<&'static str> {
-        if self.mysql_bin.is_some() {
-            Some("--mysql-bin")
-        } else if !self.mysql_set.is_empty() {
-            Some("--mysql-set")
-        } else if self.mysql_memory.is_some() {
-            Some("--mysql-memory")
-        } else if self.mysql_url.is_some() {
-            Some("--mysql-url")
-        } else {
-            None
-        }
-    }
-}
-
-fn parse_setting(s: &str) -> Result<(String, String), String> {
-    crate::workload::db::parse_setting(s, "innodb_doublewrite=0")
-}
 
 /// The resolved settings of a mysql run (part of the run's configuration).
 #[derive(Clone, Debug, PartialEq, Serialize)]

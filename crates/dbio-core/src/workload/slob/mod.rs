@@ -21,7 +21,6 @@ pub mod futex;
 pub mod instance;
 pub mod keys;
 pub mod locks;
-pub mod options;
 pub mod run;
 
 mod dbwr;
@@ -32,6 +31,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::choice::{Choice, Named};
 use crate::config::HotspotConfig;
 
 /// Bytes of redo per changed column (SLOB's table has 19 columns of 128 B).
@@ -40,13 +40,32 @@ pub const COLUMN_BYTES: u32 = 128;
 pub const COMMIT_RECORD_BYTES: u32 = 64;
 
 /// How much redo an update generates per changed block (SLOB's REDO_STRESS).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RedoStress {
     /// 2 of the 19 columns change: 256 bytes of redo per block.
     Lite,
     /// All 19 columns change: 2432 bytes per block (9.5x LITE).
     Heavy,
+}
+
+impl Choice for RedoStress {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            RedoStress::Lite,
+            Named::help(
+                "lite",
+                "2 of the 19 columns change: 256 bytes of redo per block",
+            ),
+        ),
+        (
+            RedoStress::Heavy,
+            Named::help(
+                "heavy",
+                "All 19 columns change: 2432 bytes per block (9.5x LITE)",
+            ),
+        ),
+    ];
 }
 
 impl RedoStress {
@@ -59,13 +78,29 @@ impl RedoStress {
 }
 
 /// How the log writer makes a write durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RedoSync {
     /// Redo logs opened O_DSYNC: the write returns when durable.
     Dsync,
     /// A plain write followed by fdatasync().
     Fdatasync,
+}
+
+impl Choice for RedoSync {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            RedoSync::Dsync,
+            Named::help(
+                "dsync",
+                "Redo logs opened O_DSYNC: the write returns when durable",
+            ),
+        ),
+        (
+            RedoSync::Fdatasync,
+            Named::help("fdatasync", "A plain write followed by fdatasync()"),
+        ),
+    ];
 }
 
 /// SLOB's think time: every `every`th operation sleeps `min_s..=max_s`.

@@ -15,7 +15,6 @@ use crate::workload::slob::cache::Cache;
 use crate::workload::slob::dbwr::DbWriter;
 use crate::workload::slob::instance::{Checkpoint, Log};
 use crate::workload::slob::locks::RowLocks;
-use crate::cli::slob::SlobArgs;
 
 const BS: u32 = 4096;
 const BLOCKS: u64 = 64;
@@ -35,15 +34,45 @@ fn datafile() -> (tempfile::TempDir, std::path::PathBuf, std::fs::File) {
     (dir, path, file)
 }
 
+/// What `--schemas 1 --threads-per-schema N --scale 64 --work-unit 3`
+/// resolves to (the CLI's defaults otherwise), the cache capped as it caps it.
 fn config(dir: &std::path::Path, threads: u32) -> SlobConfig {
-    let a = SlobArgs {
-        schemas: Some(1),
-        threads_per_schema: Some(threads),
-        scale: Some(BLOCKS.to_string()),
-        work_unit: Some(3),
-        ..SlobArgs::default()
+    let mut cfg = SlobConfig {
+        schemas: 1,
+        threads_per_schema: threads,
+        scale_blocks: BLOCKS,
+        block_size: BS,
+        datafiles: 1,
+        work_unit: 3,
+        update_pct: 25,
+        scan_pct: 0,
+        scan_blocks: (1 << 20) / BS,
+        redo_stress: RedoStress::Lite,
+        hotspot: None,
+        hot_schema_every: None,
+        think: None,
+        work_loop: None,
+        cache_bytes: 16 << 20,
+        db_writers: 1,
+        dbwr_batch: 64,
+        dbwr_engine: if crate::engine::uring::available() {
+            crate::config::EngineKind::IoUring
+        } else {
+            crate::config::EngineKind::Psync
+        },
+        redo_dir: dir.to_path_buf(),
+        redo_files: 3,
+        redo_file_size: 128 << 20,
+        redo_block: 512,
+        redo_sync: RedoSync::Dsync,
+        log_buffer: 4 << 20,
     };
-    a.into_config(None, BS, 1, None, Some(dir)).unwrap()
+    let bs = u64::from(BS);
+    let min = u64::from(cfg.min_cache_buffers()) * bs;
+    cfg.cache_bytes = cfg
+        .cache_bytes
+        .min((cfg.tablespace_blocks() * bs * 4).max(min));
+    cfg
 }
 
 fn instance(shared: &Shared, buffers: u32, sessions: u32) -> Instance<'_> {
