@@ -19,6 +19,7 @@ pub mod cli;
 pub mod commands;
 pub mod grid;
 pub mod import;
+pub mod interrupt;
 pub mod lab;
 pub mod plan;
 pub mod preflight;

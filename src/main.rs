@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use dbio::cli::Command;
+use dbio::cli::plan::PlanCommand;
 use dbio::commands::{self, CommandError, EXIT_USAGE, interrupt_flag};
-use dbio::plan::PlanCommand;
 use dbio::store::Store;
 
 fn main() -> ExitCode {

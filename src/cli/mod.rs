@@ -16,6 +16,8 @@ pub mod choice;
 pub mod db;
 pub mod mysql;
 pub mod pg;
+pub mod plan;
+pub mod run_options;
 pub mod slob;
 
 /// The directory used when `--target` is not given.
@@ -140,7 +142,7 @@ pub enum Command {
     /// Run an experiment plan (variables x sessions x repeats), resumable.
     Plan {
         #[command(subcommand)]
-        command: crate::plan::PlanCommand,
+        command: crate::cli::plan::PlanCommand,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,

@@ -8,8 +8,9 @@ use std::sync::atomic::AtomicBool;
 use super::CommandError;
 use super::run::{self, Output, RunMeta};
 use crate::cli::Command;
+use crate::cli::plan::PlanCommand;
 use crate::harness::Status;
-use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus, Summary};
+use crate::plan::{self, Executor, Plan, PlannedRun, RunStatus, Summary};
 use crate::store::{RunFilter, Store};
 
 /// Makes a plan's runs in this process and saves them in the store.

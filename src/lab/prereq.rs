@@ -94,7 +94,7 @@ pub fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 /// redo logs when they live beside it. None when the arguments do not parse
 /// (the plan's own checks say why).
 fn run_footprint(args: &[String]) -> Option<u64> {
-    let cfg = crate::plan::options::parse_run(args).ok()?;
+    let cfg = crate::cli::run_options::parse_run(args).ok()?;
     let data = cfg.size_bytes.unwrap_or(crate::plan::DEFAULT_DIR_SIZE);
     let redo = cfg.slob.as_ref().map_or(0, |s| {
         if s.redo_dir.starts_with(&cfg.target) {

@@ -212,7 +212,7 @@ impl Report {
             schema: SCHEMA,
             dbio_version: env!("CARGO_PKG_VERSION"),
             interrupted_by: (r.status == Status::Interrupted)
-                .then(crate::commands::interrupt_cause)
+                .then(crate::interrupt::interrupt_cause)
                 .flatten()
                 .map(String::from),
             status: r.status,

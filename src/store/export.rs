@@ -13,13 +13,22 @@ use crate::grid;
 
 use super::runs::RunRow;
 use super::time::fmt_utc;
+use crate::choice::{Choice, Named};
 
 /// Export formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Csv,
     Json,
     Markdown,
+}
+
+impl Choice for Format {
+    const ALL: &'static [(Self, Named)] = &[
+        (Format::Csv, Named::plain("csv")),
+        (Format::Json, Named::plain("json")),
+        (Format::Markdown, Named::plain("markdown")),
+    ];
 }
 
 /// One exported value.

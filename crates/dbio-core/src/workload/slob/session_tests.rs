@@ -15,6 +15,7 @@ use crate::workload::slob::cache::Cache;
 use crate::workload::slob::dbwr::DbWriter;
 use crate::workload::slob::instance::{Checkpoint, Log};
 use crate::workload::slob::locks::RowLocks;
+use crate::workload::slob::{RedoStress, RedoSync};
 
 const BS: u32 = 4096;
 const BLOCKS: u64 = 64;
