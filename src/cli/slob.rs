@@ -362,7 +362,8 @@ impl SlobArgs {
                 fmt_size(bs)
             ));
         }
-        crate::preflight::check_cache(cfg.cache_bytes, crate::preflight::mem_available()?)?;
+        let available = crate::preflight::mem_available().map_err(|e| e.to_string())?;
+        crate::preflight::check_cache(cfg.cache_bytes, available).map_err(|e| e.to_string())?;
         // A cache far larger than the data holds nothing more: cap it at
         // CACHE_CAP_X times the data, room enough that dirty and pinned
         // buffers never force a cached block out (the report shows the

@@ -54,7 +54,7 @@ pub fn run_args(
     };
     // Refused before anything is written (a full filesystem, too little memory).
     if let Err(e) = crate::preflight::check(&cfg) {
-        return Ok(RunStatus::Failed(e));
+        return Ok(RunStatus::Failed(e.to_string()));
     }
     match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
         Ok(o) => Ok(match o.status {

@@ -320,7 +320,7 @@ pub fn execute(
     }
     let asked_cache = args.slob.cache;
     let cfg = args.into_config().map_err(CommandError::Usage)?;
-    crate::preflight::check(&cfg).map_err(CommandError::Usage)?;
+    crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
     let interrupt = super::interrupt_flag();

@@ -125,7 +125,7 @@ fn metric_pattern(text: &str) -> Result<String, String> {
     }
 }
 
-fn since_arg(text: &str) -> Result<i64, String> {
+fn since_arg(text: &str) -> Result<i64, crate::store::NotATime> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);

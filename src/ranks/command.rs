@@ -215,7 +215,7 @@ fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
         ));
     }
     let cfg = args.into_config().map_err(CommandError::Usage)?;
-    crate::preflight::check(&cfg).map_err(CommandError::Usage)?;
+    crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     Ok(cfg)
 }
 
