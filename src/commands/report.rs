@@ -160,7 +160,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         }
         _ => table::build(&label, &points, args.relative_to.as_deref()),
     }
-    .map_err(CommandError::Usage)?;
+    .map_err(|e| CommandError::Usage(e.to_string()))?;
     t.digits = args.digits;
     let summary = args
         .stats

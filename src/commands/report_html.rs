@@ -91,7 +91,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         store: store.path().display().to_string(),
         generated: now_utc(),
     };
-    let page = html::report_page(&d, &opts).map_err(CommandError::Usage)?;
+    let page = html::report_page(&d, &opts).map_err(|e| CommandError::Usage(e.to_string()))?;
     html::write(path, &page).map_err(CommandError::Failed)?;
     eprintln!(
         "wrote {} ({} runs, {} KiB)",

@@ -51,7 +51,10 @@ pub struct Options<'a> {
 
 /// The report page for a selection; `Err` is a usage error (an unknown
 /// `--relative-to` variable).
-pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
+pub fn report_page(
+    data: &ReportData,
+    o: &Options,
+) -> Result<String, crate::report::table::NoBaseline> {
     let variables: Vec<&str> = data.arms.iter().map(|a| a.variable.as_str()).collect();
     let mut p = Page::new(
         &format!("dbio report: {}", data.metric),
