@@ -89,7 +89,7 @@ pub fn execute(
                 .as_deref()
                 .map(naming::compile)
                 .transpose()
-                .map_err(CommandError::Usage)?;
+                .map_err(|e| CommandError::Usage(e.to_string()))?;
             // Rows with errors are reported together with the importer's own.
             let parsed = awr_info::parse_all(&text).map_err(bad)?;
             for col in &parsed.ignored {

@@ -88,7 +88,9 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     }
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let measure = args.measure();
-    measure.check().map_err(CommandError::Usage)?;
+    measure
+        .check()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
     if args.format == Format::Csv && args.stats && args.scaling {
         return Err(CommandError::Usage(
             "--format csv writes one table: ask for --stats or --scaling, not both (or use --format json)".into(),

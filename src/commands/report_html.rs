@@ -65,7 +65,9 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         }
     }
     let measure = args.measure();
-    measure.check().map_err(CommandError::Usage)?;
+    measure
+        .check()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
     let d = data::load(store, &filter.to_filter(), &measure)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
     if d.runs.is_empty() {
