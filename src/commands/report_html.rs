@@ -94,7 +94,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         generated: now_utc(),
     };
     let page = html::report_page(&d, &opts).map_err(|e| CommandError::Usage(e.to_string()))?;
-    html::write(path, &page).map_err(CommandError::Failed)?;
+    html::write(path, &page).map_err(|e| CommandError::Failed(e.to_string()))?;
     eprintln!(
         "wrote {} ({} runs, {} KiB)",
         path.display(),
