@@ -13,7 +13,8 @@
 //!   and the counters each thread keeps.
 //! * `session`, `dbwr`, `lgwr` — the three kinds of threads.
 //! * `run` — starts them, runs the control loop, merges the results.
-//! * `options` — the command-line options and their validation.
+//! * The command-line options and their validation into a [`SlobConfig`]
+//!   are the `dbio` crate's (`cli/slob.rs`).
 
 pub mod cache;
 pub mod events;
