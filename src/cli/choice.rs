@@ -51,3 +51,37 @@ impl<T: Choice> TypedValueParser for ChoiceParser<T> {
         Some(Box::new(possible::<T>()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Command, try_parse_from};
+    use crate::config::{EngineKind, IoMode};
+
+    fn run(args: &[&str]) -> Result<crate::cli::RunArgs, clap::Error> {
+        let argv = ["dbio", "run"].iter().chain(args).copied();
+        match try_parse_from(argv)?.command {
+            Command::Run(r) => Ok(*r),
+            _ => unreachable!("argv starts with run"),
+        }
+    }
+
+    #[test]
+    fn names_aliases_and_defaults_parse_to_their_values() {
+        assert_eq!(run(&[]).unwrap().engine, EngineKind::Psync);
+        assert_eq!(run(&[]).unwrap().io_mode, IoMode::Direct);
+        let a = run(&["--engine", "uring", "--io", "fdatasync"]).unwrap();
+        assert_eq!(
+            (a.engine, a.io_mode),
+            (EngineKind::IoUring, IoMode::Fdatasync)
+        );
+        let e = run(&["--engine", "aio"]).unwrap_err().to_string();
+        assert!(
+            e.contains("invalid value 'aio' for '--engine <ENGINE>'"),
+            "{e}"
+        );
+        assert!(
+            e.contains("[possible values: psync, io_uring, null]"),
+            "{e}"
+        );
+    }
+}

@@ -305,7 +305,8 @@ impl serde_json::ser::Formatter for RowPerLine {
 fn json(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
     let rows: Vec<JsonRow> = t.rows.iter().map(|r| JsonRow(&t.names, r)).collect();
     let mut ser = serde_json::Serializer::with_formatter(&mut *out, RowPerLine::default());
-    serde::Serialize::serialize(&rows, &mut ser).map_err(std::io::Error::other)?;
+    // An I/O error comes back as itself (a closed pipe stays a closed pipe).
+    serde::Serialize::serialize(&rows, &mut ser).map_err(std::io::Error::from)?;
     writeln!(out)
 }
 
