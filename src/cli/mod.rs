@@ -85,6 +85,26 @@ where
     out
 }
 
+/// Says what clap refused, or prints the help or version it was asked
+/// for; true when that is the answer (a success), false for a usage error.
+pub fn refused(e: &clap::Error) -> bool {
+    use clap::error::ErrorKind::*;
+    match e.kind() {
+        DisplayHelp | DisplayVersion => {
+            let _ = e.print();
+            return true;
+        }
+        // `dbio runs` without a subcommand: the help, on stderr, is the answer, but not a success.
+        DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{}", e.render());
+            return false;
+        }
+        _ => {}
+    }
+    eprintln!("error: {}", error_line(e));
+    false
+}
+
 /// clap's message on one line without `error: `: its first line, the list
 /// below a line ending in `:` (the required arguments not provided), and
 /// the possible values when clap lists them.
