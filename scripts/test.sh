@@ -55,17 +55,18 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; else echo "rustfmt not installed: format check skipped"; fi
+if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; else echo "rustfmt not installed: format check skipped"; fi
 if cargo clippy --version >/dev/null 2>&1; then
-  cargo clippy --all-targets --quiet -- -D warnings
-  cargo clippy --all-targets --features mpi --quiet -- -D warnings
+  cargo clippy --workspace --all-targets --quiet -- -D warnings
+  cargo clippy --workspace --all-targets --features dbio/mpi --quiet -- -D warnings
 else
   echo "clippy not installed: lint check skipped"
 fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --all-targets --no-fail-fast -- --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=1
+# Every crate of the workspace: the core (crates/dbio-core) and dbio.
+cargo test --workspace --all-targets --no-fail-fast -- --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=1
 # The mpi feature (dbio run --mpi, plan run --mpi): its build, the unit tests
 # of its MPI-only modules, and the tests that run mpirun (mpi, mpi_html, mpi_plan).
 cargo test --features mpi --no-fail-fast --lib -- ranks::plan:: --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee -a "$log" || status=1

@@ -6,31 +6,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use dbio::cli::Command;
+use dbio::cli::plan::PlanCommand;
 use dbio::commands::{self, CommandError, EXIT_USAGE, interrupt_flag};
-use dbio::plan::PlanCommand;
 use dbio::store::Store;
 
 fn main() -> ExitCode {
     quiet_panics();
     let cli = match dbio::cli::try_parse_from(std::env::args_os()) {
         Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind::*;
-            match e.kind() {
-                DisplayHelp | DisplayVersion => {
-                    let _ = e.print();
-                    return ExitCode::SUCCESS;
-                }
-                // `dbio runs` without a subcommand: the help, on stderr, is the answer, but not a success.
-                DisplayHelpOnMissingArgumentOrSubcommand => {
-                    eprint!("{}", e.render());
-                    return ExitCode::from(EXIT_USAGE);
-                }
-                _ => {}
-            }
-            eprintln!("error: {}", dbio::cli::error_line(&e));
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) if dbio::cli::refused(&e) => return ExitCode::SUCCESS,
+        Err(_) => return ExitCode::from(EXIT_USAGE),
     };
     let fresh = FreshStore::note(store_path(&cli.command));
     let result = dispatch(cli.command);

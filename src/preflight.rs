@@ -5,19 +5,37 @@
 //! refusal is one line naming the option and the value; nothing has been
 //! created when it comes.
 
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::RunConfig;
-use crate::target::manifest::Manifest;
-use crate::target::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
+use crate::storage::manifest::Manifest;
+use crate::storage::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
 use crate::units::fmt_size;
+
+/// Why a run cannot start on this host: one line each.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    /// The host cannot give what the options ask (memory, free space), or
+    /// the options contradict the data (a hot spot past its end): the
+    /// option, the value and what to give instead.
+    #[error("{0}")]
+    Refused(String),
+    /// A place the data would land could not be examined.
+    #[error("cannot examine {}: {source}", path.display())]
+    Examine { path: PathBuf, source: io::Error },
+    #[error("cannot read /proc/meminfo to check --cache: {0}")]
+    Meminfo(io::Error),
+    #[error("no MemAvailable in /proc/meminfo to check --cache against")]
+    NoMemAvailable,
+}
 
 /// The share of the host's available memory a buffer cache may take.
 const CACHE_SHARE_OF_AVAILABLE: f64 = 0.8;
 
 /// Every check, in order; the first refusal.
-pub fn check(cfg: &RunConfig) -> Result<(), String> {
+pub fn check(cfg: &RunConfig) -> Result<(), PreflightError> {
     check_buffers(cfg, mem_available()?)?;
     if device::is_block_device(&cfg.target) {
         return Ok(());
@@ -27,12 +45,12 @@ pub fn check(cfg: &RunConfig) -> Result<(), String> {
         && cfg.slob.is_none()
         && h.offset_bytes.saturating_add(h.size_bytes) > data
     {
-        return Err(format!(
+        return Err(PreflightError::Refused(format!(
             "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of the data ({}); make the hot spot smaller or --size larger",
             h.offset_bytes >> 20,
             h.size_bytes >> 20,
             fmt_size(data)
-        ));
+        )));
     }
     check_space(cfg, data)
 }
@@ -45,23 +63,23 @@ pub fn data_bytes(cfg: &RunConfig) -> u64 {
 }
 
 /// Refuses a buffer cache the host cannot give.
-pub fn check_cache(cache: u64, available: u64) -> Result<(), String> {
+pub fn check_cache(cache: u64, available: u64) -> Result<(), PreflightError> {
     let most = (available as f64 * CACHE_SHARE_OF_AVAILABLE) as u64;
     if cache > most {
-        return Err(format!(
+        return Err(PreflightError::Refused(format!(
             "--cache {} is more than this host can give a buffer cache ({} of memory available, {}% of it at most); give --cache {} or less",
             fmt_size(cache),
             fmt_size(available),
             (CACHE_SHARE_OF_AVAILABLE * 100.0) as u32,
             fmt_size(most >> 20 << 20)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// Refuses I/O buffers the host cannot give: one block per request in
 /// flight in every session (and the slob cache and DB writer batches).
-pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), String> {
+pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), PreflightError> {
     let bs = u64::from(cfg.block_size);
     let io = u64::from(cfg.sessions)
         .saturating_mul(u64::from(cfg.iodepth))
@@ -73,7 +91,7 @@ pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), String> {
     });
     let most = (available as f64 * CACHE_SHARE_OF_AVAILABLE) as u64;
     if io.saturating_add(slob) > most {
-        return Err(format!(
+        return Err(PreflightError::Refused(format!(
             "--sessions {} x --iodepth {} x --bs {} = {} of I/O buffers{} is more than this host can give ({} of memory available); lower --iodepth, --sessions or --bs",
             cfg.sessions,
             cfg.iodepth,
@@ -88,20 +106,19 @@ pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), String> {
                 String::new()
             },
             fmt_size(available)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
-pub fn mem_available() -> Result<u64, String> {
-    let text = std::fs::read_to_string("/proc/meminfo")
-        .map_err(|e| format!("cannot read /proc/meminfo to check --cache: {e}"))?;
+pub fn mem_available() -> Result<u64, PreflightError> {
+    let text = std::fs::read_to_string("/proc/meminfo").map_err(PreflightError::Meminfo)?;
     text.lines()
         .find_map(|l| l.strip_prefix("MemAvailable:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kib| kib * 1024)
-        .ok_or_else(|| "no MemAvailable in /proc/meminfo to check --cache against".into())
+        .ok_or(PreflightError::NoMemAvailable)
 }
 
 /// Where new files would land: the path itself, or its nearest existing
@@ -142,13 +159,16 @@ struct Demand {
 }
 
 /// Refuses data files (and slob's redo logs) that do not fit in free space.
-fn check_space(cfg: &RunConfig, data: u64) -> Result<(), String> {
+fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
     let mut demands: Vec<Demand> = Vec::new();
-    let mut add = |dir: &Path, bytes: u64| -> Result<(), String> {
+    let mut add = |dir: &Path, bytes: u64| -> Result<(), PreflightError> {
         let need = bytes.saturating_sub(dbio_allocated(dir));
         let at = existing_ancestor(dir);
         let dev = std::fs::metadata(&at)
-            .map_err(|e| format!("cannot examine {}: {e}", at.display()))?
+            .map_err(|source| PreflightError::Examine {
+                path: at.clone(),
+                source,
+            })?
             .dev();
         match demands.iter_mut().find(|d| d.dev == dev) {
             Some(d) => d.need = d.need.saturating_add(need),
@@ -167,8 +187,10 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), String> {
         add(dir, *bytes)?;
     }
     for d in &demands {
-        let st = rustix::fs::statvfs(&d.at)
-            .map_err(|e| format!("cannot examine {}: {e}", d.at.display()))?;
+        let st = rustix::fs::statvfs(&d.at).map_err(|e| PreflightError::Examine {
+            path: d.at.clone(),
+            source: e.into(),
+        })?;
         let free = st.f_bavail.saturating_mul(st.f_frsize);
         if d.need <= free {
             continue;
@@ -192,14 +214,14 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), String> {
         } else {
             "give a smaller --size"
         };
-        return Err(format!(
+        return Err(PreflightError::Refused(format!(
             "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
             std::fs::canonicalize(&d.at)
                 .unwrap_or_else(|_| d.at.clone())
                 .display(),
             fmt_size(d.need),
             fmt_size(free),
-        ));
+        )));
     }
     Ok(())
 }
@@ -210,7 +232,7 @@ mod tests {
 
     #[test]
     fn a_cache_beyond_available_memory_is_refused() {
-        let e = check_cache(20 << 30, 24 << 30).unwrap_err();
+        let e = check_cache(20 << 30, 24 << 30).unwrap_err().to_string();
         assert!(e.starts_with("--cache 20 GiB is more"), "{e}");
         assert!(e.contains("give --cache 19.20 GiB or less"), "{e}");
         assert!(check_cache(16 << 20, 24 << 30).is_ok());

@@ -15,10 +15,11 @@
 //! reads), REDO the same ratio over `db.block_size_bytes` (8192 without it) among
 //! the others, WRITES the rest. A model given at import (`--model`) wins.
 
+use crate::choice::{Choice, Named};
 use crate::vocab as v;
 
 /// A model of `dbio report --model`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Model {
     /// Physical read requests/s of read-only runs (SLOB.R's PREADS of READS).
@@ -29,6 +30,33 @@ pub enum Model {
     Writes,
     /// Reads/s + writes/s of the write runs, each trimmed separately, then added.
     Readwrite,
+}
+
+impl Choice for Model {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            Model::Reads,
+            Named::help(
+                "reads",
+                "Physical read requests/s of read-only runs (SLOB.R's PREADS of READS)",
+            ),
+        ),
+        (
+            Model::Redo,
+            Named::help("redo", "Redo MiB/s of runs where redo dominates the writes"),
+        ),
+        (
+            Model::Writes,
+            Named::help("writes", "Physical write requests/s of write runs"),
+        ),
+        (
+            Model::Readwrite,
+            Named::help(
+                "readwrite",
+                "Reads/s + writes/s of the write runs, each trimmed separately, then added",
+            ),
+        ),
+    ];
 }
 
 /// SLOB.R's block size in the REDO rule.

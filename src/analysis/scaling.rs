@@ -151,6 +151,18 @@ fn usl_at(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {
     lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
 }
 
+/// Why the USL cannot be fitted to a set of points (the report says it
+/// where the fit would be).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NoFit {
+    #[error("every point needs N >= 1 and X >= 0, got ({n}, {x})")]
+    OutOfRange { n: f64, x: f64 },
+    #[error("needs at least 4 distinct session counts, got {0}")]
+    TooFewCounts(usize),
+    #[error("all throughputs are zero")]
+    AllZero,
+}
+
 /// Fits the USL by nonlinear least squares on X (every point, unweighted).
 ///
 /// Needs at least 4 distinct N, every N >= 1 and X >= 0 and not all zero.
@@ -158,25 +170,21 @@ fn usl_at(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {
 /// (a = 1/λ, b = σ/λ, c = κ/λ) solved by ordinary least squares; then a
 /// hand-written Levenberg–Marquardt (Marquardt's diagonal scaling)
 /// refines it, projecting σ and κ onto >= 0 after every step.
-pub fn fit_usl(points: &[(f64, f64)]) -> Result<UslFit, String> {
+pub fn fit_usl(points: &[(f64, f64)]) -> Result<UslFit, NoFit> {
     let pts: Vec<(f64, f64)> = points
         .iter()
         .copied()
         .filter(|(n, x)| n.is_finite() && x.is_finite())
         .collect();
     if let Some(&(n, x)) = pts.iter().find(|(n, x)| *n < 1.0 || *x < 0.0) {
-        return Err(format!(
-            "USL fit: every point needs N >= 1 and X >= 0, got ({n}, {x})"
-        ));
+        return Err(NoFit::OutOfRange { n, x });
     }
     let distinct = per_n_values(&pts).len();
     if distinct < 4 {
-        return Err(format!(
-            "USL fit: needs at least 4 distinct session counts, got {distinct}"
-        ));
+        return Err(NoFit::TooFewCounts(distinct));
     }
     if pts.iter().all(|p| p.1 == 0.0) {
-        return Err("USL fit: all throughputs are zero".to_string());
+        return Err(NoFit::AllZero);
     }
     let start = linearized_start(&pts);
     let [lambda, sigma, kappa] = levenberg_marquardt(&pts, start);

@@ -158,7 +158,7 @@ fn usl_needs_four_distinct_n() {
         (4.0, 30.0),
         (4.0, 31.0),
     ];
-    let err = fit_usl(&three).unwrap_err();
+    let err = fit_usl(&three).unwrap_err().to_string();
     assert!(err.contains("4 distinct"), "{err}");
     assert!(fit_usl(&[]).is_err());
     assert!(fit_usl(&[(0.0, 1.0), (1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]).is_err());

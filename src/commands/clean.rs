@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use super::CommandError;
 use crate::cli::CleanArgs;
-use crate::target::{self, lock::TargetLock};
+use crate::storage::{self, lock::TargetLock};
 use crate::workload::mysql::server as mysql;
 use crate::workload::pg::{endpoint, server};
 
@@ -82,7 +82,7 @@ pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
         let _ = std::fs::remove_dir(&args.target);
         return Ok(ExitCode::SUCCESS);
     }
-    let removed = target::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
+    let removed = storage::clean(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
     eprintln!(
         "removed {} data file(s) and the manifest from {}",
         removed.len(),

@@ -11,6 +11,7 @@ use clap::{Args, Subcommand};
 
 use super::CommandError;
 use crate::analysis::models::Facts;
+use crate::cli::choice::choice;
 use crate::import::{ImportError, ModelArg, awr_info, awr_runs, fio, fio_runs, naming};
 use crate::store::{ImportedRun, Store};
 
@@ -51,7 +52,7 @@ pub struct AwrInfoArgs {
     pub variable_regex: Option<String>,
     /// The SLOB.R model of every run of the file, instead of SLOB.R's rules
     /// (readwrite is stored as writes: READWRITE is computed over WRITES runs).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<ModelArg>())]
     pub model: Option<ModelArg>,
 }
 
@@ -88,7 +89,7 @@ pub fn execute(
                 .as_deref()
                 .map(naming::compile)
                 .transpose()
-                .map_err(CommandError::Usage)?;
+                .map_err(|e| CommandError::Usage(e.to_string()))?;
             // Rows with errors are reported together with the importer's own.
             let parsed = awr_info::parse_all(&text).map_err(bad)?;
             for col in &parsed.ignored {

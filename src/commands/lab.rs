@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::CommandError;
 use crate::lab::{LabError, cleanup, discard, prereq, state, status};
-use crate::plan::PlanError;
+use crate::plan::{FsKind, PlanError};
 use crate::store::Store;
 
 impl From<LabError> for CommandError {
@@ -48,7 +48,55 @@ pub enum LabCommand {
     /// Show labs that are running or left something behind.
     Status,
     /// Time mkfs, rm and fstrim with and without discard (TRIM) on a loop or named device.
-    Discard(discard::DiscardArgs),
+    Discard(DiscardArgs),
+}
+
+/// `dbio lab discard`'s options.
+#[derive(clap::Args, Debug)]
+pub struct DiscardArgs {
+    /// The filesystem to test.
+    #[arg(long, default_value = "ext4", value_parser = ["ext4", "xfs", "btrfs"])]
+    pub fs: String,
+    /// A block device to use instead of a loop device (its contents are destroyed: repeat it in --destroy-device).
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<PathBuf>,
+    /// Allow destroying --device: repeat its path exactly.
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_device: Option<PathBuf>,
+    /// Size of the image under the loop device.
+    #[arg(long, default_value = "2G", value_parser = crate::units::parse_size)]
+    pub image_size: u64,
+    /// Directory for the image (its filesystem receives the hole punching).
+    #[arg(long, default_value = crate::plan::lab::DEFAULT_IMAGE_DIR)]
+    pub image_dir: PathBuf,
+    /// Loop device direct I/O on the image.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub direct_io: String,
+    /// Files written before each rm.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub files: u32,
+    /// Size of each file.
+    #[arg(long, default_value = "64M", value_parser = crate::units::parse_size)]
+    pub file_size: u64,
+    /// Print the table as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl DiscardArgs {
+    fn settings(self) -> discard::Discard {
+        discard::Discard {
+            fs: FsKind::parse(&self.fs).expect("clap checked the value"),
+            device: self.device,
+            destroy_device: self.destroy_device,
+            image_size: self.image_size,
+            image_dir: self.image_dir,
+            direct_io: self.direct_io == "on",
+            files: self.files,
+            file_size: self.file_size,
+            json: self.json,
+        }
+    }
 }
 
 /// Runs `dbio lab ...`; `open_store` opens the results store (lab run only).
@@ -91,6 +139,8 @@ pub fn execute(
             }
         }
         LabCommand::Status => super::output::print(&status(&state::lab_dir())),
-        LabCommand::Discard(args) => discard::execute(&args, is_root, interrupt),
+        LabCommand::Discard(args) => {
+            super::output::print(&discard::execute(&args.settings(), is_root, interrupt)?)
+        }
     }
 }

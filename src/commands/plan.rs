@@ -8,8 +8,9 @@ use std::sync::atomic::AtomicBool;
 use super::CommandError;
 use super::run::{self, Output, RunMeta};
 use crate::cli::Command;
+use crate::cli::plan::PlanCommand;
 use crate::harness::Status;
-use crate::plan::{self, Executor, Plan, PlanCommand, PlannedRun, RunStatus, Summary};
+use crate::plan::{self, Executor, Plan, PlannedRun, RunStatus, Summary};
 use crate::store::{RunFilter, Store};
 
 /// Makes a plan's runs in this process and saves them in the store.
@@ -53,7 +54,7 @@ pub fn run_args(
     };
     // Refused before anything is written (a full filesystem, too little memory).
     if let Err(e) = crate::preflight::check(&cfg) {
-        return Ok(RunStatus::Failed(e));
+        return Ok(RunStatus::Failed(e.to_string()));
     }
     match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
         Ok(o) => Ok(match o.status {

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::CommandError;
 use crate::analysis::models::Model;
+use crate::cli::choice::choice;
 use crate::commands::runs::FilterArgs;
 use crate::report::select::{Measure, Pick};
 use crate::report::stats::{self, RunValue};
@@ -37,7 +38,7 @@ pub struct ReportArgs {
     )]
     pub metric: String,
     /// A SLOB.R model: only its runs, and its metric unless --metric names another (docs/import.md).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<Model>())]
     pub model: Option<Model>,
     /// Print N significant digits per cell, column by column as R prints SLOB.R's tables (7 there).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=15))]
@@ -87,7 +88,9 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
     }
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let measure = args.measure();
-    measure.check().map_err(CommandError::Usage)?;
+    measure
+        .check()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
     if args.format == Format::Csv && args.stats && args.scaling {
         return Err(CommandError::Usage(
             "--format csv writes one table: ask for --stats or --scaling, not both (or use --format json)".into(),
@@ -159,7 +162,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         }
         _ => table::build(&label, &points, args.relative_to.as_deref()),
     }
-    .map_err(CommandError::Usage)?;
+    .map_err(|e| CommandError::Usage(e.to_string()))?;
     t.digits = args.digits;
     let summary = args
         .stats

@@ -65,7 +65,9 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         }
     }
     let measure = args.measure();
-    measure.check().map_err(CommandError::Usage)?;
+    measure
+        .check()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
     let d = data::load(store, &filter.to_filter(), &measure)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
     if d.runs.is_empty() {
@@ -91,8 +93,8 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         store: store.path().display().to_string(),
         generated: now_utc(),
     };
-    let page = html::report_page(&d, &opts).map_err(CommandError::Usage)?;
-    html::write(path, &page).map_err(CommandError::Failed)?;
+    let page = html::report_page(&d, &opts).map_err(|e| CommandError::Usage(e.to_string()))?;
+    html::write(path, &page).map_err(|e| CommandError::Failed(e.to_string()))?;
     eprintln!(
         "wrote {} ({} runs, {} KiB)",
         path.display(),

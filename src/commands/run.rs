@@ -11,8 +11,8 @@ use crate::measure::stats::KINDS;
 use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
 use crate::samplers::status::StatusLine;
+use crate::storage::{Target, TargetError};
 use crate::store::{NewRun, Store, encode_histogram};
-use crate::target::{Target, TargetError};
 use crate::workload::raw::Raw;
 use crate::workload::slob::events::EVENTS;
 use crate::workload::slob::run::{self as slob_run, Slob};
@@ -320,7 +320,7 @@ pub fn execute(
     }
     let asked_cache = args.slob.cache;
     let cfg = args.into_config().map_err(CommandError::Usage)?;
-    crate::preflight::check(&cfg).map_err(CommandError::Usage)?;
+    crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
     let interrupt = super::interrupt_flag();
@@ -383,7 +383,7 @@ fn say_rounding(cfg: &crate::config::RunConfig, asked_cache: Option<u64>) {
     }
     if cfg.slob.is_none()
         && let Some(size) = cfg.size_bytes
-        && !crate::target::device::is_block_device(&cfg.target)
+        && !crate::storage::device::is_block_device(&cfg.target)
     {
         let data = crate::preflight::data_bytes(cfg);
         if data != size {

@@ -10,8 +10,8 @@ use crate::harness::{Outcome, Status};
 use crate::measure::stats::OpStats;
 use crate::report::Report;
 use crate::samplers::telemetry::TelemetrySummary;
+use crate::storage::{Target, TargetError, TargetKind};
 use crate::store::encode_histogram;
-use crate::target::{Target, TargetError, TargetKind};
 use crate::workload::db::{DbPart, ServerError};
 
 /// Latency histograms to store, by name.
@@ -35,9 +35,9 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
         || cfg.pg.as_ref().is_some_and(|p| p.server.url.is_none());
     let mut locks = Vec::new();
     if own_server {
-        crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
-        let created = crate::target::layout::create_last(&cfg.target)?;
-        match crate::target::lock::TargetLock::directory(&cfg.target) {
+        crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
+        let created = crate::storage::layout::create_last(&cfg.target)?;
+        match crate::storage::lock::TargetLock::directory(&cfg.target) {
             Ok(l) => locks.push(l),
             Err(e) => {
                 if created {
@@ -47,7 +47,7 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
             }
         }
         if announce {
-            crate::target::place::announce(&cfg.target);
+            crate::storage::place::announce(&cfg.target);
         }
     }
     Ok(Target {

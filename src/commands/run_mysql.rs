@@ -15,7 +15,7 @@ use crate::harness::{self, Options};
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::report::mysql::{MysqlSummary, ServerFacts};
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::Shared;
 use crate::workload::db::ServerError;
 use crate::workload::mysql::endpoint::Endpoint;

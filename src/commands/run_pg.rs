@@ -11,7 +11,7 @@ use crate::harness::{self, Options};
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::report::pg::{PgSummary, ServerFacts};
-use crate::target::Target;
+use crate::storage::Target;
 use crate::workload::Shared;
 use crate::workload::pg::endpoint::Endpoint;
 use crate::workload::pg::run::Pg;

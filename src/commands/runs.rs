@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use crate::cli::choice::choice;
 use crate::store::export::{self, Format};
 use crate::store::{RunFilter, RunRow, Store, StoreError, fmt_utc, parse_since};
 use crate::units::{fmt_count, fmt_size};
@@ -44,7 +45,7 @@ pub enum RunsCommand {
     Export {
         /// csv (one row per run, for a spreadsheet), json (the same rows as
         /// objects) or markdown (a table for a document).
-        #[arg(long, value_enum, default_value_t = Format::Csv)]
+        #[arg(long, value_parser = choice::<Format>(), default_value = "csv")]
         format: Format,
         /// Add the stored metrics whose names match these globs, a column each
         /// (`*` any text, `?` one character): `--metrics 'db.*,event.*'`, `'*'` for all.
@@ -124,7 +125,7 @@ fn metric_pattern(text: &str) -> Result<String, String> {
     }
 }
 
-fn since_arg(text: &str) -> Result<i64, String> {
+fn since_arg(text: &str) -> Result<i64, crate::store::NotATime> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);

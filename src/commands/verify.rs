@@ -11,11 +11,11 @@ use clap::Args;
 use serde_json::json;
 
 use super::CommandError;
+use crate::storage::block::{SECTOR, claimed_size};
+use crate::storage::lock::TargetLock;
+use crate::storage::manifest::Manifest;
+use crate::storage::{device, genmap_file};
 use crate::store::{ImportedRun, RunRow, Store};
-use crate::target::block::{SECTOR, claimed_size};
-use crate::target::lock::TargetLock;
-use crate::target::manifest::Manifest;
-use crate::target::{device, genmap_file};
 use crate::verify::classify::CLASSES;
 use crate::verify::findings::{Findings, render};
 use crate::verify::scan::{Layout, ScanStats, scan};
@@ -101,7 +101,7 @@ pub fn execute(
 
 /// The files, shape and map of a target, under its lock.
 fn subject(target: &Path) -> Result<Subject, CommandError> {
-    let usage = |e: crate::target::TargetError| CommandError::Usage(e.to_string());
+    let usage = |e: crate::storage::TargetError| CommandError::Usage(e.to_string());
     if device::is_block_device(target) {
         let lock = TargetLock::device(target).map_err(usage)?;
         let info = device::probe(target).map_err(|e| CommandError::Usage(e.to_string()))?;

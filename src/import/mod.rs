@@ -25,6 +25,8 @@ pub mod fio_runs;
 mod fio_text;
 pub mod naming;
 
+use crate::choice::{Choice, Named};
+
 /// What is wrong with an imported file, and where: one line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.render())]
@@ -103,7 +105,7 @@ impl ImportError {
 }
 
 /// The SLOB.R model a user assigns at import (`--model`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelArg {
     Reads,
     Redo,
@@ -111,6 +113,21 @@ pub enum ModelArg {
     /// SLOB.R's READWRITE meta-model is computed over WRITES runs: stored as
     /// `writes`.
     Readwrite,
+}
+
+impl Choice for ModelArg {
+    const ALL: &'static [(Self, Named)] = &[
+        (ModelArg::Reads, Named::plain("reads")),
+        (ModelArg::Redo, Named::plain("redo")),
+        (ModelArg::Writes, Named::plain("writes")),
+        (
+            ModelArg::Readwrite,
+            Named::help(
+                "readwrite",
+                "SLOB.R's READWRITE meta-model is computed over WRITES runs: stored as `writes`",
+            ),
+        ),
+    ];
 }
 
 impl ModelArg {

@@ -39,23 +39,40 @@ pub enum Rule {
     Regex(Regex),
 }
 
+/// Why a `--variable-regex` cannot be used: one line with an example.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegexError {
+    #[error("--variable-regex {re:?} is not a valid regex: {first}")]
+    Invalid { re: String, first: String },
+    #[error(
+        "--variable-regex {0:?} has no group named variable; write e.g. '(?P<variable>XFS|EXT4)' or 'AWR-(?P<variable>[^.]+)-\\d+\\.(?P<sessions>\\d+)$'"
+    )]
+    NoVariable(String),
+    #[error(
+        "--variable-regex {re:?} has a group named {name}; the groups are variable, sessions, writers and readers"
+    )]
+    UnknownGroup { re: String, name: String },
+}
+
 /// Checks a `--variable-regex`: it must compile and have a `variable` group.
-pub fn compile(re: &str) -> Result<Regex, String> {
+pub fn compile(re: &str) -> Result<Regex, RegexError> {
     let r = Regex::new(re).map_err(|e| {
         let first = e.to_string();
         let first = first.lines().last().unwrap_or("invalid").trim().to_string();
-        format!("--variable-regex {re:?} is not a valid regex: {first}")
+        RegexError::Invalid {
+            re: re.to_string(),
+            first,
+        }
     })?;
     if !r.capture_names().flatten().any(|n| n == "variable") {
-        return Err(format!(
-            "--variable-regex {re:?} has no group named variable; write e.g. '(?P<variable>XFS|EXT4)' or 'AWR-(?P<variable>[^.]+)-\\d+\\.(?P<sessions>\\d+)$'"
-        ));
+        return Err(RegexError::NoVariable(re.to_string()));
     }
     for name in r.capture_names().flatten() {
         if !matches!(name, "variable" | "sessions" | "writers" | "readers") {
-            return Err(format!(
-                "--variable-regex {re:?} has a group named {name}; the groups are variable, sessions, writers and readers"
-            ));
+            return Err(RegexError::UnknownGroup {
+                re: re.to_string(),
+                name: name.to_string(),
+            });
         }
     }
     Ok(r)
@@ -233,16 +250,19 @@ mod tests {
         assert!(
             compile("(?P<var>x)")
                 .unwrap_err()
+                .to_string()
                 .contains("no group named variable")
         );
         assert!(
             compile("(?P<variable>x)(?P<run>\\d)")
                 .unwrap_err()
+                .to_string()
                 .contains("named run")
         );
         assert!(
             compile("(?P<variable>x")
                 .unwrap_err()
+                .to_string()
                 .contains("not a valid regex")
         );
         let re = compile(r"(?P<variable>\w+)\.(?P<sessions>\w+)").unwrap();

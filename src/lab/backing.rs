@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use super::LabError;
 use super::state::{Item, State};
 use super::sys::{self, sysfs};
-use crate::target::device;
+use crate::storage::device;
 
 /// How long to wait for a detached loop device to let go of its image.
 const DETACH_TIMEOUT: Duration = Duration::from_secs(10);

@@ -20,48 +20,35 @@ use super::cleanup::Guard;
 use super::discard_table::{Report, Step, notes, render, trimmed_bytes};
 use super::state::{self, State};
 use super::{LabError, fs, prereq, sys};
-use crate::commands::CommandError;
 use crate::plan::FsKind;
 use crate::samplers::diskstats::{self, DiskDelta};
-use crate::units::{fmt_size, parse_size};
+use crate::units::fmt_size;
 
-#[derive(clap::Args, Debug)]
-pub struct DiscardArgs {
-    /// The filesystem to test.
-    #[arg(long, default_value = "ext4", value_parser = ["ext4", "xfs", "btrfs"])]
-    pub fs: String,
-    /// A block device to use instead of a loop device (its contents are destroyed: repeat it in --destroy-device).
-    #[arg(long, value_name = "DEVICE")]
+/// What `dbio lab discard` was asked to do (`commands::lab` parses it).
+#[derive(Clone, Debug)]
+pub struct Discard {
+    pub fs: FsKind,
+    /// A block device to use instead of a loop device.
     pub device: Option<PathBuf>,
-    /// Allow destroying --device: repeat its path exactly.
-    #[arg(long, value_name = "DEVICE")]
+    /// The device the user allows to be destroyed (must be `device`).
     pub destroy_device: Option<PathBuf>,
     /// Size of the image under the loop device.
-    #[arg(long, default_value = "2G", value_parser = parse_size)]
     pub image_size: u64,
-    /// Directory for the image (its filesystem receives the hole punching).
-    #[arg(long, default_value = crate::plan::lab::DEFAULT_IMAGE_DIR)]
+    /// Directory for the image.
     pub image_dir: PathBuf,
     /// Loop device direct I/O on the image.
-    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
-    pub direct_io: String,
+    pub direct_io: bool,
     /// Files written before each rm.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub files: u32,
     /// Size of each file.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub file_size: u64,
-    /// Print the table as JSON on stdout.
-    #[arg(long)]
+    /// The table as JSON rather than text.
     pub json: bool,
 }
 
-pub(crate) fn execute(
-    args: &DiscardArgs,
-    is_root: bool,
-    interrupt: &AtomicBool,
-) -> Result<(), CommandError> {
-    let fs = FsKind::parse(&args.fs).expect("clap checked the value");
+/// Runs the experiment; the table (text or JSON) to print.
+pub fn execute(args: &Discard, is_root: bool, interrupt: &AtomicBool) -> Result<String, LabError> {
+    let fs = args.fs;
     prereq::check_root(is_root, "discard")?;
     let tool = fs.mkfs_tool().expect("a filesystem");
     for (t, pkg) in [
@@ -72,13 +59,12 @@ pub(crate) fn execute(
         if sys::find_tool(t).is_none() {
             return Err(LabError::Prereq(format!(
                 "{t} not found: install the Debian package {pkg} (apt-get install {pkg})"
-            ))
-            .into());
+            )));
         }
     }
     if let Some(d) = &args.device {
         if args.destroy_device.as_deref() != Some(d.as_path()) {
-            return Err(CommandError::Usage(format!(
+            return Err(LabError::Refused(format!(
                 "--device {} is destroyed by the experiment (mkfs, twice): repeat it as --destroy-device {}",
                 d.display(),
                 d.display()
@@ -90,7 +76,7 @@ pub(crate) fn execute(
     let need = u64::from(args.files) * args.file_size;
     let cap = args.image_size;
     if args.device.is_none() && need as f64 > cap as f64 * prereq::FILL_LIMIT {
-        return Err(CommandError::Usage(format!(
+        return Err(LabError::Refused(format!(
             "--files {} x --file-size {} = {} does not fit a {} image: raise --image-size or write less",
             args.files,
             fmt_size(args.file_size),
@@ -103,7 +89,7 @@ pub(crate) fn execute(
     let mut guard = Guard::new(st);
     let result = experiment(args, fs, guard.state(), interrupt);
     let report = guard.finish(result)?;
-    crate::commands::output::print(&if args.json {
+    Ok(if args.json {
         serde_json::to_string_pretty(&report).expect("report serializes") + "\n"
     } else {
         render(&report)
@@ -111,7 +97,7 @@ pub(crate) fn execute(
 }
 
 fn experiment(
-    args: &DiscardArgs,
+    args: &Discard,
     fs_kind: FsKind,
     st: &mut State,
     interrupt: &AtomicBool,
@@ -124,7 +110,7 @@ fn experiment(
                 st,
                 &args.image_dir.join(name),
                 args.image_size,
-                args.direct_io == "on",
+                args.direct_io,
             )?
         }
     };

@@ -51,7 +51,7 @@ pub fn trimmed_bytes(out: &str) -> Option<u64> {
 pub(super) fn notes(dev: &Backing, discard_max: Option<u64>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(img) = &dev.image {
-        let host = crate::target::chain::resolve(img)
+        let host = crate::storage::chain::resolve(img)
             .map(|c| c.describe())
             .unwrap_or_else(|_| img.display().to_string());
         out.push(format!(

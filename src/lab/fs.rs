@@ -14,7 +14,7 @@ use super::LabError;
 use super::state::{Item, State};
 use super::sys;
 use crate::plan::FsKind;
-use crate::target::chain::parse_mountinfo;
+use crate::storage::chain::parse_mountinfo;
 
 /// How long umount is retried while the filesystem is busy.
 const UMOUNT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -6,12 +6,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use super::options::{self, Val};
 use super::parse::{Loc, RawPlan, Setting, Src, fill};
 use super::{
     ASSUMED_IOPS_PER_SESSION, ASSUMED_LAYOUT_BYTES_PER_S, DEFAULT_DIR_SIZE, Order, Plan, PlanError,
     PlannedRun, RUN_OVERHEAD_S,
 };
+use crate::cli::run_options::{self as options, Val};
 use crate::config::RunLength;
 
 /// The arm name used when the plan has no `[variables]`.

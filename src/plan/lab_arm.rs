@@ -8,8 +8,8 @@ use toml::de::DeValue;
 use super::PlanError;
 use super::lab::{DEVICE_MARKER, FsKind, LabArm};
 use super::lab_parse::{sched, unknown};
-use super::options::{self, RunOption, Val};
 use super::parse::{self, Arm, Loc, Setting, Src};
+use crate::cli::run_options::{self as options, RunOption, Val};
 
 const ARM_KEYS: &[&str] = &["fs", "mkfs", "mount", "scheduler"];
 

@@ -8,8 +8,8 @@ use toml::de::{DeTable, DeValue};
 use super::PlanError;
 use super::lab::{Backing, DEFAULT_IMAGE_DIR, DEFAULT_IMAGE_SIZE, DEFAULT_SUBDIR, LabSpec, slug};
 use super::lab_arm::{finish_arm, lab_arm};
-use super::options::{self, RunOption};
 use super::parse::{self, Arm, RawPlan, Src};
+use crate::cli::run_options::{self as options, RunOption};
 use crate::units::parse_size;
 
 const LAB_KEYS: &[&str] = &[

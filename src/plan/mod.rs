@@ -22,7 +22,6 @@ mod lab_arm;
 mod lab_parse;
 #[cfg(test)]
 mod lab_tests;
-pub(crate) mod options;
 mod parse;
 mod render;
 #[cfg(test)]
@@ -46,7 +45,7 @@ pub const ASSUMED_IOPS_PER_SESSION: f64 = 1000.0;
 /// first time the plan uses it with a given shape.
 pub const ASSUMED_LAYOUT_BYTES_PER_S: f64 = 500.0 * 1024.0 * 1024.0;
 /// The size `dbio run` lays out in a directory when `size` is not set.
-pub use crate::target::DEFAULT_DIR_SIZE;
+pub use crate::storage::DEFAULT_DIR_SIZE;
 
 /// One run of the plan: the arguments of one `dbio run`.
 #[derive(Clone, Debug, PartialEq)]
@@ -278,26 +277,4 @@ pub fn load_str(path: &Path, text: &str) -> Result<Plan, PlanError> {
     };
     let raw = parse::parse(&src)?;
     expand::expand(&src, raw, path)
-}
-
-/// `dbio plan ...`: to be nested in the top-level command as
-/// `Plan { #[command(subcommand)] command: PlanCommand }`.
-#[derive(clap::Subcommand, Debug, Clone, PartialEq, Eq)]
-pub enum PlanCommand {
-    /// Run a plan (TOML, see docs/plans.md); running it again continues where it stopped.
-    Run {
-        /// The plan file.
-        plan: PathBuf,
-        /// Print the runs that would be made and the estimated duration; run nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Run it as one rank of an MPI job (mpirun, srun): every rank walks the plan and each run is a run under MPI (`{rank}`, `{host}` in its targets); rank 0 stores (docs/multihost.md; needs a build with --features mpi).
-        #[arg(long)]
-        mpi: bool,
-    },
-    /// Show which runs of a plan are completed and what is left.
-    Status {
-        /// The plan file.
-        plan: PathBuf,
-    },
 }

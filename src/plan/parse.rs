@@ -7,8 +7,8 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
-use super::options::{self, RunOption, Val};
 use super::{OnFailure, Order, PlanError, Steps};
+use crate::cli::run_options::{self as options, RunOption, Val};
 
 /// The plan text and how to name it in messages.
 pub(crate) struct Src<'a> {

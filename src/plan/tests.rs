@@ -915,29 +915,3 @@ fn durations_are_short_and_readable() {
     assert_eq!(fmt_duration(725.0), "12m05s");
     assert_eq!(fmt_duration(3.0 * 3600.0 + 7.0 * 60.0 + 10.0), "3h07m");
 }
-
-#[test]
-fn plan_command_parses_as_a_subcommand() {
-    use clap::Parser;
-    #[derive(Parser, Debug)]
-    struct T {
-        #[command(subcommand)]
-        c: PlanCommand,
-    }
-    let t = T::try_parse_from(["dbio-plan", "run", "p.toml", "--dry-run"]).unwrap();
-    assert_eq!(
-        t.c,
-        PlanCommand::Run {
-            plan: "p.toml".into(),
-            dry_run: true,
-            mpi: false
-        }
-    );
-    let t = T::try_parse_from(["dbio-plan", "status", "p.toml"]).unwrap();
-    assert_eq!(
-        t.c,
-        PlanCommand::Status {
-            plan: "p.toml".into()
-        }
-    );
-}

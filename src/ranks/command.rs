@@ -19,8 +19,8 @@ use crate::environment::Environment;
 use crate::harness;
 use crate::report::Report;
 use crate::samplers::status::StatusLine;
+use crate::storage::Target;
 use crate::store::Store;
-use crate::target::Target;
 use crate::workload::raw::Raw;
 use crate::workload::slob::run::{self as slob_run, Slob, SlobRun};
 use crate::workload::{SetupError, Shared, Workload};
@@ -115,9 +115,9 @@ pub(super) fn run_rank(
     let show_progress =
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Every rank's directory is checked before any rank lays out its own.
-    if !crate::target::device::is_block_device(&cfg.target) {
+    if !crate::storage::device::is_block_device(&cfg.target) {
         world.agree(
-            crate::target::place::check_directory(&cfg.target, cfg.allow_root_fs)
+            crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)
                 .map_err(run_cmd::layout_error),
         )?;
     }
@@ -215,7 +215,7 @@ fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
         ));
     }
     let cfg = args.into_config().map_err(CommandError::Usage)?;
-    crate::preflight::check(&cfg).map_err(CommandError::Usage)?;
+    crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     Ok(cfg)
 }
 

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::workload::db::DbPart;
-use crate::workload::db::options::ServerConfig;
+use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;
-use crate::workload::slob::options::SlobArgs;
+use crate::cli::slob::SlobArgs;
 
 fn slob() -> SlobConfig {
     SlobArgs {

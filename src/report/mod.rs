@@ -33,9 +33,9 @@ use crate::harness::{RunResult, Status};
 use crate::measure::stats::{Kind, OpStats, Outlier};
 use crate::samplers::series::SecondPoint;
 use crate::samplers::telemetry::{TelemetryPoint, TelemetrySummary};
-use crate::target::chain::Chain;
-use crate::target::layout::LayoutReport;
-use crate::target::{Target, TargetKind};
+use crate::storage::chain::Chain;
+use crate::storage::layout::LayoutReport;
+use crate::storage::{Target, TargetKind};
 
 /// Version of the JSON document; bumped on any incompatible change. v2
 /// named rates `_per_s` and sizes with their unit ([`upgrade`] reads v1).
@@ -214,7 +214,7 @@ impl Report {
             schema: SCHEMA,
             dbio_version: env!("CARGO_PKG_VERSION"),
             interrupted_by: (r.status == Status::Interrupted)
-                .then(crate::commands::interrupt_cause)
+                .then(crate::interrupt::interrupt_cause)
                 .flatten()
                 .map(String::from),
             status: r.status,
@@ -383,9 +383,9 @@ mod tests {
 
     /// A SLOB model report from fixed counters and waits.
     fn slob_sample() -> Report {
+        use crate::cli::slob::SlobArgs;
         use crate::workload::slob::events::Event;
         use crate::workload::slob::instance::Tally;
-        use crate::workload::slob::options::SlobArgs;
         let mut r = sample();
         let slob = SlobArgs {
             // Fixed: the default depends on whether this kernel has io_uring.
@@ -490,7 +490,7 @@ mod tests {
     }
 
     fn sample_chain() -> Chain {
-        use crate::target::chain::{DeviceKind, DeviceLink, Link};
+        use crate::storage::chain::{DeviceKind, DeviceLink, Link};
         Chain {
             target: "/mnt/xfs/dbio".into(),
             links: vec![

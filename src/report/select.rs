@@ -31,6 +31,13 @@ pub struct Measure<'a> {
     pub model: Option<Model>,
 }
 
+/// `--model readwrite` with a `--metric`: a combination that shows nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--model readwrite adds reads/s and writes/s; it takes no --metric (use --model writes --metric NAME)"
+)]
+pub struct ReadwriteMetric;
+
 impl Measure<'_> {
     /// The model's own metric (no `--metric` other than the default).
     pub fn by_model(&self) -> bool {
@@ -43,11 +50,9 @@ impl Measure<'_> {
     }
 
     /// `Err` (a usage error) for a combination that shows nothing.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ReadwriteMetric> {
         if self.readwrite() && !self.by_model() {
-            return Err(
-                "--model readwrite adds reads/s and writes/s; it takes no --metric (use --model writes --metric NAME)".into(),
-            );
+            return Err(ReadwriteMetric);
         }
         Ok(())
     }

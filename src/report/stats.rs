@@ -330,10 +330,7 @@ pub fn scaling(runs: &[RunValue]) -> Vec<ScalingFit> {
                 peak: analysis::peak(&points),
                 knee: analysis::knee(&points),
                 collapse: analysis::collapse(&points),
-                no_fit: usl
-                    .as_ref()
-                    .err()
-                    .map(|e| e.trim_start_matches("USL fit: ").to_string()),
+                no_fit: usl.as_ref().err().map(ToString::to_string),
                 usl: usl.ok(),
                 runs: all.iter().map(|r| r.id).collect(),
                 points,

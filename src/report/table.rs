@@ -78,8 +78,21 @@ impl Stat {
     }
 }
 
+/// `--relative-to` names a variable none of the selected runs has.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--relative-to {name}: no such variable among the selected runs ({among})")]
+pub struct NoBaseline {
+    pub name: String,
+    /// The variables there are, comma-separated.
+    pub among: String,
+}
+
 /// Builds the table; `relative_to` names the baseline variable.
-pub fn build(metric: &str, points: &[Point], relative_to: Option<&str>) -> Result<Table, String> {
+pub fn build(
+    metric: &str,
+    points: &[Point],
+    relative_to: Option<&str>,
+) -> Result<Table, NoBaseline> {
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
     build_with(metric, points, relative_to, &|ix: &[usize]| {
         let v: Vec<f64> = ix.iter().map(|&i| values[i]).collect();
@@ -96,7 +109,7 @@ pub fn build_readwrite(
     reads: &[Point],
     writes: &[f64],
     relative_to: Option<&str>,
-) -> Result<Table, String> {
+) -> Result<Table, NoBaseline> {
     let r: Vec<f64> = reads.iter().map(|p| p.value).collect();
     build_with(metric, reads, relative_to, &|ix: &[usize]| {
         let rs: Vec<f64> = ix.iter().map(|&i| r[i]).collect();
@@ -121,7 +134,7 @@ fn build_with(
     points: &[Point],
     relative_to: Option<&str>,
     stat: &dyn Fn(&[usize]) -> Option<Stat>,
-) -> Result<Table, String> {
+) -> Result<Table, NoBaseline> {
     let sessions: Vec<u32> = points
         .iter()
         .map(|p| p.sessions)
@@ -147,11 +160,9 @@ fn build_with(
         v
     };
     let base: Option<Vec<Option<Stat>>> = match relative_to {
-        Some(b) => Some(summarize_row(by_var.get(b).ok_or_else(|| {
-            format!(
-                "--relative-to {b}: no such variable among the selected runs ({})",
-                by_var.keys().copied().collect::<Vec<_>>().join(", ")
-            )
+        Some(b) => Some(summarize_row(by_var.get(b).ok_or_else(|| NoBaseline {
+            name: b.to_string(),
+            among: by_var.keys().copied().collect::<Vec<_>>().join(", "),
         })?)),
         None => None,
     };

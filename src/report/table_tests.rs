@@ -128,6 +128,7 @@ fn relative_to_scales_each_column_by_the_baseline_cell() {
     assert!(
         build("read.iops", &pts, Some("ZFS"))
             .unwrap_err()
+            .to_string()
             .contains("no such variable")
     );
 }

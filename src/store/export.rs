@@ -13,13 +13,22 @@ use crate::grid;
 
 use super::runs::RunRow;
 use super::time::fmt_utc;
+use crate::choice::{Choice, Named};
 
 /// Export formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Csv,
     Json,
     Markdown,
+}
+
+impl Choice for Format {
+    const ALL: &'static [(Self, Named)] = &[
+        (Format::Csv, Named::plain("csv")),
+        (Format::Json, Named::plain("json")),
+        (Format::Markdown, Named::plain("markdown")),
+    ];
 }
 
 /// One exported value.
@@ -230,27 +239,75 @@ fn csv(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
     out.write_all(grid::csv(&table).as_bytes())
 }
 
-fn json(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
-    let json = |c: &Cell| match c {
-        Cell::Null => serde_json::Value::Null,
-        Cell::Int(v) => (*v).into(),
-        Cell::Num(v) => (*v).into(),
-        Cell::Bool(v) => (*v).into(),
-        Cell::Text(s) => s.clone().into(),
-        Cell::List(v) => v.clone().into(),
-    };
-    writeln!(out, "[")?;
-    for (i, r) in t.rows.iter().enumerate() {
-        let fields: Vec<String> = t
-            .names
-            .iter()
-            .zip(r)
-            .map(|(name, c)| format!("{}: {}", serde_json::Value::from(name.as_str()), json(c)))
-            .collect();
-        let comma = if i + 1 < t.rows.len() { "," } else { "" };
-        writeln!(out, "  {{{}}}{comma}", fields.join(", "))?;
+impl serde::Serialize for Cell {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Cell::Null => s.serialize_unit(),
+            Cell::Int(v) => s.serialize_i64(*v),
+            // NaN and infinities are null, as serde_json writes them.
+            Cell::Num(v) => s.serialize_f64(*v),
+            Cell::Bool(v) => s.serialize_bool(*v),
+            Cell::Text(v) => s.serialize_str(v),
+            Cell::List(v) => v.serialize(s),
+        }
     }
-    writeln!(out, "]")
+}
+
+/// One exported row: its cells under the table's column names, in order.
+struct JsonRow<'a>(&'a [String], &'a [Cell]);
+
+impl serde::Serialize for JsonRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().zip(self.1))
+    }
+}
+
+/// The export's layout: an array with one object per line (`"name": value`
+/// pairs separated by `, `), nested lists compact, so a row greps as a line.
+#[derive(Default)]
+struct RowPerLine {
+    depth: usize,
+}
+
+impl serde_json::ser::Formatter for RowPerLine {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        w.write_all(b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        w.write_all(if self.depth == 0 { b"\n]" } else { b"]" })
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        match (self.depth, first) {
+            (1, true) => w.write_all(b"\n  "),
+            (1, false) => w.write_all(b",\n  "),
+            (_, true) => Ok(()),
+            (_, false) => w.write_all(b","),
+        }
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+}
+
+fn json(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
+    let rows: Vec<JsonRow> = t.rows.iter().map(|r| JsonRow(&t.names, r)).collect();
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, RowPerLine::default());
+    // An I/O error comes back as itself (a closed pipe stays a closed pipe).
+    serde::Serialize::serialize(&rows, &mut ser).map_err(std::io::Error::from)?;
+    writeln!(out)
 }
 
 /// Markdown with a spaced rule (`| --- |`) and `yes`/blank booleans, as

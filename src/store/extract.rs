@@ -46,20 +46,31 @@ const METRIC_EXTRAS: [&str; 5] = [
     "outliers.threshold_ms",
 ];
 
+/// What a report to be saved lacks (the words follow "the report").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unfit {
+    #[error("is not a JSON object")]
+    NotAnObject,
+    #[error("has schema {0:?}, not dbio.run.*")]
+    Schema(String),
+    #[error("has no {0}")]
+    Missing(&'static str),
+}
+
 /// Takes the report apart; `Err` says what is missing from it.
-pub(crate) fn extract(report: &Value) -> Result<Extracted, String> {
+pub(crate) fn extract(report: &Value) -> Result<Extracted, Unfit> {
     if !report.is_object() {
-        return Err("is not a JSON object".into());
+        return Err(Unfit::NotAnObject);
     }
     let schema = text(report, "schema").unwrap_or_default();
     if !schema.starts_with("dbio.run.") {
-        return Err(format!("has schema {schema:?}, not dbio.run.*"));
+        return Err(Unfit::Schema(schema));
     }
     // A document of an earlier schema is read under this one's names.
     let upgraded = crate::report::upgrade::upgrade(report.clone());
     let report = &upgraded;
-    let started = int(report, "started_unix_ms").ok_or("has no started_unix_ms")?;
-    let status = text(report, "status").ok_or("has no status")?;
+    let started = int(report, "started_unix_ms").ok_or(Unfit::Missing("started_unix_ms"))?;
+    let status = text(report, "status").ok_or(Unfit::Missing("status"))?;
     let ended = int(report, "ended_unix_ms").or_else(|| {
         let secs = num(report, "ramp_s").unwrap_or(0.0) + num(report, "measured_s")?;
         Some(started + (secs * 1000.0).round() as i64)

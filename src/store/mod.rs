@@ -40,7 +40,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 pub use export::Format;
 pub use imports::ImportedRun;
 pub use runs::{KeyMetrics, OutlierRow, RunFilter, RunRow, SeriesKind, SeriesRow, StoredRun};
-pub use time::{fmt_utc, parse_since};
+pub use time::{NotATime, fmt_utc, parse_since};
 
 /// Environment variable naming the store file (`--db` wins over it).
 pub const DB_ENV: &str = "DBIO_DB";

@@ -270,7 +270,7 @@ impl Store {
     pub fn save_run(&mut self, run: &NewRun) -> Result<i64, StoreError> {
         let ex = extract(run.report).map_err(|what| StoreError::BadReport {
             path: self.path.clone(),
-            what,
+            what: what.to_string(),
         })?;
         for tag in run.tags {
             validate_tag(tag)?;

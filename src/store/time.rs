@@ -15,17 +15,20 @@ pub fn fmt_utc(unix_ms: i64) -> String {
     )
 }
 
+/// A `--since` value that is neither a date nor an age.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{0}' is not a time: use a UTC date or date-time (2026-11-22, \
+     2026-11-22T10:15:00Z) or an age (90s, 30m, 12h, 7d, 2w)"
+)]
+pub struct NotATime(pub String);
+
 /// Parses a `--since` value into milliseconds since the epoch: a UTC date or
 /// date-time (`2026-11-22`, `2026-11-22T10:15`, `2026-11-22 10:15:03Z`) or an
 /// age counted back from `now_unix_ms` (`90s`, `30m`, `12h`, `7d`, `2w`).
-pub fn parse_since(text: &str, now_unix_ms: i64) -> Result<i64, String> {
+pub fn parse_since(text: &str, now_unix_ms: i64) -> Result<i64, NotATime> {
     let t = text.trim();
-    let bad = || {
-        format!(
-            "'{text}' is not a time: use a UTC date or date-time (2026-11-22, \
-             2026-11-22T10:15:00Z) or an age (90s, 30m, 12h, 7d, 2w)"
-        )
-    };
+    let bad = || NotATime(text.to_string());
     if let Some(unit) = t.chars().last().filter(|c| "smhdw".contains(*c)) {
         let secs = match unit {
             's' => 1,
@@ -143,6 +146,11 @@ mod tests {
         ] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
         }
-        assert!(parse_since("soon", now).unwrap_err().contains("'soon'"));
+        assert!(
+            parse_since("soon", now)
+                .unwrap_err()
+                .to_string()
+                .contains("'soon'")
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::common::loopdev::LoopDev;
 use crate::common::store::{store_path, temp_store};
-use dbio::target::block::{MAGIC, verify};
+use dbio::storage::block::{MAGIC, verify};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;

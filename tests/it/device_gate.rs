@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::loopdev::LoopDev;
-use dbio::target::device::*;
+use dbio::storage::device::*;
 
 const MIB: u64 = 1 << 20;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::run::dbio;
 use crate::common::store::{store_path, temp_store};
-use dbio::target::block::verify;
+use dbio::storage::block::verify;
 use serde_json::Value;
 
 /// Runs dbio with --json and returns the parsed report.

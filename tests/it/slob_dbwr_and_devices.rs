@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::common::loopdev::LoopDev;
 use crate::common::run::{dbio, num};
 use crate::common::store::{store_path, temp_store};
-use dbio::target::block::verify;
+use dbio::storage::block::verify;
 use serde_json::Value;
 
 fn n(v: &Value, path: &str) -> u64 {

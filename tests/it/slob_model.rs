@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::common::run::{Run, dbio, num};
 use crate::common::store::{store_path, temp_store};
-use dbio::target::block::verify;
+use dbio::storage::block::verify;
 use serde_json::Value;
 
 /// A small, fast model on `dir`/data.

@@ -446,7 +446,7 @@ fn all_blocks_verify(path: &Path, bs: usize) -> bool {
     let data = std::fs::read(path).unwrap();
     data.chunks(bs)
         .enumerate()
-        .all(|(i, b)| dbio::target::block::verify(b, Some((0, i as u64))).is_ok())
+        .all(|(i, b)| dbio::storage::block::verify(b, Some((0, i as u64))).is_ok())
 }
 
 fn a_sparse_regrown_or_zeroed_data_file_is_laid_out_again() {

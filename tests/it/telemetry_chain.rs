@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::common::loopdev::LoopDev;
 use dbio::samplers::diskstats::DeviceRates;
 use dbio::samplers::telemetry::{Telemetry, TelemetryPoint, average, summary};
-use dbio::target::chain::{Chain, DeviceKind, DeviceLink, Link, resolve};
+use dbio::storage::chain::{Chain, DeviceKind, DeviceLink, Link, resolve};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;

@@ -13,7 +13,7 @@ use std::process::Command as StdCommand;
 use crate::common::run::dbio;
 use crate::common::store::temp_store;
 use crate::verify::{assert_clean, block, count, data_file, offsets, put, run, verify};
-use dbio::target::block::{POOL_FILE, verify as check_block};
+use dbio::storage::block::{POOL_FILE, verify as check_block};
 
 const BS: u64 = 8192;
 /// Points the achieved ratios may differ from what was asked.

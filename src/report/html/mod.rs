@@ -51,7 +51,10 @@ pub struct Options<'a> {
 
 /// The report page for a selection; `Err` is a usage error (an unknown
 /// `--relative-to` variable).
-pub fn report_page(data: &ReportData, o: &Options) -> Result<String, String> {
+pub fn report_page(
+    data: &ReportData,
+    o: &Options,
+) -> Result<String, crate::report::table::NoBaseline> {
     let variables: Vec<&str> = data.arms.iter().map(|a| a.variable.as_str()).collect();
     let mut p = Page::new(
         &format!("dbio report: {}", data.metric),
@@ -270,13 +273,22 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
     ))
 }
 
-/// Writes the page to `path`; the error is one line naming the file.
-pub fn write(path: &Path, html: &str) -> Result<(), String> {
-    std::fs::write(path, html).map_err(|e| {
-        format!(
-            "cannot write the HTML report to {}: {e}; check the directory exists and is writable",
-            path.display()
-        )
+/// The page could not be written: one line naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot write the HTML report to {}: {source}; check the directory exists and is writable",
+    path.display()
+)]
+pub struct WriteError {
+    pub path: std::path::PathBuf,
+    pub source: std::io::Error,
+}
+
+/// Writes the page to `path`.
+pub fn write(path: &Path, html: &str) -> Result<(), WriteError> {
+    std::fs::write(path, html).map_err(|source| WriteError {
+        path: path.to_path_buf(),
+        source,
     })
 }
 

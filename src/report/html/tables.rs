@@ -68,7 +68,10 @@ fn outliers(rs: &[&RunValue]) -> Vec<(i64, f64)> {
 
 /// The SLOB.R table (the same numbers as `dbio report`), each cell with its
 /// spread; `Err` names a baseline that is not among the variables.
-pub fn slob_table(data: &ReportData, relative_to: Option<&str>) -> Result<String, String> {
+pub fn slob_table(
+    data: &ReportData,
+    relative_to: Option<&str>,
+) -> Result<String, crate::report::table::NoBaseline> {
     let points: Vec<Point> = data.runs.iter().map(Point::from).collect();
     let t = if data.readwrite.is_empty() {
         slob::build(&data.metric, &points, relative_to)?

@@ -158,6 +158,7 @@ fn tables_show_spread_outliers_and_plain_verdicts() {
     assert!(
         tables::slob_table(&d, Some("ZFS"))
             .unwrap_err()
+            .to_string()
             .contains("ZFS")
     );
     let w = tables::welch_table(&d, "EXT4");

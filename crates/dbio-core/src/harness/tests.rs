@@ -1,0 +1,385 @@
+//! The harness driven in-process with the null engine: the split of an
+//! `--ops` quota, `--rate` pacing, the window's edges, the series, outliers,
+//! Ctrl-C, background threads and a thread that cannot start.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+
+use super::{Options, Outcome, Status, run};
+use crate::config::{EngineKind, IoMode, Pattern, RunConfig, RunLength};
+use crate::engine::AnyEngine;
+use crate::engine::null::Null;
+use crate::measure::stats::{Kind, SessionStats};
+use crate::samplers::series::SessionSeries;
+use crate::storage::{Target, TargetKind};
+use crate::workload::dist::Distribution;
+use crate::workload::raw::{Prepared, Raw};
+use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
+
+const BS: u32 = 4096;
+
+/// A one-file directory target of 256 blocks in a fresh temporary directory.
+pub(super) fn target() -> (tempfile::TempDir, Target) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(256 * u64::from(BS))
+        .unwrap();
+    let t = Target {
+        kind: TargetKind::Directory,
+        path: dir.path().to_path_buf(),
+        files: vec![file],
+        block_size: BS,
+        blocks_per_file: 256,
+        id: 0,
+        logical_sector: None,
+        layout: None,
+        locks: Default::default(),
+    };
+    (dir, t)
+}
+
+pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
+    RunConfig {
+        workload: "raw",
+        target: target.path.clone(),
+        files: 1,
+        size_bytes: Some(target.size_bytes()),
+        block_size: BS,
+        pattern: Some(Pattern::Randrw),
+        read_pct: Some(50),
+        sessions,
+        iodepth: 4,
+        engine: EngineKind::Null,
+        io_mode: IoMode::Buffered,
+        length,
+        distribution: Distribution::Uniform,
+        hotspot: None,
+        rate_iops: None,
+        seed: 7,
+        outlier_ms: 500.0,
+        interval_s: 1.0,
+        destroy_device: None,
+        allow_root_fs: false,
+        verify: Default::default(),
+        content: Default::default(),
+        pg: None,
+        mysql: None,
+        slob: None,
+    }
+}
+
+fn time(time_s: f64, ramp_s: f64) -> RunLength {
+    RunLength::Time { time_s, ramp_s }
+}
+
+fn ramp_of(cfg: &RunConfig) -> f64 {
+    match cfg.length {
+        RunLength::Time { ramp_s, .. } => ramp_s,
+        RunLength::Ops { .. } => 0.0,
+    }
+}
+
+fn go<W: Workload>(w: &W, shared: &Shared, cfg: &RunConfig, stop: &AtomicBool) -> Outcome<W::Part> {
+    let time_s = match cfg.length {
+        RunLength::Time { time_s, .. } => Some(time_s),
+        RunLength::Ops { .. } => None,
+    };
+    run(
+        w,
+        shared,
+        Options {
+            time_s,
+            interval_s: cfg.interval_s,
+            interrupt: stop,
+            status: None,
+        },
+    )
+}
+
+/// Runs raw over the null engine.
+fn raw_run(cfg: &RunConfig, target: &Target) -> super::RunResult {
+    let shared = Shared::new(ramp_of(cfg));
+    let work = Raw::new(cfg, target, &shared).unwrap();
+    go(&work, &shared, cfg, &AtomicBool::new(false)).result
+}
+
+fn total(s: &SessionStats) -> u64 {
+    s.ops[Kind::Read as usize].count + s.ops[Kind::Write as usize].count
+}
+
+#[test]
+fn an_ops_quota_is_split_exactly_over_the_sessions() {
+    let (_d, t) = target();
+    for (ops, sessions) in [(10, 3), (1, 4), (1000, 7)] {
+        let r = raw_run(&config(&t, sessions, RunLength::Ops { ops }), &t);
+        assert_eq!(r.status, Status::Completed);
+        assert_eq!(r.issued, ops, "{ops} ops over {sessions} sessions");
+        assert_eq!(total(&r.stats), ops, "every request is measured");
+        assert!(r.measured_s > 0.0);
+    }
+}
+
+#[test]
+fn the_start_skew_of_the_sessions_is_measured() {
+    let (_d, t) = target();
+    let r = raw_run(&config(&t, 8, RunLength::Ops { ops: 800 }), &t);
+    assert!(
+        r.start_skew_us > 0.0 && r.start_skew_us < 1e6,
+        "8 sessions released within {} us",
+        r.start_skew_us
+    );
+}
+
+#[test]
+fn rate_paces_the_sessions() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 2, time(0.5, 0.0));
+    cfg.rate_iops = Some(2000);
+    let r = raw_run(&cfg, &t);
+    let done = total(&r.stats) as f64;
+    assert!(
+        (900.0..=1100.0).contains(&done),
+        "2000 IOPS for 0.5 s gave {done} requests"
+    );
+}
+
+#[test]
+fn the_ramp_is_not_measured_and_the_series_covers_every_second() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 1, time(1.2, 1.0));
+    cfg.rate_iops = Some(1000);
+    let r = raw_run(&cfg, &t);
+    assert_eq!(r.status, Status::Completed);
+    assert!(
+        (r.measured_s - 1.2).abs() < 0.01,
+        "window {} s",
+        r.measured_s
+    );
+    let measured = total(&r.stats) as f64;
+    assert!(
+        (1100.0..=1300.0).contains(&measured),
+        "1000 IOPS over a 1.2 s window measured {measured} (the ramp's must not count)"
+    );
+    // Seconds 0..2 cover [0, 2.2 s): the first second is the ramp.
+    assert_eq!(r.series.len(), 3, "{:?}", r.series);
+    assert!(r.series[0].ramp && !r.series[1].ramp);
+    let in_series: u64 = r.series.iter().map(|p| p.read.ops + p.write.ops).sum();
+    assert!(
+        in_series as f64 >= measured + 900.0,
+        "the series counts the ramp too: {in_series} vs {measured} measured"
+    );
+    assert!(
+        !r.telemetry.is_empty() || r.window.is_some(),
+        "host telemetry is sampled"
+    );
+}
+
+/// Raw, but every request takes `latency_ns` on the null engine.
+struct Slow<'a> {
+    raw: Raw<'a>,
+    latency_ns: u64,
+}
+
+impl Workload for Slow<'_> {
+    type Thread = Option<Prepared>;
+    type Part = ();
+    fn threads(&self) -> Threads {
+        self.raw.threads()
+    }
+    fn storage(&self) -> Vec<PathBuf> {
+        self.raw.storage()
+    }
+    fn prepare(&self, t: u32) -> Result<Option<Prepared>, SetupError> {
+        let mut p = self.raw.prepare(t)?;
+        if let Some(p) = &mut p {
+            p.engine = AnyEngine::Null(Null::new(1).with_latency(self.latency_ns));
+        }
+        Ok(p)
+    }
+    fn run(&self, t: u32, p: Option<Prepared>, series: &SessionSeries) -> ThreadEnd<()> {
+        self.raw.run(t, p, series)
+    }
+}
+
+#[test]
+fn slow_requests_are_listed_as_outliers_in_time_order() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 2, RunLength::Ops { ops: 20 });
+    cfg.outlier_ms = 1.0;
+    let shared = Shared::new(0.0);
+    let work = Slow {
+        raw: Raw::new(&cfg, &t, &shared).unwrap(),
+        latency_ns: 2_000_000,
+    };
+    let r = go(&work, &shared, &cfg, &AtomicBool::new(false)).result;
+    assert_eq!(total(&r.stats), 20);
+    assert_eq!(
+        r.stats.outliers.len(),
+        20,
+        "every 2 ms request is over 1 ms"
+    );
+    assert!(r.stats.outliers.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+    assert!(r.stats.outliers.iter().all(|o| o.latency_ms >= 2.0));
+    let min = r.stats.ops[Kind::Read as usize]
+        .min_ns
+        .min(r.stats.ops[Kind::Write as usize].min_ns);
+    assert!(
+        min >= 2_000_000,
+        "latency is measured around the engine: {min} ns"
+    );
+}
+
+#[test]
+fn ctrl_c_ends_the_window_where_it_came() {
+    let (_d, t) = target();
+    let cfg = config(&t, 2, time(30.0, 0.0));
+    let stop = AtomicBool::new(false);
+    let shared = Shared::new(0.0);
+    let work = Raw::new(&cfg, &t, &shared).unwrap();
+    let began = Instant::now();
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, SeqCst);
+        });
+        go(&work, &shared, &cfg, &stop).result
+    });
+    assert!(began.elapsed() < Duration::from_secs(5), "the run stopped");
+    assert_eq!(r.status, Status::Interrupted);
+    assert!(
+        (0.2..1.5).contains(&r.measured_s),
+        "window {} s",
+        r.measured_s
+    );
+    assert!(total(&r.stats) > 0);
+}
+
+/// Two sessions doing a fixed count of nothing, and a background thread
+/// that runs until it is told the sessions have ended.
+#[derive(Default)]
+struct WithBackground {
+    ended: AtomicBool,
+    background_rounds: AtomicU64,
+    fail_thread: Option<u32>,
+}
+
+impl Workload for WithBackground {
+    type Thread = ();
+    type Part = u32;
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: 2,
+            background: vec!["dbio-test-bg".into()],
+        }
+    }
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![std::env::temp_dir()]
+    }
+    fn prepare(&self, t: u32) -> Result<(), SetupError> {
+        match self.fail_thread {
+            Some(f) if f == t => Err(SetupError::Invalid(format!("thread {t}: cannot set up"))),
+            _ => Ok(()),
+        }
+    }
+    fn run(&self, t: u32, _: (), _: &SessionSeries) -> ThreadEnd<u32> {
+        if t < 2 {
+            std::thread::sleep(Duration::from_millis(50));
+            return ThreadEnd {
+                issued: 5,
+                last_ns: 1_000 * u64::from(t + 1),
+                part: t + 100,
+                ..Default::default()
+            };
+        }
+        assert_eq!(std::thread::current().name(), Some("dbio-test-bg"));
+        while !self.ended.load(SeqCst) {
+            self.background_rounds.fetch_add(1, SeqCst);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        ThreadEnd {
+            issued: 1000, // not a session's: not counted
+            part: 7,
+            ..Default::default()
+        }
+    }
+    fn sessions_ended(&self) {
+        self.ended.store(true, SeqCst);
+    }
+}
+
+#[test]
+fn background_threads_run_until_the_sessions_end_and_their_parts_come_last() {
+    let w = WithBackground::default();
+    let shared = Shared::new(0.0);
+    let (_d, t) = target();
+    let cfg = config(&t, 2, RunLength::Ops { ops: 10 });
+    let out = go(&w, &shared, &cfg, &AtomicBool::new(false));
+    assert_eq!(out.parts, vec![100, 101, 7]);
+    assert_eq!(out.result.issued, 10, "sessions' requests only");
+    assert_eq!(out.result.status, Status::Completed);
+    assert!(w.background_rounds.load(SeqCst) > 0);
+}
+
+#[test]
+fn a_thread_that_cannot_start_fails_the_run_without_a_hang() {
+    let w = WithBackground {
+        fail_thread: Some(2),
+        ..Default::default()
+    };
+    let shared = Shared::new(0.0);
+    let (_d, t) = target();
+    let cfg = config(&t, 2, RunLength::Ops { ops: 10 });
+    let out = go(&w, &shared, &cfg, &AtomicBool::new(false));
+    assert_eq!(out.result.status, Status::Failed);
+    assert_eq!(out.result.error.as_deref(), Some("thread 2: cannot set up"));
+    assert_eq!(out.parts[2], 0, "the thread that failed did not run");
+}
+
+/// Two sessions, one of which panics (a bug in a workload).
+struct Panics;
+
+impl Workload for Panics {
+    type Thread = ();
+    type Part = u32;
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: 2,
+            background: Vec::new(),
+        }
+    }
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![std::env::temp_dir()]
+    }
+    fn prepare(&self, _: u32) -> Result<(), SetupError> {
+        Ok(())
+    }
+    fn run(&self, t: u32, _: (), _: &SessionSeries) -> ThreadEnd<u32> {
+        assert!(t == 0, "a workload's bug in session {t}");
+        ThreadEnd {
+            issued: 3,
+            part: 1,
+            ..Default::default()
+        }
+    }
+}
+
+#[test]
+fn a_session_that_panics_fails_the_run_without_a_hang() {
+    let shared = Shared::new(0.0);
+    let (_d, t) = target();
+    let cfg = config(&t, 2, RunLength::Ops { ops: 10 });
+    let began = Instant::now();
+    let out = go(&Panics, &shared, &cfg, &AtomicBool::new(false));
+    assert!(began.elapsed() < Duration::from_secs(5), "it did not hang");
+    assert_eq!(out.result.status, Status::Failed);
+    let error = out.result.error.unwrap();
+    assert!(
+        error.contains("dbio-session-1") && error.contains("internal error"),
+        "{error}"
+    );
+    assert_eq!(out.parts, vec![1, 0], "the panicked session adds nothing");
+    assert_eq!(out.result.issued, 3);
+}

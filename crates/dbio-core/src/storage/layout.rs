@@ -1,0 +1,681 @@
+//! Laying out data files: large sequential O_DIRECT writes of sealed,
+//! incompressible blocks (random once per buffer, then every sector
+//! refreshed per block, see [`block::refresh`]), eight in flight through
+//! the io_uring engine (or eight psync threads where io_uring is off), after
+//! preallocating so a full filesystem is found before anything is written.
+//! A layout that fails part-way is removed again; nothing else is touched.
+
+use std::fs;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rustix::fs::{FallocateFlags, Mode, OFlags};
+
+use super::TargetError;
+use super::block::Header;
+use super::content::{Content, ContentSpec};
+use super::manifest::{Manifest, data_file_name};
+use crate::engine::buf::BufPool;
+use crate::engine::psync::Psync;
+use crate::engine::uring::Uring;
+use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
+use crate::measure::clock::now_ns;
+use crate::rng::Rng;
+
+/// Bytes per layout write.
+const CHUNK: u64 = 1 << 20;
+/// Layout writes in flight.
+const IN_FLIGHT: usize = 8;
+/// RNG stream numbers of layout writers (sessions use 0..1024).
+const LAYOUT_STREAM: u64 = 1 << 32;
+
+/// What laying out did (or that an existing layout was reused).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LayoutReport {
+    pub reused: bool,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub direct: bool,
+}
+
+impl LayoutReport {
+    pub fn mib_per_s(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / (1 << 20) as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The shape a layout must have.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub files: u32,
+    pub file_size: u64,
+    pub block_size: u32,
+    /// Reuse a larger layout of the same files and block size, and extend a
+    /// smaller one instead of laying it out again (the SLOB model's data,
+    /// which grows with the number of schemas).
+    pub grow: bool,
+    /// Whether the files keep dbio's block headers between runs, so that
+    /// reuse checks a sample of them. Redo logs do not: the log writer
+    /// overwrites them with redo (reuse then checks only for holes).
+    pub headers: bool,
+    /// What the blocks hold (`--compress-pct`, `--dedupe-pct`): a layout
+    /// made with other settings is laid out again.
+    pub content: ContentSpec,
+}
+
+/// Makes sure `dir` holds a complete layout of `shape`, reusing a compatible
+/// one dbio made before; creates `dir` (its last component only) if missing.
+/// Returns the data file paths and what was done.
+pub fn ensure(
+    dir: &Path,
+    shape: Shape,
+    seed: u64,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
+    let created_dir = create_last(dir)?;
+    ensure_in(dir, created_dir, shape, seed, progress, interrupt)
+}
+
+/// Creates `dir` if it does not exist, never its parents: a missing parent
+/// is a mistyped or unmounted path. True if it was created.
+pub fn create_last(dir: &Path) -> Result<bool, TargetError> {
+    if dir.exists() {
+        return Ok(false);
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = std::path::absolute(dir)
+                .ok()
+                .and_then(|d| d.parent().map(Path::to_path_buf))
+                .unwrap_or_default();
+            Err(super::place::missing_parent("", dir, &parent))
+        }
+        Err(e) => Err(TargetError::io(dir, "create directory", e)),
+    }
+}
+
+/// [`ensure`] for a directory that exists; `created_dir` says whether this
+/// command created it (kept in the manifest for `dbio clean`).
+pub fn ensure_in(
+    dir: &Path,
+    created_dir: bool,
+    shape: Shape,
+    seed: u64,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
+    let existing = Manifest::load(dir)?;
+    if let Some(m) = &existing {
+        let grows = shape.grow && growable(dir, m, shape);
+        let damage = (grows || reusable(dir, m, shape))
+            .then(|| {
+                let bs = m.block_size;
+                super::intact::damage(&m.file_paths(dir), m.file_size, bs, shape.headers)
+            })
+            .flatten();
+        if let Some(why) = &damage {
+            // dbio's own files (listed in its manifest): lay them out again.
+            eprintln!(
+                "the layout in {} is not as dbio wrote it: {why}; laying it out again",
+                dir.display()
+            );
+        }
+        if grows && damage.is_none() {
+            return grow(dir, m.clone(), shape, seed, progress, interrupt);
+        }
+        if damage.is_none() && reusable(dir, m, shape) {
+            let report = LayoutReport {
+                reused: true,
+                bytes: 0,
+                seconds: 0.0,
+                direct: true,
+            };
+            return Ok((m.file_paths(dir), report));
+        }
+        remove_files(dir, m)?;
+    }
+    let names: Vec<String> = (0..shape.files).map(data_file_name).collect();
+    for n in &names {
+        let p = dir.join(n);
+        if p.exists() {
+            return Err(TargetError::Foreign(p));
+        }
+    }
+    let keep_dir_flag = existing
+        .as_ref()
+        .map(|m| m.created_dir)
+        .unwrap_or(created_dir);
+    let mut manifest = Manifest::new(names, shape.file_size, shape.block_size, keep_dir_flag);
+    manifest.compress_pct = shape.content.compress_pct;
+    manifest.dedupe_pct = shape.content.dedupe_pct;
+    manifest
+        .store(dir)
+        .map_err(|e| TargetError::io(dir, "write manifest", e))?;
+    let paths = manifest.file_paths(dir);
+    match write_files(
+        &paths,
+        shape,
+        0,
+        (seed, manifest.target_id),
+        progress,
+        interrupt,
+    ) {
+        Ok(report) => {
+            if shape.headers && !shape.grow {
+                // Every block at generation 0: the lost-write map starts exact.
+                let blocks = shape.file_size / u64::from(shape.block_size) * u64::from(shape.files);
+                let clean = super::genmap_file::MapInfo {
+                    sync_points: 0,
+                    clean: true,
+                    span: 0,
+                };
+                super::genmap_file::store(
+                    dir,
+                    manifest.target_id,
+                    clean,
+                    &vec![0; blocks as usize],
+                )
+                .map_err(|e| TargetError::Invalid(e.to_string()))?;
+            }
+            manifest.complete = true;
+            manifest
+                .store(dir)
+                .map_err(|e| TargetError::io(dir, "write manifest", e))?;
+            Ok((paths, report))
+        }
+        Err(e) => {
+            // Remove the half-written layout, and the directory if we made it.
+            let _ = remove_files(dir, &manifest);
+            if created_dir {
+                let _ = fs::remove_dir(dir);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// A complete layout of the same files and block size, of any size.
+fn growable(dir: &Path, m: &Manifest, shape: Shape) -> bool {
+    m.complete
+        && m.content() == shape.content
+        && m.files.len() == shape.files as usize
+        && m.block_size == shape.block_size
+        && m.file_paths(dir).iter().all(|p| {
+            fs::metadata(p)
+                .map(|md| md.len() == m.file_size)
+                .unwrap_or(false)
+        })
+}
+
+/// Reuses a layout at least as large as `shape`, or extends every file of a
+/// smaller one to `shape.file_size` (the tail written as a layout would).
+/// An interrupted or failed extension truncates the files back.
+fn grow(
+    dir: &Path,
+    mut m: Manifest,
+    shape: Shape,
+    seed: u64,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
+    let paths = m.file_paths(dir);
+    if m.file_size >= shape.file_size {
+        let report = LayoutReport {
+            reused: true,
+            bytes: 0,
+            seconds: 0.0,
+            direct: true,
+        };
+        return Ok((paths, report));
+    }
+    let old = m.file_size;
+    // Block numbers move when files grow: the map no longer fits.
+    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
+    m.complete = false;
+    m.store(dir)
+        .map_err(|e| TargetError::io(dir, "write manifest", e))?;
+    match write_files(&paths, shape, old, (seed, m.target_id), progress, interrupt) {
+        Ok(report) => {
+            m.file_size = shape.file_size;
+            m.complete = true;
+            m.store(dir)
+                .map_err(|e| TargetError::io(dir, "write manifest", e))?;
+            Ok((paths, report))
+        }
+        Err(e) => {
+            for p in &paths {
+                let _ = fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .and_then(|f| f.set_len(old));
+            }
+            m.complete = true;
+            let _ = m.store(dir);
+            Err(e)
+        }
+    }
+}
+
+fn reusable(dir: &Path, m: &Manifest, shape: Shape) -> bool {
+    m.complete
+        && m.content() == shape.content
+        && m.files.len() == shape.files as usize
+        && m.file_size == shape.file_size
+        && m.block_size == shape.block_size
+        && m.file_paths(dir).iter().all(|p| {
+            fs::metadata(p)
+                .map(|md| md.len() == shape.file_size)
+                .unwrap_or(false)
+        })
+}
+
+/// Removes the files a manifest lists, then the manifest (never anything else).
+pub fn remove_files(dir: &Path, m: &Manifest) -> Result<(), TargetError> {
+    for p in m.file_paths(dir) {
+        match fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(TargetError::io(&p, "remove", e)),
+        }
+    }
+    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
+    let mp = Manifest::path(dir);
+    match fs::remove_file(&mp) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(TargetError::io(&mp, "remove", e)),
+    }
+}
+
+fn create(path: &Path, direct: bool) -> rustix::io::Result<OwnedFd> {
+    let mut flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+    if direct {
+        flags |= OFlags::DIRECT;
+    }
+    rustix::fs::open(path, flags, Mode::from_raw_mode(0o644))
+}
+
+/// Writes every file of `shape` from byte `from` (0 = a new layout: the
+/// files are created; otherwise they exist and are extended), stamped with
+/// `(seed, target id)`.
+fn write_files(
+    paths: &[PathBuf],
+    shape: Shape,
+    from: u64,
+    (seed, target_id): (u64, u32),
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<LayoutReport, TargetError> {
+    // O_DIRECT where the filesystem allows it, else buffered with a final fsync.
+    let direct = if from > 0 {
+        rustix::fs::open(
+            &paths[0],
+            OFlags::WRONLY | OFlags::DIRECT | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .is_ok()
+    } else {
+        match create(&paths[0], true) {
+            Ok(fd) => {
+                drop(fd);
+                let _ = fs::remove_file(&paths[0]);
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    let mut fds = Vec::with_capacity(paths.len());
+    for p in paths {
+        let fd = if from > 0 {
+            let mut flags = OFlags::WRONLY | OFlags::CLOEXEC;
+            if direct {
+                flags |= OFlags::DIRECT;
+            }
+            rustix::fs::open(p, flags, Mode::empty())
+                .map_err(|e| TargetError::io(p, "open", e.into()))?
+        } else {
+            create(p, direct).map_err(|e| TargetError::io(p, "create", e.into()))?
+        };
+        // Preallocate: a full filesystem fails here, before any data is written.
+        match rustix::fs::fallocate(&fd, FallocateFlags::empty(), from, shape.file_size - from) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => {}
+            Err(rustix::io::Errno::NOSPC) => {
+                let dir = p.parent().unwrap_or(Path::new(".")).to_path_buf();
+                let size = crate::units::fmt_size(shape.file_size * u64::from(shape.files));
+                return Err(TargetError::NoSpace { dir, size });
+            }
+            Err(e) => return Err(TargetError::io(p, "preallocate", e.into())),
+        }
+        fds.push(fd);
+    }
+    let per_file = (shape.file_size - from).div_ceil(CHUNK);
+    let chunks = Chunks {
+        next: AtomicU64::new(0),
+        per_file,
+        total: per_file * u64::from(shape.files),
+        from,
+        file_size: shape.file_size,
+        block_size: shape.block_size,
+        target_id,
+        seed: seed as u32,
+        content: Content::new(shape.content, shape.block_size, target_id),
+        written: AtomicU64::new(0),
+        failed: AtomicBool::new(false),
+        interrupt,
+    };
+    let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
+    let start = now_ns();
+    let finished = AtomicBool::new(false);
+    let outcome = std::thread::scope(|s| {
+        if progress {
+            let (chunks, finished) = (&chunks, &finished);
+            let total = (shape.file_size - from) * u64::from(shape.files);
+            s.spawn(move || show_progress(&chunks.written, total, finished));
+        }
+        let r = write_chunks(&raw, &chunks, seed);
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    match outcome {
+        Err(Failure {
+            file,
+            offset,
+            error: Some(e),
+        }) => {
+            return Err(TargetError::Layout {
+                path: paths[file as usize].clone(),
+                offset,
+                source: e,
+            });
+        }
+        Err(Failure { error: None, .. }) => return Err(TargetError::Interrupted),
+        Ok(()) => {}
+    }
+    for (p, fd) in paths.iter().zip(&fds) {
+        rustix::fs::fsync(fd).map_err(|e| TargetError::io(p, "fsync", e.into()))?;
+    }
+    let seconds = (now_ns() - start) as f64 / 1e9;
+    Ok(LayoutReport {
+        reused: false,
+        bytes: (shape.file_size - from) * u64::from(shape.files),
+        seconds,
+        direct,
+    })
+}
+
+fn seal_chunk(data: &mut [u8], file: u32, off: u64, chunks: &Chunks, rng: &mut Rng) {
+    let bs = chunks.block_size;
+    let first = off / u64::from(bs);
+    for (i, b) in data.chunks_exact_mut(bs as usize).enumerate() {
+        let h = Header {
+            block: first + i as u64,
+            generation: 0,
+            file,
+            size: bs,
+            target: chunks.target_id,
+            seed: chunks.seed,
+        };
+        chunks.content.fill(b, h, rng);
+    }
+}
+
+/// The chunks of a layout, handed out in order to whoever writes next.
+struct Chunks<'a> {
+    next: AtomicU64,
+    per_file: u64,
+    total: u64,
+    /// Byte offset where writing starts in every file.
+    from: u64,
+    file_size: u64,
+    block_size: u32,
+    target_id: u32,
+    seed: u32,
+    content: Content,
+    written: AtomicU64,
+    failed: AtomicBool,
+    interrupt: &'a AtomicBool,
+}
+
+/// Where a layout write failed (no error = interrupted).
+struct Failure {
+    file: u32,
+    offset: u64,
+    error: Option<std::io::Error>,
+}
+
+/// Writes every chunk with [`IN_FLIGHT`] writes in flight: one io_uring in
+/// one thread where the kernel allows it, else that many psync threads.
+fn write_chunks(fds: &[RawFd], chunks: &Chunks, seed: u64) -> Result<(), Failure> {
+    let uring = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut bufs = BufPool::new(CHUNK as usize, IN_FLIGHT);
+            let mut engine =
+                Uring::new(fds, Some(&bufs), IN_FLIGHT as u32, SyncAfterWrite::None).ok()?;
+            let mut rng = Rng::for_stream(seed, LAYOUT_STREAM);
+            Some(writer(&mut engine, &mut bufs, chunks, &mut rng))
+        })
+        .join()
+        .expect("layout writer panicked")
+    });
+    if let Some(result) = uring {
+        return result;
+    }
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..IN_FLIGHT)
+            .map(|w| {
+                s.spawn(move || {
+                    let mut bufs = BufPool::new(CHUNK as usize, 1);
+                    let mut engine = Psync::new(fds, SyncAfterWrite::None);
+                    let mut rng = Rng::for_stream(seed, LAYOUT_STREAM + 1 + w as u64);
+                    writer(&mut engine, &mut bufs, chunks, &mut rng)
+                })
+            })
+            .collect();
+        let results: Vec<_> = workers
+            .into_iter()
+            .map(|w| w.join().expect("layout writer panicked"))
+            .collect();
+        results.into_iter().find(|r| r.is_err()).unwrap_or(Ok(()))
+    })
+}
+
+/// One writer: keeps its engine's queue full of chunk writes taken in order
+/// from `chunks`, until all are written, one fails, or Ctrl-C.
+fn writer<E: Engine>(
+    engine: &mut E,
+    bufs: &mut BufPool,
+    chunks: &Chunks,
+    rng: &mut Rng,
+) -> Result<(), Failure> {
+    let depth = engine.depth() as usize;
+    for slot in 0..depth {
+        rng.fill(bufs.slot_mut(slot, CHUNK as usize)); // incompressible once; refreshed per block
+    }
+    let mut free: Vec<u32> = (0..depth as u32).collect();
+    let mut meta = vec![(0u32, 0u64, 0u32); depth];
+    let mut inflight = 0;
+    let mut failure: Option<Failure> = None;
+    loop {
+        while inflight < depth && failure.is_none() && !chunks.failed.load(Ordering::Relaxed) {
+            if chunks.interrupt.load(Ordering::Relaxed) {
+                failure = Some(Failure {
+                    file: 0,
+                    offset: 0,
+                    error: None,
+                });
+                break;
+            }
+            let g = chunks.next.fetch_add(1, Ordering::Relaxed);
+            if g >= chunks.total {
+                break;
+            }
+            let file = (g / chunks.per_file) as u32;
+            let offset = chunks.from + (g % chunks.per_file) * CHUNK;
+            let len = CHUNK.min(chunks.file_size - offset) as u32;
+            let slot = free.pop().expect("a free slot");
+            let data = bufs.slot_mut(slot as usize, len as usize);
+            seal_chunk(data, file, offset, chunks, rng);
+            meta[slot as usize] = (file, offset, len);
+            let io = Io {
+                kind: OpKind::Write,
+                file,
+                offset,
+                len,
+                buf: data.as_mut_ptr(),
+                slot,
+            };
+            // SAFETY: the slot's buffer is not touched again until reaped.
+            if let Err(e) = unsafe { engine.queue(&io) } {
+                free.push(slot);
+                failure = Some(Failure {
+                    file,
+                    offset,
+                    error: Some(e),
+                });
+                break;
+            }
+            inflight += 1;
+        }
+        if inflight == 0 {
+            break;
+        }
+        let reaped = engine.reap(1, |c| {
+            let (file, offset, len) = meta[c.slot as usize];
+            free.push(c.slot);
+            if c.res == len as i32 {
+                chunks.written.fetch_add(u64::from(len), Ordering::Relaxed);
+            } else if failure.is_none() {
+                let errno = if c.res < 0 { -c.res } else { libc::ENOSPC };
+                let error = Some(std::io::Error::from_raw_os_error(errno));
+                failure = Some(Failure {
+                    file,
+                    offset,
+                    error,
+                });
+            }
+        });
+        match reaped {
+            Ok(n) => inflight -= n as usize,
+            Err(e) => {
+                failure.get_or_insert(Failure {
+                    file: 0,
+                    offset: 0,
+                    error: Some(e),
+                });
+                break;
+            }
+        }
+    }
+    match failure {
+        Some(f) => {
+            chunks.failed.store(true, Ordering::Relaxed);
+            Err(f)
+        }
+        None => Ok(()),
+    }
+}
+
+fn show_progress(written: &AtomicU64, total: u64, finished: &AtomicBool) {
+    use std::io::Write;
+    let start = now_ns();
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let w = written.load(Ordering::Relaxed);
+        let secs = (now_ns() - start) as f64 / 1e9;
+        eprint!(
+            "\rlaying out {} of data: {:3.0}%  {:.0} MiB/s ",
+            crate::units::fmt_size(total),
+            100.0 * w as f64 / total as f64,
+            w as f64 / (1 << 20) as f64 / secs.max(1e-9)
+        );
+        let _ = std::io::stderr().flush();
+    }
+    eprint!("\r\x1b[2K");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::block::verify;
+
+    fn shape(files: u32, file_size: u64) -> Shape {
+        Shape {
+            files,
+            file_size,
+            block_size: 8192,
+            grow: false,
+            headers: true,
+            content: ContentSpec::default(),
+        }
+    }
+
+    #[test]
+    fn lays_out_sealed_blocks_and_reuses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("data");
+        let (paths, r) = ensure(
+            &target,
+            shape(2, 3 << 20),
+            1,
+            false,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(!r.reused);
+        assert_eq!(paths.len(), 2);
+        for (f, p) in paths.iter().enumerate() {
+            let bytes = fs::read(p).unwrap();
+            assert_eq!(bytes.len(), 3 << 20);
+            for (b, blk) in bytes.chunks(8192).enumerate() {
+                verify(blk, Some((f as u32, b as u64))).unwrap();
+            }
+        }
+        let (_, again) = ensure(
+            &target,
+            shape(2, 3 << 20),
+            1,
+            false,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(again.reused);
+        // A different shape replaces dbio's own files.
+        let (p3, r3) = ensure(
+            &target,
+            shape(3, 1 << 20),
+            1,
+            false,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(!r3.reused && p3.len() == 3);
+        // Three data files, the manifest and the lost-write map.
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 5);
+        assert!(target.join(super::super::genmap_file::MAP_NAME).is_file());
+    }
+
+    #[test]
+    fn refuses_to_overwrite_a_file_it_did_not_make() {
+        let dir = tempfile::tempdir().unwrap();
+        let foreign = dir.path().join(data_file_name(0));
+        fs::write(&foreign, b"precious").unwrap();
+        let e = ensure(
+            dir.path(),
+            shape(1, 1 << 20),
+            1,
+            false,
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
+        assert!(matches!(e, TargetError::Foreign(_)), "{e}");
+        assert_eq!(fs::read(&foreign).unwrap(), b"precious");
+    }
+}

@@ -1,0 +1,205 @@
+//! What every workload on a real database server shares, whatever the
+//! server: its errors, the unprivileged user it runs as (`user`), a memory
+//! cgroup bounding its page cache (`cgroup`), finding and ending its
+//! processes (`procs`), a SLOB session's loop over any client (`session`),
+//! and the sampler thread that reads the server's counters at the window's
+//! edges and samples its sessions' waits in between (`sampler`). `pg/` and
+//! `mysql/` hold only what differs: their binaries, settings, data loading,
+//! statements and counters.
+
+pub mod cgroup;
+pub mod data;
+pub mod procs;
+pub mod sampler;
+pub mod session;
+pub mod user;
+
+use std::path::{Path, PathBuf};
+
+use crate::measure::stats::OpStats;
+
+/// What can go wrong with a database server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Bad input or a machine that cannot run it (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The server failed (exit 1).
+    #[error("{0}")]
+    Failed(String),
+    /// Ctrl-C before the sessions started (exit 130).
+    #[error("{0}")]
+    Interrupted(String),
+}
+
+/// `ServerError::Failed` saying what failed and why.
+pub fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
+    ServerError::Failed(format!("{what}: {e}"))
+}
+
+/// The last `n` non-empty lines of `text`, joined into one line.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
+pub const SOCKET_PATH_MAX: usize = 107;
+
+/// Refuses a server socket whose path is over [`SOCKET_PATH_MAX`] (a
+/// `--target` too deep); `root` is the server's directory under the target.
+pub fn check_socket(server: &str, root: &Path, socket: &Path) -> Result<(), ServerError> {
+    if socket.as_os_str().len() <= SOCKET_PATH_MAX {
+        return Ok(());
+    }
+    Err(ServerError::Usage(format!(
+        "--target {} is too deep for {server}'s unix socket ({} is over {SOCKET_PATH_MAX} bytes); give a shorter --target path",
+        root.parent().unwrap_or(root).display(),
+        socket.display()
+    )))
+}
+
+/// What an instance was made for (`marker`, JSON), if it is there and readable.
+pub fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
+    std::fs::read(marker)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+/// Records what an instance was made for, once it is complete.
+pub fn write_marker<T: serde::Serialize>(marker: &Path, shape: &T) -> Result<(), ServerError> {
+    let json = serde_json::to_vec(shape).expect("a shape serializes");
+    let name = marker.file_name().unwrap_or_default().to_string_lossy();
+    std::fs::write(marker, json).map_err(|e| failed(&format!("write {name}"), e))
+}
+
+/// `NAME=VALUE` with a setting-like name (`--pg-set`, `--mysql-set`);
+/// `example` is shown in the refusals.
+pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), String> {
+    let Some((k, v)) = s.split_once('=') else {
+        return Err(format!("must be NAME=VALUE (e.g. {example})"));
+    };
+    let k = k.trim();
+    if k.is_empty()
+        || !k
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        return Err(format!(
+            "{k:?} is not a setting name: letters, digits, _ and . only (e.g. {example})"
+        ));
+    }
+    if v.contains('\n') {
+        return Err("the value must be one line".into());
+    }
+    Ok((k.to_ascii_lowercase(), v.trim().to_string()))
+}
+
+/// A URL with its password replaced, for reports.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((a, h)) => (Some(a), h),
+        None => (None, rest),
+    };
+    let mut out = format!("{scheme}://");
+    if let Some(a) = auth {
+        match a.split_once(':') {
+            Some((user, _)) => out.push_str(&format!("{user}:***@")),
+            None => out.push_str(&format!("{a}@")),
+        }
+    }
+    out.push_str(host);
+    // password=... in the query string
+    if let Some((base, query)) = out.clone().split_once('?') {
+        let q: Vec<String> = query
+            .split('&')
+            .map(|kv| {
+                if kv.starts_with("password=") {
+                    "password=***".to_string()
+                } else {
+                    kv.to_string()
+                }
+            })
+            .collect();
+        out = format!("{base}?{}", q.join("&"));
+    }
+    out
+}
+
+/// What a thread of a database run counted: a session's operations, or the
+/// sampler's waits and the server's counters (`S`) at the window's edges.
+#[derive(Default)]
+pub struct DbPart<S> {
+    /// Client-side latency of each kind (HDR histograms), in the window.
+    pub select: OpStats,
+    pub update: OpStats,
+    pub commit: OpStats,
+    pub scan: OpStats,
+    /// Rows the operations in the window asked for.
+    pub rows: u64,
+    /// The sampler's: waits of active sessions by name (`CPU` when not
+    /// waiting) and of the server's busy background processes, and the
+    /// number of samples taken.
+    pub waits: sampler::Waits,
+    pub samples: u64,
+    /// The sampler's: the server's counters at the window's two edges, and
+    /// the seconds between them.
+    pub edges: Option<(S, S, f64)>,
+    /// The sampler's error, if it could not read the server.
+    pub error: Option<String>,
+}
+
+/// A server workload's own options resolved (flattened into its config:
+/// `pg.bin`, `mysql.set`, ...).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ServerConfig {
+    /// `--pg-bin`, `--mysql-bin`.
+    pub bin: Option<PathBuf>,
+    pub set: Vec<(String, String)>,
+    /// `--pg-memory`, `--mysql-memory`: the server's memory limit (a
+    /// cgroup), bytes.
+    pub memory_bytes: Option<u64>,
+    /// `--pg-url`, `--mysql-url` (kept out of reports: it may hold a password).
+    #[serde(skip)]
+    pub url: Option<String>,
+    /// The URL with its password masked, as reports show it.
+    pub url_redacted: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_or_say_what_is_wrong() {
+        let ex = "wal_compression=on";
+        assert_eq!(
+            parse_setting("Wal_Compression = on", ex).unwrap(),
+            ("wal_compression".into(), "on".into())
+        );
+        assert!(parse_setting("innodb-doublewrite=0", ex).is_err());
+        assert!(
+            parse_setting("nothing", ex)
+                .unwrap_err()
+                .contains("NAME=VALUE")
+        );
+        assert!(
+            parse_setting("a b=1", ex)
+                .unwrap_err()
+                .contains("not a setting name")
+        );
+    }
+
+    #[test]
+    fn last_lines_make_one_line() {
+        assert_eq!(last_lines("a\n\nb\nc\nd\n", 3), "b | c | d");
+        assert_eq!(last_lines("only", 3), "only");
+    }
+}

@@ -1,0 +1,313 @@
+//! A DB writer: writes dirty buffers back to the datafiles in batches (one
+//! "db file parallel write" wait per batch; with io_uring the whole batch is
+//! in flight at once). It writes when asked (a session found no free buffer,
+//! the log writer needs a checkpoint) and when more than a quarter of a
+//! working set's buffers are dirty. Outside checkpoints it writes the working
+//! sets that need it — those where a session found no free buffer since the
+//! writer last swept them, and those more than a quarter dirty — each from
+//! its clock hand on: the cold end, the buffers the next misses look at, so
+//! that they find them clean. For a checkpoint
+//! it sweeps all its buffers once, batch by batch, and publishes its mark when
+//! the sweep is done: a checkpoint costs one pass over the cache, not one per
+//! batch. DB writer `id` of `n` owns the buffers whose number is `id` modulo
+//! `n`.
+
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::time::Duration;
+
+use super::events::Event;
+use super::instance::{Instance, Tally};
+use super::keys::Tablespace;
+use crate::engine::{Engine, Io, OpKind, explain_result, perform_all};
+use crate::measure::clock::now_ns;
+use crate::measure::stats::{Kind, Outlier, SessionStats};
+use crate::rng::Rng;
+use crate::samplers::series::SeriesWriter;
+use crate::storage::block::Header;
+use crate::storage::content::Content;
+
+pub struct DbWriter<'a, E: Engine> {
+    pub id: u32,
+    /// Thread number used in outliers.
+    pub thread: u32,
+    pub writers: u32,
+    pub inst: &'a Instance<'a>,
+    pub engine: E,
+    pub io_mode: crate::config::IoMode,
+    pub ts: Tablespace,
+    /// (target id, run seed) for the blocks' stamps.
+    pub stamp: (u32, u32),
+    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`).
+    pub content: Content,
+    pub files: &'a [std::path::PathBuf],
+    pub batch: usize,
+    /// When each request of a batch was queued (capacity `batch`).
+    pub queued: Vec<u64>,
+    pub rng: Rng,
+    pub outlier_ns: u64,
+    pub tally: Tally,
+    pub stats: SessionStats,
+    pub series: SeriesWriter<'a>,
+}
+
+/// A checkpoint pass: one sweep over all of a writer's buffers, batch by
+/// batch. When it has seen every buffer, the lowest redo position still dirty
+/// among them is known without scanning again (a change made after the pass
+/// began is at or above `low` from the start).
+struct Pass {
+    seen: u32,
+    low: u64,
+}
+
+impl Pass {
+    fn start(inst: &Instance<'_>) -> Pass {
+        Pass {
+            seen: 0,
+            low: inst.log.alloc.load(Acquire),
+        }
+    }
+}
+
+impl<E: Engine> DbWriter<'_, E> {
+    pub fn run(&mut self) {
+        let inst = self.inst;
+        let cache = &inst.cache;
+        let n = cache.buffers();
+        // This writer's buffers are id, id + writers, ...: `mine` of them.
+        let mine = n.saturating_sub(self.id).div_ceil(self.writers);
+        let mut ios: Vec<Io> = Vec::with_capacity(self.batch);
+        let mut bufs: Vec<u32> = Vec::with_capacity(self.batch);
+        let mut k = 0u32; // the next of my buffers a checkpoint pass looks at
+        let mut pass: Option<Pass> = None;
+        // Per working set, the request for free buffers this writer last answered.
+        let mut answered = vec![0u32; cache.sets()];
+        let mut next_set = 0usize;
+        if mine == 0 {
+            // No buffers: never holds a checkpoint back.
+            inst.ckpt.publish(self.id as usize, u64::MAX);
+            return;
+        }
+        loop {
+            if inst.stopping() || inst.sessions_done.load(Acquire) {
+                break;
+            }
+            let seen = inst.dbwr_post.seq();
+            let target = inst.ckpt.target.load(Acquire);
+            let checkpointing = target > inst.ckpt.marks[self.id as usize].load(Acquire);
+            inst.free_wanted.swap(false, AcqRel);
+            let needed = (0..cache.sets())
+                .any(|s| cache.set_wanted(s) != answered[s] || cache.set_pressure(s));
+            if !checkpointing && !needed {
+                pass = None;
+                inst.dbwr_post.wait_past(seen, Duration::from_millis(100));
+                continue;
+            }
+            // Gather a batch: dirty buffers of the working sets that need
+            // it, from their clock hands on; then, for a checkpoint, buffers
+            // changed before its target, continuing the pass (a buffer the
+            // first part wrote is clean: the pass's mark stays right).
+            ios.clear();
+            bufs.clear();
+            if needed {
+                next_set = self.gather_cold(next_set, &mut answered, &mut ios, &mut bufs);
+            }
+            let finished = if checkpointing {
+                let p = pass.get_or_insert_with(|| Pass::start(inst));
+                self.gather_pass(p, &mut k, mine, target, &mut ios, &mut bufs)
+            } else {
+                pass = None;
+                None
+            };
+            if !bufs.is_empty() && !self.write_batch(&ios, &bufs) {
+                return;
+            }
+            inst.dbwr_done.notify();
+            if let Some(low) = finished {
+                // Every buffer seen; those written in this pass are clean now.
+                inst.ckpt.publish(self.id as usize, low);
+                pass = None;
+            }
+            if bufs.is_empty() && finished.is_none_or(|low| low < target) {
+                // Nothing writable now (pinned or being read): let it settle.
+                inst.dbwr_post
+                    .wait_past(inst.dbwr_post.seq(), Duration::from_millis(2));
+            }
+        }
+    }
+
+    /// Continues checkpoint pass `p` from this writer's buffer `k` until the
+    /// batch is full: buffers changed before `target` are written, the
+    /// others lower the pass's mark. Returns the mark when the pass has seen
+    /// every one of the writer's `mine` buffers.
+    fn gather_pass(
+        &mut self,
+        p: &mut Pass,
+        k: &mut u32,
+        mine: u32,
+        target: u64,
+        ios: &mut Vec<Io>,
+        bufs: &mut Vec<u32>,
+    ) -> Option<u64> {
+        let cache = &self.inst.cache;
+        while bufs.len() < self.batch {
+            let b = self.id + *k * self.writers;
+            *k = (*k + 1) % mine;
+            if let Some(lsn) = cache.dirty_lsn(b) {
+                match (lsn < target).then(|| cache.begin_write(b)).flatten() {
+                    Some(block) => self.queue_write(b, block, ios, bufs),
+                    // Changed after the target, or being read: stays dirty.
+                    None => p.low = p.low.min(lsn),
+                }
+            }
+            p.seen += 1;
+            if p.seen == mine {
+                return Some(p.low);
+            }
+        }
+        None
+    }
+
+    /// Gathers dirty buffers of the working sets that need writing (a miss
+    /// found no free buffer there since this writer last swept the set, or
+    /// more than a quarter of it is dirty), each from its clock hand on,
+    /// starting at set `from`. A set swept to the end without filling the
+    /// batch has its request answered. Returns the set to start at next.
+    fn gather_cold(
+        &mut self,
+        from: usize,
+        answered: &mut [u32],
+        ios: &mut Vec<Io>,
+        bufs: &mut Vec<u32>,
+    ) -> usize {
+        let cache = &self.inst.cache;
+        let sets = cache.sets();
+        for j in 0..sets {
+            let s = (from + j) % sets;
+            let wanted = cache.set_wanted(s);
+            if wanted == answered[s] && !cache.set_pressure(s) {
+                continue;
+            }
+            let (lo, len, at) = cache.set_span(s);
+            let had = bufs.len();
+            for p in 0..len {
+                let b = lo + (at + p) % len;
+                if b % self.writers != self.id {
+                    continue;
+                }
+                if let Some(block) = cache.begin_write(b) {
+                    self.queue_write(b, block, ios, bufs);
+                    if bufs.len() == self.batch {
+                        return s;
+                    }
+                }
+            }
+            if wanted != answered[s] && bufs.len() == had {
+                // Asked, but nothing here is this writer's to write (the
+                // buffers are pinned or busy): the waiters look again.
+                cache.wake_all(s);
+            }
+            answered[s] = wanted;
+        }
+        from
+    }
+
+    /// Seals buffer `b` (held WRITING) for `block` and queues its write.
+    fn queue_write(&mut self, b: u32, block: u64, ios: &mut Vec<Io>, bufs: &mut Vec<u32>) {
+        let cache = &self.inst.cache;
+        let (file, offset) = self.ts.locate(block);
+        let bs = cache.block_size();
+        // SAFETY: WRITING is held on b: no one else touches its bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(cache.ptr(b), bs as usize) };
+        let h = Header {
+            block: offset / u64::from(bs),
+            generation: self.inst.run.wall_minus_mono_ns + now_ns(),
+            file,
+            size: bs,
+            target: self.stamp.0,
+            seed: self.stamp.1,
+        };
+        self.content.write(bytes, h, &mut self.rng);
+        ios.push(Io {
+            kind: OpKind::Write,
+            file,
+            offset,
+            len: bs,
+            buf: cache.ptr(b),
+            slot: bufs.len() as u32,
+        });
+        bufs.push(b);
+    }
+
+    fn write_batch(&mut self, ios: &[Io], bufs: &[u32]) -> bool {
+        let inst = self.inst;
+        let t = now_ns();
+        let t0 = inst.run.start_ns.load(Acquire);
+        let mut failed = None;
+        let mut ok_count = 0u64;
+        // SAFETY: every buffer is held WRITING until end_write below.
+        let res = unsafe {
+            perform_all(&mut self.engine, ios, &mut self.queued, |c, queued| {
+                let end = now_ns();
+                let io = &ios[c.slot as usize];
+                if c.res != io.len as i32 {
+                    failed.get_or_insert((c.res, *io));
+                    return;
+                }
+                ok_count += 1;
+                let lat = end - queued;
+                self.series
+                    .record(Kind::Write, end - t0, lat, u64::from(io.len));
+                if inst.in_window(end) {
+                    self.stats.op(Kind::Write).record(lat, u64::from(io.len));
+                    if lat >= self.outlier_ns {
+                        self.stats.outlier(Outlier {
+                            t_s: (end - t0) as f64 / 1e9,
+                            op: Kind::Write,
+                            session: self.thread,
+                            file: io.file,
+                            offset_bytes: io.offset,
+                            len_bytes: io.len,
+                            latency_ms: lat as f64 / 1e6,
+                        });
+                    }
+                }
+            })
+        };
+        let end = now_ns();
+        for &b in bufs {
+            inst.cache.end_write(b);
+        }
+        inst.cache.cleaned(bufs);
+        if let Err(e) = res {
+            inst.run
+                .fail(format!("DB writer {}: write failed: {e}", self.id));
+            return false;
+        }
+        if let Some((r, io)) = failed {
+            let why = explain_result(r, u64::from(io.len), self.io_mode);
+            inst.run.fail(format!(
+                "writing {} at byte {} failed: {why}",
+                self.files[io.file as usize].display(),
+                io.offset
+            ));
+            return false;
+        }
+        let bs = u64::from(inst.cache.block_size());
+        let w = inst.in_window(end);
+        if w {
+            self.tally
+                .events
+                .record(Event::DbFileParallelWrite, end - t);
+        }
+        self.tally.count(w, |c| {
+            c.physical_writes += ok_count;
+            c.write_requests += ok_count;
+            c.write_bytes += ok_count * bs;
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+#[path = "dbwr_tests.rs"]
+mod tests;

@@ -1,0 +1,218 @@
+//! Whose redo the model writes (`--flavor`): Oracle's, where an update logs
+//! its change vectors and nothing else (SLOB's REDO_STRESS sizes), or
+//! PostgreSQL's, where the first change to a page after a checkpoint begins
+//! also logs an image of the whole page (`full_page_writes = on`, what
+//! protects PostgreSQL from torn pages), so the WAL per transaction is
+//! largest right after a checkpoint and falls as the pages it touches have
+//! been logged once.
+//!
+//! The sizes are PostgreSQL 15's for SLOB's table as `--workload pg` builds
+//! it (one 500-byte row per 8 KiB page), calibrated from two runs of it
+//! (docs/findings-pg.md): a page image leaves out the page's unused middle
+//! (the "hole"), so an image of SLOB's nearly empty page is about 1.1 KiB,
+//! not 8 KiB; a changed row logs a HOT heap update record and, about every
+//! other change, a prune record of the page's dead versions.
+//!
+//! A select that reads a page an earlier update changed sets the new row
+//! version's hint bits and prunes the old one (PostgreSQL does both on
+//! read): the page is dirty again, a prune record is logged, and — data
+//! checksums being on, as dbio's server has them — the page's image too if
+//! none was logged since the checkpoint began.
+//!
+//! [`FullPages`] remembers, per block, the checkpoint in which its image was
+//! last logged and whether it changed since a read last hinted it: two bytes
+//! per block, one atomic swap per block change.
+
+use std::sync::atomic::AtomicU16;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+
+use serde::Serialize;
+
+use crate::choice::{Choice, Named};
+
+/// The engine whose logging the model imitates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flavor {
+    /// Oracle: redo change vectors only (SLOB's REDO_STRESS sizes).
+    #[default]
+    Oracle,
+    /// PostgreSQL: WAL records, plus a full-page image of each block the
+    /// first time it changes after a checkpoint begins.
+    Postgres,
+}
+
+impl Choice for Flavor {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            Flavor::Oracle,
+            Named::help(
+                "oracle",
+                "Oracle: redo change vectors only (SLOB's REDO_STRESS sizes)",
+            ),
+        ),
+        (
+            Flavor::Postgres,
+            Named::help(
+                "postgres",
+                "PostgreSQL: WAL records, plus a full-page image of each block the first time it changes after a checkpoint begins",
+            ),
+        ),
+    ];
+}
+
+impl Flavor {
+    pub fn is_oracle(&self) -> bool {
+        *self == Flavor::Oracle
+    }
+}
+
+/// WAL per changed row: a HOT heap update record (~66 B) and half a prune
+/// record (PostgreSQL 15, SLOB's table, measured: 1.45 records per change).
+pub const PG_CHANGE_BYTES: u32 = 96;
+/// WAL of a commit record.
+pub const PG_COMMIT_BYTES: u32 = 48;
+/// A full-page image of SLOB's page: 8 KiB less its hole (measured: 1.12 KiB).
+pub const PG_PAGE_IMAGE_BYTES: u32 = 1120;
+/// WAL of the prune record a read logs for a page an update changed.
+pub const PG_PRUNE_BYTES: u32 = 64;
+
+/// The flag of a block changed since a read last hinted it.
+const UNHINTED: u16 = 0x8000;
+/// The checkpoint bits of a block's word.
+const EPOCH: u16 = 0x7fff;
+
+/// Which blocks have had their image logged since the last checkpoint began.
+pub struct FullPages {
+    /// Per block: the checkpoint (counting from 1, 15 bits) in which its
+    /// image was last logged, 0 = never, and [`UNHINTED`]. A block goes
+    /// unlogged after 32767 checkpoints without a change only if the counter
+    /// wrapped onto its value exactly.
+    logged_in: Box<[AtomicU16]>,
+    /// The current checkpoint: moves when one begins.
+    current: AtomicU16,
+}
+
+impl FullPages {
+    /// Tracking for `blocks` blocks, all unlogged: the run starts right
+    /// after a checkpoint (as a server started on a cleanly stopped cluster).
+    pub fn new(blocks: u64) -> FullPages {
+        FullPages {
+            logged_in: (0..blocks).map(|_| AtomicU16::new(0)).collect(),
+            current: AtomicU16::new(1),
+        }
+    }
+
+    /// A checkpoint begins: every block's next change logs its image again.
+    pub fn checkpoint_begins(&self) {
+        let mut c = self.current.load(Acquire);
+        loop {
+            // 0 means "never logged": skip it when the counter wraps.
+            let next = (c.wrapping_add(1) & EPOCH).max(1);
+            match self.current.compare_exchange(c, next, AcqRel, Acquire) {
+                Ok(_) => return,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Called for each change of `block`: true when this change must log the
+    /// page's image (its first since the current checkpoint began). Exactly
+    /// one of any number of concurrent changes of the block gets true.
+    /// The block is left unhinted (its next read hints it).
+    #[inline]
+    pub fn first_change(&self, block: u64) -> bool {
+        let c = self.current.load(Acquire);
+        let want = c | UNHINTED;
+        let slot = &self.logged_in[block as usize];
+        slot.load(Relaxed) != want && slot.swap(want, AcqRel) & EPOCH != c
+    }
+
+    /// Called for each read of `block` by a select: None when no update
+    /// changed it since it was last hinted; otherwise this read hints and
+    /// prunes it (the page is dirty again), and Some(true) when that logs
+    /// the page's image (none since the checkpoint began).
+    #[inline]
+    pub fn hint(&self, block: u64) -> Option<bool> {
+        let slot = &self.logged_in[block as usize];
+        let old = slot.load(Relaxed);
+        if old & UNHINTED == 0 {
+            return None;
+        }
+        let c = self.current.load(Acquire);
+        // A change or another read in between: that one hints it.
+        slot.compare_exchange(old, c, AcqRel, Relaxed)
+            .ok()
+            .map(|old| old & EPOCH != c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_once_per_block_per_checkpoint() {
+        let f = FullPages::new(8);
+        assert!(f.first_change(3));
+        assert!(!f.first_change(3));
+        assert!(f.first_change(4));
+        f.checkpoint_begins();
+        assert!(f.first_change(3));
+        assert!(!f.first_change(3));
+        assert!(f.first_change(4));
+        assert!(f.first_change(0));
+        assert!(!f.first_change(0));
+    }
+
+    #[test]
+    fn concurrent_changes_log_one_image() {
+        let f = FullPages::new(1);
+        let got = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..1000 {
+                        if f.first_change(0) {
+                            got.fetch_add(1, Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(got.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn a_read_hints_a_changed_block_once_and_logs_its_image_if_due() {
+        let f = FullPages::new(4);
+        assert_eq!(f.hint(1), None, "never changed: nothing to hint");
+        assert!(f.first_change(1));
+        assert_eq!(f.hint(1), Some(false), "imaged by the change already");
+        assert_eq!(f.hint(1), None, "hinted once");
+        assert!(!f.first_change(1));
+        f.checkpoint_begins();
+        assert_eq!(
+            f.hint(1),
+            Some(true),
+            "a new checkpoint: the hint logs the image"
+        );
+        assert!(!f.first_change(1), "and the next change needs none");
+        assert_eq!(f.hint(2), None);
+    }
+
+    #[test]
+    fn the_counter_never_wraps_onto_never_logged() {
+        let f = FullPages::new(2);
+        assert!(f.first_change(0));
+        for _ in 0..EPOCH {
+            f.checkpoint_begins();
+        }
+        // 32767 checkpoints later the counter is back at 1 (0 skipped):
+        // block 0 looks logged (the documented wrap), block 1 never was.
+        assert_eq!(f.current.load(Relaxed), 1);
+        assert!(f.first_change(1));
+        f.checkpoint_begins();
+        assert!(f.first_change(0));
+    }
+}

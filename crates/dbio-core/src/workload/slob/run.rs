@@ -1,0 +1,376 @@
+//! The model as a workload: lays out the redo logs, opens the datafiles and
+//! redo logs, and says what each thread does — sessions first, then the DB
+//! writers and the log writer as background threads, which drain and stop
+//! once the sessions are done. The harness starts, watches and joins them.
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::SeqCst;
+
+use rustix::fs::{Mode, OFlags};
+
+use super::cache::Cache;
+use super::dbwr::DbWriter;
+use super::flavor::{Flavor, FullPages};
+use super::instance::{Checkpoint, Instance, Log, Tally};
+use super::keys::{KeyPicker, OpMix, Tablespace};
+use super::lgwr::LogWriter;
+use super::locks::RowLocks;
+use super::session::Session;
+use super::{RedoSync, SlobConfig};
+use crate::config::{EngineKind, IoMode, RunConfig};
+use crate::engine::AnyEngine;
+use crate::engine::SyncAfterWrite;
+use crate::engine::buf::BufPool;
+use crate::measure::clock::now_ns;
+use crate::measure::stats::SessionStats;
+use crate::rng::Rng;
+use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::storage::content::Content;
+use crate::storage::layout::{self, Shape};
+use crate::storage::{OpenFiles, Target, TargetError};
+use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
+
+pub use crate::storage::REDO_SUBDIR;
+
+/// What a model run counted per function, besides the plain I/O
+/// statistics every run reports.
+pub struct SlobRun {
+    pub sessions: Tally,
+    pub dbwr: Tally,
+    pub lgwr: Tally,
+    pub redo_files: Vec<PathBuf>,
+}
+
+/// Lays out (or reuses) the redo log files.
+pub fn prepare_redo(
+    slob: &SlobConfig,
+    seed: u64,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> Result<Vec<PathBuf>, TargetError> {
+    let dir = slob.redo_dir.join(REDO_SUBDIR);
+    let shape = Shape {
+        files: slob.redo_files,
+        file_size: slob.redo_file_size,
+        block_size: slob.redo_block,
+        grow: false,
+        // The log writer overwrites the headers with redo.
+        headers: false,
+        content: Default::default(),
+    };
+    layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
+}
+
+fn open_redo(files: &[PathBuf], mode: IoMode, sync: RedoSync) -> Result<Vec<OwnedFd>, TargetError> {
+    let mut flags = OFlags::RDWR | OFlags::CLOEXEC;
+    if mode == IoMode::Direct {
+        flags |= OFlags::DIRECT;
+    }
+    if sync == RedoSync::Dsync {
+        flags |= OFlags::DSYNC;
+    }
+    files
+        .iter()
+        .map(|p| {
+            rustix::fs::open(p, flags, Mode::empty())
+                .map_err(|e| TargetError::io(p, "open redo log", e.into()))
+        })
+        .collect()
+}
+
+/// The model over a prepared target with laid-out redo logs.
+pub struct Slob<'a> {
+    cfg: &'a RunConfig,
+    slob: &'a SlobConfig,
+    inst: Instance<'a>,
+    ts: Tablespace,
+    datafiles: &'a [PathBuf],
+    /// The target id the DB writers stamp into blocks.
+    target_id: u32,
+    redo_files: Vec<PathBuf>,
+    redo_dir: PathBuf,
+    target_dir: PathBuf,
+    /// Keep the files open for the run.
+    _data: OpenFiles,
+    _redo: Vec<OwnedFd>,
+    data_fds: Vec<RawFd>,
+    redo_fds: Vec<RawFd>,
+    outlier_ns: u64,
+}
+
+/// What a thread of the model is.
+enum Role {
+    Session(u32),
+    DbWriter(u32),
+    LogWriter,
+}
+
+impl<'a> Slob<'a> {
+    /// Opens the datafiles and redo logs and builds the instance's shared state.
+    pub fn new(
+        cfg: &'a RunConfig,
+        slob: &'a SlobConfig,
+        target: &'a Target,
+        redo_files: Vec<PathBuf>,
+        shared: &'a Shared,
+    ) -> Result<Self, SetupError> {
+        let data = target.open(cfg.io_mode, slob.update_pct > 0)?;
+        let data_fds = data.raw();
+        let redo = open_redo(&redo_files, cfg.io_mode, slob.redo_sync)?;
+        let redo_fds = redo.iter().map(|f| f.as_raw_fd()).collect();
+        let inst = Instance {
+            run: shared,
+            cache: Cache::new(slob.cache_buffers(), slob.block_size),
+            locks: RowLocks::new(slob.sessions(), slob.work_unit),
+            log: Log {
+                buffer_size: slob.log_buffer,
+                ..Log::default()
+            },
+            ckpt: Checkpoint::new(slob.db_writers),
+            dbwr_post: Default::default(),
+            free_wanted: AtomicBool::new(false),
+            dbwr_done: Default::default(),
+            sessions_done: AtomicBool::new(false),
+            full_pages: (slob.flavor == Flavor::Postgres)
+                .then(|| FullPages::new(slob.tablespace_blocks())),
+        };
+        Ok(Slob {
+            cfg,
+            slob,
+            inst,
+            ts: Tablespace {
+                datafiles: target.files.len() as u32,
+                block_size: slob.block_size,
+            },
+            datafiles: &target.files,
+            target_id: target.id,
+            redo_files,
+            redo_dir: slob.redo_dir.clone(),
+            target_dir: target.path.clone(),
+            _data: data,
+            _redo: redo,
+            data_fds,
+            redo_fds,
+            outlier_ns: (cfg.outlier_ms * 1e6) as u64,
+        })
+    }
+
+    fn role(&self, t: u32) -> Role {
+        let n = self.slob.sessions();
+        if t < n {
+            Role::Session(t)
+        } else if t < n + self.slob.db_writers {
+            Role::DbWriter(t - n)
+        } else {
+            Role::LogWriter
+        }
+    }
+
+    /// The model's counters per function, from what each thread counted
+    /// (in thread order: sessions, DB writers, the log writer).
+    pub fn finish(&self, parts: &[Tally]) -> SlobRun {
+        let n = self.slob.sessions() as usize;
+        let w = self.slob.db_writers as usize;
+        let (mut sessions, mut dbwr, mut lgwr) =
+            (Tally::default(), Tally::default(), Tally::default());
+        for (t, part) in parts.iter().enumerate() {
+            match t {
+                t if t < n => sessions.merge(part),
+                t if t < n + w => dbwr.merge(part),
+                _ => lgwr.merge(part),
+            }
+        }
+        SlobRun {
+            sessions,
+            dbwr,
+            lgwr,
+            redo_files: self.redo_files.clone(),
+        }
+    }
+}
+
+impl Workload for Slob<'_> {
+    type Thread = AnyEngine;
+    type Part = Tally;
+
+    fn threads(&self) -> Threads {
+        let mut background: Vec<String> = (0..self.slob.db_writers)
+            .map(|k| format!("dbio-dbwr-{k}"))
+            .collect();
+        background.push("dbio-lgwr".into());
+        Threads {
+            sessions: self.slob.sessions(),
+            background,
+        }
+    }
+
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![self.target_dir.clone(), self.redo_dir.clone()]
+    }
+
+    fn prepare(&self, t: u32) -> Result<AnyEngine, SetupError> {
+        let (kind, fds, depth, sync, who) = match self.role(t) {
+            Role::Session(_) => (
+                self.cfg.engine,
+                &self.data_fds,
+                1,
+                SyncAfterWrite::None,
+                "session",
+            ),
+            Role::DbWriter(_) => {
+                let depth = match self.slob.dbwr_engine {
+                    EngineKind::Psync => 1,
+                    _ => self.slob.dbwr_batch,
+                };
+                let sync = SyncAfterWrite::for_mode(self.cfg.io_mode);
+                (
+                    self.slob.dbwr_engine,
+                    &self.data_fds,
+                    depth,
+                    sync,
+                    "DB writer",
+                )
+            }
+            Role::LogWriter => {
+                let sync = match self.slob.redo_sync {
+                    RedoSync::Dsync => SyncAfterWrite::None,
+                    RedoSync::Fdatasync => SyncAfterWrite::Fdatasync,
+                };
+                (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
+            }
+        };
+        AnyEngine::new(kind, fds, None, depth, sync).map_err(|source| SetupError::Engine {
+            who: who.to_string(),
+            engine: kind.name(),
+            source,
+        })
+    }
+
+    fn run(&self, t: u32, engine: AnyEngine, slot: &SessionSeries) -> ThreadEnd<Tally> {
+        let (tally, stats, last_ns) = match self.role(t) {
+            Role::Session(id) => session(self, id, engine, slot),
+            Role::DbWriter(k) => dbwr(self, k, t, engine, slot),
+            Role::LogWriter => lgwr(self, t, engine, slot),
+        };
+        ThreadEnd {
+            stats,
+            last_ns,
+            issued: tally.total.read_requests,
+            part: tally,
+        }
+    }
+
+    fn sessions_ended(&self) {
+        self.inst.sessions_done.store(true, SeqCst);
+        self.inst.log.post.notify();
+        self.inst.dbwr_post.notify();
+    }
+}
+
+fn session(
+    c: &Slob,
+    id: u32,
+    engine: AnyEngine,
+    slot: &SessionSeries,
+) -> (Tally, SessionStats, u64) {
+    let slob = c.slob;
+    let schema = id / slob.threads_per_schema;
+    // A scan buffer only when there are scans: --scan-size per session
+    // (1 MiB by default) would otherwise be most of a session's memory.
+    let scan_blocks = if slob.scan_pct > 0 {
+        slob.scan_blocks.max(1)
+    } else {
+        1
+    };
+    let scan_len = slob.block_size as usize * scan_blocks as usize;
+    let mut s = Session {
+        id,
+        inst: &c.inst,
+        cfg: slob,
+        io_mode: c.cfg.io_mode,
+        ts: c.ts,
+        files: c.datafiles,
+        engine,
+        // Sessions of one schema share its key map: it is the schema's table.
+        picker: KeyPicker::new(
+            slob,
+            schema,
+            c.cfg.seed ^ u64::from(schema).wrapping_mul(0x9E37_79B9),
+        ),
+        mix: OpMix::new(slob.update_pct, slob.scan_pct),
+        rng: Rng::for_stream(c.cfg.seed, u64::from(id)),
+        scan_buf: BufPool::new(scan_len, 1),
+        scan_run: Vec::with_capacity(scan_blocks as usize),
+        rows: Vec::with_capacity(slob.work_unit as usize),
+        clock: 0,
+        outlier_ns: c.outlier_ns,
+        tally: Tally::default(),
+        stats: SessionStats::new(),
+        series: SeriesWriter::new(slot),
+    };
+    s.run();
+    let t0 = c.inst.run.start_ns.load(SeqCst);
+    (s.tally, s.stats, now_ns().saturating_sub(t0))
+}
+
+fn dbwr(
+    c: &Slob,
+    id: u32,
+    thread: u32,
+    engine: AnyEngine,
+    slot: &SessionSeries,
+) -> (Tally, SessionStats, u64) {
+    let batch = c.slob.dbwr_batch as usize;
+    let mut d = DbWriter {
+        id,
+        thread,
+        writers: c.slob.db_writers,
+        inst: &c.inst,
+        engine,
+        io_mode: c.cfg.io_mode,
+        ts: c.ts,
+        stamp: (c.target_id, c.cfg.seed as u32),
+        content: Content::new(c.cfg.content, c.inst.cache.block_size(), c.target_id),
+        files: c.datafiles,
+        batch,
+        queued: vec![0; batch],
+        rng: Rng::for_stream(c.cfg.seed, u64::from(thread)),
+        outlier_ns: c.outlier_ns,
+        tally: Tally::default(),
+        stats: SessionStats::new(),
+        series: SeriesWriter::new(slot),
+    };
+    d.run();
+    (d.tally, d.stats, 0)
+}
+
+fn lgwr(
+    c: &Slob,
+    thread: u32,
+    engine: AnyEngine,
+    slot: &SessionSeries,
+) -> (Tally, SessionStats, u64) {
+    let mut buf = BufPool::new(c.slob.log_buffer as usize, 1);
+    let mut rng = Rng::for_stream(c.cfg.seed, u64::from(thread));
+    rng.fill(buf.slot_mut(0, c.slob.log_buffer as usize));
+    let mut l = LogWriter {
+        id: thread,
+        inst: &c.inst,
+        engine,
+        io_mode: c.cfg.io_mode,
+        files: &c.redo_files,
+        file_base: c.datafiles.len() as u32,
+        file_size: c.slob.redo_file_size,
+        redo_block: u64::from(c.slob.redo_block),
+        buf,
+        seed: c.cfg.seed as u32,
+        outlier_ns: c.outlier_ns,
+        tally: Tally::default(),
+        stats: SessionStats::new(),
+        series: SeriesWriter::new(slot),
+    };
+    l.run();
+    (l.tally, l.stats, 0)
+}

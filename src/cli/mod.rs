@@ -1,0 +1,992 @@
+//! The command line: clap definitions, and their validation into a
+//! [`RunConfig`]. Every bad value becomes one line naming the option, the
+//! value and what is allowed.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::cli::slob::SlobArgs;
+use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
+use crate::units::{fmt_size, parse_seconds, parse_size};
+use crate::workload::dist::Distribution;
+use choice::choice;
+
+pub mod choice;
+pub mod db;
+pub mod mysql;
+pub mod pg;
+pub mod plan;
+pub mod run_options;
+pub mod slob;
+
+/// The directory used when `--target` is not given.
+pub const DEFAULT_TARGET: &str = "dbio-data";
+
+/// Longest `--time` or `--ramp`: a year. Longer is a typo, and the per-second
+/// series of a run grows with its length.
+pub const MAX_SECONDS: f64 = 365.0 * 86400.0;
+
+/// The clap command of `dbio`, with every option that takes a value
+/// accepting a negative number as its value, so that `--size -1` reaches the
+/// option's parser, which names the option and the value, instead of clap
+/// taking `-1` for an unknown flag.
+pub fn command() -> clap::Command {
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    negatives(Cli::command())
+}
+
+/// Parses a full command line (`dbio ...`) as the binary does.
+pub fn try_parse_from<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command().try_get_matches_from(join_negative_values(argv))?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// `--size -1G` as `--size=-1G`: no option of dbio is a dash followed by a
+/// digit, so such a word after a long option is that option's value, which
+/// its parser then refuses by name (clap would call `-1G` an unknown flag).
+fn join_negative_values<I, T>(argv: I) -> Vec<std::ffi::OsString>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    for word in argv.into_iter().map(Into::into) {
+        let negative = word.to_str().is_some_and(|w| {
+            let mut c = w.chars();
+            c.next() == Some('-') && c.next().is_some_and(|d| d.is_ascii_digit() || d == '.')
+        });
+        if negative
+            && let Some(prev) = out.last_mut()
+            && let Some(p) = prev.to_str()
+            && p.starts_with("--")
+            && p.len() > 2
+            && !p.contains('=')
+        {
+            let joined = format!("{p}={}", word.to_string_lossy());
+            *prev = joined.into();
+            continue;
+        }
+        out.push(word);
+    }
+    out
+}
+
+/// Says what clap refused, or prints the help or version it was asked
+/// for; true when that is the answer (a success), false for a usage error.
+pub fn refused(e: &clap::Error) -> bool {
+    use clap::error::ErrorKind::*;
+    match e.kind() {
+        DisplayHelp | DisplayVersion => {
+            let _ = e.print();
+            return true;
+        }
+        // `dbio runs` without a subcommand: the help, on stderr, is the answer, but not a success.
+        DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{}", e.render());
+            return false;
+        }
+        _ => {}
+    }
+    eprintln!("error: {}", error_line(e));
+    false
+}
+
+/// clap's message on one line without `error: `: its first line, the list
+/// below a line ending in `:` (the required arguments not provided), and
+/// the possible values when clap lists them.
+pub fn error_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or("invalid arguments").trim();
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if line.ends_with(':') {
+        let more: Vec<&str> = lines
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        if !more.is_empty() {
+            line = format!("{line} {}", more.join(", "));
+        }
+    }
+    if let Some(values) = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("[possible values: "))
+    {
+        line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
+    }
+    // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
+    line.replace(
+        ": invalid digit found in string",
+        ": not a whole number (digits only, e.g. 100)",
+    )
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dbio",
+    version,
+    subcommand_required = true,
+    about = "A storage benchmark for databases",
+    long_about = "dbio measures what storage does under database-shaped I/O: \
+                  random and sequential patterns, O_DIRECT or buffered with \
+                  fsync/fdatasync/O_DSYNC, psync or io_uring, reported as \
+                  requests, blocks, latency percentiles and outliers beside \
+                  the devices' and the host's own statistics. Every run is kept \
+                  in a results store; plans run whole experiments."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a workload against a target and report what the storage did.
+    Run(Box<RunArgs>),
+    /// Remove the data files dbio laid out in a directory (and nothing else).
+    Clean(CleanArgs),
+    /// Run an experiment plan (variables x sessions x repeats), resumable.
+    Plan {
+        #[command(subcommand)]
+        command: crate::cli::plan::PlanCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// The SLOB.R table of stored runs: variables x sessions, trimmed means of a metric.
+    Report {
+        #[command(flatten)]
+        args: crate::commands::report::ReportArgs,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Two runs or selections side by side: AWR's compare period report.
+    Compare {
+        #[command(flatten)]
+        args: crate::commands::compare::CompareArgs,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Import runs measured by other tools (SLOB awr_info.sh, fio JSON) into the store.
+    Import {
+        #[command(subcommand)]
+        command: crate::commands::import::ImportCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Filesystem lab: build ext4/XFS/btrfs arms on loop or named devices, run a plan, tear down; TRIM tests.
+    Lab {
+        #[command(subcommand)]
+        command: crate::commands::lab::LabCommand,
+    },
+    /// Read every block of a target back and name each damaged one (zeroed, checksum, misdirected, torn, lost).
+    Verify(crate::commands::verify::VerifyArgs),
+    /// List, show, export, tag or delete stored runs.
+    Runs {
+        #[command(subcommand)]
+        command: crate::commands::runs::RunsCommand,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(crate::commands::manual::CompletionsArgs),
+    /// Print dbio's man page (roff) on stdout, or write every page with --dir.
+    Man(crate::commands::manual::ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Directory holding a dbio layout.
+    #[arg(long, default_value = DEFAULT_TARGET)]
+    pub target: PathBuf,
+
+    /// Drop the schema dbio made on this existing server (--workload pg --pg-url) instead.
+    #[arg(long, value_name = "URL")]
+    pub pg_url: Option<String>,
+
+    /// Drop the database dbio made on this existing server (--workload mysql --mysql-url) instead.
+    #[arg(long, value_name = "URL", conflicts_with = "pg_url")]
+    pub mysql_url: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Where I/O goes: a directory (dbio lays out data files in it) or a block device.
+    #[arg(long, default_value = DEFAULT_TARGET)]
+    pub target: PathBuf,
+
+    /// What is asked: raw I/O patterns (fio/IObench style) or the SLOB database model.
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Raw)]
+    pub workload: WorkloadKind,
+
+    /// Number of data files to lay out in a directory target (slob: the datafiles of the tablespace; mysql: HASH partitions of each table, an .ibd file each).
+    #[arg(long, visible_alias = "datafiles", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub files: u32,
+
+    /// Total data size over all files (K/M/G/T); on a device, how much of it to use [default: 1G for a directory, the whole device].
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Block size and I/O size, a power of two from 512 to 1M [default: 8k; --workload mysql: 16k, InnoDB's page].
+    #[arg(long, value_parser = parse_block_size)]
+    pub bs: Option<u32>,
+
+    /// Access pattern (raw) [default: randrw].
+    #[arg(long, value_parser = choice::<Pattern>())]
+    pub pattern: Option<Pattern>,
+
+    /// Percentage of reads in a randrw run (0..100).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub read_pct: Option<u8>,
+
+    /// Concurrent sessions (threads), started together (slob: schemas of one session each) [default: 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=crate::workload::MAX_SESSIONS as i64))]
+    pub sessions: Option<u32>,
+
+    /// Requests in flight per session (io_uring only).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: u32,
+
+    /// I/O engine.
+    #[arg(long, value_parser = choice::<EngineKind>(), default_value = "psync")]
+    pub engine: EngineKind,
+
+    /// Open mode and durability of writes.
+    #[arg(long = "io", value_parser = choice::<IoMode>(), default_value = "direct")]
+    pub io_mode: IoMode,
+
+    /// Measured run time (e.g. 60, 90s, 5m); the default is 10 s unless --ops is given.
+    #[arg(long, value_parser = parse_positive_seconds, conflicts_with = "ops")]
+    pub time: Option<f64>,
+
+    /// Warm-up before measuring starts, excluded from the results (with --time).
+    #[arg(long, value_parser = parse_ramp, conflicts_with = "ops")]
+    pub ramp: Option<f64>,
+
+    /// Issue exactly this many I/O requests in total over all sessions, then stop.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ops: Option<u64>,
+
+    /// Access distribution: uniform, zipf:THETA or pareto:H.
+    #[arg(long, default_value = "uniform", value_parser = parse_distribution)]
+    pub dist: Distribution,
+
+    /// Hot spot size in MiB (SLOB's HOTSPOT_MB); needs --hotspot-frequency.
+    #[arg(long)]
+    pub hotspot_mb: Option<u64>,
+
+    /// Hot spot offset in MiB from the start of the data (SLOB's HOTSPOT_OFFSET_MB) [default: 0].
+    #[arg(long)]
+    pub hotspot_offset_mb: Option<u64>,
+
+    /// Every Nth operation of a session goes to the hot spot (SLOB's HOTSPOT_FREQUENCY).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hotspot_frequency: Option<u32>,
+
+    /// Issue at most this many requests per second in total (latency at a fixed load).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate: Option<u64>,
+
+    /// Seed for reproducible offsets [default: random, printed in the report].
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// List every I/O slower than this many milliseconds.
+    #[arg(long, default_value_t = 500.0, value_parser = parse_outlier_ms)]
+    pub outlier_ms: f64,
+
+    /// Sample device and host telemetry every this many seconds (e.g. 1, 0.5, 5s).
+    #[arg(long, default_value = "1", value_parser = parse_interval)]
+    pub interval: f64,
+
+    /// Allow writing to this block device although it holds data: repeat the --target path exactly.
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_device: Option<PathBuf>,
+
+    /// Allow a directory target on the root filesystem under /mnt, /media, /data*, /oradata or /u0* (refused by default: usually a filesystem that is not mounted).
+    #[arg(long)]
+    pub allow_root_fs: bool,
+
+    /// Check every block the run reads: its stamps, and its generation against the lost-write map; the run stops at the first bad block with a one-line error (raw workload; docs/verify.md).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Read back every acknowledged write and check it, as fio's verify_backlog (raw workload; the read-backs are not counted as the run's reads).
+    #[arg(long)]
+    pub verify_after_write: bool,
+
+    /// Seconds between sync points of the lost-write map while a raw run writes a directory target (data files fsynced, then the map written, in a background thread): a crash loses at most this much of the map; 0 = only at the run's end (docs/verify.md).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub verify_sync_interval: f64,
+
+    /// Make this percent of every written sector zeros, for storage that compresses (as fio's buffer_compress_percentage; 0-90, stamps kept; raw workload and its layout; docs/verify.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub compress_pct: u8,
+
+    /// Make this percent of written blocks copies of a small pool, for storage that deduplicates (0-100; raw workload and its layout; docs/verify.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub dedupe_pct: u8,
+
+    /// The results store every run is saved in [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Tag the saved run (repeatable), e.g. --tag xfs --tag baseline.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+
+    /// Print the report as JSON on stdout (schema in docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Never show the live status line.
+    #[arg(long)]
+    pub quiet: bool,
+
+    /// Run as one rank of an MPI job (mpirun, srun): every rank has its own target (`{rank}` and `{host}` in --target), all start together, rank 0 stores one merged run (docs/multihost.md; needs a build with --features mpi).
+    #[arg(long)]
+    pub mpi: bool,
+
+    #[command(flatten)]
+    pub slob: SlobArgs,
+
+    #[command(flatten)]
+    pub pg: crate::cli::pg::PgArgs,
+
+    #[command(flatten)]
+    pub mysql: crate::cli::mysql::MysqlArgs,
+}
+
+/// The workloads `--workload` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadKind {
+    /// fio/IObench patterns: --pattern, --read-pct, --dist.
+    Raw,
+    /// The SLOB-method database I/O model: sessions, buffer cache, DB writers, log writer.
+    Slob,
+    /// The SLOB method on a real PostgreSQL that dbio starts on the target (docs/pg.md).
+    Pg,
+    /// The SLOB method on a real MariaDB/InnoDB that dbio starts on the target (docs/mysql.md).
+    Mysql,
+}
+
+fn parse_block_size(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if !(512..=1 << 20).contains(&v) || !v.is_power_of_two() {
+        return Err("must be a power of two from 512 to 1M (e.g. 4k, 8k, 16k)".into());
+    }
+    Ok(v as u32)
+}
+
+fn parse_positive_seconds(s: &str) -> Result<f64, String> {
+    let v = parse_ramp(s)?;
+    if v <= 0.0 {
+        return Err("must be more than 0 seconds".into());
+    }
+    Ok(v)
+}
+
+/// A duration of at most [`MAX_SECONDS`].
+fn parse_ramp(s: &str) -> Result<f64, String> {
+    let v = parse_seconds(s)?;
+    if v > MAX_SECONDS {
+        return Err(format!(
+            "must be at most a year ({} s, e.g. 365d is too long; 8h, 30m and 90s are fine)",
+            MAX_SECONDS as u64
+        ));
+    }
+    Ok(v)
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    let v = parse_seconds(s)?;
+    if !(0.1..=3600.0).contains(&v) {
+        return Err("must be from 0.1 to 3600 seconds".into());
+    }
+    Ok(v)
+}
+
+fn parse_outlier_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 3_600_000.0 => Ok(v),
+        _ => Err("must be a number of milliseconds above 0 and at most an hour (e.g. 500)".into()),
+    }
+}
+
+fn parse_distribution(s: &str) -> Result<Distribution, String> {
+    s.parse()
+        .map_err(|e: crate::workload::dist::ParseDistError| e.to_string())
+}
+
+/// `--bs` when not given (but for --workload mysql).
+const DEFAULT_BS: u32 = 8192;
+
+impl RunArgs {
+    /// Checks the combinations clap cannot and resolves defaults.
+    pub fn into_config(self) -> Result<RunConfig, String> {
+        if self.workload != WorkloadKind::Raw && (self.verify || self.verify_after_write) {
+            let opt = if self.verify {
+                "--verify"
+            } else {
+                "--verify-after-write"
+            };
+            return Err(format!(
+                "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
+            ));
+        }
+        let content = crate::storage::content::ContentSpec {
+            compress_pct: self.compress_pct,
+            dedupe_pct: self.dedupe_pct,
+        };
+        content.check()?;
+        if !(self.verify_sync_interval >= 0.0 && self.verify_sync_interval <= 86400.0) {
+            return Err(format!(
+                "--verify-sync-interval {} is not a number of seconds from 0 to 86400 (0 = sync the lost-write map only at the run's end)",
+                self.verify_sync_interval
+            ));
+        }
+        if !matches!(self.workload, WorkloadKind::Raw | WorkloadKind::Slob) && !content.is_default()
+        {
+            return Err(
+                "--compress-pct and --dedupe-pct apply to --workload raw and slob only: PostgreSQL and MariaDB write their own block content; drop them".into(),
+            );
+        }
+        if matches!(self.workload, WorkloadKind::Pg | WorkloadKind::Mysql)
+            && let Some(f) = self.slob.flavor
+        {
+            return Err(format!(
+                "--flavor {} shapes the model's redo (--workload slob); a real server logs its own way: drop --flavor",
+                if f.is_oracle() { "oracle" } else { "postgres" }
+            ));
+        }
+        if self.workload == WorkloadKind::Pg {
+            if let Some(opt) = self.mysql.first_given() {
+                return Err(format!(
+                    "{opt} applies to --workload mysql; use --pg-set with --workload pg"
+                ));
+            }
+            return self.into_pg_config();
+        }
+        if self.workload == WorkloadKind::Mysql {
+            return self.into_mysql_config();
+        }
+        if let Some(opt) = self.mysql.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload mysql; add --workload mysql or drop {opt}"
+            ));
+        }
+        if let Some(opt) = self.pg.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload pg; add --workload pg or drop {opt}"
+            ));
+        }
+        if self.workload == WorkloadKind::Slob {
+            return self.into_slob_config();
+        }
+        if let Some(opt) = self.slob.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload slob; add --workload slob or drop {opt}"
+            ));
+        }
+        let pattern = self.pattern.unwrap_or(Pattern::Randrw);
+        let sessions = self.sessions.unwrap_or(4);
+        let read_pct = match (pattern, self.read_pct) {
+            (Pattern::Randrw, Some(p)) => p,
+            (Pattern::Randrw, None) => 50,
+            (p, Some(_)) => {
+                return Err(format!(
+                    "--read-pct applies to --pattern randrw only (got --pattern {})",
+                    p.name()
+                ));
+            }
+            (Pattern::Randread | Pattern::Seqread, None) => 100,
+            (_, None) => 0,
+        };
+        if self.engine == EngineKind::Psync && self.iodepth > 1 {
+            return Err(format!(
+                "--iodepth {} needs --engine io_uring (psync has one I/O in flight per session)",
+                self.iodepth
+            ));
+        }
+        let length = match (self.ops, self.time) {
+            (Some(ops), _) => {
+                if ops < u64::from(sessions) {
+                    return Err(format!(
+                        "--ops {ops} is fewer than --sessions {} (each session needs at least one)",
+                        sessions
+                    ));
+                }
+                RunLength::Ops { ops }
+            }
+            (None, time) => RunLength::Time {
+                time_s: time.unwrap_or(10.0),
+                ramp_s: self.ramp.unwrap_or(0.0),
+            },
+        };
+        if let Some(size) = self.size {
+            let min = u64::from(self.bs.unwrap_or(DEFAULT_BS)) * u64::from(self.files);
+            if size < min {
+                return Err(format!(
+                    "--size {size} is smaller than one block per file ({} files x {} bytes = {min})",
+                    self.files,
+                    self.bs.unwrap_or(DEFAULT_BS)
+                ));
+            }
+            let bs = u64::from(self.bs.unwrap_or(DEFAULT_BS));
+            if !size.is_multiple_of(bs) {
+                return Err(format!(
+                    "--size {} is not a whole number of --bs {} blocks; give --size {} or {}",
+                    fmt_size(size),
+                    fmt_size(bs),
+                    fmt_size(size / bs * bs),
+                    fmt_size((size / bs + 1) * bs)
+                ));
+            }
+        }
+        let hotspot = hotspot(
+            self.hotspot_mb,
+            self.hotspot_offset_mb,
+            self.hotspot_frequency,
+        )?;
+        if hotspot.is_some() && pattern.sequential() {
+            return Err("--hotspot-mb applies to random patterns only".into());
+        }
+        if self.dist != Distribution::Uniform && pattern.sequential() {
+            return Err(format!(
+                "--dist {} applies to random patterns only (got --pattern {})",
+                self.dist,
+                pattern.name()
+            ));
+        }
+        if let Some(rate) = self.rate
+            && rate < u64::from(sessions)
+        {
+            return Err(format!(
+                "--rate {rate} is below one request per second per session (--sessions {})",
+                sessions
+            ));
+        }
+        let seed = self.seed.unwrap_or_else(random_seed);
+        Ok(RunConfig {
+            workload: "raw",
+            target: self.target,
+            files: self.files,
+            size_bytes: self.size,
+            block_size: self.bs.unwrap_or(DEFAULT_BS),
+            pattern: Some(pattern),
+            read_pct: Some(read_pct),
+            sessions,
+            iodepth: self.iodepth,
+            engine: self.engine,
+            io_mode: self.io_mode,
+            length,
+            distribution: self.dist,
+            hotspot,
+            rate_iops: self.rate,
+            seed,
+            outlier_ms: self.outlier_ms,
+            interval_s: self.interval,
+            destroy_device: self.destroy_device,
+            allow_root_fs: self.allow_root_fs,
+            verify: crate::verify::online::VerifyOpts {
+                reads: self.verify,
+                after_write: self.verify_after_write,
+                map_sync_ms: (self.verify_sync_interval * 1e3).round() as u64,
+            },
+            content,
+            slob: None,
+            pg: None,
+            mysql: None,
+        })
+    }
+}
+
+impl RunArgs {
+    /// `--workload slob`: refuses raw-only options, validates the model's.
+    fn into_slob_config(self) -> Result<RunConfig, String> {
+        let raw_only = [
+            (
+                self.pattern.is_some(),
+                "--pattern",
+                "the model decides reads and writes",
+            ),
+            (self.read_pct.is_some(), "--read-pct", "use --update-pct"),
+            (
+                self.dist != Distribution::Uniform,
+                "--dist",
+                "use --hotspot-mb",
+            ),
+            (self.rate.is_some(), "--rate", "use --think-frequency"),
+            (
+                self.iodepth != 1,
+                "--iodepth",
+                "use --dbwr-batch for DB writer batches",
+            ),
+            (
+                self.size.is_some(),
+                "--size",
+                "the data size is --scale per schema",
+            ),
+            (self.ops.is_some(), "--ops", "use --work-loop"),
+        ];
+        if let Some((_, opt, instead)) = raw_only.iter().find(|(given, ..)| *given) {
+            return Err(format!(
+                "{opt} does not apply to --workload slob; {instead}"
+            ));
+        }
+        let hotspot = hotspot(
+            self.hotspot_mb,
+            self.hotspot_offset_mb,
+            self.hotspot_frequency,
+        )?;
+        let is_device = crate::storage::device::is_block_device(&self.target);
+        let dir = (!is_device).then_some(self.target.as_path());
+        let work_loop = self.slob.work_loop;
+        let slob = self.slob.into_config(
+            self.sessions,
+            self.bs.unwrap_or(DEFAULT_BS),
+            self.files,
+            hotspot,
+            dir,
+        )?;
+        let sessions = slob.sessions();
+        let length = match work_loop {
+            Some(w) => RunLength::Ops {
+                ops: w.checked_mul(u64::from(sessions)).ok_or_else(|| {
+                    format!("--work-loop {w} x {sessions} sessions is too many operations")
+                })?,
+            },
+            None => RunLength::Time {
+                time_s: self.time.unwrap_or(10.0),
+                ramp_s: self.ramp.unwrap_or(0.0),
+            },
+        };
+        Ok(RunConfig {
+            workload: "slob",
+            target: self.target,
+            files: self.files,
+            size_bytes: Some(slob.tablespace_blocks() * u64::from(self.bs.unwrap_or(DEFAULT_BS))),
+            block_size: self.bs.unwrap_or(DEFAULT_BS),
+            // A database model has no raw pattern: its mix is --update-pct.
+            pattern: None,
+            read_pct: None,
+            sessions,
+            iodepth: 1,
+            engine: self.engine,
+            io_mode: self.io_mode,
+            length,
+            distribution: Distribution::Uniform,
+            hotspot,
+            rate_iops: None,
+            seed: self.seed.unwrap_or_else(random_seed),
+            outlier_ms: self.outlier_ms,
+            interval_s: self.interval,
+            destroy_device: self.destroy_device,
+            allow_root_fs: self.allow_root_fs,
+            verify: Default::default(),
+            content: crate::storage::content::ContentSpec {
+                compress_pct: self.compress_pct,
+                dedupe_pct: self.dedupe_pct,
+            },
+            slob: Some(slob),
+            pg: None,
+            mysql: None,
+        })
+    }
+}
+
+/// The hot spot of `--hotspot-mb`, `--hotspot-offset-mb` and
+/// `--hotspot-frequency` (clap makes sure they come together).
+pub(crate) fn hotspot(
+    mb: Option<u64>,
+    offset_mb: Option<u64>,
+    every: Option<u32>,
+) -> Result<Option<HotspotConfig>, String> {
+    let (mb, every) = match (mb, offset_mb, every) {
+        (None, None, None) => return Ok(None),
+        (Some(mb), _, Some(every)) => (mb, every),
+        (Some(mb), _, None) => {
+            return Err(format!(
+                "--hotspot-mb {mb} needs --hotspot-frequency N (every Nth operation goes to the hot spot)"
+            ));
+        }
+        (None, Some(off), _) => {
+            return Err(format!(
+                "--hotspot-offset-mb {off} needs --hotspot-mb SIZE and --hotspot-frequency N"
+            ));
+        }
+        (None, None, Some(n)) => {
+            return Err(format!(
+                "--hotspot-frequency {n} needs --hotspot-mb SIZE (the hot spot's size in MiB)"
+            ));
+        }
+    };
+    let offset_mb = offset_mb.unwrap_or(0);
+    if mb == 0 {
+        return Err("--hotspot-mb 0: the hot spot needs at least 1 MiB".into());
+    }
+    // At most 8 EiB each, so that offset + size cannot overflow.
+    let bytes = |opt: &str, v: u64| {
+        (v <= 1 << 43)
+            .then_some(v << 20)
+            .ok_or_else(|| format!("{opt} {v} is too large (more than 8 EiB)"))
+    };
+    Ok(Some(HotspotConfig {
+        size_bytes: bytes("--hotspot-mb", mb)?,
+        offset_bytes: bytes("--hotspot-offset-mb", offset_mb)?,
+        every,
+    }))
+}
+
+/// A seed from the clock and process id, printed in the report so the run can be repeated.
+pub(crate) fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> Result<RunConfig, String> {
+        let mut argv = vec!["dbio", "run"];
+        argv.extend_from_slice(args);
+        let cli = try_parse_from(argv).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Run(r) => (*r).into_config(),
+            _ => unreachable!(),
+        }
+    }
+
+    /// Every subcommand, argument and option of every command, with the
+    /// path to it (`dbio runs tag <id>`) and whether it has help text.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            let id = a.get_id().as_str();
+            if matches!(id, "help" | "version") || a.is_hide_set() {
+                continue;
+            }
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("{path} <{id}>"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let p = format!("{path} {}", sub.get_name());
+            if sub.get_name() != "help" && sub.get_about().is_none() {
+                out.push(p.clone());
+            }
+            undocumented(sub, &p, out);
+        }
+    }
+
+    #[test]
+    fn every_command_and_option_says_what_it_is_for() {
+        let mut missing = Vec::new();
+        undocumented(&command(), "dbio", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:?}");
+    }
+
+    #[test]
+    fn dbwr_engine_help_speaks_of_db_writers_not_sessions() {
+        let help = command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let start = help.find("--dbwr-engine").unwrap();
+        let end = start + help[start..].find("\n      --").unwrap();
+        let text = &help[start..end];
+        assert!(text.contains("DB writers"), "{text}");
+        for session_words in ["session thread", "--iodepth"] {
+            assert!(!text.contains(session_words), "{text}");
+        }
+    }
+
+    #[test]
+    fn lab_commands_offer_only_the_options_they_use() {
+        // Only `lab run` stores anything; status and cleanup have no --db.
+        for sub in ["status", "cleanup"] {
+            let e = try_parse_from(["dbio", "lab", sub, "--db", "/tmp/x.sqlite"]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{sub}");
+        }
+        let cli =
+            try_parse_from(["dbio", "lab", "run", "p.toml", "--db", "/tmp/x.sqlite"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Lab {
+                command: crate::commands::lab::LabCommand::Run { db: Some(_), .. }
+            }
+        ));
+    }
+
+    #[test]
+    fn defaults_are_a_short_mixed_run() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.block_size, 8192);
+        assert_eq!(c.pattern, Some(Pattern::Randrw));
+        assert_eq!(c.read_pct, Some(50));
+        assert_eq!(
+            c.length,
+            RunLength::Time {
+                time_s: 10.0,
+                ramp_s: 0.0
+            }
+        );
+        assert_eq!(c.target, PathBuf::from(DEFAULT_TARGET));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_what_is_allowed() {
+        let e = config(&["--bs", "3000"]).unwrap_err();
+        assert!(e.contains("--bs") && e.contains("power of two"), "{e}");
+        let e = config(&["--bs", "2M"]).unwrap_err();
+        assert!(e.contains("512 to 1M"), "{e}");
+        let e = config(&["--sessions", "0"]).unwrap_err();
+        assert!(e.contains("--sessions"), "{e}");
+        let e = config(&["--sessions", "4097"]).unwrap_err();
+        assert!(e.contains("4097") && e.contains("1..=4096"), "{e}");
+        let e = config(&["--read-pct", "101"]).unwrap_err();
+        assert!(e.contains("--read-pct"), "{e}");
+        let e = config(&["--pattern", "randread", "--read-pct", "30"]).unwrap_err();
+        assert!(e.contains("randrw only"), "{e}");
+        let e = config(&["--iodepth", "32"]).unwrap_err();
+        assert!(e.contains("io_uring"), "{e}");
+        let e = config(&["--time", "10", "--ops", "100"]).unwrap_err();
+        assert!(e.contains("--ops") || e.contains("--time"), "{e}");
+        let e = config(&["--ops", "2", "--sessions", "4"]).unwrap_err();
+        assert!(e.contains("fewer than --sessions"), "{e}");
+        let e = config(&["--dist", "zipf:x"]).unwrap_err();
+        assert!(e.contains("--dist"), "{e}");
+        let e = config(&["--pattern", "seqread", "--dist", "zipf:1.2"]).unwrap_err();
+        assert!(e.contains("random patterns"), "{e}");
+        let e = config(&["--size", "4k", "--files", "2"]).unwrap_err();
+        assert!(e.contains("smaller than one block"), "{e}");
+        let e = config(&["--hotspot-mb", "8"]).unwrap_err();
+        assert!(e.contains("hotspot-frequency"), "{e}");
+        let e = config(&["--outlier-ms", "0"]).unwrap_err();
+        assert!(e.contains("--outlier-ms"), "{e}");
+    }
+
+    #[test]
+    fn negative_and_overflowing_values_are_named() {
+        let e = config(&["--size", "-1G"]).unwrap_err();
+        assert!(e.contains("'-1G' for '--size"), "{e}");
+        let e = config(&["--rate", "-10"]).unwrap_err();
+        assert!(e.contains("'-10' for '--rate"), "{e}");
+        let e = try_parse_from(["dbio", "run", "--rate", "-10"]).unwrap_err();
+        assert!(error_line(&e).ends_with("not a whole number (digits only, e.g. 100)"));
+        let e = config(&["--time", "99999999999"]).unwrap_err();
+        assert!(
+            e.contains("'99999999999' for '--time") && e.contains("a year"),
+            "{e}"
+        );
+        let e = config(&["--ramp", "400d"]).unwrap_err();
+        assert!(e.contains("--ramp"), "{e}");
+        let e = config(&["--size", "12k", "--bs", "8k"]).unwrap_err();
+        assert!(
+            e.contains("--size 12 KiB is not a whole number of --bs 8 KiB"),
+            "{e}"
+        );
+        assert_eq!(
+            config(&["--size", "1.5G"]).unwrap().size_bytes,
+            Some(3 << 29)
+        );
+        let e = config(&["--hotspot-mb", "10"]).unwrap_err();
+        assert!(
+            e.contains("--hotspot-mb 10 needs --hotspot-frequency"),
+            "{e}"
+        );
+        let e =
+            config(&["--hotspot-mb", "99999999999999", "--hotspot-frequency", "2"]).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        let e = config(&["--workload", "slob", "--think-min", "1"]).unwrap_err();
+        assert!(e.contains("--think-min 1 needs --think-frequency"), "{e}");
+    }
+
+    #[test]
+    fn clap_errors_keep_their_list_on_the_line() {
+        let e = try_parse_from(["dbio", "compare", "1"]).unwrap_err();
+        assert_eq!(
+            error_line(&e),
+            "the following required arguments were not provided: <B>"
+        );
+        let e = try_parse_from(["dbio"]).unwrap_err();
+        assert!(!error_line(&e).is_empty());
+    }
+
+    #[test]
+    fn a_cache_larger_than_the_data_is_capped() {
+        let c = config(&[
+            "--workload",
+            "slob",
+            "--scale",
+            "1024",
+            "--sessions",
+            "2",
+            "--cache",
+            "1G",
+        ])
+        .unwrap();
+        let slob = c.slob.unwrap();
+        assert_eq!(slob.cache_bytes, 4 * slob.tablespace_blocks() * 8192);
+    }
+
+    #[test]
+    fn good_values_resolve() {
+        let c = config(&[
+            "--pattern",
+            "randread",
+            "--engine",
+            "io_uring",
+            "--iodepth",
+            "32",
+            "--io",
+            "fsync",
+            "--time",
+            "2m",
+            "--ramp",
+            "5",
+            "--dist",
+            "zipf:1.2",
+            "--hotspot-mb",
+            "8",
+            "--hotspot-frequency",
+            "3",
+            "--seed",
+            "7",
+        ])
+        .unwrap();
+        assert_eq!(c.read_pct, Some(100));
+        assert_eq!(c.engine, EngineKind::IoUring);
+        assert_eq!(
+            c.length,
+            RunLength::Time {
+                time_s: 120.0,
+                ramp_s: 5.0
+            }
+        );
+        assert_eq!(c.hotspot.unwrap().size_bytes, 8 << 20);
+        assert_eq!(c.seed, 7);
+    }
+}

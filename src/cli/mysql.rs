@@ -1,0 +1,212 @@
+//! `--workload mysql`'s options into a [`RunConfig`]: SLOB's shape and mix
+//! options (shared with `--workload slob`), `--cache` as
+//! innodb_buffer_pool_size, `--bs` as innodb_page_size, `--io` as
+//! innodb_flush_method, `--redo-dir` as innodb_log_group_home_dir. Options
+//! that mean nothing to a real server are refused in one line (`db::options`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::RunArgs;
+use crate::cli::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
+use crate::config::{IoMode, RunConfig};
+use crate::workload::mysql::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
+
+/// InnoDB's flush method for an `--io` mode.
+fn flush_method(io: IoMode) -> Result<&'static str, String> {
+    match io {
+        IoMode::Direct => Ok("O_DIRECT"),
+        IoMode::Fsync => Ok("fsync"),
+        IoMode::Dsync => Ok("O_DSYNC"),
+        other => Err(format!(
+            "--io {} does not apply to --workload mysql: InnoDB's flush methods are --io direct (O_DIRECT), fsync (fsync) or dsync (O_DSYNC)",
+            other.name()
+        )),
+    }
+}
+
+/// MariaDB in dbio's words.
+const MYSQL: Instead = Instead {
+    workload: "mysql",
+    makes: "the instance",
+    cache: "the buffer pool",
+    processes: "the server",
+    processes_bytes: 256 << 20,
+    files: None,
+    redo: "the server writes its own redo",
+    redo_files: "the redo log is InnoDB's",
+    redo_file_size: "use --mysql-set innodb_log_file_size=...",
+    redo_block: "the redo log is InnoDB's",
+    redo_sync: "the redo is synced at each commit (innodb_flush_log_at_trx_commit=1)",
+    log_buffer: "use --mysql-set innodb_log_buffer_size=...",
+};
+
+#[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "MariaDB (--workload mysql)")]
+pub struct MysqlArgs {
+    /// Directory holding mariadbd and mariadb-install-db [default: /usr/sbin and /usr/bin, Debian's mariadb-server].
+    #[arg(long, value_name = "DIR")]
+    pub mysql_bin: Option<PathBuf>,
+
+    /// A server setting, NAME=VALUE (repeatable), written to dbio's my.cnf after dbio's own (e.g. --mysql-set innodb_doublewrite=0).
+    #[arg(long = "mysql-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub mysql_set: Vec<(String, String)>,
+
+    /// Use this existing server instead of starting one (mysql://USER:PASSWORD@HOST:PORT/, or mysql://USER@localhost/?socket=/path): dbio works in a database dbio of its own there and changes no settings.
+    #[arg(long, value_name = "URL")]
+    pub mysql_url: Option<String>,
+
+    /// Bound the memory of the server, page cache included (a memory cgroup), e.g. 512M: with --io fsync, reads then reach the device.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
+    pub mysql_memory: Option<u64>,
+}
+
+impl MysqlArgs {
+    /// The options every server workload has, under their mysql names.
+    pub fn server(self) -> ServerArgs {
+        ServerArgs {
+            names: [
+                "--mysql-bin",
+                "--mysql-set",
+                "--mysql-memory",
+                "--mysql-url",
+            ],
+            bin: self.mysql_bin,
+            set: self.mysql_set,
+            memory: self.mysql_memory,
+            url: self.mysql_url,
+        }
+    }
+
+    /// The first mysql option given, for refusing them with other workloads.
+    pub fn first_given(&self) -> Option<&'static str> {
+        self.clone().server().first_given()
+    }
+}
+
+fn parse_setting(s: &str) -> Result<(String, String), String> {
+    crate::workload::db::parse_setting(s, "innodb_doublewrite=0")
+}
+
+impl RunArgs {
+    /// Validates a `--workload mysql` run.
+    pub(crate) fn into_mysql_config(self) -> Result<RunConfig, String> {
+        refuse_model_options(&self, &MYSQL)?;
+        if let Some(opt) = self.pg.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload pg; use --mysql-set with --workload mysql"
+            ));
+        }
+        let server = self.mysql.clone().server();
+        refuse_with_url(&self, &server, &[(self.bs.is_some(), "--bs")])?;
+        let page_size = self.bs.unwrap_or(DEFAULT_PAGE);
+        if !(4096..=65536).contains(&page_size) {
+            return Err(format!(
+                "--bs {page_size} is not an InnoDB page size; give 4k, 8k, 16k, 32k or 64k"
+            ));
+        }
+        let flush_method = flush_method(self.io_mode)?;
+        let files = self.files;
+        if !(1..=MAX_FILES).contains(&files) {
+            return Err(format!(
+                "--files {files} is not a partition count for --workload mysql; give 1 (a table in one .ibd file) to {MAX_FILES} (its partitions, an .ibd file each)"
+            ));
+        }
+        let (mut run, slob, redo_dir, server) = resolve(self, server, &MYSQL, page_size, files)?;
+        run.mysql = Some(MysqlConfig {
+            slob,
+            page_size,
+            files,
+            flush_method,
+            redo_dir,
+            server,
+        });
+        Ok(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use crate::config::RunConfig;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<RunConfig, String> {
+        crate::cli::db::config_of("mysql", args)
+    }
+
+    #[test]
+    fn mysql_options_resolve_to_innodb_settings() {
+        let c = config(&[
+            "--sessions",
+            "4",
+            "--scale",
+            "1000",
+            "--update-pct",
+            "20",
+            "--cache",
+            "64M",
+            "--io",
+            "fsync",
+            "--mysql-set",
+            "innodb_doublewrite=0",
+            "--work-loop",
+            "10",
+        ])
+        .unwrap();
+        let my = c.mysql.unwrap();
+        assert_eq!(c.workload, "mysql");
+        assert_eq!(my.slob.schemas, 4);
+        assert_eq!(my.slob.cache_bytes, 64 << 20);
+        assert_eq!(my.page_size, 16384, "InnoDB's page unless --bs");
+        assert_eq!(my.flush_method, "fsync");
+        assert_eq!(
+            my.server.set,
+            vec![("innodb_doublewrite".into(), "0".into())]
+        );
+        assert_eq!(c.length, crate::config::RunLength::Ops { ops: 40 });
+        let c = config(&["--bs", "4k", "--io", "dsync"]).unwrap();
+        let my = c.mysql.unwrap();
+        assert_eq!((my.page_size, my.flush_method), (4096, "O_DSYNC"));
+        assert_eq!(config(&[]).unwrap().mysql.unwrap().flush_method, "O_DIRECT");
+    }
+
+    #[test]
+    fn files_are_the_partitions_of_each_table() {
+        let c = config(&[
+            "--files",
+            "4",
+            "--schemas",
+            "1",
+            "--threads-per-schema",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!((c.files, c.mysql.as_ref().unwrap().files), (4, 4));
+        assert_eq!(c.sessions, 4, "four sessions on one table in four files");
+        assert_eq!(config(&[]).unwrap().mysql.unwrap().files, 1);
+        let e = config(&["--files", "65"]).unwrap_err();
+        assert!(e.contains("--files 65") && e.contains("64"), "{e}");
+    }
+
+    #[test]
+    fn options_that_mean_nothing_to_innodb_are_refused() {
+        let e = config(&["--bs", "2k"]).unwrap_err();
+        assert!(e.contains("--bs") && e.contains("16k"), "{e}");
+        let e = config(&["--io", "buffered"]).unwrap_err();
+        assert!(e.contains("--io buffered") && e.contains("O_DIRECT"), "{e}");
+        let e = config(&["--redo-file-size", "1G"]).unwrap_err();
+        assert!(e.contains("innodb_log_file_size"), "{e}");
+        let e = config(&["--pg-set", "a=b"]).unwrap_err();
+        assert!(e.contains("--pg-set"), "{e}");
+        let e = config(&["--mysql-set", "oops"]).unwrap_err();
+        assert!(e.contains("NAME=VALUE"), "{e}");
+        let argv = ["dbio", "run", "--mysql-set", "a=b"];
+        let Command::Run(r) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        let e = (*r).into_config().unwrap_err();
+        assert!(e.contains("--mysql-set applies to --workload mysql"), "{e}");
+    }
+}

@@ -1,0 +1,439 @@
+//! The options of `--workload slob` (SLOB's slob.conf and runit.sh, as
+//! flags) and their validation into a [`SlobConfig`]. Every refusal is one
+//! line naming the option, the value, the limit and what to give instead.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::choice::choice;
+use crate::config::HotspotConfig;
+use crate::units::{fmt_size, parse_seconds, parse_size};
+use crate::workload::MAX_SESSIONS;
+use crate::workload::slob::flavor::Flavor;
+use crate::workload::slob::{RedoStress, RedoSync, SlobConfig, Think};
+
+pub const DEFAULT_SCALE: u64 = 80 << 20;
+pub const DEFAULT_CACHE: u64 = 16 << 20;
+pub const DEFAULT_UPDATE_PCT: u8 = 25;
+pub const DEFAULT_WORK_UNIT: u32 = 64;
+pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
+pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
+/// A buffer cache is capped at this many times the data.
+pub const CACHE_CAP_X: u64 = 4;
+/// Longest think time, seconds.
+pub const MAX_THINK_S: f64 = 3600.0;
+
+#[derive(Args, Debug, Default, Clone)]
+#[command(next_help_heading = "SLOB model (--workload slob)")]
+pub struct SlobArgs {
+    /// Rows (one per block) per schema: a block count, or a size with K/M/G/T (SLOB's SCALE) [default: 80M].
+    #[arg(long, value_name = "BLOCKS|SIZE")]
+    pub scale: Option<String>,
+
+    /// Schemas (SLOB's runit.sh -s); each is a disjoint region of the datafiles [default: --sessions].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SESSIONS as i64))]
+    pub schemas: Option<u32>,
+
+    /// Sessions per schema (runit.sh -t); they share the schema's blocks [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SESSIONS as i64))]
+    pub threads_per_schema: Option<u32>,
+
+    /// Rows each operation touches, 3..1024 (SLOB's WORK_UNIT) [default: 64].
+    #[arg(long)]
+    pub work_unit: Option<u32>,
+
+    /// Percentage of operations that update and commit, 0..100, exact over a run (UPDATE_PCT) [default: 25].
+    #[arg(long)]
+    pub update_pct: Option<u32>,
+
+    /// Percentage of operations that scan --scan-size contiguous blocks, 0..100 (SCAN_PCT) [default: 0].
+    #[arg(long)]
+    pub scan_pct: Option<u32>,
+
+    /// Blocks per scan read: a count or a size with K/M [default: 1M worth of blocks].
+    #[arg(long, value_name = "BLOCKS|SIZE")]
+    pub scan_size: Option<String>,
+
+    /// Redo per changed block: lite (2 of 19 columns) or heavy (all 19, 9.5x) (REDO_STRESS) [default: lite].
+    #[arg(long, value_parser = choice::<RedoStress>())]
+    pub redo_stress: Option<RedoStress>,
+
+    /// Whose redo the model writes: oracle (change vectors only) or postgres (WAL records plus a full-page image of each block's first change after a checkpoint) [default: oracle].
+    #[arg(long, value_parser = choice::<Flavor>())]
+    pub flavor: Option<Flavor>,
+
+    /// Every Nth operation goes to the first schema (HOT_SCHEMA_FREQUENCY).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub hot_schema_frequency: Option<u32>,
+
+    /// Every Nth operation is followed by think time (THINK_TM_FREQUENCY).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub think_frequency: Option<u32>,
+
+    /// Shortest think time (THINK_TM_MIN), e.g. 0.1 or 100ms [default: 0.1].
+    #[arg(long, value_parser = parse_seconds)]
+    pub think_min: Option<f64>,
+
+    /// Longest think time (THINK_TM_MAX) [default: --think-min].
+    #[arg(long, value_parser = parse_seconds)]
+    pub think_max: Option<f64>,
+
+    /// Operations per session, then stop (SLOB's WORK_LOOP); instead of --time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with_all = ["time", "ramp"])]
+    pub work_loop: Option<u64>,
+
+    /// Buffer cache size (db_cache_size); small forces physical reads [default: 16M].
+    #[arg(long, value_parser = parse_size)]
+    pub cache: Option<u64>,
+
+    /// DB writer threads [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub db_writers: Option<u32>,
+
+    /// How DB writers write: io_uring (a batch in flight at once, like DBWn
+    /// with asynchronous I/O), psync (one write at a time) or null (no I/O:
+    /// the model's own cost) [default: io_uring where the kernel allows it,
+    /// else psync].
+    #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
+    pub dbwr_engine: Option<crate::config::EngineKind>,
+
+    /// Most buffers a DB writer writes per batch (all in flight with io_uring) [default: 64].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub dbwr_batch: Option<u32>,
+
+    /// Directory for the redo logs (another filesystem is fine) [default: the --target directory].
+    #[arg(long, value_name = "DIR")]
+    pub redo_dir: Option<PathBuf>,
+
+    /// Redo log files, used in turn [default: 3].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub redo_files: Option<u32>,
+
+    /// Size of each redo log file [default: 128M].
+    #[arg(long, value_parser = parse_size)]
+    pub redo_file_size: Option<u64>,
+
+    /// Redo block size: every log write is padded to it (512 or 4096) [default: 512].
+    #[arg(long)]
+    pub redo_block: Option<u32>,
+
+    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync].
+    #[arg(long, value_parser = choice::<RedoSync>())]
+    pub redo_sync: Option<RedoSync>,
+
+    /// Log buffer size: the most one log write carries [default: 4M].
+    #[arg(long, value_parser = parse_size)]
+    pub log_buffer: Option<u64>,
+}
+
+impl SlobArgs {
+    /// The first model option given, for refusing them with `--workload raw`.
+    pub fn first_given(&self) -> Option<&'static str> {
+        let given = [
+            (self.scale.is_some(), "--scale"),
+            (self.schemas.is_some(), "--schemas"),
+            (self.threads_per_schema.is_some(), "--threads-per-schema"),
+            (self.work_unit.is_some(), "--work-unit"),
+            (self.update_pct.is_some(), "--update-pct"),
+            (self.scan_pct.is_some(), "--scan-pct"),
+            (self.scan_size.is_some(), "--scan-size"),
+            (self.redo_stress.is_some(), "--redo-stress"),
+            (self.flavor.is_some(), "--flavor"),
+            (
+                self.hot_schema_frequency.is_some(),
+                "--hot-schema-frequency",
+            ),
+            (self.think_frequency.is_some(), "--think-frequency"),
+            (self.think_min.is_some(), "--think-min"),
+            (self.think_max.is_some(), "--think-max"),
+            (self.work_loop.is_some(), "--work-loop"),
+            (self.cache.is_some(), "--cache"),
+            (self.db_writers.is_some(), "--db-writers"),
+            (self.dbwr_batch.is_some(), "--dbwr-batch"),
+            (self.dbwr_engine.is_some(), "--dbwr-engine"),
+            (self.redo_dir.is_some(), "--redo-dir"),
+            (self.redo_files.is_some(), "--redo-files"),
+            (self.redo_file_size.is_some(), "--redo-file-size"),
+            (self.redo_block.is_some(), "--redo-block"),
+            (self.redo_sync.is_some(), "--redo-sync"),
+            (self.log_buffer.is_some(), "--log-buffer"),
+        ];
+        given.iter().find(|(g, _)| *g).map(|(_, n)| *n)
+    }
+
+    /// Validates the model's options. `sessions` is --sessions if given;
+    /// `target_dir` the directory target (None for a block device).
+    pub fn into_config(
+        self,
+        sessions: Option<u32>,
+        block_size: u32,
+        datafiles: u32,
+        hotspot: Option<HotspotConfig>,
+        target_dir: Option<&Path>,
+    ) -> Result<SlobConfig, String> {
+        let threads = self.threads_per_schema.unwrap_or(1);
+        let schemas = match (self.schemas, sessions) {
+            (Some(n), None) => n,
+            (None, Some(s)) => {
+                if s % threads != 0 {
+                    return Err(format!(
+                        "--sessions {s} is not a multiple of --threads-per-schema {threads}; give --schemas N instead (sessions = schemas x threads)"
+                    ));
+                }
+                s / threads
+            }
+            (Some(n), Some(s)) => {
+                if n * threads != s {
+                    return Err(format!(
+                        "--sessions {s} disagrees with --schemas {n} x --threads-per-schema {threads} = {}; give one or the other",
+                        n * threads
+                    ));
+                }
+                n
+            }
+            (None, None) if self.threads_per_schema.is_some() => 1,
+            (None, None) => 4,
+        };
+        if schemas * threads > MAX_SESSIONS {
+            return Err(format!(
+                "--schemas {schemas} x --threads-per-schema {threads} = {} sessions is more than {MAX_SESSIONS} (SLOB's limit); give fewer schemas or threads per schema",
+                schemas * threads
+            ));
+        }
+        let bs = u64::from(block_size);
+        let scale_blocks = match &self.scale {
+            None => DEFAULT_SCALE / bs,
+            Some(s) => blocks_or_size(s, bs, "--scale")?,
+        };
+        if scale_blocks
+            .checked_mul(u64::from(schemas))
+            .and_then(|b| b.checked_mul(bs))
+            .is_none_or(|b| b > 1 << 60)
+        {
+            return Err(format!(
+                "--scale {scale_blocks} blocks x {schemas} schemas of {} is too large (more than 1 EiB of data)",
+                fmt_size(bs)
+            ));
+        }
+        let work_unit = self.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
+        if !(3..=1024).contains(&work_unit) {
+            return Err(format!(
+                "--work-unit {work_unit} is out of range: SLOB's WORK_UNIT is 3 to 1024 rows"
+            ));
+        }
+        let update_pct = self.update_pct.unwrap_or(u32::from(DEFAULT_UPDATE_PCT));
+        if update_pct > 100 {
+            return Err(format!(
+                "--update-pct {update_pct} is out of range: give 0 to 100"
+            ));
+        }
+        let scan_pct = self.scan_pct.unwrap_or(0);
+        if scan_pct > 100 || update_pct + scan_pct > 100 {
+            return Err(format!(
+                "--scan-pct {scan_pct} with --update-pct {update_pct} is out of range: the two add up to at most 100"
+            ));
+        }
+        let scan_blocks = match &self.scan_size {
+            None => ((1 << 20) / bs).max(1),
+            Some(s) => blocks_or_size(s, bs, "--scan-size")?,
+        };
+        if self.scan_size.is_some() && scan_pct == 0 {
+            return Err("--scan-size needs --scan-pct above 0".into());
+        }
+        if scan_blocks > 1024 {
+            return Err(format!(
+                "--scan-size {scan_blocks} blocks is more than 1024 blocks per read; give a smaller --scan-size"
+            ));
+        }
+        if scale_blocks < u64::from(work_unit) {
+            return Err(format!(
+                "--scale {scale_blocks} blocks is smaller than --work-unit {work_unit}; each schema needs at least one work unit of rows"
+            ));
+        }
+        if scan_pct > 0 && scale_blocks < scan_blocks {
+            return Err(format!(
+                "--scale {scale_blocks} blocks is smaller than one scan ({scan_blocks} blocks); raise --scale or lower --scan-size"
+            ));
+        }
+        let think = match self.think_frequency {
+            None => {
+                for (opt, v) in [
+                    ("--think-min", self.think_min),
+                    ("--think-max", self.think_max),
+                ] {
+                    if let Some(v) = v {
+                        return Err(format!(
+                            "{opt} {v} needs --think-frequency N (every Nth operation is followed by think time)"
+                        ));
+                    }
+                }
+                None
+            }
+            Some(every) => {
+                let min_s = self.think_min.unwrap_or(0.1);
+                let max_s = self.think_max.unwrap_or(min_s);
+                for (opt, v) in [
+                    ("--think-min", self.think_min),
+                    ("--think-max", self.think_max),
+                ] {
+                    if let Some(v) = v.filter(|v| *v > MAX_THINK_S) {
+                        return Err(format!(
+                            "{opt} {v} s is more than an hour; think times are short pauses (e.g. 0.1, 100ms)"
+                        ));
+                    }
+                }
+                if max_s < min_s {
+                    return Err(format!("--think-max {max_s} is below --think-min {min_s}"));
+                }
+                Some(Think {
+                    every,
+                    min_s,
+                    max_s,
+                })
+            }
+        };
+        let flavor = self.flavor.unwrap_or_default();
+        if flavor == Flavor::Postgres && self.redo_stress.is_some() {
+            return Err("--redo-stress does not apply with --flavor postgres: its WAL per changed row is PostgreSQL's (docs/slob.md); drop --redo-stress".into());
+        }
+        let redo_block = self.redo_block.unwrap_or(512);
+        if redo_block != 512 && redo_block != 4096 {
+            return Err(format!("--redo-block {redo_block} must be 512 or 4096"));
+        }
+        let log_buffer = self.log_buffer.unwrap_or(DEFAULT_LOG_BUFFER);
+        let redo_file_size = self.redo_file_size.unwrap_or(DEFAULT_REDO_FILE_SIZE);
+        let redo_dir = match (self.redo_dir, target_dir) {
+            (Some(d), _) => d,
+            (None, Some(t)) => t.to_path_buf(),
+            (None, None) => {
+                return Err("--redo-dir is needed when --target is a block device: the redo logs go in a directory".into());
+            }
+        };
+        let cfg = SlobConfig {
+            schemas,
+            threads_per_schema: threads,
+            scale_blocks,
+            block_size,
+            datafiles,
+            work_unit,
+            update_pct: update_pct as u8,
+            scan_pct: scan_pct as u8,
+            scan_blocks: scan_blocks as u32,
+            redo_stress: self.redo_stress.unwrap_or(RedoStress::Lite),
+            flavor,
+            hotspot,
+            hot_schema_every: self.hot_schema_frequency,
+            think,
+            work_loop: self.work_loop,
+            cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
+            db_writers: self.db_writers.unwrap_or(1),
+            dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_engine: self.dbwr_engine.unwrap_or_else(|| {
+                if crate::engine::uring::available() {
+                    crate::config::EngineKind::IoUring
+                } else {
+                    crate::config::EngineKind::Psync
+                }
+            }),
+            redo_dir,
+            redo_files: self.redo_files.unwrap_or(3),
+            redo_file_size,
+            redo_block,
+            redo_sync: self.redo_sync.unwrap_or(RedoSync::Dsync),
+            log_buffer,
+        };
+        if let Some(h) = hotspot
+            && h.offset_bytes.saturating_add(h.size_bytes) > cfg.scale_blocks.saturating_mul(bs)
+        {
+            return Err(format!(
+                "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of a schema ({}); make the hot spot smaller or --scale larger",
+                h.offset_bytes >> 20,
+                h.size_bytes >> 20,
+                fmt_size(cfg.scale_blocks * bs)
+            ));
+        }
+        let min = u64::from(cfg.min_cache_buffers()) * bs;
+        if cfg.cache_bytes < min {
+            return Err(format!(
+                "--cache {} is below the minimum the model needs to make progress: {} ({} buffers of {}: 2 per block each of the {} sessions may pin at once); give --cache {} or more",
+                fmt_size(cfg.cache_bytes),
+                fmt_size(min),
+                cfg.min_cache_buffers(),
+                fmt_size(bs),
+                cfg.sessions(),
+                fmt_size(min)
+            ));
+        }
+        if cfg.cache_bytes / bs > u64::from(u32::MAX / 2) {
+            return Err(format!(
+                "--cache {} is too large: at most {} buffers of {}",
+                fmt_size(cfg.cache_bytes),
+                u32::MAX / 2,
+                fmt_size(bs)
+            ));
+        }
+        let available = crate::preflight::mem_available().map_err(|e| e.to_string())?;
+        crate::preflight::check_cache(cfg.cache_bytes, available).map_err(|e| e.to_string())?;
+        // A cache far larger than the data holds nothing more: cap it at
+        // CACHE_CAP_X times the data, room enough that dirty and pinned
+        // buffers never force a cached block out (the report shows the
+        // buffers; `dbio run` says so).
+        let mut cfg = cfg;
+        let data = cfg.tablespace_blocks().saturating_mul(bs);
+        cfg.cache_bytes = cfg
+            .cache_bytes
+            .min(data.saturating_mul(CACHE_CAP_X).max(min));
+        let one_op = cfg.max_redo_per_op();
+        if log_buffer < one_op || log_buffer > 1 << 30 {
+            return Err(format!(
+                "--log-buffer {} must hold one update's redo ({} with --work-unit {work_unit} and {}) and be at most 1G",
+                fmt_size(log_buffer),
+                fmt_size(one_op),
+                match (cfg.flavor, cfg.redo_stress) {
+                    (Flavor::Postgres, _) => "--flavor postgres",
+                    (_, RedoStress::Lite) => "--redo-stress lite",
+                    (_, RedoStress::Heavy) => "--redo-stress heavy",
+                }
+            ));
+        }
+        if !log_buffer.is_multiple_of(u64::from(redo_block)) {
+            return Err(format!(
+                "--log-buffer {} must be a multiple of --redo-block {redo_block}",
+                fmt_size(log_buffer)
+            ));
+        }
+        if redo_file_size < log_buffer || !redo_file_size.is_multiple_of(u64::from(redo_block)) {
+            return Err(format!(
+                "--redo-file-size {} is smaller than one log write (up to --log-buffer {}) or not a multiple of --redo-block {redo_block}; give --redo-file-size {} or more",
+                fmt_size(redo_file_size),
+                fmt_size(log_buffer),
+                fmt_size(log_buffer)
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
+/// A count of blocks ("10000") or a size ("80M") turned into blocks.
+fn blocks_or_size(text: &str, bs: u64, opt: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let blocks = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        t.parse::<u64>()
+            .map_err(|_| format!("{opt} {text} is too large"))?
+    } else {
+        let bytes = parse_size(t).map_err(|e| format!("{opt} {text}: {e}"))?;
+        bytes / bs
+    };
+    if blocks == 0 {
+        return Err(format!(
+            "{opt} {text} is less than one block of {}; give a block count or a size",
+            fmt_size(bs)
+        ));
+    }
+    Ok(blocks)
+}
+
+#[cfg(test)]
+#[path = "slob_tests.rs"]
+mod tests;
