@@ -324,6 +324,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub mpi: bool,
 
+    /// With --mpi: every rank names the same block device in --target and works in a byte range of its own (rank r at r × its size; --size is each rank's, else an equal share), block- and sector-aligned (docs/multihost.md).
+    #[arg(long)]
+    pub region_per_rank: bool,
+
     #[command(flatten)]
     pub slob: SlobArgs,
 
@@ -401,6 +405,11 @@ const DEFAULT_BS: u32 = 8192;
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
+        if self.region_per_rank && !self.mpi {
+            return Err(
+                "--region-per-rank shares one block device among the ranks of an MPI run; add --mpi (and start it with mpirun)".into(),
+            );
+        }
         if self.workload != WorkloadKind::Raw && (self.verify || self.verify_after_write) {
             let opt = if self.verify {
                 "--verify"

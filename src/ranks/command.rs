@@ -88,6 +88,7 @@ pub(super) fn run_rank(
         *redo = template::expand(redo, world.rank, &env.hostname);
     }
     let tags = args.tags.clone();
+    let region_per_rank = args.region_per_rank;
     let cfg = world.agree(check(args, &tags))?;
     let targets: Vec<_> = world
         .all_gather(cfg.target.as_os_str().as_encoded_bytes())
@@ -95,12 +96,24 @@ pub(super) fn run_rank(
         .zip(&world.hosts)
         .map(|(t, h)| (h.clone(), String::from_utf8_lossy(&t).into_owned().into()))
         .collect();
-    if let Some((a, b)) = template::shared_target(&targets) {
+    let region = if region_per_rank {
+        Some(super::shared_device::region(world, &cfg)?)
+    } else {
+        None
+    };
+    if let Some((a, b)) = template::shared_target(&targets).filter(|_| region.is_none()) {
+        let fix = if crate::target::device::is_block_device(&cfg.target) {
+            "add --region-per-rank to give each rank a region of the device of its own".to_string()
+        } else {
+            format!(
+                "put {{rank}} in it (--target {}-{{rank}})",
+                template.display()
+            )
+        };
         return Err(CommandError::Usage(format!(
-            "--target: ranks {a} and {b} on host {} would share {}; put {{rank}} in it (--target {}-{{rank}})",
+            "--target: ranks {a} and {b} on host {} would share {}; {fix}",
             targets[a].0,
             targets[a].1.display(),
-            template.display()
         )));
     }
     let opened = world.agree(if root && store.is_none() {
@@ -121,9 +134,15 @@ pub(super) fn run_rank(
                 .map_err(run_cmd::layout_error),
         )?;
     }
-    let target = world.agree(
-        Target::prepare(&cfg, show_progress, root, &interrupt).map_err(run_cmd::layout_error),
-    )?;
+    // A shared device is announced once every rank holds its region.
+    let target = match region {
+        Some(r) => Target::prepare_region(&cfg, r, false),
+        None => Target::prepare(&cfg, show_progress, root, &interrupt),
+    };
+    let target = world.agree(target.map_err(run_cmd::layout_error))?;
+    if region.is_some() && root {
+        crate::target::place::announce(&cfg.target);
+    }
     let ramp_s = match cfg.length {
         RunLength::Time { ramp_s, .. } => ramp_s,
         RunLength::Ops { .. } => 0.0,

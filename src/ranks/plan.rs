@@ -140,6 +140,7 @@ fn parse(args: &[String]) -> Result<crate::cli::RunArgs, String> {
     {
         Command::Run(mut a) => {
             a.quiet = true;
+            a.mpi = true;
             Ok(*a)
         }
         _ => unreachable!("argv starts with run"),

@@ -26,6 +26,8 @@ mod mpi_html;
 mod mpi_off;
 #[cfg(feature = "mpi")]
 mod mpi_plan;
+#[cfg(feature = "mpi")]
+mod mpi_region;
 mod mysql;
 mod mysql_url;
 mod pg;
@@ -72,6 +74,8 @@ fn main() {
         mpi_html::tests(),
         #[cfg(feature = "mpi")]
         mpi_plan::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_region::tests(),
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),

@@ -112,6 +112,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
                     ts: Tablespace {
                         datafiles: 1,
                         block_size: BS,
+                        base: 0,
                     },
                     stamp: (0, 1),
                     files,
@@ -208,6 +209,7 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
                 ts: Tablespace {
                     datafiles: 1,
                     block_size: BS,
+                    base: 0,
                 },
                 stamp: (0, 1),
                 files: files_r,

@@ -79,6 +79,7 @@ fn session<'a>(
         ts: Tablespace {
             datafiles: 1,
             block_size: BS,
+            base: 0,
         },
         files,
         engine: Psync::new(fd, SyncAfterWrite::None),
@@ -163,6 +164,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 ts: Tablespace {
                     datafiles: 1,
                     block_size: BS,
+                    base: 0,
                 },
                 stamp: (0, 1),
                 files: files_r,
