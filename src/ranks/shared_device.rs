@@ -60,15 +60,14 @@ pub(super) fn region(world: &World, cfg: &RunConfig) -> Result<Region, CommandEr
     let sector = all.iter().map(|a| a.2).max().unwrap_or(512);
     let align = alignment(cfg.block_size, sector);
     let rank = world.rank;
-    let mut region = Region::split(
-        path,
-        info.size_bytes,
-        rank,
-        world.size,
-        cfg.size_bytes,
-        align,
-    )
-    .map_err(usage)?;
+    // The SLOB model's size is its tablespace, each rank's own.
+    let what = match cfg.slob {
+        Some(_) => "the tablespace (--scale x --schemas) of",
+        None => "--size",
+    };
+    let size = cfg.size_bytes;
+    let region = Region::split(path, info.size_bytes, rank, world.size, size, what, align);
+    let mut region = region.map_err(usage)?;
     let host = &world.hosts[rank as usize];
     region.first_on_host = world.hosts.iter().position(|h| h == host) == Some(rank as usize);
     Ok(region)

@@ -28,7 +28,8 @@ pub struct Region {
 
 impl Region {
     /// Rank `rank`'s region of `device` (`device_bytes` long) shared by
-    /// `ranks` ranks: `size` bytes each, or an equal share. `align` is what
+    /// `ranks` ranks: `size` bytes each (`what`: the option or the setting
+    /// it comes from, for errors), or an equal share. `align` is what
     /// every region starts and ends on (see [`alignment`]). One line naming
     /// the fix when the regions do not fit or `size` is not aligned.
     pub fn split(
@@ -37,21 +38,28 @@ impl Region {
         rank: u32,
         ranks: u32,
         size: Option<u64>,
+        what: &str,
         align: u64,
     ) -> Result<Region, String> {
         let n = u64::from(ranks.max(1));
         let bytes = match size {
             Some(s) if s % align != 0 || s == 0 => {
                 return Err(format!(
-                    "--size {s} is not a multiple of {align} bytes (the block size and {}'s physical sector): each rank's region must start and end on one; give --size {}",
+                    "{what} {s} is not a multiple of {align} bytes (the block size and {}'s physical sector): each rank's region must start and end on one; give --size {}",
                     device.display(),
                     (s / align).max(1) * align
                 ));
             }
             Some(s) if s.checked_mul(n).is_none_or(|t| t > device_bytes) => {
                 let most = device_bytes / n / align * align;
+                let fix = match what {
+                    "--size" => {
+                        format!("give --size {most} or less, or no --size for an equal share")
+                    }
+                    _ => format!("make it {most} bytes or less"),
+                };
                 return Err(format!(
-                    "--region-per-rank: {ranks} regions of --size {s} do not fit in {} ({device_bytes} bytes); give --size {most} or less, or no --size for an equal share",
+                    "--region-per-rank: {ranks} regions of {what} {s} do not fit in {} ({device_bytes} bytes); {fix}",
                     device.display()
                 ));
             }
@@ -103,7 +111,7 @@ mod tests {
         let a = 8192;
         let dev_bytes = 100 * MIB + 4096;
         let rs: Vec<Region> = (0..3)
-            .map(|r| Region::split(dev, dev_bytes, r, 3, None, a).unwrap())
+            .map(|r| Region::split(dev, dev_bytes, r, 3, None, "--size", a).unwrap())
             .collect();
         for (i, r) in rs.iter().enumerate() {
             assert_eq!(r.bytes % a, 0);
@@ -116,30 +124,38 @@ mod tests {
         assert!(rs[2].offset + rs[2].bytes <= dev_bytes);
         assert!(dev_bytes - (rs[2].offset + rs[2].bytes) < 3 * a);
         // --size each.
-        let r = Region::split(dev, dev_bytes, 1, 4, Some(16 * MIB), a).unwrap();
+        let r = Region::split(dev, dev_bytes, 1, 4, Some(16 * MIB), "--size", a).unwrap();
         assert_eq!((r.offset, r.bytes), (16 * MIB, 16 * MIB));
     }
 
     #[test]
     fn regions_that_do_not_fit_or_are_not_aligned_are_refused_in_one_line() {
         let dev = Path::new("/dev/sdx");
-        let e = Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), 8192).unwrap_err();
+        let e = Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), "--size", 8192).unwrap_err();
         assert!(
             e.contains("do not fit") && e.contains("--size 33554432"),
             "{e}"
         );
-        let e = Region::split(dev, 64 * MIB, 0, 2, Some(10_000), 8192).unwrap_err();
+        let e = Region::split(dev, 64 * MIB, 0, 2, Some(10_000), "--size", 8192).unwrap_err();
         assert!(
             e.contains("not a multiple of 8192") && e.contains("--size 8192"),
             "{e}"
         );
-        let e = Region::split(dev, 8192, 0, 2, None, 8192).unwrap_err();
+        let e = Region::split(dev, 8192, 0, 2, None, "--size", 8192).unwrap_err();
         assert!(e.contains("too small"), "{e}");
-        let e = Region::split(dev, 64 * MIB, 0, 2, Some(u64::MAX / 8192 * 8192), 8192);
+        let e = Region::split(
+            dev,
+            64 * MIB,
+            0,
+            2,
+            Some(u64::MAX / 8192 * 8192),
+            "--size",
+            8192,
+        );
         assert!(e.unwrap_err().contains("do not fit"));
         for e in [
-            Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), 8192).unwrap_err(),
-            Region::split(dev, 8192, 0, 2, None, 8192).unwrap_err(),
+            Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), "--size", 8192).unwrap_err(),
+            Region::split(dev, 8192, 0, 2, None, "--size", 8192).unwrap_err(),
         ] {
             assert!(!e.contains('\n'));
         }
