@@ -328,6 +328,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub region_per_rank: bool,
 
+    /// With --mpi: how long rank 0 waits, after its own window ended, for a rank that has not reported (a hung rank) before it stores what it has as a failed run, names the rank and ends the job (--ops runs: this plus rank 0's own window).
+    #[arg(long, value_parser = parse_positive_seconds, default_value = "60")]
+    pub mpi_grace: f64,
+
     #[command(flatten)]
     pub slob: SlobArgs,
 

@@ -7,6 +7,7 @@
 //! prints and touches the store.
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use super::template;
 use super::wire::RankResult;
@@ -16,7 +17,7 @@ use crate::commands::CommandError;
 use crate::commands::run::{self as run_cmd, Output, RunMeta, RunOutcome};
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
-use crate::harness;
+use crate::harness::{self, Status};
 use crate::report::Report;
 use crate::samplers::status::StatusLine;
 use crate::store::Store;
@@ -89,6 +90,7 @@ pub(super) fn run_rank(
     }
     let tags = args.tags.clone();
     let region_per_rank = args.region_per_rank;
+    let grace_s = args.mpi_grace;
     let cfg = world.agree(check(args, &tags))?;
     let targets: Vec<_> = world
         .all_gather(cfg.target.as_os_str().as_encoded_bytes())
@@ -187,16 +189,38 @@ pub(super) fn run_rank(
     if let Some(run) = &slob_run {
         sent = sent.with_slob(run);
     }
-    let Some(all) = world.gather(&sent.encode()) else {
+    // A rank that has not reported by then hangs (a stuck device): an
+    // --ops run's ranks may take up to twice rank 0's window, and the grace.
+    let wait_s = grace_s + time_s.map_or(result.ramp_s + result.measured_s, |_| 0.0);
+    let deadline = Instant::now() + Duration::from_secs_f64(wait_s);
+    let Some(all) = world.report_by(&sent.encode(), deadline) else {
         return Ok(None);
     };
+    let missing: Vec<u32> = (0..world.size)
+        .filter(|&r| all[r as usize].is_none())
+        .collect();
     let ranks = all
         .iter()
+        .flatten()
         .map(|b| RankResult::decode(b))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CommandError::Failed)?;
-    let merged = super::merge::merge(ranks, result, target.block_size, World::library())
+    let mut merged = super::merge::merge(ranks, result, target.block_size, World::library())
         .map_err(CommandError::Failed)?;
+    let hung = (!missing.is_empty()).then(|| {
+        let names: Vec<String> = missing.iter().map(|&r| world.name(r)).collect();
+        format!(
+            "{} did not report within {} of rank 0's window end (hung?); stored what the other {} rank(s) measured as a failed run and ended the job",
+            names.join(", "),
+            format!("{wait_s:.0} s"),
+            world.size as usize - missing.len()
+        )
+    });
+    if let Some(msg) = &hung {
+        merged.result.status = Status::Failed;
+        merged.result.error = Some(msg.clone());
+        merged.mpi.missing_ranks = missing;
+    }
     let job = job_config(&cfg, &template, world.size);
     let (mut report, histograms) = match (slob_run, merged.slob) {
         (Some(local), Some([sessions, dbwr, lgwr])) => {
@@ -219,7 +243,17 @@ pub(super) fn run_rank(
     report.mpi = Some(merged.mpi);
     report.ranks = merged.ranks;
     let store = store.as_mut().expect("rank 0 opened the store");
-    run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta).map(Some)
+    let saved = run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta);
+    if let Some(msg) = hung {
+        // The missing rank would never join MPI_Finalize: end every rank.
+        if let Err(e) = &saved {
+            eprintln!("error: {e}");
+        }
+        eprintln!("error: {msg}");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        World::abort(i32::from(crate::commands::EXIT_FAILED));
+    }
+    saved.map(Some)
 }
 
 /// This rank's options checked into its run's settings.

@@ -21,6 +21,8 @@ mod manual;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
+mod mpi_faults;
+#[cfg(feature = "mpi")]
 mod mpi_html;
 #[cfg(not(feature = "mpi"))]
 mod mpi_off;
@@ -70,6 +72,8 @@ fn main() {
         manual::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_faults::tests(),
         #[cfg(feature = "mpi")]
         mpi_html::tests(),
         #[cfg(feature = "mpi")]

@@ -58,7 +58,7 @@ fn segments() -> Vec<PathBuf> {
 }
 
 /// `mpirun` starting `dbio run --mpi ARGS` as `ranks` ranks on this host.
-fn job(ranks: u32, args: &[&str]) -> Command {
+pub(crate) fn job(ranks: u32, args: &[&str]) -> Command {
     let mut c = launch(ranks, &["run", "--mpi"]);
     c.args(args);
     c
