@@ -189,9 +189,11 @@ pub(super) fn run_rank(
     if let Some(run) = &slob_run {
         sent = sent.with_slob(run);
     }
-    // A rank that has not reported by then hangs (a stuck device): an
-    // --ops run's ranks may take up to twice rank 0's window, and the grace.
-    let wait_s = grace_s + time_s.map_or(result.ramp_s + result.measured_s, |_| 0.0);
+    // A rank that has not reported by then hangs (a stuck device): the
+    // grace after the window's planned end (rank 0's may have been cut short
+    // by Ctrl-C); an --ops run's ranks may take up to twice rank 0's window.
+    let ran_s = result.ramp_s + result.measured_s;
+    let wait_s = grace_s + time_s.map_or(ran_s, |t| (t + ramp_s - ran_s).max(0.0));
     let deadline = Instant::now() + Duration::from_secs_f64(wait_s);
     let Some(all) = world.report_by(&sent.encode(), deadline) else {
         return Ok(None);
