@@ -212,9 +212,8 @@ pub(super) fn run_rank(
     let hung = (!missing.is_empty()).then(|| {
         let names: Vec<String> = missing.iter().map(|&r| world.name(r)).collect();
         format!(
-            "{} did not report within {} of rank 0's window end (hung?); stored what the other {} rank(s) measured as a failed run and ended the job",
+            "{} did not report within {wait_s:.0} s of rank 0's window end (hung?); stored what the other {} rank(s) measured as a failed run and ended the job",
             names.join(", "),
-            format!("{wait_s:.0} s"),
             world.size as usize - missing.len()
         )
     });
