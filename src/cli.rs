@@ -720,6 +720,13 @@ mod tests {
         }
     }
 
+    #[test]
+    fn region_per_rank_needs_mpi() {
+        let e = config(&["--region-per-rank", "--target", "/dev/sdx"]).unwrap_err();
+        assert!(e.contains("add --mpi"), "{e}");
+        assert!(config(&["--region-per-rank", "--mpi", "--target", "/dev/sdx"]).is_ok());
+    }
+
     /// Every subcommand, argument and option of every command, with the
     /// path to it (`dbio runs tag <id>`) and whether it has help text.
     fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
