@@ -23,6 +23,8 @@ mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_faults;
 #[cfg(feature = "mpi")]
+mod mpi_hosts;
+#[cfg(feature = "mpi")]
 mod mpi_html;
 #[cfg(not(feature = "mpi"))]
 mod mpi_off;
@@ -74,6 +76,8 @@ fn main() {
         mpi::tests(),
         #[cfg(feature = "mpi")]
         mpi_faults::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_hosts::tests(),
         #[cfg(feature = "mpi")]
         mpi_html::tests(),
         #[cfg(feature = "mpi")]
