@@ -151,6 +151,17 @@ fn a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored() {
     assert!(r["total"]["requests"].as_u64().unwrap() > 0);
     assert_eq!(r["total"]["requests"], ranks[0]["total"]["requests"]);
     assert!(r["error"].as_str().unwrap().contains("rank 1 ("));
+    // The per-rank table has a row for the rank that never reported.
+    let shown = crate::common::run::dbio()
+        .args(["runs", "show", &runs[0].id.to_string()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&shown.stdout);
+    let row = table.lines().find(|l| l.contains("did not report (hung?)"));
+    assert!(
+        row.is_some_and(|l| l.trim_start().starts_with("1 ")),
+        "{table}"
+    );
 }
 
 /// mpirun's children: the ranks it forked on this host.

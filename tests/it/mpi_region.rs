@@ -164,8 +164,7 @@ fn regions_that_do_not_fit_or_are_held_are_refused_in_one_line() {
         &["rank 1 (", "overlaps bytes 41943040..42991616"],
     );
     // And a plain run of the whole device is refused while that region is held.
-    let single = assert_cmd::Command::cargo_bin("dbio")
-        .unwrap()
+    let single = crate::common::run::dbio()
         .args([
             "run",
             "--target",
