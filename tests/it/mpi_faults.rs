@@ -7,11 +7,11 @@
 //! Compiled only with `--features mpi`.
 
 use std::path::Path;
-use std::process::Child;
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use crate::common::store::{store_path, temp_store};
-use crate::mpi::{alone, job, launch};
+use crate::mpi::{alone, job, launch, wait_for_text};
 
 crate::tests! {
     a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored [Tool("mpirun")],
@@ -37,6 +37,21 @@ fn rank_pid(mpirun: &Child, rank: u32) -> Option<i32> {
         let env = std::fs::read(e.path().join("environ")).ok()?;
         (ppid == mpirun.id() && env.split(|&b| b == 0).any(|v| v == want.as_bytes())).then_some(pid)
     })
+}
+
+/// Waits for `child` to end, at most `secs` seconds (else kills it and fails with `why`).
+fn wait_exit(child: &mut Child, secs: u64, why: &str) -> ExitStatus {
+    let at = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if at.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("{why}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Continues and kills a process the test stopped, if still there.
@@ -79,14 +94,8 @@ fn a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored() {
             .spawn()
             .unwrap();
         // Rank 0 says where its target is once every rank passed its checks.
+        wait_for_text(&err, "where", 60);
         let t0 = Instant::now();
-        while !std::fs::read_to_string(&err).unwrap().contains("where") {
-            assert!(
-                t0.elapsed() < Duration::from_secs(60),
-                "the job did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
         let pid = rank_pid(&child, 1).expect("rank 1 among mpirun's children");
         // Rank 1 is in its window once its read calls climb by thousands a
         // tenth of a second (laying out writes a few large blocks).
@@ -114,16 +123,7 @@ fn a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored() {
         unsafe { libc::kill(pid, libc::SIGSTOP) };
         let stopped = Stopped(pid);
         let at = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if at.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                panic!("the job did not end with rank 1 stopped");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = wait_exit(&mut child, 60, "the job did not end with rank 1 stopped");
         (status, at.elapsed(), stopped)
     });
     drop(stopped);
@@ -209,29 +209,12 @@ fn interrupt_plan(dir: &Path, whom: fn(&Child) -> i32) -> String {
             .stderr(std::fs::File::create(&err).unwrap())
             .spawn()
             .unwrap();
-        let t0 = Instant::now();
-        while !std::fs::read_to_string(&err).unwrap().contains("run 2/3") {
-            assert!(
-                t0.elapsed() < Duration::from_secs(90),
-                "run 2 did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_text(&err, "run 2/3", 90);
         std::thread::sleep(Duration::from_millis(1500));
         let ranks = ranks_of(&child);
         // SAFETY: signals our own child or one of its ranks.
         unsafe { libc::kill(whom(&child), libc::SIGINT) };
-        let at = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if at.elapsed() > Duration::from_secs(30) {
-                let _ = child.kill();
-                panic!("the plan did not stop after Ctrl-C");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = wait_exit(&mut child, 30, "the plan did not stop after Ctrl-C");
         (status, ranks)
     });
     let err = std::fs::read_to_string(&err).unwrap();
