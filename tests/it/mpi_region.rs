@@ -14,12 +14,13 @@ use dbio::target::lock::TargetLock;
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
-use crate::common::store::temp_store;
-use crate::mpi::{mpirun, stderr};
+use crate::common::store::{store_path, temp_store};
+use crate::mpi::{alone, launch, mpirun, stderr};
 
 crate::tests! {
     two_ranks_write_only_their_own_region_of_one_loop_device [Root, Tool("mpirun"), Tool("losetup")],
     regions_that_do_not_fit_or_are_held_are_refused_in_one_line [Root, Tool("mpirun"), Tool("losetup")],
+    a_plan_under_mpi_runs_in_regions [Root, Tool("mpirun"), Tool("losetup")],
 }
 
 const MIB: u64 = 1 << 20;
@@ -183,4 +184,47 @@ fn regions_that_do_not_fit_or_are_held_are_refused_in_one_line() {
         stamped_blocks(dev.image()).is_empty(),
         "a refused run wrote to the device"
     );
+}
+
+fn a_plan_under_mpi_runs_in_regions() {
+    let _store = temp_store();
+    let dev = LoopDev::new(32 * MIB, false);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("reg.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"reg\"\nrepeats = 1\n\n[workload]\ntarget = \"{}\"\nregion_per_rank = true\nsize = \"8M\"\npattern = \"seqwrite\"\nops = 300\n\n[sweep]\nsessions = [1]\n",
+            dev.path.display()
+        ),
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let (out, left) = alone(|| {
+        launch(2, &["plan", "run", &plan, "--mpi"])
+            .output()
+            .unwrap()
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(left.is_empty(), "segments left: {left:?}");
+    let store = dbio::store::Store::open(&store_path()).unwrap();
+    let runs = store.list(&Default::default()).unwrap();
+    assert_eq!(runs.len(), 1);
+    let r = store.get(runs[0].id).unwrap().report;
+    assert_eq!(r["target"]["region"]["ranks"], 2);
+    assert_eq!(r["target"]["region"]["bytes"], 8 * MIB);
+    let per_region = 8 * MIB / BS as u64;
+    let want: BTreeSet<u64> = (0..2)
+        .flat_map(|r| r * per_region..r * per_region + 300)
+        .collect();
+    assert_eq!(stamped_blocks(dev.image()), want);
+    // Without --mpi (in a store of its own, where nothing is done yet),
+    // each run of the plan is refused in one line.
+    let _fresh = temp_store();
+    let single = crate::common::run::dbio()
+        .args(["plan", "run", &plan])
+        .output()
+        .unwrap();
+    assert!(!single.status.success());
+    assert!(stderr(&single).contains("add --mpi"), "{}", stderr(&single));
 }
