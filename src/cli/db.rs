@@ -8,7 +8,6 @@
 
 use std::path::PathBuf;
 
-
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, RunLength};
 use crate::workload::db::ServerConfig;

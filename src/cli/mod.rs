@@ -365,6 +365,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub mpi: bool,
 
+    /// With --mpi: every rank names the same block device in --target and works in a byte range of its own (rank r at r × its size; --size is each rank's, else an equal share), block- and sector-aligned (docs/multihost.md).
+    #[arg(long)]
+    pub region_per_rank: bool,
+
+    /// With --mpi: how long rank 0 waits, after its own window ended, for a rank that has not reported (a hung rank) before it stores what it has as a failed run, names the rank and ends the job (--ops runs: this plus rank 0's own window).
+    #[arg(long, value_parser = parse_positive_seconds, default_value = "60")]
+    pub mpi_grace: f64,
+
     #[command(flatten)]
     pub slob: SlobArgs,
 
@@ -442,6 +450,11 @@ const DEFAULT_BS: u32 = 8192;
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, String> {
+        if self.region_per_rank && !self.mpi {
+            return Err(
+                "--region-per-rank shares one block device among the ranks of an MPI run; add --mpi (and start it with mpirun)".into(),
+            );
+        }
         if self.workload != WorkloadKind::Raw && (self.verify || self.verify_after_write) {
             let opt = if self.verify {
                 "--verify"
@@ -777,6 +790,13 @@ mod tests {
             Command::Run(r) => (*r).into_config(),
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn region_per_rank_needs_mpi() {
+        let e = config(&["--region-per-rank", "--target", "/dev/sdx"]).unwrap_err();
+        assert!(e.contains("add --mpi"), "{e}");
+        assert!(config(&["--region-per-rank", "--mpi", "--target", "/dev/sdx"]).is_ok());
     }
 
     /// Every subcommand, argument and option of every command, with the

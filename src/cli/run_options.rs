@@ -223,7 +223,12 @@ pub(crate) fn parse_run(args: &[String]) -> Result<RunConfig, String> {
         .chain(args.iter().cloned());
     let cli = crate::cli::try_parse_from(argv).map_err(|e| clap_line(&e))?;
     let cfg = match cli.command {
-        Command::Run(r) => r.into_config()?,
+        // A plan may run under `plan run --mpi`: MPI-only options are
+        // accepted here and refused by each run made without MPI.
+        Command::Run(mut r) => {
+            r.mpi = true;
+            r.into_config()?
+        }
         _ => return Err("not a dbio run command".into()),
     };
     Ok(cfg)

@@ -59,6 +59,7 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
         id: 0,
         logical_sector: None,
         layout: None,
+        region: None,
         locks: std::sync::Arc::new(locks),
     })
 }

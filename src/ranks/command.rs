@@ -7,6 +7,7 @@
 //! prints and touches the store.
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use super::template;
 use super::wire::RankResult;
@@ -16,7 +17,7 @@ use crate::commands::CommandError;
 use crate::commands::run::{self as run_cmd, Output, RunMeta, RunOutcome};
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
-use crate::harness;
+use crate::harness::{self, Status};
 use crate::report::Report;
 use crate::samplers::status::StatusLine;
 use crate::storage::Target;
@@ -88,6 +89,8 @@ pub(super) fn run_rank(
         *redo = template::expand(redo, world.rank, &env.hostname);
     }
     let tags = args.tags.clone();
+    let region_per_rank = args.region_per_rank;
+    let grace_s = args.mpi_grace;
     let cfg = world.agree(check(args, &tags))?;
     let targets: Vec<_> = world
         .all_gather(cfg.target.as_os_str().as_encoded_bytes())
@@ -95,12 +98,24 @@ pub(super) fn run_rank(
         .zip(&world.hosts)
         .map(|(t, h)| (h.clone(), String::from_utf8_lossy(&t).into_owned().into()))
         .collect();
-    if let Some((a, b)) = template::shared_target(&targets) {
+    let region = if region_per_rank {
+        Some(super::shared_device::region(world, &cfg)?)
+    } else {
+        None
+    };
+    if let Some((a, b)) = template::shared_target(&targets).filter(|_| region.is_none()) {
+        let fix = if crate::storage::device::is_block_device(&cfg.target) {
+            "add --region-per-rank to give each rank a region of the device of its own".to_string()
+        } else {
+            format!(
+                "put {{rank}} in it (--target {}-{{rank}})",
+                template.display()
+            )
+        };
         return Err(CommandError::Usage(format!(
-            "--target: ranks {a} and {b} on host {} would share {}; put {{rank}} in it (--target {}-{{rank}})",
+            "--target: ranks {a} and {b} on host {} would share {}; {fix}",
             targets[a].0,
             targets[a].1.display(),
-            template.display()
         )));
     }
     let opened = world.agree(if root && store.is_none() {
@@ -121,9 +136,15 @@ pub(super) fn run_rank(
                 .map_err(run_cmd::layout_error),
         )?;
     }
-    let target = world.agree(
-        Target::prepare(&cfg, show_progress, root, &interrupt).map_err(run_cmd::layout_error),
-    )?;
+    // A shared device is announced once every rank holds its region.
+    let target = match region {
+        Some(r) => Target::prepare_region(&cfg, r, false),
+        None => Target::prepare(&cfg, show_progress, root, &interrupt),
+    };
+    let target = world.agree(target.map_err(run_cmd::layout_error))?;
+    if region.is_some() && root {
+        crate::storage::place::announce(&cfg.target);
+    }
     let ramp_s = match cfg.length {
         RunLength::Time { ramp_s, .. } => ramp_s,
         RunLength::Ops { .. } => 0.0,
@@ -168,16 +189,39 @@ pub(super) fn run_rank(
     if let Some(run) = &slob_run {
         sent = sent.with_slob(run);
     }
-    let Some(all) = world.gather(&sent.encode()) else {
+    // A rank that has not reported by then hangs (a stuck device): the
+    // grace after the window's planned end (rank 0's may have been cut short
+    // by Ctrl-C); an --ops run's ranks may take up to twice rank 0's window.
+    let ran_s = result.ramp_s + result.measured_s;
+    let wait_s = grace_s + time_s.map_or(ran_s, |t| (t + ramp_s - ran_s).max(0.0));
+    let deadline = Instant::now() + Duration::from_secs_f64(wait_s);
+    let Some(all) = world.report_by(&sent.encode(), deadline) else {
         return Ok(None);
     };
+    let missing: Vec<u32> = (0..world.size)
+        .filter(|&r| all[r as usize].is_none())
+        .collect();
     let ranks = all
         .iter()
+        .flatten()
         .map(|b| RankResult::decode(b))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CommandError::Failed)?;
-    let merged = super::merge::merge(ranks, result, target.block_size, World::library())
+    let mut merged = super::merge::merge(ranks, result, target.block_size, World::library())
         .map_err(CommandError::Failed)?;
+    let hung = (!missing.is_empty()).then(|| {
+        let names: Vec<String> = missing.iter().map(|&r| world.name(r)).collect();
+        format!(
+            "{} did not report within {wait_s:.0} s of rank 0's window end (hung?); stored what the other {} rank(s) measured as a failed run and ended the job",
+            names.join(", "),
+            world.size as usize - missing.len()
+        )
+    });
+    if let Some(msg) = &hung {
+        merged.result.status = Status::Failed;
+        merged.result.error = Some(msg.clone());
+        merged.mpi.missing_ranks = missing;
+    }
     let job = job_config(&cfg, &template, world.size);
     let (mut report, histograms) = match (slob_run, merged.slob) {
         (Some(local), Some([sessions, dbwr, lgwr])) => {
@@ -200,7 +244,17 @@ pub(super) fn run_rank(
     report.mpi = Some(merged.mpi);
     report.ranks = merged.ranks;
     let store = store.as_mut().expect("rank 0 opened the store");
-    run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta).map(Some)
+    let saved = run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta);
+    if let Some(msg) = hung {
+        // The missing rank would never join MPI_Finalize: end every rank.
+        if let Err(e) = &saved {
+            eprintln!("error: {e}");
+        }
+        eprintln!("error: {msg}");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        World::abort(i32::from(crate::commands::EXIT_FAILED));
+    }
+    saved.map(Some)
 }
 
 /// This rank's options checked into its run's settings.

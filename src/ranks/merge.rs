@@ -37,6 +37,10 @@ pub struct MpiSummary {
     /// The fastest rank's IOPS over the slowest's (1.0: balanced; null when
     /// a rank completed nothing).
     pub imbalance: Option<f64>,
+    /// Ranks that never reported (hung past `--mpi-grace`): the run holds
+    /// the others' results and is failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing_ranks: Vec<u32>,
 }
 
 /// One rank of a run under MPI: its host and its own sections.
@@ -166,6 +170,7 @@ pub fn merge(
         first_done_s: if ranks.is_empty() { 0.0 } else { first_done_s },
         last_done_s,
         imbalance: (slowest > 0.0 && slowest.is_finite()).then(|| fastest / slowest),
+        missing_ranks: Vec::new(),
     };
     let result = RunResult {
         status,

@@ -3,14 +3,17 @@
 //! (`template`), what a rank sends to rank 0 (`wire`), the exact merge of
 //! the ranks' measurements (`merge`) and the per-rank table (`text`). With
 //! the `mpi` cargo feature, the MPI side: `world` (start barrier, errors
-//! agreed by every rank, gathering), `command` (`dbio run --mpi`) and `plan`
-//! (`dbio plan run --mpi`: every rank walks the plan, rank 0 stores).
+//! agreed by every rank, gathering), `command` (`dbio run --mpi`) `plan`
+//! (`dbio plan run --mpi`: every rank walks the plan, rank 0 stores) and
+//! `shared_device` (`--region-per-rank`: one device, a region per rank).
 
 #[cfg(feature = "mpi")]
 pub mod command;
 pub mod merge;
 #[cfg(feature = "mpi")]
 pub mod plan;
+#[cfg(feature = "mpi")]
+mod shared_device;
 pub mod template;
 pub mod text;
 pub mod wire;

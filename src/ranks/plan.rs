@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::command::run_rank;
 use super::world::{World, abort_on_panic};
@@ -55,14 +56,23 @@ fn walk(
     })?;
     let store = world.agree(if root { open().map(Some) } else { Ok(None) })?;
     let interrupt = crate::commands::interrupt_flag();
-    let mut exec = RankExecutor { world, env, store };
+    // The plan stops when the ranks agree that one was interrupted (after
+    // each run), never on one rank's own signal: a rank that left the plan
+    // alone would leave the others waiting in the next run's first step.
+    let stop = AtomicBool::new(false);
+    let mut exec = RankExecutor {
+        world,
+        env,
+        store,
+        interrupt: &interrupt,
+        stop: &stop,
+    };
     let mut stderr = std::io::stderr();
     let progress: Option<&mut dyn std::io::Write> = root.then_some(&mut stderr as _);
-    let summary =
-        plan::execute_with(&plan, &mut exec, &interrupt, progress).map_err(|e| match e {
-            plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
-            e => CommandError::Failed(e.to_string()),
-        })?;
+    let summary = plan::execute_with(&plan, &mut exec, &stop, progress).map_err(|e| match e {
+        plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
+        e => CommandError::Failed(e.to_string()),
+    })?;
     if root {
         crate::commands::plan::finish("plan", &summary, "")?;
     }
@@ -75,6 +85,10 @@ struct RankExecutor<'a> {
     env: Environment,
     /// Rank 0's; `None` on the others.
     store: Option<Store>,
+    /// This rank's Ctrl-C / SIGTERM.
+    interrupt: &'a AtomicBool,
+    /// Set on every rank at once when any rank was interrupted.
+    stop: &'a AtomicBool,
 }
 
 impl Executor for RankExecutor<'_> {
@@ -126,7 +140,12 @@ impl Executor for RankExecutor<'_> {
             }
         };
         // Rank 0 saw the merged run: its word is every rank's.
-        Ok(decode(&self.world.root_says(&encode(&mine))))
+        let status = decode(&self.world.root_says(&encode(&mine)));
+        let signalled = [u8::from(self.interrupt.load(Ordering::Relaxed))];
+        if self.world.all_gather(&signalled).iter().any(|s| s == &[1]) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        Ok(status)
     }
 }
 
@@ -140,6 +159,7 @@ fn parse(args: &[String]) -> Result<crate::cli::RunArgs, String> {
     {
         Command::Run(mut a) => {
             a.quiet = true;
+            a.mpi = true;
             Ok(*a)
         }
         _ => unreachable!("argv starts with run"),

@@ -1,6 +1,7 @@
 //! The per-rank table under a run made under MPI: the job's line (ranks,
 //! hosts, start skew, first and last done, imbalance), then each rank's
-//! host, sessions, IOPS, throughput, latency and when it was done.
+//! host, sessions, IOPS, throughput, latency and when it was done (a rank
+//! that never reported: its number and that it did not).
 
 use std::fmt::Write;
 
@@ -50,6 +51,13 @@ pub fn render(r: &Report) -> String {
                 None => format!("{:?}", k.status).to_lowercase(),
             },
         ]);
+    }
+    // A rank that hung sent nothing: its row says so.
+    for &rank in &m.missing_ranks {
+        let mut row = vec!["-".to_string(); 10];
+        row[0] = rank.to_string();
+        row[9] = "did not report (hung?)".into();
+        rows.push(row);
     }
     for line in grid::text(&rows, "rlrrrrrrrl").lines() {
         let _ = writeln!(o, "  {line}");

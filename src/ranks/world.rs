@@ -1,23 +1,28 @@
 //! The MPI side of a run of several ranks (rsmpi over the system's MPI):
 //! the job's ranks and hosts, errors every rank agrees on (so that no rank
-//! waits at a barrier for one that gave up), the start barrier, gathering
-//! bytes on rank 0, and a panic that aborts the whole job instead of
-//! leaving the other ranks waiting.
+//! waits at a barrier for one that gave up), the start barrier, the ranks'
+//! results sent to rank 0 with a deadline (a hung rank is named, not waited
+//! for), and a panic that aborts the whole job instead of leaving the other
+//! ranks waiting.
 //!
 //! MPI is called from the main thread only (`MPI_THREAD_FUNNELED`). Waits
 //! outside the measured window sleep between polls: a rank spinning in a
 //! collective would take a core from the ranks still running on its host.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use ::mpi::collective::{CommunicatorCollectives, Root};
+use ::mpi::collective::CommunicatorCollectives;
 use ::mpi::datatype::PartitionMut;
 use ::mpi::environment::Universe;
+use ::mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use ::mpi::topology::{Communicator, SimpleCommunicator};
 use ::mpi::{Count, Threading};
 
 use crate::commands::CommandError;
 use crate::harness::StartSync;
+
+/// The tag of a rank's results sent to rank 0 after the window.
+const REPORT_TAG: ::mpi::Tag = 19;
 
 /// This process in its MPI job.
 pub struct World {
@@ -80,25 +85,45 @@ impl World {
         split(&buf, &lens, &displs)
     }
 
-    /// Every rank's `bytes`, by rank, on rank 0 (None elsewhere). One rank
-    /// sends less than 2 GiB (MPI counts are i32).
-    pub fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+    /// Every rank's `bytes` on rank 0, by rank, waiting for them until
+    /// `deadline` at most: a rank that has not sent by then is `None` (a
+    /// hung rank; the caller ends the job). The others get `None` back once
+    /// rank 0 has their bytes. Point to point rather than a collective, so
+    /// that rank 0 learns which ranks are missing; every wait sleeps
+    /// between polls.
+    pub fn report_by(&self, bytes: &[u8], deadline: Instant) -> Option<Vec<Option<Vec<u8>>>> {
         let bytes = not_in_place(bytes);
-        self.quiet_barrier();
-        let root = self.comm.process_at_rank(0);
-        let len = bytes.len() as Count;
         if self.rank != 0 {
-            root.gather_into(&len);
-            root.gather_varcount_into(bytes);
+            let root = self.comm.process_at_rank(0);
+            ::mpi::request::scope(|scope| {
+                let mut req = root.immediate_send_with_tag(scope, bytes, REPORT_TAG);
+                loop {
+                    match req.test() {
+                        Ok(_) => return,
+                        Err(r) => req = r,
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            });
             return None;
         }
-        let mut lens = vec![0 as Count; self.size as usize];
-        root.gather_into_root(&len, &mut lens[..]);
-        let (displs, total) = displacements(&lens);
-        let mut buf = vec![0u8; total.max(1)];
-        let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
-        root.gather_varcount_into_root(bytes, &mut part);
-        Some(split(&buf, &lens, &displs))
+        let mut got: Vec<Option<Vec<u8>>> = vec![None; self.size as usize];
+        got[0] = Some(bytes.to_vec());
+        loop {
+            for (r, slot) in got.iter_mut().enumerate().skip(1) {
+                if slot.is_some() {
+                    continue;
+                }
+                let from = self.comm.process_at_rank(r as i32);
+                if let Some(probed) = from.immediate_matched_probe_with_tag(REPORT_TAG) {
+                    *slot = Some(probed.matched_receive_vec::<u8>().0);
+                }
+            }
+            if got.iter().all(Option::is_some) || Instant::now() >= deadline {
+                return Some(got);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// Rank 0's `bytes` on every rank (the others' are ignored).

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::cli::slob::SlobArgs;
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::workload::db::DbPart;
 use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;
-use crate::cli::slob::SlobArgs;
 
 fn slob() -> SlobConfig {
     SlobArgs {

@@ -113,6 +113,10 @@ pub struct TargetSummary {
     pub block_size_bytes: u32,
     pub blocks: u64,
     pub layout: Option<LayoutReport>,
+    /// The run's part of a device shared by MPI ranks (`--region-per-rank`;
+    /// rank 0's: rank r's starts at r × `bytes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<crate::storage::region::Region>,
 }
 
 /// Latency percentiles in microseconds.
@@ -229,6 +233,7 @@ impl Report {
                 block_size_bytes: bs,
                 blocks: target.total_blocks(),
                 layout: target.layout.clone(),
+                region: target.region,
             },
             ramp_s: r.ramp_s,
             measured_s: secs,
@@ -314,6 +319,7 @@ mod tests {
                 seconds: 0.5,
                 direct: true,
             }),
+            region: None,
             locks: Default::default(),
         };
         let mut stats = SessionStats::new();

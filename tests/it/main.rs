@@ -21,11 +21,17 @@ mod manual;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
+mod mpi_faults;
+#[cfg(feature = "mpi")]
+mod mpi_hosts;
+#[cfg(feature = "mpi")]
 mod mpi_html;
 #[cfg(not(feature = "mpi"))]
 mod mpi_off;
 #[cfg(feature = "mpi")]
 mod mpi_plan;
+#[cfg(feature = "mpi")]
+mod mpi_region;
 mod mysql;
 mod mysql_url;
 mod pg;
@@ -73,9 +79,15 @@ fn main() {
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]
+        mpi_faults::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_hosts::tests(),
+        #[cfg(feature = "mpi")]
         mpi_html::tests(),
         #[cfg(feature = "mpi")]
         mpi_plan::tests(),
+        #[cfg(feature = "mpi")]
+        mpi_region::tests(),
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),

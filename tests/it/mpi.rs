@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use dbio::ranks::wire::hist_from_base64;
 use hdrhistogram::Histogram;
@@ -58,7 +59,7 @@ fn segments() -> Vec<PathBuf> {
 }
 
 /// `mpirun` starting `dbio run --mpi ARGS` as `ranks` ranks on this host.
-fn job(ranks: u32, args: &[&str]) -> Command {
+pub(crate) fn job(ranks: u32, args: &[&str]) -> Command {
     let mut c = launch(ranks, &["run", "--mpi"]);
     c.args(args);
     c
@@ -106,6 +107,22 @@ pub(crate) fn alone<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
 /// Runs `dbio run --mpi ARGS` as `ranks` ranks to its end.
 pub(crate) fn mpirun(ranks: u32, args: &[&str]) -> (Output, Vec<PathBuf>) {
     alone(|| job(ranks, args).output().unwrap())
+}
+
+/// Waits until the file at `path` holds `text`, at most `secs` seconds.
+pub(crate) fn wait_for_text(path: &Path, text: &str, secs: u64) {
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .contains(text)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "{text:?} did not appear in {} within {secs} s",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 pub(crate) fn stderr(o: &Output) -> String {
@@ -263,7 +280,6 @@ fn ranks_sharing_a_directory_are_refused_before_anything_is_written() {
 }
 
 fn ctrl_c_on_mpirun_stores_the_partial_run_marked_interrupted() {
-    use std::time::{Duration, Instant};
     let _store = temp_store();
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let target = format!("{}/r{{rank}}", dir.path().display());
@@ -286,14 +302,7 @@ fn ctrl_c_on_mpirun_stores_the_partial_run_marked_interrupted() {
             .spawn()
             .unwrap();
         // Rank 0 says where its target is once every check passed.
-        let t0 = Instant::now();
-        while !std::fs::read_to_string(&err).unwrap().contains("where") {
-            assert!(
-                t0.elapsed() < Duration::from_secs(60),
-                "the job did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_text(&err, "where", 60);
         std::thread::sleep(Duration::from_secs(2));
         // SAFETY: signals our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

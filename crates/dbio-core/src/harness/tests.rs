@@ -36,6 +36,7 @@ pub(super) fn target() -> (tempfile::TempDir, Target) {
         id: 0,
         logical_sector: None,
         layout: None,
+        region: None,
         locks: Default::default(),
     };
     (dir, t)

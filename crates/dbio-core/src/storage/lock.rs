@@ -4,7 +4,11 @@
 //! `flock` for as long as it works on a target: on the lock file
 //! [`LOCK_NAME`] in a directory target (the holder writes its pid into it;
 //! the directory itself where it is read-only), or on the device node of a
-//! block device target. A second command is
+//! block device target. The ranks of one MPI run sharing a device
+//! (`--region-per-rank`) each hold the node's flock shared and an
+//! open-file-description lock (`F_OFD_SETLK`) on their own byte range: they
+//! run beside each other, while a whole-device command and a run whose
+//! regions overlap theirs are refused. A second command is
 //! refused at once with one line naming the pid that holds the lock, read
 //! from /proc/locks (or the lock file). The kernel drops the lock when the
 //! holder exits, however it ends, so a lock is never stale.
@@ -86,6 +90,72 @@ impl TargetLock {
         })
     }
 
+    /// Locks bytes `offset..offset + len` of the block device `dev` for one
+    /// rank of a run sharing it: the node's flock shared (a whole-device
+    /// lock refuses it and is refused), and an OFD write lock on the range
+    /// (a lock of the file description, not of the process: kept however
+    /// else the device is opened and closed, and refused to any other
+    /// description, in this process or another, whose range overlaps).
+    pub fn device_region(dev: &Path, offset: u64, len: u64) -> Result<TargetLock, TargetError> {
+        let (file, kind) = match OpenOptions::new().read(true).write(true).open(dev) {
+            Ok(f) => (f, libc::F_WRLCK),
+            // A read-only device: a read lock still keeps writers' regions out.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES)) => (
+                File::open(dev).map_err(|e| TargetError::io(dev, "open", e))?,
+                libc::F_RDLCK,
+            ),
+            Err(e) => return Err(TargetError::io(dev, "open", e)),
+        };
+        take_as(
+            &file,
+            "--target",
+            dev,
+            FlockOperation::NonBlockingLockShared,
+        )?;
+        let mut fl = range_lock(kind, offset, len);
+        // SAFETY: F_OFD_SETLK reads one `struct flock`, which `fl` is.
+        if unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                libc::F_OFD_SETLK,
+                &fl,
+            )
+        } == 0
+        {
+            return Ok(TargetLock {
+                _file: file,
+                lock_file: None,
+            });
+        }
+        let err = std::io::Error::last_os_error();
+        if !matches!(err.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) {
+            return Err(TargetError::io(dev, "lock a byte range of", err));
+        }
+        // SAFETY: F_OFD_GETLK fills in the `struct flock` it is given.
+        let got = unsafe {
+            libc::fcntl(
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                libc::F_OFD_GETLK,
+                &mut fl,
+            )
+        };
+        let theirs = if got == 0 && fl.l_type != libc::F_UNLCK as i16 {
+            let end = if fl.l_len == 0 {
+                "the end".to_string()
+            } else {
+                (fl.l_start + fl.l_len).to_string()
+            };
+            format!(" bytes {}..{end}", fl.l_start)
+        } else {
+            String::new()
+        };
+        Err(TargetError::Busy(format!(
+            "--target {}: this region (bytes {offset}..{}) overlaps{theirs} in use by another dbio command; wait for it to finish, or give the runs regions that do not overlap",
+            dev.display(),
+            offset + len
+        )))
+    }
+
     /// Locks the directory `dir` given as `opt` through the directory
     /// itself, leaving no file in it (a `--redo-dir` outside the target).
     pub fn directory_itself(opt: &str, dir: &Path) -> Result<TargetLock, TargetError> {
@@ -106,9 +176,24 @@ impl TargetLock {
     }
 }
 
-/// Takes the lock on `file` without waiting, or says who holds it.
+/// A `struct flock` for `kind` on bytes `offset..offset + len` (0: to the end).
+fn range_lock(kind: libc::c_int, offset: u64, len: u64) -> libc::flock {
+    // SAFETY: all zeros is a valid `struct flock` (l_pid must be 0 for OFD locks).
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as i16;
+    fl.l_whence = libc::SEEK_SET as i16;
+    fl.l_start = offset as libc::off_t;
+    fl.l_len = len as libc::off_t;
+    fl
+}
+
+/// Takes the exclusive lock on `file` without waiting, or says who holds it.
 fn take(file: &File, opt: &str, target: &Path) -> Result<(), TargetError> {
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+    take_as(file, opt, target, FlockOperation::NonBlockingLockExclusive)
+}
+
+fn take_as(file: &File, opt: &str, target: &Path, op: FlockOperation) -> Result<(), TargetError> {
+    match flock(file, op) {
         Ok(()) => Ok(()),
         Err(rustix::io::Errno::WOULDBLOCK) => {
             let holder = holder(file)
@@ -171,6 +256,33 @@ mod tests {
         assert_eq!(from_proc_locks(text, 0xfd, 1, 77), Some(4242));
         assert_eq!(from_proc_locks(text, 0, 0x1f, 77), None);
         assert_eq!(from_proc_locks(text, 0xfd, 1, 78), None);
+    }
+
+    #[test]
+    fn regions_that_overlap_refuse_each_other_and_whole_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let dev = dir.path().join("dev");
+        fs::write(&dev, vec![0u8; 1 << 16]).unwrap();
+        let a = TargetLock::device_region(&dev, 0, 8192).unwrap();
+        let b = TargetLock::device_region(&dev, 8192, 8192).unwrap();
+        let e = TargetLock::device_region(&dev, 4096, 8192)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("bytes 4096..12288") && e.contains("overlaps bytes 0..8192"),
+            "{e}"
+        );
+        // A whole-device command is refused while regions are held, and refuses them.
+        let e = TargetLock::device(&dev).unwrap_err().to_string();
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        drop((a, b));
+        let whole = TargetLock::device(&dev).unwrap();
+        let e = TargetLock::device_region(&dev, 0, 8192)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("in use by another dbio command"), "{e}");
+        drop(whole);
+        TargetLock::device_region(&dev, 0, 8192).unwrap();
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod lock;
 pub mod manifest;
 pub mod place;
+pub mod region;
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -99,6 +100,10 @@ pub struct Target {
     pub logical_sector: Option<u32>,
     /// What laying out did (directory targets).
     pub layout: Option<layout::LayoutReport>,
+    /// This rank's part of a device shared by the ranks of an MPI run
+    /// (`--region-per-rank`): every offset is within it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<region::Region>,
     /// The exclusive locks of the target (and of a `--redo-dir` outside
     /// it), held as long as any copy of the target.
     #[serde(skip)]
@@ -117,19 +122,10 @@ impl Target {
         interrupt: &AtomicBool,
     ) -> Result<Target, TargetError> {
         let path = &cfg.target;
-        let redo_lock = redo_lock(cfg)?;
         if device::is_block_device(path) {
-            let mut target = Self::device(cfg)?;
-            if let Some(l) = redo_lock {
-                Arc::get_mut(&mut target.locks)
-                    .expect("not shared yet")
-                    .push(l);
-            }
-            if announce {
-                place::announce(path);
-            }
-            return Ok(target);
+            return Self::device_with_redo(cfg, None, announce);
         }
+        let redo_lock = redo_lock(cfg)?;
         if path.exists() && !path.is_dir() {
             return Err(TargetError::Invalid(format!(
                 "--target {} is neither a directory nor a block device; give a directory for data files or a block device",
@@ -197,11 +193,41 @@ impl Target {
             id,
             logical_sector: None,
             layout: Some(report),
+            region: None,
             locks: Arc::new([Some(lock), redo_lock].into_iter().flatten().collect()),
         })
     }
 
-    fn device(cfg: &RunConfig) -> Result<Target, TargetError> {
+    /// Checks the block device `cfg.target` for a run that uses `region` of
+    /// it, shared with other ranks (see [`region`]), under a lock on that
+    /// byte range that whole-device commands and overlapping regions refuse.
+    pub fn prepare_region(
+        cfg: &RunConfig,
+        region: region::Region,
+        announce: bool,
+    ) -> Result<Target, TargetError> {
+        Self::device_with_redo(cfg, Some(region), announce)
+    }
+
+    fn device_with_redo(
+        cfg: &RunConfig,
+        region: Option<region::Region>,
+        announce: bool,
+    ) -> Result<Target, TargetError> {
+        let redo_lock = redo_lock(cfg)?;
+        let mut target = Self::device(cfg, region)?;
+        if let Some(l) = redo_lock {
+            Arc::get_mut(&mut target.locks)
+                .expect("not shared yet")
+                .push(l);
+        }
+        if announce {
+            place::announce(&cfg.target);
+        }
+        Ok(target)
+    }
+
+    fn device(cfg: &RunConfig, region: Option<region::Region>) -> Result<Target, TargetError> {
         let path = &cfg.target;
         if cfg.files != 1 {
             return Err(TargetError::Invalid(format!(
@@ -209,8 +235,12 @@ impl Target {
                 cfg.files
             )));
         }
-        let lock = lock::TargetLock::device(path)?;
-        if cfg.writes() {
+        let lock = match region {
+            Some(r) => lock::TargetLock::device_region(path, r.offset, r.bytes)?,
+            None => lock::TargetLock::device(path)?,
+        };
+        // The gate looks at the whole device: once per host for a shared one.
+        if cfg.writes() && region.is_none_or(|r| r.first_on_host) {
             device::check_writable(path, cfg.destroy_device.as_deref())?;
         } else if let Some(d) = &cfg.destroy_device
             && d != path
@@ -231,16 +261,27 @@ impl Target {
                 info.logical_sector
             )));
         }
-        let span = match cfg.size_bytes {
-            Some(s) if s > info.size_bytes => {
+        let span = match (region, cfg.size_bytes) {
+            (Some(r), _) if r.offset + r.bytes > info.size_bytes => {
+                return Err(TargetError::Invalid(format!(
+                    "rank {}'s region (bytes {}..{}) does not fit in {} ({} bytes)",
+                    r.rank,
+                    r.offset,
+                    r.offset + r.bytes,
+                    path.display(),
+                    info.size_bytes
+                )));
+            }
+            (Some(r), _) => r.bytes,
+            (None, Some(s)) if s > info.size_bytes => {
                 return Err(TargetError::Invalid(format!(
                     "--size {s} is larger than {} ({} bytes)",
                     path.display(),
                     info.size_bytes
                 )));
             }
-            Some(s) => s,
-            None => info.size_bytes,
+            (None, Some(s)) => s,
+            (None, None) => info.size_bytes,
         };
         let blocks = span / u64::from(cfg.block_size);
         if blocks == 0 {
@@ -258,6 +299,7 @@ impl Target {
             id: 0,
             logical_sector: Some(info.logical_sector),
             layout: None,
+            region,
             locks: Arc::new(vec![lock]),
         })
     }
@@ -270,20 +312,29 @@ impl Target {
         self.total_blocks() * u64::from(self.block_size)
     }
 
+    /// The first byte of the data in each file: a region's offset on a
+    /// shared device, else 0.
+    #[inline]
+    pub fn base(&self) -> u64 {
+        self.region.map_or(0, |r| r.offset)
+    }
+
     /// The file number and byte offset of global block `b`.
     #[inline]
     pub fn locate(&self, b: u64) -> (u32, u64) {
         (
             (b / self.blocks_per_file) as u32,
-            (b % self.blocks_per_file) * u64::from(self.block_size),
+            self.base() + (b % self.blocks_per_file) * u64::from(self.block_size),
         )
     }
 
     /// Opens every file in the run's mode. A device opened for writing is
-    /// opened O_EXCL, which the kernel refuses while it is mounted or held.
+    /// opened O_EXCL, which the kernel refuses while it is mounted or held
+    /// (a device shared by ranks: by the first rank on each host only, as
+    /// a second exclusive opener would be refused).
     pub fn open(&self, mode: crate::config::IoMode, write: bool) -> Result<OpenFiles, TargetError> {
         let mut flags = open_flags(mode, write);
-        if write && self.kind == TargetKind::Device {
+        if write && self.kind == TargetKind::Device && self.region.is_none_or(|r| r.first_on_host) {
             flags |= OFlags::EXCL;
         }
         let mut fds = Vec::with_capacity(self.files.len());

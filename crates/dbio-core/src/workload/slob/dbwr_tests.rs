@@ -113,6 +113,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
                     ts: Tablespace {
                         datafiles: 1,
                         block_size: BS,
+                        base: 0,
                     },
                     stamp: (0, 1),
                     content: crate::storage::content::Content::new(Default::default(), 8192, 0),
@@ -211,6 +212,7 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
                 ts: Tablespace {
                     datafiles: 1,
                     block_size: BS,
+                    base: 0,
                 },
                 stamp: (0, 1),
                 content: crate::storage::content::Content::new(Default::default(), 8192, 0),

@@ -121,6 +121,9 @@ impl OpMix {
 pub struct Tablespace {
     pub datafiles: u32,
     pub block_size: u32,
+    /// The first byte of the data in each datafile (a rank's region of a
+    /// shared device; else 0).
+    pub base: u64,
 }
 
 impl Tablespace {
@@ -130,7 +133,7 @@ impl Tablespace {
         let extent = block / EXTENT_BLOCKS;
         let file = (extent % files) as u32;
         let in_file = (extent / files) * EXTENT_BLOCKS + block % EXTENT_BLOCKS;
-        (file, in_file * u64::from(self.block_size))
+        (file, self.base + in_file * u64::from(self.block_size))
     }
 }
 
@@ -292,6 +295,7 @@ mod tests {
         let ts = Tablespace {
             datafiles: 4,
             block_size: 8192,
+            base: 0,
         };
         assert_eq!(ts.locate(0), (0, 0));
         assert_eq!(ts.locate(127), (0, 127 * 8192));
@@ -300,7 +304,8 @@ mod tests {
         let one = Tablespace {
             datafiles: 1,
             block_size: 8192,
+            base: 1 << 20,
         };
-        assert_eq!(one.locate(1000), (0, 1000 * 8192));
+        assert_eq!(one.locate(1000), (0, (1 << 20) + 1000 * 8192));
     }
 }

@@ -143,6 +143,7 @@ impl<'a> Slob<'a> {
             ts: Tablespace {
                 datafiles: target.files.len() as u32,
                 block_size: slob.block_size,
+                base: target.base(),
             },
             datafiles: &target.files,
             target_id: target.id,

@@ -111,6 +111,7 @@ fn session<'a>(
         ts: Tablespace {
             datafiles: 1,
             block_size: BS,
+            base: 0,
         },
         files,
         engine: Psync::new(fd, SyncAfterWrite::None),
@@ -195,6 +196,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 ts: Tablespace {
                     datafiles: 1,
                     block_size: BS,
+                    base: 0,
                 },
                 stamp: (0, 1),
                 content: crate::storage::content::Content::new(Default::default(), 8192, 0),

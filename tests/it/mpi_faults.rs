@@ -1,0 +1,276 @@
+//! Faults of a run under the real Open MPI that do not end a rank: a rank
+//! that hangs (stopped with SIGSTOP in its window, as a stuck device would
+//! hold it) is named in one line after `--mpi-grace`, and rank 0 stores
+//! what the other ranks measured as a failed run and ends the job; Ctrl-C
+//! on mpirun (or SIGINT to rank 0 alone) during `plan run --mpi` stores the
+//! interrupted run, stops the plan on every rank, and the plan resumes.
+//! Compiled only with `--features mpi`.
+
+use std::path::Path;
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+use crate::common::store::{store_path, temp_store};
+use crate::mpi::{alone, job, launch, wait_for_text};
+
+crate::tests! {
+    a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored [Tool("mpirun")],
+    ctrl_c_stops_a_plan_under_mpi_storing_the_interrupted_run_and_it_resumes [Tool("mpirun")],
+    sigint_to_rank_0_alone_stops_the_plan_on_every_rank [Tool("mpirun")],
+}
+
+/// The pid of rank `rank` among `mpirun`'s children (it forks the ranks
+/// on this host itself), from their `OMPI_COMM_WORLD_RANK`.
+fn rank_pid(mpirun: &Child, rank: u32) -> Option<i32> {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        // `pid (comm) state ppid ...`: the fields after the last ')'.
+        let ppid: u32 = stat
+            .rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        let env = std::fs::read(e.path().join("environ")).ok()?;
+        (ppid == mpirun.id() && env.split(|&b| b == 0).any(|v| v == want.as_bytes())).then_some(pid)
+    })
+}
+
+/// Waits for `child` to end, at most `secs` seconds (else kills it and fails with `why`).
+fn wait_exit(child: &mut Child, secs: u64, why: &str) -> ExitStatus {
+    let at = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if at.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("{why}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Continues and kills a process the test stopped, if still there.
+struct Stopped(i32);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if Path::new(&format!("/proc/{}", self.0)).exists() {
+            // SAFETY: signals a rank of the test's own job.
+            unsafe {
+                libc::kill(self.0, libc::SIGKILL);
+                libc::kill(self.0, libc::SIGCONT);
+            }
+        }
+    }
+}
+
+fn a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = format!("{}/r{{rank}}", dir.path().display());
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let args = [
+        "--target",
+        &target,
+        "--size",
+        "4m",
+        "--sessions",
+        "1",
+        "--time",
+        "3",
+        "--mpi-grace",
+        "2",
+        "--json",
+    ];
+    let ((status, ended_in, stopped), left) = alone(|| {
+        let mut child = job(2, &args)
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        // Rank 0 says where its target is once every rank passed its checks.
+        wait_for_text(&err, "where", 60);
+        let t0 = Instant::now();
+        let pid = rank_pid(&child, 1).expect("rank 1 among mpirun's children");
+        // Rank 1 is in its window once its read calls climb by thousands a
+        // tenth of a second (laying out writes a few large blocks).
+        let reads = || -> u64 {
+            let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+            io.lines()
+                .find_map(|l| l.strip_prefix("syscr: "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let mut before = reads();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let now = reads();
+            if now > before + 1000 {
+                break;
+            }
+            before = now;
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "rank 1's window did not start"
+            );
+        }
+        // SAFETY: signals a rank of the test's own job.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        let stopped = Stopped(pid);
+        let at = Instant::now();
+        let status = wait_exit(&mut child, 60, "the job did not end with rank 1 stopped");
+        (status, at.elapsed(), stopped)
+    });
+    drop(stopped);
+    let err = std::fs::read_to_string(&err).unwrap();
+    assert!(!status.success(), "{err}");
+    // The window (3 s) and the grace (2 s), not mpirun's --timeout.
+    assert!(ended_in < Duration::from_secs(20), "{ended_in:?}: {err}");
+    assert!(left.is_empty(), "segments left: {left:?}");
+    let line: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(line.len(), 1, "{err}");
+    assert!(
+        line[0].contains("rank 1 (") && line[0].contains("did not report within 2 s"),
+        "{err}"
+    );
+    let store = dbio::store::Store::open(&store_path()).unwrap();
+    let runs = store.list(&Default::default()).unwrap();
+    assert_eq!(runs.len(), 1, "rank 0 stored what it had: {err}");
+    assert_eq!(runs[0].status, "failed");
+    let r = store.get(runs[0].id).unwrap().report;
+    assert_eq!(r["mpi"]["missing_ranks"], serde_json::json!([1]));
+    assert_eq!(r["mpi"]["ranks"], 1);
+    let ranks = r["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 1);
+    assert_eq!(ranks[0]["rank"], 0);
+    assert!(r["total"]["requests"].as_u64().unwrap() > 0);
+    assert_eq!(r["total"]["requests"], ranks[0]["total"]["requests"]);
+    assert!(r["error"].as_str().unwrap().contains("rank 1 ("));
+    // The per-rank table has a row for the rank that never reported.
+    let shown = crate::common::run::dbio()
+        .args(["runs", "show", &runs[0].id.to_string()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&shown.stdout);
+    let row = table.lines().find(|l| l.contains("did not report (hung?)"));
+    assert!(
+        row.is_some_and(|l| l.trim_start().starts_with("1 ")),
+        "{table}"
+    );
+}
+
+/// mpirun's children: the ranks it forked on this host.
+fn ranks_of(mpirun: &Child) -> Vec<i32> {
+    (0..2).filter_map(|r| rank_pid(mpirun, r)).collect()
+}
+
+/// Whether `pid` is still running (a zombie waiting for init is not).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|f| f.trim_start().to_string()))
+        .is_some_and(|f| !f.starts_with('Z'))
+}
+
+/// The cell key of run `n` of 3 in the plan's progress lines.
+fn cell_of(err: &str, n: u32) -> String {
+    let tag = format!("run {n}/3 ");
+    let line = err
+        .lines()
+        .find(|l| l.contains(&tag))
+        .expect("progress line");
+    let key = line.split(&tag).nth(1).unwrap();
+    key.split_whitespace().next().unwrap().to_string()
+}
+
+/// Runs a 3-cell plan of 4-second runs on 2 ranks, sends SIGINT to the
+/// process `whom` picks 1.5 s into run 2, and checks that the plan stopped
+/// there on every rank with run 1 completed and run 2 stored interrupted.
+/// Returns the plan file.
+fn interrupt_plan(dir: &Path, whom: fn(&Child) -> i32) -> String {
+    let plan = dir.join("three.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"three\"\nrepeats = 1\n\n[workload]\ntarget = \"{}/r{{rank}}\"\nsize = \"4M\"\ntime = 4\n\n[sweep]\nsessions = [1, 2, 3]\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let err = dir.join("err");
+    let ((status, ranks), left) = alone(|| {
+        let mut child = launch(2, &["plan", "run", &plan, "--mpi"])
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        wait_for_text(&err, "run 2/3", 90);
+        std::thread::sleep(Duration::from_millis(1500));
+        let ranks = ranks_of(&child);
+        // SAFETY: signals our own child or one of its ranks.
+        unsafe { libc::kill(whom(&child), libc::SIGINT) };
+        let status = wait_exit(&mut child, 30, "the plan did not stop after Ctrl-C");
+        (status, ranks)
+    });
+    let err = std::fs::read_to_string(&err).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(left.is_empty(), "segments left: {left:?}");
+    assert_eq!(ranks.len(), 2, "both ranks were running: {err}");
+    std::thread::sleep(Duration::from_millis(500));
+    for pid in ranks {
+        assert!(!running(pid), "rank pid {pid} left running");
+    }
+    assert!(!err.contains("run 3/3"), "the plan went on: {err}");
+    assert!(err.contains("2 left (interrupted"), "{err}");
+    let store = dbio::store::Store::open(&store_path()).unwrap();
+    let rows = store.list(&Default::default()).unwrap();
+    let status_of = |key: &str| -> Vec<&str> {
+        rows.iter()
+            .filter(|r| r.cell_key.as_deref() == Some(key))
+            .map(|r| r.status.as_str())
+            .collect()
+    };
+    assert_eq!(status_of(&cell_of(&err, 1)), ["completed"], "{err}");
+    assert_eq!(status_of(&cell_of(&err, 2)), ["interrupted"], "{err}");
+    assert_eq!(rows.len(), 2);
+    let stopped = rows.iter().find(|r| r.status == "interrupted").unwrap();
+    let r = store.get(stopped.id).unwrap().report;
+    assert_eq!(r["mpi"]["ranks"], 2);
+    assert!(r["total"]["requests"].as_u64().unwrap() > 0);
+    plan
+}
+
+fn ctrl_c_stops_a_plan_under_mpi_storing_the_interrupted_run_and_it_resumes() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = interrupt_plan(dir.path(), |mpirun| mpirun.id() as i32);
+    // Resume: the interrupted cell and the one left are run, the first skipped.
+    let (again, left) = alone(|| {
+        launch(2, &["plan", "run", &plan, "--mpi"])
+            .output()
+            .unwrap()
+    });
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{err}");
+    assert!(left.is_empty(), "segments left: {left:?}");
+    assert!(
+        err.contains("2 runs completed now, 1 already done"),
+        "{err}"
+    );
+    let store = dbio::store::Store::open(&store_path()).unwrap();
+    let done = store.list(&Default::default()).unwrap();
+    assert_eq!(done.iter().filter(|r| r.status == "completed").count(), 3);
+}
+
+fn sigint_to_rank_0_alone_stops_the_plan_on_every_rank() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    interrupt_plan(dir.path(), |mpirun| {
+        rank_pid(mpirun, 0).expect("rank 0 among mpirun's children")
+    });
+}
