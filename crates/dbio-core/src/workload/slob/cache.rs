@@ -215,7 +215,7 @@ impl Cache {
     /// True when more than a quarter of set `s` is dirty.
     pub fn set_pressure(&self, s: usize) -> bool {
         let set = &self.sets[s];
-        set.dirty.load(Relaxed) * 4 > u64::from(set.len)
+        dirty_count(set.dirty.load(Relaxed)) * 4 > u64::from(set.len)
     }
 
     /// Most buffers one miss for `block` looks at.
@@ -229,7 +229,10 @@ impl Cache {
 
     /// Buffers dirty now.
     pub fn dirty(&self) -> u64 {
-        self.sets.iter().map(|s| s.dirty.load(Relaxed)).sum()
+        self.sets
+            .iter()
+            .map(|s| dirty_count(s.dirty.load(Relaxed)))
+            .sum()
     }
 
     /// The memory of buffer `buf`; only for the holder of its READING or WRITING bit.
@@ -521,6 +524,14 @@ impl Cache {
     pub fn block_size(&self) -> u32 {
         self.block_size
     }
+}
+
+/// A set's dirty count as read. A session counts a buffer it dirtied just
+/// after setting its DIRTY bit, so a DB writer that clears the bit in
+/// between takes one off first: the count can be -1 (wrapped) for a moment.
+/// Read that as none dirty rather than as 2^64 - 1.
+fn dirty_count(raw: u64) -> u64 {
+    (raw as i64).max(0) as u64
 }
 
 #[cfg(test)]
