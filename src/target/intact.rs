@@ -91,6 +91,7 @@ mod tests {
             block_size: 8192,
             grow: false,
             headers: true,
+            streams: 2,
         };
         let (paths, _) = ensure(&t, shape, 1, false, &AtomicBool::new(false)).unwrap();
         assert_eq!(damage(&paths, 2 << 20, 8192, true), None);

@@ -164,6 +164,7 @@ impl Target {
             block_size: cfg.block_size,
             grow: cfg.slob.is_some(),
             headers: true,
+            streams: cfg.load_parallel,
         };
         let (files, report) =
             match layout::ensure_in(path, created, shape, cfg.seed, progress, interrupt) {

@@ -48,6 +48,11 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
             "--files",
             i.files.unwrap_or_default(),
         ),
+        (
+            a.load_parallel.is_some(),
+            "--load-parallel",
+            "the tables are loaded through the server's connections",
+        ),
         (s.redo_stress.is_some(), "--redo-stress", i.redo),
         (
             s.db_writers.is_some(),

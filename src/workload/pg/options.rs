@@ -101,6 +101,7 @@ impl RunArgs {
             hotspot,
             rate_iops: None,
             seed,
+            load_parallel: 1,
             outlier_ms: self.outlier_ms,
             interval_s: self.interval,
             destroy_device: None,

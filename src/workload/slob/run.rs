@@ -56,6 +56,7 @@ pub fn prepare_redo(
         grow: false,
         // The log writer overwrites the headers with redo.
         headers: false,
+        streams: layout::default_streams(),
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
 }
