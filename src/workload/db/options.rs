@@ -69,6 +69,11 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
             "--dbwr-engine",
             "the server has its own writers",
         ),
+        (
+            s.dbwr_nice.is_some(),
+            "--dbwr-nice",
+            "the server has its own writers",
+        ),
         (s.redo_files.is_some(), "--redo-files", i.redo_files),
         (
             s.redo_file_size.is_some(),

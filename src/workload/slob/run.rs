@@ -337,6 +337,7 @@ fn dbwr(
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
     };
+    super::dbwr::raise_priority(c.slob.dbwr_nice);
     d.run();
     (d.tally, d.stats, 0)
 }
