@@ -7,6 +7,7 @@
 #   bench/slob-sessions.sh --dir /dev/shm/sweep [--a BIN] [--b BIN]
 #       [--sessions "8 32 128 512 1024"] [--cache 256M] [--time 4]
 #       [--rounds 1] [--update-pct 25] [--svg FILE]
+#       [--a-args "SLOB OPTIONS"] [--b-args "SLOB OPTIONS"]
 #
 # slob: --schemas 8 --threads-per-schema N/8 --scale 10000 (8 KiB blocks);
 # below 8 sessions --schemas N --scale 80000/N (one session per schema);
@@ -14,16 +15,19 @@
 # size). Per cell: physical I/O/s (slob: session reads + DB writer writes +
 # redo writes, as .total.iops), CPU µs per physical I/O (.cpu.us_per_io, all
 # threads), and for slob its physical reads/s, commits/s and cache hit %.
+# --a-args / --b-args add options to that binary's slob runs only (e.g. the
+# same binary as A and B, B with --b-args "--db-writers 2").
 # --svg FILE also draws both measures against sessions (log scale) to FILE.
 # Everything it creates under --dir is removed on exit.
 set -euo pipefail
-A=""; B=""; DIR=""; SESSIONS="8 32 128 512 1024"; CACHE=256M; TIME=4; ROUNDS=1; UPD=25; SVG=""
+A=""; B=""; A_ARGS=""; B_ARGS=""; DIR=""; SESSIONS="8 32 128 512 1024"; CACHE=256M; TIME=4; ROUNDS=1; UPD=25; SVG=""
 while [ $# -gt 0 ]; do
     case $1 in
         --a) A=$2; shift 2;; --b) B=$2; shift 2;; --dir) DIR=$2; shift 2;;
         --sessions) SESSIONS=$2; shift 2;; --cache) CACHE=$2; shift 2;;
         --time) TIME=$2; shift 2;; --rounds) ROUNDS=$2; shift 2;;
         --update-pct) UPD=$2; shift 2;; --svg) SVG=$2; shift 2;;
+        --a-args) A_ARGS=$2; shift 2;; --b-args) B_ARGS=$2; shift 2;;
         *) echo "slob-sessions.sh: unknown option $1" >&2; exit 2;;
     esac
 done
@@ -42,8 +46,8 @@ export DBIO_DB="$WORK/store.sqlite"
 tools="raw a"; [ -z "$B" ] || tools="raw a b"
 
 run() { # tool sessions -> one JSON line summary
-    local t=$1 n=$2 bin="$WORK/a"
-    [ "$t" = b ] && bin="$WORK/b"
+    local t=$1 n=$2 bin="$WORK/a" extra=$A_ARGS
+    [ "$t" = b ] && { bin="$WORK/b"; extra=$B_ARGS; }
     if [ "$t" = raw ]; then
         "$WORK/a" run --json --quiet --target "$WORK/raw" --size 625M --pattern randrw --read-pct 80 \
             --sessions "$n" --time "$TIME"
@@ -51,7 +55,7 @@ run() { # tool sessions -> one JSON line summary
         local shape=(--schemas 8 --threads-per-schema $((n / 8)) --scale 10000)
         [ "$n" -ge 8 ] || shape=(--schemas "$n" --threads-per-schema 1 --scale $((80000 / n)))
         "$bin" run --json --quiet --workload slob --target "$WORK/slob" "${shape[@]}" \
-            --cache "$CACHE" --update-pct "$UPD" --time "$TIME"
+            --cache "$CACHE" --update-pct "$UPD" --time "$TIME" $extra
     fi | python3 -c '
 import json, sys
 r = json.load(sys.stdin); s = r.get("slob"); m = r["measured_s"] or 1

@@ -389,7 +389,8 @@ case_c() {
 
 # (d) Sequential write bandwidth of laying out a fresh 1 GiB file on XFS/loop.
 # dbio: fallocate, then one io_uring keeps 8 writes of 1 MiB O_DIRECT chunks
-# in flight, taken in order — a single sequential stream — then fsync; bandwidth = .target.layout bytes/seconds (the timer
+# in flight, taken in order — a single sequential stream (--load-parallel 1;
+# bench/layout.sh compares N streams with fio --numjobs=N) — then fsync; bandwidth = .target.layout bytes/seconds (the timer
 # starts after fallocate and includes the fsync). The run after the layout is
 # a token 1 s of reads.
 # fio: one job, io_uring, iodepth=8, 1 MiB O_DIRECT writes to a fresh file,
@@ -415,7 +416,7 @@ case_d() {
         rm -rf "$dir" "$file"
         drop_caches
         run_dbio "$out-dbio.json" --target "$dir" --files 1 --size 1G --bs 1M --pattern seqread \
-            --sessions 1 --engine psync --io direct --time 1 --seed "$i"
+            --sessions 1 --engine psync --io direct --time 1 --seed "$i" --load-parallel 1
         layout_cpu=$(metric "$out-dbio.json" dbio_layout_cpu)
         add d.dbio "$(metric "$out-dbio.json" dbio_layout_mibs)" "$layout_cpu" "$layout_cpu"
         rm -rf "$dir" "$file"

@@ -91,6 +91,11 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
             "--files",
             i.files.unwrap_or_default(),
         ),
+        (
+            a.load_parallel.is_some(),
+            "--load-parallel",
+            "the tables are loaded through the server's connections",
+        ),
         (s.redo_stress.is_some(), "--redo-stress", i.redo),
         (
             s.db_writers.is_some(),
@@ -105,6 +110,11 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
         (
             s.dbwr_engine.is_some(),
             "--dbwr-engine",
+            "the server has its own writers",
+        ),
+        (
+            s.dbwr_nice.is_some(),
+            "--dbwr-nice",
             "the server has its own writers",
         ),
         (s.redo_files.is_some(), "--redo-files", i.redo_files),
@@ -220,6 +230,7 @@ pub fn resolve(
         hotspot,
         rate_iops: None,
         seed,
+        load_parallel: 1,
         outlier_ms: a.outlier_ms,
         interval_s: a.interval,
         destroy_device: None,

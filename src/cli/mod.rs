@@ -305,6 +305,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub rate: Option<u64>,
 
+    /// Streams writing the data files when dbio lays them out, each with 8 writes of 1 MiB in flight (SLOB's LOAD_PARALLEL_DEGREE) [default: the number of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::storage::layout::MAX_STREAMS as i64))]
+    pub load_parallel: Option<u32>,
+
     /// Seed for reproducible offsets [default: random, printed in the report].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -615,6 +619,9 @@ impl RunArgs {
             hotspot,
             rate_iops: self.rate,
             seed,
+            load_parallel: self
+                .load_parallel
+                .unwrap_or_else(crate::storage::layout::default_streams),
             outlier_ms: self.outlier_ms,
             interval_s: self.interval,
             destroy_device: self.destroy_device,
@@ -710,6 +717,9 @@ impl RunArgs {
             hotspot,
             rate_iops: None,
             seed: self.seed.unwrap_or_else(random_seed),
+            load_parallel: self
+                .load_parallel
+                .unwrap_or_else(crate::storage::layout::default_streams),
             outlier_ms: self.outlier_ms,
             interval_s: self.interval,
             destroy_device: self.destroy_device,

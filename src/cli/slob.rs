@@ -17,6 +17,8 @@ pub const DEFAULT_SCALE: u64 = 80 << 20;
 pub const DEFAULT_CACHE: u64 = 16 << 20;
 pub const DEFAULT_UPDATE_PCT: u8 = 25;
 pub const DEFAULT_WORK_UNIT: u32 = 64;
+/// The DB writers' nice value by default (see `dbwr::raise_priority`).
+pub const DEFAULT_DBWR_NICE: i32 = -10;
 pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
 pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
 /// A buffer cache is capped at this many times the data.
@@ -98,6 +100,10 @@ pub struct SlobArgs {
     #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
+    /// Nice value of the DB writer threads where dbio may raise their priority (root, CAP_SYS_NICE), -20..19: on a host whose cores the sessions keep busy, a writer at the sessions' priority gets one share of CPU among hundreds and the sessions wait on free buffers [default: -10].
+    #[arg(long, value_name = "NICE", value_parser = clap::value_parser!(i32).range(-20..=19), allow_hyphen_values = true)]
+    pub dbwr_nice: Option<i32>,
+
     /// Most buffers a DB writer writes per batch (all in flight with io_uring) [default: 64].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub dbwr_batch: Option<u32>,
@@ -152,6 +158,7 @@ impl SlobArgs {
             (self.db_writers.is_some(), "--db-writers"),
             (self.dbwr_batch.is_some(), "--dbwr-batch"),
             (self.dbwr_engine.is_some(), "--dbwr-engine"),
+            (self.dbwr_nice.is_some(), "--dbwr-nice"),
             (self.redo_dir.is_some(), "--redo-dir"),
             (self.redo_files.is_some(), "--redo-files"),
             (self.redo_file_size.is_some(), "--redo-file-size"),
@@ -329,6 +336,7 @@ impl SlobArgs {
             cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
             db_writers: self.db_writers.unwrap_or(1),
             dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_nice: self.dbwr_nice.unwrap_or(DEFAULT_DBWR_NICE),
             dbwr_engine: self.dbwr_engine.unwrap_or_else(|| {
                 if crate::engine::uring::available() {
                     crate::config::EngineKind::IoUring

@@ -295,6 +295,7 @@ mod tests {
             hotspot: None,
             rate_iops: None,
             seed: 42,
+            load_parallel: 1,
             outlier_ms: 500.0,
             interval_s: 1.0,
             destroy_device: None,

@@ -390,10 +390,66 @@ fn a_thread_limit_fails_the_run_in_one_line_without_a_hang() {
     );
 }
 
+/// `--load-parallel 4` over 3 files: the streams' regions cross file
+/// boundaries; `dbio verify` finds every block as laid out, a run with
+/// another stream count reuses the layout, bad values are one line.
+fn load_parallel_layout_verifies_clean_and_is_reused() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("d");
+    let t = target.to_str().unwrap();
+    let shape = [
+        "--files",
+        "3",
+        "--size",
+        "10M",
+        "--ops",
+        "20",
+        "--pattern",
+        "randread",
+    ];
+    let first = run_json(&[&["--target", t, "--load-parallel", "4"], &shape[..]].concat());
+    assert_eq!(first["target"]["layout"]["reused"], false);
+    assert_eq!(
+        first["target"]["layout"]["bytes"],
+        3 * ((10 << 20) / 8192 / 3) * 8192
+    );
+    let out = dbio()
+        .args(["verify", "--json", "--quiet", "--target", t])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("verify's JSON");
+    let f = &doc["findings"];
+    assert_eq!(out.status.code(), Some(0), "{f:#}");
+    assert_eq!(f["blocks"], 3 * ((10 << 20) / 3 / 8192), "{f:#}");
+    assert_eq!(f["blocks"], f["intact"], "{f:#}");
+    let second = run_json(&[&["--target", t, "--load-parallel", "1"], &shape[..]].concat());
+    assert_eq!(second["target"]["layout"]["reused"], true);
+    for bad in ["0", "65", "two", "-1"] {
+        assert_one_line_error(
+            &["run", "--target", t, "--load-parallel", bad],
+            &["--load-parallel", bad],
+        );
+    }
+    assert_one_line_error(
+        &[
+            "run",
+            "--workload",
+            "pg",
+            "--target",
+            t,
+            "--load-parallel",
+            "2",
+        ],
+        &["--load-parallel", "server"],
+    );
+}
+
 crate::tests! {
     bad_input_is_one_line_naming_option_value_and_allowed,
     ops_run_measures_exactly_and_writes_verifiable_blocks,
     layouts_are_reused_and_clean_removes_only_dbio_files,
+    load_parallel_layout_verifies_clean_and_is_reused,
     io_uring_fsync_mode_times_the_sync_apart,
     timed_run_with_ramp_has_a_series_and_honours_rate,
     ctrl_c_prints_results_so_far_marked_interrupted,

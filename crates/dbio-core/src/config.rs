@@ -213,6 +213,10 @@ pub struct RunConfig {
     /// Total target rate over all sessions, I/O requests per second.
     pub rate_iops: Option<u64>,
     pub seed: u64,
+    /// Streams laying out the data files (`--load-parallel`); how the
+    /// target is written, not what is measured (not in the report).
+    #[serde(skip)]
+    pub load_parallel: u32,
     pub outlier_ms: f64,
     /// Device and host telemetry sampling interval, seconds.
     pub interval_s: f64,

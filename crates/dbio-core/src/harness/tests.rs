@@ -60,6 +60,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         hotspot: None,
         rate_iops: None,
         seed: 7,
+        load_parallel: 1,
         outlier_ms: 500.0,
         interval_s: 1.0,
         destroy_device: None,

@@ -92,6 +92,7 @@ mod tests {
             grow: false,
             headers: true,
             content: Default::default(),
+            streams: 2,
         };
         let (paths, _) = ensure(&t, shape, 1, false, &AtomicBool::new(false)).unwrap();
         assert_eq!(damage(&paths, 2 << 20, 8192, true), None);

@@ -1,9 +1,14 @@
 //! Laying out data files: large sequential O_DIRECT writes of sealed,
-//! incompressible blocks (random once per buffer, then every sector
-//! refreshed per block, see [`block::refresh`]), eight in flight through
-//! the io_uring engine (or eight psync threads where io_uring is off), after
-//! preallocating so a full filesystem is found before anything is written.
-//! A layout that fails part-way is removed again; nothing else is touched.
+//! incompressible blocks (fresh random content and a stamp in every sector,
+//! see [`block::fill`]) after preallocating, so a full filesystem is found
+//! before anything is written. Several streams write at once
+//! (`--load-parallel`, SLOB's LOAD_PARALLEL_DEGREE; one per core by
+//! default): the chunks of the layout, file after file, are split into that
+//! many contiguous regions (whole files when the files divide evenly), and
+//! each stream writes its region in order on a thread of its own with eight
+//! writes in flight through its own io_uring (or eight psync threads where
+//! io_uring is off). A layout that fails part-way is removed again; nothing
+//! else is touched.
 
 use std::fs;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -25,8 +30,10 @@ use crate::rng::Rng;
 
 /// Bytes per layout write.
 const CHUNK: u64 = 1 << 20;
-/// Layout writes in flight.
+/// Layout writes in flight per stream.
 const IN_FLIGHT: usize = 8;
+/// Most layout streams (`--load-parallel`): each holds 8 MiB of buffers.
+pub const MAX_STREAMS: u32 = 64;
 /// RNG stream numbers of layout writers (sessions use 0..1024).
 const LAYOUT_STREAM: u64 = 1 << 32;
 
@@ -66,6 +73,14 @@ pub struct Shape {
     /// What the blocks hold (`--compress-pct`, `--dedupe-pct`): a layout
     /// made with other settings is laid out again.
     pub content: ContentSpec,
+    /// Streams writing at once (`--load-parallel`): how the layout is
+    /// written, not what it is (a layout written with any number is reused).
+    pub streams: u32,
+}
+
+/// Layout streams when not told: one per core.
+pub fn default_streams() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() as u32).min(MAX_STREAMS))
 }
 
 /// Makes sure `dir` holds a complete layout of `shape`, reusing a compatible
@@ -357,10 +372,10 @@ fn write_files(
         fds.push(fd);
     }
     let per_file = (shape.file_size - from).div_ceil(CHUNK);
+    let total = per_file * u64::from(shape.files);
     let chunks = Chunks {
-        next: AtomicU64::new(0),
+        streams: regions(total, shape.streams),
         per_file,
-        total: per_file * u64::from(shape.files),
         from,
         file_size: shape.file_size,
         block_size: shape.block_size,
@@ -369,6 +384,7 @@ fn write_files(
         content: Content::new(shape.content, shape.block_size, target_id),
         written: AtomicU64::new(0),
         failed: AtomicBool::new(false),
+        first_write: AtomicU64::new(u64::MAX),
         interrupt,
     };
     let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
@@ -380,9 +396,28 @@ fn write_files(
             let total = (shape.file_size - from) * u64::from(shape.files);
             s.spawn(move || show_progress(&chunks.written, total, finished));
         }
-        let r = write_chunks(&raw, &chunks, seed);
+        let streams: Vec<_> = (0..chunks.streams.len())
+            .map(|k| {
+                let (raw, chunks) = (&raw, &chunks);
+                s.spawn(move || write_stream(raw, chunks, k, seed))
+            })
+            .collect();
+        let results: Vec<_> = streams
+            .into_iter()
+            .map(|w| w.join().expect("layout stream panicked"))
+            .collect();
         finished.store(true, Ordering::Relaxed);
-        r
+        // The failure that stopped the others, not their interruption.
+        let mut failures = results.into_iter().filter_map(Result::err);
+        let first = failures.next();
+        match first {
+            Some(Failure { error: None, .. }) => Err(failures
+                .find(|f| f.error.is_some())
+                .or(first)
+                .expect("a failure")),
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
     });
     match outcome {
         Err(Failure {
@@ -402,7 +437,13 @@ fn write_files(
     for (p, fd) in paths.iter().zip(&fds) {
         rustix::fs::fsync(fd).map_err(|e| TargetError::io(p, "fsync", e.into()))?;
     }
-    let seconds = (now_ns() - start) as f64 / 1e9;
+    // From the first write (the streams' buffers and rings are set up
+    // before it, as fio's are before its clock starts) to the fsync's end.
+    let first = match chunks.first_write.load(Ordering::Relaxed) {
+        u64::MAX => start,
+        t => t.max(start),
+    };
+    let seconds = (now_ns() - first) as f64 / 1e9;
     Ok(LayoutReport {
         reused: false,
         bytes: (shape.file_size - from) * u64::from(shape.files),
@@ -427,11 +468,11 @@ fn seal_chunk(data: &mut [u8], file: u32, off: u64, chunks: &Chunks, rng: &mut R
     }
 }
 
-/// The chunks of a layout, handed out in order to whoever writes next.
+/// The chunks of a layout (numbered file after file): each stream's region,
+/// handed out in order to whichever of its writers writes next.
 struct Chunks<'a> {
-    next: AtomicU64,
+    streams: Vec<Region>,
     per_file: u64,
-    total: u64,
     /// Byte offset where writing starts in every file.
     from: u64,
     file_size: u64,
@@ -441,7 +482,27 @@ struct Chunks<'a> {
     content: Content,
     written: AtomicU64,
     failed: AtomicBool,
+    /// When the first stream was ready to write (the layout's clock starts).
+    first_write: AtomicU64,
     interrupt: &'a AtomicBool,
+}
+
+/// One stream's chunks: `next` up to `end`.
+struct Region {
+    next: AtomicU64,
+    end: u64,
+}
+
+/// `total` chunks split into at most `streams` contiguous regions of equal
+/// size (give or take one chunk), none empty.
+fn regions(total: u64, streams: u32) -> Vec<Region> {
+    let n = u64::from(streams.max(1)).min(total.max(1));
+    (0..n)
+        .map(|k| Region {
+            next: AtomicU64::new(total * k / n),
+            end: total * (k + 1) / n,
+        })
+        .collect()
 }
 
 /// Where a layout write failed (no error = interrupted).
@@ -451,31 +512,29 @@ struct Failure {
     error: Option<std::io::Error>,
 }
 
-/// Writes every chunk with [`IN_FLIGHT`] writes in flight: one io_uring in
-/// one thread where the kernel allows it, else that many psync threads.
-fn write_chunks(fds: &[RawFd], chunks: &Chunks, seed: u64) -> Result<(), Failure> {
-    let uring = std::thread::scope(|s| {
-        s.spawn(|| {
-            let mut bufs = BufPool::new(CHUNK as usize, IN_FLIGHT);
-            let mut engine =
-                Uring::new(fds, Some(&bufs), IN_FLIGHT as u32, SyncAfterWrite::None).ok()?;
-            let mut rng = Rng::for_stream(seed, LAYOUT_STREAM);
-            Some(writer(&mut engine, &mut bufs, chunks, &mut rng))
-        })
-        .join()
-        .expect("layout writer panicked")
-    });
-    if let Some(result) = uring {
-        return result;
+/// Writes stream `k`'s region with [`IN_FLIGHT`] writes in flight: one
+/// io_uring in this thread where the kernel allows it, else that many psync
+/// threads.
+fn write_stream(fds: &[RawFd], chunks: &Chunks, k: usize, seed: u64) -> Result<(), Failure> {
+    let region = &chunks.streams[k];
+    // RNG streams: IN_FLIGHT + 1 per layout stream (the ring's, the psync threads').
+    let base = LAYOUT_STREAM + (k * (IN_FLIGHT + 1)) as u64;
+    let mut bufs = BufPool::new(CHUNK as usize, IN_FLIGHT);
+    if let Ok(mut engine) = Uring::new(fds, Some(&bufs), IN_FLIGHT as u32, SyncAfterWrite::None) {
+        let mut rng = Rng::for_stream(seed, base);
+        chunks.first_write.fetch_min(now_ns(), Ordering::Relaxed);
+        return writer(&mut engine, &mut bufs, chunks, region, &mut rng);
     }
+    drop(bufs);
+    chunks.first_write.fetch_min(now_ns(), Ordering::Relaxed);
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..IN_FLIGHT)
             .map(|w| {
                 s.spawn(move || {
                     let mut bufs = BufPool::new(CHUNK as usize, 1);
                     let mut engine = Psync::new(fds, SyncAfterWrite::None);
-                    let mut rng = Rng::for_stream(seed, LAYOUT_STREAM + 1 + w as u64);
-                    writer(&mut engine, &mut bufs, chunks, &mut rng)
+                    let mut rng = Rng::for_stream(seed, base + 1 + w as u64);
+                    writer(&mut engine, &mut bufs, chunks, region, &mut rng)
                 })
             })
             .collect();
@@ -488,17 +547,16 @@ fn write_chunks(fds: &[RawFd], chunks: &Chunks, seed: u64) -> Result<(), Failure
 }
 
 /// One writer: keeps its engine's queue full of chunk writes taken in order
-/// from `chunks`, until all are written, one fails, or Ctrl-C.
+/// from `region`, until all are written, one fails (here or in another
+/// stream), or Ctrl-C.
 fn writer<E: Engine>(
     engine: &mut E,
     bufs: &mut BufPool,
     chunks: &Chunks,
+    region: &Region,
     rng: &mut Rng,
 ) -> Result<(), Failure> {
     let depth = engine.depth() as usize;
-    for slot in 0..depth {
-        rng.fill(bufs.slot_mut(slot, CHUNK as usize)); // incompressible once; refreshed per block
-    }
     let mut free: Vec<u32> = (0..depth as u32).collect();
     let mut meta = vec![(0u32, 0u64, 0u32); depth];
     let mut inflight = 0;
@@ -513,8 +571,8 @@ fn writer<E: Engine>(
                 });
                 break;
             }
-            let g = chunks.next.fetch_add(1, Ordering::Relaxed);
-            if g >= chunks.total {
+            let g = region.next.fetch_add(1, Ordering::Relaxed);
+            if g >= region.end {
                 break;
             }
             let file = (g / chunks.per_file) as u32;
@@ -614,6 +672,7 @@ mod tests {
             grow: false,
             headers: true,
             content: ContentSpec::default(),
+            streams: 3,
         }
     }
 
@@ -660,6 +719,27 @@ mod tests {
         // Three data files, the manifest and the lost-write map.
         assert_eq!(fs::read_dir(&target).unwrap().count(), 5);
         assert!(target.join(super::super::genmap_file::MAP_NAME).is_file());
+    }
+
+    #[test]
+    fn regions_cover_every_chunk_once_and_none_is_empty() {
+        for (total, streams) in [(1, 1), (1, 4), (7, 2), (8, 4), (10, 3), (3, 64), (1000, 7)] {
+            let r = regions(total, streams);
+            assert_eq!(r.len() as u64, u64::from(streams).min(total));
+            let mut at = 0;
+            for g in &r {
+                assert_eq!(g.next.load(Ordering::Relaxed), at);
+                assert!(g.end > at, "{total} chunks in {streams}: an empty region");
+                at = g.end;
+            }
+            assert_eq!(at, total);
+        }
+        // Files that divide evenly: a whole file per stream.
+        let r = regions(4 * 16, 4);
+        assert!(
+            r.iter()
+                .all(|g| g.next.load(Ordering::Relaxed) % 16 == 0 && g.end % 16 == 0)
+        );
     }
 
     #[test]

@@ -162,6 +162,7 @@ impl Target {
             grow: cfg.slob.is_some(),
             headers: true,
             content: cfg.content,
+            streams: cfg.load_parallel,
         };
         let (files, report) =
             match layout::ensure_in(path, created, shape, cfg.seed, progress, interrupt) {

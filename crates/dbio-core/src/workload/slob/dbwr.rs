@@ -68,6 +68,22 @@ impl Pass {
     }
 }
 
+/// Sets the calling thread's nice value to `nice` (the DB writer's own
+/// thread only), where the process may (root or CAP_SYS_NICE; otherwise it
+/// stays as it was). Why: where the sessions keep every core busy (a RAM
+/// target, or more sessions than the storage needs), a DB writer at their
+/// priority gets one share of the CPU among hundreds, falls behind, and the
+/// sessions wait "free buffer waits" on a writer that is runnable, not on
+/// storage — the model's limit, not the storage's. Oracle's DBWn sessions
+/// are not competing with sessions that never block. True if it was set.
+pub fn raise_priority(nice: i32) -> bool {
+    // SAFETY: plain system calls on this thread's own id.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, nice) == 0
+    }
+}
+
 impl<E: Engine> DbWriter<'_, E> {
     pub fn run(&mut self) {
         let inst = self.inst;

@@ -238,3 +238,22 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
         );
     });
 }
+
+#[test]
+fn raise_priority_sets_this_threads_nice_only_where_allowed() {
+    // On a thread of its own: the test runner's threads keep their nice.
+    std::thread::spawn(|| {
+        let tid = unsafe { libc::gettid() } as libc::id_t;
+        let nice = || unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) };
+        let before = nice();
+        // Lowering the priority is always allowed.
+        assert!(raise_priority(before + 1));
+        assert_eq!(nice(), before + 1);
+        let root = unsafe { libc::geteuid() } == 0;
+        // Raising it needs root (or CAP_SYS_NICE): set, or left as it was.
+        assert_eq!(raise_priority(-10), root);
+        assert_eq!(nice(), if root { -10 } else { before + 1 });
+    })
+    .join()
+    .unwrap();
+}

@@ -145,6 +145,9 @@ pub struct SlobConfig {
     pub db_writers: u32,
     /// Most buffers a DB writer writes in one batch.
     pub dbwr_batch: u32,
+    /// The DB writer threads' nice value, where the process may set it
+    /// (`dbwr::raise_priority`).
+    pub dbwr_nice: i32,
     /// How the DB writers write (the sessions and the log writer use the
     /// run's `--engine`).
     pub dbwr_engine: crate::config::EngineKind,

@@ -59,6 +59,7 @@ pub fn prepare_redo(
         // The log writer overwrites the headers with redo.
         headers: false,
         content: Default::default(),
+        streams: layout::default_streams(),
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
 }
@@ -343,6 +344,7 @@ fn dbwr(
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
     };
+    super::dbwr::raise_priority(c.slob.dbwr_nice);
     d.run();
     (d.tally, d.stats, 0)
 }

@@ -57,6 +57,7 @@ fn config(dir: &std::path::Path, threads: u32) -> SlobConfig {
         cache_bytes: 16 << 20,
         db_writers: 1,
         dbwr_batch: 64,
+        dbwr_nice: -10,
         dbwr_engine: if crate::engine::uring::available() {
             crate::config::EngineKind::IoUring
         } else {
