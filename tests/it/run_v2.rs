@@ -225,6 +225,9 @@ fn v1_fixture(name: &str) -> Value {
 const NEWER_THAN_V1: &[&str] = &[
     // --verify-sync-interval (periodic lost-write map sync points).
     ".config.verify",
+    // --dbwr-nice (earlier builds ran the DB writers at the sessions'
+    // priority).
+    ".config.slob.dbwr_nice",
 ];
 
 fn fresh_documents_name_rates_per_s_and_sizes_with_units() {
