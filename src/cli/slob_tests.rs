@@ -100,3 +100,16 @@ fn the_cache_minimum_is_named() {
     );
     assert!(cfg(|a| a.cache = Some(64 << 10)).is_ok());
 }
+
+/// The DB writers are raised only where the sessions keep every core busy:
+/// at a few sessions per CPU a writer above them only takes their CPU.
+#[test]
+fn the_db_writers_are_raised_only_when_sessions_outnumber_the_cpus() {
+    assert_eq!(default_dbwr_nice(2, 2), 0);
+    assert_eq!(default_dbwr_nice(8, 2), 0);
+    assert_eq!(default_dbwr_nice(9, 2), DEFAULT_DBWR_NICE);
+    assert_eq!(default_dbwr_nice(1024, 2), DEFAULT_DBWR_NICE);
+    assert_eq!(default_dbwr_nice(64, 64), 0);
+    // No CPU count (available_parallelism failed) is one CPU.
+    assert_eq!(default_dbwr_nice(5, 0), DEFAULT_DBWR_NICE);
+}
