@@ -209,7 +209,7 @@ fn experiment(
         stop()?;
     }
     Ok(Report {
-        schema: "dbio.lab.discard.v1",
+        schema: "dbio.lab.discard.v2",
         fs: fs_kind.name().to_string(),
         device: dev.to_json(),
         discard_max_bytes: discard_max,
@@ -286,9 +286,9 @@ impl Probe<'_> {
             seconds,
             discards: d.discards,
             discarded_bytes: d.sectors_discarded * 512.0,
-            d_s: r.d_per_s,
-            dkb_s: r.dkib_per_s,
-            wkb_s: r.wkib_per_s,
+            d_per_s: r.d_per_s,
+            dkib_per_s: r.dkib_per_s,
+            wkib_per_s: r.wkib_per_s,
             image_allocated_bytes: self
                 .image
                 .and_then(|i| std::fs::metadata(i).ok())

@@ -1,6 +1,6 @@
 //! What `dbio lab discard` reports: each step's time and the device's
 //! discard statistics, as a table on the terminal or JSON
-//! (`dbio.lab.discard.v1`), with notes on what the numbers mean.
+//! (`dbio.lab.discard.v2`), with notes on what the numbers mean.
 
 use serde::Serialize;
 
@@ -14,10 +14,10 @@ pub struct Step {
     pub seconds: f64,
     pub discards: f64,
     pub discarded_bytes: f64,
-    /// iostat -x's d/s and dkB/s over the step.
-    pub d_s: f64,
-    pub dkb_s: f64,
-    pub wkb_s: f64,
+    /// iostat -x's d/s, dkB/s and wkB/s over the step (per second; KiB).
+    pub d_per_s: f64,
+    pub dkib_per_s: f64,
+    pub wkib_per_s: f64,
     /// Bytes the loop device's image occupies after the step.
     pub image_allocated_bytes: Option<u64>,
 }
@@ -104,8 +104,8 @@ pub fn render(r: &Report) -> String {
             s.seconds,
             s.discards,
             s.discarded_bytes / 1048576.0,
-            s.d_s,
-            s.dkb_s,
+            s.d_per_s,
+            s.dkib_per_s,
             img
         );
     }

@@ -654,6 +654,20 @@ fn lab_discard_times_mkfs_rm_and_fstrim_with_and_without_discard() {
         r["notes"][0].as_str().unwrap().contains("hole punching"),
         "{r}"
     );
+    // Rates are named per second, sizes in KiB (the run document's rule).
+    assert_eq!(r["schema"], "dbio.lab.discard.v2");
+    for s in r["steps"].as_array().unwrap() {
+        for k in ["d_per_s", "dkib_per_s", "wkib_per_s"] {
+            assert!(s[k].is_number(), "{k} in {s}");
+        }
+        assert!(
+            s.as_object()
+                .unwrap()
+                .keys()
+                .all(|k| !k.ends_with("kb_s") && k != "d_s"),
+            "{s}"
+        );
+    }
     assert_nothing_left(&tmp, &lab_dir);
 }
 
