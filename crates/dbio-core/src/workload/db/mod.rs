@@ -32,6 +32,18 @@ pub enum ServerError {
     Interrupted(String),
 }
 
+/// A statement the server refused or failed, in the server's own words
+/// (the loader's, a session's and a sampler's statements).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
+impl From<String> for Refused {
+    fn from(s: String) -> Refused {
+        Refused(s)
+    }
+}
+
 /// `ServerError::Failed` saying what failed and why.
 pub fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
     ServerError::Failed(format!("{what}: {e}"))
