@@ -473,7 +473,7 @@ impl RunArgs {
             compress_pct: self.compress_pct,
             dedupe_pct: self.dedupe_pct,
         };
-        content.check()?;
+        content.check().map_err(|e| e.to_string())?;
         if !(self.verify_sync_interval >= 0.0 && self.verify_sync_interval <= 86400.0) {
             return Err(format!(
                 "--verify-sync-interval {} is not a number of seconds from 0 to 86400 (0 = sync the lost-write map only at the run's end)",

@@ -85,7 +85,7 @@ impl MysqlArgs {
     }
 }
 
-fn parse_setting(s: &str) -> Result<(String, String), String> {
+fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::SettingError> {
     crate::workload::db::parse_setting(s, "innodb_doublewrite=0")
 }
 

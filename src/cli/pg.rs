@@ -67,7 +67,7 @@ impl PgArgs {
 }
 
 /// `NAME=VALUE` with a setting-like name.
-fn parse_setting(s: &str) -> Result<(String, String), String> {
+fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::SettingError> {
     crate::workload::db::parse_setting(s, "wal_compression=on")
 }
 
@@ -174,10 +174,16 @@ mod setting_tests {
             parse_setting("shared_buffers=1GB").unwrap().1,
             "1GB".to_string()
         );
-        assert!(parse_setting("nothing").unwrap_err().contains("NAME=VALUE"));
+        assert!(
+            parse_setting("nothing")
+                .unwrap_err()
+                .to_string()
+                .contains("NAME=VALUE")
+        );
         assert!(
             parse_setting("a b=1")
                 .unwrap_err()
+                .to_string()
                 .contains("not a setting name")
         );
     }

@@ -39,7 +39,7 @@ pub(super) fn run(
         prereq::check_root(is_root, "run")?;
     }
     let mut store = open_store()?;
-    let done = completed(&store, &plan.name).map_err(CommandError::Failed)?;
+    let done = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
     let arms = pending_arms(&plan, &lab, &done);
     if dry_run {
         let text = describe(&lab, &arms) + &plan::dry_run(&plan, &done);
@@ -71,7 +71,7 @@ pub(super) fn run(
     );
     let mut summary = guard.finish(result)?;
     // Counted from the store: arms that were complete were never built.
-    let now = completed(&store, &plan.name).map_err(CommandError::Failed)?;
+    let now = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
     summary.skipped = plan
         .runs
         .iter()
@@ -184,13 +184,13 @@ struct LabExecutor<'a> {
 }
 
 impl Executor for LabExecutor<'_> {
-    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, crate::plan::ExecError> {
         completed(self.store, plan)
     }
 
-    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
+    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, crate::plan::ExecError> {
         let Some(built) = self.built.get(&r.variable) else {
-            return Err(format!("arm {} was not built (a dbio bug)", r.variable));
+            return Err(format!("arm {} was not built (a dbio bug)", r.variable).into());
         };
         let marker = format!("{DEVICE_MARKER}{}", r.variable);
         let device = built.device.display().to_string();

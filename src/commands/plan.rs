@@ -20,11 +20,11 @@ pub struct StoreExecutor<'a> {
 }
 
 impl Executor for StoreExecutor<'_> {
-    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, crate::plan::ExecError> {
         completed(self.store, plan)
     }
 
-    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
+    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, crate::plan::ExecError> {
         let meta = RunMeta {
             plan: Some(plan.name.clone()),
             variable: Some(r.variable.clone()),
@@ -42,7 +42,7 @@ pub fn run_args(
     interrupt: &AtomicBool,
     args: &[String],
     meta: &RunMeta,
-) -> Result<RunStatus, String> {
+) -> Result<RunStatus, crate::plan::ExecError> {
     let mut argv = vec!["dbio".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
     let cfg = match crate::cli::try_parse_from(&argv)
@@ -68,7 +68,7 @@ pub fn run_args(
 }
 
 /// Cell keys of the plan's runs the store holds as completed.
-pub fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, String> {
+pub fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, crate::plan::ExecError> {
     let filter = RunFilter {
         plan: Some(plan.to_string()),
         ..Default::default()
@@ -140,7 +140,7 @@ pub fn execute(
             ..
         } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
-            let done = completed(store, &plan.name).map_err(CommandError::Failed)?;
+            let done = completed(store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
             if dry_run {
                 return super::output::print(&plan::dry_run(&plan, &done));
             }
@@ -160,7 +160,7 @@ pub fn execute(
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
-            let done = completed(store, &plan.name).map_err(CommandError::Failed)?;
+            let done = completed(store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
             super::output::print(&plan::status(&plan, &done))
         }
     }

@@ -109,18 +109,27 @@ pub struct FilterArgs {
     pub source: Option<String>,
 }
 
-fn metric_pattern(text: &str) -> Result<String, String> {
+/// A `--metrics` pattern that is not one.
+#[derive(Debug, thiserror::Error)]
+enum PatternError {
+    #[error("an empty pattern; write e.g. --metrics 'db.*,event.*'")]
+    Empty,
+    #[error(
+        "{0:?} has {1:?}; a metric pattern is a metric name with * (any text) and ? (one character), e.g. 'db.*'"
+    )]
+    BadChar(String, char),
+}
+
+fn metric_pattern(text: &str) -> Result<String, PatternError> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("an empty pattern; write e.g. --metrics 'db.*,event.*'".into());
+        return Err(PatternError::Empty);
     }
     match t
         .chars()
         .find(|c| !(c.is_alphanumeric() || "._-:/*?".contains(*c)))
     {
-        Some(c) => Err(format!(
-            "{t:?} has {c:?}; a metric pattern is a metric name with * (any text) and ? (one character), e.g. 'db.*'"
-        )),
+        Some(c) => Err(PatternError::BadChar(t.to_string(), c)),
         None => Ok(t.to_string()),
     }
 }

@@ -48,8 +48,8 @@ pub(super) fn check(
     warnings: &mut Vec<String>,
 ) -> Result<Checked, Vec<ImportError>> {
     let mut errors = Vec::new();
-    let named =
-        naming::name(&row.file, rule).map_err(|m| vec![ImportError::at(row.line, "FILE", m)])?;
+    let named = naming::name(&row.file, rule)
+        .map_err(|m| vec![ImportError::at(row.line, "FILE", m.to_string())])?;
     let mut cell = |c: Column, name: &str, from_name: Option<u32>| match whole(row, c, name) {
         Err(e) => {
             errors.push(e);

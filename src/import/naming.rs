@@ -54,6 +54,21 @@ pub enum RegexError {
     UnknownGroup { re: String, name: String },
 }
 
+/// Why a FILE cell does not fit its `--variable-regex`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("{file:?} does not match --variable-regex {re:?}")]
+    NoMatch { file: String, re: String },
+    #[error("{file:?}: the variable group of --variable-regex {re:?} matched nothing")]
+    EmptyVariable { file: String, re: String },
+    #[error("{file:?}: the {group} group of --variable-regex matched {text:?}, not a whole number")]
+    NotANumber {
+        file: String,
+        group: String,
+        text: String,
+    },
+}
+
 /// Checks a `--variable-regex`: it must compile and have a `variable` group.
 pub fn compile(re: &str) -> Result<Regex, RegexError> {
     let r = Regex::new(re).map_err(|e| {
@@ -114,31 +129,31 @@ fn strip_txt(text: &str) -> &str {
 }
 
 /// Reads `file` (a FILE cell) by `rule`; `Err` says why it does not fit.
-pub fn name(file: &str, rule: &Rule) -> Result<Named, String> {
+pub fn name(file: &str, rule: &Rule) -> Result<Named, NameError> {
     match rule {
         Rule::Regex(re) => {
-            let caps = re.captures(file).ok_or_else(|| {
-                format!("{file:?} does not match --variable-regex {:?}", re.as_str())
+            let caps = re.captures(file).ok_or_else(|| NameError::NoMatch {
+                file: file.to_string(),
+                re: re.as_str().to_string(),
             })?;
             let variable = caps
                 .name("variable")
                 .map(|m| m.as_str().to_string())
                 .filter(|v| !v.is_empty())
-                .ok_or_else(|| {
-                    format!(
-                        "{file:?}: the variable group of --variable-regex {:?} matched nothing",
-                        re.as_str()
-                    )
+                .ok_or_else(|| NameError::EmptyVariable {
+                    file: file.to_string(),
+                    re: re.as_str().to_string(),
                 })?;
-            let group = |g: &str| -> Result<Option<u32>, String> {
+            let group = |g: &str| -> Result<Option<u32>, NameError> {
                 match caps.name(g) {
                     None => Ok(None),
-                    Some(m) => count(m.as_str()).map(Some).ok_or_else(|| {
-                        format!(
-                            "{file:?}: the {g} group of --variable-regex matched {:?}, not a whole number",
-                            m.as_str()
-                        )
-                    }),
+                    Some(m) => count(m.as_str())
+                        .map(Some)
+                        .ok_or_else(|| NameError::NotANumber {
+                            file: file.to_string(),
+                            group: g.to_string(),
+                            text: m.as_str().to_string(),
+                        }),
                 }
             };
             Ok(Named {
@@ -245,7 +260,9 @@ mod tests {
             (n.variable.as_str(), n.writers, n.readers),
             ("EXT3", Some(16), Some(0))
         );
-        let e = name("SLOB-AWR-ZFS-7.16.0", &Rule::Regex(re)).unwrap_err();
+        let e = name("SLOB-AWR-ZFS-7.16.0", &Rule::Regex(re))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("does not match --variable-regex"), "{e}");
         assert!(
             compile("(?P<var>x)")
@@ -269,6 +286,7 @@ mod tests {
         assert!(
             name("a.b", &Rule::Regex(re))
                 .unwrap_err()
+                .to_string()
                 .contains("not a whole number")
         );
     }

@@ -129,7 +129,9 @@ pub fn execute_with(
     mut progress: Option<&mut dyn Write>,
 ) -> Result<Summary, PlanError> {
     let started = Instant::now();
-    let done = exec.completed(&plan.name).map_err(PlanError::Executor)?;
+    let done = exec
+        .completed(&plan.name)
+        .map_err(|e| PlanError::Executor(e.0))?;
     let todo: Vec<&PlannedRun> = plan
         .runs
         .iter()
@@ -167,7 +169,8 @@ pub fn execute_with(
         );
         for (when, command) in steps {
             let record = run_step(plan, run, when, command);
-            exec.step(&record, plan).map_err(PlanError::Executor)?;
+            exec.step(&record, plan)
+                .map_err(|e| PlanError::Executor(e.0))?;
             summary.steps.push(record.clone());
             if !record.success() {
                 if interrupt.load(Ordering::Relaxed) {
@@ -200,7 +203,7 @@ pub fn execute_with(
             );
         }
         let t = Instant::now();
-        let status = exec.run(run, plan).map_err(PlanError::Executor)?;
+        let status = exec.run(run, plan).map_err(|e| PlanError::Executor(e.0))?;
         eta.ran(run.est_seconds, t.elapsed().as_secs_f64());
         prev_arm = Some(run.variable.as_str());
         match status {

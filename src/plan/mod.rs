@@ -159,15 +159,27 @@ impl Plan {
     }
 }
 
+/// Why an executor could not do its part (a whole line: the store is
+/// unreadable, a run's arguments do not parse, an arm was not built).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ExecError(pub String);
+
+impl From<String> for ExecError {
+    fn from(s: String) -> ExecError {
+        ExecError(s)
+    }
+}
+
 /// The callback seam: the store says what is done, the runner makes runs.
 pub trait Executor {
     /// The cell keys of every run the store holds as completed for this plan.
-    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String>;
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, ExecError>;
     /// Makes one run (`dbio run` with `run.args`) and stores it with
     /// plan.name, run.variable, run.cell_key and run.warmup.
-    fn run(&mut self, run: &PlannedRun, plan: &Plan) -> Result<RunStatus, String>;
+    fn run(&mut self, run: &PlannedRun, plan: &Plan) -> Result<RunStatus, ExecError>;
     /// Records a step that ran (whether it succeeded or not).
-    fn step(&mut self, _record: &StepRecord, _plan: &Plan) -> Result<(), String> {
+    fn step(&mut self, _record: &StepRecord, _plan: &Plan) -> Result<(), ExecError> {
         Ok(())
     }
 }

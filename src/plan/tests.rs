@@ -60,11 +60,11 @@ struct Fake {
 }
 
 impl Executor for Fake {
-    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, crate::plan::ExecError> {
         assert_eq!(plan, "t");
         Ok(self.done.clone())
     }
-    fn run(&mut self, run: &PlannedRun, _plan: &Plan) -> Result<RunStatus, String> {
+    fn run(&mut self, run: &PlannedRun, _plan: &Plan) -> Result<RunStatus, crate::plan::ExecError> {
         assert!(
             !self.done.contains(&run.cell_key),
             "{} ran although it was completed",
@@ -85,7 +85,7 @@ impl Executor for Fake {
         }
         Ok(status)
     }
-    fn step(&mut self, record: &StepRecord, _plan: &Plan) -> Result<(), String> {
+    fn step(&mut self, record: &StepRecord, _plan: &Plan) -> Result<(), crate::plan::ExecError> {
         self.steps.push(record.clone());
         Ok(())
     }

@@ -92,9 +92,11 @@ struct RankExecutor<'a> {
 }
 
 impl Executor for RankExecutor<'_> {
-    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, String> {
+    fn completed(&mut self, plan: &str) -> Result<HashSet<String>, crate::plan::ExecError> {
         let local = match &self.store {
-            Some(s) => crate::commands::plan::completed(s, plan).map_err(CommandError::Failed),
+            Some(s) => {
+                crate::commands::plan::completed(s, plan).map_err(|e| CommandError::Failed(e.0))
+            }
             None => Ok(HashSet::new()),
         };
         let done = self.world.agree(local).map_err(|e| e.to_string())?;
@@ -107,7 +109,7 @@ impl Executor for RankExecutor<'_> {
             .collect())
     }
 
-    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, String> {
+    fn run(&mut self, r: &PlannedRun, plan: &Plan) -> Result<RunStatus, crate::plan::ExecError> {
         let meta = RunMeta {
             plan: Some(plan.name.clone()),
             variable: Some(r.variable.clone()),

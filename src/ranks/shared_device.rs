@@ -67,7 +67,7 @@ pub(super) fn region(world: &World, cfg: &RunConfig) -> Result<Region, CommandEr
     };
     let size = cfg.size_bytes;
     let region = Region::split(path, info.size_bytes, rank, world.size, size, what, align);
-    let mut region = region.map_err(usage)?;
+    let mut region = region.map_err(|e| usage(e.to_string()))?;
     let host = &world.hosts[rank as usize];
     region.first_on_host = world.hosts.iter().position(|h| h == host) == Some(rank as usize);
     Ok(region)

@@ -31,6 +31,17 @@ pub const MAX_COMPRESS_PCT: u8 = 90;
 /// Mixed into the target id to seed the pool's content.
 const POOL_SALT: u64 = 0x706f_6f6c_6462_696f;
 
+/// A content setting out of its range.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    #[error(
+        "--compress-pct {0} is more than {MAX_COMPRESS_PCT}: every 512-byte sector keeps its 40-byte stamp and a random word; give 0 to {MAX_COMPRESS_PCT}"
+    )]
+    Compress(u8),
+    #[error("--dedupe-pct {0} is more than 100; give 0 to 100")]
+    Dedupe(u8),
+}
+
 /// The content settings of a run or a layout.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ContentSpec {
@@ -46,18 +57,12 @@ impl ContentSpec {
     }
 
     /// Checks the percentages; the error names the option and the range.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ContentError> {
         if self.compress_pct > MAX_COMPRESS_PCT {
-            return Err(format!(
-                "--compress-pct {} is more than {MAX_COMPRESS_PCT}: every 512-byte sector keeps its 40-byte stamp and a random word; give 0 to {MAX_COMPRESS_PCT}",
-                self.compress_pct
-            ));
+            return Err(ContentError::Compress(self.compress_pct));
         }
         if self.dedupe_pct > 100 {
-            return Err(format!(
-                "--dedupe-pct {} is more than 100; give 0 to 100",
-                self.dedupe_pct
-            ));
+            return Err(ContentError::Dedupe(self.dedupe_pct));
         }
         Ok(())
     }
@@ -213,8 +218,20 @@ mod tests {
             dedupe_pct,
         };
         assert!(c(90, 100).check().is_ok());
-        assert!(c(91, 0).check().unwrap_err().contains("--compress-pct 91"));
-        assert!(c(0, 101).check().unwrap_err().contains("--dedupe-pct 101"));
+        assert!(
+            c(91, 0)
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("--compress-pct 91")
+        );
+        assert!(
+            c(0, 101)
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("--dedupe-pct 101")
+        );
         assert_eq!(c(0, 0).zero_from(), SECTOR);
         assert_eq!(c(50, 0).zero_from(), 256);
         assert_eq!(c(90, 0).zero_from(), 51);

@@ -9,6 +9,41 @@ use std::path::Path;
 
 use serde::Serialize;
 
+/// Why the ranks' regions of a shared device cannot be laid out.
+#[derive(Debug, thiserror::Error)]
+pub enum RegionError {
+    #[error(
+        "{what} {size} is not a multiple of {align} bytes (the block size and {device}'s physical sector): each rank's region must start and end on one; give --size {fix}"
+    )]
+    Unaligned {
+        what: String,
+        size: u64,
+        align: u64,
+        device: String,
+        fix: u64,
+    },
+    #[error(
+        "--region-per-rank: {ranks} regions of {what} {size} do not fit in {device} ({device_bytes} bytes); {fix}"
+    )]
+    DoNotFit {
+        ranks: u32,
+        what: String,
+        size: u64,
+        device: String,
+        device_bytes: u64,
+        fix: String,
+    },
+    #[error(
+        "--region-per-rank: {device} ({device_bytes} bytes) is too small for {ranks} regions of one {align}-byte block"
+    )]
+    TooSmall {
+        device: String,
+        device_bytes: u64,
+        ranks: u32,
+        align: u64,
+    },
+}
+
 /// A rank's byte range of a shared block device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Region {
@@ -41,15 +76,17 @@ impl Region {
         size: Option<u64>,
         what: &str,
         align: u64,
-    ) -> Result<Region, String> {
+    ) -> Result<Region, RegionError> {
         let n = u64::from(ranks.max(1));
         let bytes = match size {
             Some(s) if s % align != 0 || s == 0 => {
-                return Err(format!(
-                    "{what} {s} is not a multiple of {align} bytes (the block size and {}'s physical sector): each rank's region must start and end on one; give --size {}",
-                    device.display(),
-                    (s / align).max(1) * align
-                ));
+                return Err(RegionError::Unaligned {
+                    what: what.to_string(),
+                    size: s,
+                    align,
+                    device: device.display().to_string(),
+                    fix: (s / align).max(1) * align,
+                });
             }
             Some(s) if s.checked_mul(n).is_none_or(|t| t > device_bytes) => {
                 let most = device_bytes / n / align * align;
@@ -59,19 +96,25 @@ impl Region {
                     }
                     _ => format!("make it {most} bytes or less"),
                 };
-                return Err(format!(
-                    "--region-per-rank: {ranks} regions of {what} {s} do not fit in {} ({device_bytes} bytes); {fix}",
-                    device.display()
-                ));
+                return Err(RegionError::DoNotFit {
+                    ranks,
+                    what: what.to_string(),
+                    size: s,
+                    device: device.display().to_string(),
+                    device_bytes,
+                    fix,
+                });
             }
             Some(s) => s,
             None => device_bytes / n / align * align,
         };
         if bytes == 0 {
-            return Err(format!(
-                "--region-per-rank: {} ({device_bytes} bytes) is too small for {ranks} regions of one {align}-byte block",
-                device.display()
-            ));
+            return Err(RegionError::TooSmall {
+                device: device.display().to_string(),
+                device_bytes,
+                ranks,
+                align,
+            });
         }
         Ok(Region {
             rank,
@@ -132,17 +175,23 @@ mod tests {
     #[test]
     fn regions_that_do_not_fit_or_are_not_aligned_are_refused_in_one_line() {
         let dev = Path::new("/dev/sdx");
-        let e = Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), "--size", 8192).unwrap_err();
+        let e = Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), "--size", 8192)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("do not fit") && e.contains("--size 33554432"),
             "{e}"
         );
-        let e = Region::split(dev, 64 * MIB, 0, 2, Some(10_000), "--size", 8192).unwrap_err();
+        let e = Region::split(dev, 64 * MIB, 0, 2, Some(10_000), "--size", 8192)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("not a multiple of 8192") && e.contains("--size 8192"),
             "{e}"
         );
-        let e = Region::split(dev, 8192, 0, 2, None, "--size", 8192).unwrap_err();
+        let e = Region::split(dev, 8192, 0, 2, None, "--size", 8192)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("too small"), "{e}");
         let e = Region::split(
             dev,
@@ -153,10 +202,14 @@ mod tests {
             "--size",
             8192,
         );
-        assert!(e.unwrap_err().contains("do not fit"));
+        assert!(e.unwrap_err().to_string().contains("do not fit"));
         for e in [
-            Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), "--size", 8192).unwrap_err(),
-            Region::split(dev, 8192, 0, 2, None, "--size", 8192).unwrap_err(),
+            Region::split(dev, 64 * MIB, 0, 2, Some(40 * MIB), "--size", 8192)
+                .unwrap_err()
+                .to_string(),
+            Region::split(dev, 8192, 0, 2, None, "--size", 8192)
+                .unwrap_err()
+                .to_string(),
         ] {
             assert!(!e.contains('\n'));
         }

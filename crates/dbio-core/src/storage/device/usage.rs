@@ -130,9 +130,9 @@ impl System {
 fn read_mounts() -> Result<Vec<Mount>, DeviceError> {
     let path = Path::new(MOUNTINFO);
     let text = fs::read_to_string(path).map_err(io_err("read", path))?;
-    let lines = parse_mountinfo(&text).map_err(|what| DeviceError::Parse {
+    let lines = parse_mountinfo(&text).map_err(|e| DeviceError::Parse {
         path: path.to_path_buf(),
-        what,
+        what: e.to_string(),
     })?;
     Ok(lines
         .into_iter()
@@ -152,10 +152,15 @@ fn device_node_devno(source: &str) -> Option<DevNo> {
         .flatten()
 }
 
-fn parse_mountinfo(text: &str) -> Result<Vec<MountLine>, String> {
+/// A mountinfo line dbio cannot read.
+#[derive(Debug, thiserror::Error)]
+#[error("unexpected line {0:?}")]
+struct UnexpectedLine(String);
+
+fn parse_mountinfo(text: &str) -> Result<Vec<MountLine>, UnexpectedLine> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| parse_mountinfo_line(l).ok_or_else(|| format!("unexpected line {l:?}")))
+        .map(|l| parse_mountinfo_line(l).ok_or_else(|| UnexpectedLine(l.to_string())))
         .collect()
 }
 

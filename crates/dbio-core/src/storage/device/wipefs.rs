@@ -113,19 +113,28 @@ struct Signature {
     kind: String,
 }
 
+/// Why wipefs's output cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ParseError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("offset {0:?} is not hexadecimal")]
+    Offset(String),
+}
+
 /// wipefs's JSON (empty output = nothing found, as older versions print).
-pub(super) fn parse(json: &[u8]) -> Result<Vec<(String, u64)>, String> {
+pub(super) fn parse(json: &[u8]) -> Result<Vec<(String, u64)>, ParseError> {
     if json.iter().all(u8::is_ascii_whitespace) {
         return Ok(Vec::new());
     }
-    let out: Output = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    let out: Output = serde_json::from_slice(json)?;
     out.signatures
         .into_iter()
         .map(|s| {
             let hex = s.offset.trim_start_matches("0x");
             u64::from_str_radix(hex, 16)
                 .map(|o| (s.kind, o))
-                .map_err(|_| format!("offset {:?} is not hexadecimal", s.offset))
+                .map_err(|_| ParseError::Offset(s.offset))
         })
         .collect()
 }

@@ -35,11 +35,11 @@ pub struct LoadReport {
 
 /// A connection the loader drives. Errors are the server's words.
 pub trait LoadConn {
-    fn execute(&mut self, sql: &str) -> Result<(), String>;
+    fn execute(&mut self, sql: &str) -> Result<(), super::Refused>;
     /// The first column of each row, as text.
-    fn strings(&mut self, sql: &str) -> Result<Vec<String>, String>;
+    fn strings(&mut self, sql: &str) -> Result<Vec<String>, super::Refused>;
     /// The first column of the first row, a count.
-    fn number(&mut self, sql: &str) -> Result<u64, String>;
+    fn number(&mut self, sql: &str) -> Result<u64, super::Refused>;
     /// Cancels from another thread what runs on this connection (Ctrl-C
     /// during a long statement); None where the loader checks between
     /// statements only.
@@ -76,7 +76,7 @@ pub trait Tables: Sync {
 }
 
 /// `ServerError::Failed` naming what failed.
-fn failed(what: &str) -> impl Fn(String) -> ServerError + '_ {
+fn failed(what: &str) -> impl Fn(super::Refused) -> ServerError + '_ {
     move |e| ServerError::Failed(format!("{what}: {e}"))
 }
 

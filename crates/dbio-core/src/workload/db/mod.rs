@@ -32,6 +32,18 @@ pub enum ServerError {
     Interrupted(String),
 }
 
+/// A statement the server refused or failed, in the server's own words
+/// (the loader's, a session's and a sampler's statements).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
+impl From<String> for Refused {
+    fn from(s: String) -> Refused {
+        Refused(s)
+    }
+}
+
 /// `ServerError::Failed` saying what failed and why.
 pub fn failed(what: &str, e: impl std::fmt::Display) -> ServerError {
     ServerError::Failed(format!("{what}: {e}"))
@@ -77,11 +89,23 @@ pub fn write_marker<T: serde::Serialize>(marker: &Path, shape: &T) -> Result<(),
     std::fs::write(marker, json).map_err(|e| failed(&format!("write {name}"), e))
 }
 
+/// A `--pg-set` / `--mysql-set` that is not `NAME=VALUE`.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingError {
+    #[error("must be NAME=VALUE (e.g. {example})")]
+    NotNameValue { example: String },
+    #[error("{name:?} is not a setting name: letters, digits, _ and . only (e.g. {example})")]
+    BadName { name: String, example: String },
+    #[error("the value must be one line")]
+    MultiLine,
+}
+
 /// `NAME=VALUE` with a setting-like name (`--pg-set`, `--mysql-set`);
 /// `example` is shown in the refusals.
-pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), String> {
+pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), SettingError> {
+    let example = || example.to_string();
     let Some((k, v)) = s.split_once('=') else {
-        return Err(format!("must be NAME=VALUE (e.g. {example})"));
+        return Err(SettingError::NotNameValue { example: example() });
     };
     let k = k.trim();
     if k.is_empty()
@@ -89,12 +113,13 @@ pub fn parse_setting(s: &str, example: &str) -> Result<(String, String), String>
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
     {
-        return Err(format!(
-            "{k:?} is not a setting name: letters, digits, _ and . only (e.g. {example})"
-        ));
+        return Err(SettingError::BadName {
+            name: k.to_string(),
+            example: example(),
+        });
     }
     if v.contains('\n') {
-        return Err("the value must be one line".into());
+        return Err(SettingError::MultiLine);
     }
     Ok((k.to_ascii_lowercase(), v.trim().to_string()))
 }
@@ -188,11 +213,13 @@ mod tests {
         assert!(
             parse_setting("nothing", ex)
                 .unwrap_err()
+                .to_string()
                 .contains("NAME=VALUE")
         );
         assert!(
             parse_setting("a b=1", ex)
                 .unwrap_err()
+                .to_string()
                 .contains("not a setting name")
         );
     }

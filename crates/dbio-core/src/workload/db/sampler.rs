@@ -16,11 +16,11 @@ use crate::workload::Shared;
 pub trait Monitor {
     /// The server's counters at one instant.
     type Snapshot: Default;
-    fn snapshot(&mut self) -> Result<Self::Snapshot, String>;
+    fn snapshot(&mut self) -> Result<Self::Snapshot, super::Refused>;
     /// Adds one sample of the active sessions' waits (`CPU` when not
     /// waiting) to `waits`, and of the server's own busy processes' where
     /// it shows them.
-    fn sample(&mut self, waits: &mut Waits) -> Result<(), String>;
+    fn sample(&mut self, waits: &mut Waits) -> Result<(), super::Refused>;
     /// The sessions have disconnected: wait (briefly) until the server has
     /// counted everything they did.
     fn settle(&mut self) {}
@@ -58,7 +58,7 @@ pub fn run<M: Monitor>(
     {
         Ok(s) => s,
         Err(e) => {
-            part.error = Some(e);
+            part.error = Some(e.0);
             return part;
         }
     };
@@ -68,7 +68,7 @@ pub fn run<M: Monitor>(
     while !done() {
         if now_ns() < shared.end_ns.load(Relaxed) {
             if let Err(e) = m.sample(&mut part.waits) {
-                part.error = Some(e);
+                part.error = Some(e.0);
                 return part;
             }
             part.samples += 1;
@@ -84,7 +84,7 @@ pub fn run<M: Monitor>(
     m.settle();
     match m.snapshot() {
         Ok(last) => part.edges = Some((first, last, t_first.elapsed().as_secs_f64())),
-        Err(e) => part.error = Some(e),
+        Err(e) => part.error = Some(e.0),
     }
     part
 }

@@ -21,12 +21,12 @@ use crate::workload::{Shared, ThreadEnd};
 /// the keys belong to (the session's own, or table 0 for SLOB's hot schema).
 pub trait SlobClient {
     /// Reads the rows of keys `lo..=hi`.
-    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), String>;
+    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), super::Refused>;
     /// Changes the rows of keys `lo..=hi` in a transaction and commits it;
     /// returns when (`now_ns`) the commit was sent.
-    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String>;
+    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, super::Refused>;
     /// Reads pages `first..end` (one row each), physically contiguous.
-    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String>;
+    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), super::Refused>;
 }
 
 /// Runs session `id` until the window ends, `--work-loop` operations are

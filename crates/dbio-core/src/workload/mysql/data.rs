@@ -22,8 +22,8 @@ use std::sync::atomic::AtomicBool;
 use mysql::prelude::Queryable;
 
 use super::endpoint::Endpoint;
-use crate::workload::db::ServerError;
 use crate::workload::db::data::{self, LoadConn, LoadReport, SCATTER, Tables};
+use crate::workload::db::{Refused, ServerError};
 
 /// Rows per load transaction.
 const CHUNK: u64 = 20_000;
@@ -89,15 +89,15 @@ struct InnodbTables<'a> {
 }
 
 impl LoadConn for mysql::Conn {
-    fn execute(&mut self, sql: &str) -> Result<(), String> {
-        self.query_drop(sql).map_err(|e| e.to_string())
+    fn execute(&mut self, sql: &str) -> Result<(), Refused> {
+        self.query_drop(sql).map_err(|e| Refused(e.to_string()))
     }
 
-    fn strings(&mut self, sql: &str) -> Result<Vec<String>, String> {
-        self.query(sql).map_err(|e| e.to_string())
+    fn strings(&mut self, sql: &str) -> Result<Vec<String>, Refused> {
+        self.query(sql).map_err(|e| Refused(e.to_string()))
     }
 
-    fn number(&mut self, sql: &str) -> Result<u64, String> {
+    fn number(&mut self, sql: &str) -> Result<u64, Refused> {
         let v: Option<u64> = self.query_first(sql).map_err(|e| e.to_string())?;
         Ok(v.unwrap_or(0))
     }

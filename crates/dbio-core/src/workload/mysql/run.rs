@@ -21,9 +21,9 @@ use super::stats::Snapshot;
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
-use crate::workload::db::DbPart;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
+use crate::workload::db::{DbPart, Refused};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 /// Samples of the process list per second.
@@ -209,12 +209,14 @@ impl<'a> MysqlClient<'a> {
 }
 
 impl SlobClient for MysqlClient<'_> {
-    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), String> {
+    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), Refused> {
         let st = &self.stmts(table).select;
-        self.conn.exec_drop(st, (lo, hi)).map_err(|e| e.to_string())
+        self.conn
+            .exec_drop(st, (lo, hi))
+            .map_err(|e| Refused(e.to_string()))
     }
 
-    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String> {
+    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, Refused> {
         let st = &self.stmts(table).update;
         loop {
             let attempt = (|| {
@@ -234,16 +236,16 @@ impl SlobClient for MysqlClient<'_> {
                         .query_drop("ROLLBACK")
                         .map_err(|e| e.to_string())?;
                 }
-                other => return other.map_err(|e| e.to_string()),
+                other => return other.map_err(|e| Refused(e.to_string())),
             }
         }
     }
 
-    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String> {
+    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), Refused> {
         let st = &self.stmts(table).scan;
         self.conn
             .exec_drop(st, (first, end))
-            .map_err(|e| e.to_string())
+            .map_err(|e| Refused(e.to_string()))
     }
 }
 
@@ -255,11 +257,12 @@ struct MysqlMonitor {
 impl Monitor for MysqlMonitor {
     type Snapshot = Snapshot;
 
-    fn snapshot(&mut self) -> Result<Snapshot, String> {
-        Snapshot::read(&mut self.conn).map_err(|e| format!("reading SHOW GLOBAL STATUS: {e}"))
+    fn snapshot(&mut self) -> Result<Snapshot, Refused> {
+        Snapshot::read(&mut self.conn)
+            .map_err(|e| Refused(format!("reading SHOW GLOBAL STATUS: {e}")))
     }
 
-    fn sample(&mut self, waits: &mut Waits) -> Result<(), String> {
+    fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {
         let states: Vec<Option<String>> = self
             .conn
             .query(format!("SELECT STATE {SESSIONS}"))

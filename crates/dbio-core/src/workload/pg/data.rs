@@ -13,6 +13,7 @@ use postgres::Client;
 
 use super::endpoint::Endpoint;
 use super::server::{DATABASE, ServerError};
+use crate::workload::db::Refused;
 use crate::workload::db::data::{self, Canceller, LoadConn, Tables};
 
 pub use crate::workload::db::data::{LoadReport, MAX_SCALE, SCATTER};
@@ -67,16 +68,16 @@ struct PgTables<'a> {
 }
 
 impl LoadConn for Client {
-    fn execute(&mut self, sql: &str) -> Result<(), String> {
-        self.batch_execute(sql).map_err(detail)
+    fn execute(&mut self, sql: &str) -> Result<(), Refused> {
+        self.batch_execute(sql).map_err(|e| Refused(detail(e)))
     }
 
-    fn strings(&mut self, sql: &str) -> Result<Vec<String>, String> {
+    fn strings(&mut self, sql: &str) -> Result<Vec<String>, Refused> {
         let rows = self.query(sql, &[]).map_err(detail)?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    fn number(&mut self, sql: &str) -> Result<u64, String> {
+    fn number(&mut self, sql: &str) -> Result<u64, Refused> {
         let v: i64 = self.query_one(sql, &[]).map_err(detail)?.get(0);
         Ok(v as u64)
     }

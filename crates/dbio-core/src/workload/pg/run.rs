@@ -25,9 +25,9 @@ use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
-use crate::workload::db::DbPart;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
+use crate::workload::db::{DbPart, Refused};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 /// dbio's sessions in pg_stat_activity ($1 = database, $2 = application
@@ -288,15 +288,15 @@ impl<'a> PgClient<'a> {
 }
 
 impl SlobClient for PgClient<'_> {
-    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), String> {
+    fn select(&mut self, table: u32, lo: i64, hi: i64) -> Result<(), Refused> {
         let st = &self.stmts(table).select;
         self.client
             .query_one(st, &[&lo, &hi])
             .map(|_| ())
-            .map_err(|e| db_message(&e))
+            .map_err(|e| Refused(db_message(&e)))
     }
 
-    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, String> {
+    fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, Refused> {
         let st = &self.stmts(table).update;
         (|| {
             let mut tx = self.client.transaction()?;
@@ -305,15 +305,15 @@ impl SlobClient for PgClient<'_> {
             tx.commit()?;
             Ok::<_, postgres::Error>(t1)
         })()
-        .map_err(|e| db_message(&e))
+        .map_err(|e| Refused(db_message(&e)))
     }
 
-    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), String> {
+    fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), Refused> {
         let st = &self.stmts(table).scan;
         self.client
             .query_one(st, &[&first, &end])
             .map(|_| ())
-            .map_err(|e| db_message(&e))
+            .map_err(|e| Refused(db_message(&e)))
     }
 }
 
@@ -338,12 +338,16 @@ struct PgMonitor<'a> {
 impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
 
-    fn snapshot(&mut self) -> Result<Snapshot, String> {
-        Snapshot::read(&mut self.client, &self.sql)
-            .map_err(|e| format!("reading the server's statistics: {}", db_message(&e)))
+    fn snapshot(&mut self) -> Result<Snapshot, Refused> {
+        Snapshot::read(&mut self.client, &self.sql).map_err(|e| {
+            Refused(format!(
+                "reading the server's statistics: {}",
+                db_message(&e)
+            ))
+        })
     }
 
-    fn sample(&mut self, waits: &mut Waits) -> Result<(), String> {
+    fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {
         let rows = self
             .client
             .query(self.ash, &[&self.db, &self.app])
