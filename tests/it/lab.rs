@@ -710,22 +710,49 @@ fn lab_discard_on_a_named_device_needs_it_repeated_and_gives_it_back() {
     assert!(files_ending(&case.lab_dir, ".json").is_empty());
 }
 
+/// Runs a lab plan whose arms start a database server `server` (which runs
+/// as its own user: that user must reach the mounts under the test's
+/// directory), one test at a time under `lock`; `plan` is the plan's TOML,
+/// its `{image_dir}` the test's directory. Checks that neither the lab nor
+/// the server left anything, and returns the case, whose store holds the
+/// runs.
+fn run_server_lab(lock: &std::sync::Mutex<()>, server: &str, plan: &str) -> Case {
+    use std::os::unix::fs::PermissionsExt;
+    let _one = lock.lock().unwrap_or_else(|p| p.into_inner());
+    let case = root_case();
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+    let file = tmp.join("plan.toml");
+    fs::write(
+        &file,
+        plan.replace("{image_dir}", &tmp.display().to_string()),
+    )
+    .unwrap();
+    let out = lab_run(&lab_dir, &file);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_nothing_left(&tmp, &lab_dir);
+    assert!(
+        crate::common::server::processes_left(&tmp).is_empty(),
+        "a {server} left"
+    );
+    case
+}
+
+/// `path` in the report of plan `plan`'s completed run of arm `arm`.
+fn arm_value(plan: &str, arm: &str, path: &str) -> String {
+    sqlite(&format!(
+        "select json_extract(report_json, '$.{path}') from runs \
+         where plan = '{plan}' and variable = '{arm}' and status = 'completed'"
+    ))
+}
+
 /// A tiny version of examples/innodb-lab.toml: MariaDB in two arms (XFS,
 /// one data file, O_DIRECT; EXT4, four, fsync), two sessions on one table.
 fn a_lab_plan_with_mysql_arms_runs_innodb_on_each_filesystem() {
-    use std::os::unix::fs::PermissionsExt;
-    let _one = crate::mysql::ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    let case = root_case();
-    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
-    // The server runs as mysql, who must reach the mounts under tmp.
-    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
-    let plan = tmp.join("innodb-tiny.toml");
-    fs::write(
-        &plan,
-        format!(
-            r#"name = "innodb-tiny"
+    let _case = run_server_lab(
+        &crate::mysql::ONE_AT_A_TIME,
+        "mariadbd",
+        r#"name = "innodb-tiny"
 repeats = 1
 
 [workload]
@@ -741,31 +768,16 @@ cache = "16M"
 threads_per_schema = [2]
 
 [lab]
-image_dir = "{0}"
+image_dir = "{image_dir}"
 image_size = "640M"
 target = "dbio-innodb"
 
 [lab.arms]
-XFS-1f-direct = {{ fs = "xfs", files = 1, io = "direct" }}
-EXT4-4f-fsync = {{ fs = "ext4", mkfs = "-E nodiscard", files = 4, io = "fsync" }}
+XFS-1f-direct = { fs = "xfs", files = 1, io = "direct" }
+EXT4-4f-fsync = { fs = "ext4", mkfs = "-E nodiscard", files = 4, io = "fsync" }
 "#,
-            tmp.display()
-        ),
-    )
-    .unwrap();
-    let out = lab_run(&lab_dir, &plan);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_nothing_left(&tmp, &lab_dir);
-    assert!(
-        crate::common::server::processes_left(&tmp).is_empty(),
-        "a mariadbd left"
     );
-    let arm = |arm: &str, path: &str| {
-        sqlite(&format!(
-            "select json_extract(report_json, '$.{path}') from runs \
-             where plan = 'innodb-tiny' and variable = '{arm}' and status = 'completed'"
-        ))
-    };
+    let arm = |arm: &str, path: &str| arm_value("innodb-tiny", arm, path);
     for (name, files, method) in [
         ("XFS-1f-direct", "1", "O_DIRECT"),
         ("EXT4-4f-fsync", "4", "fsync"),
@@ -782,19 +794,10 @@ EXT4-4f-fsync = {{ fs = "ext4", mkfs = "-E nodiscard", files = 4, io = "fsync" }
 /// The same with PostgreSQL: the cluster dbio starts lives on each
 /// filesystem arm (XFS, EXT4), the server is stopped after each run.
 fn a_lab_plan_with_pg_arms_runs_postgresql_on_each_filesystem() {
-    use std::os::unix::fs::PermissionsExt;
-    let _one = crate::pg::ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    let case = root_case();
-    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
-    // The server runs as postgres, who must reach the mounts under tmp.
-    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
-    let plan = tmp.join("pg-tiny.toml");
-    fs::write(
-        &plan,
-        format!(
-            r#"name = "pg-tiny"
+    let _case = run_server_lab(
+        &crate::pg::ONE_AT_A_TIME,
+        "postgres",
+        r#"name = "pg-tiny"
 repeats = 1
 
 [workload]
@@ -810,31 +813,16 @@ cache = "16M"
 threads_per_schema = [2]
 
 [lab]
-image_dir = "{0}"
+image_dir = "{image_dir}"
 image_size = "640M"
 target = "dbio-pg"
 
 [lab.arms]
-XFS = {{ fs = "xfs" }}
-EXT4 = {{ fs = "ext4", mkfs = "-E nodiscard" }}
+XFS = { fs = "xfs" }
+EXT4 = { fs = "ext4", mkfs = "-E nodiscard" }
 "#,
-            tmp.display()
-        ),
-    )
-    .unwrap();
-    let out = lab_run(&lab_dir, &plan);
-    assert!(out.status.success(), "{}", text(&out));
-    assert_nothing_left(&tmp, &lab_dir);
-    assert!(
-        crate::common::server::processes_left(&tmp).is_empty(),
-        "a postgres left"
     );
-    let arm = |arm: &str, path: &str| {
-        sqlite(&format!(
-            "select json_extract(report_json, '$.{path}') from runs \
-             where plan = 'pg-tiny' and variable = '{arm}' and status = 'completed'"
-        ))
-    };
+    let arm = |arm: &str, path: &str| arm_value("pg-tiny", arm, path);
     for (name, fs_type) in [("XFS", "xfs"), ("EXT4", "ext4")] {
         assert_eq!(arm(name, "config.workload"), "pg", "{name}");
         // The cluster's data directory is on the arm's filesystem.
