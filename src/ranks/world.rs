@@ -3,26 +3,35 @@
 //! waits at a barrier for one that gave up), the start barrier, the ranks'
 //! results sent to rank 0 with a deadline (a hung rank is named, not waited
 //! for), and a panic that aborts the whole job instead of leaving the other
-//! ranks waiting.
+//! ranks waiting. Before the start, the ranks' heartbeats (`watch`): a rank
+//! silent for `--mpi-grace` while the others wait for it is named and the
+//! job ended, so no rank waits at a barrier forever for one that hangs.
 //!
-//! MPI is called from the main thread only (`MPI_THREAD_FUNNELED`). Waits
-//! outside the measured window sleep between polls: a rank spinning in a
-//! collective would take a core from the ranks still running on its host.
+//! MPI is called from the main thread only (`MPI_THREAD_FUNNELED`); long
+//! work before the start runs on a worker thread (`busy`) while the main
+//! thread keeps beating. Waits outside the measured window sleep between
+//! polls: a rank spinning in a collective would take a core from the ranks
+//! still running on its host.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use ::mpi::collective::CommunicatorCollectives;
 use ::mpi::datatype::PartitionMut;
 use ::mpi::environment::Universe;
 use ::mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use ::mpi::request::{Request, StaticScope};
 use ::mpi::topology::{Communicator, SimpleCommunicator};
 use ::mpi::{Count, Threading};
 
+use super::watch::{WAITING, Watch};
 use crate::commands::CommandError;
 use crate::harness::StartSync;
 
 /// The tag of a rank's results sent to rank 0 after the window.
 const REPORT_TAG: ::mpi::Tag = 19;
+/// The tag of a heartbeat before the start (what the rank is doing).
+const HEARTBEAT_TAG: ::mpi::Tag = 20;
 
 /// This process in its MPI job.
 pub struct World {
@@ -33,6 +42,10 @@ pub struct World {
     pub size: u32,
     /// Every rank's host name, by rank.
     pub hosts: Vec<String>,
+    /// The heartbeats before the start.
+    watch: RefCell<Watch>,
+    /// Heartbeats on their way (their bytes are static labels).
+    sending: RefCell<Vec<Request<'static, [u8], StaticScope>>>,
 }
 
 impl World {
@@ -50,13 +63,115 @@ impl World {
             rank,
             size,
             hosts: Vec::new(),
+            watch: RefCell::new(Watch::new(rank, Vec::new())),
+            sending: RefCell::new(Vec::new()),
         };
         w.hosts = w
             .all_gather(host.as_bytes())
             .into_iter()
             .map(|h| String::from_utf8_lossy(&h).into_owned())
             .collect();
+        w.watch = RefCell::new(Watch::new(rank, w.hosts.clone()));
         Ok(w)
+    }
+
+    /// Watches the ranks' heartbeats until the start barrier (or until the
+    /// guard drops): a rank silent for `grace_s` ends the job, named.
+    pub fn watch(&self, grace_s: f64) -> Watching<'_> {
+        // Heartbeats left over from an earlier run of a plan say nothing now.
+        while let Some(probed) = self
+            .comm
+            .any_process()
+            .immediate_matched_probe_with_tag(HEARTBEAT_TAG)
+        {
+            probed.matched_receive_vec::<u8>();
+        }
+        let timeout = Duration::from_secs_f64(grace_s);
+        self.watch.borrow_mut().arm(timeout, Instant::now());
+        Watching(self)
+    }
+
+    /// Stops watching; the heartbeats on their way are seen off first.
+    fn unwatch(&self) {
+        self.watch.borrow_mut().disarm();
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut sending = self.sending.borrow_mut();
+        while !sending.is_empty() && Instant::now() < until {
+            retire(&mut sending);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A send that never ends (its rank gone) is left to MPI_Finalize.
+        sending.drain(..).for_each(std::mem::forget);
+    }
+
+    /// `work` (this rank's `doing`, e.g. laying out its files) on a worker
+    /// thread while this one keeps the heartbeats going: however long it
+    /// takes, this rank is not silent; a stopped process or a stuck device
+    /// is (`watch`).
+    pub fn busy<T: Send>(&self, doing: &'static str, work: impl FnOnce() -> T + Send) -> T {
+        if !self.watch.borrow().armed() {
+            return work();
+        }
+        self.watch.borrow_mut().doing(doing);
+        let out = std::thread::scope(|s| {
+            let worker = std::thread::Builder::new()
+                .name(format!("rank {}", self.rank))
+                .spawn_scoped(s, work)
+                .expect("a worker thread for the work before the start");
+            self.wait(|| worker.is_finished());
+            worker.join()
+        });
+        self.watch.borrow_mut().doing(WAITING);
+        out.unwrap_or_else(|_| {
+            eprintln!(
+                "error: {} stopped on an internal error while {doing}; aborting every rank",
+                self.name(self.rank)
+            );
+            World::abort(70)
+        })
+    }
+
+    /// Waits until `done`, sleeping between polls; while watching, sends
+    /// and hears the heartbeats and ends the job if a rank is silent.
+    fn wait(&self, mut done: impl FnMut() -> bool) {
+        while !done() {
+            if self.watch.borrow().armed() {
+                self.beat();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// One round of heartbeats: hear the ranks', send this one's when due,
+    /// and end the job naming a watched rank that has been silent too long.
+    fn beat(&self) {
+        let now = Instant::now();
+        let mut watch = self.watch.borrow_mut();
+        while let Some(probed) = self
+            .comm
+            .any_process()
+            .immediate_matched_probe_with_tag(HEARTBEAT_TAG)
+        {
+            let (doing, status) = probed.matched_receive_vec::<u8>();
+            watch.heard(status.source_rank() as u32, &doing, now);
+        }
+        let mut sending = self.sending.borrow_mut();
+        retire(&mut sending);
+        if let Some(doing) = watch.due(now) {
+            for p in watch.peers() {
+                let to = self.comm.process_at_rank(p as i32);
+                sending.push(to.immediate_send_with_tag(
+                    StaticScope,
+                    doing.as_bytes(),
+                    HEARTBEAT_TAG,
+                ));
+            }
+        }
+        if let Some(line) = watch.silent(now) {
+            eprintln!("error: {line}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            World::abort(i32::from(crate::commands::EXIT_FAILED));
+        }
     }
 
     /// `rank N (host)`, as errors name a rank.
@@ -158,16 +273,17 @@ impl World {
         }
     }
 
-    /// Waits for every rank, sleeping between polls instead of spinning.
+    /// Waits for every rank, sleeping between polls instead of spinning
+    /// (and beating, while watching).
     fn quiet_barrier(&self) {
-        let mut req = self.comm.immediate_barrier();
-        loop {
-            match req.test() {
-                Ok(_) => return,
-                Err(r) => req = r,
+        let mut req = Some(self.comm.immediate_barrier());
+        self.wait(|| match req.take().map(Request::test) {
+            Some(Err(r)) => {
+                req = Some(r);
+                false
             }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            _ => true,
+        });
     }
 
     /// Ends every rank of the job at once (mpirun exits with `code`).
@@ -182,9 +298,30 @@ impl StartSync for World {
     fn start(&self, local_error: Option<String>) -> Result<(), String> {
         let local = local_error.map_or(Ok(()), |e| Err(CommandError::Failed(e)));
         self.agree(local).map_err(|e| e.to_string())?;
+        // Every rank is here: the heartbeats end before the barrier.
+        self.unwatch();
         self.comm.barrier();
         Ok(())
     }
+}
+
+/// Watching the heartbeats (`World::watch`) until dropped.
+pub struct Watching<'a>(&'a World);
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        if self.0.watch.borrow().armed() {
+            self.0.unwatch();
+        }
+    }
+}
+
+/// Drops the heartbeats that have left.
+fn retire(sending: &mut Vec<Request<'static, [u8], StaticScope>>) {
+    *sending = std::mem::take(sending)
+        .into_iter()
+        .filter_map(|r| r.test().err())
+        .collect();
 }
 
 /// A panic on the main thread (the one that talks to MPI) aborts the job:
