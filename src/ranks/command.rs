@@ -216,9 +216,9 @@ pub(super) fn run_rank(
         .flatten()
         .map(|b| RankResult::decode(b))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(CommandError::Failed)?;
+        .map_err(|e| CommandError::Failed(e.to_string()))?;
     let mut merged = super::merge::merge(ranks, result, target.block_size, World::library())
-        .map_err(CommandError::Failed)?;
+        .map_err(|e| CommandError::Failed(e.to_string()))?;
     let hung = (!missing.is_empty()).then(|| {
         let names: Vec<String> = missing.iter().map(|&r| world.name(r)).collect();
         format!(
