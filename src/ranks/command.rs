@@ -135,7 +135,7 @@ pub(super) fn run_rank(
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Every rank's directory is checked before any rank lays out its own.
     if !crate::storage::device::is_block_device(&cfg.target) {
-        let checked = world.busy("checking its directory", || {
+        let checked = world.busy("checking its directory", &interrupt, |_| {
             crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)
         });
         world.agree(checked.map_err(run_cmd::layout_error))?;
@@ -145,9 +145,9 @@ pub(super) fn run_rank(
         true => "checking its device",
         false => "laying out its files",
     };
-    let target = world.busy(doing, || match region {
+    let target = world.busy(doing, &interrupt, |stop| match region {
         Some(r) => Target::prepare_region(&cfg, r, false),
-        None => Target::prepare(&cfg, show_progress, root, &interrupt),
+        None => Target::prepare(&cfg, show_progress, root, stop),
     });
     let target = world.agree(target.map_err(run_cmd::layout_error))?;
     if region.is_some() && root {
@@ -183,8 +183,8 @@ pub(super) fn run_rank(
             (out.result, None, work.threads().total())
         }
         Some(slob) => {
-            let redo = world.busy("laying out its redo logs", || {
-                slob_run::prepare_redo(slob, cfg.seed, show_progress, &interrupt)
+            let redo = world.busy("laying out its redo logs", &interrupt, |stop| {
+                slob_run::prepare_redo(slob, cfg.seed, show_progress, stop)
             });
             let redo = redo.map_err(run_cmd::layout_error);
             let redo = world.agree(redo)?;

@@ -16,6 +16,12 @@ use std::time::{Duration, Instant};
 
 /// What a rank waiting in a collective says it is doing.
 pub(super) const WAITING: &str = "waiting for the other ranks";
+/// What a rank whose step failed says until the ranks agree on its error:
+/// the others stop their own long steps instead of finishing them first.
+pub(super) const FAILED: &str = "failed";
+/// What rank 0 says once it heard that a rank failed (the others hear
+/// only rank 0).
+pub(super) const GIVING_UP: &str = "giving up (a rank failed)";
 
 /// The heartbeats' state on one rank.
 pub(super) struct Watch {
@@ -28,6 +34,10 @@ pub(super) struct Watch {
     doing: &'static str,
     /// Per rank: when it was last heard, what it said, since when.
     heard: Vec<Heard>,
+    /// A rank said it failed (or rank 0 that one did).
+    peer_failed: bool,
+    /// When this rank last listened (`listen`).
+    listened: Option<Instant>,
 }
 
 #[derive(Clone)]
@@ -52,6 +62,8 @@ impl Watch {
             timeout: None,
             last_sent: None,
             doing: WAITING,
+            peer_failed: false,
+            listened: None,
         }
     }
 
@@ -60,6 +72,8 @@ impl Watch {
         self.timeout = Some(timeout);
         self.last_sent = None;
         self.doing = WAITING;
+        self.peer_failed = false;
+        self.listened = Some(now);
         for h in &mut self.heard {
             *h = Heard {
                 at: now,
@@ -77,9 +91,16 @@ impl Watch {
         self.timeout.is_some()
     }
 
-    /// This rank is now doing `what` (a step, or `WAITING`): said at once.
+    /// Whether another rank failed (this one gives up its long steps).
+    pub fn peer_failed(&self) -> bool {
+        self.peer_failed
+    }
+
+    /// This rank is now doing `what` (a step, `WAITING` or `FAILED`): said
+    /// at once. Once failed or giving up, a rank says so until the start.
     pub fn doing(&mut self, what: &'static str) {
-        if self.doing != what {
+        let done = [FAILED, GIVING_UP].contains(&self.doing) && what != FAILED;
+        if self.doing != what && !done {
             self.doing = what;
             self.last_sent = None;
         }
@@ -103,12 +124,33 @@ impl Watch {
         Some(self.doing)
     }
 
+    /// This rank listens at `now`: a gap since it last did (it was stopped
+    /// itself, or not given a core) is not the others' silence — mpirun
+    /// continues a stopped rank as it ends the job, and that rank must not
+    /// then name the ones it could not hear.
+    pub fn listen(&mut self, now: Instant) {
+        if let Some(gap) = self.listened.map(|t| now.saturating_duration_since(t))
+            && gap > Duration::from_millis(100)
+        {
+            for h in &mut self.heard {
+                h.at += gap;
+            }
+        }
+        self.listened = Some(now);
+    }
+
     /// Rank `from` said `doing` at `now`.
     pub fn heard(&mut self, from: u32, doing: &[u8], now: Instant) {
+        let doing = String::from_utf8_lossy(doing);
+        if [FAILED, GIVING_UP].contains(&&*doing) && !self.peer_failed {
+            self.peer_failed = true;
+            if self.rank == 0 && self.doing != FAILED {
+                self.doing(GIVING_UP);
+            }
+        }
         let Some(h) = self.heard.get_mut(from as usize) else {
             return;
         };
-        let doing = String::from_utf8_lossy(doing);
         if h.doing != doing {
             h.doing = doing.into_owned();
             h.since = now;
@@ -208,6 +250,46 @@ mod tests {
         assert!(line.starts_with("rank 0 (h0): no word for 11 s while laying out its files"));
         assert_eq!(two.silent(s(13)), None);
         assert!(two.silent(s(15)).is_some());
+    }
+
+    #[test]
+    fn a_failed_rank_makes_rank_0_say_so_and_the_others_give_up() {
+        let t0 = Instant::now();
+        let mut zero = Watch::new(0, hosts(3));
+        let mut two = Watch::new(2, hosts(3));
+        zero.arm(Duration::from_secs(10), t0);
+        two.arm(Duration::from_secs(10), t0);
+        zero.doing("laying out its files");
+        zero.due(t0);
+        zero.heard(1, FAILED.as_bytes(), t0);
+        assert!(zero.peer_failed());
+        assert_eq!(zero.due(t0), Some(GIVING_UP), "said at once");
+        zero.doing(WAITING);
+        assert_eq!(zero.due(t0 + Duration::from_secs(1)), Some(GIVING_UP));
+        assert!(!two.peer_failed());
+        two.heard(0, GIVING_UP.as_bytes(), t0);
+        assert!(two.peer_failed());
+        two.arm(Duration::from_secs(10), t0);
+        assert!(!two.peer_failed(), "a new run starts afresh");
+    }
+
+    #[test]
+    fn a_rank_that_was_stopped_itself_does_not_blame_the_others() {
+        let t0 = Instant::now();
+        let s = |ms| t0 + Duration::from_millis(ms);
+        let mut one = Watch::new(1, hosts(2));
+        one.arm(Duration::from_secs(2), t0);
+        one.listen(s(1));
+        one.heard(0, b"laying out its files", s(1));
+        // Stopped for 5 s, then continued: rank 0 is given the grace anew.
+        one.listen(s(5001));
+        assert_eq!(one.silent(s(5001)), None);
+        for ms in (5051..=7001).step_by(50) {
+            one.listen(s(ms));
+            assert_eq!(one.silent(s(ms)), None);
+        }
+        one.listen(s(7051));
+        assert!(one.silent(s(7051)).is_some());
     }
 
     #[test]

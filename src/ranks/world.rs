@@ -14,6 +14,8 @@
 //! still running on its host.
 
 use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use ::mpi::collective::CommunicatorCollectives;
@@ -24,14 +26,16 @@ use ::mpi::request::{Request, StaticScope};
 use ::mpi::topology::{Communicator, SimpleCommunicator};
 use ::mpi::{Count, Threading};
 
-use super::watch::{WAITING, Watch};
+use super::watch::{FAILED, WAITING, Watch};
 use crate::commands::CommandError;
 use crate::harness::StartSync;
 
 /// The tag of a rank's results sent to rank 0 after the window.
 const REPORT_TAG: ::mpi::Tag = 19;
-/// The tag of a heartbeat before the start (what the rank is doing).
-const HEARTBEAT_TAG: ::mpi::Tag = 20;
+/// The tags of the heartbeats before the start (what the rank is doing):
+/// one per run of a plan, in turn, so that a late heartbeat of one run is
+/// never heard in the next.
+const HEARTBEAT_TAGS: std::ops::Range<::mpi::Tag> = 100..1100;
 
 /// This process in its MPI job.
 pub struct World {
@@ -46,6 +50,8 @@ pub struct World {
     watch: RefCell<Watch>,
     /// Heartbeats on their way (their bytes are static labels).
     sending: RefCell<Vec<Request<'static, [u8], StaticScope>>>,
+    /// This run's heartbeat tag.
+    tag: std::cell::Cell<::mpi::Tag>,
 }
 
 impl World {
@@ -65,6 +71,7 @@ impl World {
             hosts: Vec::new(),
             watch: RefCell::new(Watch::new(rank, Vec::new())),
             sending: RefCell::new(Vec::new()),
+            tag: std::cell::Cell::new(HEARTBEAT_TAGS.end - 1),
         };
         w.hosts = w
             .all_gather(host.as_bytes())
@@ -82,10 +89,15 @@ impl World {
         while let Some(probed) = self
             .comm
             .any_process()
-            .immediate_matched_probe_with_tag(HEARTBEAT_TAG)
+            .immediate_matched_probe_with_tag(self.tag.get())
         {
             probed.matched_receive_vec::<u8>();
         }
+        let next = self.tag.get() + 1;
+        self.tag.set(match HEARTBEAT_TAGS.contains(&next) {
+            true => next,
+            false => HEARTBEAT_TAGS.start,
+        });
         let timeout = Duration::from_secs_f64(grace_s);
         self.watch.borrow_mut().arm(timeout, Instant::now());
         Watching(self)
@@ -107,28 +119,47 @@ impl World {
     /// `work` (this rank's `doing`, e.g. laying out its files) on a worker
     /// thread while this one keeps the heartbeats going: however long it
     /// takes, this rank is not silent; a stopped process or a stuck device
-    /// is (`watch`).
-    pub fn busy<T: Send>(&self, doing: &'static str, work: impl FnOnce() -> T + Send) -> T {
+    /// is (`watch`). `work` is given a flag to stop early on, raised by
+    /// `interrupt` (Ctrl-C) or when another rank failed; when `work` fails
+    /// this rank says so at once, so that the others stop theirs.
+    pub fn busy<T: Send, E: Send>(
+        &self,
+        doing: &'static str,
+        interrupt: &AtomicBool,
+        work: impl FnOnce(&AtomicBool) -> Result<T, E> + Send,
+    ) -> Result<T, E> {
         if !self.watch.borrow().armed() {
-            return work();
+            return work(interrupt);
         }
         self.watch.borrow_mut().doing(doing);
+        let stop = AtomicBool::new(false);
         let out = std::thread::scope(|s| {
+            let stop = &stop;
             let worker = std::thread::Builder::new()
                 .name(format!("rank {}", self.rank))
-                .spawn_scoped(s, work)
+                .spawn_scoped(s, move || work(stop))
                 .expect("a worker thread for the work before the start");
-            self.wait(|| worker.is_finished());
+            self.wait(|| {
+                if interrupt.load(Relaxed) || self.watch.borrow().peer_failed() {
+                    stop.store(true, Relaxed);
+                }
+                worker.is_finished()
+            });
             worker.join()
         });
-        self.watch.borrow_mut().doing(WAITING);
-        out.unwrap_or_else(|_| {
+        let out = out.unwrap_or_else(|_| {
             eprintln!(
                 "error: {} stopped on an internal error while {doing}; aborting every rank",
                 self.name(self.rank)
             );
             World::abort(70)
-        })
+        });
+        let mut watch = self.watch.borrow_mut();
+        match &out {
+            Err(_) if !watch.peer_failed() => watch.doing(FAILED),
+            _ => watch.doing(WAITING),
+        }
+        out
     }
 
     /// Waits until `done`, sleeping between polls; while watching, sends
@@ -147,10 +178,11 @@ impl World {
     fn beat(&self) {
         let now = Instant::now();
         let mut watch = self.watch.borrow_mut();
+        watch.listen(now);
         while let Some(probed) = self
             .comm
             .any_process()
-            .immediate_matched_probe_with_tag(HEARTBEAT_TAG)
+            .immediate_matched_probe_with_tag(self.tag.get())
         {
             let (doing, status) = probed.matched_receive_vec::<u8>();
             watch.heard(status.source_rank() as u32, &doing, now);
@@ -163,7 +195,7 @@ impl World {
                 sending.push(to.immediate_send_with_tag(
                     StaticScope,
                     doing.as_bytes(),
-                    HEARTBEAT_TAG,
+                    self.tag.get(),
                 ));
             }
         }
@@ -249,16 +281,23 @@ impl World {
 
     /// `local` if every rank succeeded, else on every rank the error of the
     /// lowest rank that failed, naming it: every rank gives up together.
+    /// A rank that gave up its step because another failed (`busy`) is
+    /// named only if no rank failed on its own.
     pub fn agree<T>(&self, local: Result<T, CommandError>) -> Result<T, CommandError> {
+        let gave_up = self.watch.borrow().peer_failed();
         let mine = match &local {
             Ok(_) => Vec::new(),
             Err(e) => format!("{}{e}", e.exit_code() as char).into_bytes(),
         };
-        let failed = self
-            .all_gather(&mine)
-            .into_iter()
+        let mine = [vec![u8::from(gave_up && !mine.is_empty())], mine].concat();
+        let all = self.all_gather(&mine);
+        let failed = all
+            .iter()
+            .map(|m| (m[0] == 1, &m[1..]))
             .enumerate()
-            .find(|(_, m)| !m.is_empty());
+            .filter(|(_, (_, m))| !m.is_empty())
+            .min_by_key(|(r, (gave_up, _))| (*gave_up, *r))
+            .map(|(r, (_, m))| (r, m.to_vec()));
         match failed {
             None => local,
             Some((rank, m)) => {
