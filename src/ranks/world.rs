@@ -103,17 +103,12 @@ impl World {
         Watching(self)
     }
 
-    /// Stops watching; the heartbeats on their way are seen off first.
+    /// Stops watching. The heartbeats still on their way are not waited
+    /// for here, right before the start barrier (a rank that slept on them
+    /// would reach the barrier late, and a rank spinning there for it may
+    /// lose its core): they are seen off later (`beat`, `Drop`).
     fn unwatch(&self) {
         self.watch.borrow_mut().disarm();
-        let until = Instant::now() + Duration::from_secs(10);
-        let mut sending = self.sending.borrow_mut();
-        while !sending.is_empty() && Instant::now() < until {
-            retire(&mut sending);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        // A send that never ends (its rank gone) is left to MPI_Finalize.
-        sending.drain(..).for_each(std::mem::forget);
     }
 
     /// `work` (this rank's `doing`, e.g. laying out its files) on a worker
@@ -341,6 +336,20 @@ impl StartSync for World {
         self.unwatch();
         self.comm.barrier();
         Ok(())
+    }
+}
+
+impl Drop for World {
+    /// Sees off the heartbeats still on their way before MPI_Finalize (a
+    /// send whose rank is gone is left to it).
+    fn drop(&mut self) {
+        let until = Instant::now() + Duration::from_secs(2);
+        let sending = self.sending.get_mut();
+        while !sending.is_empty() && Instant::now() < until {
+            retire(sending);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        sending.drain(..).for_each(std::mem::forget);
     }
 }
 
