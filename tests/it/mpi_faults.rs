@@ -16,7 +16,7 @@ use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use crate::common::store::{store_path, temp_store};
-use crate::mpi::{alone, job, launch, wait_for_text};
+use crate::mpi::{alone, job, launch, nothing_stored, wait_for_text};
 
 crate::tests! {
     a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored [Tool("mpirun")],
@@ -331,39 +331,31 @@ fn stop_while_laying_out(dir: &Path, stop: u32) -> (ExitStatus, Duration, String
     (status, ended_in, err, left_running)
 }
 
-/// The job's one error line, checked: it names `rank`, its silence and
-/// what it was doing.
-fn check_silence_line(err: &str, rank: u32) {
+/// The job's one error line, checked to name `rank` on this host.
+fn error_line(err: &str, rank: u32) -> &str {
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(lines.len(), 1, "{err}");
-    let host = host();
-    assert!(
-        lines[0].starts_with(&format!("error: rank {rank} ({host}): no word for ")),
-        "{err}"
-    );
-    assert!(lines[0].contains("while laying out its files"), "{err}");
-    assert!(lines[0].contains("nothing stored"), "{err}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let named = format!("error: rank {rank} ({}): ", host.trim());
+    assert!(lines[0].starts_with(&named), "{err}");
+    lines[0]
 }
 
-/// This host's name, as the ranks name it.
-fn host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string()
+/// The job's one error line names `rank`, its silence and what it was doing.
+fn check_silence_line(err: &str, rank: u32) {
+    let line = error_line(err, rank);
+    assert!(line.contains("): no word for "), "{err}");
+    assert!(line.contains("while laying out its files"), "{err}");
+    assert!(line.contains("nothing stored"), "{err}");
 }
 
-fn nothing_stored() -> bool {
-    !store_path().exists() || {
-        let s = dbio::store::Store::open(&store_path()).unwrap();
-        s.list(&Default::default()).unwrap().is_empty()
-    }
-}
-
-fn a_rank_stopped_while_laying_out_is_named_and_the_job_ends() {
+/// Stops rank `rank` while it lays out its files: the job ends within the
+/// grace and a few seconds, with one line naming it, nothing stored and no
+/// rank left.
+fn a_rank_stopped_while_laying_out_is_named(rank: u32) {
     let _store = temp_store();
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let (status, ended_in, err, left_running) = stop_while_laying_out(dir.path(), 1);
+    let (status, ended_in, err, left_running) = stop_while_laying_out(dir.path(), rank);
     assert_eq!(status.code(), Some(1), "{err}");
     // The grace (2 s) and a few seconds, not mpirun's --timeout.
     assert!(ended_in < Duration::from_secs(12), "{ended_in:?}: {err}");
@@ -372,20 +364,17 @@ fn a_rank_stopped_while_laying_out_is_named_and_the_job_ends() {
         ended_in > Duration::from_millis(1500),
         "{ended_in:?}: {err}"
     );
-    check_silence_line(&err, 1);
+    check_silence_line(&err, rank);
     assert!(!left_running, "a rank was left running: {err}");
     assert!(nothing_stored(), "{err}");
 }
 
+fn a_rank_stopped_while_laying_out_is_named_and_the_job_ends() {
+    a_rank_stopped_while_laying_out_is_named(1);
+}
+
 fn rank_0_stopped_while_laying_out_is_named_by_rank_1() {
-    let _store = temp_store();
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let (status, ended_in, err, left_running) = stop_while_laying_out(dir.path(), 0);
-    assert_eq!(status.code(), Some(1), "{err}");
-    assert!(ended_in < Duration::from_secs(12), "{ended_in:?}: {err}");
-    check_silence_line(&err, 0);
-    assert!(!left_running, "a rank was left running: {err}");
-    assert!(nothing_stored(), "{err}");
+    a_rank_stopped_while_laying_out_is_named(0);
 }
 
 /// A read-only tmpfs mounted on a fresh directory, unmounted on drop.
@@ -430,14 +419,10 @@ fn a_rank_whose_layout_fails_fails_the_job_naming_it() {
     });
     let err = crate::mpi::stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
-    assert_eq!(lines.len(), 1, "{err}");
-    let host = host();
     assert!(
-        lines[0].starts_with(&format!("error: rank 1 ({host}): ")),
+        error_line(&err, 1).contains("Read-only file system"),
         "{err}"
     );
-    assert!(lines[0].contains("Read-only file system"), "{err}");
     assert!(left.is_empty(), "segments left: {left:?}");
     assert!(nothing_stored(), "{err}");
     // Rank 0 gave up its layout (and removed what it had written).
