@@ -206,11 +206,12 @@ impl World {
         format!("rank {rank} ({})", self.hosts[rank as usize])
     }
 
-    /// The MPI library's first line (`Open MPI v4.1.4, ...`).
+    /// The MPI library's first line (`Open MPI v4.1.4`, `MPICH Version: 4.0.2`).
     pub fn library() -> String {
         let v = ::mpi::environment::library_version().unwrap_or_default();
         let v = v.trim_end_matches('\0');
-        v.split([',', '\n']).next().unwrap_or(v).trim().to_string()
+        let first = v.split([',', '\n']).next().unwrap_or(v);
+        first.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
     /// Every rank's `bytes`, by rank, on every rank.
