@@ -68,8 +68,9 @@ status=0
 # Every crate of the workspace: the core (crates/dbio-core) and dbio.
 cargo test --workspace --all-targets --no-fail-fast -- --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=1
 # The mpi feature (dbio run --mpi, plan run --mpi): its build, the unit tests
-# of its MPI-only modules, and the tests that run mpirun (mpi, mpi_html, mpi_plan).
-cargo test --features mpi --no-fail-fast --lib -- ranks::plan:: --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee -a "$log" || status=1
+# of its MPI-only modules, and the tests that run mpirun (mpi, mpi_faults,
+# mpi_hosts, mpi_html, mpi_plan, mpi_region).
+cargo test --features mpi --no-fail-fast --lib -- ranks::plan:: ranks::watch:: --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee -a "$log" || status=1
 cargo test --features mpi --no-fail-fast --test it -- mpi --test-threads="${DBIO_TEST_THREADS:-2}" 2>&1 | tee -a "$log" || status=1
 # One line over every test binary (ignored = skipped here: needs root, a tool, device-mapper).
 awk '/^test result:/ { p += $4; f += $6; i += $8 }

@@ -373,7 +373,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub region_per_rank: bool,
 
-    /// With --mpi: how long rank 0 waits, after its own window ended, for a rank that has not reported (a hung rank) before it stores what it has as a failed run, names the rank and ends the job (--ops runs: this plus rank 0's own window).
+    /// With --mpi: how long a silent rank is waited for. Before the start, a rank whose heartbeats stop for this long (a stopped process, a stuck device; a long layout still beats) is named and the job ended; after the window, rank 0 waits this long past its own window's end for a rank that has not reported (--ops runs: this plus rank 0's own window), then stores what it has as a failed run, names the rank and ends the job.
     #[arg(long, value_parser = parse_positive_seconds, default_value = "60")]
     pub mpi_grace: f64,
 

@@ -92,6 +92,10 @@ pub(super) fn run_rank(
     let region_per_rank = args.region_per_rank;
     let grace_s = args.mpi_grace;
     let cfg = world.agree(check(args, &tags))?;
+    // From here to the start barrier, a rank silent for the grace (a stopped
+    // process, a stuck device) ends the job, named; long steps run on a
+    // worker thread so that a long layout is not silence.
+    let _watching = world.watch(grace_s);
     let targets: Vec<_> = world
         .all_gather(cfg.target.as_os_str().as_encoded_bytes())
         .into_iter()
@@ -131,16 +135,20 @@ pub(super) fn run_rank(
         output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
     // Every rank's directory is checked before any rank lays out its own.
     if !crate::storage::device::is_block_device(&cfg.target) {
-        world.agree(
+        let checked = world.busy("checking its directory", &interrupt, |_| {
             crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)
-                .map_err(run_cmd::layout_error),
-        )?;
+        });
+        world.agree(checked.map_err(run_cmd::layout_error))?;
     }
     // A shared device is announced once every rank holds its region.
-    let target = match region {
-        Some(r) => Target::prepare_region(&cfg, r, false),
-        None => Target::prepare(&cfg, show_progress, root, &interrupt),
+    let doing = match crate::storage::device::is_block_device(&cfg.target) {
+        true => "checking its device",
+        false => "laying out its files",
     };
+    let target = world.busy(doing, &interrupt, |stop| match region {
+        Some(r) => Target::prepare_region(&cfg, r, false),
+        None => Target::prepare(&cfg, show_progress, root, stop),
+    });
     let target = world.agree(target.map_err(run_cmd::layout_error))?;
     if region.is_some() && root {
         crate::storage::place::announce(&cfg.target);
@@ -175,8 +183,10 @@ pub(super) fn run_rank(
             (out.result, None, work.threads().total())
         }
         Some(slob) => {
-            let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, &interrupt)
-                .map_err(run_cmd::layout_error);
+            let redo = world.busy("laying out its redo logs", &interrupt, |stop| {
+                slob_run::prepare_redo(slob, cfg.seed, show_progress, stop)
+            });
+            let redo = redo.map_err(run_cmd::layout_error);
             let redo = world.agree(redo)?;
             let work = Slob::new(&cfg, slob, &target, redo, &shared).map_err(setup_error);
             let work = world.agree(work)?;
@@ -206,9 +216,9 @@ pub(super) fn run_rank(
         .flatten()
         .map(|b| RankResult::decode(b))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(CommandError::Failed)?;
+        .map_err(|e| CommandError::Failed(e.to_string()))?;
     let mut merged = super::merge::merge(ranks, result, target.block_size, World::library())
-        .map_err(CommandError::Failed)?;
+        .map_err(|e| CommandError::Failed(e.to_string()))?;
     let hung = (!missing.is_empty()).then(|| {
         let names: Vec<String> = missing.iter().map(|&r| world.name(r)).collect();
         format!(

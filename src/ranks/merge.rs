@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::wire::{RankResult, hist_to_base64};
+use super::wire::{RankResult, WireError, hist_to_base64};
 use crate::harness::{RunResult, Status};
 use crate::measure::cpu::CpuTime;
 use crate::measure::stats::{KINDS, Kind, SessionStats};
@@ -92,7 +92,7 @@ pub fn merge(
     local: RunResult,
     block_size: u32,
     library: String,
-) -> Result<Merged, String> {
+) -> Result<Merged, WireError> {
     ranks.sort_by_key(|r| r.rank);
     let first_start = ranks.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
     let since_start_s = |r: &RankResult| (r.start_unix_ns - first_start) as f64 / 1e9;

@@ -5,7 +5,9 @@
 //! the `mpi` cargo feature, the MPI side: `world` (start barrier, errors
 //! agreed by every rank, gathering), `command` (`dbio run --mpi`) `plan`
 //! (`dbio plan run --mpi`: every rank walks the plan, rank 0 stores) and
-//! `shared_device` (`--region-per-rank`: one device, a region per rank).
+//! `shared_device` (`--region-per-rank`: one device, a region per rank)
+//! and `watch` (the heartbeats that end a job whose rank hangs before the
+//! start).
 
 #[cfg(feature = "mpi")]
 pub mod command;
@@ -16,6 +18,8 @@ pub mod plan;
 mod shared_device;
 pub mod template;
 pub mod text;
+#[cfg(feature = "mpi")]
+mod watch;
 pub mod wire;
 #[cfg(feature = "mpi")]
 mod world;

@@ -118,7 +118,7 @@ impl Executor for RankExecutor<'_> {
             ..Default::default()
         };
         let mine = match parse(&r.args) {
-            Err(e) => RunStatus::Failed(e),
+            Err(e) => RunStatus::Failed(e.to_string()),
             Ok(args) => {
                 let out = run_rank(
                     self.world,
@@ -151,12 +151,17 @@ impl Executor for RankExecutor<'_> {
     }
 }
 
+/// A run of the plan whose options do not parse: clap's one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadRunArgs(String);
+
 /// `dbio run ARGS` parsed; every run of a plan is quiet, one line each.
-fn parse(args: &[String]) -> Result<crate::cli::RunArgs, String> {
+fn parse(args: &[String]) -> Result<crate::cli::RunArgs, BadRunArgs> {
     let mut argv = vec!["dbio".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
     match crate::cli::try_parse_from(&argv)
-        .map_err(|e| crate::cli::error_line(&e))?
+        .map_err(|e| BadRunArgs(crate::cli::error_line(&e)))?
         .command
     {
         Command::Run(mut a) => {

@@ -12,10 +12,27 @@ use crate::environment::Environment;
 use crate::harness::{RunResult, Status};
 use crate::measure::stats::{OpStats, Outlier, SessionStats};
 use crate::samplers::series::SecondPoint;
-use crate::store::{decode_histogram, encode_histogram};
+use crate::store::{StoreError, decode_histogram, encode_histogram};
 use crate::workload::slob::events::EventStats;
 use crate::workload::slob::instance::{Counters, Tally};
 use crate::workload::slob::run::SlobRun;
+
+/// What rank 0 cannot read in what a rank sent.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("rank {0} sent SLOB tallies of another shape")]
+    SlobShape(u32),
+    #[error("rank {rank} sent {kinds} operation kinds, not 3")]
+    OpKinds { rank: u32, kinds: usize },
+    #[error("rank {0}: {1}")]
+    Rank(u32, Box<WireError>),
+    #[error("a rank's result does not parse: {0}")]
+    Parse(#[from] serde_json::Error),
+    #[error("a latency histogram is not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error(transparent)]
+    Histogram(#[from] StoreError),
+}
 
 /// One rank's run, as sent to rank 0.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -114,12 +131,12 @@ impl RankResult {
     }
 
     /// The SLOB model's tallies back (sessions, DB writers, log writer).
-    pub fn slob_tallies(&self) -> Result<Option<[Tally; 3]>, String> {
+    pub fn slob_tallies(&self) -> Result<Option<[Tally; 3]>, WireError> {
         let Some(wire) = &self.slob else {
             return Ok(None);
         };
-        let bad = || format!("rank {} sent SLOB tallies of another shape", self.rank);
-        let tally = |w: &WireTally| -> Result<Tally, String> {
+        let bad = || WireError::SlobShape(self.rank);
+        let tally = |w: &WireTally| -> Result<Tally, WireError> {
             let mut t = Tally {
                 window: w.window,
                 total: w.total,
@@ -140,17 +157,18 @@ impl RankResult {
     }
 
     /// The rank's measurements back as statistics that merge exactly.
-    pub fn stats(&self) -> Result<SessionStats, String> {
+    pub fn stats(&self) -> Result<SessionStats, WireError> {
         if self.ops.len() != 3 {
-            return Err(format!(
-                "rank {} sent {} operation kinds, not 3",
-                self.rank,
-                self.ops.len()
-            ));
+            return Err(WireError::OpKinds {
+                rank: self.rank,
+                kinds: self.ops.len(),
+            });
         }
         let mut s = SessionStats::new();
         for (o, w) in s.ops.iter_mut().zip(&self.ops) {
-            *o = w.stats().map_err(|e| format!("rank {}: {e}", self.rank))?;
+            *o = w
+                .stats()
+                .map_err(|e| WireError::Rank(self.rank, Box::new(e)))?;
         }
         s.outliers = self.outliers.clone();
         s.outliers_unlisted = self.outliers_unlisted;
@@ -161,8 +179,8 @@ impl RankResult {
         serde_json::to_vec(self).expect("a rank's result serializes")
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("a rank's result does not parse: {e}"))
+    pub fn decode(bytes: &[u8]) -> Result<Self, WireError> {
+        Ok(serde_json::from_slice(bytes)?)
     }
 }
 
@@ -182,7 +200,7 @@ impl WireOp {
         }
     }
 
-    fn stats(&self) -> Result<OpStats, String> {
+    fn stats(&self) -> Result<OpStats, WireError> {
         Ok(OpStats {
             hist: hist_from_base64(&self.hist)?,
             count: self.count,
@@ -200,9 +218,6 @@ pub fn hist_to_base64(h: &Histogram<u64>) -> String {
 }
 
 /// The histogram [`hist_to_base64`] encoded.
-pub fn hist_from_base64(s: &str) -> Result<Histogram<u64>, String> {
-    let bytes = BASE64
-        .decode(s)
-        .map_err(|e| format!("a latency histogram is not base64: {e}"))?;
-    decode_histogram(&bytes).map_err(|e| e.to_string())
+pub fn hist_from_base64(s: &str) -> Result<Histogram<u64>, WireError> {
+    Ok(decode_histogram(&BASE64.decode(s)?)?)
 }

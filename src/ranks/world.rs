@@ -3,26 +3,39 @@
 //! waits at a barrier for one that gave up), the start barrier, the ranks'
 //! results sent to rank 0 with a deadline (a hung rank is named, not waited
 //! for), and a panic that aborts the whole job instead of leaving the other
-//! ranks waiting.
+//! ranks waiting. Before the start, the ranks' heartbeats (`watch`): a rank
+//! silent for `--mpi-grace` while the others wait for it is named and the
+//! job ended, so no rank waits at a barrier forever for one that hangs.
 //!
-//! MPI is called from the main thread only (`MPI_THREAD_FUNNELED`). Waits
-//! outside the measured window sleep between polls: a rank spinning in a
-//! collective would take a core from the ranks still running on its host.
+//! MPI is called from the main thread only (`MPI_THREAD_FUNNELED`); long
+//! work before the start runs on a worker thread (`busy`) while the main
+//! thread keeps beating. Waits outside the measured window sleep between
+//! polls: a rank spinning in a collective would take a core from the ranks
+//! still running on its host.
 
+use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use ::mpi::collective::CommunicatorCollectives;
 use ::mpi::datatype::PartitionMut;
 use ::mpi::environment::Universe;
 use ::mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use ::mpi::request::{Request, StaticScope};
 use ::mpi::topology::{Communicator, SimpleCommunicator};
 use ::mpi::{Count, Threading};
 
+use super::watch::{FAILED, WAITING, Watch};
 use crate::commands::CommandError;
 use crate::harness::StartSync;
 
 /// The tag of a rank's results sent to rank 0 after the window.
 const REPORT_TAG: ::mpi::Tag = 19;
+/// The tags of the heartbeats before the start (what the rank is doing):
+/// one per run of a plan, in turn, so that a late heartbeat of one run is
+/// never heard in the next.
+const HEARTBEAT_TAGS: std::ops::Range<::mpi::Tag> = 100..1100;
 
 /// This process in its MPI job.
 pub struct World {
@@ -33,6 +46,12 @@ pub struct World {
     pub size: u32,
     /// Every rank's host name, by rank.
     pub hosts: Vec<String>,
+    /// The heartbeats before the start.
+    watch: RefCell<Watch>,
+    /// Heartbeats on their way (their bytes are static labels).
+    sending: RefCell<Vec<Request<'static, [u8], StaticScope>>>,
+    /// This run's heartbeat tag.
+    tag: std::cell::Cell<::mpi::Tag>,
 }
 
 impl World {
@@ -50,13 +69,136 @@ impl World {
             rank,
             size,
             hosts: Vec::new(),
+            watch: RefCell::new(Watch::new(rank, Vec::new())),
+            sending: RefCell::new(Vec::new()),
+            tag: std::cell::Cell::new(HEARTBEAT_TAGS.end - 1),
         };
         w.hosts = w
             .all_gather(host.as_bytes())
             .into_iter()
             .map(|h| String::from_utf8_lossy(&h).into_owned())
             .collect();
+        w.watch = RefCell::new(Watch::new(rank, w.hosts.clone()));
         Ok(w)
+    }
+
+    /// Watches the ranks' heartbeats until the start barrier (or until the
+    /// guard drops): a rank silent for `grace_s` ends the job, named.
+    pub fn watch(&self, grace_s: f64) -> Watching<'_> {
+        // Heartbeats left over from an earlier run of a plan say nothing now.
+        while let Some(probed) = self
+            .comm
+            .any_process()
+            .immediate_matched_probe_with_tag(self.tag.get())
+        {
+            probed.matched_receive_vec::<u8>();
+        }
+        let next = self.tag.get() + 1;
+        self.tag.set(match HEARTBEAT_TAGS.contains(&next) {
+            true => next,
+            false => HEARTBEAT_TAGS.start,
+        });
+        let timeout = Duration::from_secs_f64(grace_s);
+        self.watch.borrow_mut().arm(timeout, Instant::now());
+        Watching(self)
+    }
+
+    /// Stops watching. The heartbeats still on their way are not waited
+    /// for here, right before the start barrier (a rank that slept on them
+    /// would reach the barrier late, and a rank spinning there for it may
+    /// lose its core): they are seen off later (`beat`, `Drop`).
+    fn unwatch(&self) {
+        self.watch.borrow_mut().disarm();
+    }
+
+    /// `work` (this rank's `doing`, e.g. laying out its files) on a worker
+    /// thread while this one keeps the heartbeats going: however long it
+    /// takes, this rank is not silent; a stopped process or a stuck device
+    /// is (`watch`). `work` is given a flag to stop early on, raised by
+    /// `interrupt` (Ctrl-C) or when another rank failed; when `work` fails
+    /// this rank says so at once, so that the others stop theirs.
+    pub fn busy<T: Send, E: Send>(
+        &self,
+        doing: &'static str,
+        interrupt: &AtomicBool,
+        work: impl FnOnce(&AtomicBool) -> Result<T, E> + Send,
+    ) -> Result<T, E> {
+        if !self.watch.borrow().armed() {
+            return work(interrupt);
+        }
+        self.watch.borrow_mut().doing(doing);
+        let stop = AtomicBool::new(false);
+        let out = std::thread::scope(|s| {
+            let stop = &stop;
+            let worker = std::thread::Builder::new()
+                .name(format!("rank {}", self.rank))
+                .spawn_scoped(s, move || work(stop))
+                .expect("a worker thread for the work before the start");
+            self.wait(|| {
+                if interrupt.load(Relaxed) || self.watch.borrow().peer_failed() {
+                    stop.store(true, Relaxed);
+                }
+                worker.is_finished()
+            });
+            worker.join()
+        });
+        let out = out.unwrap_or_else(|_| {
+            eprintln!(
+                "error: {} stopped on an internal error while {doing}; aborting every rank",
+                self.name(self.rank)
+            );
+            World::abort(70)
+        });
+        let mut watch = self.watch.borrow_mut();
+        match &out {
+            Err(_) if !watch.peer_failed() => watch.doing(FAILED),
+            _ => watch.doing(WAITING),
+        }
+        out
+    }
+
+    /// Waits until `done`, sleeping between polls; while watching, sends
+    /// and hears the heartbeats and ends the job if a rank is silent.
+    fn wait(&self, mut done: impl FnMut() -> bool) {
+        while !done() {
+            if self.watch.borrow().armed() {
+                self.beat();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// One round of heartbeats: hear the ranks', send this one's when due,
+    /// and end the job naming a watched rank that has been silent too long.
+    fn beat(&self) {
+        let now = Instant::now();
+        let mut watch = self.watch.borrow_mut();
+        watch.listen(now);
+        while let Some(probed) = self
+            .comm
+            .any_process()
+            .immediate_matched_probe_with_tag(self.tag.get())
+        {
+            let (doing, status) = probed.matched_receive_vec::<u8>();
+            watch.heard(status.source_rank() as u32, &doing, now);
+        }
+        let mut sending = self.sending.borrow_mut();
+        retire(&mut sending);
+        if let Some(doing) = watch.due(now) {
+            for p in watch.peers() {
+                let to = self.comm.process_at_rank(p as i32);
+                sending.push(to.immediate_send_with_tag(
+                    StaticScope,
+                    doing.as_bytes(),
+                    self.tag.get(),
+                ));
+            }
+        }
+        if let Some(line) = watch.silent(now) {
+            eprintln!("error: {line}");
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            World::abort(i32::from(crate::commands::EXIT_FAILED));
+        }
     }
 
     /// `rank N (host)`, as errors name a rank.
@@ -64,11 +206,12 @@ impl World {
         format!("rank {rank} ({})", self.hosts[rank as usize])
     }
 
-    /// The MPI library's first line (`Open MPI v4.1.4, ...`).
+    /// The MPI library's first line (`Open MPI v4.1.4`, `MPICH Version: 4.0.2`).
     pub fn library() -> String {
         let v = ::mpi::environment::library_version().unwrap_or_default();
         let v = v.trim_end_matches('\0');
-        v.split([',', '\n']).next().unwrap_or(v).trim().to_string()
+        let first = v.split([',', '\n']).next().unwrap_or(v);
+        first.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
     /// Every rank's `bytes`, by rank, on every rank.
@@ -134,16 +277,23 @@ impl World {
 
     /// `local` if every rank succeeded, else on every rank the error of the
     /// lowest rank that failed, naming it: every rank gives up together.
+    /// A rank that gave up its step because another failed (`busy`) is
+    /// named only if no rank failed on its own.
     pub fn agree<T>(&self, local: Result<T, CommandError>) -> Result<T, CommandError> {
+        let gave_up = self.watch.borrow().peer_failed();
         let mine = match &local {
             Ok(_) => Vec::new(),
             Err(e) => format!("{}{e}", e.exit_code() as char).into_bytes(),
         };
-        let failed = self
-            .all_gather(&mine)
-            .into_iter()
+        let mine = [vec![u8::from(gave_up && !mine.is_empty())], mine].concat();
+        let all = self.all_gather(&mine);
+        let failed = all
+            .iter()
+            .map(|m| (m[0] == 1, &m[1..]))
             .enumerate()
-            .find(|(_, m)| !m.is_empty());
+            .filter(|(_, (_, m))| !m.is_empty())
+            .min_by_key(|(r, (gave_up, _))| (*gave_up, *r))
+            .map(|(r, (_, m))| (r, m.to_vec()));
         match failed {
             None => local,
             Some((rank, m)) => {
@@ -158,16 +308,17 @@ impl World {
         }
     }
 
-    /// Waits for every rank, sleeping between polls instead of spinning.
+    /// Waits for every rank, sleeping between polls instead of spinning
+    /// (and beating, while watching).
     fn quiet_barrier(&self) {
-        let mut req = self.comm.immediate_barrier();
-        loop {
-            match req.test() {
-                Ok(_) => return,
-                Err(r) => req = r,
+        let mut req = Some(self.comm.immediate_barrier());
+        self.wait(|| match req.take().map(Request::test) {
+            Some(Err(r)) => {
+                req = Some(r);
+                false
             }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            _ => true,
+        });
     }
 
     /// Ends every rank of the job at once (mpirun exits with `code`).
@@ -182,9 +333,44 @@ impl StartSync for World {
     fn start(&self, local_error: Option<String>) -> Result<(), String> {
         let local = local_error.map_or(Ok(()), |e| Err(CommandError::Failed(e)));
         self.agree(local).map_err(|e| e.to_string())?;
+        // Every rank is here: the heartbeats end before the barrier.
+        self.unwatch();
         self.comm.barrier();
         Ok(())
     }
+}
+
+impl Drop for World {
+    /// Sees off the heartbeats still on their way before MPI_Finalize (a
+    /// send whose rank is gone is left to it).
+    fn drop(&mut self) {
+        let until = Instant::now() + Duration::from_secs(2);
+        let sending = self.sending.get_mut();
+        while !sending.is_empty() && Instant::now() < until {
+            retire(sending);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        sending.drain(..).for_each(std::mem::forget);
+    }
+}
+
+/// Watching the heartbeats (`World::watch`) until dropped.
+pub struct Watching<'a>(&'a World);
+
+impl Drop for Watching<'_> {
+    fn drop(&mut self) {
+        if self.0.watch.borrow().armed() {
+            self.0.unwatch();
+        }
+    }
+}
+
+/// Drops the heartbeats that have left.
+fn retire(sending: &mut Vec<Request<'static, [u8], StaticScope>>) {
+    *sending = std::mem::take(sending)
+        .into_iter()
+        .filter_map(|r| r.test().err())
+        .collect();
 }
 
 /// A panic on the main thread (the one that talks to MPI) aborts the job:

@@ -255,12 +255,15 @@ fn a_bad_target_on_one_rank_fails_every_rank_in_one_line() {
             "{p}/dbio created"
         );
     }
-    assert!(
-        !store_path().exists() || {
-            let s = dbio::store::Store::open(&store_path()).unwrap();
-            s.list(&Default::default()).unwrap().is_empty()
-        }
-    );
+    assert!(nothing_stored());
+}
+
+/// Whether the test's store holds no run (or does not exist).
+pub(crate) fn nothing_stored() -> bool {
+    !store_path().exists() || {
+        let s = dbio::store::Store::open(&store_path()).unwrap();
+        s.list(&Default::default()).unwrap().is_empty()
+    }
 }
 
 fn ranks_sharing_a_directory_are_refused_before_anything_is_written() {

@@ -4,6 +4,11 @@
 //! what the other ranks measured as a failed run and ends the job; Ctrl-C
 //! on mpirun (or SIGINT to rank 0 alone) during `plan run --mpi` stores the
 //! interrupted run, stops the plan on every rank, and the plan resumes.
+//! Before the start: a rank stopped while it lays out its files (rank 1,
+//! or rank 0) is named after `--mpi-grace` of silence and the job ends with
+//! no process left; a rank whose layout fails (a read-only target) fails
+//! the job naming it at once (the other ranks stop laying out); a layout
+//! longer than the grace is not a hang.
 //! Compiled only with `--features mpi`.
 
 use std::path::Path;
@@ -11,12 +16,16 @@ use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use crate::common::store::{store_path, temp_store};
-use crate::mpi::{alone, job, launch, wait_for_text};
+use crate::mpi::{alone, job, launch, nothing_stored, wait_for_text};
 
 crate::tests! {
     a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored [Tool("mpirun")],
     ctrl_c_stops_a_plan_under_mpi_storing_the_interrupted_run_and_it_resumes [Tool("mpirun")],
     sigint_to_rank_0_alone_stops_the_plan_on_every_rank [Tool("mpirun")],
+    a_rank_stopped_while_laying_out_is_named_and_the_job_ends [Tool("mpirun")],
+    rank_0_stopped_while_laying_out_is_named_by_rank_1 [Tool("mpirun")],
+    a_rank_whose_layout_fails_fails_the_job_naming_it [Root, Tool("mpirun")],
+    a_layout_longer_than_the_grace_is_not_a_hang [Tool("mpirun")],
 }
 
 /// The pid of rank `rank` among `mpirun`'s children (it forks the ranks
@@ -273,4 +282,195 @@ fn sigint_to_rank_0_alone_stops_the_plan_on_every_rank() {
     interrupt_plan(dir.path(), |mpirun| {
         rank_pid(mpirun, 0).expect("rank 0 among mpirun's children")
     });
+}
+
+/// `dbio run --mpi` on 2 ranks, each laying out `size` of files in
+/// `dir/r{rank}`, with `--mpi-grace 2`; rank `stop` is stopped with SIGSTOP
+/// once its layout has begun. Returns how the job ended, how long after the
+/// stop, its stderr, and whether a rank was left running.
+fn stop_while_laying_out(dir: &Path, stop: u32) -> (ExitStatus, Duration, String, bool) {
+    let target = format!("{}/r{{rank}}", dir.display());
+    let err = dir.join("err");
+    let args = [
+        "--target",
+        &target,
+        "--size",
+        "512m",
+        "--ops",
+        "1000",
+        "--mpi-grace",
+        "2",
+    ];
+    let ((status, ended_in, ranks, stopped), left) = alone(|| {
+        let mut child = job(2, &args)
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        // The rank's first data file appears as its layout begins.
+        let file = dir.join(format!("r{stop}/dbio-data-0000.dat"));
+        let t0 = Instant::now();
+        while !file.exists() {
+            assert!(t0.elapsed() < Duration::from_secs(60), "no layout began");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let ranks = ranks_of(&child);
+        let pid = rank_pid(&child, stop).expect("the rank among mpirun's children");
+        // SAFETY: signals a rank of the test's own job.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        let stopped = Stopped(pid);
+        let at = Instant::now();
+        let status = wait_exit(&mut child, 60, "the job did not end with a rank stopped");
+        (status, at.elapsed(), ranks, stopped)
+    });
+    assert!(left.is_empty(), "segments left: {left:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    let left_running = ranks.iter().any(|&p| running(p));
+    drop(stopped);
+    let err = std::fs::read_to_string(&err).unwrap();
+    (status, ended_in, err, left_running)
+}
+
+/// The job's one error line, checked to name `rank` on this host.
+fn error_line(err: &str, rank: u32) -> &str {
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let named = format!("error: rank {rank} ({}): ", host.trim());
+    assert!(lines[0].starts_with(&named), "{err}");
+    lines[0]
+}
+
+/// The job's one error line names `rank`, its silence and what it was doing.
+fn check_silence_line(err: &str, rank: u32) {
+    let line = error_line(err, rank);
+    assert!(line.contains("): no word for "), "{err}");
+    assert!(line.contains("while laying out its files"), "{err}");
+    assert!(line.contains("nothing stored"), "{err}");
+}
+
+/// Stops rank `rank` while it lays out its files: the job ends within the
+/// grace and a few seconds, with one line naming it, nothing stored and no
+/// rank left.
+fn a_rank_stopped_while_laying_out_is_named(rank: u32) {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let (status, ended_in, err, left_running) = stop_while_laying_out(dir.path(), rank);
+    assert_eq!(status.code(), Some(1), "{err}");
+    // The grace (2 s) and a few seconds, not mpirun's --timeout.
+    assert!(ended_in < Duration::from_secs(12), "{ended_in:?}: {err}");
+    // Silence counts from its last heartbeat, up to 0.4 s before the stop.
+    assert!(
+        ended_in > Duration::from_millis(1500),
+        "{ended_in:?}: {err}"
+    );
+    check_silence_line(&err, rank);
+    assert!(!left_running, "a rank was left running: {err}");
+    assert!(nothing_stored(), "{err}");
+}
+
+fn a_rank_stopped_while_laying_out_is_named_and_the_job_ends() {
+    a_rank_stopped_while_laying_out_is_named(1);
+}
+
+fn rank_0_stopped_while_laying_out_is_named_by_rank_1() {
+    a_rank_stopped_while_laying_out_is_named(0);
+}
+
+/// A read-only tmpfs mounted on a fresh directory, unmounted on drop.
+struct ReadOnly(tempfile::TempDir);
+
+impl ReadOnly {
+    fn mount(at: &Path) -> ReadOnly {
+        let dir = tempfile::Builder::new().tempdir_in(at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=1g", "dbio-it-ro"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount a read-only tmpfs");
+        ReadOnly(dir)
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+fn a_rank_whose_layout_fails_fails_the_job_naming_it() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    // Rank 1's target is read-only: it passes the checks (it exists, it
+    // has room) and fails as it writes its layout.
+    std::fs::create_dir(dir.path().join("r0")).unwrap();
+    let ro = ReadOnly::mount(dir.path());
+    std::os::unix::fs::symlink(ro.0.path(), dir.path().join("r1")).unwrap();
+    let target = format!("{}/r{{rank}}/t", dir.path().display());
+    std::fs::create_dir(dir.path().join("r0/t")).unwrap();
+    // Rank 0's layout would take seconds; it stops it when rank 1 fails.
+    let (out, left) = alone(|| {
+        job(2, &["--target", &target, "--size", "512m", "--ops", "1000"])
+            .output()
+            .unwrap()
+    });
+    let err = crate::mpi::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        error_line(&err, 1).contains("Read-only file system"),
+        "{err}"
+    );
+    assert!(left.is_empty(), "segments left: {left:?}");
+    assert!(nothing_stored(), "{err}");
+    // Rank 0 gave up its layout (and removed what it had written).
+    let data = dir.path().join("r0/t/dbio-data-0000.dat");
+    assert!(!data.exists(), "rank 0 finished its layout: {err}");
+}
+
+fn a_layout_longer_than_the_grace_is_not_a_hang() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = format!("{}/r{{rank}}", dir.path().display());
+    let err = dir.path().join("err");
+    let args = [
+        "--target",
+        &target,
+        "--size",
+        "768m",
+        "--ops",
+        "1000",
+        "--mpi-grace",
+        "2",
+    ];
+    let ((status, laid_out_in), left) = alone(|| {
+        let mut child = job(2, &args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        let file = dir.path().join("r0/dbio-data-0000.dat");
+        let t0 = Instant::now();
+        while !file.exists() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let began = Instant::now();
+        let status = wait_exit(&mut child, 600, "the job did not end");
+        (status, began.elapsed())
+    });
+    let err = std::fs::read_to_string(&err).unwrap();
+    assert!(status.success(), "{err}");
+    assert!(left.is_empty(), "segments left: {left:?}");
+    // The layout (and the short run after it) outlasted the grace several
+    // times over; else this test shows nothing.
+    assert!(
+        laid_out_in > Duration::from_secs(6),
+        "the layout took {laid_out_in:?}, not longer than 3 x --mpi-grace: give a bigger --size"
+    );
+    let store = dbio::store::Store::open(&store_path()).unwrap();
+    let runs = store.list(&Default::default()).unwrap();
+    assert_eq!(runs.len(), 1, "{err}");
+    assert_eq!(runs[0].status, "completed");
 }
