@@ -335,6 +335,19 @@ impl Cache {
         }
     }
 
+    /// Wakes every session waiting in the cache: for a free buffer, or for
+    /// a block another session is reading (the run is stopping).
+    pub fn wake_waiters(&self) {
+        for s in 0..self.sets.len() {
+            self.wake_all(s);
+        }
+        for word in self.state.iter() {
+            if word.load(Relaxed) & WAITERS != 0 {
+                futex::wake_all(word);
+            }
+        }
+    }
+
     /// Waits while another session reads the buffer in. Returns the state
     /// after and the time waited, or None when the run stops.
     fn await_read(&self, buf: u32, mut s: u32, stop: &AtomicBool) -> Option<(u32, u64)> {
@@ -349,7 +362,7 @@ impl Cache {
             }
             let with = word.fetch_or(WAITERS, AcqRel) | WAITERS;
             if with & READING != 0 {
-                futex::wait(word, with, Duration::from_millis(20));
+                futex::wait(word, with, futex::NAP);
             }
             s = word.load(Acquire);
         }

@@ -118,6 +118,16 @@ impl Instance<'_> {
     pub fn stopping(&self) -> bool {
         self.run.stop.load(Relaxed)
     }
+
+    /// Wakes every waiting session (the run is stopping), so that it sees
+    /// the stop flag now, not at the end of its nap.
+    pub fn wake_waiters(&self) {
+        self.locks.wake_waiters();
+        self.cache.wake_waiters();
+        self.log.written.notify();
+        super::futex::wake_all(&self.log.switch_blocked);
+        self.ckpt.advanced.notify();
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -15,16 +15,12 @@ use std::collections::hash_map::Entry;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
 
 use super::cache::BlockMap;
-use super::futex::Signal;
+use super::futex::{NAP, Signal};
 use crate::measure::clock::now_ns;
 
 const PARTITIONS: usize = 64;
-
-/// Longest single sleep before a waiter looks at the stop flag again.
-const NAP: Duration = Duration::from_millis(20);
 
 pub struct RowLocks {
     parts: Box<[Mutex<BlockMap<u32>>]>,
@@ -118,6 +114,13 @@ impl RowLocks {
         self.ended[session as usize].notify();
     }
 
+    /// Wakes every session waiting for a row (the run is stopping).
+    pub fn wake_waiters(&self) {
+        for e in self.ended.iter() {
+            e.notify();
+        }
+    }
+
     /// Rows locked now (tests).
     #[cfg(test)]
     pub fn held(&self) -> usize {
@@ -130,6 +133,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::AtomicU32;
+    use std::time::Duration;
     use std::time::Instant;
 
     #[test]
@@ -174,7 +178,13 @@ mod tests {
         let waiter = std::thread::spawn(move || l2.lock_all(1, &[1, 2, 7], &s2));
         std::thread::sleep(Duration::from_millis(30));
         stop.store(true, Relaxed);
+        let t = Instant::now();
+        l.wake_waiters();
         assert_eq!(waiter.join().unwrap(), None);
+        assert!(
+            t.elapsed() < NAP / 2,
+            "woken by the stop, not at the end of its nap"
+        );
         assert_eq!(l.held(), 1, "only session 0's row is left");
     }
 

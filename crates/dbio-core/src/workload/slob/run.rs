@@ -375,5 +375,9 @@ fn lgwr(
         series: SeriesWriter::new(slot),
     };
     l.run();
+    if c.inst.stopping() {
+        // Sessions asleep in a wait see the stop now, not after their nap.
+        c.inst.wake_waiters();
+    }
     (l.tally, l.stats, 0)
 }

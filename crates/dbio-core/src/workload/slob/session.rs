@@ -9,12 +9,13 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
+use super::SlobConfig;
 use super::cache::{FreeWait, Lookup};
 use super::events::Event;
 use super::flavor::PG_PRUNE_BYTES;
+use super::futex::{self, NAP};
 use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
-use super::{SlobConfig, futex};
 use crate::engine::buf::BufPool;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
@@ -23,8 +24,8 @@ use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
 
-/// Longest single sleep of a waiting session before it looks at the stop flag.
-const NAP: Duration = Duration::from_millis(20);
+/// Longest single sleep of a thinking session before it looks at the stop flag.
+const THINK_NAP: Duration = Duration::from_millis(20);
 /// Longest free buffer wait before the miss is tried again (a DB writer
 /// batch that cleans buffers in the miss's working set ends it sooner).
 const FREE_WAIT: Duration = Duration::from_millis(50);
@@ -533,7 +534,7 @@ impl<E: Engine> Session<'_, E> {
                 break;
             }
             std::thread::sleep(Duration::from_nanos(
-                (until - now).min(NAP.as_nanos() as u64),
+                (until - now).min(THINK_NAP.as_nanos() as u64),
             ));
         }
         let end = now_ns();
