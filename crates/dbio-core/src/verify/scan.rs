@@ -1,8 +1,8 @@
-//! Reading every block of a target for `dbio verify`: 1 MiB O_DIRECT reads,
-//! eight in flight through io_uring (one psync reader where io_uring is
-//! off) in one thread, while one checker thread per CPU classifies the
-//! chunks already read (checksums cost more CPU than reading); progress and
-//! rate on stderr.
+//! Reading every block of a target for `dbio verify`: 1 MiB O_DIRECT reads
+//! into buffers on huge pages (so that each goes down whole), eight in
+//! flight through io_uring (one psync reader where io_uring is off) in one
+//! thread, while one checker thread per CPU classifies the chunks already
+//! read (checksums cost more CPU than reading); progress and rate on stderr.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
@@ -76,8 +76,11 @@ fn open(path: &PathBuf, direct: bool) -> rustix::io::Result<OwnedFd> {
     rustix::fs::open(path, flags, Mode::empty())
 }
 
-/// Buffers: reads in flight plus chunks waiting for or under a check.
-const BUFFERS: usize = 2 * IN_FLIGHT as usize;
+/// Buffers: reads in flight plus chunks waiting for or under a check. A
+/// checker needs a fraction of a CPU, but on a loaded machine it may wait
+/// milliseconds for one; three reads' worth of slack per read in flight
+/// keeps the reads going meanwhile.
+const BUFFERS: usize = 4 * IN_FLIGHT as usize;
 /// A transparent huge page.
 const HUGE: usize = 2 << 20;
 
