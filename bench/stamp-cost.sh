@@ -28,7 +28,7 @@ export DBIO_DB="$WORK/store.sqlite"
 
 run() { # binary, target
     "$1" run --target "$2" --size 256M --bs 4k --pattern randwrite \
-        --time 10 --ramp 1 --json --quiet "${@:3}" |
+        --sessions 1 --time 10 --ramp 1 --json --quiet "${@:3}" |
         python3 -c 'import json, sys; d = json.load(sys.stdin); c = d["cpu"]
 print(d["total"]["iops"], 1e6 * c["user_s"] / d["total"]["requests"], c["us_per_io"])'
 }
