@@ -248,21 +248,7 @@ impl Uring {
                 return Ok(());
             }
         }
-        // SAFETY: plain system call on our ring; no pointers passed.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                self.enter_fd,
-                self.queued,
-                want,
-                flags,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let r = sys_enter(self.enter_fd, self.queued, want, flags)?;
         self.queued = if self.sqpoll {
             0
         } else {
@@ -302,25 +288,10 @@ impl Uring {
     /// submission queue (IORING_ENTER_SQ_WAIT).
     #[cold]
     fn wait_for_sq_room(&mut self) -> io::Result<()> {
-        // SAFETY: plain system call on our ring; no pointers passed.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                self.enter_fd,
-                0u32,
-                0u32,
-                ENTER_SQ_WAIT | self.enter_flags,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-            )
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
-            }
+        match sys_enter(self.enter_fd, 0, 0, ENTER_SQ_WAIT | self.enter_flags) {
+            Err(e) if e.raw_os_error() != Some(libc::EINTR) => Err(e),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -331,20 +302,47 @@ fn register_ring_fd(ring: RawFd) -> io::Result<RawFd> {
         resv: 0,
         data: ring as u64,
     };
+    sys_register_ring(ring, REGISTER_RING_FDS, &mut up)?;
+    Ok(up.offset as RawFd)
+}
+
+/// io_uring_enter(2) without a signal mask or extra argument.
+#[inline]
+fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
+    // SAFETY: no pointers are passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            min_complete,
+            flags,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
+
+/// IORING_(UN)REGISTER_RING_FDS of one ring fd.
+fn sys_register_ring(ring: RawFd, opcode: u32, up: &mut RsrcUpdate) -> io::Result<()> {
     // SAFETY: `up` is a valid io_uring_rsrc_update for the call's duration.
     let r = unsafe {
         libc::syscall(
             libc::SYS_io_uring_register,
             ring,
-            REGISTER_RING_FDS,
-            &mut up as *mut RsrcUpdate,
+            opcode,
+            up as *mut RsrcUpdate,
             1u32,
         )
     };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(up.offset as RawFd)
+    Ok(())
 }
 
 /// `struct io_uring_rsrc_update`.
@@ -484,17 +482,9 @@ impl Drop for Uring {
                 resv: 0,
                 data: 0,
             };
-            // SAFETY: as in register_ring_fd; a failure (another thread) is harmless:
-            // the registration ends with the thread.
-            let _ = unsafe {
-                libc::syscall(
-                    libc::SYS_io_uring_register,
-                    self.ring.as_raw_fd(),
-                    UNREGISTER_RING_FDS,
-                    &mut up as *mut RsrcUpdate,
-                    1u32,
-                )
-            };
+            // A failure (dropped on another thread) is harmless: the
+            // registration ends with the thread.
+            let _ = sys_register_ring(self.ring.as_raw_fd(), UNREGISTER_RING_FDS, &mut up);
         }
         if self.fds.is_none() {
             let _ = self.ring.submitter().unregister_files();
