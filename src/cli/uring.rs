@@ -70,3 +70,72 @@ impl UringArgs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Command, try_parse_from};
+    use crate::config::RunConfig;
+    use crate::engine::uring::{Taskrun, UringOpts};
+
+    fn config(args: &[&str]) -> Result<RunConfig, String> {
+        let mut argv = vec!["dbio", "run"];
+        argv.extend_from_slice(args);
+        let cli = try_parse_from(argv).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Run(r) => (*r).into_config(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn io_uring_records_its_setup_and_others_record_none() {
+        let c = config(&["--engine", "io_uring"]).unwrap();
+        assert_eq!(c.uring, Some(UringOpts::default()));
+        let c = config(&[
+            "--engine",
+            "io_uring",
+            "--fixedbufs",
+            "false",
+            "--register-ring",
+            "true",
+            "--sqthread-poll",
+            "20",
+            "--uring-taskrun",
+            "coop",
+        ])
+        .unwrap();
+        let u = c.uring.unwrap();
+        assert!(!u.fixedbufs && u.registerfiles && u.register_ring);
+        assert_eq!((u.sqthread_poll_ms, u.taskrun), (Some(20), Taskrun::Coop));
+        assert_eq!(config(&[]).unwrap().uring, None);
+    }
+
+    #[test]
+    fn io_uring_options_are_refused_where_they_do_nothing() {
+        for (args, needle) in [
+            (
+                &["--sqthread-poll", "5"][..],
+                "--sqthread-poll is an io_uring setting",
+            ),
+            (
+                &["--fixedbufs", "false"][..],
+                "--fixedbufs is an io_uring setting",
+            ),
+            (
+                &[
+                    "--workload",
+                    "slob",
+                    "--engine",
+                    "io_uring",
+                    "--register-ring",
+                    "true",
+                ][..],
+                "--register-ring does not apply to --workload slob",
+            ),
+        ] {
+            let e = config(args).unwrap_err();
+            assert!(e.contains(needle), "{args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+    }
+}
