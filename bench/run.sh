@@ -4,7 +4,8 @@
 #   sudo bench/run.sh [--quick] [--out DIR]
 #
 # 1. floor vs dbio vs fio: psync 4k random reads (vs-fio.sh case a), io_uring
-#    at queue depths 1, 8, 32, 128 (case b), layout bandwidth (case d);
+#    at queue depths 1, 8, 32, 128 on tmpfs (case b) and on XFS over a
+#    direct-io loop device (case f), layout bandwidth (case d);
 # 2. the session sweep 1, 4, 16, 64, 256, 1024, 4096 of raw randrw 80/20 and
 #    the SLOB model on tmpfs (slob-sessions.sh): I/O/s and CPU per I/O, with
 #    a chart of both against sessions;
@@ -47,7 +48,7 @@ fi
 say() { echo "== run.sh: $* ($(date +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))" >&2; }
 
 say "1/5 floor vs dbio vs fio"
-"$BENCH/vs-fio.sh" --dbio "$BIN" --cases "a b d" "${VS[@]}" | tee "$OUT/vs-fio.md"
+"$BENCH/vs-fio.sh" --dbio "$BIN" --cases "a b f d" "${VS[@]}" | tee "$OUT/vs-fio.md"
 say "2/5 session sweep, raw and slob"
 "$BENCH/slob-sessions.sh" --dir /dev/shm/dbio-suite --a "$BIN" "${SWEEP[@]}" \
     --svg "$OUT/sweep.svg" | tee "$OUT/sweep.md"

@@ -5,14 +5,17 @@
 #
 # Usage: bench/vs-fio.sh [--pairs N] [--time S] [--dbio PATH]
 #                        [--cases "a b c d"] [--raw DIR] [--qd "1 8 32 128"]
+#                        [--uring-args "--register-ring true"]
 #   --pairs N   dbio/fio rounds per case (default 5)
 #   --time S    measured seconds per run (default 10); both tools also run a
 #               1 s warm-up that is excluded (dbio --ramp 1, fio --ramp_time=1)
 #   --dbio PATH dbio binary (default: target/release/dbio, built if missing);
 #               it is copied to a temp dir first so rebuilds don't disturb us
-#   --cases     which cases to run (default "a b c d")
+#   --cases     which cases to run (default "a b c d e f")
 #   --raw DIR   keep every run's JSON output in DIR
-#   --qd "N …"  io_uring queue depths for case b (default "32")
+#   --qd "N …"  io_uring queue depths for cases b and f (default "32")
+#   --uring-args "…"  extra dbio options for its io_uring runs (cases b, f),
+#               e.g. "--register-ring true" or "--sqthread-poll 1000"
 #
 # Needs root (losetup, mkfs.xfs, mount, drop_caches), fio and python3.
 # Prints Markdown tables and saves them to bench/results-<date>.md (or
@@ -26,11 +29,12 @@ PAIRS=5
 TIME=10
 RAMP=1
 DBIO_SRC=""
-CASES="a b c d e"
+CASES="a b c d e f"
 RAW_DIR=""
 QDS="32"
+URING_ARGS=""
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "vs-fio: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -41,6 +45,7 @@ while [[ $# -gt 0 ]]; do
         --cases) CASES=${2:?}; shift 2 ;;
         --raw) RAW_DIR=${2:?}; shift 2 ;;
         --qd) QDS=${2:?}; shift 2 ;;
+        --uring-args) URING_ARGS=${2:?}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -319,8 +324,10 @@ case_a() {
 case_b() {
     setup_shm
     local file=$SHM_DIR/data/dbio-data-0000.dat
-    local fixed=(--fixedbufs --registerfiles)
+    local fixed=(--fixedbufs --registerfiles --hipri=0)
     local qd i out k
+    # shellcheck disable=SC2206  # options, split on purpose
+    local uring=($URING_ARGS)
     for qd in $QDS; do
         k=b$qd
         local common=(--filename="$file" --size=1G --rw=randread --bs=4k --direct=1
@@ -332,7 +339,7 @@ case_b() {
             out=$OUT_DIR/$k-$i
             run_dbio "$out-dbio.json" --target "$SHM_DIR/data" --files 1 --size 1G --bs 4k \
                 --pattern randread --sessions 1 --engine io_uring --iodepth "$qd" --io direct \
-                --seed "$i" "${DBIO_TIMED[@]}"
+                --seed "$i" "${uring[@]}" "${DBIO_TIMED[@]}"
             add_dbio "$k.dbio" "$out-dbio.json"
             run_fio "$out-fio.json" --name=b "${common[@]}" --randseed="$i"
             add_fio "$k.fio" "$out-fio.json"
@@ -346,6 +353,48 @@ case_b() {
         row "(b) … vs the floor (bare io_uring loop)" "$k.dbio" "$k.floor"
     done
     NOTES+=("(b): on tmpfs io_uring hands O_DIRECT reads to io-wq worker threads (iou-wrk-*). dbio's CPU counts them (RUSAGE_SELF); fio's own usr/sys_cpu does not (RUSAGE_THREAD), so compare the whole-process table for this case.")
+}
+
+# (f) Case b's io_uring reads on XFS over the direct-io loop device: a real
+# filesystem and block layer, where O_DIRECT reads are issued inline rather
+# than handed to io-wq as on tmpfs. dbio against fio --fixedbufs
+# --registerfiles (what dbio does by default) and the floor, page cache
+# dropped before each run.
+case_f() {
+    setup_loop
+    local dir=$MNT/f
+    log "laying out 1 GiB (4k blocks) in $dir"
+    run_dbio "$OUT_DIR/f-layout.json" --target "$dir" --files 1 --size 1G --bs 4k \
+        --pattern randread --sessions 1 --engine psync --io direct --time 1
+    local file=$dir/dbio-data-0000.dat
+    local qd i out k
+    # shellcheck disable=SC2206  # options, split on purpose
+    local uring=($URING_ARGS)
+    for qd in $QDS; do
+        k=f$qd
+        local common=(--filename="$file" --size=1G --rw=randread --bs=4k --direct=1
+            --ioengine=io_uring --iodepth="$qd" --numjobs=1 --fixedbufs --registerfiles --hipri=0
+            "${FIO_RANDOM[@]}" "${FIO_TIMED[@]}")
+        record_fio_cmd "(f) qd$qd" "--name=f ${common[*]}"
+        for ((i = 1; i <= PAIRS; i++)); do
+            log "[f] qd$qd round $i/$PAIRS"
+            out=$OUT_DIR/$k-$i
+            drop_caches
+            run_dbio "$out-dbio.json" --target "$dir" --files 1 --size 1G --bs 4k \
+                --pattern randread --sessions 1 --engine io_uring --iodepth "$qd" --io direct \
+                --seed "$i" "${uring[@]}" "${DBIO_TIMED[@]}"
+            add_dbio "$k.dbio" "$out-dbio.json"
+            drop_caches
+            run_fio "$out-fio.json" --name=f "${common[@]}" --randseed="$i"
+            add_fio "$k.fio" "$out-fio.json"
+            drop_caches
+            run_floor "$out-floor.json" "$file" io_uring "$qd"
+            add_dbio "$k.floor" "$out-floor.json"
+        done
+        row "(f) 4k randread direct io_uring qd$qd, XFS/loop, vs fio --fixedbufs --registerfiles" "$k.dbio" "$k.fio"
+        row "(f) … vs the floor (bare io_uring loop)" "$k.dbio" "$k.floor"
+    done
+    rm -rf "$dir"
 }
 
 # (c) 8k random writes, O_DIRECT, psync, 16 sessions on one 1 GiB file on
@@ -469,7 +518,7 @@ DBIO_VERSION=$("$DBIO" --version 2>/dev/null | awk '{print $NF}')
 log "dbio $DBIO_VERSION vs $(fio --version); rounds=$PAIRS time=${TIME}s ramp=${RAMP}s; cases: $CASES"
 for c in $CASES; do
     case $c in
-        a|b|c|d|e) "case_$c" ;;
+        a|b|c|d|e|f) "case_$c" ;;
         *) die "unknown case $c" ;;
     esac
 done

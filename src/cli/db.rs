@@ -81,6 +81,11 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
         (a.rate.is_some(), "--rate", "sessions run flat out"),
         (a.iodepth != 1, "--iodepth", "the server issues the I/O"),
         (
+            a.uring.given().is_some(),
+            a.uring.given().unwrap_or_default(),
+            "the server issues the I/O",
+        ),
+        (
             a.size.is_some(),
             "--size",
             "the data size is --scale per schema",
@@ -224,6 +229,7 @@ pub fn resolve(
         sessions,
         iodepth: 1,
         engine: a.engine,
+        uring: None,
         io_mode: a.io_mode,
         length,
         distribution: Distribution::Uniform,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::cli::slob::SlobArgs;
+use crate::cli::uring::UringArgs;
 use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
@@ -19,6 +20,7 @@ pub mod pg;
 pub mod plan;
 pub mod run_options;
 pub mod slob;
+pub mod uring;
 
 /// The directory used when `--target` is not given.
 pub const DEFAULT_TARGET: &str = "dbio-data";
@@ -268,6 +270,9 @@ pub struct RunArgs {
     /// I/O engine.
     #[arg(long, value_parser = choice::<EngineKind>(), default_value = "psync")]
     pub engine: EngineKind,
+
+    #[command(flatten)]
+    pub uring: UringArgs,
 
     /// Open mode and durability of writes.
     #[arg(long = "io", value_parser = choice::<IoMode>(), default_value = "direct")]
@@ -613,6 +618,7 @@ impl RunArgs {
             sessions,
             iodepth: self.iodepth,
             engine: self.engine,
+            uring: self.uring.into_opts(self.engine)?,
             io_mode: self.io_mode,
             length,
             distribution: self.dist,
@@ -666,6 +672,11 @@ impl RunArgs {
                 "the data size is --scale per schema",
             ),
             (self.ops.is_some(), "--ops", "use --work-loop"),
+            (
+                self.uring.given().is_some(),
+                self.uring.given().unwrap_or_default(),
+                "the io_uring settings apply to --workload raw",
+            ),
         ];
         if let Some((_, opt, instead)) = raw_only.iter().find(|(given, ..)| *given) {
             return Err(format!(
@@ -711,6 +722,7 @@ impl RunArgs {
             sessions,
             iodepth: 1,
             engine: self.engine,
+            uring: None,
             io_mode: self.io_mode,
             length,
             distribution: Distribution::Uniform,

@@ -286,6 +286,7 @@ mod tests {
             sessions: 16,
             iodepth: 1,
             engine: EngineKind::Psync,
+            uring: None,
             io_mode: IoMode::Fsync,
             length: RunLength::Time {
                 time_s: 10.0,

@@ -221,6 +221,103 @@ fn io_uring_fsync_mode_times_the_sync_apart() {
     }
 }
 
+/// Every io_uring setup option through the CLI on a tmpfs file (O_DIRECT):
+/// the run's reads are verified block by block, and the setup is recorded.
+fn io_uring_options_each_read_verified_blocks_and_are_recorded() {
+    let _store = temp_store();
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let t = dir.path().to_str().unwrap();
+    let cases: &[(&[&str], &str, Value)] = &[
+        (&[], "fixedbufs", Value::Bool(true)),
+        (&["--fixedbufs", "false"], "fixedbufs", Value::Bool(false)),
+        (
+            &["--registerfiles", "false"],
+            "registerfiles",
+            Value::Bool(false),
+        ),
+        (
+            &["--register-ring", "true"],
+            "register_ring",
+            Value::Bool(true),
+        ),
+        (
+            &["--sqthread-poll", "50"],
+            "sqthread_poll_ms",
+            Value::from(50),
+        ),
+        (&["--uring-taskrun", "coop"], "taskrun", Value::from("coop")),
+        (&["--uring-taskrun", "none"], "taskrun", Value::from("none")),
+        (
+            &["--uring-taskrun", "defer"],
+            "taskrun",
+            Value::from("defer"),
+        ),
+    ];
+    for (opts, key, want) in cases {
+        let mut args = vec![
+            "--target",
+            t,
+            "--size",
+            "8M",
+            "--bs",
+            "4k",
+            "--pattern",
+            "randrw",
+            "--engine",
+            "io_uring",
+            "--iodepth",
+            "8",
+            "--io",
+            "direct",
+            "--ops",
+            "3000",
+            "--verify",
+        ];
+        args.extend_from_slice(opts);
+        let r = run_json(&args);
+        // A block read wrong would have failed the run (--verify).
+        assert_eq!(r["status"], "completed", "{opts:?}");
+        assert_eq!(r["config"]["uring"][key], *want, "{opts:?}");
+        assert!(r["read"]["requests"].as_u64().unwrap() > 1000, "{opts:?}");
+    }
+    // Without io_uring nothing is recorded, and the options are refused.
+    let r = run_json(&["--target", t, "--size", "8M", "--ops", "100"]);
+    assert!(r["config"].get("uring").is_none());
+    assert_one_line_error(
+        &["run", "--target", t, "--sqthread-poll", "10"],
+        &["--sqthread-poll", "--engine io_uring"],
+    );
+    // A setting the kernel refuses fails the run (exit 1) with one line
+    // naming it and the way out.
+    let out = dbio()
+        .args([
+            "run", "--json", "--target", t, "--size", "8M", "--ops", "100",
+        ])
+        .args([
+            "--engine",
+            "io_uring",
+            "--sqthread-poll",
+            "10",
+            "--uring-taskrun",
+            "defer",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "failed");
+    let err = r["error"].as_str().unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for needle in ["--sqthread-poll 10", "DEFER_TASKRUN cannot go with SQPOLL"] {
+        assert!(err.contains(needle), "{err:?} lacks {needle:?}");
+    }
+}
+
 fn timed_run_with_ramp_has_a_series_and_honours_rate() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -451,6 +548,7 @@ crate::tests! {
     layouts_are_reused_and_clean_removes_only_dbio_files,
     load_parallel_layout_verifies_clean_and_is_reused,
     io_uring_fsync_mode_times_the_sync_apart,
+    io_uring_options_each_read_verified_blocks_and_are_recorded,
     timed_run_with_ramp_has_a_series_and_honours_rate,
     ctrl_c_prints_results_so_far_marked_interrupted,
     text_report_names_requests_blocks_and_outliers,

@@ -228,6 +228,9 @@ const NEWER_THAN_V1: &[&str] = &[
     // --dbwr-nice (earlier builds ran the DB writers at the sessions'
     // priority).
     ".config.slob.dbwr_nice",
+    // --fixedbufs, --registerfiles, --register-ring, --sqthread-poll,
+    // --uring-taskrun (recorded for io_uring raw runs).
+    ".config.uring",
 ];
 
 fn fresh_documents_name_rates_per_s_and_sizes_with_units() {

@@ -205,6 +205,10 @@ pub struct RunConfig {
     pub sessions: u32,
     pub iodepth: u32,
     pub engine: EngineKind,
+    /// How each session's io_uring is set up (`--fixedbufs`,
+    /// `--sqthread-poll`, …): with `--engine io_uring` in a raw run only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uring: Option<crate::engine::uring::UringOpts>,
     pub io_mode: IoMode,
     pub length: RunLength,
     #[serde(serialize_with = "serialize_display")]

@@ -162,12 +162,13 @@ impl AnyEngine {
         bufs: Option<&buf::BufPool>,
         depth: u32,
         sync: SyncAfterWrite,
+        opts: uring::UringOpts,
     ) -> io::Result<Self> {
         Ok(match kind {
             EngineKind::Psync => AnyEngine::Psync(psync::Psync::new(fds, sync)),
-            EngineKind::IoUring => {
-                AnyEngine::Uring(Box::new(uring::Uring::new(fds, bufs, depth, sync)?))
-            }
+            EngineKind::IoUring => AnyEngine::Uring(Box::new(uring::Uring::with_opts(
+                fds, bufs, depth, sync, opts,
+            )?)),
             EngineKind::Null => AnyEngine::Null(null::Null::new(depth)),
         })
     }

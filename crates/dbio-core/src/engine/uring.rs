@@ -1,59 +1,184 @@
 //! `io_uring`: one ring per session thread, up to `depth` requests in flight,
-//! submitted and reaped in batches. Files and buffers are registered once
-//! (fixed files, fixed buffers); in the fsync/fdatasync modes each write is
-//! linked to its sync so the pair completes in order and both are timed.
+//! submitted and reaped in batches (one `io_uring_enter` submits everything
+//! queued and waits for at least one completion; every completion then in
+//! the ring is reaped without another call). What fast NVMe users turn on is
+//! in [`UringOpts`]: registered files and buffers (fio's `--registerfiles`,
+//! `--fixedbufs`), a registered ring fd, a submission-polling kernel thread
+//! (fio's `--sqthread_poll`) and how completion work is run
+//! (`SINGLE_ISSUER|DEFER_TASKRUN`, `COOP_TASKRUN`). In the fsync/fdatasync
+//! modes each write is linked to its sync so the pair completes in order and
+//! both are timed.
 
 use std::io;
-use std::os::fd::RawFd;
-
-use io_uring::{IoUring, cqueue, opcode, squeue, types};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{Ordering, fence};
 
 use super::buf::BufPool;
 use super::{Completion, Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
+use io_uring::{IoUring, cqueue, opcode, squeue, types};
 
 /// user_data bit marking the sync half of a linked write+sync pair.
 const SYNC_BIT: u64 = 1 << 32;
+
+// io_uring_enter(2) and io_uring_register(2) values the crate keeps private.
+const ENTER_GETEVENTS: u32 = 1 << 0;
+const ENTER_SQ_WAKEUP: u32 = 1 << 1;
+const ENTER_SQ_WAIT: u32 = 1 << 2;
+const ENTER_REGISTERED_RING: u32 = 1 << 4;
+const REGISTER_RING_FDS: u32 = 20;
+const UNREGISTER_RING_FDS: u32 = 21;
+
+#[path = "uring_opts.rs"]
+mod opts;
+pub use opts::{SetupError, Taskrun, UringOpts};
 
 pub struct Uring {
     ring: IoUring,
     depth: u32,
     sync: SyncAfterWrite,
     fixed_bufs: bool,
+    /// The files by number when they are not registered.
+    fds: Option<Vec<RawFd>>,
+    /// What `io_uring_enter` is given: the registered index or the ring's fd.
+    enter_fd: RawFd,
+    enter_flags: u32,
+    sqpoll: bool,
+    /// Entries pushed since the last `io_uring_enter`.
+    queued: u32,
     pairs: Pairs,
 }
 
 impl Uring {
-    /// Builds a ring for `depth` requests over `fds`, registering `bufs` as
-    /// fixed buffers (then each request's `slot` is its buffer's index);
-    /// without `bufs`, requests may point anywhere. Call it on the thread
-    /// that will use it (the ring is single-issuer).
+    /// A ring with the default setup, falling back to what the kernel
+    /// allows (for dbio's own I/O: layout, verification scans).
     pub fn new(
         fds: &[RawFd],
         bufs: Option<&BufPool>,
         depth: u32,
         sync: SyncAfterWrite,
     ) -> io::Result<Self> {
+        Ok(Self::with_opts(
+            fds,
+            bufs,
+            depth,
+            sync,
+            UringOpts::default(),
+        )?)
+    }
+
+    /// Builds a ring for `depth` requests over `fds` as `opts` asks. With
+    /// `bufs` and `opts.fixedbufs` the buffers are registered (then each
+    /// request's `slot` is its buffer's index); otherwise requests may point
+    /// anywhere. A setting the kernel refuses is an error naming it, except
+    /// `Taskrun::Auto`, which falls back. Call it on the thread that will use
+    /// the ring (it is single-issuer, and a registered ring fd is the
+    /// thread's own).
+    pub fn with_opts(
+        fds: &[RawFd],
+        bufs: Option<&BufPool>,
+        depth: u32,
+        sync: SyncAfterWrite,
+        opts: UringOpts,
+    ) -> Result<Self, SetupError> {
         let per_io = if sync == SyncAfterWrite::None { 1 } else { 2 };
         let entries = (depth * per_io).next_power_of_two().max(2);
-        let ring = IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_cqsize(entries * 2)
-            .build(entries)
-            .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))?;
-        ring.submitter().register_files(fds)?;
-        // SAFETY: the buffers outlive the ring (the session owns both and drops
-        // the engine first); registration fails cleanly under a low memlock limit.
-        let fixed_bufs = bufs.is_some_and(|b| {
-            b.slots() <= u16::MAX as usize
-                && unsafe { ring.submitter().register_buffers(&b.iovecs()) }.is_ok()
-        });
+        let build = |taskrun: Taskrun| {
+            let mut b = IoUring::builder();
+            b.setup_cqsize(entries * 2);
+            if let Some(ms) = opts.sqthread_poll_ms {
+                b.setup_sqpoll(ms);
+            }
+            match taskrun {
+                Taskrun::Defer | Taskrun::Auto => {
+                    b.setup_single_issuer().setup_defer_taskrun();
+                }
+                Taskrun::Coop => {
+                    b.setup_coop_taskrun();
+                }
+                Taskrun::None => {}
+            }
+            b.build(entries)
+        };
+        let ring = match (opts.taskrun, opts.sqthread_poll_ms) {
+            // DEFER_TASKRUN needs the session to submit: not with SQPOLL.
+            (Taskrun::Auto, Some(_)) => build(Taskrun::None),
+            (Taskrun::Auto, None) => build(Taskrun::Auto).or_else(|_| build(Taskrun::None)),
+            (t, _) => build(t),
+        }
+        .map_err(|source| {
+            let mut what = Vec::new();
+            if let Some(ms) = opts.sqthread_poll_ms {
+                what.push(format!("--sqthread-poll {ms} (SQPOLL)"));
+            }
+            match opts.taskrun {
+                Taskrun::Defer => what.push("--uring-taskrun defer (DEFER_TASKRUN)".into()),
+                Taskrun::Coop => what.push("--uring-taskrun coop (COOP_TASKRUN)".into()),
+                _ => {}
+            }
+            let hint = match (opts.sqthread_poll_ms, opts.taskrun) {
+                (Some(_), Taskrun::Defer) => {
+                    "; DEFER_TASKRUN cannot go with SQPOLL: pass --uring-taskrun auto"
+                }
+                (None, Taskrun::Auto | Taskrun::None) => "",
+                _ => "; leave that option out (the kernel may be too old or forbid it)",
+            };
+            SetupError::Ring {
+                what: if what.is_empty() {
+                    format!("{entries} entries")
+                } else {
+                    what.join(" and ")
+                },
+                hint,
+                source,
+            }
+        })?;
+        let fds = if opts.registerfiles {
+            ring.submitter()
+                .register_files(fds)
+                .map_err(SetupError::Files)?;
+            None
+        } else {
+            Some(fds.to_vec())
+        };
+        let fixed_bufs = match bufs {
+            Some(b) if opts.fixedbufs => {
+                if b.slots() > usize::from(u16::MAX) {
+                    return Err(SetupError::Buffers {
+                        slots: b.slots(),
+                        source: io::Error::other("more than 65535"),
+                    });
+                }
+                // SAFETY: the buffers outlive the ring (the session owns both
+                // and drops the engine first).
+                unsafe { ring.submitter().register_buffers(&b.iovecs()) }.map_err(|source| {
+                    SetupError::Buffers {
+                        slots: b.slots(),
+                        source,
+                    }
+                })?;
+                true
+            }
+            _ => false,
+        };
+        let (enter_fd, enter_flags) = if opts.register_ring {
+            (
+                register_ring_fd(ring.as_raw_fd()).map_err(SetupError::RingFd)?,
+                ENTER_REGISTERED_RING,
+            )
+        } else {
+            (ring.as_raw_fd(), 0)
+        };
         Ok(Uring {
             ring,
             depth,
             sync,
             fixed_bufs,
+            fds,
+            enter_fd,
+            enter_flags,
+            sqpoll: opts.sqthread_poll_ms.is_some(),
+            queued: 0,
             pairs: Pairs {
                 write_done_ns: vec![0; depth as usize],
                 write_res: vec![PENDING_NONE; depth as usize],
@@ -61,29 +186,81 @@ impl Uring {
         })
     }
 
+    #[inline]
     fn data_entry(&self, io: &Io) -> squeue::Entry {
-        let fd = types::Fixed(io.file);
-        let e = match (io.kind, self.fixed_bufs) {
-            (OpKind::Read, true) => opcode::ReadFixed::new(fd, io.buf, io.len, io.slot as u16)
-                .offset(io.offset)
-                .build(),
-            (OpKind::Read, false) => opcode::Read::new(fd, io.buf, io.len)
-                .offset(io.offset)
-                .build(),
-            (OpKind::Write, true) => opcode::WriteFixed::new(fd, io.buf, io.len, io.slot as u16)
-                .offset(io.offset)
-                .build(),
-            (OpKind::Write, false) => opcode::Write::new(fd, io.buf, io.len)
-                .offset(io.offset)
-                .build(),
+        macro_rules! rw {
+            ($fd:expr) => {
+                match (io.kind, self.fixed_bufs) {
+                    (OpKind::Read, true) => {
+                        opcode::ReadFixed::new($fd, io.buf, io.len, io.slot as u16)
+                            .offset(io.offset)
+                            .build()
+                    }
+                    (OpKind::Read, false) => opcode::Read::new($fd, io.buf, io.len)
+                        .offset(io.offset)
+                        .build(),
+                    (OpKind::Write, true) => {
+                        opcode::WriteFixed::new($fd, io.buf, io.len, io.slot as u16)
+                            .offset(io.offset)
+                            .build()
+                    }
+                    (OpKind::Write, false) => opcode::Write::new($fd, io.buf, io.len)
+                        .offset(io.offset)
+                        .build(),
+                }
+            };
+        }
+        let e = match &self.fds {
+            None => rw!(types::Fixed(io.file)),
+            Some(fds) => rw!(types::Fd(fds[io.file as usize])),
         };
         e.user_data(u64::from(io.slot))
     }
 
-    fn submit_and_wait(&mut self, want: usize) -> io::Result<()> {
+    #[inline]
+    fn sync_entry(&self, io: &Io) -> squeue::Entry {
+        let flags = match self.sync {
+            SyncAfterWrite::Fdatasync => types::FsyncFlags::DATASYNC,
+            _ => types::FsyncFlags::empty(),
+        };
+        let e = match &self.fds {
+            None => opcode::Fsync::new(types::Fixed(io.file)),
+            Some(fds) => opcode::Fsync::new(types::Fd(fds[io.file as usize])),
+        };
+        e.flags(flags)
+            .build()
+            .user_data(u64::from(io.slot) | SYNC_BIT)
+    }
+
+    /// One `io_uring_enter`: submits what is queued and waits for `want`
+    /// completions. With SQPOLL the kernel thread submits; the call is made
+    /// only to wait or to wake it.
+    #[inline]
+    fn enter(&mut self, want: u32) -> io::Result<()> {
+        let mut flags = ENTER_GETEVENTS | self.enter_flags;
+        if self.sqpoll {
+            // Orders our tail store before reading the thread's wakeup flag.
+            fence(Ordering::SeqCst);
+            if self.ring.submission().need_wakeup() {
+                flags |= ENTER_SQ_WAKEUP;
+            } else if want == 0 {
+                self.queued = 0;
+                return Ok(());
+            }
+        }
+        let r = sys_enter(self.enter_fd, self.queued, want, flags)?;
+        self.queued = if self.sqpoll {
+            0
+        } else {
+            self.queued.saturating_sub(r as u32)
+        };
+        Ok(())
+    }
+
+    fn submit_and_wait(&mut self, want: u32) -> io::Result<()> {
         loop {
-            match self.ring.submit_and_wait(want) {
-                Ok(_) => return Ok(()),
+            match self.enter(want) {
+                Ok(()) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
                     // A signal (Ctrl-C) arrived: let the caller see it unless
                     // completions are owed.
@@ -101,27 +278,99 @@ impl Uring {
     }
 }
 
+impl Uring {
+    fn sq_room(&mut self) -> u32 {
+        let sq = self.ring.submission();
+        (sq.capacity() - sq.len()) as u32
+    }
+
+    /// SQPOLL: waits until the polling thread has taken entries off the
+    /// submission queue (IORING_ENTER_SQ_WAIT).
+    #[cold]
+    fn wait_for_sq_room(&mut self) -> io::Result<()> {
+        match sys_enter(self.enter_fd, 0, 0, ENTER_SQ_WAIT | self.enter_flags) {
+            Err(e) if e.raw_os_error() != Some(libc::EINTR) => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Registers `ring` as the calling thread's registered ring; returns its index.
+fn register_ring_fd(ring: RawFd) -> io::Result<RawFd> {
+    let mut up = RsrcUpdate {
+        offset: u32::MAX,
+        resv: 0,
+        data: ring as u64,
+    };
+    sys_register_ring(ring, REGISTER_RING_FDS, &mut up)?;
+    Ok(up.offset as RawFd)
+}
+
+/// io_uring_enter(2) without a signal mask or extra argument.
+#[inline]
+fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
+    // SAFETY: no pointers are passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            min_complete,
+            flags,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
+
+/// IORING_(UN)REGISTER_RING_FDS of one ring fd.
+fn sys_register_ring(ring: RawFd, opcode: u32, up: &mut RsrcUpdate) -> io::Result<()> {
+    // SAFETY: `up` is a valid io_uring_rsrc_update for the call's duration.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring,
+            opcode,
+            up as *mut RsrcUpdate,
+            1u32,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `struct io_uring_rsrc_update`.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
 impl Engine for Uring {
     fn depth(&self) -> u32 {
         self.depth
     }
 
     unsafe fn queue(&mut self, io: &Io) -> io::Result<()> {
-        let data = self.data_entry(io);
         let linked_sync = io.kind == OpKind::Write && self.sync != SyncAfterWrite::None;
+        let need = if linked_sync { 2 } else { 1 };
+        // The polling thread moves the queue's head only after issuing its
+        // whole batch, which may complete first: wait for room.
+        while self.sqpoll && self.sq_room() < need {
+            self.wait_for_sq_room()?;
+        }
+        let data = self.data_entry(io);
         if linked_sync {
             self.pairs.write_res[io.slot as usize] = PENDING_WRITE;
-        }
-        let mut sq = self.ring.submission();
-        if linked_sync {
-            let flags = match self.sync {
-                SyncAfterWrite::Fdatasync => types::FsyncFlags::DATASYNC,
-                _ => types::FsyncFlags::empty(),
-            };
-            let sync = opcode::Fsync::new(types::Fixed(io.file))
-                .flags(flags)
-                .build()
-                .user_data(u64::from(io.slot) | SYNC_BIT);
+            let sync = self.sync_entry(io);
+            let mut sq = self.ring.submission();
             // SAFETY: the caller keeps the buffer alive until completion.
             unsafe {
                 sq.push(&data.flags(squeue::Flags::IO_LINK))
@@ -132,16 +381,19 @@ impl Engine for Uring {
         } else {
             // SAFETY: as above.
             unsafe {
-                sq.push(&data)
+                self.ring
+                    .submission()
+                    .push(&data)
                     .map_err(|_| io::Error::other("io_uring submission queue full"))?;
             }
         }
+        self.queued += need;
         Ok(())
     }
 
     fn reap<F: FnMut(Completion)>(&mut self, min: u32, mut done: F) -> io::Result<u32> {
         let mut reaped = 0;
-        let mut want = min as usize;
+        let mut want = min;
         loop {
             self.submit_and_wait(want)?;
             let sync_mode = self.sync != SyncAfterWrite::None;
@@ -157,7 +409,7 @@ impl Engine for Uring {
             if reaped >= min {
                 return Ok(reaped);
             }
-            want = (min - reaped) as usize;
+            want = min - reaped;
         }
     }
 }
@@ -224,12 +476,25 @@ impl Drop for Uring {
     /// (and their filesystem) busy for a moment after dbio exits, so an
     /// immediate `umount` could fail. Unregistering waits for their use to end.
     fn drop(&mut self) {
-        let _ = self.ring.submitter().unregister_files();
+        if self.enter_flags & ENTER_REGISTERED_RING != 0 {
+            let mut up = RsrcUpdate {
+                offset: self.enter_fd as u32,
+                resv: 0,
+                data: 0,
+            };
+            // A failure (dropped on another thread) is harmless: the
+            // registration ends with the thread.
+            let _ = sys_register_ring(self.ring.as_raw_fd(), UNREGISTER_RING_FDS, &mut up);
+        }
+        if self.fds.is_none() {
+            let _ = self.ring.submitter().unregister_files();
+        }
         if self.fixed_bufs {
             let _ = self.ring.submitter().unregister_buffers();
         }
     }
 }
+
 /// Whether this process may make an io_uring here: the kernel may lack it,
 /// or forbid it (`kernel.io_uring_disabled`, a container's seccomp filter).
 /// Asked once.
@@ -237,3 +502,7 @@ pub fn available() -> bool {
     static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *OK.get_or_init(|| io_uring::IoUring::new(2).is_ok())
 }
+
+#[cfg(test)]
+#[path = "uring_tests.rs"]
+mod tests;

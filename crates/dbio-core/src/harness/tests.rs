@@ -54,6 +54,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         sessions,
         iodepth: 4,
         engine: EngineKind::Null,
+        uring: None,
         io_mode: IoMode::Buffered,
         length,
         distribution: Distribution::Uniform,

@@ -186,7 +186,8 @@ impl Workload for Raw<'_> {
         }
         let bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
         let sync = SyncAfterWrite::for_mode(cfg.io_mode);
-        let engine = AnyEngine::new(cfg.engine, &self.fds, Some(&bufs), cfg.iodepth, sync)
+        let opts = cfg.uring.unwrap_or_default();
+        let engine = AnyEngine::new(cfg.engine, &self.fds, Some(&bufs), cfg.iodepth, sync, opts)
             .map_err(|source| SetupError::Engine {
                 who: format!("session {id}"),
                 engine: cfg.engine.name(),

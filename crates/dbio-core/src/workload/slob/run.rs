@@ -243,10 +243,12 @@ impl Workload for Slob<'_> {
                 (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
             }
         };
-        AnyEngine::new(kind, fds, None, depth, sync).map_err(|source| SetupError::Engine {
-            who: who.to_string(),
-            engine: kind.name(),
-            source,
+        AnyEngine::new(kind, fds, None, depth, sync, Default::default()).map_err(|source| {
+            SetupError::Engine {
+                who: who.to_string(),
+                engine: kind.name(),
+                source,
+            }
         })
     }
 
