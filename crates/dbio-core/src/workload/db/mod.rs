@@ -2,8 +2,9 @@
 //! server: its errors, the unprivileged user it runs as (`user`), a memory
 //! cgroup bounding its page cache (`cgroup`), finding and ending its
 //! processes (`procs`), a SLOB session's loop over any client (`session`),
-//! and the sampler thread that reads the server's counters at the window's
-//! edges and samples its sessions' waits in between (`sampler`). `pg/` and
+//! the sampler thread that reads the server's counters at the window's
+//! edges and samples its sessions' waits in between (`sampler`), and the
+//! server-independent part of a server's start and stop (`server`). `pg/` and
 //! `mysql/` hold only what differs: their binaries, settings, data loading,
 //! statements and counters.
 
@@ -11,6 +12,7 @@ pub mod cgroup;
 pub mod data;
 pub mod procs;
 pub mod sampler;
+pub mod server;
 pub mod session;
 pub mod user;
 

@@ -20,10 +20,10 @@ pub use super::binaries::Binaries;
 use super::binaries::mysql_user;
 use super::lifecycle::{self, remove_instance_files, stop_orphan};
 use crate::workload::db::cgroup::MemCgroup;
-use crate::workload::db::procs::{forget_cgroup, limit_memory};
+use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
 use crate::workload::db::{ServerError, failed, last_lines};
-use crate::workload::db::{check_socket, read_marker, write_marker};
+use crate::workload::db::{read_marker, write_marker};
 
 /// The directory under the target that holds the instance.
 pub const INSTANCE_SUBDIR: &str = "dbio-mysql";
@@ -33,6 +33,13 @@ pub const REDO_SUBDIR: &str = "dbio-mysql-redo";
 pub const DATABASE: &str = "dbio";
 /// The package named when the server is missing.
 pub const PACKAGE: &str = "mariadb-server";
+/// MariaDB in the shared lifecycle's messages and files.
+const KIND: Kind = Kind {
+    name: "MariaDB",
+    user: "mysql",
+    cgroup_prefix: "dbio-mysql",
+    memory_option: "--mysql-memory",
+};
 
 /// Where an instance's files are.
 #[derive(Clone, Debug)]
@@ -161,9 +168,8 @@ impl Server {
         memory: Option<u64>,
     ) -> Result<Server, ServerError> {
         let user = mysql_user()?;
-        check_socket("MariaDB", &paths.root, &paths.socket())?;
-        let orphan_stopped = stop_orphan(&paths);
-        forget_cgroup(&paths.root);
+        let orphan_stopped =
+            KIND.before_start(&paths.root, &paths.socket(), || stop_orphan(&paths))?;
         let mut server = Server {
             bin,
             paths,
@@ -175,20 +181,11 @@ impl Server {
         };
         server.reused = server.ensure_instance(settings, page_size)?;
         server.write_cnf(settings)?;
-        if let Some(limit) = memory {
-            let p = &server.paths;
-            server.cgroup = Some(limit_memory(
-                "dbio-mysql",
-                "--mysql-memory",
-                &p.root,
-                &p.data,
-                &[&p.data, &p.redo],
-                limit,
-            )?);
-        }
+        let p = &server.paths;
+        server.cgroup = KIND.memory_cgroup(&p.root, &p.data, &[&p.data, &p.redo], memory)?;
         if let Err(e) = server.launch() {
             server.stop();
-            forget_cgroup(&server.paths.root);
+            KIND.after_stop(&server.paths.root);
             return Err(e);
         }
         Ok(server)
@@ -216,10 +213,7 @@ impl Server {
             .make_dirs(&p.root, &[&p.data, &p.run, &p.redo], 0o750)?;
         if !self.user.can_write(&p.data) {
             remove_instance_files(p, None);
-            return Err(ServerError::Usage(format!(
-                "--target {}: the mysql user MariaDB runs as cannot reach it (a directory on the way is not searchable by others); chmod o+x the directories above it, or use another --target",
-                p.root.parent().unwrap_or(&p.root).display()
-            )));
+            return Err(KIND.unreachable(&p.root));
         }
         self.write_cnf(settings)?;
         let out = self
@@ -299,12 +293,7 @@ impl Server {
     }
 
     fn start_failed(&self, why: &str) -> ServerError {
-        let log = fs::read_to_string(&self.paths.log).unwrap_or_default();
-        ServerError::Failed(format!(
-            "MariaDB did not start: {why}: {} (server log {})",
-            last_lines(&log, 3),
-            self.paths.log.display()
-        ))
+        KIND.did_not_start(Some(why), &self.paths.log, "")
     }
 
     /// Connection options over the private socket, as root (unix_socket
@@ -332,7 +321,7 @@ impl Server {
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             lifecycle::stop_child(&mut child, &self.paths);
-            forget_cgroup(&self.paths.root);
+            KIND.after_stop(&self.paths.root);
         }
     }
 

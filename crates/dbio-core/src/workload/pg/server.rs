@@ -23,10 +23,10 @@ use super::binaries::pg_user;
 pub use super::lifecycle::clean;
 use super::lifecycle::{remove_cluster_files, remove_stale_locks, stop_data_dir, stop_orphan};
 use crate::workload::db::cgroup::MemCgroup;
-use crate::workload::db::procs::{forget_cgroup, limit_memory};
+use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
 pub use crate::workload::db::{ServerError, failed, last_lines};
-use crate::workload::db::{check_socket, read_marker, write_marker};
+use crate::workload::db::{read_marker, write_marker};
 
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
@@ -39,6 +39,13 @@ pub const DATABASE: &str = "dbio";
 pub const PORT: u16 = 5432;
 /// The package named when no binaries are found.
 pub const PACKAGE: &str = "postgresql-15";
+/// PostgreSQL in the shared lifecycle's messages and files.
+const KIND: Kind = Kind {
+    name: "PostgreSQL",
+    user: "postgres",
+    cgroup_prefix: "dbio-pg",
+    memory_option: "--pg-memory",
+};
 
 /// Where a cluster's files are.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -149,9 +156,8 @@ impl Server {
     ) -> Result<Server, ServerError> {
         let user = pg_user()?;
         let sock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}"));
-        check_socket("PostgreSQL", &paths.root, &sock)?;
-        let orphan_stopped = stop_orphan(&bin, &paths, &user);
-        forget_cgroup(&paths.root);
+        let orphan_stopped =
+            KIND.before_start(&paths.root, &sock, || stop_orphan(&bin, &paths, &user))?;
         let mut server = Server {
             bin,
             paths,
@@ -163,19 +169,10 @@ impl Server {
         };
         server.reused = server.ensure_cluster()?;
         server.write_conf(settings)?;
-        if let Some(limit) = memory {
-            let p = &server.paths;
-            server.cgroup = Some(limit_memory(
-                "dbio-pg",
-                "--pg-memory",
-                &p.root,
-                &p.data,
-                &[&p.data, &p.wal],
-                limit,
-            )?);
-        }
+        let p = &server.paths;
+        server.cgroup = KIND.memory_cgroup(&p.root, &p.data, &[&p.data, &p.wal], memory)?;
         if let Err(e) = server.pg_ctl_start() {
-            forget_cgroup(&server.paths.root);
+            KIND.after_stop(&server.paths.root);
             return Err(e);
         }
         server.running = true;
@@ -237,12 +234,8 @@ impl Server {
     /// parents (a 0700 directory on the way stops it).
     fn check_reachable(&self) -> Result<(), ServerError> {
         if !self.user.can_write(&self.paths.data) {
-            let target = self.paths.root.parent().unwrap_or(&self.paths.root);
             remove_cluster_files(&self.paths, None);
-            return Err(ServerError::Usage(format!(
-                "--target {}: the postgres user PostgreSQL runs as cannot reach it (a directory on the way is not searchable by others); chmod o+x the directories above it, or use another --target",
-                target.display()
-            )));
+            return Err(KIND.unreachable(&self.paths.root));
         }
         Ok(())
     }
@@ -276,19 +269,11 @@ impl Server {
         if out.status.success() {
             return Ok(());
         }
-        let log = fs::read_to_string(&self.paths.log).unwrap_or_default();
-        let err = String::from_utf8_lossy(&out.stderr);
-        // A server half up (timed out) is stopped before giving up.
+        // The log is read first: a server half up (timed out) is stopped
+        // before giving up, and its shutdown logs too.
+        let err = KIND.did_not_start(None, &self.paths.log, &String::from_utf8_lossy(&out.stderr));
         stop_data_dir(&self.bin, &self.paths, &self.user);
-        Err(ServerError::Failed(format!(
-            "PostgreSQL did not start: {} (server log {})",
-            if log.trim().is_empty() {
-                last_lines(&err, 3)
-            } else {
-                last_lines(&log, 3)
-            },
-            self.paths.log.display()
-        )))
+        Err(err)
     }
 
     /// Connection settings for database `db` over the private socket.
@@ -314,7 +299,7 @@ impl Server {
     pub fn stop(&mut self) {
         if std::mem::take(&mut self.running) {
             stop_data_dir(&self.bin, &self.paths, &self.user);
-            forget_cgroup(&self.paths.root);
+            KIND.after_stop(&self.paths.root);
         }
     }
 }
