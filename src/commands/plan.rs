@@ -49,7 +49,7 @@ pub fn run_args(
         .map_err(|e| crate::cli::error_line(&e))?
         .command
     {
-        Command::Run(a) => (*a).into_config()?,
+        Command::Run(a) => (*a).into_config().map_err(String::from)?,
         _ => unreachable!("argv starts with run"),
     };
     // Refused before anything is written (a full filesystem, too little memory).

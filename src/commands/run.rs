@@ -319,7 +319,9 @@ pub fn execute(
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
     let asked_cache = args.slob.cache;
-    let cfg = args.into_config().map_err(CommandError::Usage)?;
+    let cfg = args
+        .into_config()
+        .map_err(|e| CommandError::Usage(e.into()))?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
