@@ -40,8 +40,19 @@ pub struct VerifyArgs {
 struct Subject {
     layout: Layout,
     /// Why there is no map (none: the map was used).
-    map: Result<genmap_file::MapInfo, String>,
+    map: Result<genmap_file::MapInfo, NoMap>,
     _lock: TargetLock,
+}
+
+/// Why a target is verified without its lost-write map.
+#[derive(Debug, thiserror::Error)]
+enum NoMap {
+    #[error("a device keeps no map")]
+    Device,
+    #[error("this layout keeps none: the SLOB model wrote it, or it predates maps")]
+    NotKept,
+    #[error(transparent)]
+    Unreadable(#[from] genmap_file::MapError),
 }
 
 pub fn execute(
@@ -67,7 +78,7 @@ pub fn execute(
         "target": args.target,
         "block_size": subject.layout.block_size,
         "files": subject.layout.files,
-        "map": match &subject.map { Ok(m) => json!(m), Err(why) => json!({"none": why}) },
+        "map": match &subject.map { Ok(m) => json!(m), Err(why) => json!({"none": why.to_string()}) },
         "read": stats,
         "findings": findings,
     });
@@ -124,7 +135,7 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
                 target_id: 0,
                 floors: None,
             },
-            map: Err("a device keeps no map".into()),
+            map: Err(NoMap::Device),
             _lock: lock,
         });
     }
@@ -154,11 +165,8 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
     let blocks = m.file_size / u64::from(m.block_size) * m.files.len() as u64;
     let (floors, map) = match genmap_file::load(target, m.target_id, blocks) {
         Ok(Some(loaded)) => (Some(loaded.floors), Ok(loaded.info)),
-        Ok(None) => (
-            None,
-            Err("this layout keeps none: the SLOB model wrote it, or it predates maps".to_string()),
-        ),
-        Err(e) => (None, Err(e.to_string())),
+        Ok(None) => (None, Err(NoMap::NotKept)),
+        Err(e) => (None, Err(e.into())),
     };
     Ok(Subject {
         layout: Layout {
