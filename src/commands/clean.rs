@@ -15,7 +15,7 @@ use crate::storage::{self, lock::TargetLock};
 use crate::workload::mysql::server as mysql;
 use crate::workload::pg::{endpoint, server};
 
-pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
+pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.mysql_url {
         let dropped = crate::workload::mysql::endpoint::clean(url).map_err(|e| match e {
             server::ServerError::Usage(m) => CommandError::Usage(m),

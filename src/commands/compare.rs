@@ -51,7 +51,7 @@ struct Picked {
     read: BTreeMap<i64, serde_json::Value>,
 }
 
-fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, CommandError> {
+fn pick(store: &Store, spec: &str, args: &CompareArgs) -> anyhow::Result<Picked> {
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let ids: Option<Vec<i64>> = spec
         .split(',')
@@ -63,7 +63,7 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, Command
         let mut read = BTreeMap::new();
         for id in ids {
             if !store.contains(id).map_err(failed)? {
-                return Err(CommandError::Usage(format!(
+                anyhow::bail!(CommandError::Usage(format!(
                     "no run {id} in {}; `dbio runs list` shows the ids",
                     store.path().display()
                 )));
@@ -95,7 +95,7 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, Command
         .map(|r| (r.id, sessions(r.sessions)))
         .collect();
     if runs.is_empty() {
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "no completed run of variable {spec:?}{}{}; give run ids or a variable `dbio runs list` shows",
             args.plan
                 .as_ref()
@@ -137,7 +137,7 @@ fn side(
     p: &Picked,
     only: Option<Option<u32>>,
     label: String,
-) -> Result<Side, CommandError> {
+) -> anyhow::Result<Side> {
     let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let ids: Vec<i64> = p
         .runs
@@ -158,7 +158,7 @@ fn side(
 /// One comparison when each side has one session count; otherwise one per
 /// session count both sides have (runs of different session counts are
 /// not one population), or a refusal when they share none.
-pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
+pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
     let a = pick(store, &args.a, args)?;
     let b = pick(store, &args.b, args)?;
     let (ca, cb) = (counts(&a), counts(&b));
@@ -187,7 +187,7 @@ pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
         } else {
             "give runs of one session count on each side"
         };
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "{} has runs at sessions {} and {} at {}: no session count on both sides to compare; {fix}",
             a.label,
             show_counts(&ca),

@@ -300,8 +300,8 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
 /// store, runs, and maps how the run ended to the exit code.
 pub fn execute(
     args: crate::cli::RunArgs,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
     if args.mpi {
         return run_mpi(args, open_store);
     }
@@ -352,18 +352,19 @@ pub(crate) fn exit_code(outcome: &RunOutcome, output: Output) -> std::process::E
 #[cfg(feature = "mpi")]
 fn run_mpi(
     args: crate::cli::RunArgs,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
-    crate::ranks::command::execute(args, open_store)
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let open_store = |db| open_store(db).map_err(CommandError::from);
+    Ok(crate::ranks::command::execute(args, open_store)?)
 }
 
 /// `dbio run --mpi` in a build without MPI.
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(
     _: crate::cli::RunArgs,
-    _: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
-    Err(CommandError::Usage(NO_MPI.into()))
+    _: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
+    Err(CommandError::Usage(NO_MPI.into()).into())
 }
 
 /// The error of `--mpi` in a build without MPI.

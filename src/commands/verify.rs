@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
@@ -57,8 +58,8 @@ enum NoMap {
 
 pub fn execute(
     args: &VerifyArgs,
-    open_store: impl FnOnce(Option<PathBuf>) -> Result<Store, CommandError>,
-) -> Result<ExitCode, CommandError> {
+    open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<ExitCode> {
     let subject = subject(&args.target)?;
     let mut store = open_store(args.db.clone())?;
     let interrupt = super::interrupt_flag();
@@ -91,7 +92,7 @@ pub fn execute(
     let id = save(
         &mut store, args, &subject, &findings, &stats, doc, text, started,
     )
-    .map_err(|e| CommandError::Failed(format!("verified but not saved: {e}")))?;
+    .context("verified but not saved")?;
     if !args.quiet && !args.json {
         eprintln!("saved as run {id} in {}", store.path().display());
     }
@@ -101,7 +102,7 @@ pub fn execute(
             .filter(|&&c| findings.tally(c).count > 0)
             .map(|&c| format!("{} {}", findings.tally(c).count, c.name()))
             .collect();
-        return Err(CommandError::Failed(format!(
+        anyhow::bail!(CommandError::Failed(format!(
             "{damaged} damaged blocks in {}: {}",
             args.target.display(),
             classes.join(", ")
