@@ -100,8 +100,6 @@ impl From<anyhow::Error> for CommandError {
 
 #[cfg(test)]
 mod tests {
-    use anyhow::Context;
-
     use super::*;
 
     #[test]

@@ -92,12 +92,18 @@ pub fn run(
         interrupt,
         status,
     };
+    let server = |opts| super::run_db::Ctx {
+        cfg,
+        shared: &shared,
+        opts,
+        progress: show_progress,
+    };
     let (report, histograms) = match (&cfg.pg, &cfg.slob) {
         (None, None) if cfg.mysql.is_some() => {
             let my = cfg.mysql.as_ref().expect("checked");
-            super::run_mysql::run(cfg, my, &target, &shared, opts, show_progress)?
+            super::run_db::run(my, &target, server(opts))?
         }
-        (Some(pg), _) => super::run_pg::run(cfg, pg, &target, &shared, opts, show_progress)?,
+        (Some(pg), _) => super::run_db::run(pg, &target, server(opts))?,
         (None, None) => {
             let mut work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
             let result = harness::run(&work, &shared, opts).result;
