@@ -52,7 +52,6 @@ struct Picked {
 }
 
 fn pick(store: &Store, spec: &str, args: &CompareArgs) -> anyhow::Result<Picked> {
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let ids: Option<Vec<i64>> = spec
         .split(',')
         .map(|p| p.trim().parse::<i64>().ok())
@@ -62,13 +61,13 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> anyhow::Result<Picked>
         let mut runs = Vec::with_capacity(ids.len());
         let mut read = BTreeMap::new();
         for id in ids {
-            if !store.contains(id).map_err(failed)? {
+            if !store.contains(id)? {
                 anyhow::bail!(CommandError::Usage(format!(
                     "no run {id} in {}; `dbio runs list` shows the ids",
                     store.path().display()
                 )));
             }
-            let run = store.get(id).map_err(failed)?;
+            let run = store.get(id)?;
             runs.push((id, sessions(run.row.sessions)));
             read.insert(id, run.report);
         }
@@ -84,7 +83,7 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> anyhow::Result<Picked>
         variable: Some(spec.to_string()),
         ..Default::default()
     };
-    let rows = store.list(&filter).map_err(failed)?;
+    let rows = store.list(&filter)?;
     let runs: Vec<(i64, Option<u32>)> = rows
         .iter()
         .filter(|r| r.status == "completed" && !r.warmup)
@@ -138,7 +137,6 @@ fn side(
     only: Option<Option<u32>>,
     label: String,
 ) -> anyhow::Result<Side> {
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let ids: Vec<i64> = p
         .runs
         .iter()
@@ -149,7 +147,7 @@ fn side(
     for id in &ids {
         reports.push(match p.read.get(id) {
             Some(r) => r.clone(),
-            None => store.get(*id).map_err(failed)?.report,
+            None => store.get(*id)?.report,
         });
     }
     Ok(Side::from_reports(label, ids, &reports))

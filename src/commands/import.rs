@@ -114,13 +114,12 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
     for w in &warnings {
         eprintln!("warning: {shown}: {w}");
     }
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     if common.dry_run {
         out.write_all(summary(&runs).as_bytes()).map_err(io)?;
         writeln!(out, "dry run: nothing stored").map_err(io)?;
         return Ok(());
     }
-    let before = store.imported_from(source, &path).map_err(failed)?;
+    let before = store.imported_from(source, &path)?;
     if !before.is_empty() && !common.again {
         anyhow::bail!(CommandError::Usage(format!(
             "{shown} was imported already (runs {}); delete them with `dbio runs delete {}` or pass --again to import it once more",
@@ -132,7 +131,7 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
                 .join(" ")
         )));
     }
-    let ids = store.save_imports(&runs).map_err(failed)?;
+    let ids = store.save_imports(&runs)?;
     out.write_all(summary(&runs).as_bytes()).map_err(io)?;
     writeln!(
         out,

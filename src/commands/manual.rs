@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
@@ -91,8 +92,7 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> anyhow::Result<usize> {
         clap_mangen::Man::new(page)
             .render(&mut buf)
             .map_err(write_error)?;
-        std::fs::write(&file, buf)
-            .map_err(|e| CommandError::Failed(format!("cannot write {}: {e}", file.display())))?;
+        std::fs::write(&file, buf).with_context(|| format!("cannot write {}", file.display()))?;
         let mut n = 1;
         for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
             n += walk(sub, format!("{name}-{}", sub.get_name()), dir)?;

@@ -86,7 +86,6 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
             "--plan-file is for the HTML report: add --html FILE".into(),
         ));
     }
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let measure = args.measure();
     measure
         .check()
@@ -102,14 +101,14 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
             args.metric
         )));
     }
-    let rows = store.list(&args.filter.to_filter()).map_err(failed)?;
+    let rows = store.list(&args.filter.to_filter())?;
     let mut points = Vec::new();
     let mut runs = Vec::new();
     let mut writes = Vec::new();
     let (mut missing, mut other_model) = (0, 0);
     for r in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         // The metrics alone: the report documents stay on disk.
-        let metrics = store.metrics(r.id).map_err(failed)?;
+        let metrics = store.metrics(r.id)?;
         let run_value = |value| RunValue {
             id: r.id,
             variable: r.variable.clone().unwrap_or_else(|| "-".into()),

@@ -68,8 +68,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
     measure
         .check()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
-    let d = data::load(store, &filter.to_filter(), &measure)
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let d = data::load(store, &filter.to_filter(), &measure)?;
     if d.runs.is_empty() {
         anyhow::bail!(CommandError::Usage(format!(
             "no completed run of the selection has {} ({} runs selected); see docs/store.md for metric names{}",
@@ -94,7 +93,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
         generated: now_utc(),
     };
     let page = html::report_page(&d, &opts).map_err(|e| CommandError::Usage(e.to_string()))?;
-    html::write(path, &page).map_err(|e| CommandError::Failed(e.to_string()))?;
+    html::write(path, &page)?;
     eprintln!(
         "wrote {} ({} runs, {} KiB)",
         path.display(),
