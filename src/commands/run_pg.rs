@@ -10,6 +10,7 @@ use crate::report::Report;
 use crate::report::db::Setup;
 use crate::report::pg::{PgSummary, ServerFacts};
 use crate::samplers::telemetry::TelemetrySummary;
+use crate::workload::db::data::LoadReport;
 use crate::workload::pg::endpoint::Endpoint;
 use crate::workload::pg::run::{Pg, PgPart};
 use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
@@ -30,14 +31,7 @@ impl Arm for PgConfig {
     fn existing(&self, url: &str, ctx: Ctx) -> Result<Ran<ServerFacts, Snapshot>, ServerError> {
         let ep = Endpoint::url(url)?;
         let version = server_version(&ep)?;
-        ctx.announce_load(self.slob.schemas, self.slob.scale_blocks, "");
-        let load = data::ensure(
-            &ep,
-            self.slob.schemas,
-            self.slob.scale_blocks,
-            ctx.opts.interrupt,
-        )?;
-        let settings = applied_settings(&ep)?;
+        let (load, settings) = load(self, &ep, &ctx)?;
         let storage = ep.local_storage();
         let (data_dir, wal_dir) = match storage.as_slice() {
             [d, w] => (d.display().to_string(), w.display().to_string()),
@@ -74,14 +68,7 @@ impl Arm for PgConfig {
         }
         let mut srv = Server::start(bin, paths, &settings, self.server.memory_bytes)?;
         let ep = Endpoint::of(&srv);
-        ctx.announce_load(self.slob.schemas, self.slob.scale_blocks, "");
-        let load = data::ensure(
-            &ep,
-            self.slob.schemas,
-            self.slob.scale_blocks,
-            ctx.opts.interrupt,
-        )?;
-        let applied = applied_settings(&ep)?;
+        let (load, applied) = load(self, &ep, &ctx)?;
         let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
         let out = harness::run(&work, ctx.shared, ctx.opts);
@@ -114,6 +101,23 @@ impl Arm for PgConfig {
     fn put(report: &mut Report, summary: PgSummary) {
         report.pg = Some(summary);
     }
+}
+
+/// Loads or reuses SLOB's tables (saying so), then reads the settings the
+/// server runs with.
+fn load(
+    pg: &PgConfig,
+    ep: &Endpoint,
+    ctx: &Ctx,
+) -> Result<(LoadReport, Vec<(String, String)>), ServerError> {
+    ctx.announce_load(pg.slob.schemas, pg.slob.scale_blocks, "");
+    let load = data::ensure(
+        ep,
+        pg.slob.schemas,
+        pg.slob.scale_blocks,
+        ctx.opts.interrupt,
+    )?;
+    Ok((load, applied_settings(ep)?))
 }
 
 /// "PostgreSQL 16.4 ...": the server's version, its first words.
