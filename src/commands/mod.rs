@@ -67,13 +67,22 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 }
 
 /// A command's error as the one line dbio prints after `error: `: what was
-/// being done, then why, joined by `: ` (a line break inside one becomes a space).
+/// being done, then why, joined by `: ` (a line break inside one becomes a
+/// space). A library error's message names its cause already (thiserror's
+/// one line, `{source}` in it): the chain ends there, nothing said twice.
 pub fn error_line(e: &anyhow::Error) -> String {
-    format!("{e:#}")
-        .lines()
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !line.is_empty() && line.contains(&text) {
+            break;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line.lines().map(str::trim).collect::<Vec<_>>().join(" ")
 }
 
 /// A command's error as the exit-code type, for the MPI ranks, which agree
@@ -128,6 +137,34 @@ mod tests {
             error_line(&e),
             "writing /x/report.html: disk on fire really"
         );
+    }
+
+    /// A library error in the house style: its message names its source.
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read {path}: {source}; pass --db PATH")]
+    struct Read {
+        path: &'static str,
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_names_is_not_said_twice() {
+        let read = Read {
+            path: "/x/db",
+            source: std::io::Error::other("Is a directory"),
+        };
+        let e = anyhow::Error::from(read);
+        assert_eq!(e.chain().count(), 2);
+        assert_eq!(
+            error_line(&e),
+            "cannot read /x/db: Is a directory; pass --db PATH"
+        );
+        let e = e.context("opening the store at /x/db");
+        assert_eq!(
+            error_line(&e),
+            "opening the store at /x/db: cannot read /x/db: Is a directory; pass --db PATH"
+        );
+        assert_eq!(exit_code(&e), EXIT_FAILED);
     }
 
     #[test]
