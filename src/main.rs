@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use dbio::cli::Command;
 use dbio::cli::plan::PlanCommand;
 use dbio::commands::{self, CommandError, EXIT_USAGE, interrupt_flag};
@@ -18,16 +19,18 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::from(EXIT_USAGE),
     };
     let fresh = FreshStore::note(store_path(&cli.command));
-    let result = dispatch(cli.command);
-    if let (Err(CommandError::Usage(_)), Some(fresh)) = (&result, fresh) {
-        fresh.undo();
-    }
-    match result {
+    match dispatch(cli.command) {
         Ok(code) => code,
-        Err(CommandError::Closed) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
+            let code = commands::exit_code(&e);
+            if let (EXIT_USAGE, Some(fresh)) = (code, fresh) {
+                fresh.undo();
+            }
+            // A closed stdout (`| head`) is a normal end: nothing to say.
+            if code != 0 {
+                eprintln!("error: {}", commands::error_line(&e));
+            }
+            ExitCode::from(code)
         }
     }
 }
@@ -97,13 +100,16 @@ impl FreshStore {
     }
 }
 
-fn open_store(db: Option<PathBuf>) -> Result<Store, CommandError> {
+/// Opens the results store (`--db`, else the default): a store that cannot
+/// be opened is a usage error (nothing was run), said in one line.
+fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
     let path = db.unwrap_or_else(Store::default_path);
     Store::open(&path)
         .map_err(|e| CommandError::Usage(format!("{e} (choose another store with --db PATH)")))
+        .with_context(|| format!("opening the store at {}", path.display()))
 }
 
-fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
@@ -159,7 +165,7 @@ fn dispatch(command: Command) -> Result<ExitCode, CommandError> {
         Command::Runs { command, db } => {
             let mut store = open_store(db)?;
             let mut out = std::io::stdout().lock();
-            dbio::commands::runs::execute(&mut store, command, &mut out).map_err(|e| match e {
+            commands::runs::execute(&mut store, command, &mut out).map_err(|e| match e {
                 dbio::store::StoreError::Output { source } => commands::output::write_error(source),
                 e => CommandError::Usage(e.to_string()),
             })?;

@@ -6,6 +6,7 @@
 //! ([`resolve`]: SLOB's shape, the run's length from `--work-loop` or
 //! `--time`, the [`RunConfig`] every workload has).
 
+use crate::cli::Refused;
 use std::path::PathBuf;
 
 use crate::cli::RunArgs;
@@ -68,7 +69,7 @@ pub struct Instead {
 }
 
 /// Refuses the first option that does not apply to a server workload.
-pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
+pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), Refused> {
     let s = &a.slob;
     let not_here = [
         (a.pattern.is_some(), "--pattern", "the mix is --update-pct"),
@@ -136,7 +137,8 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), String> {
         Some((_, opt, instead)) => Err(format!(
             "{opt} does not apply to --workload {}; {instead}",
             i.workload
-        )),
+        )
+        .into()),
         None => Ok(()),
     }
 }
@@ -147,7 +149,7 @@ pub fn refuse_with_url(
     a: &RunArgs,
     server: &ServerArgs,
     own_only: &[(bool, &'static str)],
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let [bin_opt, set_opt, memory_opt, url_opt] = server.names;
     if server.url.is_none() {
         return Ok(());
@@ -162,7 +164,7 @@ pub fn refuse_with_url(
     match common.iter().chain(own_only).find(|(given, _)| *given) {
         Some((_, opt)) => Err(format!(
             "{opt} does not apply with {url_opt}: dbio changes nothing on an existing server (its settings are reported); drop {opt}"
-        )),
+        ).into()),
         None => Ok(()),
     }
 }
@@ -178,7 +180,7 @@ pub fn resolve(
     i: &Instead,
     page: u32,
     files: u32,
-) -> Result<(RunConfig, SlobConfig, Option<PathBuf>, ServerConfig), String> {
+) -> Result<(RunConfig, SlobConfig, Option<PathBuf>, ServerConfig), Refused> {
     let memory_opt = server.names[2];
     if crate::storage::device::is_block_device(&a.target) {
         return Err(format!(
@@ -186,7 +188,7 @@ pub fn resolve(
             a.target.display(),
             i.workload,
             i.makes
-        ));
+        ).into());
     }
     let hotspot = crate::cli::hotspot(a.hotspot_mb, a.hotspot_offset_mb, a.hotspot_frequency)?;
     let redo_dir = a.slob.redo_dir.clone();
@@ -199,7 +201,7 @@ pub fn resolve(
         return Err(format!(
             "--scale {} rows is more than --workload {} handles ({max} per table); give a smaller --scale",
             slob.scale_blocks, i.workload
-        ));
+        ).into());
     }
     if let Some(m) = server.memory {
         let min = slob.cache_bytes + i.processes_bytes;
@@ -211,7 +213,7 @@ pub fn resolve(
                 i.cache,
                 i.processes,
                 crate::units::fmt_size(min)
-            ));
+            ).into());
         }
     }
     let sessions = slob.sessions();
@@ -263,7 +265,7 @@ pub fn length(
     sessions: u32,
     time: Option<f64>,
     ramp: Option<f64>,
-) -> Result<RunLength, String> {
+) -> Result<RunLength, Refused> {
     Ok(match work_loop {
         Some(w) => RunLength::Ops {
             ops: w.checked_mul(u64::from(sessions)).ok_or_else(|| {
@@ -277,11 +279,34 @@ pub fn length(
     })
 }
 
+/// The shape the servers' option tests resolve: 4 sessions on 1000 rows
+/// each, 20% updates, a 64M cache.
+#[cfg(test)]
+pub const SHAPE: [&str; 8] = [
+    "--sessions",
+    "4",
+    "--scale",
+    "1000",
+    "--update-pct",
+    "20",
+    "--cache",
+    "64M",
+];
+
 /// `dbio run --workload WORKLOAD ARGS` resolved, for the servers' option tests.
 #[cfg(test)]
-pub fn config_of(workload: &str, args: &[&str]) -> Result<RunConfig, String> {
+pub fn config_of(workload: &str, args: &[&str]) -> Result<RunConfig, Refused> {
+    let mut argv = vec!["--workload", workload];
+    argv.extend_from_slice(args);
+    run_config(&argv)
+}
+
+/// `dbio run ARGS` resolved (the servers' options without their
+/// `--workload`: refused), for the servers' option tests.
+#[cfg(test)]
+pub fn run_config(args: &[&str]) -> Result<RunConfig, Refused> {
     use clap::Parser;
-    let mut argv = vec!["dbio", "run", "--workload", workload];
+    let mut argv = vec!["dbio", "run"];
     argv.extend_from_slice(args);
     let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
     match cli.command {

@@ -12,12 +12,14 @@ use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLe
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
 use choice::choice;
+pub use refused::Refused;
 
 pub mod choice;
 pub mod db;
 pub mod mysql;
 pub mod pg;
 pub mod plan;
+mod refused;
 pub mod run_options;
 pub mod slob;
 pub mod uring;
@@ -405,7 +407,7 @@ pub enum WorkloadKind {
     Mysql,
 }
 
-fn parse_block_size(s: &str) -> Result<u32, String> {
+fn parse_block_size(s: &str) -> Result<u32, Refused> {
     let v = parse_size(s)?;
     if !(512..=1 << 20).contains(&v) || !v.is_power_of_two() {
         return Err("must be a power of two from 512 to 1M (e.g. 4k, 8k, 16k)".into());
@@ -413,7 +415,7 @@ fn parse_block_size(s: &str) -> Result<u32, String> {
     Ok(v as u32)
 }
 
-fn parse_positive_seconds(s: &str) -> Result<f64, String> {
+fn parse_positive_seconds(s: &str) -> Result<f64, Refused> {
     let v = parse_ramp(s)?;
     if v <= 0.0 {
         return Err("must be more than 0 seconds".into());
@@ -422,18 +424,19 @@ fn parse_positive_seconds(s: &str) -> Result<f64, String> {
 }
 
 /// A duration of at most [`MAX_SECONDS`].
-fn parse_ramp(s: &str) -> Result<f64, String> {
+fn parse_ramp(s: &str) -> Result<f64, Refused> {
     let v = parse_seconds(s)?;
     if v > MAX_SECONDS {
         return Err(format!(
             "must be at most a year ({} s, e.g. 365d is too long; 8h, 30m and 90s are fine)",
             MAX_SECONDS as u64
-        ));
+        )
+        .into());
     }
     Ok(v)
 }
 
-fn parse_interval(s: &str) -> Result<f64, String> {
+fn parse_interval(s: &str) -> Result<f64, Refused> {
     let v = parse_seconds(s)?;
     if !(0.1..=3600.0).contains(&v) {
         return Err("must be from 0.1 to 3600 seconds".into());
@@ -441,16 +444,16 @@ fn parse_interval(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-fn parse_outlier_ms(s: &str) -> Result<f64, String> {
+fn parse_outlier_ms(s: &str) -> Result<f64, Refused> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 3_600_000.0 => Ok(v),
         _ => Err("must be a number of milliseconds above 0 and at most an hour (e.g. 500)".into()),
     }
 }
 
-fn parse_distribution(s: &str) -> Result<Distribution, String> {
+fn parse_distribution(s: &str) -> Result<Distribution, Refused> {
     s.parse()
-        .map_err(|e: crate::workload::dist::ParseDistError| e.to_string())
+        .map_err(|e: crate::workload::dist::ParseDistError| e.to_string().into())
 }
 
 /// `--bs` when not given (but for --workload mysql).
@@ -458,7 +461,7 @@ const DEFAULT_BS: u32 = 8192;
 
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
-    pub fn into_config(self) -> Result<RunConfig, String> {
+    pub fn into_config(self) -> Result<RunConfig, Refused> {
         if self.region_per_rank && !self.mpi {
             return Err(
                 "--region-per-rank shares one block device among the ranks of an MPI run; add --mpi (and start it with mpirun)".into(),
@@ -472,7 +475,7 @@ impl RunArgs {
             };
             return Err(format!(
                 "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
-            ));
+            ).into());
         }
         let content = crate::storage::content::ContentSpec {
             compress_pct: self.compress_pct,
@@ -483,7 +486,7 @@ impl RunArgs {
             return Err(format!(
                 "--verify-sync-interval {} is not a number of seconds from 0 to 86400 (0 = sync the lost-write map only at the run's end)",
                 self.verify_sync_interval
-            ));
+            ).into());
         }
         if !matches!(self.workload, WorkloadKind::Raw | WorkloadKind::Slob) && !content.is_default()
         {
@@ -497,13 +500,14 @@ impl RunArgs {
             return Err(format!(
                 "--flavor {} shapes the model's redo (--workload slob); a real server logs its own way: drop --flavor",
                 if f.is_oracle() { "oracle" } else { "postgres" }
-            ));
+            ).into());
         }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
                 return Err(format!(
                     "{opt} applies to --workload mysql; use --pg-set with --workload pg"
-                ));
+                )
+                .into());
             }
             return self.into_pg_config();
         }
@@ -513,12 +517,13 @@ impl RunArgs {
         if let Some(opt) = self.mysql.first_given() {
             return Err(format!(
                 "{opt} applies to --workload mysql; add --workload mysql or drop {opt}"
-            ));
+            )
+            .into());
         }
         if let Some(opt) = self.pg.first_given() {
-            return Err(format!(
-                "{opt} applies to --workload pg; add --workload pg or drop {opt}"
-            ));
+            return Err(
+                format!("{opt} applies to --workload pg; add --workload pg or drop {opt}").into(),
+            );
         }
         if self.workload == WorkloadKind::Slob {
             return self.into_slob_config();
@@ -526,7 +531,8 @@ impl RunArgs {
         if let Some(opt) = self.slob.first_given() {
             return Err(format!(
                 "{opt} applies to --workload slob; add --workload slob or drop {opt}"
-            ));
+            )
+            .into());
         }
         let pattern = self.pattern.unwrap_or(Pattern::Randrw);
         let sessions = self.sessions.unwrap_or(4);
@@ -537,7 +543,8 @@ impl RunArgs {
                 return Err(format!(
                     "--read-pct applies to --pattern randrw only (got --pattern {})",
                     p.name()
-                ));
+                )
+                .into());
             }
             (Pattern::Randread | Pattern::Seqread, None) => 100,
             (_, None) => 0,
@@ -546,7 +553,8 @@ impl RunArgs {
             return Err(format!(
                 "--iodepth {} needs --engine io_uring (psync has one I/O in flight per session)",
                 self.iodepth
-            ));
+            )
+            .into());
         }
         let length = match (self.ops, self.time) {
             (Some(ops), _) => {
@@ -554,7 +562,8 @@ impl RunArgs {
                     return Err(format!(
                         "--ops {ops} is fewer than --sessions {} (each session needs at least one)",
                         sessions
-                    ));
+                    )
+                    .into());
                 }
                 RunLength::Ops { ops }
             }
@@ -570,7 +579,7 @@ impl RunArgs {
                     "--size {size} is smaller than one block per file ({} files x {} bytes = {min})",
                     self.files,
                     self.bs.unwrap_or(DEFAULT_BS)
-                ));
+                ).into());
             }
             let bs = u64::from(self.bs.unwrap_or(DEFAULT_BS));
             if !size.is_multiple_of(bs) {
@@ -580,7 +589,8 @@ impl RunArgs {
                     fmt_size(bs),
                     fmt_size(size / bs * bs),
                     fmt_size((size / bs + 1) * bs)
-                ));
+                )
+                .into());
             }
         }
         let hotspot = hotspot(
@@ -596,7 +606,8 @@ impl RunArgs {
                 "--dist {} applies to random patterns only (got --pattern {})",
                 self.dist,
                 pattern.name()
-            ));
+            )
+            .into());
         }
         if let Some(rate) = self.rate
             && rate < u64::from(sessions)
@@ -604,7 +615,8 @@ impl RunArgs {
             return Err(format!(
                 "--rate {rate} is below one request per second per session (--sessions {})",
                 sessions
-            ));
+            )
+            .into());
         }
         let seed = self.seed.unwrap_or_else(random_seed);
         Ok(RunConfig {
@@ -647,7 +659,7 @@ impl RunArgs {
 
 impl RunArgs {
     /// `--workload slob`: refuses raw-only options, validates the model's.
-    fn into_slob_config(self) -> Result<RunConfig, String> {
+    fn into_slob_config(self) -> Result<RunConfig, Refused> {
         let raw_only = [
             (
                 self.pattern.is_some(),
@@ -679,9 +691,7 @@ impl RunArgs {
             ),
         ];
         if let Some((_, opt, instead)) = raw_only.iter().find(|(given, ..)| *given) {
-            return Err(format!(
-                "{opt} does not apply to --workload slob; {instead}"
-            ));
+            return Err(format!("{opt} does not apply to --workload slob; {instead}").into());
         }
         let hotspot = hotspot(
             self.hotspot_mb,
@@ -754,24 +764,26 @@ pub(crate) fn hotspot(
     mb: Option<u64>,
     offset_mb: Option<u64>,
     every: Option<u32>,
-) -> Result<Option<HotspotConfig>, String> {
+) -> Result<Option<HotspotConfig>, Refused> {
     let (mb, every) = match (mb, offset_mb, every) {
         (None, None, None) => return Ok(None),
         (Some(mb), _, Some(every)) => (mb, every),
         (Some(mb), _, None) => {
             return Err(format!(
                 "--hotspot-mb {mb} needs --hotspot-frequency N (every Nth operation goes to the hot spot)"
-            ));
+            ).into());
         }
         (None, Some(off), _) => {
             return Err(format!(
                 "--hotspot-offset-mb {off} needs --hotspot-mb SIZE and --hotspot-frequency N"
-            ));
+            )
+            .into());
         }
         (None, None, Some(n)) => {
             return Err(format!(
                 "--hotspot-frequency {n} needs --hotspot-mb SIZE (the hot spot's size in MiB)"
-            ));
+            )
+            .into());
         }
     };
     let offset_mb = offset_mb.unwrap_or(0);
@@ -804,7 +816,7 @@ pub(crate) fn random_seed() -> u64 {
 mod tests {
     use super::*;
 
-    fn config(args: &[&str]) -> Result<RunConfig, String> {
+    fn config(args: &[&str]) -> Result<RunConfig, Refused> {
         let mut argv = vec!["dbio", "run"];
         argv.extend_from_slice(args);
         let cli = try_parse_from(argv).map_err(|e| e.to_string())?;

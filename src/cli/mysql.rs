@@ -4,6 +4,7 @@
 //! innodb_flush_method, `--redo-dir` as innodb_log_group_home_dir. Options
 //! that mean nothing to a real server are refused in one line (`db::options`).
 
+use crate::cli::Refused;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -14,7 +15,7 @@ use crate::config::{IoMode, RunConfig};
 use crate::workload::mysql::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 
 /// InnoDB's flush method for an `--io` mode.
-fn flush_method(io: IoMode) -> Result<&'static str, String> {
+fn flush_method(io: IoMode) -> Result<&'static str, Refused> {
     match io {
         IoMode::Direct => Ok("O_DIRECT"),
         IoMode::Fsync => Ok("fsync"),
@@ -22,7 +23,7 @@ fn flush_method(io: IoMode) -> Result<&'static str, String> {
         other => Err(format!(
             "--io {} does not apply to --workload mysql: InnoDB's flush methods are --io direct (O_DIRECT), fsync (fsync) or dsync (O_DSYNC)",
             other.name()
-        )),
+        ).into()),
     }
 }
 
@@ -91,12 +92,13 @@ fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::Setti
 
 impl RunArgs {
     /// Validates a `--workload mysql` run.
-    pub(crate) fn into_mysql_config(self) -> Result<RunConfig, String> {
+    pub(crate) fn into_mysql_config(self) -> Result<RunConfig, Refused> {
         refuse_model_options(&self, &MYSQL)?;
         if let Some(opt) = self.pg.first_given() {
             return Err(format!(
                 "{opt} applies to --workload pg; use --mysql-set with --workload mysql"
-            ));
+            )
+            .into());
         }
         let server = self.mysql.clone().server();
         refuse_with_url(&self, &server, &[(self.bs.is_some(), "--bs")])?;
@@ -104,14 +106,15 @@ impl RunArgs {
         if !(4096..=65536).contains(&page_size) {
             return Err(format!(
                 "--bs {page_size} is not an InnoDB page size; give 4k, 8k, 16k, 32k or 64k"
-            ));
+            )
+            .into());
         }
         let flush_method = flush_method(self.io_mode)?;
         let files = self.files;
         if !(1..=MAX_FILES).contains(&files) {
             return Err(format!(
                 "--files {files} is not a partition count for --workload mysql; give 1 (a table in one .ibd file) to {MAX_FILES} (its partitions, an .ibd file each)"
-            ));
+            ).into());
         }
         let (mut run, slob, redo_dir, server) = resolve(self, server, &MYSQL, page_size, files)?;
         run.mysql = Some(MysqlConfig {
@@ -128,32 +131,30 @@ impl RunArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Cli, Command};
+    use crate::cli::Refused;
+    use crate::cli::db::{SHAPE, config_of, run_config};
     use crate::config::RunConfig;
-    use clap::Parser;
 
-    fn config(args: &[&str]) -> Result<RunConfig, String> {
-        crate::cli::db::config_of("mysql", args)
+    fn config(args: &[&str]) -> Result<RunConfig, Refused> {
+        config_of("mysql", args)
     }
 
     #[test]
     fn mysql_options_resolve_to_innodb_settings() {
-        let c = config(&[
-            "--sessions",
-            "4",
-            "--scale",
-            "1000",
-            "--update-pct",
-            "20",
-            "--cache",
-            "64M",
-            "--io",
-            "fsync",
-            "--mysql-set",
-            "innodb_doublewrite=0",
-            "--work-loop",
-            "10",
-        ])
+        let c = config(
+            &[
+                &SHAPE[..],
+                &[
+                    "--io",
+                    "fsync",
+                    "--mysql-set",
+                    "innodb_doublewrite=0",
+                    "--work-loop",
+                    "10",
+                ][..],
+            ]
+            .concat(),
+        )
         .unwrap();
         let my = c.mysql.unwrap();
         assert_eq!(c.workload, "mysql");
@@ -202,11 +203,7 @@ mod tests {
         assert!(e.contains("--pg-set"), "{e}");
         let e = config(&["--mysql-set", "oops"]).unwrap_err();
         assert!(e.contains("NAME=VALUE"), "{e}");
-        let argv = ["dbio", "run", "--mysql-set", "a=b"];
-        let Command::Run(r) = Cli::try_parse_from(argv).unwrap().command else {
-            unreachable!()
-        };
-        let e = (*r).into_config().unwrap_err();
+        let e = run_config(&["--mysql-set", "a=b"]).unwrap_err();
         assert!(e.contains("--mysql-set applies to --workload mysql"), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 //! `--redo-dir` as the WAL directory, and the pg options. Options that mean
 //! nothing to a real server are refused in one line.
 
+use crate::cli::Refused;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -73,7 +74,7 @@ fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::Setti
 
 impl RunArgs {
     /// Validates a `--workload pg` run.
-    pub(crate) fn into_pg_config(self) -> Result<RunConfig, String> {
+    pub(crate) fn into_pg_config(self) -> Result<RunConfig, Refused> {
         refuse_model_options(&self, &PG)?;
         let server = self.pg.clone().server();
         refuse_with_url(&self, &server, &[])?;
@@ -82,7 +83,8 @@ impl RunArgs {
         {
             return Err(format!(
                 "--bs {bs} does not apply to --workload pg: PostgreSQL's page is 8k; drop --bs"
-            ));
+            )
+            .into());
         }
         let (mut run, slob, wal_dir, server) = resolve(self, server, &PG, PAGE, 1)?;
         run.pg = Some(PgConfig {
@@ -96,30 +98,23 @@ impl RunArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Cli, Command};
+    use crate::cli::Refused;
+    use crate::cli::db::{SHAPE, config_of, run_config};
     use crate::config::RunConfig;
-    use clap::Parser;
 
-    fn config(args: &[&str]) -> Result<RunConfig, String> {
-        crate::cli::db::config_of("pg", args)
+    fn config(args: &[&str]) -> Result<RunConfig, Refused> {
+        config_of("pg", args)
     }
 
     #[test]
     fn pg_options_resolve() {
-        let c = config(&[
-            "--sessions",
-            "4",
-            "--scale",
-            "1000",
-            "--update-pct",
-            "20",
-            "--cache",
-            "64M",
-            "--pg-set",
-            "wal_compression=on",
-            "--work-loop",
-            "10",
-        ])
+        let c = config(
+            &[
+                &SHAPE[..],
+                &["--pg-set", "wal_compression=on", "--work-loop", "10"][..],
+            ]
+            .concat(),
+        )
         .unwrap();
         let pg = c.pg.unwrap();
         let set = &pg.server.set;
@@ -148,14 +143,7 @@ mod tests {
         assert!(e.contains("NAME=VALUE"), "{e}");
         let e = config(&["--update-pct", "101"]).unwrap_err();
         assert!(e.contains("--update-pct"), "{e}");
-        let mut argv = vec!["dbio", "run", "--pg-set", "a=b"];
-        argv.push("--sessions");
-        argv.push("2");
-        let cli = Cli::try_parse_from(argv).unwrap();
-        let Command::Run(r) = cli.command else {
-            unreachable!()
-        };
-        let e = (*r).into_config().unwrap_err();
+        let e = run_config(&["--pg-set", "a=b", "--sessions", "2"]).unwrap_err();
         assert!(e.contains("--pg-set applies to --workload pg"), "{e}");
     }
 }

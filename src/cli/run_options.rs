@@ -2,6 +2,7 @@
 //! becomes command-line text, and validation by the real clap parser and
 //! [`RunArgs::into_config`](crate::cli::RunArgs::into_config).
 
+use crate::cli::Refused;
 use clap::{ArgAction, CommandFactory};
 use toml::de::DeValue;
 
@@ -66,10 +67,10 @@ pub(crate) fn normalize(key: &str) -> String {
 }
 
 /// Finds the option a plan key names, or says why it is not one.
-pub(crate) fn lookup<'a>(options: &'a [RunOption], key: &str) -> Result<&'a RunOption, String> {
+pub(crate) fn lookup<'a>(options: &'a [RunOption], key: &str) -> Result<&'a RunOption, Refused> {
     let norm = normalize(key);
     if let Some((_, why)) = RESERVED.iter().find(|(k, _)| *k == norm) {
-        return Err((*why).to_string());
+        return Err((*why).into());
     }
     if let Some(o) = options.iter().find(|o| o.long == norm) {
         return Ok(o);
@@ -80,7 +81,7 @@ pub(crate) fn lookup<'a>(options: &'a [RunOption], key: &str) -> Result<&'a RunO
     } else {
         msg.push_str(" (see dbio run --help)");
     }
-    Err(msg)
+    Err(msg.into())
 }
 
 /// The closest name within an edit distance of 2, if any.
@@ -147,7 +148,7 @@ pub(crate) fn integer(v: &DeValue<'_>) -> Option<Result<i64, ()>> {
 }
 
 /// Checks the TOML type of a value for an option and turns it into text.
-pub(crate) fn to_val(opt: &RunOption, v: &DeValue<'_>) -> Result<Val, String> {
+pub(crate) fn to_val(opt: &RunOption, v: &DeValue<'_>) -> Result<Val, Refused> {
     if opt.flag {
         return match v {
             DeValue::Boolean(b) => Ok(Val::Flag(*b)),
@@ -155,7 +156,8 @@ pub(crate) fn to_val(opt: &RunOption, v: &DeValue<'_>) -> Result<Val, String> {
                 "expected true or false (--{} is a flag), found {}",
                 opt.long,
                 type_name(other)
-            )),
+            )
+            .into()),
         };
     }
     match v {
@@ -171,7 +173,7 @@ pub(crate) fn to_val(opt: &RunOption, v: &DeValue<'_>) -> Result<Val, String> {
         other => Err(format!(
             "expected a string or a number (e.g. \"8k\", 16), found {}",
             type_name(other)
-        )),
+        ).into()),
     }
 }
 
@@ -193,7 +195,7 @@ pub(crate) fn push_arg(args: &mut Vec<String>, long: &str, val: &Val) {
 /// is set (a bad size, a number out of range, an unknown enum value). Errors
 /// that depend on other options (conflicts, requirements) are left to
 /// [`parse_run`] on the whole argument list.
-pub(crate) fn check_alone(long: &str, val: &Val) -> Result<(), String> {
+pub(crate) fn check_alone(long: &str, val: &Val) -> Result<(), Refused> {
     let mut args = Vec::new();
     push_arg(&mut args, long, val);
     if args.is_empty() {
@@ -209,14 +211,14 @@ pub(crate) fn check_alone(long: &str, val: &Val) -> Result<(), String> {
             use clap::error::ErrorKind::*;
             match e.kind() {
                 ArgumentConflict | MissingRequiredArgument => Ok(()),
-                _ => Err(clap_line(&e)),
+                _ => Err(clap_line(&e).into()),
             }
         }
     }
 }
 
 /// Parses a full `dbio run` argument list exactly as the binary would.
-pub(crate) fn parse_run(args: &[String]) -> Result<RunConfig, String> {
+pub(crate) fn parse_run(args: &[String]) -> Result<RunConfig, Refused> {
     let argv = ["dbio", "run"]
         .into_iter()
         .map(String::from)

@@ -2,6 +2,7 @@
 //! flags) and their validation into a [`SlobConfig`]. Every refusal is one
 //! line naming the option, the value, the limit and what to give instead.
 
+use crate::cli::Refused;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -193,7 +194,7 @@ impl SlobArgs {
         datafiles: u32,
         hotspot: Option<HotspotConfig>,
         target_dir: Option<&Path>,
-    ) -> Result<SlobConfig, String> {
+    ) -> Result<SlobConfig, Refused> {
         let threads = self.threads_per_schema.unwrap_or(1);
         let schemas = match (self.schemas, sessions) {
             (Some(n), None) => n,
@@ -201,7 +202,7 @@ impl SlobArgs {
                 if s % threads != 0 {
                     return Err(format!(
                         "--sessions {s} is not a multiple of --threads-per-schema {threads}; give --schemas N instead (sessions = schemas x threads)"
-                    ));
+                    ).into());
                 }
                 s / threads
             }
@@ -210,7 +211,7 @@ impl SlobArgs {
                     return Err(format!(
                         "--sessions {s} disagrees with --schemas {n} x --threads-per-schema {threads} = {}; give one or the other",
                         n * threads
-                    ));
+                    ).into());
                 }
                 n
             }
@@ -221,7 +222,7 @@ impl SlobArgs {
             return Err(format!(
                 "--schemas {schemas} x --threads-per-schema {threads} = {} sessions is more than {MAX_SESSIONS} (SLOB's limit); give fewer schemas or threads per schema",
                 schemas * threads
-            ));
+            ).into());
         }
         let bs = u64::from(block_size);
         let scale_blocks = match &self.scale {
@@ -236,25 +237,24 @@ impl SlobArgs {
             return Err(format!(
                 "--scale {scale_blocks} blocks x {schemas} schemas of {} is too large (more than 1 EiB of data)",
                 fmt_size(bs)
-            ));
+            ).into());
         }
         let work_unit = self.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
         if !(3..=1024).contains(&work_unit) {
             return Err(format!(
                 "--work-unit {work_unit} is out of range: SLOB's WORK_UNIT is 3 to 1024 rows"
-            ));
+            )
+            .into());
         }
         let update_pct = self.update_pct.unwrap_or(u32::from(DEFAULT_UPDATE_PCT));
         if update_pct > 100 {
-            return Err(format!(
-                "--update-pct {update_pct} is out of range: give 0 to 100"
-            ));
+            return Err(format!("--update-pct {update_pct} is out of range: give 0 to 100").into());
         }
         let scan_pct = self.scan_pct.unwrap_or(0);
         if scan_pct > 100 || update_pct + scan_pct > 100 {
             return Err(format!(
                 "--scan-pct {scan_pct} with --update-pct {update_pct} is out of range: the two add up to at most 100"
-            ));
+            ).into());
         }
         let scan_blocks = match &self.scan_size {
             None => ((1 << 20) / bs).max(1),
@@ -266,17 +266,17 @@ impl SlobArgs {
         if scan_blocks > 1024 {
             return Err(format!(
                 "--scan-size {scan_blocks} blocks is more than 1024 blocks per read; give a smaller --scan-size"
-            ));
+            ).into());
         }
         if scale_blocks < u64::from(work_unit) {
             return Err(format!(
                 "--scale {scale_blocks} blocks is smaller than --work-unit {work_unit}; each schema needs at least one work unit of rows"
-            ));
+            ).into());
         }
         if scan_pct > 0 && scale_blocks < scan_blocks {
             return Err(format!(
                 "--scale {scale_blocks} blocks is smaller than one scan ({scan_blocks} blocks); raise --scale or lower --scan-size"
-            ));
+            ).into());
         }
         let think = match self.think_frequency {
             None => {
@@ -287,7 +287,7 @@ impl SlobArgs {
                     if let Some(v) = v {
                         return Err(format!(
                             "{opt} {v} needs --think-frequency N (every Nth operation is followed by think time)"
-                        ));
+                        ).into());
                     }
                 }
                 None
@@ -302,11 +302,11 @@ impl SlobArgs {
                     if let Some(v) = v.filter(|v| *v > MAX_THINK_S) {
                         return Err(format!(
                             "{opt} {v} s is more than an hour; think times are short pauses (e.g. 0.1, 100ms)"
-                        ));
+                        ).into());
                     }
                 }
                 if max_s < min_s {
-                    return Err(format!("--think-max {max_s} is below --think-min {min_s}"));
+                    return Err(format!("--think-max {max_s} is below --think-min {min_s}").into());
                 }
                 Some(Think {
                     every,
@@ -321,7 +321,7 @@ impl SlobArgs {
         }
         let redo_block = self.redo_block.unwrap_or(512);
         if redo_block != 512 && redo_block != 4096 {
-            return Err(format!("--redo-block {redo_block} must be 512 or 4096"));
+            return Err(format!("--redo-block {redo_block} must be 512 or 4096").into());
         }
         let log_buffer = self.log_buffer.unwrap_or(DEFAULT_LOG_BUFFER);
         let redo_file_size = self.redo_file_size.unwrap_or(DEFAULT_REDO_FILE_SIZE);
@@ -377,7 +377,7 @@ impl SlobArgs {
                 h.offset_bytes >> 20,
                 h.size_bytes >> 20,
                 fmt_size(cfg.scale_blocks * bs)
-            ));
+            ).into());
         }
         let min = u64::from(cfg.min_cache_buffers()) * bs;
         if cfg.cache_bytes < min {
@@ -389,7 +389,7 @@ impl SlobArgs {
                 fmt_size(bs),
                 cfg.sessions(),
                 fmt_size(min)
-            ));
+            ).into());
         }
         if cfg.cache_bytes / bs > u64::from(u32::MAX / 2) {
             return Err(format!(
@@ -397,7 +397,8 @@ impl SlobArgs {
                 fmt_size(cfg.cache_bytes),
                 u32::MAX / 2,
                 fmt_size(bs)
-            ));
+            )
+            .into());
         }
         let available = crate::preflight::mem_available().map_err(|e| e.to_string())?;
         crate::preflight::check_cache(cfg.cache_bytes, available).map_err(|e| e.to_string())?;
@@ -421,13 +422,14 @@ impl SlobArgs {
                     (_, RedoStress::Lite) => "--redo-stress lite",
                     (_, RedoStress::Heavy) => "--redo-stress heavy",
                 }
-            ));
+            ).into());
         }
         if !log_buffer.is_multiple_of(u64::from(redo_block)) {
             return Err(format!(
                 "--log-buffer {} must be a multiple of --redo-block {redo_block}",
                 fmt_size(log_buffer)
-            ));
+            )
+            .into());
         }
         if redo_file_size < log_buffer || !redo_file_size.is_multiple_of(u64::from(redo_block)) {
             return Err(format!(
@@ -435,14 +437,14 @@ impl SlobArgs {
                 fmt_size(redo_file_size),
                 fmt_size(log_buffer),
                 fmt_size(log_buffer)
-            ));
+            ).into());
         }
         Ok(cfg)
     }
 }
 
 /// A count of blocks ("10000") or a size ("80M") turned into blocks.
-fn blocks_or_size(text: &str, bs: u64, opt: &str) -> Result<u64, String> {
+fn blocks_or_size(text: &str, bs: u64, opt: &str) -> Result<u64, Refused> {
     let t = text.trim();
     let blocks = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         t.parse::<u64>()
@@ -455,7 +457,8 @@ fn blocks_or_size(text: &str, bs: u64, opt: &str) -> Result<u64, String> {
         return Err(format!(
             "{opt} {text} is less than one block of {}; give a block count or a size",
             fmt_size(bs)
-        ));
+        )
+        .into());
     }
     Ok(blocks)
 }

@@ -15,12 +15,9 @@ use crate::storage::{self, lock::TargetLock};
 use crate::workload::mysql::server as mysql;
 use crate::workload::pg::{endpoint, server};
 
-pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
+pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.mysql_url {
-        let dropped = crate::workload::mysql::endpoint::clean(url).map_err(|e| match e {
-            server::ServerError::Usage(m) => CommandError::Usage(m),
-            e => CommandError::Failed(e.to_string()),
-        })?;
+        let dropped = crate::workload::mysql::endpoint::clean(url).map_err(refused)?;
         eprintln!(
             "{}",
             if dropped {
@@ -32,10 +29,7 @@ pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(url) = &args.pg_url {
-        let dropped = endpoint::clean(url).map_err(|e| match e {
-            server::ServerError::Usage(m) => CommandError::Usage(m),
-            e => CommandError::Failed(e.to_string()),
-        })?;
+        let dropped = endpoint::clean(url).map_err(refused)?;
         eprintln!(
             "{}",
             if dropped {
@@ -61,7 +55,7 @@ pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
             None
         };
         (
-            server::clean(&args.target).map_err(|e| CommandError::Failed(e.to_string()))?,
+            server::clean(&args.target)?,
             crate::workload::mysql::lifecycle::clean(&args.target),
         )
     };
@@ -89,4 +83,13 @@ pub fn execute(args: &CleanArgs) -> Result<ExitCode, CommandError> {
         args.target.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// An existing server's refusal (a bad URL, no access) is a usage error;
+/// anything else failed.
+fn refused(e: server::ServerError) -> CommandError {
+    match e {
+        server::ServerError::Usage(m) => CommandError::Usage(m),
+        e => CommandError::Failed(e.to_string()),
+    }
 }

@@ -51,8 +51,7 @@ struct Picked {
     read: BTreeMap<i64, serde_json::Value>,
 }
 
-fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, CommandError> {
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
+fn pick(store: &Store, spec: &str, args: &CompareArgs) -> anyhow::Result<Picked> {
     let ids: Option<Vec<i64>> = spec
         .split(',')
         .map(|p| p.trim().parse::<i64>().ok())
@@ -62,13 +61,13 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, Command
         let mut runs = Vec::with_capacity(ids.len());
         let mut read = BTreeMap::new();
         for id in ids {
-            if !store.contains(id).map_err(failed)? {
-                return Err(CommandError::Usage(format!(
+            if !store.contains(id)? {
+                anyhow::bail!(CommandError::Usage(format!(
                     "no run {id} in {}; `dbio runs list` shows the ids",
                     store.path().display()
                 )));
             }
-            let run = store.get(id).map_err(failed)?;
+            let run = store.get(id)?;
             runs.push((id, sessions(run.row.sessions)));
             read.insert(id, run.report);
         }
@@ -84,7 +83,7 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, Command
         variable: Some(spec.to_string()),
         ..Default::default()
     };
-    let rows = store.list(&filter).map_err(failed)?;
+    let rows = store.list(&filter)?;
     let runs: Vec<(i64, Option<u32>)> = rows
         .iter()
         .filter(|r| r.status == "completed" && !r.warmup)
@@ -95,7 +94,7 @@ fn pick(store: &Store, spec: &str, args: &CompareArgs) -> Result<Picked, Command
         .map(|r| (r.id, sessions(r.sessions)))
         .collect();
     if runs.is_empty() {
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "no completed run of variable {spec:?}{}{}; give run ids or a variable `dbio runs list` shows",
             args.plan
                 .as_ref()
@@ -137,8 +136,7 @@ fn side(
     p: &Picked,
     only: Option<Option<u32>>,
     label: String,
-) -> Result<Side, CommandError> {
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
+) -> anyhow::Result<Side> {
     let ids: Vec<i64> = p
         .runs
         .iter()
@@ -149,7 +147,7 @@ fn side(
     for id in &ids {
         reports.push(match p.read.get(id) {
             Some(r) => r.clone(),
-            None => store.get(*id).map_err(failed)?.report,
+            None => store.get(*id)?.report,
         });
     }
     Ok(Side::from_reports(label, ids, &reports))
@@ -158,7 +156,7 @@ fn side(
 /// One comparison when each side has one session count; otherwise one per
 /// session count both sides have (runs of different session counts are
 /// not one population), or a refusal when they share none.
-pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
+pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
     let a = pick(store, &args.a, args)?;
     let b = pick(store, &args.b, args)?;
     let (ca, cb) = (counts(&a), counts(&b));
@@ -187,7 +185,7 @@ pub fn execute(args: &CompareArgs, store: &Store) -> Result<(), CommandError> {
         } else {
             "give runs of one session count on each side"
         };
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "{} has runs at sessions {} and {} at {}: no session count on both sides to compare; {fix}",
             a.label,
             show_counts(&ca),

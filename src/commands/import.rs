@@ -66,11 +66,7 @@ pub struct FioArgs {
 }
 
 /// Runs one `dbio import` subcommand.
-pub fn execute(
-    cmd: ImportCommand,
-    store: &mut Store,
-    out: &mut dyn Write,
-) -> Result<(), CommandError> {
+pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
     let (common, source) = match &cmd {
         ImportCommand::AwrInfo(a) => (&a.common, "awr-info"),
         ImportCommand::Fio(a) => (&a.common, "fio"),
@@ -118,15 +114,14 @@ pub fn execute(
     for w in &warnings {
         eprintln!("warning: {shown}: {w}");
     }
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     if common.dry_run {
         out.write_all(summary(&runs).as_bytes()).map_err(io)?;
         writeln!(out, "dry run: nothing stored").map_err(io)?;
         return Ok(());
     }
-    let before = store.imported_from(source, &path).map_err(failed)?;
+    let before = store.imported_from(source, &path)?;
     if !before.is_empty() && !common.again {
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "{shown} was imported already (runs {}); delete them with `dbio runs delete {}` or pass --again to import it once more",
             id_ranges(&before),
             before
@@ -136,7 +131,7 @@ pub fn execute(
                 .join(" ")
         )));
     }
-    let ids = store.save_imports(&runs).map_err(failed)?;
+    let ids = store.save_imports(&runs)?;
     out.write_all(summary(&runs).as_bytes()).map_err(io)?;
     writeln!(
         out,
@@ -155,7 +150,7 @@ fn io(e: std::io::Error) -> CommandError {
 }
 
 /// The file's text, its absolute path and its modification time (ms).
-fn read(file: &Path) -> Result<(String, String, i64), CommandError> {
+fn read(file: &Path) -> anyhow::Result<(String, String, i64)> {
     let usage =
         |what: String| CommandError::Usage(format!("cannot read {}: {what}", file.display()));
     let bytes = std::fs::read(file).map_err(|e| usage(e.to_string()))?;

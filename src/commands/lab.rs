@@ -102,9 +102,9 @@ impl DiscardArgs {
 /// Runs `dbio lab ...`; `open_store` opens the results store (lab run only).
 pub fn execute(
     cmd: LabCommand,
-    open_store: impl FnOnce() -> Result<Store, CommandError>,
+    open_store: impl FnOnce() -> anyhow::Result<Store>,
     interrupt: &AtomicBool,
-) -> Result<(), CommandError> {
+) -> anyhow::Result<()> {
     let is_root = rustix::process::geteuid().is_root();
     match cmd {
         LabCommand::Run { plan, dry_run, .. } => {
@@ -112,11 +112,11 @@ pub fn execute(
         }
         LabCommand::Cleanup { dry_run } => {
             if !dry_run {
-                prereq::check_root(is_root, "cleanup")?;
+                prereq::check_root(is_root, "cleanup").map_err(CommandError::from)?;
             }
             let dir = state::lab_dir();
             let mut err = io::stderr();
-            let c = cleanup::cleanup(&dir, None, dry_run, &mut err)?;
+            let c = cleanup::cleanup(&dir, None, dry_run, &mut err).map_err(CommandError::from)?;
             for l in &c.left {
                 eprintln!("lab cleanup: {l}");
             }
@@ -135,12 +135,15 @@ pub fn execute(
                     "{} state file(s) left in {} (see above)",
                     c.left.len(),
                     dir.display()
-                )))
+                ))
+                .into())
             }
         }
         LabCommand::Status => super::output::print(&status(&state::lab_dir())),
         LabCommand::Discard(args) => {
-            super::output::print(&discard::execute(&args.settings(), is_root, interrupt)?)
+            let table = discard::execute(&args.settings(), is_root, interrupt)
+                .map_err(CommandError::from)?;
+            super::output::print(&table)
         }
     }
 }

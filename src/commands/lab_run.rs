@@ -25,18 +25,20 @@ pub(super) fn run(
     path: &Path,
     dry_run: bool,
     is_root: bool,
-    open_store: impl FnOnce() -> Result<Store, CommandError>,
+    open_store: impl FnOnce() -> anyhow::Result<Store>,
     interrupt: &AtomicBool,
-) -> Result<(), CommandError> {
-    let plan = plan::load(path).map_err(LabError::Plan)?;
+) -> anyhow::Result<()> {
+    let plan = plan::load(path)
+        .map_err(LabError::Plan)
+        .map_err(CommandError::from)?;
     let Some(lab) = plan.lab.clone() else {
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "{} has no [lab] section: run it with dbio plan run, or add [lab] (see docs/lab.md)",
             path.display()
         )));
     };
     if !dry_run {
-        prereq::check_root(is_root, "run")?;
+        prereq::check_root(is_root, "run").map_err(CommandError::from)?;
     }
     let mut store = open_store()?;
     let done = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
@@ -53,23 +55,25 @@ pub(super) fn run(
         );
         return Ok(());
     }
-    prereq::check(&plan, &lab, &arms, is_root)?;
-    let versions = versions(&arms)?;
+    prereq::check(&plan, &lab, &arms, is_root).map_err(CommandError::from)?;
+    let versions = versions(&arms).map_err(CommandError::from)?;
     // A lab of this plan that died leaves its mounts where this one mounts.
     let dir = state::lab_dir();
-    let c = cleanup::cleanup(&dir, Some(&plan.name), false, &mut std::io::stderr())?;
+    let c = cleanup::cleanup(&dir, Some(&plan.name), false, &mut std::io::stderr())
+        .map_err(CommandError::from)?;
     if let Some(l) = c.left.first() {
-        return Err(CommandError::Usage(format!("lab {}: {l}", plan.name)));
+        anyhow::bail!(CommandError::Usage(format!("lab {}: {l}", plan.name)));
     }
     let command = format!("lab run {}", path.display());
     let st = State::create(&command, Some(&plan.name))
-        .map_err(|e| LabError::io("create a state file in", &dir, e))?;
+        .map_err(|e| LabError::io("create a state file in", &dir, e))
+        .map_err(CommandError::from)?;
     eprintln!("lab {}: state file {}", plan.name, st.path().display());
     let mut guard = Guard::new(st);
     let result = run_arms(
         &plan, &lab, &arms, &versions, &mut guard, &mut store, interrupt,
     );
-    let mut summary = guard.finish(result)?;
+    let mut summary = guard.finish(result).map_err(CommandError::from)?;
     // Counted from the store: arms that were complete were never built.
     let now = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
     summary.skipped = plan
@@ -83,7 +87,11 @@ pub(super) fn run(
         .filter(|r| !now.contains(&r.cell_key))
         .count();
     summary.plan = plan.name.clone();
-    finish("lab", &summary, "; everything the lab made is removed")
+    Ok(finish(
+        "lab",
+        &summary,
+        "; everything the lab made is removed",
+    )?)
 }
 
 /// The arms with runs left, in the order their first run comes in the plan.

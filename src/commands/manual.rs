@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
@@ -36,7 +37,7 @@ pub struct ManArgs {
 }
 
 /// Prints the completion script for `args.shell` on stdout.
-pub fn completions(args: &CompletionsArgs) -> Result<(), CommandError> {
+pub fn completions(args: &CompletionsArgs) -> anyhow::Result<()> {
     use clap_complete::Shell as S;
     let shell = match args.shell {
         Shell::Bash => S::Bash,
@@ -51,7 +52,7 @@ pub fn completions(args: &CompletionsArgs) -> Result<(), CommandError> {
 }
 
 /// Prints dbio.1, or writes every page into `--dir`.
-pub fn man(args: &ManArgs) -> Result<(), CommandError> {
+pub fn man(args: &ManArgs) -> anyhow::Result<()> {
     let cmd = crate::cli::command();
     match &args.dir {
         None => {
@@ -62,7 +63,8 @@ pub fn man(args: &ManArgs) -> Result<(), CommandError> {
             let mut out = std::io::stdout().lock();
             out.write_all(&buf)
                 .and_then(|()| out.flush())
-                .map_err(write_error)
+                .map_err(write_error)?;
+            Ok(())
         }
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -80,18 +82,17 @@ pub fn man(args: &ManArgs) -> Result<(), CommandError> {
 
 /// Writes the page of `cmd` and of every subcommand below it, named by
 /// their path (`dbio-runs-show.1`); returns how many.
-fn write_pages(cmd: clap::Command, dir: &Path) -> Result<usize, CommandError> {
+fn write_pages(cmd: clap::Command, dir: &Path) -> anyhow::Result<usize> {
     let mut cmd = cmd;
     cmd.build();
-    fn walk(cmd: &clap::Command, name: String, dir: &Path) -> Result<usize, CommandError> {
+    fn walk(cmd: &clap::Command, name: String, dir: &Path) -> anyhow::Result<usize> {
         let file = dir.join(format!("{name}.1"));
         let page = cmd.clone().display_name(name.clone());
         let mut buf = Vec::new();
         clap_mangen::Man::new(page)
             .render(&mut buf)
             .map_err(write_error)?;
-        std::fs::write(&file, buf)
-            .map_err(|e| CommandError::Failed(format!("cannot write {}: {e}", file.display())))?;
+        std::fs::write(&file, buf).with_context(|| format!("cannot write {}", file.display()))?;
         let mut n = 1;
         for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
             n += walk(sub, format!("{name}-{}", sub.get_name()), dir)?;

@@ -22,11 +22,12 @@ pub fn write_error(e: io::Error) -> CommandError {
 }
 
 /// Writes `text` to stdout and flushes it.
-pub fn print(text: &str) -> Result<(), CommandError> {
+pub fn print(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(write_error)
+        .map_err(write_error)?;
+    Ok(())
 }
 
 /// Writes `text` to stdout for a command whose work goes on whatever
@@ -34,7 +35,7 @@ pub fn print(text: &str) -> Result<(), CommandError> {
 /// report); a write error other than a closed pipe is said on stderr.
 pub fn print_anyway(text: &str) {
     match print(text) {
-        Ok(()) | Err(CommandError::Closed) => {}
-        Err(e) => eprintln!("warning: {e}"),
+        Err(e) if super::exit_code(&e) != 0 => eprintln!("warning: {e}"),
+        _ => {}
     }
 }

@@ -49,7 +49,7 @@ pub fn run_args(
         .map_err(|e| crate::cli::error_line(&e))?
         .command
     {
-        Command::Run(a) => (*a).into_config()?,
+        Command::Run(a) => (*a).into_config().map_err(String::from)?,
         _ => unreachable!("argv starts with run"),
     };
     // Refused before anything is written (a full filesystem, too little memory).
@@ -112,9 +112,10 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
 pub fn execute_mpi(
     plan: &std::path::Path,
     db: Option<std::path::PathBuf>,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
-    crate::ranks::plan::execute(plan, db, open_store)
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let open_store = |db| open_store(db).map_err(CommandError::from);
+    Ok(crate::ranks::plan::execute(plan, db, open_store)?)
 }
 
 /// `dbio plan run --mpi` in a build without MPI.
@@ -122,17 +123,13 @@ pub fn execute_mpi(
 pub fn execute_mpi(
     _: &std::path::Path,
     _: Option<std::path::PathBuf>,
-    _: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
-    Err(CommandError::Usage(super::run::NO_MPI.into()))
+    _: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
+    Err(CommandError::Usage(super::run::NO_MPI.into()).into())
 }
 
 /// Runs `dbio plan ...`.
-pub fn execute(
-    cmd: PlanCommand,
-    store: &mut Store,
-    interrupt: &AtomicBool,
-) -> Result<(), CommandError> {
+pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> anyhow::Result<()> {
     match cmd {
         PlanCommand::Run {
             plan: path,
@@ -145,7 +142,7 @@ pub fn execute(
                 return super::output::print(&plan::dry_run(&plan, &done));
             }
             if plan.lab.is_some() {
-                return Err(CommandError::Usage(format!(
+                anyhow::bail!(CommandError::Usage(format!(
                     "{} has a [lab] section: run it with dbio lab run {} (it builds the arms' filesystems first)",
                     path.display(),
                     path.display()
@@ -156,7 +153,7 @@ pub fn execute(
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
                 e => CommandError::Failed(e.to_string()),
             })?;
-            finish("plan", &summary, "")
+            Ok(finish("plan", &summary, "")?)
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;

@@ -77,39 +77,38 @@ impl ReportArgs {
 }
 
 /// Builds and prints the table for the completed, counted runs selected.
-pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
+pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
     if let Some(path) = &args.html {
         return super::report_html::execute(args, path, store);
     }
     if args.plan_file.is_some() {
-        return Err(CommandError::Usage(
+        anyhow::bail!(CommandError::Usage(
             "--plan-file is for the HTML report: add --html FILE".into(),
         ));
     }
-    let failed = |e: crate::store::StoreError| CommandError::Failed(e.to_string());
     let measure = args.measure();
     measure
         .check()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
     if args.format == Format::Csv && args.stats && args.scaling {
-        return Err(CommandError::Usage(
+        anyhow::bail!(CommandError::Usage(
             "--format csv writes one table: ask for --stats or --scaling, not both (or use --format json)".into(),
         ));
     }
     if args.scaling && !measure.is_throughput() {
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "--scaling fits throughput over sessions; {} is not a throughput metric (…iops, …mib_per_s, db.physical_reads_per_s, …)",
             args.metric
         )));
     }
-    let rows = store.list(&args.filter.to_filter()).map_err(failed)?;
+    let rows = store.list(&args.filter.to_filter())?;
     let mut points = Vec::new();
     let mut runs = Vec::new();
     let mut writes = Vec::new();
     let (mut missing, mut other_model) = (0, 0);
     for r in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         // The metrics alone: the report documents stay on disk.
-        let metrics = store.metrics(r.id).map_err(failed)?;
+        let metrics = store.metrics(r.id)?;
         let run_value = |value| RunValue {
             id: r.id,
             variable: r.variable.clone().unwrap_or_else(|| "-".into()),
@@ -146,7 +145,7 @@ pub fn execute(args: &ReportArgs, store: &Store) -> Result<(), CommandError> {
         } else {
             "; see docs/store.md for metric names".to_string()
         };
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "no completed run of the selection has {label} ({} runs selected{}){hint}",
             rows.len(),
             if other_model > 0 {

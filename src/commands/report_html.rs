@@ -45,7 +45,7 @@ fn now_utc() -> String {
 }
 
 /// Loads the selection, renders the page and writes it to `path`.
-pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), CommandError> {
+pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<()> {
     let plan = match &args.plan_file {
         Some(p) => Some(crate::plan::load(p).map_err(|e| CommandError::Usage(e.to_string()))?),
         None => None,
@@ -55,7 +55,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         match &filter.plan {
             None => filter.plan = Some(p.name.clone()),
             Some(name) if *name != p.name => {
-                return Err(CommandError::Usage(format!(
+                anyhow::bail!(CommandError::Usage(format!(
                     "--plan {name} but --plan-file {} is plan {:?}; drop one of them",
                     args.plan_file.as_deref().unwrap_or(Path::new("")).display(),
                     p.name
@@ -68,10 +68,9 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
     measure
         .check()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
-    let d = data::load(store, &filter.to_filter(), &measure)
-        .map_err(|e| CommandError::Failed(e.to_string()))?;
+    let d = data::load(store, &filter.to_filter(), &measure)?;
     if d.runs.is_empty() {
-        return Err(CommandError::Usage(format!(
+        anyhow::bail!(CommandError::Usage(format!(
             "no completed run of the selection has {} ({} runs selected); see docs/store.md for metric names{}",
             if measure.model.is_some() {
                 measure.label()
@@ -94,7 +93,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> Result<(), Comm
         generated: now_utc(),
     };
     let page = html::report_page(&d, &opts).map_err(|e| CommandError::Usage(e.to_string()))?;
-    html::write(path, &page).map_err(|e| CommandError::Failed(e.to_string()))?;
+    html::write(path, &page)?;
     eprintln!(
         "wrote {} ({} runs, {} KiB)",
         path.display(),

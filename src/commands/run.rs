@@ -92,12 +92,18 @@ pub fn run(
         interrupt,
         status,
     };
+    let server = |opts| super::run_db::Ctx {
+        cfg,
+        shared: &shared,
+        opts,
+        progress: show_progress,
+    };
     let (report, histograms) = match (&cfg.pg, &cfg.slob) {
         (None, None) if cfg.mysql.is_some() => {
             let my = cfg.mysql.as_ref().expect("checked");
-            super::run_mysql::run(cfg, my, &target, &shared, opts, show_progress)?
+            super::run_db::run(my, &target, server(opts))?
         }
-        (Some(pg), _) => super::run_pg::run(cfg, pg, &target, &shared, opts, show_progress)?,
+        (Some(pg), _) => super::run_db::run(pg, &target, server(opts))?,
         (None, None) => {
             let mut work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
             let result = harness::run(&work, &shared, opts).result;
@@ -300,8 +306,8 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
 /// store, runs, and maps how the run ended to the exit code.
 pub fn execute(
     args: crate::cli::RunArgs,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
     if args.mpi {
         return run_mpi(args, open_store);
     }
@@ -319,7 +325,9 @@ pub fn execute(
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
     let asked_cache = args.slob.cache;
-    let cfg = args.into_config().map_err(CommandError::Usage)?;
+    let cfg = args
+        .into_config()
+        .map_err(|e| CommandError::Usage(e.into()))?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
@@ -350,18 +358,19 @@ pub(crate) fn exit_code(outcome: &RunOutcome, output: Output) -> std::process::E
 #[cfg(feature = "mpi")]
 fn run_mpi(
     args: crate::cli::RunArgs,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
-    crate::ranks::command::execute(args, open_store)
+    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let open_store = |db| open_store(db).map_err(CommandError::from);
+    Ok(crate::ranks::command::execute(args, open_store)?)
 }
 
 /// `dbio run --mpi` in a build without MPI.
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(
     _: crate::cli::RunArgs,
-    _: impl FnOnce(Option<std::path::PathBuf>) -> Result<Store, CommandError>,
-) -> Result<std::process::ExitCode, CommandError> {
-    Err(CommandError::Usage(NO_MPI.into()))
+    _: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<std::process::ExitCode> {
+    Err(CommandError::Usage(NO_MPI.into()).into())
 }
 
 /// The error of `--mpi` in a build without MPI.

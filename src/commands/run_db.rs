@@ -1,17 +1,20 @@
 //! What `dbio run`'s arms for real database servers (`run_pg.rs`,
-//! `run_mysql.rs`) share: the target as a locked directory, the server's
-//! errors as exit codes, the load's progress line, and the harness's
-//! outcome as a report with the client-side latency histograms to store.
+//! `run_mysql.rs`) share: the target as a locked directory, the flow of a
+//! server run ([`run`]: an existing server or one dbio starts, the server's
+//! errors as exit codes, the load's progress line, the harness's outcome as
+//! a report with the client-side latency histograms to store). Each arm is
+//! what its server does differently: find, start, load, ask the server.
 
 use super::CommandError;
 use crate::config::RunConfig;
 use crate::environment::Environment;
-use crate::harness::{Outcome, Status};
+use crate::harness::{Options, Outcome, Status};
 use crate::measure::stats::OpStats;
 use crate::report::Report;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::storage::{Target, TargetError, TargetKind};
 use crate::store::encode_histogram;
+use crate::workload::Shared;
 use crate::workload::db::{DbPart, ServerError};
 
 /// Latency histograms to store, by name.
@@ -64,42 +67,97 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
     })
 }
 
-/// "loading N table(s) of M rows ... (or reusing them)" on stderr, with progress.
-pub fn announce_load(progress: bool, tables: u32, rows: u64, detail: &str) {
-    if progress {
-        eprintln!("loading {tables} table(s) of {rows} rows{detail} (or reusing them)");
+/// What a server run hands its arm: the run's settings, what its threads
+/// share, the harness's options, and whether to show progress.
+pub struct Ctx<'a> {
+    pub cfg: &'a RunConfig,
+    pub shared: &'a Shared,
+    pub opts: Options<'a>,
+    pub progress: bool,
+}
+
+impl Ctx<'_> {
+    /// "loading N table(s) of M rows ... (or reusing them)" on stderr, with progress.
+    pub fn announce_load(&self, tables: u32, rows: u64, detail: &str) {
+        if self.progress {
+            eprintln!("loading {tables} table(s) of {rows} rows{detail} (or reusing them)");
+        }
     }
 }
 
-/// The harness's outcome as a run's report and the histograms to store
-/// (named `prefix.kind`): `summary` makes the server's section from the
-/// threads' parts, the measured seconds, dbio's CPU seconds and the
-/// telemetry window; `died` (the server's own words) fails a run whose
-/// server died under it.
-pub fn report<P, S>(
-    cfg: &RunConfig,
+/// What a server arm measured: the facts for its report section, the
+/// harness's outcome, and, when the server died under the run, why (in
+/// the server's own words: it fails the run; what was measured is kept).
+pub struct Ran<F, P> {
+    pub facts: F,
+    pub out: Outcome<DbPart<P>>,
+    pub died: Option<&'static str>,
+}
+
+/// A database server's part of a run: how it runs on an existing server
+/// and on one dbio starts, and its section of the report.
+pub trait Arm {
+    /// The server's facts (version, directories, settings, the load).
+    type Facts;
+    /// What the sampler reads of the server's statistics.
+    type Stats;
+    /// The report's section of the server.
+    type Summary;
+    /// `--workload NAME`, the histograms' prefix.
+    const NAME: &'static str;
+    /// The existing server to use (`--X-url`), if one was given.
+    fn url(&self) -> Option<&str>;
+    /// The run on the existing server at `url`: nothing started.
+    fn existing(&self, url: &str, ctx: Ctx) -> Result<Ran<Self::Facts, Self::Stats>, ServerError>;
+    /// The run on the server dbio makes or reuses on the target, started
+    /// for the run and stopped after it.
+    fn own(&self, ctx: Ctx) -> Result<Ran<Self::Facts, Self::Stats>, ServerError>;
+    /// The report's section from the facts, the threads' parts, the
+    /// measured seconds, dbio's CPU seconds and the telemetry window.
+    fn summary(
+        facts: Self::Facts,
+        parts: &[DbPart<Self::Stats>],
+        secs: f64,
+        cpu_s: f64,
+        window: Option<&TelemetrySummary>,
+    ) -> Self::Summary;
+    /// Puts the section in the report.
+    fn put(report: &mut Report, summary: Self::Summary);
+}
+
+/// A run on a database server through its arm, on the existing server
+/// (`--X-url`) or on one dbio starts; the server's errors as exit codes.
+/// Returns the run's report and the histograms to store (`NAME.kind`).
+pub fn run<A: Arm>(
+    arm: &A,
     target: &Target,
-    out: Outcome<DbPart<P>>,
-    prefix: &str,
-    died: Option<&str>,
-    summary: impl FnOnce(&[DbPart<P>], f64, f64, Option<&TelemetrySummary>) -> S,
-) -> (Report, S, Histograms) {
-    let s = summary(
+    ctx: Ctx,
+) -> Result<(Report, Histograms), CommandError> {
+    let cfg = ctx.cfg;
+    let ran = match arm.url() {
+        Some(url) => arm.existing(url, ctx),
+        None => arm.own(ctx),
+    }
+    .map_err(command_error)?;
+    let out = ran.out;
+    let summary = A::summary(
+        ran.facts,
         &out.parts,
         out.result.measured_s,
         out.result.cpu.total_s(),
         out.result.window.as_ref(),
     );
-    let histograms = histograms(prefix, &out.parts);
+    let histograms = histograms(A::NAME, &out.parts);
     let mut result = out.result;
-    if let Some(why) = died
+    if let Some(why) = ran.died
         && result.status != Status::Failed
     {
         result.status = Status::Failed;
         result.error = Some(why.into());
     }
-    let report = Report::new(cfg, target, result, Environment::capture());
-    (report, s, histograms)
+    let mut report = Report::new(cfg, target, result, Environment::capture());
+    A::put(&mut report, summary);
+    Ok((report, histograms))
 }
 
 /// The sessions' latency histograms merged per kind, named `PREFIX.kind`.

@@ -1,26 +1,24 @@
-//! `dbio run --workload mysql`'s part of the one run path: find MariaDB,
-//! install or reuse the instance on the target, start the server (stopped
-//! again whatever happens: the [`Server`] guard), load or reuse SLOB's
-//! tables, run the sessions through the harness, and join what they and the
-//! server measured into the report (`mysql`) and the stored histograms. A
-//! server that died under the run fails it (the sessions' errors say so;
-//! what was measured is kept).
+//! `dbio run --workload mysql`'s [`Arm`] of a server run (`run_db.rs` has
+//! the flow): find MariaDB, install or reuse the instance on the target,
+//! start the server (stopped again whatever happens: the [`Server`] guard),
+//! load or reuse SLOB's tables, run the sessions through the harness; what
+//! they and the server measured is the report's `mysql` section. A server
+//! that died under the run fails it (the sessions' errors say so; what was
+//! measured is kept).
 
 use mysql::prelude::Queryable;
 
-use super::CommandError;
-use super::run_db::{Histograms, announce_load, command_error, report};
-use crate::config::RunConfig;
-use crate::harness::{self, Options};
+use super::run_db::{Arm, Ctx, Ran};
+use crate::harness;
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::report::mysql::{MysqlSummary, ServerFacts};
-use crate::storage::Target;
-use crate::workload::Shared;
+use crate::samplers::telemetry::TelemetrySummary;
 use crate::workload::db::ServerError;
 use crate::workload::mysql::endpoint::Endpoint;
-use crate::workload::mysql::run::Mysql;
+use crate::workload::mysql::run::{Mysql, MysqlPart};
 use crate::workload::mysql::server::{self, Binaries, Paths, Server};
+use crate::workload::mysql::stats::Snapshot;
 use crate::workload::mysql::{MysqlConfig, data};
 
 /// The variables reported for an existing server (`--mysql-url`).
@@ -39,150 +37,153 @@ const REPORTED: [&str; 12] = [
     "max_connections",
 ];
 
-/// Runs a mysql workload: the report and the latency histograms to store.
-pub fn run(
-    cfg: &RunConfig,
-    my: &MysqlConfig,
-    target: &Target,
-    shared: &Shared,
-    opts: Options,
-    progress: bool,
-) -> Result<(Report, Histograms), CommandError> {
-    let load_msg = || {
-        let files = format!(" in {} data file(s) each", my.files);
-        announce_load(progress, my.slob.schemas, my.slob.scale_blocks, &files);
-    };
-    let (facts, out, died) = match &my.server.url {
-        Some(url) => {
-            // An existing server: nothing started, nothing changed but the
-            // database dbio owns there.
-            let ep = Endpoint::url(url).map_err(command_error)?;
-            let names: Vec<String> = REPORTED.iter().map(|s| s.to_string()).collect();
-            let applied = applied_settings(&ep, &names).map_err(command_error)?;
-            let var = |k: &str| {
-                applied
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
-            let page_size: u32 = var("innodb_page_size").parse().unwrap_or(my.page_size);
-            let version = server_version(&ep).map_err(command_error)?;
-            load_msg();
-            let load = data::ensure(
-                &ep,
-                data::Shape {
-                    schemas: my.slob.schemas,
-                    scale: my.slob.scale_blocks,
-                    page: page_size,
-                    files: my.files,
-                },
-                opts.interrupt,
-            )
-            .map_err(command_error)?;
-            let (data_dir, redo_dir) = (var("datadir"), var("innodb_log_group_home_dir"));
-            let redo = match redo_dir.as_str() {
-                "" | "./" => data_dir.clone(),
-                r => r.to_string(),
-            };
-            let storage: Vec<std::path::PathBuf> = [&data_dir, &redo]
-                .into_iter()
-                .map(std::path::PathBuf::from)
-                .filter(|p| p.is_dir())
-                .collect();
-            let work = Mysql::new(
-                cfg,
-                my,
-                page_size,
-                ep.work.clone(),
-                ep.monitor.clone(),
-                storage,
-                shared,
+impl Arm for MysqlConfig {
+    type Facts = ServerFacts;
+    type Stats = Snapshot;
+    type Summary = MysqlSummary;
+    const NAME: &'static str = "mysql";
+
+    fn url(&self) -> Option<&str> {
+        self.server.url.as_deref()
+    }
+
+    /// An existing server: nothing changed but the database dbio owns there.
+    fn existing(&self, url: &str, ctx: Ctx) -> Result<Ran<ServerFacts, Snapshot>, ServerError> {
+        let my = self;
+        let ep = Endpoint::url(url)?;
+        let names: Vec<String> = REPORTED.iter().map(|s| s.to_string()).collect();
+        let applied = applied_settings(&ep, &names)?;
+        let var = |k: &str| {
+            applied
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let page_size: u32 = var("innodb_page_size").parse().unwrap_or(my.page_size);
+        let version = server_version(&ep)?;
+        announce_load(my, &ctx);
+        let load = data::ensure(&ep, shape(my, page_size), ctx.opts.interrupt)?;
+        let (data_dir, redo_dir) = (var("datadir"), var("innodb_log_group_home_dir"));
+        let redo = match redo_dir.as_str() {
+            "" | "./" => data_dir.clone(),
+            r => r.to_string(),
+        };
+        let storage: Vec<std::path::PathBuf> = [&data_dir, &redo]
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_dir())
+            .collect();
+        let work = Mysql::new(
+            ctx.cfg,
+            my,
+            page_size,
+            ep.work.clone(),
+            ep.monitor.clone(),
+            storage,
+            ctx.shared,
+        );
+        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let facts = ServerFacts {
+            version,
+            direct: var("innodb_flush_method") == "O_DIRECT",
+            data_dir,
+            redo_dir: redo,
+            instance_reused: true,
+            setup: Setup::new(applied, None, load),
+            page_size,
+        };
+        Ok(Ran {
+            facts,
+            out,
+            died: None,
+        })
+    }
+
+    /// A server that died under the run fails it.
+    fn own(&self, ctx: Ctx) -> Result<Ran<ServerFacts, Snapshot>, ServerError> {
+        let my = self;
+        let bin = Binaries::find(my.server.bin.as_deref())?;
+        let paths = Paths::new(&ctx.cfg.target, my.redo_dir.as_deref());
+        let settings = server::settings(
+            &paths,
+            my.page_size,
+            my.flush_method,
+            my.slob.cache_bytes,
+            my.slob.sessions(),
+            &my.server.set,
+        );
+        if ctx.progress {
+            eprintln!(
+                "starting MariaDB {} on {}",
+                bin.version,
+                paths.data.display()
             );
-            let out = harness::run(&work, shared, opts);
-            let facts = ServerFacts {
-                version,
-                direct: var("innodb_flush_method") == "O_DIRECT",
-                data_dir,
-                redo_dir: redo,
-                instance_reused: true,
-                setup: Setup::new(applied, None, load),
-                page_size,
-            };
-            (facts, out, false)
         }
-        None => {
-            let bin = Binaries::find(my.server.bin.as_deref()).map_err(command_error)?;
-            let paths = Paths::new(&cfg.target, my.redo_dir.as_deref());
-            let settings = server::settings(
-                &paths,
-                my.page_size,
-                my.flush_method,
-                my.slob.cache_bytes,
-                my.slob.sessions(),
-                &my.server.set,
-            );
-            if progress {
-                eprintln!(
-                    "starting MariaDB {} on {}",
-                    bin.version,
-                    paths.data.display()
-                );
-            }
-            let mut srv =
-                Server::start(bin, paths, &settings, my.page_size, my.server.memory_bytes)
-                    .map_err(command_error)?;
-            let ep = srv.endpoint();
-            load_msg();
-            let load = data::ensure(
-                &ep,
-                data::Shape {
-                    schemas: my.slob.schemas,
-                    scale: my.slob.scale_blocks,
-                    page: my.page_size,
-                    files: my.files,
-                },
-                opts.interrupt,
-            )
-            .map_err(command_error)?;
-            let names: Vec<String> = settings.iter().map(|(k, _)| k.clone()).collect();
-            let applied = applied_settings(&ep, &names).map_err(command_error)?;
-            let storage = vec![srv.paths.data.clone(), srv.paths.redo.clone()];
-            let work = Mysql::new(
-                cfg,
-                my,
-                my.page_size,
-                ep.work.clone(),
-                ep.monitor.clone(),
-                storage,
-                shared,
-            );
-            let out = harness::run(&work, shared, opts);
-            let died = !srv.alive();
-            srv.stop();
-            let facts = ServerFacts {
-                version: srv.bin.version.clone(),
-                data_dir: srv.paths.data.display().to_string(),
-                redo_dir: srv.paths.redo.display().to_string(),
-                instance_reused: srv.reused,
-                setup: Setup::new(applied, srv.cgroup.as_ref(), load),
-                page_size: my.page_size,
-                direct: my.flush_method == "O_DIRECT",
-            };
-            (facts, out, died)
-        }
-    };
-    let died = died.then_some("MariaDB died during the run");
-    let (mut report, summary, histograms) = report(
-        cfg,
-        target,
-        out,
-        "mysql",
-        died,
-        |parts, secs, cpu, window| MysqlSummary::new(facts, parts, secs, cpu, window),
-    );
-    report.mysql = Some(summary);
-    Ok((report, histograms))
+        let mut srv = Server::start(bin, paths, &settings, my.page_size, my.server.memory_bytes)?;
+        let ep = srv.endpoint();
+        announce_load(my, &ctx);
+        let load = data::ensure(&ep, shape(my, my.page_size), ctx.opts.interrupt)?;
+        let names: Vec<String> = settings.iter().map(|(k, _)| k.clone()).collect();
+        let applied = applied_settings(&ep, &names)?;
+        let storage = vec![srv.paths.data.clone(), srv.paths.redo.clone()];
+        let work = Mysql::new(
+            ctx.cfg,
+            my,
+            my.page_size,
+            ep.work.clone(),
+            ep.monitor.clone(),
+            storage,
+            ctx.shared,
+        );
+        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let died = !srv.alive();
+        srv.stop();
+        let facts = ServerFacts {
+            version: srv.bin.version.clone(),
+            data_dir: srv.paths.data.display().to_string(),
+            redo_dir: srv.paths.redo.display().to_string(),
+            instance_reused: srv.reused,
+            setup: Setup::new(applied, srv.cgroup.as_ref(), load),
+            page_size: my.page_size,
+            direct: my.flush_method == "O_DIRECT",
+        };
+        Ok(Ran {
+            facts,
+            out,
+            died: died.then_some("MariaDB died during the run"),
+        })
+    }
+
+    fn summary(
+        facts: ServerFacts,
+        parts: &[MysqlPart],
+        secs: f64,
+        cpu_s: f64,
+        window: Option<&TelemetrySummary>,
+    ) -> MysqlSummary {
+        MysqlSummary::new(facts, parts, secs, cpu_s, window)
+    }
+
+    fn put(report: &mut Report, summary: MysqlSummary) {
+        report.mysql = Some(summary);
+    }
+}
+
+/// "loading N table(s) of M rows in F data file(s) each (or reusing them)".
+fn announce_load(my: &MysqlConfig, ctx: &Ctx) {
+    let files = format!(" in {} data file(s) each", my.files);
+    ctx.announce_load(my.slob.schemas, my.slob.scale_blocks, &files);
+}
+
+/// SLOB's tables in InnoDB pages of `page`.
+fn shape(my: &MysqlConfig, page: u32) -> data::Shape {
+    data::Shape {
+        schemas: my.slob.schemas,
+        scale: my.slob.scale_blocks,
+        page,
+        files: my.files,
+    }
 }
 
 /// "10.11.19-MariaDB-...": the server's version.

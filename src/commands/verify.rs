@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
@@ -40,14 +41,25 @@ pub struct VerifyArgs {
 struct Subject {
     layout: Layout,
     /// Why there is no map (none: the map was used).
-    map: Result<genmap_file::MapInfo, String>,
+    map: Result<genmap_file::MapInfo, NoMap>,
     _lock: TargetLock,
+}
+
+/// Why a target is verified without its lost-write map.
+#[derive(Debug, thiserror::Error)]
+enum NoMap {
+    #[error("a device keeps no map")]
+    Device,
+    #[error("this layout keeps none: the SLOB model wrote it, or it predates maps")]
+    NotKept,
+    #[error(transparent)]
+    Unreadable(#[from] genmap_file::MapError),
 }
 
 pub fn execute(
     args: &VerifyArgs,
-    open_store: impl FnOnce(Option<PathBuf>) -> Result<Store, CommandError>,
-) -> Result<ExitCode, CommandError> {
+    open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Store>,
+) -> anyhow::Result<ExitCode> {
     let subject = subject(&args.target)?;
     let mut store = open_store(args.db.clone())?;
     let interrupt = super::interrupt_flag();
@@ -67,7 +79,7 @@ pub fn execute(
         "target": args.target,
         "block_size": subject.layout.block_size,
         "files": subject.layout.files,
-        "map": match &subject.map { Ok(m) => json!(m), Err(why) => json!({"none": why}) },
+        "map": match &subject.map { Ok(m) => json!(m), Err(why) => json!({"none": why.to_string()}) },
         "read": stats,
         "findings": findings,
     });
@@ -80,7 +92,7 @@ pub fn execute(
     let id = save(
         &mut store, args, &subject, &findings, &stats, doc, text, started,
     )
-    .map_err(|e| CommandError::Failed(format!("verified but not saved: {e}")))?;
+    .context("verified but not saved")?;
     if !args.quiet && !args.json {
         eprintln!("saved as run {id} in {}", store.path().display());
     }
@@ -90,7 +102,7 @@ pub fn execute(
             .filter(|&&c| findings.tally(c).count > 0)
             .map(|&c| format!("{} {}", findings.tally(c).count, c.name()))
             .collect();
-        return Err(CommandError::Failed(format!(
+        anyhow::bail!(CommandError::Failed(format!(
             "{damaged} damaged blocks in {}: {}",
             args.target.display(),
             classes.join(", ")
@@ -124,7 +136,7 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
                 target_id: 0,
                 floors: None,
             },
-            map: Err("a device keeps no map".into()),
+            map: Err(NoMap::Device),
             _lock: lock,
         });
     }
@@ -154,11 +166,8 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
     let blocks = m.file_size / u64::from(m.block_size) * m.files.len() as u64;
     let (floors, map) = match genmap_file::load(target, m.target_id, blocks) {
         Ok(Some(loaded)) => (Some(loaded.floors), Ok(loaded.info)),
-        Ok(None) => (
-            None,
-            Err("this layout keeps none: the SLOB model wrote it, or it predates maps".to_string()),
-        ),
-        Err(e) => (None, Err(e.to_string())),
+        Ok(None) => (None, Err(NoMap::NotKept)),
+        Err(e) => (None, Err(e.into())),
     };
     Ok(Subject {
         layout: Layout {

@@ -219,9 +219,12 @@ mod tests {
         crate::plan::load_str(Path::new("p.toml"), &text).unwrap()
     }
 
-    fn fits(plan: &Plan, capacity: u64) -> Result<(), String> {
+    /// Why the plan's data does not fit `capacity` (None: it fits).
+    fn refusal(plan: &Plan, capacity: u64) -> Option<String> {
         let arms: Vec<&LabArm> = plan.lab.as_ref().unwrap().arms.iter().collect();
-        check_data_fits(plan, &arms, capacity).map_err(|e| e.to_string())
+        check_data_fits(plan, &arms, capacity)
+            .err()
+            .map(|e| e.to_string())
     }
 
     #[test]
@@ -231,17 +234,17 @@ mod tests {
         let p = lab_plan("workload = \"slob\"\nscale = \"2000\"\ntime = 1");
         let redo = 3 * crate::cli::slob::DEFAULT_REDO_FILE_SIZE;
         let need = 8064 * 8192 + redo;
-        assert_eq!(fits(&p, 1 << 30), Ok(()), "a 1 GiB image holds it");
+        assert_eq!(refusal(&p, 1 << 30), None, "a 1 GiB image holds it");
         let small = (need as f64 / FILL_LIMIT) as u64 - (1 << 20);
-        let m = fits(&p, small).unwrap_err();
+        let m = refusal(&p, small).unwrap();
         assert!(m.contains(&fmt_size(need)) && m.contains("scale"), "{m}");
         // Redo elsewhere does not count against the arm's device.
         let p = lab_plan(
             "workload = \"slob\"\nscale = \"2000\"\ntime = 1\nredo_dir = \"/var/tmp/elsewhere\"",
         );
-        assert_eq!(fits(&p, small), Ok(()));
+        assert_eq!(refusal(&p, small), None);
         // A raw workload still counts --size.
         let p = lab_plan("size = \"2G\"\ntime = 1");
-        assert!(fits(&p, 1 << 30).unwrap_err().contains("2 GiB"));
+        assert!(refusal(&p, 1 << 30).unwrap().contains("2 GiB"));
     }
 }

@@ -169,7 +169,16 @@ impl State {
 /// A state file found on disk: its contents, or why it could not be read.
 pub struct Found {
     pub path: PathBuf,
-    pub file: Result<StateFile, String>,
+    pub file: Result<StateFile, Unreadable>,
+}
+
+/// Why a state file found on disk could not be read (the reader's own words).
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    #[error(transparent)]
+    Read(#[from] io::Error),
+    #[error(transparent)]
+    Parse(#[from] serde_json::Error),
 }
 
 /// Every state file in `dir`, oldest name first.
@@ -192,8 +201,8 @@ pub fn list(dir: &Path) -> io::Result<Vec<Found>> {
         .into_iter()
         .map(|path| {
             let file = fs::read_to_string(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<StateFile>(&t).map_err(|e| e.to_string()));
+                .map_err(Unreadable::from)
+                .and_then(|t| Ok(serde_json::from_str::<StateFile>(&t)?));
             Found { path, file }
         })
         .collect())

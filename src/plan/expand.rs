@@ -111,7 +111,7 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
                         context.push(format!("cell {}", cell.label));
                     }
                     let msg = if context.is_empty() {
-                        msg
+                        msg.into()
                     } else {
                         format!("{msg}; in {}", context.join(", "))
                     };

@@ -278,7 +278,9 @@ fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
             "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)".into(),
         ));
     }
-    let cfg = args.into_config().map_err(CommandError::Usage)?;
+    let cfg = args
+        .into_config()
+        .map_err(|e| CommandError::Usage(e.into()))?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     Ok(cfg)
 }

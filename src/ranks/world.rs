@@ -28,7 +28,7 @@ use ::mpi::{Count, Threading};
 
 use super::watch::{FAILED, WAITING, Watch};
 use crate::commands::CommandError;
-use crate::harness::StartSync;
+use crate::harness::{NotStarted, StartSync};
 
 /// The tag of a rank's results sent to rank 0 after the window.
 const REPORT_TAG: ::mpi::Tag = 19;
@@ -330,9 +330,9 @@ impl World {
 impl StartSync for World {
     /// Agrees on whether every rank is ready, then leaves one barrier
     /// together: the clocks start within microseconds of each other.
-    fn start(&self, local_error: Option<String>) -> Result<(), String> {
+    fn start(&self, local_error: Option<String>) -> Result<(), NotStarted> {
         let local = local_error.map_or(Ok(()), |e| Err(CommandError::Failed(e)));
-        self.agree(local).map_err(|e| e.to_string())?;
+        self.agree(local).map_err(|e| NotStarted(e.to_string()))?;
         // Every rank is here: the heartbeats end before the barrier.
         self.unwatch();
         self.comm.barrier();

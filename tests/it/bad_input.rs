@@ -541,4 +541,79 @@ fn every_bad_input_is_one_line_exit_2_and_changes_nothing() {
     );
 }
 
-crate::tests! { every_bad_input_is_one_line_exit_2_and_changes_nothing }
+/// `dbio ARGS` in `dir`: exit code and stderr's lines.
+fn refusal(dir: &Path, args: &[&str]) -> (Option<i32>, Vec<String>) {
+    let out = Command::new(binary())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines = err
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(String::from)
+        .collect();
+    (out.status.code(), lines)
+}
+
+/// Errors from deep inside (a store under a plain file, a store that is not
+/// SQLite, a target that is a file, a man page that cannot be written) are
+/// one line with what was being done, and the exit code of their kind; a
+/// store the refused run created is gone again.
+fn errors_from_deep_inside_are_one_line_with_context_and_their_exit_code() {
+    let w = world();
+    let p = w.path();
+    let afile = p.join("afile");
+    let under = afile.join("store.sqlite");
+    let (code, lines) = refusal(p, &["runs", "list", "--db", under.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{lines:?}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let want = format!(
+        "error: opening the store at {}: cannot create the store directory {}: ",
+        under.display(),
+        afile.display()
+    );
+    assert!(lines[0].starts_with(&want), "{lines:?}");
+    assert!(
+        lines[0].ends_with("(choose another store with --db PATH)"),
+        "{lines:?}"
+    );
+
+    let (code, lines) = refusal(p, &["report", "--db", afile.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{lines:?}");
+    let want = format!(
+        "error: opening the store at {0}: {0} is not a SQLite database",
+        afile.display()
+    );
+    assert!(lines.len() == 1 && lines[0].starts_with(&want), "{lines:?}");
+    assert_eq!(
+        std::fs::read_to_string(&afile).unwrap(),
+        "not a directory\n"
+    );
+
+    let fresh = p.join("fresh/dbio.sqlite");
+    let args = ["run", "--target", "afile", "--time", "1", "--db"];
+    let (code, lines) = refusal(p, &[&args[..], &[fresh.to_str().unwrap()]].concat());
+    assert_eq!(code, Some(2), "{lines:?}");
+    assert!(
+        lines.len() == 1 && lines[0].starts_with("error: ") && lines[0].contains("--target"),
+        "{lines:?}"
+    );
+    assert!(
+        !p.join("fresh").exists(),
+        "the refused run's new store is removed"
+    );
+
+    let pages = p.join("pages");
+    std::fs::create_dir_all(pages.join("dbio.1")).unwrap();
+    let (code, lines) = refusal(p, &["man", "--dir", pages.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "a write that failed: {lines:?}");
+    let want = format!("error: cannot write {}: ", pages.join("dbio.1").display());
+    assert!(lines.len() == 1 && lines[0].starts_with(&want), "{lines:?}");
+}
+
+crate::tests! {
+    every_bad_input_is_one_line_exit_2_and_changes_nothing,
+    errors_from_deep_inside_are_one_line_with_context_and_their_exit_code,
+}

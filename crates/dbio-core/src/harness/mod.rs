@@ -83,8 +83,14 @@ pub trait StartSync {
     /// clock starts; `local_error` is this process's first error. Returns
     /// when every process may start together, or the error (naming the
     /// process that failed) that ends the run everywhere before its start.
-    fn start(&self, local_error: Option<String>) -> Result<(), String>;
+    fn start(&self, local_error: Option<String>) -> Result<(), NotStarted>;
 }
+
+/// Why the processes of a run did not start together: one line naming the
+/// process that failed and why (it becomes the run's error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotStarted(pub String);
 
 /// Runs `work` to the end. `shared` is the state its threads read (the
 /// workload holds a reference to it too); its ramp is the run's.
@@ -160,7 +166,7 @@ pub fn run_synced<W: Workload>(
         // together (or, if not every thread could start, release them to end).
         gate.wait_ready(handles.len() as u32);
         let mut go = handles.len() == total as usize;
-        if let Some(Err(e)) = sync.map(|s| s.start(shared.error())) {
+        if let Some(Err(NotStarted(e))) = sync.map(|s| s.start(shared.error())) {
             shared.fail(e);
             go = false;
         }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 use super::tests::{config, target};
-use super::{Options, StartSync, Status, run_synced};
+use super::{NotStarted, Options, StartSync, Status, run_synced};
 use crate::config::RunLength;
 use crate::measure::stats::Kind;
 use crate::workload::Shared;
@@ -15,20 +15,20 @@ use crate::workload::raw::Raw;
 /// A stand-in for the other ranks: what it was asked, and its answer.
 struct Others<'a> {
     shared: &'a Shared,
-    answer: Result<(), String>,
+    answer: Result<(), NotStarted>,
     /// (local error, clock started) of every call.
     calls: Mutex<Vec<(Option<String>, bool)>>,
 }
 
 impl StartSync for Others<'_> {
-    fn start(&self, local_error: Option<String>) -> Result<(), String> {
+    fn start(&self, local_error: Option<String>) -> Result<(), NotStarted> {
         let started = self.shared.start_ns.load(SeqCst) != 0;
         self.calls.lock().unwrap().push((local_error, started));
         self.answer.clone()
     }
 }
 
-fn run_with(answer: Result<(), String>) -> (super::RunResult, Vec<(Option<String>, bool)>) {
+fn run_with(answer: Result<(), NotStarted>) -> (super::RunResult, Vec<(Option<String>, bool)>) {
     let (_d, t) = target();
     let cfg = config(&t, 4, RunLength::Ops { ops: 400 });
     let shared = Shared::new(0.0);
@@ -58,7 +58,9 @@ fn the_others_are_asked_once_before_the_clock_starts_and_the_run_goes_on() {
 
 #[test]
 fn an_error_from_the_others_ends_the_run_before_any_io_with_that_error() {
-    let (r, calls) = run_with(Err("rank 2 (db3): --target /x: no space".into()));
+    let (r, calls) = run_with(Err(NotStarted(
+        "rank 2 (db3): --target /x: no space".into(),
+    )));
     assert_eq!(calls.len(), 1);
     assert_eq!(r.status, Status::Failed);
     assert_eq!(

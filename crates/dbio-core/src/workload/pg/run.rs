@@ -122,7 +122,7 @@ impl<'a> Pg<'a> {
         }
     }
 
-    fn setup(&self, t: u32) -> Result<Conn, String> {
+    fn setup(&self, t: u32) -> Result<Conn, Refused> {
         let sessions = self.pg.slob.sessions();
         if t < sessions {
             let mut client = self.endpoint.connect().map_err(|e| e.to_string())?;
