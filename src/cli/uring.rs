@@ -5,6 +5,7 @@
 use clap::{ArgAction, Args};
 
 use crate::cli::choice::choice;
+use crate::cli::refused::Refused;
 use crate::config::EngineKind;
 use crate::engine::uring::{Taskrun, UringOpts};
 
@@ -58,14 +59,14 @@ impl UringArgs {
 
     /// The setup a raw run records: `None` unless the engine is io_uring,
     /// where an io_uring option is refused.
-    pub fn into_opts(self, engine: EngineKind) -> Result<Option<UringOpts>, String> {
+    pub fn into_opts(self, engine: EngineKind) -> Result<Option<UringOpts>, Refused> {
         if engine == EngineKind::IoUring {
             return Ok(Some(self.opts()));
         }
         match self.given() {
-            Some(name) => Err(format!(
+            Some(name) => Err(Refused::from(format!(
                 "{name} is an io_uring setting: add --engine io_uring or leave {name} out"
-            )),
+            ))),
             None => Ok(None),
         }
     }
@@ -82,7 +83,7 @@ mod tests {
         argv.extend_from_slice(args);
         let cli = try_parse_from(argv).map_err(|e| e.to_string())?;
         match cli.command {
-            Command::Run(r) => (*r).into_config(),
+            Command::Run(r) => (*r).into_config().map_err(String::from),
             _ => unreachable!(),
         }
     }
