@@ -813,10 +813,11 @@ pub(crate) fn random_seed() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn config(args: &[&str]) -> Result<RunConfig, Refused> {
+    /// `dbio run ARGS` validated into a config, or its one-line refusal.
+    pub(crate) fn config(args: &[&str]) -> Result<RunConfig, Refused> {
         let mut argv = vec!["dbio", "run"];
         argv.extend_from_slice(args);
         let cli = try_parse_from(argv).map_err(|e| e.to_string())?;

@@ -74,19 +74,8 @@ impl UringArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{Command, try_parse_from};
-    use crate::config::RunConfig;
+    use crate::cli::tests::config;
     use crate::engine::uring::{Taskrun, UringOpts};
-
-    fn config(args: &[&str]) -> Result<RunConfig, String> {
-        let mut argv = vec!["dbio", "run"];
-        argv.extend_from_slice(args);
-        let cli = try_parse_from(argv).map_err(|e| e.to_string())?;
-        match cli.command {
-            Command::Run(r) => (*r).into_config().map_err(String::from),
-            _ => unreachable!(),
-        }
-    }
 
     #[test]
     fn io_uring_records_its_setup_and_others_record_none() {
