@@ -113,3 +113,43 @@ fn the_db_writers_are_raised_only_when_sessions_outnumber_the_cpus() {
     // No CPU count (available_parallelism failed) is one CPU.
     assert_eq!(default_dbwr_nice(5, 0), DEFAULT_DBWR_NICE);
 }
+
+/// More DB writers only where fewer fall behind the misses: a second with
+/// more than four sessions per CPU (as the writers' priority), four with
+/// more than 256.
+#[test]
+fn more_db_writers_only_when_sessions_outnumber_the_cpus() {
+    assert_eq!(default_db_writers(1, 2), 1);
+    assert_eq!(default_db_writers(8, 2), 1);
+    assert_eq!(default_db_writers(9, 2), 2);
+    assert_eq!(default_db_writers(512, 2), 2);
+    assert_eq!(default_db_writers(513, 2), 4);
+    assert_eq!(default_db_writers(4096, 2), 4);
+    assert_eq!(default_db_writers(64, 64), 1);
+    assert_eq!(default_db_writers(4096, 64), 2);
+    // No CPU count (available_parallelism failed) is one CPU.
+    assert_eq!(default_db_writers(5, 0), 2);
+    assert_eq!(default_db_writers(257, 0), 4);
+}
+
+/// Without `--db-writers` the run's config holds the default for its
+/// sessions; given, it holds what was given.
+#[test]
+fn the_db_writers_default_is_recorded_in_the_config() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let many = 8 * BUSY_SESSIONS_PER_CPU * cpus;
+    let c = cfg(|a| {
+        a.schemas = Some(8);
+        a.threads_per_schema = Some(many / 8);
+    })
+    .unwrap();
+    assert_eq!(c.db_writers, 2);
+    assert_eq!(cfg(|a| a.schemas = Some(1)).unwrap().db_writers, 1);
+    let c = cfg(|a| {
+        a.schemas = Some(8);
+        a.threads_per_schema = Some(many / 8);
+        a.db_writers = Some(1);
+    })
+    .unwrap();
+    assert_eq!(c.db_writers, 1);
+}

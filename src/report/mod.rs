@@ -398,6 +398,8 @@ mod tests {
         let slob = SlobArgs {
             // Fixed: the default depends on whether this kernel has io_uring.
             dbwr_engine: Some(crate::config::EngineKind::IoUring),
+            // Fixed: the default depends on the sessions per CPU.
+            db_writers: Some(1),
             ..SlobArgs::default()
         }
         .into_config(
