@@ -158,7 +158,18 @@ fn regions_that_do_not_fit_or_are_held_are_refused_in_one_line() {
     );
     drop(whole);
     // A region held by another run that overlaps rank 1's (32..64 MiB).
-    let other = TargetLock::device_region(&dev.path, 40 * MIB, MIB).unwrap();
+    // mpirun may return once a rank has failed, before the other rank has
+    // died and let go of its region: wait for that, a few seconds at most.
+    let t0 = std::time::Instant::now();
+    let other = loop {
+        match TargetLock::device_region(&dev.path, 40 * MIB, MIB) {
+            Ok(lock) => break lock,
+            Err(_) if t0.elapsed() < std::time::Duration::from_secs(10) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => panic!("the refused job's ranks still hold the device after 10 s: {e}"),
+        }
+    };
     refused(
         &target,
         &region,
