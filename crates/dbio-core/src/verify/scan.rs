@@ -13,7 +13,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::classify::{Expect, Verdict, classify};
 use super::findings::Findings;
-use crate::engine::buf::BufPool;
+use crate::engine::buf::{BufPool, HUGE_PAGE};
 use crate::engine::psync::Psync;
 use crate::engine::uring::Uring;
 use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
@@ -81,8 +81,6 @@ fn open(path: &PathBuf, direct: bool) -> rustix::io::Result<OwnedFd> {
 /// milliseconds for one; three reads' worth of slack per read in flight
 /// keeps the reads going meanwhile.
 const BUFFERS: usize = 4 * IN_FLIGHT as usize;
-/// A transparent huge page.
-const HUGE: usize = 2 << 20;
 
 /// A chunk read and handed to a checker: its buffer slot (by address) and place.
 struct Chunk {
@@ -112,8 +110,8 @@ pub fn scan(
     }
     let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
     // Two spare slots, so that BUFFERS of them lie on whole huge pages.
-    let bufs = BufPool::new(CHUNK as usize, BUFFERS + (HUGE / CHUNK as usize));
-    let slots = huge_pages(&bufs);
+    let bufs = BufPool::new(CHUNK as usize, BUFFERS + (HUGE_PAGE / CHUNK as usize));
+    let slots = bufs.on_huge_pages(BUFFERS);
     let checked = AtomicU64::new(0);
     let finished = AtomicBool::new(false);
     let total = layout.file_size * layout.files.len() as u64;
@@ -262,29 +260,6 @@ fn reader<E: Engine>(
             handed += 1;
         }
     }
-}
-
-/// Puts the buffers on transparent huge pages before io_uring pins them,
-/// and returns the BUFFERS slots that lie on them: a 1 MiB read into
-/// scattered 4 KiB pages is 256 segments, which the block layer splits (a
-/// loop device into 512 KiB requests, about half the bandwidth of whole
-/// ones on the loop target of bench/README.md); physically contiguous
-/// buffers go down whole. The pool is already touched (zeroed), so the
-/// pages are collapsed in place (`MADV_COLLAPSE`, Linux 6.1). Only advice:
-/// where THP is off or memory is fragmented the reads are the same, only
-/// split.
-fn huge_pages(bufs: &BufPool) -> Vec<u32> {
-    let start = bufs.ptr(0) as usize;
-    let end = bufs.ptr(bufs.slots() - 1) as usize + CHUNK as usize;
-    let (lo, hi) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    for advice in [libc::MADV_HUGEPAGE, libc::MADV_COLLAPSE] {
-        // SAFETY: advice on memory the pool owns; it changes no contents.
-        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, advice) };
-    }
-    (0..bufs.slots() as u32)
-        .filter(|&s| bufs.ptr(s as usize) as usize >= lo)
-        .take(BUFFERS)
-        .collect()
 }
 
 fn check_chunk(data: &[u8], file: u32, offset: u64, layout: &Layout, findings: &mut Findings) {
