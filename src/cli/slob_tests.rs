@@ -153,3 +153,18 @@ fn the_db_writers_default_is_recorded_in_the_config() {
     .unwrap();
     assert_eq!(c.db_writers, 1);
 }
+
+#[test]
+fn db_writers_write_with_psync_on_a_memory_filesystem() {
+    use crate::config::EngineKind;
+    // A directory not made yet is judged by the filesystem it would be on.
+    let shm = Path::new("/dev/shm/dbio-not-made-yet/data");
+    assert_eq!(default_dbwr_engine(Some(shm)), EngineKind::Psync);
+    let want = if crate::engine::uring::available() {
+        EngineKind::IoUring
+    } else {
+        EngineKind::Psync
+    };
+    // A block device (no directory): io_uring where the kernel allows it.
+    assert_eq!(default_dbwr_engine(None), want);
+}
