@@ -83,8 +83,12 @@ fn on_memory_fs(dir: &Path) -> bool {
     dir.ancestors()
         .find_map(|d| rustix::fs::statfs(d).ok())
         .is_some_and(|s| {
+            // f_type's width differs between architectures.
+            #[allow(clippy::unnecessary_cast)]
             let t = s.f_type as i64;
-            t == libc::TMPFS_MAGIC as i64 || t == RAMFS_MAGIC
+            #[allow(clippy::unnecessary_cast)]
+            let tmpfs = libc::TMPFS_MAGIC as i64;
+            t == tmpfs || t == RAMFS_MAGIC
         })
 }
 
