@@ -61,14 +61,22 @@ pub fn default_db_writers(sessions: u32, cpus: u32) -> u32 {
 }
 /// How the DB writers write when `--dbwr-engine` is not given: io_uring
 /// where the kernel allows it (a batch in flight at once, as DBWn with
-/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs), where
-/// io_uring cannot write without blocking and hands every write to an io-wq
-/// worker thread: the same copy plus two context switches per block. There
-/// psync cost 0.86x the CPU per physical I/O of io_uring at 1 session
-/// (bench/README, "Issue 14, the model's constant cost per I/O").
-pub fn default_dbwr_engine(target_dir: Option<&Path>) -> crate::config::EngineKind {
+/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs) while
+/// the sessions leave the cores room (at most `BUSY_SESSIONS_PER_CPU` per
+/// CPU, one DB writer): there io_uring cannot write without blocking and
+/// hands every write to an io-wq worker thread, the same copy plus two
+/// context switches per block, and psync cost 0.96x the CPU per physical
+/// I/O at 1 session. With more sessions the io-wq workers write in parallel
+/// with the writer and psync measured no cheaper and slower (0.53x I/O/s at
+/// 256 sessions; bench/README, "Issue 14, the model's constant cost per I/O").
+pub fn default_dbwr_engine(
+    target_dir: Option<&Path>,
+    sessions: u32,
+    cpus: u32,
+) -> crate::config::EngineKind {
     use crate::config::EngineKind;
-    if !crate::engine::uring::available() || target_dir.is_some_and(on_memory_fs) {
+    let roomy = sessions <= BUSY_SESSIONS_PER_CPU * cpus.max(1);
+    if !crate::engine::uring::available() || roomy && target_dir.is_some_and(on_memory_fs) {
         EngineKind::Psync
     } else {
         EngineKind::IoUring
@@ -169,8 +177,8 @@ pub struct SlobArgs {
     /// How DB writers write: io_uring (a batch in flight at once, like DBWn
     /// with asynchronous I/O), psync (one write at a time) or null (no I/O:
     /// the model's own cost) [default: io_uring where the kernel allows it,
-    /// psync on tmpfs or ramfs, where io_uring hands every write to a worker
-    /// thread, and where it does not].
+    /// psync on tmpfs or ramfs with at most 4 sessions per CPU, where
+    /// io_uring hands every write to a worker thread, and where it does not].
     #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
@@ -417,7 +425,7 @@ impl SlobArgs {
                 .unwrap_or_else(|| default_dbwr_nice(schemas * threads, cpus)),
             dbwr_engine: self
                 .dbwr_engine
-                .unwrap_or_else(|| default_dbwr_engine(target_dir)),
+                .unwrap_or_else(|| default_dbwr_engine(target_dir, schemas * threads, cpus)),
             redo_dir,
             redo_files: self.redo_files.unwrap_or(3),
             redo_file_size,
