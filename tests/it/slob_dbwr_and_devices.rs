@@ -279,32 +279,35 @@ fn reusing_a_log_before_its_checkpoint_waits_and_says_so() {
     assert!(waits > 0, "no session waited for a checkpoint");
 }
 
+/// A short 2-session run with half its operations updates on `target`, with `extra` options.
+fn small_update_run(target: &std::path::Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "--target",
+        target.to_str().unwrap(),
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--cache",
+        "256K",
+        "--update-pct",
+        "50",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+        "--work-loop",
+        "40",
+    ];
+    args.extend_from_slice(extra);
+    json_run(&args)
+}
+
 fn the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("data");
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "--target",
-            target.to_str().unwrap(),
-            "--sessions",
-            "2",
-            "--scale",
-            "300",
-            "--cache",
-            "256K",
-            "--update-pct",
-            "50",
-            "--redo-file-size",
-            "2M",
-            "--log-buffer",
-            "512K",
-            "--work-loop",
-            "40",
-        ];
-        args.extend_from_slice(extra);
-        json_run(&args)
-    };
+    let run = |extra: &[&str]| small_update_run(&target, extra);
     let default = run(&[]);
     let want = if dbio::engine::uring::available() {
         "io_uring"
@@ -324,28 +327,7 @@ fn the_db_writer_writes_with_psync_on_tmpfs_unless_asked() {
     let _store = temp_store();
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let target = dir.path().join("data");
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "--target",
-            target.to_str().unwrap(),
-            "--sessions",
-            "2",
-            "--scale",
-            "300",
-            "--cache",
-            "256K",
-            "--update-pct",
-            "50",
-            "--redo-file-size",
-            "2M",
-            "--log-buffer",
-            "512K",
-            "--work-loop",
-            "40",
-        ];
-        args.extend_from_slice(extra);
-        json_run(&args)
-    };
+    let run = |extra: &[&str]| small_update_run(&target, extra);
     let default = run(&[]);
     assert_eq!(default["config"]["slob"]["dbwr_engine"], "psync");
     assert!(n(&default, "slob.run_totals.physical_writes") > 0);
