@@ -59,6 +59,47 @@ pub fn default_db_writers(sessions: u32, cpus: u32) -> u32 {
         1
     }
 }
+/// How the DB writers write when `--dbwr-engine` is not given: io_uring
+/// where the kernel allows it (a batch in flight at once, as DBWn with
+/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs) while
+/// the sessions leave the cores room (at most `BUSY_SESSIONS_PER_CPU` per
+/// CPU, one DB writer): there io_uring cannot write without blocking and
+/// hands every write to an io-wq worker thread, the same copy plus two
+/// context switches per block, and psync cost 0.96x the CPU per physical
+/// I/O at 1 session. With more sessions the io-wq workers write in parallel
+/// with the writer and psync measured no cheaper and slower (0.53x I/O/s at
+/// 256 sessions; bench/README, "Issue 14, the model's constant cost per I/O").
+pub fn default_dbwr_engine(
+    target_dir: Option<&Path>,
+    sessions: u32,
+    cpus: u32,
+) -> crate::config::EngineKind {
+    use crate::config::EngineKind;
+    let roomy = sessions <= BUSY_SESSIONS_PER_CPU * cpus.max(1);
+    if !crate::engine::uring::available() || roomy && target_dir.is_some_and(on_memory_fs) {
+        EngineKind::Psync
+    } else {
+        EngineKind::IoUring
+    }
+}
+
+/// True when `dir` (or, if it does not exist yet, its nearest existing
+/// ancestor) is on tmpfs or ramfs.
+fn on_memory_fs(dir: &Path) -> bool {
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find_map(|d| rustix::fs::statfs(d).ok())
+        .is_some_and(|s| {
+            // f_type's width differs between architectures.
+            #[allow(clippy::unnecessary_cast)]
+            let t = s.f_type as i64;
+            #[allow(clippy::unnecessary_cast)]
+            let tmpfs = libc::TMPFS_MAGIC as i64;
+            t == tmpfs || t == RAMFS_MAGIC
+        })
+}
+
 pub const DEFAULT_REDO_FILE_SIZE: u64 = 128 << 20;
 pub const DEFAULT_LOG_BUFFER: u64 = 4 << 20;
 /// A buffer cache is capped at this many times the data.
@@ -136,7 +177,8 @@ pub struct SlobArgs {
     /// How DB writers write: io_uring (a batch in flight at once, like DBWn
     /// with asynchronous I/O), psync (one write at a time) or null (no I/O:
     /// the model's own cost) [default: io_uring where the kernel allows it,
-    /// else psync].
+    /// psync on tmpfs or ramfs with at most 4 sessions per CPU, where
+    /// io_uring hands every write to a worker thread, and where it does not].
     #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
@@ -381,13 +423,9 @@ impl SlobArgs {
             dbwr_nice: self
                 .dbwr_nice
                 .unwrap_or_else(|| default_dbwr_nice(schemas * threads, cpus)),
-            dbwr_engine: self.dbwr_engine.unwrap_or_else(|| {
-                if crate::engine::uring::available() {
-                    crate::config::EngineKind::IoUring
-                } else {
-                    crate::config::EngineKind::Psync
-                }
-            }),
+            dbwr_engine: self
+                .dbwr_engine
+                .unwrap_or_else(|| default_dbwr_engine(target_dir, schemas * threads, cpus)),
             redo_dir,
             redo_files: self.redo_files.unwrap_or(3),
             redo_file_size,

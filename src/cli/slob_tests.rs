@@ -153,3 +153,20 @@ fn the_db_writers_default_is_recorded_in_the_config() {
     .unwrap();
     assert_eq!(c.db_writers, 1);
 }
+
+#[test]
+fn db_writers_write_with_psync_on_a_memory_filesystem() {
+    use crate::config::EngineKind;
+    // A directory not made yet is judged by the filesystem it would be on.
+    let shm = Path::new("/dev/shm/dbio-not-made-yet/data");
+    assert_eq!(default_dbwr_engine(Some(shm), 8, 2), EngineKind::Psync);
+    let want = if crate::engine::uring::available() {
+        EngineKind::IoUring
+    } else {
+        EngineKind::Psync
+    };
+    // A block device (no directory): io_uring where the kernel allows it.
+    assert_eq!(default_dbwr_engine(None, 1, 2), want);
+    // More than 4 sessions per CPU: io_uring's workers write in parallel.
+    assert_eq!(default_dbwr_engine(Some(shm), 9, 2), want);
+}

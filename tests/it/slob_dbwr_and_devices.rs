@@ -279,32 +279,35 @@ fn reusing_a_log_before_its_checkpoint_waits_and_says_so() {
     assert!(waits > 0, "no session waited for a checkpoint");
 }
 
+/// A short 2-session run with half its operations updates on `target`, with `extra` options.
+fn small_update_run(target: &std::path::Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "--target",
+        target.to_str().unwrap(),
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--cache",
+        "256K",
+        "--update-pct",
+        "50",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+        "--work-loop",
+        "40",
+    ];
+    args.extend_from_slice(extra);
+    json_run(&args)
+}
+
 fn the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("data");
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "--target",
-            target.to_str().unwrap(),
-            "--sessions",
-            "2",
-            "--scale",
-            "300",
-            "--cache",
-            "256K",
-            "--update-pct",
-            "50",
-            "--redo-file-size",
-            "2M",
-            "--log-buffer",
-            "512K",
-            "--work-loop",
-            "40",
-        ];
-        args.extend_from_slice(extra);
-        json_run(&args)
-    };
+    let run = |extra: &[&str]| small_update_run(&target, extra);
     let default = run(&[]);
     let want = if dbio::engine::uring::available() {
         "io_uring"
@@ -318,10 +321,28 @@ fn the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request() 
     assert!(writes > 0, "the psync DB writer wrote");
 }
 
+/// On tmpfs io_uring hands every write to an io-wq worker: the DB writers
+/// write with psync there unless asked otherwise (docs/slob.md).
+fn the_db_writer_writes_with_psync_on_tmpfs_unless_asked() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = dir.path().join("data");
+    let run = |extra: &[&str]| small_update_run(&target, extra);
+    let default = run(&[]);
+    assert_eq!(default["config"]["slob"]["dbwr_engine"], "psync");
+    assert!(n(&default, "slob.run_totals.physical_writes") > 0);
+    if dbio::engine::uring::available() {
+        let uring = run(&["--dbwr-engine", "io_uring"]);
+        assert_eq!(uring["config"]["slob"]["dbwr_engine"], "io_uring");
+        assert!(n(&uring, "slob.run_totals.physical_writes") > 0);
+    }
+}
+
 crate::tests! {
     the_io_uring_db_writer_writes_batches_and_keeps_the_invariants,
     ctrl_c_stops_every_thread_and_keeps_what_was_measured,
     a_tablespace_on_a_block_device_with_redo_in_a_directory [Root],
     reusing_a_log_before_its_checkpoint_waits_and_says_so,
     the_db_writer_is_asynchronous_where_the_kernel_allows_and_psync_on_request,
+    the_db_writer_writes_with_psync_on_tmpfs_unless_asked,
 }

@@ -19,7 +19,10 @@ pub const EXTENT_BLOCKS: u64 = 128;
 #[derive(Clone, Debug)]
 pub struct Permutation {
     n: u64,
-    half_bits: u32,
+    /// Bits of the Feistel domain (the fewest that hold `n - 1`), split into
+    /// a left part of `bits - right_bits` and a right part of `right_bits`.
+    bits: u32,
+    right_bits: u32,
     keys: [u64; 4],
 }
 
@@ -27,11 +30,11 @@ impl Permutation {
     pub fn new(n: u64, seed: u64) -> Self {
         assert!(n >= 1);
         let bits = 64 - (n.max(4) - 1).leading_zeros();
-        let half_bits = bits.div_ceil(2);
         let mut r = Rng::new(seed);
         Permutation {
             n,
-            half_bits,
+            bits,
+            right_bits: bits.div_ceil(2),
             keys: [r.next_u64(), r.next_u64(), r.next_u64(), r.next_u64()],
         }
     }
@@ -49,15 +52,22 @@ impl Permutation {
         }
     }
 
+    /// One pass of an unbalanced Feistel network over `bits` bits: the two
+    /// parts differ by at most one bit and swap sizes each round (an even
+    /// number of rounds gives them back). The domain is the smallest power
+    /// of two above `n - 1`, so cycle walking takes under two passes on
+    /// average (a balanced network over `2 * right_bits` bits took up to
+    /// four when `bits` is odd: 3.3 at SCALE 80000).
     #[inline]
     fn feistel(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        let (mut lb, mut rb) = (self.bits - self.right_bits, self.right_bits);
+        let (mut l, mut r) = (x >> rb, x & ((1u64 << rb) - 1));
         for k in self.keys {
-            let f = mix(r ^ k) & mask;
+            let f = mix(r ^ k) & ((1u64 << lb) - 1);
             (l, r) = (r, l ^ f);
+            (lb, rb) = (rb, lb);
         }
-        (l << self.half_bits) | r
+        (l << rb) | r
     }
 }
 
@@ -236,6 +246,27 @@ mod tests {
                 assert!(!seen[y as usize], "n={n}: {y} hit twice");
                 seen[y as usize] = true;
             }
+        }
+    }
+
+    #[test]
+    fn cycle_walking_takes_under_two_passes_on_average() {
+        // 80000 needs 17 bits: a balanced network over 18 bits took 3.3.
+        for n in [80_000u64, 10_000, 1 << 16, (1 << 16) + 1] {
+            let p = Permutation::new(n, 3);
+            let mut passes = 0u64;
+            for x in 0..n {
+                let mut y = x;
+                loop {
+                    passes += 1;
+                    y = p.feistel(y);
+                    if y < n {
+                        break;
+                    }
+                }
+            }
+            let avg = passes as f64 / n as f64;
+            assert!(avg < 2.0, "n={n}: {avg:.2} passes per key");
         }
     }
 
