@@ -9,16 +9,15 @@
 //! reads the TSC directly (`lfence; rdtsc`, about 17 ns here) and scales it
 //! with a factor measured once against CLOCK_MONOTONIC: the same counter the
 //! vDSO reads, without its sequence lock, clock-mode dispatch and timespec.
-//! It is not the default: in runs under `chrt -f` on a loaded 2-vCPU VM,
-//! runs with it reported a CPU time per I/O a third to two thirds of the
-//! real one (the control thread's window edges against the session's), a
-//! fault not found yet (bench/README.md, "psync: the kernel's share").
+//! It is not the default: in dbio's psync runs here its gain was within the
+//! noise (bench/README.md, "psync: the kernel's share"), and it does not
+//! follow NTP's slewing of CLOCK_MONOTONIC.
 //!
 //! The TSC clock starts at CLOCK_MONOTONIC's value and runs at its rate as
 //! measured over the calibration (about 20 ms, error ~1e-5), so latencies
-//! are exact to that ratio; it does not follow NTP's later slewing of
-//! CLOCK_MONOTONIC (at most 500 ppm), so over a long run it may drift from
-//! it by milliseconds. Use it for intervals within one process; hand the
+//! are exact to that ratio; as it does not follow NTP's later slewing of
+//! CLOCK_MONOTONIC (at most 500 ppm), over a long run it may drift from it
+//! by milliseconds. Use `now_ns` for intervals within one process; hand the
 //! kernel (futex timeouts, sleeps) durations, never its timestamps.
 
 use std::sync::OnceLock;
