@@ -129,3 +129,66 @@ impl Engine for Psync {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::{AsRawFd, IntoRawFd};
+
+    /// A thread with its own descriptor table still reads the files opened
+    /// before (through the raw system calls, short reads and errors as
+    /// results), and what it opens afterwards is its own.
+    #[test]
+    fn a_private_table_keeps_the_files_opened_before() {
+        let dir = std::env::temp_dir().join(format!("dbio-psync-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let fd = f.as_raw_fd();
+        let p = path.clone();
+        let (got, errs, own) = std::thread::spawn(move || {
+            private_fd_table();
+            let mut e = Psync::new(&[fd], SyncAfterWrite::None);
+            let mut buf = [0u8; 8];
+            let mut res = Vec::new();
+            for (offset, kind) in [(2, OpKind::Read), (6, OpKind::Read), (0, OpKind::Write)] {
+                let io = Io {
+                    kind,
+                    file: 0,
+                    offset,
+                    len: 8,
+                    buf: buf.as_mut_ptr(),
+                    slot: 0,
+                };
+                unsafe { e.queue(&io) }.unwrap();
+                e.reap(1, |c| res.push(c.res)).unwrap();
+                if res.len() == 1 {
+                    assert_eq!(&buf, b"23456789");
+                }
+            }
+            let own = std::fs::File::open(&p).unwrap().into_raw_fd();
+            (res[0], res[1..].to_vec(), own)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(got, 8);
+        // A short read at the end; a write on a read-only descriptor: EBADF.
+        assert_eq!(errs, vec![4, -libc::EBADF]);
+        // The thread's own descriptor is not in this thread's table (the
+        // number may be reused here, so compare what it names).
+        let same = unsafe {
+            let (mut a, mut b): (libc::stat, libc::stat) = (std::mem::zeroed(), std::mem::zeroed());
+            libc::fstat(own, &mut a) == 0
+                && libc::fstat(fd, &mut b) == 0
+                && own != fd
+                && a.st_ino == b.st_ino
+        };
+        assert!(
+            !same,
+            "fd {own} opened in the private table is open here too"
+        );
+        drop(f);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
