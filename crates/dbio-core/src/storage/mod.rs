@@ -323,10 +323,13 @@ impl Target {
     /// The file number and byte offset of global block `b`.
     #[inline]
     pub fn locate(&self, b: u64) -> (u32, u64) {
-        (
-            (b / self.blocks_per_file) as u32,
-            self.base() + (b % self.blocks_per_file) * u64::from(self.block_size),
-        )
+        // One file (or the first): no 64-bit division on the hot path.
+        let (file, rel) = if b < self.blocks_per_file {
+            (0, b)
+        } else {
+            (b / self.blocks_per_file, b % self.blocks_per_file)
+        };
+        (file as u32, self.base() + rel * u64::from(self.block_size))
     }
 
     /// Opens every file in the run's mode. A device opened for writing is

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::dist::{BlockPicker, Hotspot};
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
-use crate::config::{RunConfig, RunLength};
+use crate::config::{EngineKind, RunConfig, RunLength};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
@@ -183,6 +183,10 @@ impl Workload for Raw<'_> {
         let cfg = self.cfg;
         if id >= cfg.sessions {
             return Ok(None);
+        }
+        if cfg.engine == EngineKind::Psync {
+            // A system call per I/O on files opened before the sessions.
+            crate::engine::psync::private_fd_table();
         }
         let bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
         let sync = SyncAfterWrite::for_mode(cfg.io_mode);
