@@ -60,8 +60,9 @@ pub enum Submit {
     Auto,
     /// Each request in its own `io_uring_enter` as it is queued (fio's
     /// default, `iodepth_batch_submit=1`): the kernel starts on it while the
-    /// session prepares the next, and every call also collects completions,
-    /// so the session seldom sleeps.
+    /// session prepares the next, and every call also collects completions;
+    /// with none there, up to 8 calls that do not block come before one that
+    /// sleeps, so the session seldom sleeps.
     Each,
     /// Everything queued in one `io_uring_enter` when the session waits:
     /// fewer system calls, but the session sleeps more often.
