@@ -4,7 +4,14 @@
 //! one thread; bench/vs-fio.sh reports dbio (and fio) as a fraction of it.
 //!
 //!     cargo build --release --example floor
-//!     target/release/examples/floor FILE psync|io_uring DEPTH BS SECONDS RAMP
+//!     target/release/examples/floor FILE psync|io_uring DEPTH BS SECONDS RAMP [SUBMIT]
+//!
+//! SUBMIT (io_uring) is dbio's `--uring-submit`: `each` (one
+//! `io_uring_enter(1, 0, GETEVENTS)` per read as it is queued, as fio does;
+//! when no completion is there, up to 8 calls that do not block before one
+//! that waits), `batch`
+//! (every free slot queued, then one `io_uring_enter(n, 1, GETEVENTS)`), or
+//! `auto` (the default, as dbio's: `each` from 2 to 32 in flight).
 //!
 //! Prints one JSON line shaped like the part of dbio's report the benchmark
 //! scripts read: `{"total": {"iops", "requests"}, "cpu": {"us_per_io"}}`.
@@ -15,11 +22,18 @@ use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, types};
 
+/// IORING_ENTER_GETEVENTS.
+const GETEVENTS: u32 = 1;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [file, engine, depth, bs, seconds, ramp] = &args[..] else {
-        eprintln!("usage: floor FILE psync|io_uring DEPTH BS SECONDS RAMP");
-        std::process::exit(2);
+    let (file, engine, depth, bs, seconds, ramp, submit) = match &args[..] {
+        [f, e, d, b, s, r] => (f, e, d, b, s, r, "auto"),
+        [f, e, d, b, s, r, m] => (f, e, d, b, s, r, m.as_str()),
+        _ => {
+            eprintln!("usage: floor FILE psync|io_uring DEPTH BS SECONDS RAMP [each|batch|auto]");
+            std::process::exit(2);
+        }
     };
     let parse = |what: &str, v: &str| -> u64 {
         v.parse().unwrap_or_else(|_| {
@@ -28,6 +42,15 @@ fn main() {
         })
     };
     let (depth, bs) = (parse("DEPTH", depth) as u32, parse("BS", bs) as usize);
+    let each = match submit {
+        "each" => true,
+        "batch" => false,
+        "auto" => (2..=32).contains(&depth),
+        other => {
+            eprintln!("floor: SUBMIT is each, batch or auto, not {other:?}");
+            std::process::exit(2)
+        }
+    };
     let (seconds, ramp): (f64, f64) = match (seconds.parse(), ramp.parse()) {
         (Ok(s), Ok(r)) => (s, r),
         _ => {
@@ -57,7 +80,7 @@ fn main() {
     };
     let run = |floor: &mut Floor, secs: f64| match engine.as_str() {
         "psync" => floor.psync(secs),
-        "io_uring" => floor.uring(depth.max(1), secs),
+        "io_uring" => floor.uring(depth.max(1), each, secs),
         other => {
             eprintln!("floor: unknown engine {other:?} (psync or io_uring)");
             std::process::exit(2)
@@ -112,8 +135,9 @@ impl Floor {
     }
 
     /// `depth` reads in flight on one ring with a registered file and
-    /// buffers, until `secs` have passed.
-    fn uring(&mut self, depth: u32, secs: f64) -> u64 {
+    /// buffers, until `secs` have passed; `each`: every read submitted by
+    /// its own call as it is queued.
+    fn uring(&mut self, depth: u32, each: bool, secs: f64) -> u64 {
         // As dbio's engine sets it up: one issuer, completions run when it waits.
         let entries = depth.next_power_of_two();
         let mut ring: IoUring = IoUring::builder()
@@ -152,17 +176,44 @@ impl Floor {
                 // SAFETY: the slot's buffer is not reused until its completion.
                 unsafe { ring.submission().push(&sqe) }.expect("a free SQE");
                 inflight += 1;
+                if each {
+                    // GETEVENTS: also runs the completion work waiting.
+                    // SAFETY: no argument is passed.
+                    unsafe {
+                        ring.submitter()
+                            .enter::<libc::sigset_t>(1, 0, GETEVENTS, None)
+                    }
+                    .expect("io_uring_enter");
+                }
             }
             if inflight == 0 {
                 return ios;
             }
-            ring.submit_and_wait(1).expect("io_uring_enter");
-            for cqe in ring.completion() {
-                assert_eq!(cqe.result(), self.bs as i32, "read failed");
-                free.push(cqe.user_data() as u16);
-                inflight -= 1;
-                ios += 1;
+            let (mut reaped, mut looks) = (0, 0);
+            loop {
+                for cqe in ring.completion() {
+                    assert_eq!(cqe.result(), self.bs as i32, "read failed");
+                    free.push(cqe.user_data() as u16);
+                    inflight -= 1;
+                    reaped += 1;
+                }
+                if reaped > 0 {
+                    break;
+                }
+                if each && looks < 8 {
+                    // As dbio: up to 8 looks without blocking before sleeping.
+                    looks += 1;
+                    // SAFETY: no argument is passed.
+                    unsafe {
+                        ring.submitter()
+                            .enter::<libc::sigset_t>(0, 0, GETEVENTS, None)
+                    }
+                    .expect("io_uring_enter");
+                    continue;
+                }
+                ring.submit_and_wait(1).expect("io_uring_enter");
             }
+            ios += reaped;
             if ios % 256 < u64::from(depth) && Instant::now() >= end {
                 stopping = true;
             }

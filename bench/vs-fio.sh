@@ -5,7 +5,7 @@
 #
 # Usage: bench/vs-fio.sh [--pairs N] [--time S] [--dbio PATH]
 #                        [--cases "a b c d"] [--raw DIR] [--qd "1 8 32 128"]
-#                        [--uring-args "--register-ring true"]
+#                        [--uring-args "--register-ring true"] [--rt]
 #   --pairs N   dbio/fio rounds per case (default 5)
 #   --time S    measured seconds per run (default 10); both tools also run a
 #               1 s warm-up that is excluded (dbio --ramp 1, fio --ramp_time=1)
@@ -16,6 +16,9 @@
 #   --qd "N …"  io_uring queue depths for cases b and f (default "32")
 #   --uring-args "…"  extra dbio options for its io_uring runs (cases b, f),
 #               e.g. "--register-ring true" or "--sqthread-poll 1000"
+#   --rt        run every tool under `chrt -f 10` (SCHED_FIFO; io-wq workers
+#               inherit it): on a machine loaded by other jobs, the tools
+#               then get the CPUs as on a quiet one (not the same scheduler)
 #
 # Needs root (losetup, mkfs.xfs, mount, drop_caches), fio and python3.
 # Prints Markdown tables and saves them to bench/results-<date>.md (or
@@ -33,8 +36,9 @@ CASES="a b c d e f"
 RAW_DIR=""
 QDS="32"
 URING_ARGS=""
+RT=()
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "vs-fio: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -46,6 +50,7 @@ while [[ $# -gt 0 ]]; do
         --raw) RAW_DIR=${2:?}; shift 2 ;;
         --qd) QDS=${2:?}; shift 2 ;;
         --uring-args) URING_ARGS=${2:?}; shift 2 ;;
+        --rt) RT=(chrt -f 10); shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -193,7 +198,7 @@ drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 run_dbio() {
     local out=$1; shift
     local TIMEFORMAT='%U %S'
-    if ! { time "$DBIO" run "$@" --json --quiet >"$out" 2>"$out.err"; } 2>"$out.time"; then
+    if ! { time "${RT[@]}" "$DBIO" run "$@" --json --quiet >"$out" 2>"$out.err"; } 2>"$out.time"; then
         cat "$out.err" >&2
         die "dbio failed: dbio run $*"
     fi
@@ -203,7 +208,7 @@ run_dbio() {
 run_fio() {
     local out=$1; shift
     local TIMEFORMAT='%U %S'
-    if ! { time fio --output-format=json --output="$out" "$@" 2>"$out.err"; } 2>"$out.time"; then
+    if ! { time "${RT[@]}" fio --output-format=json --output="$out" "$@" 2>"$out.err"; } 2>"$out.time"; then
         cat "$out.err" >&2
         die "fio failed: fio $*"
     fi
@@ -215,7 +220,7 @@ run_fio() {
 run_floor() {
     local out=$1; shift
     local TIMEFORMAT='%U %S'
-    if ! { time "$FLOOR" "$1" "$2" "$3" 4096 "$TIME" "$RAMP" >"$out" 2>"$out.err"; } 2>"$out.time"; then
+    if ! { time "${RT[@]}" "$FLOOR" "$1" "$2" "$3" 4096 "$TIME" "$RAMP" >"$out" 2>"$out.err"; } 2>"$out.time"; then
         cat "$out.err" >&2
         die "floor failed: floor $*"
     fi

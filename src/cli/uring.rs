@@ -7,7 +7,7 @@ use clap::{ArgAction, Args};
 use crate::cli::choice::choice;
 use crate::cli::refused::Refused;
 use crate::config::EngineKind;
-use crate::engine::uring::{Taskrun, UringOpts};
+use crate::engine::uring::{Submit, Taskrun, UringOpts};
 
 #[derive(Args, Debug, Clone)]
 pub struct UringArgs {
@@ -30,6 +30,10 @@ pub struct UringArgs {
     /// io_uring: who runs completion work in the kernel.
     #[arg(long, value_parser = choice::<Taskrun>(), default_value = "auto")]
     pub uring_taskrun: Taskrun,
+
+    /// io_uring: when queued requests go to the kernel: each in its own system call as it is queued (as fio does), or all in one when the session waits.
+    #[arg(long, value_parser = choice::<Submit>(), default_value = "auto")]
+    pub uring_submit: Submit,
 }
 
 impl UringArgs {
@@ -40,6 +44,7 @@ impl UringArgs {
             register_ring: self.register_ring,
             sqthread_poll_ms: self.sqthread_poll,
             taskrun: self.uring_taskrun,
+            submit: self.uring_submit,
         }
     }
 
@@ -52,6 +57,7 @@ impl UringArgs {
             (o.register_ring != d.register_ring, "--register-ring"),
             (o.sqthread_poll_ms != d.sqthread_poll_ms, "--sqthread-poll"),
             (o.taskrun != d.taskrun, "--uring-taskrun"),
+            (o.submit != d.submit, "--uring-submit"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))
@@ -75,7 +81,7 @@ impl UringArgs {
 #[cfg(test)]
 mod tests {
     use crate::cli::tests::config;
-    use crate::engine::uring::{Taskrun, UringOpts};
+    use crate::engine::uring::{Submit, Taskrun, UringOpts};
 
     #[test]
     fn io_uring_records_its_setup_and_others_record_none() {
@@ -92,11 +98,14 @@ mod tests {
             "20",
             "--uring-taskrun",
             "coop",
+            "--uring-submit",
+            "batch",
         ])
         .unwrap();
         let u = c.uring.unwrap();
         assert!(!u.fixedbufs && u.registerfiles && u.register_ring);
         assert_eq!((u.sqthread_poll_ms, u.taskrun), (Some(20), Taskrun::Coop));
+        assert_eq!(u.submit, Submit::Batch);
         assert_eq!(config(&[]).unwrap().uring, None);
     }
 

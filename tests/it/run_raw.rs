@@ -257,6 +257,9 @@ fn io_uring_options_each_read_verified_blocks_and_are_recorded() {
             "taskrun",
             Value::from("defer"),
         ),
+        (&[], "submit", Value::from("auto")),
+        (&["--uring-submit", "each"], "submit", Value::from("each")),
+        (&["--uring-submit", "batch"], "submit", Value::from("batch")),
     ];
     for (opts, key, want) in cases {
         let mut args = vec![

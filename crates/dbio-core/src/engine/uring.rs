@@ -1,7 +1,9 @@
-//! `io_uring`: one ring per session thread, up to `depth` requests in flight,
-//! submitted and reaped in batches (one `io_uring_enter` submits everything
-//! queued and waits for at least one completion; every completion then in
-//! the ring is reaped without another call). What fast NVMe users turn on is
+//! `io_uring`: one ring per session thread, up to `depth` requests in flight.
+//! [`Submit`] says when requests go in: each in its own `io_uring_enter` as
+//! it is queued (as fio does; that call also collects completions, so the
+//! session seldom sleeps), or all queued in the one `io_uring_enter` that
+//! waits for a completion; every completion then in the ring is reaped
+//! without another call. What fast NVMe users turn on is
 //! in [`UringOpts`]: registered files and buffers (fio's `--registerfiles`,
 //! `--fixedbufs`), a registered ring fd, a submission-polling kernel thread
 //! (fio's `--sqthread_poll`) and how completion work is run
@@ -18,6 +20,10 @@ use super::{Completion, Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
 use io_uring::{IoUring, cqueue, opcode, squeue, types};
 
+/// Non-blocking `io_uring_enter` calls `Submit::Each` makes for a
+/// completion before it sleeps (measured in bench/floor.rs: 8 beat 0 and 64).
+const EACH_LOOKS: u32 = 8;
+
 /// user_data bit marking the sync half of a linked write+sync pair.
 const SYNC_BIT: u64 = 1 << 32;
 
@@ -31,7 +37,7 @@ const UNREGISTER_RING_FDS: u32 = 21;
 
 #[path = "uring_opts.rs"]
 mod opts;
-pub use opts::{SetupError, Taskrun, UringOpts};
+pub use opts::{SetupError, Submit, Taskrun, UringOpts};
 
 pub struct Uring {
     ring: IoUring,
@@ -44,6 +50,8 @@ pub struct Uring {
     enter_fd: RawFd,
     enter_flags: u32,
     sqpoll: bool,
+    /// Each request submitted as it is queued ([`Submit::each_at`]).
+    submit_each: bool,
     /// Entries pushed since the last `io_uring_enter`.
     queued: u32,
     pairs: Pairs,
@@ -178,6 +186,8 @@ impl Uring {
             enter_fd,
             enter_flags,
             sqpoll: opts.sqthread_poll_ms.is_some(),
+            // With SQPOLL the kernel thread submits: nothing to hurry.
+            submit_each: opts.submit.each_at(depth) && opts.sqthread_poll_ms.is_none(),
             queued: 0,
             pairs: Pairs {
                 write_done_ns: vec![0; depth as usize],
@@ -295,6 +305,25 @@ impl Uring {
     }
 }
 
+impl Uring {
+    /// Passes every completion in the ring to `done`; returns how many.
+    #[inline]
+    fn drain<F: FnMut(Completion)>(&mut self, done: &mut F) -> u32 {
+        let sync_mode = self.sync != SyncAfterWrite::None;
+        let Uring { ring, pairs, .. } = self;
+        let mut cq = ring.completion();
+        cq.sync();
+        let mut n = 0;
+        for cqe in &mut cq {
+            if let Some(c) = pairs.complete(&cqe, sync_mode) {
+                done(c);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
 /// Registers `ring` as the calling thread's registered ring; returns its index.
 fn register_ring_fd(ring: RawFd) -> io::Result<RawFd> {
     let mut up = RsrcUpdate {
@@ -388,28 +417,41 @@ impl Engine for Uring {
             }
         }
         self.queued += need;
+        if self.submit_each {
+            // Also runs completion work, so `reap` may find them waiting.
+            // A refusal (EAGAIN, EBUSY, EINTR) leaves the entries queued
+            // for `reap`'s call, which reports what persists.
+            let _ = self.enter(0);
+        }
         Ok(())
     }
 
     fn reap<F: FnMut(Completion)>(&mut self, min: u32, mut done: F) -> io::Result<u32> {
         let mut reaped = 0;
-        let mut want = min;
-        loop {
-            self.submit_and_wait(want)?;
-            let sync_mode = self.sync != SyncAfterWrite::None;
-            let Uring { ring, pairs, .. } = self;
-            let mut cq = ring.completion();
-            cq.sync();
-            for cqe in &mut cq {
-                if let Some(c) = pairs.complete(&cqe, sync_mode) {
-                    done(c);
-                    reaped += 1;
-                }
+        if self.submit_each && self.queued == 0 {
+            // The last submission's call may have left completions: take
+            // them without another call.
+            reaped = self.drain(&mut done);
+            // Before sleeping, look a few times without blocking: a woken
+            // session costs the kernel's worker a wake-up per completion
+            // (tmpfs reads go through io-wq), which slows it below the
+            // session's pace; a short look keeps both running.
+            let mut looks = 0;
+            while reaped < min && looks < EACH_LOOKS {
+                self.submit_and_wait(0)?;
+                reaped += self.drain(&mut done);
+                looks += 1;
             }
+            if reaped > 0 && reaped >= min {
+                return Ok(reaped);
+            }
+        }
+        loop {
+            self.submit_and_wait(min.saturating_sub(reaped))?;
+            reaped += self.drain(&mut done);
             if reaped >= min {
                 return Ok(reaped);
             }
-            want = min - reaped;
         }
     }
 }

@@ -51,6 +51,65 @@ impl Choice for Taskrun {
     ];
 }
 
+/// When queued requests are handed to the kernel (fio's `iodepth_batch_submit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Submit {
+    /// `each` from 2 to [`Submit::EACH_UP_TO`] in flight, else `batch`
+    /// (measured on tmpfs, bench/README.md).
+    Auto,
+    /// Each request in its own `io_uring_enter` as it is queued (fio's
+    /// default, `iodepth_batch_submit=1`): the kernel starts on it while the
+    /// session prepares the next, and every call also collects completions;
+    /// with none there, up to 8 calls that do not block come before one that
+    /// sleeps, so the session seldom sleeps.
+    Each,
+    /// Everything queued in one `io_uring_enter` when the session waits:
+    /// fewer system calls, but the session sleeps more often.
+    Batch,
+}
+
+impl Submit {
+    /// The deepest queue `auto` submits request by request: deeper, the
+    /// kernel's worker always has work queued and a batch's saved calls win.
+    pub const EACH_UP_TO: u32 = 32;
+
+    /// Whether requests go in one by one at `depth` in flight.
+    pub fn each_at(self, depth: u32) -> bool {
+        match self {
+            Submit::Auto => (2..=Self::EACH_UP_TO).contains(&depth),
+            Submit::Each => true,
+            Submit::Batch => false,
+        }
+    }
+}
+
+impl Choice for Submit {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            Submit::Auto,
+            Named::help(
+                "auto",
+                "each from 2 to 32 in flight, batch at 1 and above 32",
+            ),
+        ),
+        (
+            Submit::Each,
+            Named::help(
+                "each",
+                "each request as it is queued, as fio does (iodepth_batch_submit=1)",
+            ),
+        ),
+        (
+            Submit::Batch,
+            Named::help(
+                "batch",
+                "all queued requests in one system call when the session waits",
+            ),
+        ),
+    ];
+}
+
 /// How each session's ring is set up (`dbio run --fixedbufs` and the like);
 /// recorded in the run's config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -66,6 +125,7 @@ pub struct UringOpts {
     /// this many milliseconds without work; `None`: the session submits.
     pub sqthread_poll_ms: Option<u32>,
     pub taskrun: Taskrun,
+    pub submit: Submit,
 }
 
 impl Default for UringOpts {
@@ -76,6 +136,7 @@ impl Default for UringOpts {
             register_ring: false,
             sqthread_poll_ms: None,
             taskrun: Taskrun::Auto,
+            submit: Submit::Auto,
         }
     }
 }

@@ -109,9 +109,75 @@ fn every_setup_reads_the_right_bytes() {
             taskrun: Taskrun::Defer,
             ..d
         },
+        UringOpts {
+            submit: Submit::Each,
+            ..d
+        },
+        UringOpts {
+            submit: Submit::Batch,
+            ..d
+        },
+        UringOpts {
+            submit: Submit::Each,
+            taskrun: Taskrun::None,
+            ..d
+        },
     ] {
         reads_right_bytes(opts);
     }
+}
+
+#[test]
+fn auto_submits_one_by_one_only_at_middle_depths() {
+    let each: Vec<u32> = [1, 2, 8, 32, 33, 128]
+        .into_iter()
+        .filter(|&d| Submit::Auto.each_at(d))
+        .collect();
+    assert_eq!(each, [2, 8, 32]);
+    assert!(Submit::Each.each_at(1) && !Submit::Batch.each_at(8));
+}
+
+/// With `each`, a request is in the kernel as soon as it is queued: its
+/// completion can be reaped with `min` 0 (no wait), which `batch` would
+/// only submit.
+#[test]
+fn each_hands_a_request_over_when_it_is_queued() {
+    let (_dir, f) = stamped();
+    let bufs = BufPool::new(BS, 2);
+    let opts = UringOpts {
+        submit: Submit::Each,
+        ..UringOpts::default()
+    };
+    let mut e =
+        Uring::with_opts(&[f.as_raw_fd()], Some(&bufs), 2, SyncAfterWrite::None, opts).unwrap();
+    let io = Io {
+        kind: OpKind::Read,
+        file: 0,
+        offset: 3 * BS as u64,
+        len: BS as u32,
+        buf: bufs.ptr(0),
+        slot: 0,
+    };
+    // SAFETY: the buffer is not touched until reaped.
+    unsafe { e.queue(&io).unwrap() };
+    assert_eq!(e.queued, 0, "each: nothing left queued after queue()");
+    let mut got = 0;
+    let start = std::time::Instant::now();
+    while got == 0 && start.elapsed() < std::time::Duration::from_secs(10) {
+        got += e.reap(0, |c| assert_eq!(c.res, BS as i32)).unwrap();
+    }
+    assert_eq!(got, 1);
+
+    let opts = UringOpts {
+        submit: Submit::Batch,
+        ..UringOpts::default()
+    };
+    let mut e =
+        Uring::with_opts(&[f.as_raw_fd()], Some(&bufs), 2, SyncAfterWrite::None, opts).unwrap();
+    // SAFETY: as above.
+    unsafe { e.queue(&io).unwrap() };
+    assert_eq!(e.queued, 1, "batch: queued until the session waits");
+    assert_eq!(e.reap(1, |c| assert_eq!(c.res, BS as i32)).unwrap(), 1);
 }
 
 #[test]
