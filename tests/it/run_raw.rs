@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
-use crate::common::run::dbio;
+use crate::common::run::{dbio, wait_for_cpu};
 use crate::common::store::{store_path, temp_store};
 use dbio::storage::block::verify;
 use serde_json::Value;
@@ -384,7 +384,8 @@ fn ctrl_c_prints_results_so_far_marked_interrupted() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // A second of CPU: one session reading is working, however loaded the machine.
+    wait_for_cpu(&child, Duration::from_secs(1));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(

@@ -7,6 +7,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::common::run::wait_for_cpu;
 use crate::common::store::{store_path, temp_store};
 use serde_json::Value;
 
@@ -32,7 +33,7 @@ fn stored_runs() -> Vec<Value> {
 }
 
 /// Starts a 60 s run on a small directory, sends `signals` (with a short gap
-/// between them) after 1.5 s, and returns its exit code, stdout and stderr.
+/// between them) once it has used a second of CPU, and returns its exit code, stdout and stderr.
 fn interrupted_run(dir: &std::path::Path, json: bool, signals: &[i32]) -> (i32, String, String) {
     let mut args = vec![
         "run",
@@ -57,7 +58,7 @@ fn interrupted_run(dir: &std::path::Path, json: bool, signals: &[i32]) -> (i32, 
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for_cpu(&child, Duration::from_secs(1));
     for s in signals {
         unsafe { libc::kill(child.id() as i32, *s) };
         std::thread::sleep(Duration::from_millis(20));

@@ -6,7 +6,7 @@ use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::loopdev::LoopDev;
-use crate::common::run::{dbio, num};
+use crate::common::run::{dbio, num, wait_for_cpu};
 use crate::common::store::{store_path, temp_store};
 use dbio::storage::block::verify;
 use serde_json::Value;
@@ -122,7 +122,9 @@ fn ctrl_c_stops_every_thread_and_keeps_what_was_measured() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Half a second of its CPU: sessions have executed and committed, on a
+    // quiet machine after about as long, on a loaded one whenever they got it.
+    wait_for_cpu(&child, Duration::from_millis(500));
     let t = Instant::now();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

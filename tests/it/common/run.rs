@@ -104,3 +104,40 @@ pub fn num(v: &Value, path: &str) -> f64 {
     cur.as_f64()
         .unwrap_or_else(|| panic!("{path} is not a number: {cur}"))
 }
+
+/// CPU time (user + system, every thread) process `pid` has used, or None
+/// once it has gone.
+pub fn cpu_used(pid: u32) -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis: state is the first,
+    // utime the 12th and stime the 13th, in clock ticks.
+    let f: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Some(std::time::Duration::from_nanos(ticks * 1_000_000_000 / hz))
+}
+
+/// Waits until the child has used `cpu` of CPU time, so that a signal sent
+/// next lands while it works however loaded the machine is (a fixed sleep
+/// can end before a starved run has begun). Panics if the child ends first
+/// or has not got there in two minutes.
+pub fn wait_for_cpu(child: &std::process::Child, cpu: std::time::Duration) {
+    let t = std::time::Instant::now();
+    loop {
+        match cpu_used(child.id()) {
+            Some(used) if used >= cpu => return,
+            Some(_) => {}
+            None => panic!(
+                "dbio (pid {}) ended before using {cpu:?} of CPU",
+                child.id()
+            ),
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(120),
+            "dbio (pid {}) used less than {cpu:?} of CPU in 2 minutes",
+            child.id()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
