@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::choice::choice;
-use crate::config::HotspotConfig;
+use crate::config::{EngineKind, HotspotConfig};
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::MAX_SESSIONS;
 use crate::workload::slob::flavor::Flavor;
@@ -59,28 +59,40 @@ pub fn default_db_writers(sessions: u32, cpus: u32) -> u32 {
         1
     }
 }
+/// Sessions per CPU up to which one psync DB writer is the default when the
+/// datafiles are on a memory filesystem (see [`default_dbwr_engine`]).
+pub const MEMORY_FS_SESSIONS_PER_CPU: u32 = 32;
+
 /// How the DB writers write when `--dbwr-engine` is not given: io_uring
 /// where the kernel allows it (a batch in flight at once, as DBWn with
-/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs) while
-/// the sessions leave the cores room (at most `BUSY_SESSIONS_PER_CPU` per
-/// CPU, one DB writer): there io_uring cannot write without blocking and
-/// hands every write to an io-wq worker thread, the same copy plus two
-/// context switches per block, and psync cost 0.96x the CPU per physical
-/// I/O at 1 session. With more sessions the io-wq workers write in parallel
-/// with the writer and psync measured no cheaper and slower (0.53x I/O/s at
-/// 256 sessions; bench/README, "Issue 14, the model's constant cost per I/O").
+/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs) up to
+/// `MEMORY_FS_SESSIONS_PER_CPU` sessions per CPU ([`one_psync_writer`]):
+/// there io_uring cannot write without blocking and hands every write to
+/// an io-wq worker thread, the same copy plus two context switches per
+/// block. Measured on 2 CPUs, tmpfs, 25% updates (bench/README, "Issue 14,
+/// the model's constant cost per I/O" and "... after session 8's merges"):
+/// psync cost 0.96x the CPU per physical I/O at 1 session; one psync writer
+/// against two io_uring writers 0.84-0.89x at 16 and 64 sessions (three
+/// sweeps); from 256 sessions io_uring's workers writing in parallel
+/// measured better (psync 0.53x I/O/s at 256 sessions with one writer).
 pub fn default_dbwr_engine(
     target_dir: Option<&Path>,
     sessions: u32,
     cpus: u32,
-) -> crate::config::EngineKind {
-    use crate::config::EngineKind;
-    let roomy = sessions <= BUSY_SESSIONS_PER_CPU * cpus.max(1);
-    if !crate::engine::uring::available() || roomy && target_dir.is_some_and(on_memory_fs) {
+) -> EngineKind {
+    if !crate::engine::uring::available() || one_psync_writer(target_dir, sessions, cpus) {
         EngineKind::Psync
     } else {
         EngineKind::IoUring
     }
+}
+
+/// True where one DB writer writing with psync is the default: the
+/// datafiles on a memory filesystem and at most
+/// `MEMORY_FS_SESSIONS_PER_CPU` sessions per CPU (there one writer doing
+/// memory copies keeps up; [`default_db_writers`] is for devices).
+pub fn one_psync_writer(target_dir: Option<&Path>, sessions: u32, cpus: u32) -> bool {
+    sessions <= MEMORY_FS_SESSIONS_PER_CPU * cpus.max(1) && target_dir.is_some_and(on_memory_fs)
 }
 
 /// True when `dir` (or, if it does not exist yet, its nearest existing
@@ -416,9 +428,14 @@ impl SlobArgs {
             think,
             work_loop: self.work_loop,
             cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
-            db_writers: self
-                .db_writers
-                .unwrap_or_else(|| default_db_writers(schemas * threads, cpus)),
+            db_writers: self.db_writers.unwrap_or_else(|| {
+                let psync = self.dbwr_engine.is_none_or(|e| e == EngineKind::Psync);
+                if psync && one_psync_writer(target_dir, schemas * threads, cpus) {
+                    1
+                } else {
+                    default_db_writers(schemas * threads, cpus)
+                }
+            }),
             dbwr_batch: self.dbwr_batch.unwrap_or(64),
             dbwr_nice: self
                 .dbwr_nice

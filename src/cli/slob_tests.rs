@@ -137,7 +137,8 @@ fn more_db_writers_only_when_sessions_outnumber_the_cpus() {
 #[test]
 fn the_db_writers_default_is_recorded_in_the_config() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let many = 8 * BUSY_SESSIONS_PER_CPU * cpus;
+    // Above 32 sessions per CPU, so that the same holds if /tmp is a tmpfs.
+    let many = (MEMORY_FS_SESSIONS_PER_CPU * cpus + 8) / 8 * 8;
     let c = cfg(|a| {
         a.schemas = Some(8);
         a.threads_per_schema = Some(many / 8);
@@ -167,6 +168,35 @@ fn db_writers_write_with_psync_on_a_memory_filesystem() {
     };
     // A block device (no directory): io_uring where the kernel allows it.
     assert_eq!(default_dbwr_engine(None, 1, 2), want);
-    // More than 4 sessions per CPU: io_uring's workers write in parallel.
-    assert_eq!(default_dbwr_engine(Some(shm), 9, 2), want);
+    // Up to 32 sessions per CPU one psync writer; beyond, io_uring's
+    // workers write in parallel.
+    assert_eq!(default_dbwr_engine(Some(shm), 64, 2), EngineKind::Psync);
+    assert_eq!(default_dbwr_engine(Some(shm), 65, 2), want);
+    assert!(one_psync_writer(Some(shm), 64, 2));
+    assert!(!one_psync_writer(Some(shm), 65, 2));
+    assert!(!one_psync_writer(None, 1, 2));
+}
+
+/// On a memory filesystem one psync DB writer is the default up to 32
+/// sessions per CPU; asking for io_uring brings back the writers for devices.
+#[test]
+fn one_psync_writer_on_a_memory_filesystem_unless_io_uring_is_asked() {
+    use crate::config::EngineKind;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let shm = Path::new("/dev/shm/dbio-not-made-yet");
+    let on_shm = |f: &dyn Fn(&mut SlobArgs)| {
+        let mut a = SlobArgs {
+            schemas: Some(8),
+            threads_per_schema: Some(2),
+            ..SlobArgs::default()
+        };
+        f(&mut a);
+        a.into_config(None, 8192, 1, None, Some(shm)).unwrap()
+    };
+    let c = on_shm(&|_| {});
+    assert_eq!((c.db_writers, c.dbwr_engine), (1, EngineKind::Psync));
+    let c = on_shm(&|a| a.dbwr_engine = Some(EngineKind::IoUring));
+    assert_eq!(c.db_writers, default_db_writers(16, cpus));
+    let c = on_shm(&|a| a.db_writers = Some(3));
+    assert_eq!((c.db_writers, c.dbwr_engine), (3, EngineKind::Psync));
 }
