@@ -75,11 +75,7 @@ pub const MEMORY_FS_SESSIONS_PER_CPU: u32 = 32;
 /// against two io_uring writers 0.84-0.89x at 16 and 64 sessions (three
 /// sweeps); from 256 sessions io_uring's workers writing in parallel
 /// measured better (psync 0.53x I/O/s at 256 sessions with one writer).
-pub fn default_dbwr_engine(
-    target_dir: Option<&Path>,
-    sessions: u32,
-    cpus: u32,
-) -> EngineKind {
+pub fn default_dbwr_engine(target_dir: Option<&Path>, sessions: u32, cpus: u32) -> EngineKind {
     if !crate::engine::uring::available() || one_psync_writer(target_dir, sessions, cpus) {
         EngineKind::Psync
     } else {
