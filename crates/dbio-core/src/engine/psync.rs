@@ -140,9 +140,8 @@ mod tests {
     /// results), and what it opens afterwards is its own.
     #[test]
     fn a_private_table_keeps_the_files_opened_before() {
-        let dir = std::env::temp_dir().join(format!("dbio-psync-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
         std::fs::write(&path, b"0123456789").unwrap();
         let f = std::fs::File::open(&path).unwrap();
         let fd = f.as_raw_fd();
@@ -189,6 +188,5 @@ mod tests {
             "fd {own} opened in the private table is open here too"
         );
         drop(f);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
