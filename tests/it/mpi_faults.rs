@@ -395,9 +395,12 @@ impl ReadOnly {
 
 impl Drop for ReadOnly {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.0.path())
-            .status();
+        if !crate::common::loopdev::umount_retrying(self.0.path()) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.0.path())
+                .status();
+        }
     }
 }
 

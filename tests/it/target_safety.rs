@@ -191,8 +191,13 @@ struct MountPoint {
 
 impl Drop for MountPoint {
     fn drop(&mut self) {
-        if self.mounted {
-            let _ = StdCommand::new("umount").arg(&self.path).status();
+        if self.mounted && !crate::common::loopdev::umount_retrying(&self.path) {
+            // A lazy unmount detaches it at once; if even that fails, keep
+            // the tree: removing it would delete the mount's files.
+            let lazy = StdCommand::new("umount").arg("-l").arg(&self.path).status();
+            if !lazy.is_ok_and(|s| s.success()) {
+                return;
+            }
         }
         let _ = std::fs::remove_dir_all(&self.path);
     }

@@ -21,6 +21,11 @@ use tempfile::TempDir;
 const NODE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long Drop waits for a busy loop device to be released.
 const DETACH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an unmount is retried while the filesystem is busy. A process
+/// that used io_uring has exited before the kernel drops its ring's file
+/// references (that happens on a workqueue), so the first `umount` after
+/// such a run can see the filesystem busy for a moment.
+const UMOUNT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where partitions start in the tables [`LoopDev::partition`] writes (1 MiB).
 const FIRST_SECTOR: u64 = 2048;
 
@@ -235,8 +240,7 @@ impl LoopDev {
         let Some(mounted) = self.mount.take() else {
             return;
         };
-        let ok = run_quietly("umount", [mounted.dir.path()]);
-        if !ok {
+        if !umount_retrying(mounted.dir.path()) {
             run_quietly("umount", [OsStr::new("-l"), mounted.dir.path().as_os_str()]);
             panic!("loopdev: umount {} failed", mounted.dir.path().display());
         }
@@ -414,15 +418,40 @@ fn wait_for_nodes(nodes: &[PathBuf]) {
     }
 }
 
+/// `umount dir`, retried every 50 ms while it fails, for up to
+/// [`UMOUNT_TIMEOUT`]; the last failure is reported on stderr.
+pub fn umount_retrying(dir: &Path) -> bool {
+    let deadline = Instant::now() + UMOUNT_TIMEOUT;
+    loop {
+        let out = command("umount").arg(dir).output();
+        match out {
+            Ok(out) if out.status.success() => return true,
+            Ok(out) if Instant::now() >= deadline => {
+                eprintln!(
+                    "loopdev cleanup: umount failed for {:?}: {}",
+                    UMOUNT_TIMEOUT,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                return false;
+            }
+            Err(e) => {
+                eprintln!("loopdev cleanup: cannot run umount: {e}");
+                return false;
+            }
+            Ok(_) => thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
 impl Drop for LoopDev {
     fn drop(&mut self) {
         if let Some(device) = self.swap.take() {
             run_quietly("swapoff", [device]);
         }
         if let Some(mounted) = self.mount.take() {
-            let dir = mounted.dir.path().as_os_str();
-            if !run_quietly("umount", [dir]) {
-                run_quietly("umount", [OsStr::new("-l"), dir]);
+            let dir = mounted.dir.path();
+            if !umount_retrying(dir) {
+                run_quietly("umount", [OsStr::new("-l"), dir.as_os_str()]);
             }
         }
         // A device still open elsewhere (other tests' losetup, blkid or
