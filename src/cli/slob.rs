@@ -26,10 +26,24 @@ pub const DEFAULT_DBWR_NICE: i32 = -10;
 /// at 2 sessions, 0.93x at 4, 1.07x at 16, 1.2-1.5x at 64-1024).
 pub const BUSY_SESSIONS_PER_CPU: u32 = 4;
 
+/// The DB writers' nice value beyond `CROWDED_SESSIONS_PER_CPU` sessions
+/// per CPU. A nice -10 thread weighs about nine sessions, so among 512 or
+/// more busy sessions per CPU each writer's share falls under 2%; nice -20
+/// weighs about 87. Measured on 2 CPUs, tmpfs, 25% updates, same build
+/// (`bench/slob-sessions.sh`, interleaved, two sweeps): CPU per physical
+/// I/O 0.89x and 0.96x at 1024 sessions, 0.83x and 0.93x at 4096; I/O/s
+/// 1.12x and 1.03x, 1.19x and 1.07x; at 256 sessions 1.04x the CPU (so
+/// not there).
+pub const CROWDED_DBWR_NICE: i32 = -20;
+
 /// The DB writers' nice value when `--dbwr-nice` is not given: raised only
-/// where the sessions keep every core busy, else the sessions' own (0).
+/// where the sessions keep every core busy, else the sessions' own (0),
+/// and raised further where they crowd the cores.
 pub fn default_dbwr_nice(sessions: u32, cpus: u32) -> i32 {
-    if sessions > BUSY_SESSIONS_PER_CPU * cpus.max(1) {
+    let cpus = cpus.max(1);
+    if sessions > CROWDED_SESSIONS_PER_CPU * cpus {
+        CROWDED_DBWR_NICE
+    } else if sessions > BUSY_SESSIONS_PER_CPU * cpus {
         DEFAULT_DBWR_NICE
     } else {
         0
@@ -190,7 +204,7 @@ pub struct SlobArgs {
     #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
-    /// Nice value of the DB writer threads where dbio may raise their priority (root, CAP_SYS_NICE), -20..19: on a host whose cores the sessions keep busy, a writer at the sessions' priority gets one share of CPU among hundreds and the sessions wait on free buffers [default: -10 with more than 4 sessions per CPU, else 0].
+    /// Nice value of the DB writer threads where dbio may raise their priority (root, CAP_SYS_NICE), -20..19: on a host whose cores the sessions keep busy, a writer at the sessions' priority gets one share of CPU among hundreds and the sessions wait on free buffers [default: -10 with more than 4 sessions per CPU, -20 with more than 256, else 0].
     #[arg(long, value_name = "NICE", value_parser = clap::value_parser!(i32).range(-20..=19), allow_hyphen_values = true)]
     pub dbwr_nice: Option<i32>,
 

@@ -108,7 +108,9 @@ fn the_db_writers_are_raised_only_when_sessions_outnumber_the_cpus() {
     assert_eq!(default_dbwr_nice(2, 2), 0);
     assert_eq!(default_dbwr_nice(8, 2), 0);
     assert_eq!(default_dbwr_nice(9, 2), DEFAULT_DBWR_NICE);
-    assert_eq!(default_dbwr_nice(1024, 2), DEFAULT_DBWR_NICE);
+    assert_eq!(default_dbwr_nice(512, 2), DEFAULT_DBWR_NICE);
+    assert_eq!(default_dbwr_nice(513, 2), CROWDED_DBWR_NICE);
+    assert_eq!(default_dbwr_nice(4096, 2), CROWDED_DBWR_NICE);
     assert_eq!(default_dbwr_nice(64, 64), 0);
     // No CPU count (available_parallelism failed) is one CPU.
     assert_eq!(default_dbwr_nice(5, 0), DEFAULT_DBWR_NICE);
