@@ -79,18 +79,21 @@ pub const MEMORY_FS_SESSIONS_PER_CPU: u32 = 32;
 
 /// How the DB writers write when `--dbwr-engine` is not given: io_uring
 /// where the kernel allows it (a batch in flight at once, as DBWn with
-/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs) up to
-/// `MEMORY_FS_SESSIONS_PER_CPU` sessions per CPU ([`one_psync_writer`]):
-/// there io_uring cannot write without blocking and hands every write to
-/// an io-wq worker thread, the same copy plus two context switches per
-/// block. Measured on 2 CPUs, tmpfs, 25% updates (bench/README, "Issue 14,
-/// the model's constant cost per I/O" and "... after session 8's merges"):
-/// psync cost 0.96x the CPU per physical I/O at 1 session; one psync writer
-/// against two io_uring writers 0.84-0.89x at 16 and 64 sessions (three
-/// sweeps); from 256 sessions io_uring's workers writing in parallel
-/// measured better (psync 0.53x I/O/s at 256 sessions with one writer).
-pub fn default_dbwr_engine(target_dir: Option<&Path>, sessions: u32, cpus: u32) -> EngineKind {
-    if !crate::engine::uring::available() || one_psync_writer(target_dir, sessions, cpus) {
+/// asynchronous I/O), except on a memory filesystem (tmpfs, ramfs): there
+/// io_uring cannot write without blocking and hands every write to an
+/// io-wq worker thread, the same copy plus two context switches per block,
+/// so the writers write with psync (one writer up to
+/// `MEMORY_FS_SESSIONS_PER_CPU` sessions per CPU, [`one_psync_writer`]).
+/// Measured on 2 CPUs, tmpfs, 25% updates (bench/README, "Issue 14, the
+/// model's constant cost per I/O", "... after session 8's merges" and
+/// "Issue 14 in session 9"): psync cost 0.96x the CPU per physical I/O at
+/// 1 session; one psync writer against two io_uring writers 0.84-0.89x at
+/// 16 and 64 sessions (three sweeps); with as many psync writers as
+/// io_uring ones, 0.91x at 256 and 1024 sessions and 0.96x at 4096, at
+/// 1.06-1.11x the I/O/s (once the writers ran at nice -20 beyond 256
+/// sessions per CPU; at nice -10 psync had lost at 4096).
+pub fn default_dbwr_engine(target_dir: Option<&Path>) -> EngineKind {
+    if !crate::engine::uring::available() || target_dir.is_some_and(on_memory_fs) {
         EngineKind::Psync
     } else {
         EngineKind::IoUring
@@ -199,8 +202,8 @@ pub struct SlobArgs {
     /// How DB writers write: io_uring (a batch in flight at once, like DBWn
     /// with asynchronous I/O), psync (one write at a time) or null (no I/O:
     /// the model's own cost) [default: io_uring where the kernel allows it,
-    /// psync on tmpfs or ramfs with at most 4 sessions per CPU, where
-    /// io_uring hands every write to a worker thread, and where it does not].
+    /// psync on tmpfs or ramfs, where io_uring hands every write to a
+    /// worker thread, and where it does not].
     #[arg(long, value_parser = choice::<crate::config::EngineKind>(), value_name = "ENGINE", hide_possible_values = true)]
     pub dbwr_engine: Option<crate::config::EngineKind>,
 
@@ -452,7 +455,7 @@ impl SlobArgs {
                 .unwrap_or_else(|| default_dbwr_nice(schemas * threads, cpus)),
             dbwr_engine: self
                 .dbwr_engine
-                .unwrap_or_else(|| default_dbwr_engine(target_dir, schemas * threads, cpus)),
+                .unwrap_or_else(|| default_dbwr_engine(target_dir)),
             redo_dir,
             redo_files: self.redo_files.unwrap_or(3),
             redo_file_size,

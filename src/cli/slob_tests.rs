@@ -162,18 +162,17 @@ fn db_writers_write_with_psync_on_a_memory_filesystem() {
     use crate::config::EngineKind;
     // A directory not made yet is judged by the filesystem it would be on.
     let shm = Path::new("/dev/shm/dbio-not-made-yet/data");
-    assert_eq!(default_dbwr_engine(Some(shm), 8, 2), EngineKind::Psync);
+    assert_eq!(default_dbwr_engine(Some(shm)), EngineKind::Psync);
     let want = if crate::engine::uring::available() {
         EngineKind::IoUring
     } else {
         EngineKind::Psync
     };
     // A block device (no directory): io_uring where the kernel allows it.
-    assert_eq!(default_dbwr_engine(None, 1, 2), want);
-    // Up to 32 sessions per CPU one psync writer; beyond, io_uring's
-    // workers write in parallel.
-    assert_eq!(default_dbwr_engine(Some(shm), 64, 2), EngineKind::Psync);
-    assert_eq!(default_dbwr_engine(Some(shm), 65, 2), want);
+    assert_eq!(default_dbwr_engine(None), want);
+    // Up to 32 sessions per CPU one psync writer; beyond, several, still
+    // with psync.
+    assert_eq!(default_dbwr_engine(Some(shm)), EngineKind::Psync);
     assert!(one_psync_writer(Some(shm), 64, 2));
     assert!(!one_psync_writer(Some(shm), 65, 2));
     assert!(!one_psync_writer(None, 1, 2));
