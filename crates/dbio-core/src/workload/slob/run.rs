@@ -243,6 +243,12 @@ impl Workload for Slob<'_> {
                 (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
             }
         };
+        if kind == EngineKind::Psync {
+            // A system call per I/O on files opened before the threads
+            // (as raw's psync sessions): the kernel then borrows the file
+            // instead of taking a reference at every call.
+            crate::engine::psync::private_fd_table();
+        }
         AnyEngine::new(kind, fds, None, depth, sync, Default::default()).map_err(|source| {
             SetupError::Engine {
                 who: who.to_string(),
