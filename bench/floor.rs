@@ -4,7 +4,12 @@
 //! one thread; bench/vs-fio.sh reports dbio (and fio) as a fraction of it.
 //!
 //!     cargo build --release --example floor
-//!     target/release/examples/floor FILE psync|io_uring DEPTH BS SECONDS RAMP [SUBMIT]
+//!     target/release/examples/floor FILE psync|psync-pool|io_uring DEPTH BS SECONDS RAMP [SUBMIT]
+//!
+//! `psync-pool` is the pread loop reading each block into a random slot of
+//! a 256 MiB pool, as a buffer cache (the SLOB model's `--cache 256M`) reads
+//! into buffers all over its memory: against `psync`, what cold copy
+//! destinations cost the kernel.
 //!
 //! SUBMIT (io_uring) is dbio's `--uring-submit`: `each` (one
 //! `io_uring_enter(1, 0, GETEVENTS)` per read as it is queued, as fio does;
@@ -31,7 +36,9 @@ fn main() {
         [f, e, d, b, s, r] => (f, e, d, b, s, r, "auto"),
         [f, e, d, b, s, r, m] => (f, e, d, b, s, r, m.as_str()),
         _ => {
-            eprintln!("usage: floor FILE psync|io_uring DEPTH BS SECONDS RAMP [each|batch|auto]");
+            eprintln!(
+                "usage: floor FILE psync|psync-pool|io_uring DEPTH BS SECONDS RAMP [each|batch|auto]"
+            );
             std::process::exit(2);
         }
     };
@@ -71,18 +78,25 @@ fn main() {
         eprintln!("floor: {file} is smaller than one {bs}-byte block");
         std::process::exit(1);
     }
+    let slots = if engine == "psync-pool" {
+        (POOL / bs).max(1)
+    } else {
+        depth.max(1) as usize
+    };
     let mut floor = Floor {
         fd: f.as_raw_fd(),
         bs,
         blocks,
         rng: 0x9E37_79B9_7F4A_7C15,
-        buf: Aligned::new(bs * depth.max(1) as usize),
+        slots,
+        buf: Aligned::new(bs * slots),
     };
     let run = |floor: &mut Floor, secs: f64| match engine.as_str() {
-        "psync" => floor.psync(secs),
+        "psync" => floor.psync(secs, false),
+        "psync-pool" => floor.psync(secs, true),
         "io_uring" => floor.uring(depth.max(1), each, secs),
         other => {
-            eprintln!("floor: unknown engine {other:?} (psync or io_uring)");
+            eprintln!("floor: unknown engine {other:?} (psync, psync-pool or io_uring)");
             std::process::exit(2)
         }
     };
@@ -99,11 +113,16 @@ fn main() {
     );
 }
 
+/// The pool `psync-pool` reads into.
+const POOL: usize = 256 << 20;
+
 struct Floor {
     fd: i32,
     bs: usize,
     blocks: u64,
     rng: u64,
+    /// Buffers of `bs` bytes in `buf`.
+    slots: usize,
     buf: Aligned,
 }
 
@@ -118,15 +137,22 @@ impl Floor {
         (((r as u128 * self.blocks as u128) >> 64) as u64) * self.bs as u64
     }
 
-    /// pread until `secs` have passed (the clock is read every 256 reads).
-    fn psync(&mut self, secs: f64) -> u64 {
+    /// pread until `secs` have passed (the clock is read every 256 reads),
+    /// into the first buffer or, with `spread`, into a random one.
+    fn psync(&mut self, secs: f64, spread: bool) -> u64 {
         let end = Instant::now() + Duration::from_secs_f64(secs);
         let mut ios = 0u64;
         while Instant::now() < end {
             for _ in 0..256 {
                 let off = self.offset() as libc::off_t;
-                // SAFETY: buf holds at least bs bytes, aligned for O_DIRECT.
-                let n = unsafe { libc::pread(self.fd, self.buf.ptr.cast(), self.bs, off) };
+                let slot = if spread {
+                    (self.rng >> 32) as usize % self.slots
+                } else {
+                    0
+                };
+                // SAFETY: slot < slots: bs bytes inside buf, aligned for O_DIRECT.
+                let dst = unsafe { self.buf.ptr.add(slot * self.bs) };
+                let n = unsafe { libc::pread(self.fd, dst.cast(), self.bs, off) };
                 assert_eq!(n, self.bs as isize, "pread at {off}");
             }
             ios += 256;

@@ -195,6 +195,12 @@ impl World {
             }
         }
         if let Some(line) = watch.silent(now) {
+            if crate::interrupt::interrupt_cause().is_some() {
+                // This rank is being stopped (Ctrl-C, or mpirun ending the
+                // job: it continues a stopped rank and sends SIGTERM): the
+                // others' silence is the job ending, not a fault to name.
+                World::abort(i32::from(crate::commands::EXIT_INTERRUPTED));
+            }
             eprintln!("error: {line}");
             let _ = std::io::Write::flush(&mut std::io::stdout());
             World::abort(i32::from(crate::commands::EXIT_FAILED));
