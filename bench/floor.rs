@@ -22,13 +22,15 @@
 //! scripts read: `{"total": {"iops", "requests"}, "cpu": {"us_per_io"}}`.
 
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, types};
 
 /// IORING_ENTER_GETEVENTS.
 const GETEVENTS: u32 = 1;
+
+#[path = "floor_file.rs"]
+mod floor_file;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -65,19 +67,7 @@ fn main() {
             std::process::exit(2)
         }
     };
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(file)
-        .unwrap_or_else(|e| {
-            eprintln!("floor: cannot open {file} with O_DIRECT: {e}");
-            std::process::exit(1)
-        });
-    let blocks = f.metadata().map(|m| m.len()).unwrap_or(0) / bs as u64;
-    if blocks == 0 {
-        eprintln!("floor: {file} is smaller than one {bs}-byte block");
-        std::process::exit(1);
-    }
+    let (f, blocks) = floor_file::open_direct("floor", file, bs);
     let slots = if engine == "psync-pool" {
         (POOL / bs).max(1)
     } else {
@@ -103,9 +93,9 @@ fn main() {
     if ramp > 0.0 {
         run(&mut floor, ramp);
     }
-    let (cpu0, t0) = (cpu_s(), Instant::now());
+    let (cpu0, t0) = (floor_file::cpu_s(), Instant::now());
     let ios = run(&mut floor, seconds);
-    let (cpu, secs) = (cpu_s() - cpu0, t0.elapsed().as_secs_f64());
+    let (cpu, secs) = (floor_file::cpu_s() - cpu0, t0.elapsed().as_secs_f64());
     println!(
         "{{\"total\": {{\"iops\": {}, \"requests\": {ios}}}, \"cpu\": {{\"us_per_io\": {}}}}}",
         ios as f64 / secs,
@@ -268,13 +258,4 @@ impl Drop for Aligned {
         // SAFETY: allocated in `new` with this layout.
         unsafe { std::alloc::dealloc(self.ptr, self.layout) }
     }
-}
-
-/// This process's user + system CPU seconds so far.
-fn cpu_s() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
 }

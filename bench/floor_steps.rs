@@ -28,7 +28,6 @@
 //! `now_ns` read the TSC instead of `clock_gettime` (see measure/clock.rs).
 
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
 
 use dbio::engine::buf::BufPool;
@@ -38,6 +37,9 @@ use dbio::rng::Rng;
 use dbio::samplers::series::{SeriesWriter, SessionSeries};
 
 const BS: usize = 4096;
+
+#[path = "floor_file.rs"]
+mod floor_file;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -81,19 +83,7 @@ fn main() {
             }
         }
     }
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(file)
-        .unwrap_or_else(|e| {
-            eprintln!("floor_steps: cannot open {file} with O_DIRECT: {e}");
-            std::process::exit(1)
-        });
-    let blocks = f.metadata().map(|m| m.len()).unwrap_or(0) / BS as u64;
-    if blocks == 0 {
-        eprintln!("floor_steps: {file} is smaller than one block");
-        std::process::exit(1);
-    }
+    let (f, blocks) = floor_file::open_direct("floor_steps", file, BS);
     let series = SessionSeries::new();
     let mut run = Run {
         fd: f.as_raw_fd(),
@@ -121,9 +111,9 @@ fn main() {
     if ramp > 0.0 {
         run.psync(ramp);
     }
-    let (cpu0, t0) = (cpu_s(), Instant::now());
+    let (cpu0, t0) = (floor_file::cpu_s(), Instant::now());
     let ios = run.psync(seconds);
-    let (cpu, secs) = (cpu_s() - cpu0, t0.elapsed().as_secs_f64());
+    let (cpu, secs) = (floor_file::cpu_s() - cpu0, t0.elapsed().as_secs_f64());
     std::hint::black_box(&run.stats);
     // The idle thread is not joined: the process exits under it.
     println!(
@@ -240,13 +230,4 @@ fn clock_cost() {
         dbio::measure::clock::source(),
         best(&dbio::measure::clock::monotonic_ns)
     );
-}
-
-/// This process's user + system CPU seconds so far.
-fn cpu_s() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
 }
