@@ -1,13 +1,14 @@
 //! What every workload on a real database server shares, whatever the
 //! server: its errors, the unprivileged user it runs as (`user`), a memory
 //! cgroup bounding its page cache (`cgroup`), finding and ending its
-//! processes (`procs`), a SLOB session's loop over any client (`session`),
+//! processes (`procs`), naming the OS error behind a failure (`cause`), a SLOB session's loop over any client (`session`),
 //! the sampler thread that reads the server's counters at the window's
 //! edges and samples its sessions' waits in between (`sampler`), and the
 //! server-independent part of a server's start and stop (`server`). `pg/` and
 //! `mysql/` hold only what differs: their binaries, settings, data loading,
 //! statements and counters.
 
+pub mod cause;
 pub mod cgroup;
 pub mod data;
 pub mod procs;

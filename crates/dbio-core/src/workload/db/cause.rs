@@ -1,0 +1,161 @@
+//! Why a server's tool or the server itself failed, in one phrase: the
+//! operating-system error its output or log names (a full filesystem, a
+//! quota, a read-only mount, a permission), with the filesystem it happened
+//! on and that filesystem's free space. initdb, mariadb's bootstrap and the
+//! servers print these in their own words ("No space left on device",
+//! "could not extend file", "errno: 28"); a user needs the cause, not the
+//! tool's last line.
+
+use std::path::Path;
+
+use crate::units::fmt_size;
+
+/// An operating-system error a server's output can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OsCause {
+    NoSpace,
+    Quota,
+    ReadOnly,
+    Permission,
+}
+
+impl OsCause {
+    /// The error's words and its errno name.
+    pub fn words(self) -> &'static str {
+        match self {
+            OsCause::NoSpace => "no space left on device (ENOSPC)",
+            OsCause::Quota => "disk quota exceeded (EDQUOT)",
+            OsCause::ReadOnly => "read-only file system (EROFS)",
+            OsCause::Permission => "permission denied (EACCES)",
+        }
+    }
+
+    /// What to do about it.
+    pub fn advice(self) -> &'static str {
+        match self {
+            OsCause::NoSpace | OsCause::Quota => "free space there or give a smaller data size",
+            OsCause::ReadOnly => "remount it read-write or give another --target",
+            OsCause::Permission => "make the target writable by the server's user",
+        }
+    }
+}
+
+/// The first operating-system error named in `text` (a tool's output or a
+/// server log), if any. Matches the C library's strerror words, the errno
+/// names, and MariaDB's `errno: N` / `OS error code N`.
+pub fn find(text: &str) -> Option<OsCause> {
+    let t = text.to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    if has(&[
+        "no space left on device",
+        "enospc",
+        "errno: 28",
+        "os error code 28",
+        "error: 28 ",
+    ]) {
+        Some(OsCause::NoSpace)
+    } else if has(&[
+        "disk quota exceeded",
+        "edquot",
+        "errno: 122",
+        "os error code 122",
+    ]) {
+        Some(OsCause::Quota)
+    } else if has(&[
+        "read-only file system",
+        "erofs",
+        "errno: 30",
+        "os error code 30",
+    ]) {
+        Some(OsCause::ReadOnly)
+    } else if has(&[
+        "permission denied",
+        "eacces",
+        "errno: 13",
+        "os error code 13",
+    ]) {
+        Some(OsCause::Permission)
+    } else {
+        None
+    }
+}
+
+/// The filesystem holding `path` (or its nearest existing parent) in words:
+/// "the filesystem of /mnt/x (12.0 MiB free of 64.0 MiB)".
+pub fn filesystem(path: &Path) -> String {
+    let mut at = path;
+    while !at.exists() {
+        match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => at = p,
+            _ => break,
+        }
+    }
+    match rustix::fs::statvfs(at) {
+        Ok(st) => {
+            let bs = st.f_frsize.max(1);
+            format!(
+                "the filesystem of {} ({} free of {})",
+                path.display(),
+                fmt_size(st.f_bavail.saturating_mul(bs)),
+                fmt_size(st.f_blocks.saturating_mul(bs))
+            )
+        }
+        Err(_) => format!("the filesystem of {}", path.display()),
+    }
+}
+
+/// The cause named in `text`, on the filesystem of `path`, with what to do:
+/// "no space left on device (ENOSPC) on the filesystem of /mnt/x (0 B free
+/// of 64.0 MiB): free space there or give a smaller data size".
+pub fn describe(text: &str, path: &Path) -> Option<String> {
+    let cause = find(text)?;
+    Some(format!(
+        "{} on {}: {}",
+        cause.words(),
+        filesystem(path),
+        cause.advice()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_servers_words_for_each_cause() {
+        let initdb = "creating subdirectories ... ok\ninitdb: error: could not write to file \"x\": No space left on device";
+        assert_eq!(find(initdb), Some(OsCause::NoSpace));
+        let maria = "[ERROR] InnoDB: Operating system error number 28 in a file operation. Error number 28 means 'No space left on device'";
+        assert_eq!(find(maria), Some(OsCause::NoSpace));
+        assert_eq!(
+            find(
+                "[ERROR] mariadbd: Error writing file './x' (Errcode: 122 \"Disk quota exceeded\")"
+            ),
+            Some(OsCause::Quota)
+        );
+        assert_eq!(
+            find("FATAL: could not create lock file: Read-only file system"),
+            Some(OsCause::ReadOnly)
+        );
+        assert_eq!(
+            find("could not open directory \"x\": Permission denied"),
+            Some(OsCause::Permission)
+        );
+        assert_eq!(find("FATAL: the database system is starting up"), None);
+    }
+
+    #[test]
+    fn names_the_filesystem_and_its_free_space() {
+        let dir = std::env::temp_dir();
+        let d = describe("No space left on device", &dir.join("not/yet/made")).unwrap();
+        assert!(
+            d.starts_with("no space left on device (ENOSPC) on the filesystem of "),
+            "{d}"
+        );
+        assert!(d.contains(" free of "), "{d}");
+        assert!(
+            d.ends_with("free space there or give a smaller data size"),
+            "{d}"
+        );
+    }
+}
