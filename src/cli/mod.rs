@@ -19,6 +19,7 @@ pub mod db;
 pub mod mysql;
 pub mod pg;
 pub mod plan;
+pub mod progress;
 mod refused;
 pub mod run_options;
 pub mod slob;
@@ -371,6 +372,9 @@ pub struct RunArgs {
     /// Never show the live status line.
     #[arg(long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub progress: crate::cli::progress::ProgressArgs,
 
     /// Run as one rank of an MPI job (mpirun, srun): every rank has its own target (`{rank}` and `{host}` in --target), all start together, rank 0 stores one merged run (docs/multihost.md; needs a build with --features mpi).
     #[arg(long)]

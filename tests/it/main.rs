@@ -38,6 +38,7 @@ mod pg;
 mod pg_plans;
 mod plan_examples;
 mod plan_run;
+mod progress;
 mod report_html;
 mod report_slob_html;
 mod report_stats;
@@ -96,6 +97,7 @@ fn main() {
         pg_plans::tests(),
         plan_examples::tests(),
         plan_run::tests(),
+        progress::tests(),
         report_html::tests(),
         report_slob_html::tests(),
         report_stats::tests(),
