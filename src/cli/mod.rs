@@ -16,6 +16,7 @@ pub use refused::Refused;
 
 pub mod choice;
 pub mod db;
+pub mod hints;
 pub mod mysql;
 pub mod pg;
 pub mod plan;
@@ -111,8 +112,10 @@ pub fn refused(e: &clap::Error) -> bool {
 }
 
 /// clap's message on one line without `error: `: its first line, the list
-/// below a line ending in `:` (the required arguments not provided), and
-/// the possible values when clap lists them.
+/// below a line ending in `:` (the required arguments not provided), the
+/// possible values when clap lists them, and what dbio calls a name it does
+/// not know ([`hints`]: fio's option names) or else clap's tip (`a similar
+/// argument exists: '--sessions'`).
 pub fn error_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
@@ -132,6 +135,18 @@ pub fn error_line(e: &clap::Error) -> String {
         .find_map(|l| l.trim().strip_prefix("[possible values: "))
     {
         line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
+    }
+    // dbio's own answer, else clap's tips.
+    let tips = match hints::hint(e, &command()) {
+        Some(hint) => vec![hint],
+        None => rendered
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("tip: "))
+            .map(str::to_string)
+            .collect(),
+    };
+    for tip in tips {
+        line = format!("{line}; {tip}");
     }
     // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
     line.replace(

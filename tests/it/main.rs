@@ -12,6 +12,7 @@ mod block_devices;
 mod compare;
 mod device_gate;
 mod fio_json;
+mod hints;
 mod import_awr;
 mod import_fio;
 mod import_fio_latency;
@@ -71,6 +72,7 @@ fn main() {
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),
+        hints::tests(),
         import_awr::tests(),
         import_fio::tests(),
         import_fio_latency::tests(),
