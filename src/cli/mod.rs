@@ -22,6 +22,7 @@ pub mod pg;
 pub mod plan;
 pub mod progress;
 mod refused;
+pub mod run_help;
 pub mod run_options;
 pub mod slob;
 pub mod uring;
@@ -48,7 +49,7 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommands(negatives)
     }
-    negatives(Cli::command())
+    negatives(Cli::command()).mut_subcommand("run", run_help::arrange)
 }
 
 /// Parses a full command line (`dbio ...`) as the binary does.

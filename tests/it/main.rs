@@ -9,10 +9,10 @@ mod common;
 
 mod bad_input;
 mod block_devices;
+mod cli_help;
 mod compare;
 mod device_gate;
 mod fio_json;
-mod hints;
 mod import_awr;
 mod import_fio;
 mod import_fio_latency;
@@ -69,10 +69,10 @@ fn main() {
     let trials: Vec<_> = [
         bad_input::tests(),
         block_devices::tests(),
+        cli_help::tests(),
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),
-        hints::tests(),
         import_awr::tests(),
         import_fio::tests(),
         import_fio_latency::tests(),
