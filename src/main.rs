@@ -48,6 +48,7 @@ fn store_path(command: &Command) -> Option<PathBuf> {
         Command::Plan { db, .. }
         | Command::Report { db, .. }
         | Command::Compare { db, .. }
+        | Command::Metrics { db, .. }
         | Command::Import { db, .. }
         | Command::Runs { db, .. } => db,
     };
@@ -140,6 +141,11 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Report { args, db } => {
             let store = open_store(db)?;
             commands::report::execute(&args, &store)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Metrics { args, db } => {
+            let store = open_store(db)?;
+            commands::metrics::execute(&args, &store)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { args, db } => {

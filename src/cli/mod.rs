@@ -227,6 +227,14 @@ pub enum Command {
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// List the metric names of the stored runs with their units and meaning (for report --metric, runs export --metrics).
+    Metrics {
+        #[command(flatten)]
+        args: crate::commands::metrics::MetricsArgs,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(crate::commands::manual::CompletionsArgs),
     /// Print dbio's man page (roff) on stdout, or write every page with --dir.

@@ -87,24 +87,39 @@ const SHORT: &[&str] = &[
     "help",
 ];
 
-const EXAMPLES: &str = "\
-Examples:
-  # 16 sessions of O_DIRECT 8k random writes to one 4 GiB file on XFS, 60 s after a 5 s warm-up
-  dbio run --target /mnt/xfs/dbio --size 4G --pattern randwrite --sessions 16 --time 60 --ramp 5
+/// `dbio run`'s examples: what each does, and the command line (also in
+/// its man page).
+pub const EXAMPLES: &[(&str, &str)] = &[
+    (
+        "16 sessions of O_DIRECT 8k random writes to one 4 GiB file on XFS, 60 s after a 5 s warm-up",
+        "dbio run --target /mnt/xfs/dbio --size 4G --pattern randwrite --sessions 16 --time 60 --ramp 5",
+    ),
+    (
+        "fio's --rw=randread --ioengine=io_uring --iodepth=32 --numjobs=4 --runtime=30",
+        "dbio run --pattern randread --engine io_uring --iodepth 32 --sessions 4 --time 30",
+    ),
+    (
+        "InnoDB-style writes: buffered, an fsync after each (timed on its own too)",
+        "dbio run --pattern randwrite --io fsync --time 30",
+    ),
+    (
+        "The SLOB model: 8 sessions, 25% updates, redo and DB writers",
+        "dbio run --workload slob --sessions 8 --update-pct 25 --time 60 --ramp 5",
+    ),
+    (
+        "For a script: the report as JSON, a JSON line per second appended to a file",
+        "dbio run --time 60 --json --progress-file progress.jsonl > run.json",
+    ),
+];
 
-  # fio's --rw=randread --ioengine=io_uring --iodepth=32 --numjobs=4 --runtime=30
-  dbio run --pattern randread --engine io_uring --iodepth 32 --sessions 4 --time 30
-
-  # InnoDB-style writes: buffered, an fsync after each (timed on its own too)
-  dbio run --pattern randwrite --io fsync --time 30
-
-  # The SLOB model: 8 sessions, 25% updates, redo and DB writers
-  dbio run --workload slob --sessions 8 --update-pct 25 --time 60 --ramp 5
-
-  # For a script: the report as JSON, a JSON line per second appended to a file
-  dbio run --time 60 --json --progress-file progress.jsonl > run.json
-
-The report is saved in the results store (dbio runs list; man dbio-runs).";
+/// The examples as the end of `--help`.
+fn examples_text() -> String {
+    let mut t = String::from("Examples:\n");
+    for (what, line) in EXAMPLES {
+        t.push_str(&format!("  # {what}\n  {line}\n\n"));
+    }
+    t + "The report is saved in the results store (dbio runs list; man dbio-runs)."
+}
 
 /// `run` with its options under headings, `-h` short and examples at the
 /// end of `--help`.
@@ -146,7 +161,7 @@ pub fn arrange(mut run: Command) -> Command {
     .after_help(format!(
         "-h shows the options most runs use; --help shows all {shown}, grouped, with examples."
     ))
-    .after_long_help(EXAMPLES)
+    .after_long_help(examples_text())
 }
 
 #[cfg(test)]

@@ -93,7 +93,8 @@ pub(crate) fn suggest<'a>(key: &str, names: impl Iterator<Item = &'a str>) -> Op
         .map(|(_, n)| n)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance in characters.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -29,7 +29,7 @@ pub enum Format {
 pub struct ReportArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// The stored metric in the cells (see docs/store.md: total.iops, read.latency.p99_us, dev.w_await_ms, …) [default: total.iops, or the model's].
+    /// The stored metric in the cells (`dbio metrics` lists them: total.iops, read.latency.p99_us, dev.w_await_ms, …) [default: total.iops, or the model's].
     #[arg(
         long,
         default_value = "total.iops",
@@ -142,8 +142,10 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
             format!(
                 "; {awr} of them imported from awr_info.sh, which has AWR's rates, not dbio's I/O metrics: pass --model reads|redo|writes|readwrite (SLOB.R's tables) or --metric db.physical_reads_per_s"
             )
+        } else if args.model.is_none() {
+            super::metrics::hint(store, args.metric.as_str())
         } else {
-            "; see docs/store.md for metric names".to_string()
+            "; dbio metrics lists the stored names".to_string()
         };
         anyhow::bail!(CommandError::Usage(format!(
             "no completed run of the selection has {label} ({} runs selected{}){hint}",

@@ -71,7 +71,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
     let d = data::load(store, &filter.to_filter(), &measure)?;
     if d.runs.is_empty() {
         anyhow::bail!(CommandError::Usage(format!(
-            "no completed run of the selection has {} ({} runs selected); see docs/store.md for metric names{}",
+            "no completed run of the selection has {} ({} runs selected){}",
             if measure.model.is_some() {
                 measure.label()
             } else {
@@ -79,9 +79,9 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
             },
             d.left_out,
             if measure.model.is_none() {
-                ""
+                super::metrics::hint(store, &args.metric)
             } else {
-                " and docs/import.md for the models"
+                "; see docs/import.md for the models".to_string()
             }
         )));
     }

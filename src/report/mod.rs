@@ -11,6 +11,7 @@ mod compare_text;
 pub mod db;
 mod db_text;
 pub mod html;
+pub mod metric_names;
 pub mod mysql;
 mod mysql_text;
 pub mod pg;

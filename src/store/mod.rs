@@ -15,6 +15,7 @@
 //! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
 //! in one transaction). `dbio runs` is `commands/runs.rs`.
 
+mod catalog;
 pub mod export;
 pub mod export_fio;
 mod extract;

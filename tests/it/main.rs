@@ -19,6 +19,7 @@ mod import_fio_latency;
 mod import_fuzz;
 mod lab;
 mod manual;
+mod metrics;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
@@ -79,6 +80,7 @@ fn main() {
         import_fuzz::tests(),
         lab::tests(),
         manual::tests(),
+        metrics::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]
