@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::common::run::dbio;
+use crate::common::run::{Run, dbio};
 use crate::common::store::temp_store;
 
 /// `dbio run` on a 4 MiB raw layout in `dir` with `extra` options.
@@ -165,7 +165,36 @@ fn progress_refusals_are_one_line() {
     }
 }
 
+/// The model lays out data files and redo logs: each named in its own
+/// layout objects.
+fn a_models_layout_names_data_files_and_redo_logs() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Run::slob(&dir.path().join("data"))
+        .args(&["--sessions", "2", "--scale", "400", "--work-loop", "40"])
+        .args(&["--progress", "jsonl", "--json"])
+        .output();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let ends: Vec<Value> = err
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|o| o["event"] == "layout" && o["end"] == true)
+        .collect();
+    let what: Vec<&str> = ends.iter().map(|o| o["what"].as_str().unwrap()).collect();
+    assert_eq!(what, ["data files", "redo logs"], "{err}");
+    for o in &ends {
+        assert_eq!(o["done_bytes"], o["total_bytes"], "{o}");
+    }
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let saved = err.lines().last().unwrap();
+    let saved: Value = serde_json::from_str(saved).unwrap();
+    assert_eq!(saved["run_id"], report["run_id"]);
+}
+
 crate::tests! {
+    a_models_layout_names_data_files_and_redo_logs,
     stderr_piped_gets_a_plain_line_per_second,
     jsonl_in_a_file_is_the_stored_series_and_names_the_run,
     json_gives_the_run_id_a_script_goes_on_with,
