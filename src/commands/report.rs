@@ -66,6 +66,36 @@ pub struct ReportArgs {
 
 pub use crate::report::select::MODEL_METRIC;
 
+/// Runs outside a plan (no variable) are one row of the table: refused
+/// when they are of different kinds (a raw pattern, a model, a server),
+/// naming each kind with its `--workload` choice and its number of runs.
+pub fn one_kind(rows: &[crate::store::RunRow]) -> Result<(), CommandError> {
+    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    for r in rows
+        .iter()
+        .filter(|r| r.variable.is_none() && r.status == "completed" && !r.warmup)
+    {
+        let kind = match (r.workload.as_deref(), r.pattern.as_deref()) {
+            (Some("raw") | None, Some(p)) => p,
+            (Some(w), _) => w,
+            (None, None) => "-",
+        };
+        *kinds.entry(kind.to_string()).or_default() += 1;
+    }
+    if kinds.len() < 2 {
+        return Ok(());
+    }
+    let choices: Vec<String> = kinds
+        .iter()
+        .map(|(k, n)| format!("--workload {k} ({n} run{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    Err(CommandError::Usage(format!(
+        "the selected runs outside a plan are of {} kinds, which one row would pool: choose one with {} (or --plan NAME, --tag TAG)",
+        kinds.len(),
+        choices.join(", ")
+    )))
+}
+
 impl ReportArgs {
     /// What the cells show.
     pub fn measure(&self) -> Measure<'_> {
@@ -102,6 +132,9 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
         )));
     }
     let rows = store.list(&args.filter.to_filter())?;
+    if args.model.is_none() {
+        one_kind(&rows)?;
+    }
     let mut points = Vec::new();
     let mut runs = Vec::new();
     let mut writes = Vec::new();

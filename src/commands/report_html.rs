@@ -68,6 +68,9 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
     measure
         .check()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
+    if args.model.is_none() {
+        super::report::one_kind(&store.list(&filter.to_filter())?)?;
+    }
     let d = data::load(store, &filter.to_filter(), &measure)?;
     if d.runs.is_empty() {
         anyhow::bail!(CommandError::Usage(format!(

@@ -42,6 +42,7 @@ mod plan_examples;
 mod plan_run;
 mod progress;
 mod report_html;
+mod report_kinds;
 mod report_slob_html;
 mod report_stats;
 mod run_raw;
@@ -103,6 +104,7 @@ fn main() {
         plan_run::tests(),
         progress::tests(),
         report_html::tests(),
+        report_kinds::tests(),
         report_slob_html::tests(),
         report_stats::tests(),
         signals_pipes::tests(),
