@@ -67,13 +67,14 @@ pub struct ReportArgs {
 pub use crate::report::select::MODEL_METRIC;
 
 /// Runs outside a plan (no variable) are one row of the table: refused
-/// when they are of different kinds (a raw pattern, a model, a server),
-/// naming each kind with its `--workload` choice and its number of runs.
-pub fn one_kind(rows: &[crate::store::RunRow]) -> Result<(), CommandError> {
+/// when the runs it counts (`counted`: those with a value) are of
+/// different kinds (a raw pattern, a model, a server), naming each kind
+/// with its `--workload` choice and its number of runs.
+pub fn one_kind(rows: &[crate::store::RunRow], counted: &[i64]) -> Result<(), CommandError> {
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     for r in rows
         .iter()
-        .filter(|r| r.variable.is_none() && r.status == "completed" && !r.warmup)
+        .filter(|r| r.variable.is_none() && counted.contains(&r.id))
     {
         let kind = match (r.workload.as_deref(), r.pattern.as_deref()) {
             (Some("raw") | None, Some(p)) => p,
@@ -132,9 +133,6 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
         )));
     }
     let rows = store.list(&args.filter.to_filter())?;
-    if args.model.is_none() {
-        one_kind(&rows)?;
-    }
     let mut points = Vec::new();
     let mut runs = Vec::new();
     let mut writes = Vec::new();
@@ -167,6 +165,10 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
                 runs.push(rv);
             }
         }
+    }
+    if args.model.is_none() {
+        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        one_kind(&rows, &ids)?;
     }
     let label = measure.label();
     if points.is_empty() {

@@ -68,10 +68,11 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
     measure
         .check()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
-    if args.model.is_none() {
-        super::report::one_kind(&store.list(&filter.to_filter())?)?;
-    }
     let d = data::load(store, &filter.to_filter(), &measure)?;
+    if args.model.is_none() {
+        let ids: Vec<i64> = d.runs.iter().map(|r| r.id).collect();
+        super::report::one_kind(&store.list(&filter.to_filter())?, &ids)?;
+    }
     if d.runs.is_empty() {
         anyhow::bail!(CommandError::Usage(format!(
             "no completed run of the selection has {} ({} runs selected){}",
