@@ -20,6 +20,14 @@ pub(crate) const RESERVED: &[(&str, &str)] = &[
         "is set by dbio plan itself (it shows its own progress); remove it",
     ),
     (
+        "progress",
+        "is set by dbio plan itself (it shows its own progress and ETA); remove it",
+    ),
+    (
+        "progress-file",
+        "is set by dbio plan itself (it shows its own progress and ETA); remove it",
+    ),
+    (
         "db",
         "is chosen for the whole plan: dbio plan run PLAN --db PATH; remove it",
     ),
