@@ -400,6 +400,10 @@ pub struct RunArgs {
     #[command(flatten)]
     pub progress: crate::cli::progress::ProgressArgs,
 
+    /// Write the report (or the --json document) to FILE instead of stdout; FILE is replaced only once the run printed it.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
     /// Run as one rank of an MPI job (mpirun, srun): every rank has its own target (`{rank}` and `{host}` in --target), all start together, rank 0 stores one merged run (docs/multihost.md; needs a build with --features mpi).
     #[arg(long)]
     pub mpi: bool,

@@ -41,7 +41,15 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Timing", &["time", "ramp", "ops", "interval", "outlier_ms"]),
     (
         "Output",
-        &["json", "progress", "progress_file", "quiet", "db", "tags"],
+        &[
+            "json",
+            "output",
+            "progress",
+            "progress_file",
+            "quiet",
+            "db",
+            "tags",
+        ],
     ),
     (
         "Content and verify",

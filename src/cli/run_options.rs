@@ -28,6 +28,10 @@ pub(crate) const RESERVED: &[(&str, &str)] = &[
         "is set by dbio plan itself (it shows its own progress and ETA); remove it",
     ),
     (
+        "output",
+        "is not for plans: every run is stored; write a report with dbio report --output FILE; remove it",
+    ),
+    (
         "db",
         "is chosen for the whole plan: dbio plan run PLAN --db PATH; remove it",
     ),

@@ -39,6 +39,9 @@ pub struct CompareArgs {
     /// text (side by side, as AWR's compare period report) or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write the comparison to FILE instead of stdout; FILE is replaced only once it is made.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// The runs one side names: (id, session count), and its label.

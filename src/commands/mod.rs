@@ -12,6 +12,7 @@ mod man_page;
 pub mod manual;
 pub mod metrics;
 pub mod output;
+pub mod output_file;
 pub mod plan;
 pub mod report;
 pub mod report_html;

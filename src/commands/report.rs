@@ -59,6 +59,9 @@ pub struct ReportArgs {
     /// Write one self-contained HTML page (tables, charts, environment, plan) to FILE instead (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Write the table to FILE instead of stdout; FILE is replaced only once the table is made.
+    #[arg(long, value_name = "FILE", conflicts_with = "html")]
+    pub output: Option<std::path::PathBuf>,
     /// The plan file the runs came from: the page shows its seed, order and repeats (and selects its runs when --plan is not given).
     #[arg(long, value_name = "PLAN.toml")]
     pub plan_file: Option<std::path::PathBuf>,

@@ -36,6 +36,7 @@ mod mpi_plan;
 mod mpi_region;
 mod mysql;
 mod mysql_url;
+mod output_file;
 mod pg;
 mod pg_plans;
 mod plan_examples;
@@ -98,6 +99,7 @@ fn main() {
         mpi_off::tests(),
         mysql::tests(),
         mysql_url::tests(),
+        output_file::tests(),
         pg::tests(),
         pg_plans::tests(),
         plan_examples::tests(),
