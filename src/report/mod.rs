@@ -473,6 +473,25 @@ mod tests {
     }
 
     #[test]
+    fn long_event_names_are_printed_whole_in_the_histogram() {
+        let mut r = slob_sample();
+        let s = r.slob.as_mut().unwrap();
+        let mut e = s.events[0].clone();
+        e.name = "log file switch (checkpoint incomplete)";
+        s.events.push(e);
+        let t = text::render(&r);
+        let hist = &t[t.find("Wait Event Histogram").unwrap()..];
+        let head = hist.lines().nth(1).unwrap();
+        let row = hist
+            .lines()
+            .find(|l| l.starts_with("log file switch (checkpoint incomplete) "))
+            .unwrap_or_else(|| panic!("the whole name:\n{hist}"));
+        // The columns still line up under their headings.
+        assert_eq!(row.len(), head.len(), "{head}\n{row}");
+        assert!(t.contains("MB: AWR's label for MiB"), "{t}");
+    }
+
+    #[test]
     fn slob_summary_is_consistent() {
         let r = slob_sample();
         let s = r.slob.as_ref().unwrap();
