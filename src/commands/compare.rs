@@ -42,6 +42,9 @@ pub struct CompareArgs {
     /// Write the comparison to FILE instead of stdout; FILE is replaced only once it is made.
     #[arg(long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// Write the comparison as one self-contained HTML page to FILE (the sides, the settings that differ, the load profile with Welch's verdicts, each line's change drawn).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["output", "format"])]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// The runs one side names: (id, session count), and its label.
@@ -170,6 +173,9 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &a, None, a.label.clone())?,
             side(store, &b, None, b.label.clone())?,
         );
+        if let Some(path) = &args.html {
+            return write_page(path, &[cell], &[]);
+        }
         return super::output::print(&match args.format {
             Format::Text => render(&cell.first, &cell.second),
             Format::Json => json(&serde_json::json!({
@@ -223,6 +229,9 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &b, Some(s), at(&b))?,
         ));
     }
+    if let Some(path) = &args.html {
+        return write_page(path, &cells, &[notes, left_out].concat());
+    }
     super::output::print(&match args.format {
         Format::Text => render_cells(&cells, &[notes, left_out.clone()].concat()),
         Format::Json => json(&serde_json::json!({
@@ -235,4 +244,20 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
 
 fn json(v: &serde_json::Value) -> String {
     serde_json::to_string_pretty(v).expect("the comparison serializes") + "\n"
+}
+
+/// Writes the comparison's HTML page to `path` and says so on stderr.
+fn write_page(path: &std::path::Path, cells: &[Cell], notes: &[String]) -> anyhow::Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let page =
+        crate::report::html::compare::compare_page(cells, notes, &crate::store::fmt_utc(now));
+    crate::report::html::write(path, &page)?;
+    eprintln!(
+        "wrote {} ({} KiB)",
+        path.display(),
+        page.len().div_ceil(1024)
+    );
+    Ok(())
 }

@@ -465,7 +465,81 @@ fn a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line() {
     assert!(out.starts_with("checked 0"), "{out}");
 }
 
+/// `dbio compare --html`: the sides, the load lines with their Welch
+/// verdicts as `--format json` has them, the change chart; in Chromium
+/// nothing overflows and no labels overlap.
+fn a_comparison_page_shows_both_sides_and_each_lines_change() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    for pattern in ["randread", "randread", "randrw", "randrw"] {
+        ok(&dbio(&[
+            "run",
+            "--target",
+            t.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--io",
+            "buffered",
+            "--pattern",
+            pattern,
+            "--ops",
+            "2000",
+            "--quiet",
+        ]));
+    }
+    let page = dir.path().join("cmp.html");
+    let out = dbio(&["compare", "1,2", "3,4", "--html", page.to_str().unwrap()]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&dbio(&["compare", "1,2", "3,4", "--format", "json"]))).unwrap();
+    let load = &html[html.find("<table class=\"load\">").expect("the load table")..];
+    let load = &load[..load.find("</table>").unwrap()];
+    let tests = json["tests"].as_array().unwrap();
+    assert!(!tests.is_empty(), "{json}");
+    for t in tests {
+        let name = t["name"].as_str().unwrap();
+        let row = load
+            .split("<tr>")
+            .find(|r| r.starts_with(&format!("<td>{name}</td>")))
+            .unwrap_or_else(|| panic!("no row {name}: {load}"));
+        let p = t["p_two_sided"]
+            .as_f64()
+            .or_else(|| t["welch"]["p_two_sided"].as_f64())
+            .unwrap();
+        assert!(row.contains(&format!("(p = {p:.3})")), "{name}: {row}");
+    }
+    assert!(
+        html.contains("<td>pattern</td><td>randread</td><td>randrw</td>"),
+        "the setting that differs"
+    );
+    let chart = charts(&html)
+        .into_iter()
+        .find(|s| s.contains("Change, 2nd against 1st"))
+        .expect("the change chart");
+    assert!(drawn(chart));
+
+    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
+    let r = render(&browser, &page, dir.path(), 1400);
+    assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
+    let checked = dir.path().join("checked.html");
+    let csp = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_end = csp + html[csp..].find('>').unwrap() + 1;
+    let copy = format!("{}{}", &html[..csp], &html[csp_end..])
+        .replace("</body>", &format!("{LAYOUT_CHECK}</body>"));
+    std::fs::write(&checked, copy).unwrap();
+    let r = render(&browser, &checked, dir.path(), 1400);
+    let out = &r.dom[r.dom.find("id=\"layout-check\">").expect("the check ran")..];
+    let out = &out[out.find('>').unwrap() + 1..out.find("</pre>").unwrap()];
+    assert!(out.starts_with("checked 0"), "{out}");
+}
+
 crate::tests! {
+    a_comparison_page_shows_both_sides_and_each_lines_change,
     a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line,
     a_plans_html_report_renders_in_chromium_with_every_chart_drawn [Tool("chromium")],
     the_console_check_sees_a_page_that_reaches_out [Tool("chromium")],

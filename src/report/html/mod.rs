@@ -19,6 +19,7 @@
 
 pub mod awr;
 pub mod charts;
+pub mod compare;
 pub mod data;
 pub mod environment;
 pub mod page;
