@@ -350,6 +350,31 @@ addEventListener('load', () => {
 });
 </script>"#;
 
+/// Renders `page` (whose text is `html`) in Chromium: no console message;
+/// then a copy without the page's policy and with [`LAYOUT_CHECK`]: what
+/// the check found (`checked 0` and nothing else when all is well).
+fn layout_problems(
+    page: &std::path::Path,
+    html: &str,
+    dir: &std::path::Path,
+    height: u32,
+) -> String {
+    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
+    let r = render(&browser, page, dir, height);
+    assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
+    let checked = dir.join("checked.html");
+    let csp = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_end = csp + html[csp..].find('>').unwrap() + 1;
+    let copy = format!("{}{}", &html[..csp], &html[csp_end..])
+        .replace("</body>", &format!("{LAYOUT_CHECK}</body>"));
+    std::fs::write(&checked, copy).unwrap();
+    let r = render(&browser, &checked, dir, height);
+    let out = &r.dom[r.dom.find("id=\"layout-check\">").expect("the check ran")..];
+    out[out.find('>').unwrap() + 1..out.find("</pre>").unwrap()].to_string()
+}
+
 fn a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -448,21 +473,8 @@ fn a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line() {
     }
 
     // In Chromium: nothing wider than its box or the page, no empty section.
-    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
-    let r = render(&browser, &page, dir.path(), 2400);
-    assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
-    let checked = dir.path().join("checked.html");
-    let csp = html
-        .find("<meta http-equiv=\"Content-Security-Policy\"")
-        .unwrap();
-    let csp_end = csp + html[csp..].find('>').unwrap() + 1;
-    let copy = format!("{}{}", &html[..csp], &html[csp_end..])
-        .replace("</body>", &format!("{LAYOUT_CHECK}</body>"));
-    std::fs::write(&checked, copy).unwrap();
-    let r = render(&browser, &checked, dir.path(), 2400);
-    let out = &r.dom[r.dom.find("id=\"layout-check\">").expect("the check ran")..];
-    let out = &out[out.find('>').unwrap() + 1..out.find("</pre>").unwrap()];
-    assert!(out.starts_with("checked 0"), "{out}");
+    let problems = layout_problems(&page, &html, dir.path(), 2400);
+    assert!(problems.starts_with("checked 0"), "{problems}");
 }
 
 /// `dbio compare --html`: the sides, the load lines with their Welch
@@ -521,21 +533,8 @@ fn a_comparison_page_shows_both_sides_and_each_lines_change() {
         .expect("the change chart");
     assert!(drawn(chart));
 
-    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
-    let r = render(&browser, &page, dir.path(), 1400);
-    assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
-    let checked = dir.path().join("checked.html");
-    let csp = html
-        .find("<meta http-equiv=\"Content-Security-Policy\"")
-        .unwrap();
-    let csp_end = csp + html[csp..].find('>').unwrap() + 1;
-    let copy = format!("{}{}", &html[..csp], &html[csp_end..])
-        .replace("</body>", &format!("{LAYOUT_CHECK}</body>"));
-    std::fs::write(&checked, copy).unwrap();
-    let r = render(&browser, &checked, dir.path(), 1400);
-    let out = &r.dom[r.dom.find("id=\"layout-check\">").expect("the check ran")..];
-    let out = &out[out.find('>').unwrap() + 1..out.find("</pre>").unwrap()];
-    assert!(out.starts_with("checked 0"), "{out}");
+    let problems = layout_problems(&page, &html, dir.path(), 1400);
+    assert!(problems.starts_with("checked 0"), "{problems}");
 }
 
 crate::tests! {
