@@ -65,6 +65,11 @@ pub enum StoreError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "the directory {} does not exist; dbio creates only the store file --db names, not its directories (create the directory first, or check the path for a typo); nothing was created",
+        dir.display()
+    )]
+    MissingDir { dir: PathBuf },
     #[error("cannot read {}: {source}; pass --db PATH or set DBIO_DB to another file", path.display())]
     Read {
         path: PathBuf,
@@ -190,8 +195,22 @@ impl Store {
         )
     }
 
-    /// Opens the store at `path`, creating it (and its parent directories)
-    /// if needed, in WAL mode, and migrating it to the current schema. A file
+    /// Opens the store the user named with `--db`: like [`Store::open`],
+    /// but only the file itself is created, never a missing directory (a
+    /// typo in a path must not make a tree of directories).
+    pub fn open_given(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && dir.symlink_metadata().is_err()
+        {
+            return Err(StoreError::MissingDir {
+                dir: dir.to_path_buf(),
+            });
+        }
+        Store::open(path)
+    }
+
+    /// Opens the store at `path`, creating it (and its parent directories:
+    /// the default path's `~/.local/share/dbio`) if needed, in WAL mode, and migrating it to the current schema. A file
     /// that is not a dbio store is refused and left untouched.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
