@@ -1,19 +1,22 @@
 //! `dbio import awr-info FILE` and `dbio import fio FILE`: read another
 //! tool's output, turn it into runs and save them all in one transaction
 //! (docs/import.md). A malformed file is refused with one line naming the
-//! line and field; nothing of it is stored.
+//! line and field; nothing of it is stored. `dbio import run FILE`: a run
+//! dbio kept in a side file when the store could not take it
+//! (`store::unsaved`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::CommandError;
 use crate::analysis::models::Facts;
 use crate::cli::choice::choice;
 use crate::import::{ImportError, ModelArg, awr_info, awr_runs, fio, fio_runs, naming};
-use crate::store::{ImportedRun, Store};
+use crate::store::{ImportedRun, Store, unsaved};
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
@@ -21,6 +24,16 @@ pub enum ImportCommand {
     AwrInfo(AwrInfoArgs),
     /// fio 3.x --output-format=json or json+ output (also client/server).
     Fio(FioArgs),
+    /// A run dbio measured but could not save (the store locked, read-only or
+    /// full): the file its error line named, saved now as it would have been.
+    Run(RunFileArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunFileArgs {
+    /// The files (`STORE.unsaved/*.json`); each is removed once its run is stored.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// Options every importer has.
@@ -70,6 +83,7 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
     let (common, source) = match &cmd {
         ImportCommand::AwrInfo(a) => (&a.common, "awr-info"),
         ImportCommand::Fio(a) => (&a.common, "fio"),
+        ImportCommand::Run(a) => return import_kept(&a.files, store, out),
     };
     for t in &common.tags {
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
@@ -110,6 +124,7 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
             };
             fio_runs::runs(&parsed, &opts, &path, mtime_ms, &mut warnings).map_err(bad)?
         }
+        ImportCommand::Run(_) => unreachable!("imported above"),
     };
     for w in &warnings {
         eprintln!("warning: {shown}: {w}");
@@ -142,6 +157,37 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
         store.path().display()
     )
     .map_err(io)?;
+    Ok(())
+}
+
+/// `dbio import run FILE...`: every file is read before anything is saved;
+/// each run is saved in its own transaction and its file removed after.
+fn import_kept(files: &[PathBuf], store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
+    let runs = files
+        .iter()
+        .map(|f| unsaved::read(f).map_err(|e| CommandError::Usage(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (file, run) in files.iter().zip(&runs) {
+        let (id, how) = match store.save_unsaved(run)? {
+            unsaved::Saved::New(id) => (id, "saved"),
+            unsaved::Saved::Already(id) => (id, "was stored already"),
+        };
+        std::fs::remove_file(file)
+            .with_context(|| format!("run {id} is stored; removing {}", file.display()))?;
+        if let Some(dir) = file.parent() {
+            // Empty once its last run is back in a store.
+            let _ = std::fs::remove_dir(dir);
+        }
+        writeln!(
+            out,
+            "{} (measured for {}, not saved at {}): {how} as run {id} in {}; file removed",
+            file.display(),
+            run.store.display(),
+            crate::store::fmt_utc(run.saved_unix_ms),
+            store.path().display()
+        )
+        .map_err(io)?;
+    }
     Ok(())
 }
 

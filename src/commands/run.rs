@@ -12,7 +12,7 @@ use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
 use crate::samplers::status::StatusLine;
 use crate::storage::{Target, TargetError};
-use crate::store::{NewRun, Store, encode_histogram};
+use crate::store::{NewRun, Store, encode_histogram, unsaved};
 use crate::workload::raw::Raw;
 use crate::workload::slob::events::EVENTS;
 use crate::workload::slob::run::{self as slob_run, Slob};
@@ -169,8 +169,9 @@ pub(crate) fn show_and_save(
             .map(|r| serde_json::json!({ "rank": r.rank, "host": &r.environment, "storage": &r.storage }))
             .collect();
     }
-    let run_id = store
-        .save_run(&NewRun {
+    let run_id = save_or_keep(
+        store,
+        &NewRun {
             report: &report_json,
             report_text: &rendered,
             environment: &env_json,
@@ -180,8 +181,8 @@ pub(crate) fn show_and_save(
             cell_key: meta.cell_key.as_deref(),
             warmup: meta.warmup,
             tags: &meta.tags,
-        })
-        .map_err(|e| CommandError::Failed(format!("the run was measured but not saved: {e}")));
+        },
+    );
     // Saved first, shown either way: under mpirun, a job stopped by Ctrl-C
     // is killed a second after, while its output may still be on the way.
     // A closed stdout (`| head`) does not stop the run from being saved.
@@ -199,6 +200,30 @@ pub(crate) fn show_and_save(
         error: report.error.clone(),
         run_id,
     })
+}
+
+/// Saves `run` in `store`; a run the store cannot take is kept whole in a
+/// side file that the error line names, for `dbio import run`.
+fn save_or_keep(store: &mut Store, run: &NewRun) -> Result<i64, CommandError> {
+    let e = match store.save_run(run) {
+        Ok(id) => return Ok(id),
+        Err(e) => e,
+    };
+    let kept = unsaved::keep(&unsaved::Unsaved::new(store.path(), run, &e));
+    let line = match kept {
+        Ok(file) => format!(
+            "the run was measured but not saved: {e}; it is kept whole in {0}: save it with `dbio import run {0}`",
+            file.display()
+        ),
+        Err(why) => format!(
+            "the run was measured but not saved: {e}; nor could it be kept in a file ({}): only the report above is left",
+            why.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
+    Err(CommandError::Failed(line))
 }
 
 /// A SLOB model run's report and the histograms to store (its latencies

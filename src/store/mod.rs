@@ -13,7 +13,8 @@
 //! [`export`] (csv, json, markdown), [`export_fio`] (a raw run as fio's
 //! JSON), `time`
 //! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
-//! in one transaction). `dbio runs` is `commands/runs.rs`.
+//! in one transaction), [`unsaved`] (a run the store could not take, kept
+//! in a side file for `dbio import run`). `dbio runs` is `commands/runs.rs`.
 
 pub mod export;
 pub mod export_fio;
@@ -22,6 +23,7 @@ pub mod imports;
 mod runs;
 pub mod schema;
 mod time;
+pub mod unsaved;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -634,7 +634,11 @@ fn only_the_default_store_gets_its_directories_made() {
         c.output().unwrap()
     };
     let out = list(None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(p.join("xdg/deep/dbio/dbio.sqlite").is_file());
 
     let named = p.join("named/a/b/x.sqlite");
@@ -643,12 +647,19 @@ fn only_the_default_store_gets_its_directories_made() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     let dir = named.parent().unwrap().display().to_string();
-    assert!(err.contains(&format!("the directory {dir} does not exist")), "{err}");
+    assert!(
+        err.contains(&format!("the directory {dir} does not exist")),
+        "{err}"
+    );
     assert!(!p.join("named").exists(), "no directory was made");
 
     std::fs::create_dir_all(named.parent().unwrap()).unwrap();
     let out = list(Some(&named));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(named.is_file(), "the file itself is made");
 }
 

@@ -50,6 +50,7 @@ mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_model;
 mod store_crash;
+mod store_unsaved;
 mod store_v1;
 mod target_safety;
 mod telemetry_chain;
@@ -108,6 +109,7 @@ fn main() {
         slob_flavor::tests(),
         slob_model::tests(),
         store_crash::tests(),
+        store_unsaved::tests(),
         store_v1::tests(),
         target_safety::tests(),
         telemetry_chain::tests(),
