@@ -127,10 +127,14 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
         ImportCommand::Run(_) => unreachable!("imported above"),
     };
     for w in &warnings {
-        eprintln!("warning: {shown}: {w}");
+        eprintln!(
+            "warning: {}",
+            crate::terminal::line(&format!("{shown}: {w}"))
+        );
     }
     if common.dry_run {
-        out.write_all(summary(&runs).as_bytes()).map_err(io)?;
+        out.write_all(crate::terminal::text(&summary(&runs)).as_bytes())
+            .map_err(io)?;
         writeln!(out, "dry run: nothing stored").map_err(io)?;
         return Ok(());
     }
@@ -147,14 +151,17 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
         )));
     }
     let ids = store.save_imports(&runs)?;
-    out.write_all(summary(&runs).as_bytes()).map_err(io)?;
+    // Variables come from file names and --variable: shown escaped.
+    out.write_all(crate::terminal::text(&summary(&runs)).as_bytes())
+        .map_err(io)?;
     writeln!(
         out,
-        "imported {} run{} from {shown} as runs {} into {}",
+        "imported {} run{} from {} as runs {} into {}",
         ids.len(),
         if ids.len() == 1 { "" } else { "s" },
+        crate::terminal::field(&shown),
         id_ranges(&ids),
-        store.path().display()
+        crate::terminal::field(&store.path().display().to_string())
     )
     .map_err(io)?;
     Ok(())
@@ -178,15 +185,14 @@ fn import_kept(files: &[PathBuf], store: &mut Store, out: &mut dyn Write) -> any
             // Empty once its last run is back in a store.
             let _ = std::fs::remove_dir(dir);
         }
-        writeln!(
-            out,
+        let line = format!(
             "{} (measured for {}, not saved at {}): {how} as run {id} in {}; file removed",
             file.display(),
             run.store.display(),
             crate::store::fmt_utc(run.saved_unix_ms),
             store.path().display()
-        )
-        .map_err(io)?;
+        );
+        writeln!(out, "{}", crate::terminal::field(&line)).map_err(io)?;
     }
     Ok(())
 }

@@ -186,14 +186,18 @@ pub(crate) fn show_and_save(
     // Saved first, shown either way: under mpirun, a job stopped by Ctrl-C
     // is killed a second after, while its output may still be on the way.
     // A closed stdout (`| head`) does not stop the run from being saved.
+    // Control characters in a path, tag or name reach the terminal escaped.
     super::output::print_anyway(&match output {
-        Output::Text => rendered.clone(),
+        Output::Text => crate::terminal::text(&rendered).into_owned(),
         Output::Json => serde_json::to_string_pretty(report).expect("report serializes") + "\n",
-        Output::Line => one_line(report, meta) + "\n",
+        Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",
     });
     let run_id = run_id?;
     if output == Output::Text && !quiet {
-        eprintln!("saved as run {run_id} in {}", store.path().display());
+        eprintln!(
+            "saved as run {run_id} in {}",
+            crate::terminal::field(&store.path().display().to_string())
+        );
     }
     Ok(RunOutcome {
         status: report.status.clone(),
@@ -371,7 +375,7 @@ pub(crate) fn exit_code(outcome: &RunOutcome, output: Output) -> std::process::E
             if output == Output::Json {
                 eprintln!(
                     "error: {}",
-                    outcome.error.as_deref().unwrap_or("run failed")
+                    crate::terminal::line(outcome.error.as_deref().unwrap_or("run failed"))
                 );
             }
             ExitCode::from(super::EXIT_FAILED)

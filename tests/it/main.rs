@@ -55,6 +55,7 @@ mod store_v1;
 mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
+mod terminal_text;
 mod verify;
 mod verify_content;
 mod verify_run;
@@ -114,6 +115,7 @@ fn main() {
         target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),
+        terminal_text::tests(),
         verify::tests(),
         verify_content::tests(),
         verify_run::tests(),
