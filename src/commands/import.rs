@@ -80,10 +80,24 @@ pub struct FioArgs {
 
 /// Runs one `dbio import` subcommand.
 pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (common, source) = match &cmd {
-        ImportCommand::AwrInfo(a) => (&a.common, "awr-info"),
-        ImportCommand::Fio(a) => (&a.common, "fio"),
-        ImportCommand::Run(a) => return import_kept(&a.files, store, out),
+    match cmd {
+        ImportCommand::AwrInfo(a) => import_tool(&Tool::AwrInfo(a), store, out),
+        ImportCommand::Fio(a) => import_tool(&Tool::Fio(a), store, out),
+        ImportCommand::Run(a) => import_kept(&a.files, store, out),
+    }
+}
+
+/// Another tool's output.
+enum Tool {
+    AwrInfo(AwrInfoArgs),
+    Fio(FioArgs),
+}
+
+/// Imports one file of another tool's output in one transaction.
+fn import_tool(cmd: &Tool, store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (common, source) = match cmd {
+        Tool::AwrInfo(a) => (&a.common, "awr-info"),
+        Tool::Fio(a) => (&a.common, "fio"),
     };
     for t in &common.tags {
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
@@ -92,8 +106,8 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
     let shown = common.file.display().to_string();
     let bad = |e: ImportError| CommandError::Usage(format!("{shown}: {e}"));
     let mut warnings = Vec::new();
-    let runs = match &cmd {
-        ImportCommand::AwrInfo(a) => {
+    let runs = match cmd {
+        Tool::AwrInfo(a) => {
             let variable_regex = a
                 .variable_regex
                 .as_deref()
@@ -115,7 +129,7 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
             };
             awr_runs::runs(&parsed, &opts, &path, mtime_ms, &mut warnings).map_err(bad)?
         }
-        ImportCommand::Fio(a) => {
+        Tool::Fio(a) => {
             let parsed = fio::parse(&text).map_err(bad)?;
             let opts = fio_runs::Options {
                 plan: common.plan.clone(),
@@ -124,7 +138,6 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
             };
             fio_runs::runs(&parsed, &opts, &path, mtime_ms, &mut warnings).map_err(bad)?
         }
-        ImportCommand::Run(_) => unreachable!("imported above"),
     };
     for w in &warnings {
         eprintln!(

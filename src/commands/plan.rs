@@ -149,6 +149,9 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
                     path.display()
                 )));
             }
+            store
+                .ensure_writable()
+                .map_err(|e| CommandError::Usage(e.to_string()))?;
             let mut exec = StoreExecutor { store, interrupt };
             let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),

@@ -360,6 +360,9 @@ pub fn execute(
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
+    store
+        .ensure_writable()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
     let interrupt = super::interrupt_flag();
     let outcome = run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
     Ok(exit_code(&outcome, output))

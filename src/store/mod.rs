@@ -106,6 +106,16 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     #[error(
+        "{} cannot be written (a read-only file, directory or filesystem); make it writable or pass --db PATH",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "{}: the filesystem holding the store is full; free space there or pass --db PATH",
+        path.display()
+    )]
+    Full { path: PathBuf },
+    #[error(
         "{}: SQLite kept journal mode {mode}, not WAL (no shared memory on this filesystem?); pass --db PATH on a local filesystem",
         path.display()
     )]
@@ -137,10 +147,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// An SQLite error on the store at `path`; a read-only or full store
+    /// says so (they are the user's to fix, not damage to check for).
     fn sql(path: &Path, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source,
+        let path = path.to_path_buf();
+        match source.sqlite_error_code() {
+            Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
+            Some(ErrorCode::DiskFull) => StoreError::Full { path },
+            _ => StoreError::Sqlite { path, source },
         }
     }
 
@@ -276,6 +290,18 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Refuses a store SQLite could open only for reading (a read-only
+    /// file or filesystem): a run must know it can be saved before it starts.
+    pub fn ensure_writable(&self) -> Result<(), StoreError> {
+        match self.conn.is_readonly(rusqlite::MAIN_DB) {
+            Ok(false) => Ok(()),
+            Ok(true) => Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+            }),
+            Err(e) => Err(self.sql(e)),
+        }
     }
 
     /// The file this store lives in.

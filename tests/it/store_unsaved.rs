@@ -2,7 +2,8 @@
 //! another process (a real `sqlite3` holding `BEGIN EXCLUSIVE`) or its
 //! filesystem is full, the run goes whole to a side file that the one error
 //! line names, and `dbio import run FILE` saves it later as the first save
-//! would have (same report, text, environment, series and histograms).
+//! would have (same report, text, environment, series and histograms). A
+//! store that is read-only already is refused before the run.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -309,7 +310,64 @@ fn a_run_a_full_store_cannot_take_is_kept_in_the_temporary_directory() {
     assert_same_run(&store, 1, &String::from_utf8(out.stdout).unwrap(), false);
 }
 
+/// A read-only bind mount of one file, unmounted on drop.
+struct ReadOnlyFile(PathBuf);
+
+impl ReadOnlyFile {
+    fn mount(file: &Path) -> ReadOnlyFile {
+        let bind = Command::new("mount")
+            .args(["--bind"])
+            .args([file, file])
+            .status()
+            .unwrap();
+        assert!(bind.success(), "bind-mount the store on itself");
+        let guard = ReadOnlyFile(file.to_path_buf());
+        let ro = Command::new("mount")
+            .args(["-o", "remount,bind,ro"])
+            .arg(file)
+            .status()
+            .unwrap();
+        assert!(ro.success(), "remount it read-only");
+        guard
+    }
+}
+
+impl Drop for ReadOnlyFile {
+    fn drop(&mut self) {
+        if !crate::common::loopdev::umount_retrying(&self.0) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// A store that can only be read is refused before anything is measured
+/// or created; it can still be listed.
+fn a_read_only_store_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    ok(&store, &["runs", "list"]);
+    let _ro = ReadOnlyFile::mount(&store);
+    let target = dir.path().join("t");
+    let out = dbio(&store)
+        .args([
+            "run", "--engine", "null", "--size", "1M", "--time", "1", "--target",
+        ])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("error: {} cannot be written", store.display())),
+        "{err}"
+    );
+    assert!(!target.exists(), "nothing was created");
+    ok(&store, &["runs", "list"]);
+}
+
 crate::tests! {
     a_run_the_locked_store_cannot_take_is_kept_and_imported_later [Tool("sqlite3")],
     a_run_a_full_store_cannot_take_is_kept_in_the_temporary_directory [Root],
+    a_read_only_store_is_refused_before_the_run [Root],
 }
