@@ -44,19 +44,22 @@ fn ok(what: &str, out: Output) -> Output {
     out
 }
 
-fn a_hostile_target_note_and_variable_show_escaped() {
+/// A 1 s run of the null engine on `target`.
+fn null_run(target: &Path, extra: &[&str]) -> Output {
+    dbio()
+        .args(["run", "--engine", "null", "--size", "1M", "--time", "1"])
+        .arg("--target")
+        .arg(target)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn a_hostile_target_and_note_show_escaped() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join(format!("t{HOSTILE}"));
-    let run = ok(
-        "run",
-        dbio()
-            .args(["run", "--engine", "null", "--size", "1M", "--time", "1"])
-            .arg("--target")
-            .arg(&target)
-            .output()
-            .unwrap(),
-    );
+    let run = ok("run", null_run(&target, &[]));
     assert_escaped("dbio run (report and where line)", &run);
     ok(
         "runs note",
@@ -77,16 +80,7 @@ fn a_hostile_target_note_and_variable_show_escaped() {
         shown.contains(&format!("note     see {SHOWN}\\nnext line\n")),
         "the note is one line: {shown}"
     );
-    let err = ok(
-        "run --json",
-        dbio()
-            .args(["run", "--engine", "null", "--size", "1M", "--time", "1"])
-            .arg("--target")
-            .arg(&target)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let err = ok("run --json", null_run(&target, &["--json"]));
     assert!(
         !String::from_utf8_lossy(&err.stderr).contains('\u{1b}'),
         "the where line of a --json run"
@@ -148,15 +142,7 @@ fn fio_job_and_file_names_show_escaped() {
 fn markdown_export_writes_html_as_text() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
-    ok(
-        "run",
-        dbio()
-            .args(["run", "--engine", "null", "--size", "1M", "--time", "1"])
-            .arg("--target")
-            .arg(dir.path().join("t"))
-            .output()
-            .unwrap(),
-    );
+    ok("run", null_run(&dir.path().join("t"), &[]));
     let note = "<script>alert(1)</script><img src=x onerror=alert(2)>";
     ok(
         "runs note",
@@ -234,7 +220,7 @@ fn a_huge_value_is_quoted_cut_in_its_error_line() {
 }
 
 crate::tests! {
-    a_hostile_target_note_and_variable_show_escaped,
+    a_hostile_target_and_note_show_escaped,
     fio_job_and_file_names_show_escaped [Tool("fio")],
     markdown_export_writes_html_as_text,
     a_huge_value_is_quoted_cut_in_its_error_line,
