@@ -113,7 +113,10 @@ pub fn run(
                     secs * 1e3
                 ),
                 Ok(_) => {}
-                Err(e) => eprintln!("warning: the lost-write map was not saved: {e}"),
+                Err(e) => eprintln!(
+                    "warning: the lost-write map was not saved: {}",
+                    crate::terminal::line(&e.to_string())
+                ),
             }
             let histograms = histograms(&result);
             (
