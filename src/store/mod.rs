@@ -131,7 +131,7 @@ pub enum StoreError {
     #[error("cannot save the run in {}: the report {what}; this is a dbio bug, please report it", path.display())]
     BadReport { path: PathBuf, what: String },
     #[error(
-        "tag '{}' is not valid: a tag is 1 to 64 letters, digits or - _ . : = + / (no spaces or commas)",
+        "tag \"{}\" is not valid: a tag is 1 to 64 letters, digits or - _ . : = + / (no spaces or commas)",
         crate::terminal::quote(tag)
     )]
     BadTag { tag: String },

@@ -117,7 +117,7 @@ impl Unsaved {
 }
 
 /// The directory beside `store` that keeps its unsaved runs.
-pub fn dir_beside(store: &Path) -> PathBuf {
+fn dir_beside(store: &Path) -> PathBuf {
     let mut name = store.as_os_str().to_os_string();
     name.push(".unsaved");
     PathBuf::from(name)
@@ -140,14 +140,16 @@ pub fn keep(run: &Unsaved) -> Result<PathBuf, Vec<UnsavedError>> {
     Err(errors)
 }
 
+/// The error of writing `path`.
+fn err(path: &Path) -> impl FnOnce(std::io::Error) -> UnsavedError {
+    let path = path.to_path_buf();
+    move |source| UnsavedError::Write { path, source }
+}
+
 /// `dir` (made if missing: only its last component, mode 0700, never one
 /// that is not this user's), then the file, written and synced under a
 /// temporary name and renamed into place.
 fn write_in(dir: &Path, run: &Unsaved) -> Result<PathBuf, UnsavedError> {
-    let err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| UnsavedError::Write { path, source }
-    };
     let made = match fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
@@ -162,10 +164,6 @@ fn write_in(dir: &Path, run: &Unsaved) -> Result<PathBuf, UnsavedError> {
 
 /// The file in `dir`, a directory that exists.
 fn write_file(dir: &Path, run: &Unsaved) -> Result<PathBuf, UnsavedError> {
-    let err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| UnsavedError::Write { path, source }
-    };
     let md = fs::symlink_metadata(dir).map_err(err(dir))?;
     if !md.is_dir() || md.uid() != rustix::process::geteuid().as_raw() {
         return Err(UnsavedError::NotOurs {

@@ -242,6 +242,9 @@ const CASES: &[Case] = &[
     (&["import", "awr-info", "--model", "oltp", "{W}/import/garbage.txt"], &["--model", "oltp"]),
     (&["import", "awr-info", "--variable-regex", "(", "{W}/import/garbage.txt"], &["--variable-regex", "("]),
     (&["import", "fio"], &["<FILE>"]),
+    (&["import", "run"], &["<FILE>"]),
+    (&["import", "run", "{W}/missing.json"], &["missing.json"]),
+    (&["import", "run", "{W}/import/garbage.json"], &["garbage.json", "not a run dbio kept"]),
     (&["import", "iostat", "x"], &["iostat"]),
     // lab
     (&["lab", "run", "{W}/missing.toml"], &["missing.toml"]),
