@@ -121,7 +121,7 @@ pub enum StoreError {
     )]
     NoWal { path: PathBuf, mode: String },
     #[error(
-        "{} stayed locked by another process for {} s; try again when the other dbio has finished",
+        "{} stayed locked by another process for {} s; try again when it has finished (`fuser` names it)",
         path.display(),
         BUSY_TIMEOUT.as_secs()
     )]

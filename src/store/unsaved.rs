@@ -126,8 +126,10 @@ fn dir_beside(store: &Path) -> PathBuf {
 /// Writes `run` to a new side file: beside the store, else in the temporary
 /// directory. The file's path, or why neither place took it.
 pub fn keep(run: &Unsaved) -> Result<PathBuf, Vec<UnsavedError>> {
+    // Absolute, so the error line names it wherever it is read.
+    let store = std::path::absolute(&run.store).unwrap_or_else(|_| run.store.clone());
     let places = [
-        dir_beside(&run.store),
+        dir_beside(&store),
         std::env::temp_dir().join("dbio-unsaved"),
     ];
     let mut errors = Vec::new();
