@@ -267,3 +267,79 @@ pub enum Saved {
     /// The run was stored already (imported before) under this id.
     Already(i64),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::{encoded, environment, fixture, report, report_text};
+
+    /// A run kept in a side file and saved from it is the run a direct save
+    /// stores: every row but the id, with the kept save time.
+    #[test]
+    fn a_kept_run_saves_as_the_direct_save_would() {
+        let mut f = fixture();
+        let (rep, env, hist) = (report(), environment(), encoded());
+        let tags = vec!["xfs".to_string()];
+        let new = NewRun {
+            report: &rep,
+            report_text: report_text(),
+            environment: &env,
+            histograms: &hist,
+            plan: Some("p"),
+            variable: Some("XFS"),
+            cell_key: Some("bs=8k"),
+            warmup: true,
+            tags: &tags,
+        };
+        let direct = f.store.save_run(&new).unwrap();
+        let busy = StoreError::Busy {
+            path: f.path.clone(),
+        };
+        let kept = Unsaved::new(&f.path, &new, &busy);
+        let file = keep(&kept).unwrap();
+        assert_eq!(file.parent().unwrap(), dir_beside(&f.path));
+        let back = read(&file).unwrap();
+        assert_eq!(back, kept, "the file holds the run exactly");
+        f.store.delete(&[direct]).unwrap();
+        let id = match f.store.save_unsaved(&back).unwrap() {
+            Saved::New(id) => id,
+            other => panic!("{other:?}"),
+        };
+        let again = f.store.save_unsaved(&back).unwrap();
+        assert_eq!(again, Saved::Already(id), "stored once");
+        let got = f.store.get(id).unwrap();
+        assert_eq!(got.report, rep);
+        assert_eq!(got.report_text, report_text());
+        assert_eq!(got.environment, env);
+        assert_eq!(got.histograms, hist);
+        assert!(!got.series.is_empty());
+        let r = &got.row;
+        assert_eq!(
+            (
+                r.plan.as_deref(),
+                r.variable.as_deref(),
+                r.cell_key.as_deref()
+            ),
+            (Some("p"), Some("XFS"), Some("bs=8k"))
+        );
+        assert!(r.warmup && r.tags == tags);
+        let saved: i64 = f
+            .store
+            .conn
+            .query_row("SELECT saved_unix_ms FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(saved, kept.saved_unix_ms);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_kept_run_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("fio.json");
+        std::fs::write(&file, "{\"fio version\": \"fio-3.33\"}").unwrap();
+        let e = read(&file).unwrap_err();
+        assert!(matches!(e, UnsavedError::NotUnsaved { .. }), "{e}");
+        assert!(e.to_string().contains("dbio import run"), "{e}");
+    }
+}
