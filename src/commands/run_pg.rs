@@ -4,16 +4,20 @@
 //! or reuse SLOB's tables, run the sessions through the harness; what they
 //! and the server measured is the report's `pg` section.
 
+use std::path::Path;
+
 use super::run_db::{Arm, Ctx, Ran};
 use crate::harness;
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::report::pg::{PgSummary, ServerFacts};
 use crate::samplers::telemetry::TelemetrySummary;
+use crate::workload::db::cause;
 use crate::workload::db::data::LoadReport;
 use crate::workload::pg::endpoint::Endpoint;
 use crate::workload::pg::run::{Pg, PgPart};
 use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
+use crate::workload::pg::space::Estimate;
 use crate::workload::pg::stats::Snapshot;
 use crate::workload::pg::{PgConfig, data};
 
@@ -57,18 +61,27 @@ impl Arm for PgConfig {
     fn own(&self, ctx: Ctx) -> Result<Ran<ServerFacts, Snapshot>, ServerError> {
         let bin = Binaries::find(self.server.bin.as_deref())?;
         let paths = Paths::new(&ctx.cfg.target, self.wal_dir.as_deref());
+        let room = Estimate::new(
+            &paths,
+            self.slob.schemas,
+            self.slob.scale_blocks,
+            &self.server.set,
+        )
+        .map_err(|e| server::failed("examine the target's free space", e))?;
         let settings = server::settings(
             &paths,
             self.slob.cache_bytes,
             self.slob.sessions(),
+            &room.wal_settings(),
             &self.server.set,
-        );
+        )?;
         if ctx.progress {
             eprintln!("starting {} on {}", bin.version, paths.data.display());
         }
         let mut srv = Server::start(bin, paths, &settings, self.server.memory_bytes)?;
         let ep = Endpoint::of(&srv);
-        let (load, applied) = load(self, &ep, &ctx)?;
+        let (load, applied) =
+            load(self, &ep, &ctx).map_err(|e| with_cause(e, &srv.paths.data, &srv.paths.log))?;
         let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
         let out = harness::run(&work, ctx.shared, ctx.opts);
@@ -118,6 +131,20 @@ fn load(
         ctx.opts.interrupt,
     )?;
     Ok((load, applied_settings(ep)?))
+}
+
+/// A failure with the operating-system error behind it, when the server's
+/// words or its log name one ("could not extend file ...: No space left
+/// on device"): the error, then the cause on the filesystem of `data`.
+fn with_cause(e: ServerError, data: &Path, log: &Path) -> ServerError {
+    let ServerError::Failed(m) = e else {
+        return e;
+    };
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    match cause::describe(&m, data).or_else(|| cause::describe(&log, data)) {
+        Some(c) => ServerError::Failed(format!("{m}: {c}")),
+        None => ServerError::Failed(m),
+    }
 }
 
 /// "PostgreSQL 16.4 ...": the server's version, its first words.
