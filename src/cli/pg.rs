@@ -81,6 +81,9 @@ impl RunArgs {
     pub(crate) fn into_pg_config(mut self) -> Result<RunConfig, Refused> {
         refuse_model_options(&self, &PG)?;
         self.target = pg_target(&self.target)?;
+        if let Some(bin) = &self.pg.pg_bin {
+            crate::workload::pg::binaries::check_bin_dir(bin).map_err(|e| e.to_string())?;
+        }
         let server = self.pg.clone().server();
         refuse_with_url(&self, &server, &[])?;
         if let Some(bs) = self.bs

@@ -22,10 +22,12 @@ use crate::common::server::{dbio, json, processes_under, stderr_lines};
 use crate::common::store::temp_store;
 use crate::pg::{ONE_AT_A_TIME, PgDir};
 
-/// What a hostile target must do: run correctly, or be refused.
+/// What a hostile target must do: run correctly (given as an absolute
+/// path, or relative to the current directory), or be refused.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Expect {
     Runs,
+    RunsRelative,
     Refused,
 }
 
@@ -43,6 +45,7 @@ const HOSTILE: &[(&[u8], Expect)] = &[
     (b"tab\tx", Expect::Runs),
     (b"new\nline", Expect::Runs),
     (b"-lead", Expect::Runs),
+    (b"-rel", Expect::RunsRelative),
     (b"bad\xff\xfeutf8", Expect::Refused),
 ];
 
@@ -85,8 +88,13 @@ impl Hostile {
             .unwrap()
     }
 
-    fn target_arg(name: &[u8]) -> OsString {
+    /// `--target=BASE/NAME`, or `--target=NAME` run in BASE.
+    fn target_arg(&self, name: &[u8], expect: Expect) -> OsString {
         let mut a = OsString::from("--target=");
+        if expect != Expect::RunsRelative {
+            a.push(self.base.path().as_os_str());
+            a.push("/");
+        }
         a.push(OsStr::from_bytes(name));
         a
     }
@@ -94,8 +102,8 @@ impl Hostile {
 
 impl Drop for Hostile {
     fn drop(&mut self) {
-        for (name, _) in HOSTILE {
-            let t = Hostile::target_arg(name);
+        for (name, expect) in HOSTILE {
+            let t = self.target_arg(name, *expect);
             let _ = self.dbio(&[OsStr::new("clean"), &t]);
         }
         for pid in processes_under(self.base.path()) {
@@ -114,9 +122,9 @@ fn num(v: &Value, path: &str) -> f64 {
 
 /// A hostile target: the run's outcome as the table says, and the report
 /// naming the cluster where it is.
-fn check_hostile_target(h: &Hostile, name: &[u8], expect: Expect, extra: &[&str]) {
+fn check_hostile_target(h: &Hostile, name: &[u8], expect: Expect) {
     let target = h.base.path().join(OsStr::from_bytes(name));
-    let t = Hostile::target_arg(name);
+    let t = h.target_arg(name, expect);
     let mut args: Vec<&OsStr> = ["run", "--workload", "pg", "--json"]
         .iter()
         .map(OsStr::new)
@@ -126,7 +134,6 @@ fn check_hostile_target(h: &Hostile, name: &[u8], expect: Expect, extra: &[&str]
         ["--sessions", "1", "--scale", "100", "--update-pct", "50"]
             .iter()
             .chain(["--work-loop", "10"].iter())
-            .chain(extra)
             .map(OsStr::new),
     );
     let out = h.dbio(&args);
@@ -139,7 +146,7 @@ fn check_hostile_target(h: &Hostile, name: &[u8], expect: Expect, extra: &[&str]
             assert!(err.contains("--target"), "{shown:?}: {err}");
             assert!(!target.exists(), "{shown:?}: a refused run made its target");
         }
-        Expect::Runs => {
+        Expect::Runs | Expect::RunsRelative => {
             let r = json(&out);
             let pg = &r["pg"];
             assert_eq!(num(pg, "selects") + num(pg, "updates"), 10.0, "{shown:?}");
@@ -167,7 +174,7 @@ fn hostile_target_paths_run_or_are_refused_and_run_no_command() {
     let _store = temp_store();
     let h = Hostile::new();
     for (name, expect) in HOSTILE {
-        check_hostile_target(&h, name, *expect, &[]);
+        check_hostile_target(&h, name, *expect);
     }
     assert!(!Path::new("/run/dbio").exists() || fs::read_dir("/run/dbio").unwrap().count() == 0);
 }

@@ -75,6 +75,10 @@ pub fn find(text: &str) -> Option<OsCause> {
         "os error code 13",
     ]) {
         Some(OsCause::Permission)
+    } else if has(&["could not extend file"]) && has(&["wrote only"]) {
+        // PostgreSQL's words for a short write while extending a file
+        // (its hint: "Check free disk space").
+        Some(OsCause::NoSpace)
     } else {
         None
     }
@@ -142,6 +146,10 @@ mod tests {
             Some(OsCause::Permission)
         );
         assert_eq!(find("FATAL: the database system is starting up"), None);
+        assert_eq!(
+            find("ERROR: could not extend file \"base/1/2\": wrote only 4096 of 8192 bytes at block 9"),
+            Some(OsCause::NoSpace)
+        );
     }
 
     #[test]

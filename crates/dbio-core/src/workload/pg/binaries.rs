@@ -23,13 +23,7 @@ impl Binaries {
     pub fn find(dir: Option<&Path>) -> Result<Binaries, ServerError> {
         let dir = match dir {
             Some(d) => {
-                if !d.join("postgres").is_file() || !d.join("initdb").is_file() {
-                    return Err(ServerError::Usage(format!(
-                        "--pg-bin {}: no postgres and initdb there; give the directory holding PostgreSQL's binaries (e.g. /usr/lib/postgresql/15/bin)",
-                        d.display()
-                    )));
-                }
-                check_no_shell_text(d)?;
+                check_bin_dir(d)?;
                 d.to_path_buf()
             }
             None => {
@@ -87,6 +81,18 @@ impl Binaries {
             version,
         })
     }
+}
+
+/// Refuses a `--pg-bin` without PostgreSQL's binaries, or one initdb
+/// would hand to a shell (checked with the options, before anything is made).
+pub fn check_bin_dir(d: &Path) -> Result<(), ServerError> {
+    if !d.join("postgres").is_file() || !d.join("initdb").is_file() {
+        return Err(ServerError::Usage(format!(
+            "--pg-bin {}: no postgres and initdb there; give the directory holding PostgreSQL's binaries (e.g. /usr/lib/postgresql/15/bin)",
+            d.display()
+        )));
+    }
+    check_no_shell_text(d)
 }
 
 /// Characters a `/bin/sh` line would read in a double-quoted path.
