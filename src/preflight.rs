@@ -241,11 +241,16 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
 /// filesystem they land on; the line names the options that set them.
 fn check_pg_space(cfg: &RunConfig, pg: &PgConfig) -> Result<(), PreflightError> {
     let paths = pg_server::Paths::new(&cfg.target, pg.wal_dir.as_deref());
-    let e = Estimate::new(&paths, pg.slob.schemas, pg.slob.scale_blocks, &pg.server.set)
-        .map_err(|source| PreflightError::Examine {
-            path: cfg.target.clone(),
-            source,
-        })?;
+    let e = Estimate::new(
+        &paths,
+        pg.slob.schemas,
+        pg.slob.scale_blocks,
+        &pg.server.set,
+    )
+    .map_err(|source| PreflightError::Examine {
+        path: cfg.target.clone(),
+        source,
+    })?;
     let Some(short) = e.short() else {
         return Ok(());
     };

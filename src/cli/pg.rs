@@ -115,8 +115,7 @@ fn pg_target(target: &std::path::Path) -> Result<PathBuf, Refused> {
         )
         .into());
     }
-    std::path::absolute(target)
-        .map_err(|e| format!("--target {}: {e}", target.display()).into())
+    std::path::absolute(target).map_err(|e| format!("--target {}: {e}", target.display()).into())
 }
 
 #[cfg(test)]

@@ -45,8 +45,8 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
         // A run that failed before making anything (a server whose initdb
         // or start failed removes its files): the lock file and the
         // directory it made, unless another dbio command holds it.
-        let _lock = TargetLock::directory(&args.target)
-            .map_err(|e| CommandError::Usage(e.to_string()))?;
+        let _lock =
+            TargetLock::directory(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
         let _ = std::fs::remove_file(args.target.join(storage::lock::LOCK_NAME));
         let _ = std::fs::remove_dir(&args.target);
         eprintln!(

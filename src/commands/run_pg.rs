@@ -84,7 +84,10 @@ impl Arm for PgConfig {
             load(self, &ep, &ctx).map_err(|e| with_cause(e, &srv.paths.data, &srv.paths.log))?;
         let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
-        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let mut out = harness::run(&work, ctx.shared, ctx.opts);
+        if let Some(e) = out.result.error.take() {
+            out.result.error = Some(named_cause(e, &srv.paths.data, &srv.paths.log));
+        }
         srv.stop();
         let facts = ServerFacts {
             version: srv.bin.version.clone(),
@@ -137,13 +140,18 @@ fn load(
 /// words or its log name one ("could not extend file ...: No space left
 /// on device"): the error, then the cause on the filesystem of `data`.
 fn with_cause(e: ServerError, data: &Path, log: &Path) -> ServerError {
-    let ServerError::Failed(m) = e else {
-        return e;
-    };
+    match e {
+        ServerError::Failed(m) => ServerError::Failed(named_cause(m, data, log)),
+        e => e,
+    }
+}
+
+/// `message`, then the operating-system error it or the server log names.
+fn named_cause(message: String, data: &Path, log: &Path) -> String {
     let log = std::fs::read_to_string(log).unwrap_or_default();
-    match cause::describe(&m, data).or_else(|| cause::describe(&log, data)) {
-        Some(c) => ServerError::Failed(format!("{m}: {c}")),
-        None => ServerError::Failed(m),
+    match cause::describe(&message, data).or_else(|| cause::describe(&log, data)) {
+        Some(c) => format!("{message}: {c}"),
+        None => message,
     }
 }
 

@@ -212,7 +212,10 @@ fn pg_set_values_reach_the_server_as_given() {
     let out = d.run(&["--pg-set", "cluster_name=a\rb", "--scale", "100"]);
     let err = stderr_lines(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("line break") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("line break") && err.lines().count() == 1,
+        "{err}"
+    );
     assert!(!d.target.exists());
 
     // A --pg-bin whose path initdb would give a shell.
@@ -228,7 +231,10 @@ fn pg_set_values_reach_the_server_as_given() {
         .unwrap();
     let err = stderr_lines(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--pg-bin") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("--pg-bin") && err.lines().count() == 1,
+        "{err}"
+    );
     assert!(!canary.exists() && !d.target.exists());
 }
 

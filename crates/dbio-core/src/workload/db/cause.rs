@@ -147,7 +147,9 @@ mod tests {
         );
         assert_eq!(find("FATAL: the database system is starting up"), None);
         assert_eq!(
-            find("ERROR: could not extend file \"base/1/2\": wrote only 4096 of 8192 bytes at block 9"),
+            find(
+                "ERROR: could not extend file \"base/1/2\": wrote only 4096 of 8192 bytes at block 9"
+            ),
             Some(OsCause::NoSpace)
         );
     }

@@ -64,7 +64,10 @@ mod tests {
         assert_eq!(quote("").unwrap(), "''");
         assert_eq!(quote("it's").unwrap(), "'it''s'");
         assert_eq!(quote(r"a\tb").unwrap(), r"'a\\tb'");
-        assert_eq!(quote("a\tb #c $(x) `y` \"z\"").unwrap(), "'a\tb #c $(x) `y` \"z\"'");
+        assert_eq!(
+            quote("a\tb #c $(x) `y` \"z\"").unwrap(),
+            "'a\tb #c $(x) `y` \"z\"'"
+        );
         assert_eq!(quote("a\nb"), Err(ConfError::LineBreak));
         assert_eq!(quote("a\rb"), Err(ConfError::LineBreak));
     }

@@ -76,21 +76,29 @@ pub fn start(
     }
 }
 
-/// The server log, new for this start, written by the server's user too.
+/// The server log, appended to (a start after a crash keeps what the dead
+/// server wrote), written by the server's user too. Its directory belongs
+/// to that user: a symbolic link there is not followed.
 fn open_log(log: &Path, user: &ServerUser) -> Result<fs::File, ServerError> {
-    match fs::remove_file(log) {
-        Err(e) if e.kind() != ErrorKind::NotFound => {
-            return Err(failed(&format!("remove the old {}", log.display()), e));
-        }
-        _ => {}
-    }
+    use std::os::unix::fs::OpenOptionsExt;
     let f = fs::OpenOptions::new()
-        .create_new(true)
+        .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(log)
-        .map_err(|e| failed(&format!("create {}", log.display()), e))?;
+        .map_err(|e| failed(&format!("open {}", log.display()), e))?;
     user.chown(log)?;
     Ok(f)
+}
+
+/// Removes the server log of an earlier start (a new start writes a new one).
+pub fn remove_log(log: &Path) -> Result<(), ServerError> {
+    match fs::remove_file(log) {
+        Err(e) if e.kind() != ErrorKind::NotFound => {
+            Err(failed(&format!("remove the old {}", log.display()), e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether `postmaster.pid` in `data` names postmaster `pid` and says it

@@ -36,8 +36,8 @@ use crate::workload::db::cgroup::MemCgroup;
 use crate::workload::db::procs::cgroup_name;
 use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
-pub use crate::workload::db::{ServerError, failed, last_lines};
 use crate::workload::db::{SOCKET_PATH_MAX, read_marker, write_marker};
+pub use crate::workload::db::{ServerError, failed, last_lines};
 
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
@@ -191,8 +191,9 @@ impl Server {
         memory: Option<u64>,
     ) -> Result<Server, ServerError> {
         let user = pg_user()?;
-        let orphan_stopped =
-            KIND.before_start(&paths.root, &paths.socket(), || stop_orphan(&bin, &paths, &user))?;
+        let orphan_stopped = KIND.before_start(&paths.root, &paths.socket(), || {
+            stop_orphan(&bin, &paths, &user)
+        })?;
         let mut server = Server {
             bin,
             paths,
@@ -299,6 +300,7 @@ impl Server {
     /// log's last lines.
     fn start_postmaster(&self) -> Result<Child, ServerError> {
         let p = &self.paths;
+        postmaster::remove_log(&p.log)?;
         remove_stale_locks(p);
         make_socket_dir(p, &self.user)?;
         let why = match postmaster::start(

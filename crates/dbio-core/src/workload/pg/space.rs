@@ -134,7 +134,10 @@ impl Estimate {
         let min = DEFAULT_MIN_WAL.min(self.max_wal / 2 / SEGMENT * SEGMENT);
         [
             ("max_wal_size".into(), format!("{}MB", self.max_wal >> 20)),
-            ("min_wal_size".into(), format!("{}MB", min.max(2 * SEGMENT) >> 20)),
+            (
+                "min_wal_size".into(),
+                format!("{}MB", min.max(2 * SEGMENT) >> 20),
+            ),
         ]
     }
 }
@@ -196,7 +199,10 @@ mod tests {
         let e = Estimate::new(&paths, 2, 1000, &[]).unwrap();
         assert_eq!(e.shares.len(), 1, "WAL beside the data: one filesystem");
         let wal = e.max_wal + SEGMENT;
-        assert_eq!(e.shares[0].need, CLUSTER_BYTES + tables_bytes(2, 1000) + wal);
+        assert_eq!(
+            e.shares[0].need,
+            CLUSTER_BYTES + tables_bytes(2, 1000) + wal
+        );
         assert!(e.tables >= 2 * 1000 * 8192);
         let given = Estimate::new(&paths, 2, 1000, &[("max_wal_size".into(), "2GB".into())]);
         let given = given.unwrap();
