@@ -149,7 +149,8 @@ fn with_cause(e: ServerError, data: &Path, log: &Path) -> ServerError {
 /// `message`, then the operating-system error it or the server log names.
 fn named_cause(message: String, data: &Path, log: &Path) -> String {
     let log = std::fs::read_to_string(log).unwrap_or_default();
-    match cause::describe(&message, data).or_else(|| cause::describe(&log, data)) {
+    let named = cause::describe(&message, data).or_else(|| cause::describe(&log, data));
+    match named.or_else(|| cause::describe_nearly_full(data)) {
         Some(c) => format!("{message}: {c}"),
         None => message,
     }

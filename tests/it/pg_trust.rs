@@ -350,10 +350,12 @@ fn run_filled_when(fs: &SmallFs, target: &Path, args: &[&str], when: impl Fn() -
 /// The one error line names ENOSPC, the filesystem and its free space.
 fn assert_names_enospc(out: &Output, what: &str) {
     let err = stderr_lines(out);
+    eprintln!("{what}: {err}");
     assert_eq!(out.status.code(), Some(1), "{what}: {err}");
     assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
     assert!(
-        err.contains("no space left on device (ENOSPC) on the filesystem of ")
+        err.contains("no space left on device (ENOSPC)")
+            && err.contains("the filesystem of ")
             && err.contains(" free of 256 MiB)"),
         "{what}: {err}"
     );

@@ -121,6 +121,32 @@ pub fn describe(text: &str, path: &Path) -> Option<String> {
     ))
 }
 
+/// Free bytes under which a failure whose words name no error is put down
+/// to a full filesystem (a server's write that fails reports it in words
+/// of its own, e.g. PostgreSQL's "could not write init file").
+pub const NEARLY_FULL: u64 = 32 << 20;
+
+/// For a failure whose words name no operating-system error: the
+/// filesystem of `path` when less than [`NEARLY_FULL`] is left there, in
+/// [`describe`]'s words ("likely no space left on device (ENOSPC): the
+/// filesystem of X (1.0 MiB free of 64.0 MiB) is nearly full: ...").
+pub fn describe_nearly_full(path: &Path) -> Option<String> {
+    let mut at = path;
+    while !at.exists() {
+        at = at.parent().filter(|p| !p.as_os_str().is_empty())?;
+    }
+    let st = rustix::fs::statvfs(at).ok()?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize.max(1));
+    (free < NEARLY_FULL).then(|| {
+        format!(
+            "likely {}: {} is nearly full: {}",
+            OsCause::NoSpace.words(),
+            filesystem(path),
+            OsCause::NoSpace.advice()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +178,15 @@ mod tests {
             ),
             Some(OsCause::NoSpace)
         );
+    }
+
+    #[test]
+    fn a_filesystem_with_room_is_not_called_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = rustix::fs::statvfs(dir.path()).unwrap();
+        if free.f_bavail * free.f_frsize > NEARLY_FULL {
+            assert_eq!(describe_nearly_full(&dir.path().join("x/y")), None);
+        }
     }
 
     #[test]

@@ -257,7 +257,7 @@ impl Server {
             .map_err(|e| failed("cannot run initdb", e))?;
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr);
-            let why = cause::describe(&text, &p.data)
+            let why = cause_of(&text, &p.data)
                 .map(|c| format!("{c} ("))
                 .unwrap_or_default();
             let close = if why.is_empty() { "" } else { ")" };
@@ -316,7 +316,7 @@ impl Server {
             Err(NotUp::TimedOut(t)) => format!("not ready after {} s", t.as_secs()),
         };
         let log = fs::read_to_string(&p.log).unwrap_or_default();
-        let why = match cause::describe(&log, &p.data) {
+        let why = match cause_of(&log, &p.data) {
             Some(c) => format!("{why}: {c}"),
             None => why,
         };
@@ -359,6 +359,12 @@ impl Server {
             KIND.after_stop(&self.paths.root);
         }
     }
+}
+
+/// The operating-system error behind a failure: the one `text` names on
+/// the filesystem of `data`, or a full filesystem there (`cause`).
+pub fn cause_of(text: &str, data: &Path) -> Option<String> {
+    cause::describe(text, data).or_else(|| cause::describe_nearly_full(data))
 }
 
 /// Whether the postmaster `paths.data` names is alive.
