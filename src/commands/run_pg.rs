@@ -4,8 +4,6 @@
 //! or reuse SLOB's tables, run the sessions through the harness; what they
 //! and the server measured is the report's `pg` section.
 
-use std::path::Path;
-
 use super::run_db::{Arm, Ctx, Ran};
 use crate::harness;
 use crate::report::Report;
@@ -80,13 +78,12 @@ impl Arm for PgConfig {
         }
         let mut srv = Server::start(bin, paths, &settings, self.server.memory_bytes)?;
         let ep = Endpoint::of(&srv);
-        let (load, applied) =
-            load(self, &ep, &ctx).map_err(|e| with_cause(e, &srv.paths.data, &srv.paths.log))?;
+        let (load, applied) = load(self, &ep, &ctx).map_err(|e| with_cause(e, &srv.paths))?;
         let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
         let mut out = harness::run(&work, ctx.shared, ctx.opts);
         if let Some(e) = out.result.error.take() {
-            out.result.error = Some(named_cause(e, &srv.paths.data, &srv.paths.log));
+            out.result.error = Some(named_cause(e, &srv.paths));
         }
         srv.stop();
         let facts = ServerFacts {
@@ -138,19 +135,22 @@ fn load(
 
 /// A failure with the operating-system error behind it, when the server's
 /// words or its log name one ("could not extend file ...: No space left
-/// on device"): the error, then the cause on the filesystem of `data`.
-fn with_cause(e: ServerError, data: &Path, log: &Path) -> ServerError {
+/// on device"), or its filesystem is full.
+fn with_cause(e: ServerError, paths: &Paths) -> ServerError {
     match e {
-        ServerError::Failed(m) => ServerError::Failed(named_cause(m, data, log)),
+        ServerError::Failed(m) => ServerError::Failed(named_cause(m, paths)),
         e => e,
     }
 }
 
 /// `message`, then the operating-system error it or the server log names.
-fn named_cause(message: String, data: &Path, log: &Path) -> String {
-    let log = std::fs::read_to_string(log).unwrap_or_default();
-    let named = cause::describe(&message, data).or_else(|| cause::describe(&log, data));
-    match named.or_else(|| cause::describe_nearly_full(data)) {
+fn named_cause(message: String, paths: &Paths) -> String {
+    let log = std::fs::read_to_string(&paths.log).unwrap_or_default();
+    let dir = paths.named_in(&message);
+    let named = cause::describe(&message, dir)
+        .or_else(|| cause::describe(&log, paths.named_in(&log)))
+        .or_else(|| cause::describe_nearly_full(dir));
+    match named {
         Some(c) => format!("{message}: {c}"),
         None => message,
     }

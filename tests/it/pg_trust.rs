@@ -329,7 +329,12 @@ impl Drop for SmallFs {
 
 /// `dbio run` on `target` whose filesystem `fs` is filled once `when`
 /// holds (checked every millisecond): its output.
-fn run_filled_when(fs: &SmallFs, target: &Path, args: &[&str], when: impl Fn() -> bool) -> Output {
+fn run_filled_when(
+    fs: &SmallFs,
+    target: &Path,
+    args: &[&str],
+    mut when: impl FnMut() -> bool,
+) -> Output {
     let mut child: Child = dbio()
         .args(["run", "--workload", "pg", "--json", "--target"])
         .arg(target)
@@ -412,6 +417,21 @@ fn a_full_filesystem_is_named_and_clean_removes_what_was_left() {
     let out = run_filled_when(&small, &target, &args, || socket.exists());
     assert_names_enospc(&out, "during the load");
     assert_clean_removes(&target, "after the load");
+    fs::remove_file(small.path().join("filler")).unwrap();
+
+    // The filesystem fills while the sessions update (the WAL cannot grow:
+    // the server stops with a PANIC), 4 s after the server is up.
+    let mut up: Option<Instant> = None;
+    let updates = ["--scale", "2000", "--sessions", "2", "--update-pct", "100"];
+    let args = [&updates[..], &["--time", "30"]].concat();
+    let out = run_filled_when(&small, &target, &args, || {
+        if up.is_none() && socket.exists() {
+            up = Some(Instant::now());
+        }
+        up.is_some_and(|t| t.elapsed() > Duration::from_secs(4))
+    });
+    assert_names_enospc(&out, "during the run");
+    assert_clean_removes(&target, "after the run");
 }
 
 crate::tests! {

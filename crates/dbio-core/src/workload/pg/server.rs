@@ -98,6 +98,21 @@ impl Paths {
         }
     }
 
+    /// The directory a server's message is about: the WAL's when it names
+    /// `pg_wal` or the WAL directory, else the data directory.
+    pub fn named_in(&self, text: &str) -> &Path {
+        let wal = self.wal.to_string_lossy();
+        // The line naming an operating-system error, if one does.
+        let text = text
+            .lines()
+            .find(|l| cause::find(l).is_some())
+            .unwrap_or(text);
+        match text.contains("pg_wal") || text.contains(wal.as_ref()) {
+            true => &self.wal,
+            false => &self.data,
+        }
+    }
+
     /// The socket's path.
     pub fn socket(&self) -> PathBuf {
         self.socket_dir.join(format!(".s.PGSQL.{PORT}"))
@@ -257,16 +272,9 @@ impl Server {
             .map_err(|e| failed("cannot run initdb", e))?;
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr);
-            let why = cause_of(&text, &p.data)
-                .map(|c| format!("{c} ("))
-                .unwrap_or_default();
-            let close = if why.is_empty() { "" } else { ")" };
+            let err = initdb_failed(&out.status.to_string(), &text, p);
             remove_cluster_files(p, None);
-            return Err(ServerError::Failed(format!(
-                "initdb failed ({}): {why}{}{close}",
-                out.status,
-                last_lines(&text, 3)
-            )));
+            return Err(err);
         }
         let conf = p.data.join("postgresql.conf");
         let mut text = fs::read_to_string(&conf).map_err(|e| failed("read postgresql.conf", e))?;
@@ -316,7 +324,7 @@ impl Server {
             Err(NotUp::TimedOut(t)) => format!("not ready after {} s", t.as_secs()),
         };
         let log = fs::read_to_string(&p.log).unwrap_or_default();
-        let why = match cause_of(&log, &p.data) {
+        let why = match cause_of(&log, p) {
             Some(c) => format!("{why}: {c}"),
             None => why,
         };
@@ -361,10 +369,26 @@ impl Server {
     }
 }
 
-/// The operating-system error behind a failure: the one `text` names on
-/// the filesystem of `data`, or a full filesystem there (`cause`).
-pub fn cause_of(text: &str, data: &Path) -> Option<String> {
-    cause::describe(text, data).or_else(|| cause::describe_nearly_full(data))
+/// The operating-system error behind a failure: the one `text` names, on
+/// the filesystem of the directory it is about (`Paths::named_in`), or a
+/// full filesystem there (`cause`).
+pub fn cause_of(text: &str, paths: &Paths) -> Option<String> {
+    let dir = paths.named_in(text);
+    cause::describe(text, dir).or_else(|| cause::describe_nearly_full(dir))
+}
+
+/// initdb's failure in one line: the OS error its output names (on the
+/// filesystem of the directory it names) and the line naming it, else its
+/// last lines.
+fn initdb_failed(status: &str, text: &str, paths: &Paths) -> ServerError {
+    let said = match text.lines().find(|l| cause::find(l).is_some()) {
+        Some(line) => line.trim().to_string(),
+        None => last_lines(text, 3),
+    };
+    ServerError::Failed(match cause_of(text, paths) {
+        Some(c) => format!("initdb failed ({status}): {c} ({said})"),
+        None => format!("initdb failed ({status}): {said}"),
+    })
 }
 
 /// Whether the postmaster `paths.data` names is alive.
@@ -421,6 +445,26 @@ mod tests {
         }
         let p = Paths::new(Path::new("/srv/a,b 'c' \"d\" $(e)"), None);
         assert_eq!(p.socket_dir, p.root.join("run"));
+    }
+
+    #[test]
+    fn a_message_about_the_wal_is_about_the_wals_filesystem() {
+        let p = Paths::new(Path::new("/srv/t"), Some(Path::new("/log")));
+        let wal = "PANIC: could not write to file \"pg_wal/xlogtemp.1\": No space left on device";
+        assert_eq!(p.named_in(wal), Path::new("/log/dbio-pg-wal"));
+        let initdb = "could not create directory \"/log/dbio-pg-wal/archive_status\"";
+        assert_eq!(p.named_in(initdb), Path::new("/log/dbio-pg-wal"));
+        let data = "could not extend file \"base/1/2\": No space left on device";
+        assert_eq!(p.named_in(data), p.data);
+        let both = "could not write file \"/srv/t/dbio-pg/data/x\": No space left on device\n\
+                    removing contents of WAL directory \"/log/dbio-pg-wal\"";
+        assert_eq!(p.named_in(both), p.data, "the line naming the error");
+        let e = initdb_failed("exit status: 1", both, &p).to_string();
+        assert!(
+            e.starts_with("initdb failed (exit status: 1): no space left on device (ENOSPC) on the filesystem of /srv/t/dbio-pg/data")
+                && e.ends_with("(could not write file \"/srv/t/dbio-pg/data/x\": No space left on device)"),
+            "{e}"
+        );
     }
 
     #[test]
