@@ -24,13 +24,13 @@ use std::time::Duration;
 
 pub use super::binaries::Binaries;
 use super::binaries::pg_user;
+use super::conf;
 pub use super::lifecycle::clean;
 use super::lifecycle::{
     make_socket_dir, remove_cluster_files, remove_socket_dir, remove_stale_locks, stop_data_dir,
     stop_orphan,
 };
 use super::postmaster::{self, NotUp};
-use super::{conf, postmaster::stop as stop_postmaster};
 use crate::workload::db::cause;
 use crate::workload::db::cgroup::MemCgroup;
 use crate::workload::db::procs::cgroup_name;
@@ -356,7 +356,7 @@ impl Server {
     pub fn stop(&mut self) {
         if let Some(mut child) = self.postmaster.take() {
             if postmaster_alive(&self.paths) {
-                stop_postmaster(&self.paths.data, Some(&mut child));
+                postmaster::stop(&self.paths.data, Some(&mut child));
             } else {
                 // It died under the run: reap it, then let PostgreSQL
                 // clean up what it left.
