@@ -32,7 +32,8 @@ enum Expect {
 }
 
 /// The target names: shell syntax, config syntax, whitespace, a leading
-/// `-`, and bytes that are not UTF-8. `$DBIO_CANARY` is the canary's path.
+/// `-`, bytes that are not UTF-8, and a path too deep for a socket.
+/// `$DBIO_CANARY` is the canary's path.
 const HOSTILE: &[(&[u8], Expect)] = &[
     (b"sub$(touch $DBIO_CANARY)", Expect::Runs),
     (b"tick`touch $DBIO_CANARY`", Expect::Runs),
@@ -47,6 +48,12 @@ const HOSTILE: &[(&[u8], Expect)] = &[
     (b"-lead", Expect::Runs),
     (b"-rel", Expect::RunsRelative),
     (b"bad\xff\xfeutf8", Expect::Refused),
+    // Too deep for a unix socket under the target (107 bytes): the socket
+    // goes to dbio's own short directory.
+    (
+        b"deep-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789-0123456789",
+        Expect::Runs,
+    ),
 ];
 
 /// A directory of hostile targets the postgres user can reach, and a
