@@ -194,10 +194,7 @@ fn import_kept(files: &[PathBuf], store: &mut Store, out: &mut dyn Write) -> any
         };
         std::fs::remove_file(file)
             .with_context(|| format!("run {id} is stored; removing {}", file.display()))?;
-        if let Some(dir) = file.parent() {
-            // Empty once its last run is back in a store.
-            let _ = std::fs::remove_dir(dir);
-        }
+        unsaved::remove_dir_if_empty(file);
         let line = format!(
             "{} (measured for {}, not saved at {}): {how} as run {id} in {}; file removed",
             file.display(),

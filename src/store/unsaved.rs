@@ -123,15 +123,30 @@ fn dir_beside(store: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The directory of a side file once its last run is back in a store: gone
+/// when empty and one dbio makes (`STORE.unsaved`, `dbio-unsaved`), never
+/// another directory that happens to be empty.
+pub fn remove_dir_if_empty(file: &Path) {
+    let Some(dir) = file.parent() else { return };
+    let ours = dir.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.ends_with(".unsaved") || n == TMP_DIR
+    });
+    if ours {
+        // Fails, and keeps it, when anything is left in it.
+        let _ = fs::remove_dir(dir);
+    }
+}
+
+/// The directory of the temporary directory kept runs go to.
+const TMP_DIR: &str = "dbio-unsaved";
+
 /// Writes `run` to a new side file: beside the store, else in the temporary
 /// directory. The file's path, or why neither place took it.
 pub fn keep(run: &Unsaved) -> Result<PathBuf, Vec<UnsavedError>> {
     // Absolute, so the error line names it wherever it is read.
     let store = std::path::absolute(&run.store).unwrap_or_else(|_| run.store.clone());
-    let places = [
-        dir_beside(&store),
-        std::env::temp_dir().join("dbio-unsaved"),
-    ];
+    let places = [dir_beside(&store), std::env::temp_dir().join(TMP_DIR)];
     let mut errors = Vec::new();
     for dir in places {
         match write_in(&dir, run) {
@@ -331,6 +346,17 @@ mod tests {
             })
             .unwrap();
         assert_eq!(saved, kept.saved_unix_ms);
+    }
+
+    #[test]
+    fn only_a_directory_dbio_makes_goes_with_its_last_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["s.sqlite.unsaved", TMP_DIR, "Downloads"] {
+            let d = dir.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            remove_dir_if_empty(&d.join("x.json"));
+            assert_eq!(d.exists(), name == "Downloads", "{name}");
+        }
     }
 
     #[test]
