@@ -116,7 +116,8 @@ pub fn refused(e: &clap::Error) -> bool {
 /// below a line ending in `:` (the required arguments not provided), the
 /// possible values when clap lists them, and what dbio calls a name it does
 /// not know ([`hints`]: fio's option names) or else clap's tip (`a similar
-/// argument exists: '--sessions'`).
+/// argument exists: '--sessions'`); control characters escaped, long values
+/// cut (`terminal::line`).
 pub fn error_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
@@ -150,10 +151,13 @@ pub fn error_line(e: &clap::Error) -> String {
         line = format!("{line}; {tip}");
     }
     // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
-    line.replace(
+    let line = line.replace(
         ": invalid digit found in string",
         ": not a whole number (digits only, e.g. 100)",
-    )
+    );
+    // A value quoted whole (`--tag` of 100 KB) or holding escapes is cut
+    // and escaped.
+    crate::terminal::line(&line)
 }
 
 #[derive(Parser, Debug)]

@@ -39,6 +39,7 @@ mod mysql_url;
 mod output_file;
 mod pg;
 mod pg_plans;
+mod pg_trust;
 mod plan_examples;
 mod plan_run;
 mod progress;
@@ -55,10 +56,12 @@ mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_model;
 mod store_crash;
+mod store_unsaved;
 mod store_v1;
 mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
+mod terminal_text;
 mod verify;
 mod verify_content;
 mod verify_run;
@@ -102,6 +105,7 @@ fn main() {
         output_file::tests(),
         pg::tests(),
         pg_plans::tests(),
+        pg_trust::tests(),
         plan_examples::tests(),
         plan_run::tests(),
         progress::tests(),
@@ -118,10 +122,12 @@ fn main() {
         slob_flavor::tests(),
         slob_model::tests(),
         store_crash::tests(),
+        store_unsaved::tests(),
         store_v1::tests(),
         target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),
+        terminal_text::tests(),
         verify::tests(),
         verify_content::tests(),
         verify_run::tests(),

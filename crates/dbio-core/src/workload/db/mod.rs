@@ -87,8 +87,8 @@ pub fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
 
 /// Records what an instance was made for, once it is complete.
 pub fn write_marker<T: serde::Serialize>(marker: &Path, shape: &T) -> Result<(), ServerError> {
-    let json = serde_json::to_vec(shape).expect("a shape serializes");
     let name = marker.file_name().unwrap_or_default().to_string_lossy();
+    let json = serde_json::to_vec(shape).map_err(|e| failed(&format!("write {name}"), e))?;
     std::fs::write(marker, json).map_err(|e| failed(&format!("write {name}"), e))
 }
 
