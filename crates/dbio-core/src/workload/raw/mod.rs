@@ -71,13 +71,17 @@ impl<'a> Raw<'a> {
         let in_flight = u64::from(cfg.sessions) * u64::from(cfg.iodepth);
         let writes_dir = cfg.writes() && target.kind == TargetKind::Directory;
         let map = if writes_dir && in_flight <= MAX_IN_FLIGHT {
-            genmap_file::begin_run(&target.path, target.id, target.total_blocks())
+            let shape = (cfg.sessions, cfg.iodepth);
+            genmap_file::begin_run(&target.path, target.id, target.total_blocks(), shape)
                 .map_err(|e| SetupError::Invalid(e.to_string()))?
         } else {
             if writes_dir {
                 // More writes in flight than the map counts: its blocks get
                 // wall-clock generations, and the map no longer applies.
-                genmap_file::remove(&target.path)
+                let why = format!(
+                    "a raw run had {in_flight} writes in flight, more than the map counts ({MAX_IN_FLIGHT})"
+                );
+                genmap_file::retire(&target.path, &why)
                     .map_err(|e| SetupError::Invalid(format!("{}: {e}", target.path.display())))?;
             }
             None
@@ -220,6 +224,7 @@ impl Workload for Raw<'_> {
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
+            in_flight: self.map.as_ref().map(|t| t.record.session(id)),
             stamp: (self.target.id, cfg.seed as u32),
             content: &self.content,
             verify: cfg.verify,
