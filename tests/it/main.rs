@@ -55,7 +55,9 @@ mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
 mod verify;
+mod verify_checked;
 mod verify_content;
+mod verify_interrupted;
 mod verify_run;
 
 fn main() {
@@ -113,7 +115,9 @@ fn main() {
         telemetry_chain::tests(),
         telemetry_runs::tests(),
         verify::tests(),
+        verify_checked::tests(),
         verify_content::tests(),
+        verify_interrupted::tests(),
         verify_run::tests(),
     ]
     .into_iter()

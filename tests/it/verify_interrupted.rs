@@ -1,0 +1,232 @@
+//! Interruption is not damage (`dbio verify` after kill -9): sixteen
+//! sessions write a 1 MiB target, the run is killed at a random moment,
+//! and verify must find no damage — blocks torn or stale by the writes in
+//! flight are their own outcome — on tmpfs and on ext4 on a loop device,
+//! run after run on the same target (the interrupted writes carried in the
+//! map). Torn and stale blocks injected away from the writes in flight are
+//! still damage.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::loopdev::LoopDev;
+use crate::common::store::temp_store;
+use crate::verify::{BS, block, count, data_file, offsets, put, run, verify};
+use serde_json::Value;
+
+const HOT: [&str; 6] = ["--size", "1M", "--pattern", "randwrite", "--sessions", "16"];
+
+/// A run writing `t` until it is killed.
+fn writer(t: &Path, extra: &[&str]) -> Child {
+    StdCommand::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", crate::common::store::store_path())
+        .args(["run", "--quiet", "--target"])
+        .arg(t)
+        .args(HOT)
+        .args(["--time", "60"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// The record of writes in flight in `t`: its inode, and whether any slot
+/// holds a write.
+fn record(t: &Path) -> Option<(u64, bool)> {
+    use std::os::unix::fs::MetadataExt;
+    let p = t.join("dbio-inflight");
+    let ino = std::fs::metadata(&p).ok()?.ino();
+    let r = std::fs::read(&p).ok()?;
+    Some((ino, r.len() > 64 && r[64..].iter().any(|&b| b != 0)))
+}
+
+/// Waits until the run has made its record of writes in flight and its
+/// sessions are writing, then `ms` more, and kills it with SIGKILL.
+fn kill_9_after(t: &Path, mut child: Child, ms: u64) {
+    let before = record(t).map(|(ino, _)| ino);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match record(t) {
+            Some((ino, true)) if Some(ino) != before => break,
+            _ => {}
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the run ended before it was killed: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never started writing: {:?}",
+            record(t)
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(ms));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Verify after a kill: exit 0, no damage; returns (torn, stale) in flight.
+fn no_damage(t: &Path, trial: usize) -> (u64, u64) {
+    let (out, doc) = verify(t);
+    let f = &doc["findings"];
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "trial {trial}: {}\n{f:#}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for class in ["zeroed", "checksum", "misdirected", "torn", "lost"] {
+        assert_eq!(count(&doc, class), 0, "trial {trial}: {class}");
+    }
+    assert!(
+        doc["interrupted"]["writes"]["count"].as_u64() > Some(0),
+        "trial {trial}: the record of writes in flight was read: {}",
+        doc["interrupted"]
+    );
+    let n = |k: &str| f["in_flight"][k]["count"].as_u64().unwrap();
+    (n("torn"), n("stale"))
+}
+
+/// `trials` runs of 16 sessions on one target, each killed with -9 at a
+/// random moment, psync and io_uring and both I/O modes in turn; then a
+/// run that ends cleanly. Returns the torn and stale blocks seen.
+fn kill_loop(t: &Path, trials: usize) -> (u64, u64) {
+    run(t, &[&HOT[..], &["--ops", "200"]].concat());
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
+    let (mut torn, mut stale) = (0, 0);
+    for trial in 0..trials {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let engine: &[&str] = if trial % 2 == 0 {
+            &["--engine", "psync"]
+        } else {
+            &["--engine", "io_uring", "--iodepth", "2"]
+        };
+        let io = if trial % 4 < 2 { "direct" } else { "buffered" };
+        let child = writer(t, &[engine, &["--io", io]].concat());
+        kill_9_after(t, child, 20 + rng % 300);
+        let (a, b) = no_damage(t, trial);
+        (torn, stale) = (torn + a, stale + b);
+    }
+    // A run that ends cleanly after them: what the kills tore is carried.
+    run(t, &[&HOT[..], &["--ops", "100"]].concat());
+    let (out, doc) = verify(t);
+    assert_eq!(out.status.code(), Some(0), "{:#}", doc["findings"]);
+    assert_eq!(doc["map"]["clean"], true);
+    (torn, stale)
+}
+
+fn kill_9_mid_write_is_never_damage_on_tmpfs() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let (torn, stale) = kill_loop(&dir.path().join("t"), 20);
+    eprintln!("tmpfs: 20 kills, {torn} blocks torn and {stale} stale in flight");
+}
+
+fn kill_9_mid_write_is_never_damage_on_ext4() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(64 << 20, true);
+    dev.mkfs("ext4");
+    let t = dev.mount().join("t");
+    let (torn, stale) = kill_loop(&t, 12);
+    eprintln!("ext4: 12 kills, {torn} blocks torn and {stale} stale in flight");
+    dev.umount();
+}
+
+/// The blocks the killed run's record says were in flight.
+fn in_flight(t: &Path) -> Vec<u64> {
+    let r = std::fs::read(t.join("dbio-inflight")).unwrap();
+    let mut v: Vec<u64> = r[64..]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .filter(|&v| v != 0)
+        .map(|v| (v >> 16) - 1)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// `new`'s first half over `old`'s second: a write cut short.
+fn half(new: &[u8], old: &[u8]) -> Vec<u8> {
+    let mut b = old.to_vec();
+    b[..BS as usize / 2].copy_from_slice(&new[..BS as usize / 2]);
+    b
+}
+
+fn torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let t = dir.path().join("t");
+    let data: PathBuf = data_file(&t);
+    run(
+        &t,
+        &[&HOT[..2], &["--pattern", "randread", "--ops", "10"]].concat(),
+    );
+    let laid = std::fs::read(&data).unwrap();
+    run(&t, &[&HOT[..], &["--ops", "400", "--seed", "1"]].concat());
+    let synced = std::fs::read(&data).unwrap();
+    kill_9_after(&t, writer(&t, &["--seed", "2"]), 200);
+    let killed = std::fs::read(&data).unwrap();
+    let flying = in_flight(&t);
+    let blocks = laid.len() as u64 / BS;
+    let changed = |a: &[u8], b: &[u8], n: u64| block(a, n) != block(b, n);
+    let away = |n: &u64| !flying.contains(n);
+    // In flight: one torn (its write landed, half the block put back),
+    // another put back whole (stale): the interruption, not damage.
+    let a = *flying
+        .iter()
+        .find(|&&n| changed(&killed, &synced, n))
+        .expect("a write in flight landed");
+    let e = *flying
+        .iter()
+        .find(|&&n| n != a)
+        .expect("two blocks in flight");
+    put(&data, a, &half(block(&killed, a), block(&synced, a)));
+    put(&data, e, block(&synced, e));
+    // Away from them: the same tear, and a block put back below its floor.
+    let c = (0..blocks)
+        .filter(away)
+        .find(|&n| changed(&killed, &synced, n))
+        .expect("a block the killed run rewrote");
+    let d = (0..blocks)
+        .filter(away)
+        .find(|&n| n != c && changed(&synced, &laid, n))
+        .expect("a block the synced run wrote");
+    put(&data, c, &half(block(&killed, c), block(&synced, c)));
+    put(&data, d, block(&laid, d));
+
+    let (out, doc) = verify(&t);
+    let f = &doc["findings"];
+    assert_eq!(out.status.code(), Some(1), "{f:#}");
+    assert_eq!(count(&doc, "torn"), 1, "{f:#}");
+    assert_eq!(offsets(&doc, "torn"), vec![c * BS]);
+    assert_eq!(count(&doc, "lost"), 1, "{f:#}");
+    assert_eq!(offsets(&doc, "lost"), vec![d * BS]);
+    let at = |k: &str| -> Vec<u64> {
+        let v: &Value = &f["in_flight"][k]["first"];
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["offset"].as_u64().unwrap())
+            .collect()
+    };
+    let n = |k: &str| f["in_flight"][k]["count"].as_u64().unwrap();
+    assert!(n("torn") >= 1 && n("stale") >= 1, "{f:#}");
+    assert!(n("torn") > 5 || at("torn").contains(&(a * BS)), "{f:#}");
+    assert!(n("stale") > 5 || at("stale").contains(&(e * BS)), "{f:#}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 damaged blocks") && err.contains("1 torn, 1 lost"),
+        "{err}"
+    );
+}
+
+crate::tests! {
+    kill_9_mid_write_is_never_damage_on_tmpfs,
+    kill_9_mid_write_is_never_damage_on_ext4 [Root, Tool("mkfs.ext4")],
+    torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage,
+}
