@@ -1,32 +1,15 @@
 use super::*;
 use crate::rng::Rng;
-use crate::storage::block::{Header, fill};
 use crate::verify::classify::classify;
+use crate::verify::classify::tests::{BS, expect as expect_at};
 
-const BS: usize = 8192;
-
+/// Block `n` of file 1, stamped with `generation`.
 fn block(n: u64, generation: u64, rng: &mut Rng) -> Vec<u8> {
-    let mut b = vec![0u8; BS];
-    let h = Header {
-        block: n,
-        generation,
-        file: 0,
-        size: BS as u32,
-        target: 77,
-        seed: 5,
-    };
-    fill(&mut b, h, rng);
-    b
+    crate::verify::classify::tests::block(n, generation, 1, rng)
 }
 
 fn expect(n: u64, floor: u16) -> Expect {
-    Expect {
-        target: 77,
-        file: 0,
-        offset: n * BS as u64,
-        size: BS as u32,
-        floor: Some(floor),
-    }
+    expect_at(n, Some(floor))
 }
 
 /// Block 3 was being written at generation 12 when the run was killed.
