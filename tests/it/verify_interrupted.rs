@@ -225,8 +225,54 @@ fn torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage() {
     );
 }
 
+/// A power cut, as far as verify can tell: the record of writes in flight
+/// was written in another boot. Its writes are not known, so any tear
+/// above the floor is the interruption; below it, still damage.
+fn after_a_reboot_writes_in_flight_are_unknown_and_tears_above_the_floor_are_not_damage() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let t = dir.path().join("t");
+    let data = data_file(&t);
+    run(
+        &t,
+        &[&HOT[..2], &["--pattern", "randread", "--ops", "10"]].concat(),
+    );
+    let laid = std::fs::read(&data).unwrap();
+    run(&t, &[&HOT[..], &["--ops", "400", "--seed", "1"]].concat());
+    let synced = std::fs::read(&data).unwrap();
+    kill_9_after(&t, writer(&t, &["--seed", "2"]), 200);
+    let killed = std::fs::read(&data).unwrap();
+    let flying = in_flight(&t);
+    let rec = t.join("dbio-inflight");
+    let mut r = std::fs::read(&rec).unwrap();
+    r[24] = if r[24] == b'0' { b'1' } else { b'0' }; // another boot id
+    std::fs::write(&rec, &r).unwrap();
+    let blocks = laid.len() as u64 / BS;
+    let c = (0..blocks)
+        .filter(|n| !flying.contains(n))
+        .find(|&n| block(&killed, n) != block(&synced, n))
+        .expect("a block the killed run rewrote");
+    put(&data, c, &half(block(&killed, c), block(&synced, c)));
+    let (out, doc) = verify(&t);
+    assert_eq!(out.status.code(), Some(0), "{:#}", doc["findings"]);
+    let why = doc["interrupted"]["blind"]["why"].as_str().unwrap();
+    assert!(why.contains("before the last boot"), "{why}");
+    assert!(doc["findings"]["in_flight"]["torn"]["count"].as_u64() >= Some(1));
+    // Half of it put back below its floor: a synced write lost, damage.
+    let d = (0..blocks)
+        .find(|&n| {
+            n != c && block(&synced, n) != block(&laid, n) && block(&killed, n) != block(&synced, n)
+        })
+        .expect("a block both runs wrote");
+    put(&data, d, &half(block(&killed, d), block(&laid, d)));
+    let (out, doc) = verify(&t);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(offsets(&doc, "torn"), vec![d * BS], "{:#}", doc["findings"]);
+}
+
 crate::tests! {
     kill_9_mid_write_is_never_damage_on_tmpfs,
+    after_a_reboot_writes_in_flight_are_unknown_and_tears_above_the_floor_are_not_damage,
     kill_9_mid_write_is_never_damage_on_ext4 [Root, Tool("mkfs.ext4")],
     torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage,
 }
