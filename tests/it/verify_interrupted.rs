@@ -11,6 +11,7 @@ use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::loopdev::LoopDev;
+use crate::common::run::dbio;
 use crate::common::store::temp_store;
 use crate::verify::{BS, block, count, data_file, offsets, put, run, verify};
 use serde_json::Value;
@@ -157,49 +158,92 @@ fn half(new: &[u8], old: &[u8]) -> Vec<u8> {
     b
 }
 
+/// A target laid out, written by a run that ended cleanly, then by one
+/// killed mid-write: the data file at each step, and the blocks in flight.
+struct Killed {
+    _dir: tempfile::TempDir,
+    t: PathBuf,
+    data: PathBuf,
+    laid: Vec<u8>,
+    synced: Vec<u8>,
+    killed: Vec<u8>,
+    flying: Vec<u64>,
+}
+
+impl Killed {
+    fn new() -> Killed {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let t = dir.path().join("t");
+        let data = data_file(&t);
+        run(
+            &t,
+            &[&HOT[..2], &["--pattern", "randread", "--ops", "10"]].concat(),
+        );
+        let laid = std::fs::read(&data).unwrap();
+        run(&t, &[&HOT[..], &["--ops", "400", "--seed", "1"]].concat());
+        let synced = std::fs::read(&data).unwrap();
+        kill_9_after(&t, writer(&t, &["--seed", "2"]), 200);
+        let killed = std::fs::read(&data).unwrap();
+        let flying = in_flight(&t);
+        Killed {
+            _dir: dir,
+            t,
+            data,
+            laid,
+            synced,
+            killed,
+            flying,
+        }
+    }
+
+    fn blocks(&self) -> u64 {
+        self.laid.len() as u64 / BS
+    }
+
+    /// A block the killed run rewrote (its write acknowledged or not),
+    /// in flight at the kill or not.
+    fn rewritten(&self, in_flight: bool) -> u64 {
+        (0..self.blocks())
+            .filter(|n| self.flying.contains(n) == in_flight)
+            .find(|&n| block(&self.killed, n) != block(&self.synced, n))
+            .expect("a block the killed run rewrote")
+    }
+
+    /// Block `n` torn: the killed run's first half over the synced block.
+    fn tear(&self, n: u64) {
+        put(
+            &self.data,
+            n,
+            &half(block(&self.killed, n), block(&self.synced, n)),
+        );
+    }
+}
+
 fn torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage() {
     let _store = temp_store();
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let t = dir.path().join("t");
-    let data: PathBuf = data_file(&t);
-    run(
-        &t,
-        &[&HOT[..2], &["--pattern", "randread", "--ops", "10"]].concat(),
-    );
-    let laid = std::fs::read(&data).unwrap();
-    run(&t, &[&HOT[..], &["--ops", "400", "--seed", "1"]].concat());
-    let synced = std::fs::read(&data).unwrap();
-    kill_9_after(&t, writer(&t, &["--seed", "2"]), 200);
-    let killed = std::fs::read(&data).unwrap();
-    let flying = in_flight(&t);
-    let blocks = laid.len() as u64 / BS;
-    let changed = |a: &[u8], b: &[u8], n: u64| block(a, n) != block(b, n);
-    let away = |n: &u64| !flying.contains(n);
+    let k = Killed::new();
+    let (t, data) = (&k.t, &k.data);
+    let (laid, synced) = (&k.laid, &k.synced);
     // In flight: one torn (its write landed, half the block put back),
     // another put back whole (stale): the interruption, not damage.
-    let a = *flying
-        .iter()
-        .find(|&&n| changed(&killed, &synced, n))
-        .expect("a write in flight landed");
-    let e = *flying
+    let a = k.rewritten(true);
+    let e = *k
+        .flying
         .iter()
         .find(|&&n| n != a)
         .expect("two blocks in flight");
-    put(&data, a, &half(block(&killed, a), block(&synced, a)));
-    put(&data, e, block(&synced, e));
+    k.tear(a);
+    put(data, e, block(synced, e));
     // Away from them: the same tear, and a block put back below its floor.
-    let c = (0..blocks)
-        .filter(away)
-        .find(|&n| changed(&killed, &synced, n))
-        .expect("a block the killed run rewrote");
-    let d = (0..blocks)
-        .filter(away)
-        .find(|&n| n != c && changed(&synced, &laid, n))
+    let c = k.rewritten(false);
+    let d = (0..k.blocks())
+        .filter(|n| !k.flying.contains(n))
+        .find(|&n| n != c && block(synced, n) != block(laid, n))
         .expect("a block the synced run wrote");
-    put(&data, c, &half(block(&killed, c), block(&synced, c)));
-    put(&data, d, block(&laid, d));
+    k.tear(c);
+    put(data, d, block(laid, d));
 
-    let (out, doc) = verify(&t);
+    let (out, doc) = verify(t);
     let f = &doc["findings"];
     assert_eq!(out.status.code(), Some(1), "{f:#}");
     assert_eq!(count(&doc, "torn"), 1, "{f:#}");
@@ -230,44 +274,61 @@ fn torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage() {
 /// above the floor is the interruption; below it, still damage.
 fn after_a_reboot_writes_in_flight_are_unknown_and_tears_above_the_floor_are_not_damage() {
     let _store = temp_store();
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let t = dir.path().join("t");
-    let data = data_file(&t);
-    run(
-        &t,
-        &[&HOT[..2], &["--pattern", "randread", "--ops", "10"]].concat(),
-    );
-    let laid = std::fs::read(&data).unwrap();
-    run(&t, &[&HOT[..], &["--ops", "400", "--seed", "1"]].concat());
-    let synced = std::fs::read(&data).unwrap();
-    kill_9_after(&t, writer(&t, &["--seed", "2"]), 200);
-    let killed = std::fs::read(&data).unwrap();
-    let flying = in_flight(&t);
+    let k = Killed::new();
+    let t = &k.t;
     let rec = t.join("dbio-inflight");
     let mut r = std::fs::read(&rec).unwrap();
     r[24] = if r[24] == b'0' { b'1' } else { b'0' }; // another boot id
     std::fs::write(&rec, &r).unwrap();
-    let blocks = laid.len() as u64 / BS;
-    let c = (0..blocks)
-        .filter(|n| !flying.contains(n))
-        .find(|&n| block(&killed, n) != block(&synced, n))
-        .expect("a block the killed run rewrote");
-    put(&data, c, &half(block(&killed, c), block(&synced, c)));
-    let (out, doc) = verify(&t);
+    let c = k.rewritten(false);
+    k.tear(c);
+    let (out, doc) = verify(t);
     assert_eq!(out.status.code(), Some(0), "{:#}", doc["findings"]);
     let why = doc["interrupted"]["blind"]["why"].as_str().unwrap();
     assert!(why.contains("before the last boot"), "{why}");
     assert!(doc["findings"]["in_flight"]["torn"]["count"].as_u64() >= Some(1));
     // Half of it put back below its floor: a synced write lost, damage.
-    let d = (0..blocks)
+    let (laid, synced, killed) = (&k.laid, &k.synced, &k.killed);
+    let d = (0..k.blocks())
         .find(|&n| {
-            n != c && block(&synced, n) != block(&laid, n) && block(&killed, n) != block(&synced, n)
+            n != c && block(synced, n) != block(laid, n) && block(killed, n) != block(synced, n)
         })
         .expect("a block both runs wrote");
-    put(&data, d, &half(block(&killed, d), block(&laid, d)));
-    let (out, doc) = verify(&t);
+    put(&k.data, d, &half(block(killed, d), block(laid, d)));
+    let (out, doc) = verify(t);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(offsets(&doc, "torn"), vec![d * BS], "{:#}", doc["findings"]);
+}
+
+/// `dbio run --verify` reads a killed run's torn block as the
+/// interruption, and stops at the same tear away from its writes in flight.
+fn checked_reads_take_a_kill_torn_block_as_the_interruption() {
+    let _store = temp_store();
+    let k = Killed::new();
+    let a = k.rewritten(true);
+    k.tear(a);
+    let check = || {
+        dbio()
+            .args(["run", "--quiet", "--target"])
+            .arg(&k.t)
+            .args(&HOT[..2])
+            .args(["--pattern", "seqread", "--ops", "128", "--verify"])
+            .output()
+            .unwrap()
+    };
+    let out = check();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = k.rewritten(false);
+    k.tear(c);
+    let out = check();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let want = format!("torn block at {} offset {}", k.data.display(), c * BS);
+    assert!(text.contains(&want), "{want}: {text}");
 }
 
 crate::tests! {
@@ -275,4 +336,5 @@ crate::tests! {
     after_a_reboot_writes_in_flight_are_unknown_and_tears_above_the_floor_are_not_damage,
     kill_9_mid_write_is_never_damage_on_ext4 [Root, Tool("mkfs.ext4")],
     torn_and_stale_blocks_away_from_the_writes_in_flight_are_damage,
+    checked_reads_take_a_kill_torn_block_as_the_interruption,
 }

@@ -335,6 +335,13 @@ pub fn begin_run(
 }
 
 impl Tracked {
+    /// The writes of interrupted runs the map carries, and whether it is
+    /// blind (as [`Loaded::interrupted`] and [`MapInfo::blind`]).
+    pub fn interrupted(&self) -> (Vec<Write>, bool) {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        (state.1.clone(), state.0.blind)
+    }
+
     /// A sync point: the floors now, then every data file fsynced, then the
     /// map replaced durably. `last` marks the map clean (the run's end) and
     /// removes the record of writes in flight; otherwise the map stays

@@ -53,6 +53,13 @@ pub struct Interruption {
 }
 
 impl Interruption {
+    /// The writes `writes` may have been in flight; `blind`: others too.
+    pub fn new(mut writes: Vec<Write>, blind: bool) -> Interruption {
+        writes.sort_unstable();
+        writes.dedup();
+        Interruption { writes, blind }
+    }
+
     /// The interruptions a target's map and record tell of (`dir` holds them).
     pub fn of(dir: &std::path::Path, target: u32, map: &Loaded) -> (Interruption, Known) {
         let mut writes = map.interrupted.clone();
@@ -82,16 +89,11 @@ impl Interruption {
                 }
             }
         }
-        writes.sort_unstable();
-        writes.dedup();
-        let known = match (&blind, writes.len()) {
+        let i = Interruption::new(writes, blind.is_some());
+        let known = match (&blind, i.writes.len()) {
             (Some(why), _) => Known::Blind { why: why.clone() },
             (None, 0) if map.info.clean => Known::Nothing,
             (None, count) => Known::Writes { count },
-        };
-        let i = Interruption {
-            writes,
-            blind: blind.is_some(),
         };
         (i, known)
     }

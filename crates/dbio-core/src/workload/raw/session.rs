@@ -20,6 +20,7 @@ use crate::storage::content::Content;
 use crate::storage::genmap::GenMap;
 use crate::storage::inflight;
 use crate::verify::classify::Expect;
+use crate::verify::interrupted::Interruption;
 use crate::verify::online::{self, Bad, Look, VerifyOpts};
 use crate::workload::Shared;
 
@@ -51,6 +52,8 @@ pub struct Session<'a> {
     /// run found); without one, every class but lost is still found.
     pub verify: VerifyOpts,
     pub check_map: Option<&'a GenMap>,
+    /// The writes interrupted runs may have left torn or stale: not bad.
+    pub interrupted: &'a Interruption,
     pub engine: AnyEngine,
     pub requests: Requests,
     pub bufs: BufPool,
@@ -87,7 +90,7 @@ impl Session<'_> {
         let (id, target, io_mode) = (self.id, self.target, self.io_mode);
         let (map, (target_id, seed), content) = (self.map, self.stamp, self.content);
         let in_flight = self.in_flight;
-        let (verify, check_map) = (self.verify, self.check_map);
+        let (verify, check_map, interrupted) = (self.verify, self.check_map, self.interrupted);
         let (quota, interval_ns, outlier_ns) = (self.quota, self.interval_ns, self.outlier_ns);
         let Session {
             shared,
@@ -260,7 +263,9 @@ impl Session<'_> {
                         floor: None,
                     };
                     let data = bufs.slot(c.slot as usize, bs as usize);
-                    if let Err(b) = online::judge(data, check_map, m.block, m.look, e) {
+                    if let Err(b) =
+                        online::judge(data, (check_map, interrupted), m.block, m.look, e)
+                    {
                         bad.get_or_insert((b, m.readback));
                     }
                 }
