@@ -250,13 +250,7 @@ pub fn mark_dirty(dir: &Path) -> Result<(), MapError> {
 /// goes, or is laid out anew).
 pub fn remove(dir: &Path) -> std::io::Result<()> {
     inflight::remove(dir)?;
-    for p in [path(dir), dir.join(format!("{MAP_NAME}.tmp"))] {
-        match fs::remove_file(p) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-    }
-    Ok(())
+    inflight::remove_if_there(&[path(dir), dir.join(format!("{MAP_NAME}.tmp"))])
 }
 
 /// Stops keeping the map of `dir`, leaving in its place a note of `why`

@@ -225,7 +225,12 @@ pub fn read(dir: &Path, target: u32) -> Found {
 
 /// Removes the record of `dir`, if any (and one a kill left half made).
 pub fn remove(dir: &Path) -> std::io::Result<()> {
-    for p in [path(dir), dir.join(format!("{NAME}.tmp"))] {
+    remove_if_there(&[path(dir), dir.join(format!("{NAME}.tmp"))])
+}
+
+/// Removes each of `paths` that exists.
+pub(super) fn remove_if_there(paths: &[PathBuf]) -> std::io::Result<()> {
+    for p in paths {
         match fs::remove_file(p) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
