@@ -58,7 +58,9 @@ mod telemetry_chain;
 mod telemetry_runs;
 mod terminal_text;
 mod verify;
+mod verify_checked;
 mod verify_content;
+mod verify_interrupted;
 mod verify_run;
 
 fn main() {
@@ -119,7 +121,9 @@ fn main() {
         telemetry_runs::tests(),
         terminal_text::tests(),
         verify::tests(),
+        verify_checked::tests(),
         verify_content::tests(),
+        verify_interrupted::tests(),
         verify_run::tests(),
     ]
     .into_iter()
