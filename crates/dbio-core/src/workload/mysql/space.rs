@@ -1,0 +1,134 @@
+//! What a MariaDB instance dbio starts writes on its filesystems, for the
+//! free-space check before anything is made: SLOB's tables (two rows of
+//! just under half a page per page, the secondary index, each data file's
+//! extents allocated ahead), the system tablespace `ibdata1` (its 12 MiB,
+//! the doublewrite buffer in it, and one `innodb_autoextend_increment` of
+//! undo when the mix updates), the temporary tablespace `ibtmp1`, the
+//! system tables, and the redo log (`innodb_log_file_size`, dbio's 128 MiB
+//! or `--mysql-set`'s) in its own directory. What an existing instance
+//! already holds is room it gets back (it is reused or replaced).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::MysqlConfig;
+use super::data::pad;
+use crate::units::parse_size;
+
+/// dbio's `innodb_log_file_size` unless `--mysql-set` gives one.
+pub const REDO_BYTES: u64 = 128 << 20;
+/// `ibdata1` as the server makes it (`innodb_data_file_path`'s 12M).
+const SYSTEM_TABLESPACE: u64 = 12 << 20;
+/// `ibtmp1` (`innodb_temp_data_file_path`'s 12M).
+const TEMP_TABLESPACE: u64 = 12 << 20;
+/// The `mysql`, `sys` and `performance_schema` tables and Aria's log, measured
+/// at about 5 MiB after a bootstrap of 10.11.
+const SYSTEM_TABLES: u64 = 8 << 20;
+/// `innodb_autoextend_increment`: `ibdata1` grows by this when undo fills it.
+const AUTOEXTEND: u64 = 64 << 20;
+/// A secondary-index entry (key, primary key, record header and slot).
+const INDEX_ENTRY: u64 = 32;
+
+/// What the server writes, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Need {
+    /// SLOB's tables (`--scale` x `--schemas`, `--files` each).
+    pub tables: u64,
+    /// The system and temporary tablespaces, undo and the system tables.
+    pub system: u64,
+    /// The redo log (`innodb_log_file_size`).
+    pub redo: u64,
+}
+
+/// What an instance of `my` writes.
+pub fn need(my: &MysqlConfig) -> Need {
+    let undo = if my.slob.update_pct > 0 {
+        AUTOEXTEND
+    } else {
+        0
+    };
+    Need {
+        tables: tables(my.slob.scale_blocks, my.page_size, my.files)
+            .saturating_mul(u64::from(my.slob.schemas)),
+        system: SYSTEM_TABLESPACE + TEMP_TABLESPACE + SYSTEM_TABLES + undo,
+        redo: redo_bytes(&my.server.set),
+    }
+}
+
+/// One table of `rows` in pages of `page`, over `files` data files.
+pub fn tables(rows: u64, page: u32, files: u32) -> u64 {
+    let page = u64::from(page);
+    let per_page = (page / (u64::from(pad(page as u32)) + 64)).max(1);
+    // An extent is 1 MiB of pages up to 16k pages, 64 pages above.
+    let extent = (1u64 << 20).max(64 * page);
+    let files = u64::from(files.max(1));
+    let rows_in_file = rows.div_ceil(files);
+    let leaves = rows_in_file.div_ceil(per_page);
+    let index = (rows_in_file * INDEX_ENTRY).div_ceil(page * 15 / 16);
+    // Inner pages, the file's own pages, and the extents allocated ahead.
+    let pages = leaves + index + leaves / 64 + 8;
+    files * (pages * page + 4 * extent)
+}
+
+/// `innodb_log_file_size` as `--mysql-set` gives it (the last one), else dbio's.
+fn redo_bytes(set: &[(String, String)]) -> u64 {
+    set.iter()
+        .rev()
+        .find(|(n, _)| n == "innodb_log_file_size")
+        .and_then(|(_, v)| parse_size(v).ok())
+        .unwrap_or(REDO_BYTES)
+}
+
+/// Bytes allocated to the files under `dir` (none when it is missing).
+pub fn allocated(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => allocated(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.blocks() * 512),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_is_half_a_page_per_row_and_its_extents() {
+        // 2,000 rows of 16k pages: 1,000 leaf pages (15.6 MiB) and a little more.
+        let t = tables(2000, 16384, 1);
+        assert!(t > 1000 * 16384 && t < 1000 * 16384 + (6 << 20), "{t}");
+        // Four files each allocate their own extents ahead.
+        assert!(tables(2000, 16384, 4) > t + (11 << 20));
+        // 64k pages hold four rows.
+        let big = tables(4000, 65536, 1);
+        assert!(
+            big > 1000 * 65536 && big < 1100 * 65536 + (17 << 20),
+            "{big}"
+        );
+    }
+
+    #[test]
+    fn the_redo_is_mysql_sets_innodb_log_file_size_or_dbios() {
+        assert_eq!(redo_bytes(&[]), REDO_BYTES);
+        let set = [
+            ("innodb_log_file_size".to_string(), "8M".to_string()),
+            ("innodb_log_file_size".to_string(), "16M".to_string()),
+        ];
+        assert_eq!(redo_bytes(&set), 16 << 20);
+    }
+
+    #[test]
+    fn allocated_counts_the_files_under_a_directory() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/f"), vec![1u8; 64 << 10]).unwrap();
+        assert!(allocated(d.path()) >= 64 << 10);
+        assert_eq!(allocated(&d.path().join("missing")), 0);
+    }
+}
