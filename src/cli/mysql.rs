@@ -5,7 +5,8 @@
 //! that mean nothing to a real server are refused in one line (`db::options`).
 
 use crate::cli::Refused;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -111,6 +112,27 @@ fn refuse_non_utf8(opt: &str, dir: Option<&PathBuf>) -> Result<(), Refused> {
     }
 }
 
+/// Refuses a `;` in the redo log's directory (the target's, or
+/// `--redo-dir`): InnoDB reads innodb_log_group_home_dir as a list and
+/// refuses one ("syntax error in innodb_log_group_home_dir").
+fn refuse_semicolon_in_redo(target: &Path, redo_dir: Option<&PathBuf>) -> Result<(), Refused> {
+    let (opt, dir) = match redo_dir {
+        Some(r) => ("--redo-dir", r.as_path()),
+        None => ("--target", target),
+    };
+    if !dir.as_os_str().as_bytes().contains(&b';') {
+        return Ok(());
+    }
+    let fix = match redo_dir {
+        Some(_) => "give a --redo-dir without ';'",
+        None => "give a --target without ';', or --redo-dir elsewhere",
+    };
+    Err(format!(
+        "{opt} {dir:?} has a ';', which InnoDB cannot take in the redo log's directory (innodb_log_group_home_dir); {fix}; nothing was created"
+    )
+    .into())
+}
+
 fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::SettingError> {
     crate::workload::db::parse_setting(s, "innodb_doublewrite=0")
 }
@@ -133,6 +155,9 @@ impl RunArgs {
             ("--redo-dir", self.slob.redo_dir.as_ref()),
         ] {
             refuse_non_utf8(opt, dir)?;
+        }
+        if server.url.is_none() {
+            refuse_semicolon_in_redo(&self.target, self.slob.redo_dir.as_ref())?;
         }
         let page_size = self.bs.unwrap_or(DEFAULT_PAGE);
         if !(4096..=65536).contains(&page_size) {
@@ -265,6 +290,10 @@ mod tests {
             e.starts_with(r#"--target "/srv/n\nl\xFF" is not UTF-8"#),
             "{e}"
         );
+        let e = config_os(OsStr::new("/srv/a;b")).unwrap_err();
+        assert!(e.starts_with(r#"--target "/srv/a;b" has a ';'"#), "{e}");
+        let e = config(&["--redo-dir", "/r;x"]).unwrap_err();
+        assert!(e.starts_with(r#"--redo-dir "/r;x" has a ';'"#), "{e}");
         let e = run_config(&["--mysql-set", "a=b"]).unwrap_err();
         assert!(e.contains("--mysql-set applies to --workload mysql"), "{e}");
     }

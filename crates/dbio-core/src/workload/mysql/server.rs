@@ -296,6 +296,14 @@ impl Server {
             if self.paths.socket().exists() && self.connect(None).is_ok() {
                 return Ok(());
             }
+            if bootstrap::waits_for_space(&self.paths.log) {
+                // It waits for ever and may not hear SIGTERM: killed.
+                if let Some(mut c) = self.child.take() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(self.start_failed("it waited for disk space and was killed"));
+            }
             if t0.elapsed() > Duration::from_secs(120) {
                 return Err(self.start_failed("it did not answer within 120 s"));
             }
