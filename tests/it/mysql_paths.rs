@@ -14,9 +14,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::server::{dbio, processes_left};
+use crate::common::server::{ServerDir, dbio, processes_left};
 use crate::common::store::temp_store;
-use crate::mysql::ONE_AT_A_TIME;
+use crate::mysql::{ONE_AT_A_TIME, setting};
 
 /// What a target path must give.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,27 +27,25 @@ enum Expect {
     Refused,
 }
 
-/// A directory on tmpfs the mysql user can reach, with a canary directory
-/// anyone may write: a command in a path that ran would make `canary` there.
+/// A directory on tmpfs the mysql user can reach (a `ServerDir`: what a
+/// failed test leaves running there is stopped when it drops), with a
+/// canary directory anyone may write: a command in a path that ran would
+/// make `canary` there.
 struct Base {
-    dir: tempfile::TempDir,
+    dir: ServerDir,
 }
 
 impl Base {
     fn new() -> Base {
-        let dir = tempfile::Builder::new()
-            .prefix("dbio-mysql-paths-")
-            .tempdir_in("/dev/shm")
-            .unwrap();
-        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        let c = dir.path().join("c");
+        let dir = ServerDir::on_tmpfs("mysql", "dbio-mysql/run/mysqld.sock");
+        let c = dir.base.join("c");
         fs::create_dir(&c).unwrap();
         fs::set_permissions(&c, fs::Permissions::from_mode(0o777)).unwrap();
         Base { dir }
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir.base
     }
 
     fn canary(&self) -> PathBuf {
@@ -96,18 +94,6 @@ fn run(target: &Path) -> Output {
         .unwrap()
 }
 
-/// The server's datadir as it applied it (`mysql.settings`).
-fn datadir(report: &serde_json::Value) -> String {
-    report["mysql"]["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s[0] == "datadir")
-        .and_then(|s| s[1].as_str())
-        .unwrap_or_else(|| panic!("no datadir in {}", report["mysql"]["settings"]))
-        .to_string()
-}
-
 /// A run that must have completed on `target`'s instance; then cleaned.
 fn check_runs(name: &str, target: &Path, out: &Output) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -116,7 +102,7 @@ fn check_runs(name: &str, target: &Path, out: &Output) {
     assert_eq!(r["status"], "completed", "{name}: {}", r["error"]);
     let data = target.join("dbio-mysql/data");
     assert_eq!(
-        datadir(&r),
+        setting(&r["mysql"], "datadir"),
         format!("{}/", data.to_str().unwrap()),
         "{name}: the server's data directory is the target's"
     );
@@ -209,14 +195,7 @@ fn a_mysql_set_value_reaches_the_server_byte_for_byte() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let got = r["mysql"]["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s[0] == "init_connect")
-        .and_then(|s| s[1].as_str())
-        .map(str::to_string);
-    assert_eq!(got.as_deref(), Some(value));
+    assert_eq!(setting(&r["mysql"], "init_connect"), value);
     dbio()
         .args(["clean", "--target"])
         .arg(&target)
