@@ -139,7 +139,7 @@ pub fn settings(
         ("innodb_page_size", page_size.to_string()),
         (
             "innodb_buffer_pool_size",
-            buffer_pool.max(8 << 20).to_string(),
+            buffer_pool.max(min_buffer_pool(page_size)).to_string(),
         ),
         ("innodb_flush_method", flush_method.into()),
         ("innodb_flush_log_at_trx_commit", "1".into()),
@@ -164,6 +164,13 @@ pub fn settings(
         s.push((k.clone(), v.clone()));
     }
     s
+}
+
+/// The smallest buffer pool dbio gives: 8 MiB, or what InnoDB needs for
+/// `page` (it refuses less: 6 MiB for 16k pages, 11 for 32k, 21 for 64k).
+pub fn min_buffer_pool(page: u32) -> u64 {
+    let needs = (u64::from(page) * 336).div_ceil(1 << 20) << 20;
+    needs.max(8 << 20)
 }
 
 /// A running server dbio started; stopped when dropped.
@@ -406,6 +413,16 @@ mod tests {
         assert_eq!(get("innodb_flush_log_at_trx_commit"), ["1"]);
         assert_eq!(get("max_connections"), ["14"]);
         assert_eq!(get("performance_schema_instrument"), ["wait/synch/%=ON"]);
+    }
+
+    #[test]
+    fn the_buffer_pool_is_at_least_what_innodb_needs_for_the_page() {
+        assert_eq!(min_buffer_pool(4096), 8 << 20);
+        assert_eq!(min_buffer_pool(16384), 8 << 20);
+        assert_eq!(min_buffer_pool(32768), 11 << 20);
+        assert_eq!(min_buffer_pool(65536), 21 << 20);
+        let s = settings(65536, "O_DIRECT", 16 << 20, 1, &[]);
+        assert!(s.contains(&("innodb_buffer_pool_size".into(), (21u64 << 20).to_string())));
     }
 
     #[test]
