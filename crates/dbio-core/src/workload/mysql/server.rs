@@ -11,7 +11,6 @@
 //! server is found and stopped later is `lifecycle`.
 
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -23,6 +22,7 @@ use super::binaries::mysql_user;
 use super::bootstrap;
 use super::lifecycle::{self, remove_instance_files, stop_orphan};
 use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::procs::cgroup_name;
 use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
 use crate::workload::db::{SOCKET_PATH_MAX, ServerError, cause, failed};
@@ -71,7 +71,8 @@ impl Paths {
         let under_target = run.join("mysqld.sock");
         let socket_dir = match under_target.to_str() {
             Some(s) if s.len() <= SOCKET_PATH_MAX => run.clone(),
-            _ => Path::new(SOCKET_BASE).join(format!("mysql-{:016x}", fnv1a(&root))),
+            // A stable name per instance (a later run or `dbio clean` finds it).
+            _ => Path::new(SOCKET_BASE).join(cgroup_name("mysql", &root)),
         };
         Paths {
             data: root.join("data"),
@@ -103,17 +104,6 @@ impl Paths {
     pub(super) fn marker(&self) -> PathBuf {
         self.root.join("instance.json")
     }
-}
-
-/// FNV-1a of a path's bytes: the same instance always gets the same
-/// private socket directory (a later run or `dbio clean` finds it).
-fn fnv1a(p: &Path) -> u64 {
-    p.as_os_str()
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-        })
 }
 
 /// What an instance was installed for: reused only for the same.
@@ -385,6 +375,7 @@ impl Drop for Server {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn mysql_set_overrides_dbio_settings_and_keeps_networking_off() {
