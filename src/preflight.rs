@@ -1,7 +1,7 @@
 //! Checks of a validated [`RunConfig`] against this host, made before
-//! anything is written: the data files and redo logs against free space
-//! (for `--workload mysql`, everything its server writes, as
-//! `workload::mysql::space` counts it),
+//! anything is written: the data files and redo logs (or a PostgreSQL
+//! cluster's files, tables and WAL, or everything a MariaDB instance
+//! writes, as `workload::mysql::space` counts it) against free space,
 //! the raw hot spot against the data; and the buffer cache against memory
 //! (made by the slob options' validation). Each
 //! refusal is one line naming the option and the value; nothing has been
@@ -15,9 +15,13 @@ use crate::config::RunConfig;
 use crate::storage::manifest::Manifest;
 use crate::storage::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
 use crate::units::fmt_size;
+use crate::workload::db::allocated;
 use crate::workload::mysql::MysqlConfig;
 use crate::workload::mysql::server::Paths;
 use crate::workload::mysql::space;
+use crate::workload::pg::PgConfig;
+use crate::workload::pg::server as pg_server;
+use crate::workload::pg::space::Estimate;
 
 /// Why a run cannot start on this host: one line each.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,12 @@ pub fn check(cfg: &RunConfig) -> Result<(), PreflightError> {
     check_buffers(cfg, mem_available()?)?;
     if device::is_block_device(&cfg.target) {
         return Ok(());
+    }
+    if let Some(pg) = &cfg.pg {
+        return match pg.server.url {
+            Some(_) => Ok(()),
+            None => check_pg_space(cfg, pg),
+        };
     }
     let data = data_bytes(cfg);
     if let Some(h) = cfg.hotspot
@@ -265,12 +275,12 @@ fn check_mysql_space(cfg: &RunConfig, my: &MysqlConfig) -> Result<(), PreflightE
     };
     let mut wants = vec![(
         paths.root.as_path(),
-        here.saturating_sub(space::allocated(&paths.root)),
+        here.saturating_sub(allocated(&paths.root)),
     )];
     if separate {
         wants.push((
             paths.redo.as_path(),
-            redo.saturating_sub(space::allocated(&paths.redo)),
+            redo.saturating_sub(allocated(&paths.redo)),
         ));
     }
     let Some((at, needed, free)) = first_short(&demands(&wants)?)? else {
@@ -286,6 +296,42 @@ fn check_mysql_space(cfg: &RunConfig, my: &MysqlConfig) -> Result<(), PreflightE
         fmt_size(need.system),
         fmt_size(needed),
         fmt_size(free),
+    )))
+}
+
+/// Refuses a PostgreSQL cluster whose files do not fit: the cluster, the
+/// tables and the WAL up to `max_wal_size` (`pg::space`), on each
+/// filesystem they land on; the line names the options that set them.
+fn check_pg_space(cfg: &RunConfig, pg: &PgConfig) -> Result<(), PreflightError> {
+    let paths = pg_server::Paths::new(&cfg.target, pg.wal_dir.as_deref());
+    let e = Estimate::new(
+        &paths,
+        pg.slob.schemas,
+        pg.slob.scale_blocks,
+        &pg.server.set,
+    )
+    .map_err(|source| PreflightError::Examine {
+        path: cfg.target.clone(),
+        source,
+    })?;
+    let Some(short) = e.short() else {
+        return Ok(());
+    };
+    let wal = match e.wal_given {
+        true => format!("--pg-set max_wal_size {}", fmt_size(e.max_wal)),
+        false => format!("at least {}", fmt_size(e.max_wal)),
+    };
+    Err(PreflightError::Refused(format!(
+        "not enough free space in {} for --scale {} rows x {} schemas ({} of tables), the cluster ({}) and its WAL ({wal}): {} needed, {} free; give a smaller --scale or fewer --schemas, WAL elsewhere with --redo-dir, or another --target",
+        std::fs::canonicalize(&short.at)
+            .unwrap_or_else(|_| short.at.clone())
+            .display(),
+        pg.slob.scale_blocks,
+        pg.slob.schemas,
+        fmt_size(e.tables),
+        fmt_size(e.cluster),
+        fmt_size(short.need),
+        fmt_size(short.free),
     )))
 }
 

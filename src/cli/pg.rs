@@ -67,15 +67,26 @@ impl PgArgs {
     }
 }
 
-/// `NAME=VALUE` with a setting-like name.
-fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::SettingError> {
-    crate::workload::db::parse_setting(s, "wal_compression=on")
+/// `NAME=VALUE` with a setting-like name, and a value postgresql.conf can
+/// carry (`conf::quote`).
+fn parse_setting(s: &str) -> Result<(String, String), String> {
+    let (k, v) =
+        crate::workload::db::parse_setting(s, "wal_compression=on").map_err(|e| e.to_string())?;
+    crate::workload::pg::conf::quote(&v).map_err(|e| format!("the value {e}"))?;
+    Ok((k, v))
 }
 
 impl RunArgs {
     /// Validates a `--workload pg` run.
-    pub(crate) fn into_pg_config(self) -> Result<RunConfig, Refused> {
+    pub(crate) fn into_pg_config(mut self) -> Result<RunConfig, Refused> {
         refuse_model_options(&self, &PG)?;
+        self.target = pg_path("--target", &self.target)?;
+        if let Some(dir) = &self.slob.redo_dir {
+            self.slob.redo_dir = Some(pg_path("--redo-dir", dir)?);
+        }
+        if let Some(bin) = &self.pg.pg_bin {
+            crate::workload::pg::binaries::check_bin_dir(bin).map_err(|e| e.to_string())?;
+        }
         let server = self.pg.clone().server();
         refuse_with_url(&self, &server, &[])?;
         if let Some(bs) = self.bs
@@ -94,6 +105,19 @@ impl RunArgs {
         });
         Ok(run)
     }
+}
+
+/// A directory (`--target`, `--redo-dir`) as the server's processes
+/// (which work in `/`) and its report reach it: an absolute path, in UTF-8
+/// (a run's report and the cluster's record are UTF-8 text).
+fn pg_path(option: &str, path: &std::path::Path) -> Result<PathBuf, Refused> {
+    if path.to_str().is_none() {
+        return Err(format!(
+            "{option} {path:?} is not valid UTF-8: --workload pg records its paths as text; give a UTF-8 path"
+        )
+        .into());
+    }
+    std::path::absolute(path).map_err(|e| format!("{option} {}: {e}", path.display()).into())
 }
 
 #[cfg(test)]
@@ -141,6 +165,11 @@ mod tests {
         assert!(e.contains("--bs") && e.contains("8k"), "{e}");
         let e = config(&["--pg-set", "oops"]).unwrap_err();
         assert!(e.contains("NAME=VALUE"), "{e}");
+        let e = config(&["--pg-set", "a=x\ry"]).unwrap_err();
+        assert!(e.contains("line break"), "{e}");
+        let wal = std::path::absolute("wal-here").unwrap();
+        let c = config(&["--redo-dir", "wal-here"]).unwrap();
+        assert_eq!(c.pg.unwrap().wal_dir, Some(wal), "made absolute");
         let e = config(&["--update-pct", "101"]).unwrap_err();
         assert!(e.contains("--update-pct"), "{e}");
         let e = run_config(&["--pg-set", "a=b", "--sessions", "2"]).unwrap_err();

@@ -5,7 +5,8 @@
 //! `--pg-url` (`--mysql-url`), drops the schema (database) dbio made on an
 //! existing server. Nothing
 //! dbio did not create is touched, and a target in use by another dbio
-//! command is refused.
+//! command is refused. A directory holding only `dbio.lock` (a run that
+//! failed before making anything) is removed.
 
 use std::process::ExitCode;
 
@@ -37,6 +38,20 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
             } else {
                 "no schema dbio there: nothing to drop"
             }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if only_lock_left(&args.target) {
+        // A run that failed before making anything (a server whose initdb
+        // or start failed removes its files): the lock file and the
+        // directory it made, unless another dbio command holds it.
+        let _lock =
+            TargetLock::directory(&args.target).map_err(|e| CommandError::Usage(e.to_string()))?;
+        let _ = std::fs::remove_file(args.target.join(storage::lock::LOCK_NAME));
+        let _ = std::fs::remove_dir(&args.target);
+        eprintln!(
+            "removed {}: it held only the lock file of a run that failed before making anything",
+            args.target.display()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -83,6 +98,15 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
         args.target.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `dir` is a directory holding nothing but dbio's lock file.
+fn only_lock_left(dir: &std::path::Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    names.len() == 1 && names[0] == storage::lock::LOCK_NAME
 }
 
 /// An existing server's refusal (a bad URL, no access) is a usage error;

@@ -10,10 +10,12 @@ use crate::report::Report;
 use crate::report::db::Setup;
 use crate::report::pg::{PgSummary, ServerFacts};
 use crate::samplers::telemetry::TelemetrySummary;
+use crate::workload::db::cause;
 use crate::workload::db::data::LoadReport;
 use crate::workload::pg::endpoint::Endpoint;
 use crate::workload::pg::run::{Pg, PgPart};
 use crate::workload::pg::server::{self, Binaries, Paths, Server, ServerError};
+use crate::workload::pg::space::Estimate;
 use crate::workload::pg::stats::Snapshot;
 use crate::workload::pg::{PgConfig, data};
 
@@ -57,21 +59,32 @@ impl Arm for PgConfig {
     fn own(&self, ctx: Ctx) -> Result<Ran<ServerFacts, Snapshot>, ServerError> {
         let bin = Binaries::find(self.server.bin.as_deref())?;
         let paths = Paths::new(&ctx.cfg.target, self.wal_dir.as_deref());
+        let room = Estimate::new(
+            &paths,
+            self.slob.schemas,
+            self.slob.scale_blocks,
+            &self.server.set,
+        )
+        .map_err(|e| server::failed("examine the target's free space", e))?;
         let settings = server::settings(
             &paths,
             self.slob.cache_bytes,
             self.slob.sessions(),
+            &room.wal_settings(),
             &self.server.set,
-        );
+        )?;
         if ctx.progress {
             eprintln!("starting {} on {}", bin.version, paths.data.display());
         }
         let mut srv = Server::start(bin, paths, &settings, self.server.memory_bytes)?;
         let ep = Endpoint::of(&srv);
-        let (load, applied) = load(self, &ep, &ctx)?;
+        let (load, applied) = load(self, &ep, &ctx).map_err(|e| with_cause(e, &srv.paths))?;
         let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
-        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let mut out = harness::run(&work, ctx.shared, ctx.opts);
+        if let Some(e) = out.result.error.take() {
+            out.result.error = Some(named_cause(e, &srv.paths));
+        }
         srv.stop();
         let facts = ServerFacts {
             version: srv.bin.version.clone(),
@@ -118,6 +131,29 @@ fn load(
         ctx.opts.interrupt,
     )?;
     Ok((load, applied_settings(ep)?))
+}
+
+/// A failure with the operating-system error behind it, when the server's
+/// words or its log name one ("could not extend file ...: No space left
+/// on device"), or its filesystem is full.
+fn with_cause(e: ServerError, paths: &Paths) -> ServerError {
+    match e {
+        ServerError::Failed(m) => ServerError::Failed(named_cause(m, paths)),
+        e => e,
+    }
+}
+
+/// `message`, then the operating-system error it or the server log names.
+fn named_cause(message: String, paths: &Paths) -> String {
+    let log = std::fs::read_to_string(&paths.log).unwrap_or_default();
+    let dir = paths.named_in(&message);
+    let named = cause::describe(&message, dir)
+        .or_else(|| cause::describe(&log, paths.named_in(&log)))
+        .or_else(|| cause::describe_nearly_full(dir));
+    match named {
+        Some(c) => format!("{message}: {c}"),
+        None => message,
+    }
 }
 
 /// "PostgreSQL 16.4 ...": the server's version, its first words.

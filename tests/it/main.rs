@@ -37,6 +37,7 @@ mod mysql_paths;
 mod mysql_url;
 mod pg;
 mod pg_plans;
+mod pg_trust;
 mod plan_examples;
 mod plan_run;
 mod report_html;
@@ -96,6 +97,7 @@ fn main() {
         mysql_url::tests(),
         pg::tests(),
         pg_plans::tests(),
+        pg_trust::tests(),
         plan_examples::tests(),
         plan_run::tests(),
         report_html::tests(),

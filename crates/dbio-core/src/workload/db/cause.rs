@@ -78,6 +78,10 @@ pub fn find(text: &str) -> Option<OsCause> {
         "os error code 13",
     ]) {
         Some(OsCause::Permission)
+    } else if has(&["could not extend file"]) && has(&["wrote only"]) {
+        // PostgreSQL's words for a short write while extending a file
+        // (its hint: "Check free disk space").
+        Some(OsCause::NoSpace)
     } else {
         None
     }
@@ -120,6 +124,32 @@ pub fn describe(text: &str, path: &Path) -> Option<String> {
     ))
 }
 
+/// Free bytes under which a failure whose words name no error is put down
+/// to a full filesystem (a server's write that fails reports it in words
+/// of its own, e.g. PostgreSQL's "could not write init file").
+pub const NEARLY_FULL: u64 = 32 << 20;
+
+/// For a failure whose words name no operating-system error: the
+/// filesystem of `path` when less than [`NEARLY_FULL`] is left there, in
+/// [`describe`]'s words ("likely no space left on device (ENOSPC): the
+/// filesystem of X (1.0 MiB free of 64.0 MiB) is nearly full: ...").
+pub fn describe_nearly_full(path: &Path) -> Option<String> {
+    let mut at = path;
+    while !at.exists() {
+        at = at.parent().filter(|p| !p.as_os_str().is_empty())?;
+    }
+    let st = rustix::fs::statvfs(at).ok()?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize.max(1));
+    (free < NEARLY_FULL).then(|| {
+        format!(
+            "likely {}: {} is nearly full: {}",
+            OsCause::NoSpace.words(),
+            filesystem(path),
+            OsCause::NoSpace.advice()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +177,21 @@ mod tests {
             Some(OsCause::Permission)
         );
         assert_eq!(find("FATAL: the database system is starting up"), None);
+        assert_eq!(
+            find(
+                "ERROR: could not extend file \"base/1/2\": wrote only 4096 of 8192 bytes at block 9"
+            ),
+            Some(OsCause::NoSpace)
+        );
+    }
+
+    #[test]
+    fn a_filesystem_with_room_is_not_called_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let free = rustix::fs::statvfs(dir.path()).unwrap();
+        if free.f_bavail * free.f_frsize > NEARLY_FULL {
+            assert_eq!(describe_nearly_full(&dir.path().join("x/y")), None);
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The background thread of a database run: it reads the server's
-//! cumulative counters when the ramp ends and again once the sessions have
+//! cumulative counters when the ramp ends (once the server has counted
+//! what the sessions did before: [`Monitor::window_opens`]) and again once the sessions have
 //! disconnected (and the server has counted them), and samples the active
 //! sessions' waits `hz` times a second in between — an active-session
 //! history. What it reads is the server's business: a [`Monitor`].
@@ -24,6 +25,9 @@ pub trait Monitor {
     /// The sessions have disconnected: wait (briefly) until the server has
     /// counted everything they did.
     fn settle(&mut self) {}
+    /// The ramp is over: wait (briefly) until the server has counted what
+    /// the sessions did before it, unless `give_up` says to stop waiting.
+    fn window_opens(&mut self, _give_up: &dyn Fn() -> bool) {}
 }
 
 /// Sampled waits by name: dbio's sessions', and the server's background
@@ -51,6 +55,9 @@ pub fn run<M: Monitor>(
     let done = || sessions_done.load(SeqCst);
     while now_ns() < ramp_end && !done() && !shared.stop.load(Relaxed) {
         std::thread::sleep(Duration::from_millis(5));
+    }
+    if shared.ramp_ns > 0 {
+        m.window_opens(&|| done() || shared.stop.load(Relaxed));
     }
     let first = match before
         .filter(|_| shared.ramp_ns == 0)

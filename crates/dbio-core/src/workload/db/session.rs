@@ -27,6 +27,12 @@ pub trait SlobClient {
     fn update(&mut self, table: u32, lo: i64, hi: i64) -> Result<u64, super::Refused>;
     /// Reads pages `first..end` (one row each), physically contiguous.
     fn scan(&mut self, table: u32, first: i64, end: i64) -> Result<(), super::Refused>;
+    /// The ramp is over and the window opens, before the session's first
+    /// operation in it: a server whose sessions hold counts back (PostgreSQL
+    /// sends its statistics up to a second late) sends them now.
+    fn window_opens(&mut self) -> Result<(), super::Refused> {
+        Ok(())
+    }
 }
 
 /// Runs session `id` until the window ends, `--work-loop` operations are
@@ -52,12 +58,22 @@ pub fn run<C: SlobClient, S: Default>(
     let ramp_end = start + shared.ramp_ns;
     let mut ops = 0u64;
     let mut last_ns = 0;
+    let mut before_window = shared.ramp_ns > 0;
     loop {
         if shared.stop.load(Relaxed)
             || now_ns() >= shared.end_ns.load(Relaxed)
             || slob.work_loop.is_some_and(|n| ops >= n)
         {
             break;
+        }
+        if before_window && now_ns() >= ramp_end {
+            before_window = false;
+            if let Err(e) = client.window_opens() {
+                if !shared.stop.load(Relaxed) {
+                    shared.fail(format!("session {id}: {e}"));
+                }
+                break;
+            }
         }
         let op = mix.next_op();
         // Keys lo..=hi, or for a scan pages lo..hi (one row each).

@@ -8,9 +8,6 @@
 //! or `--mysql-set`'s) in its own directory. What an existing instance
 //! already holds is room it gets back (it is reused or replaced).
 
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-
 use super::MysqlConfig;
 use super::data::pad;
 use crate::units::parse_size;
@@ -76,21 +73,6 @@ fn redo_bytes(set: &[(String, String)]) -> u64 {
         .unwrap_or(REDO_BYTES)
 }
 
-/// Bytes allocated to the files under `dir` (none when it is missing).
-pub fn allocated(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => allocated(&e.path()),
-            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.blocks() * 512),
-            _ => 0,
-        })
-        .sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,14 +105,5 @@ mod tests {
             ("innodb_log_file_size".to_string(), "16M".to_string()),
         ];
         assert_eq!(redo_bytes(&set), 16 << 20);
-    }
-
-    #[test]
-    fn allocated_counts_the_files_under_a_directory() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::create_dir(d.path().join("sub")).unwrap();
-        std::fs::write(d.path().join("sub/f"), vec![1u8; 64 << 10]).unwrap();
-        assert!(allocated(d.path()) >= 64 << 10);
-        assert_eq!(allocated(&d.path().join("missing")), 0);
     }
 }

@@ -23,12 +23,7 @@ impl Binaries {
     pub fn find(dir: Option<&Path>) -> Result<Binaries, ServerError> {
         let dir = match dir {
             Some(d) => {
-                if !d.join("postgres").is_file() || !d.join("pg_ctl").is_file() {
-                    return Err(ServerError::Usage(format!(
-                        "--pg-bin {}: no postgres and pg_ctl there; give the directory holding PostgreSQL's binaries (e.g. /usr/lib/postgresql/15/bin)",
-                        d.display()
-                    )));
-                }
+                check_bin_dir(d)?;
                 d.to_path_buf()
             }
             None => {
@@ -86,6 +81,39 @@ impl Binaries {
             version,
         })
     }
+}
+
+/// Refuses a `--pg-bin` without PostgreSQL's binaries, or one initdb
+/// would hand to a shell (checked with the options, before anything is made).
+pub fn check_bin_dir(d: &Path) -> Result<(), ServerError> {
+    if !d.join("postgres").is_file() || !d.join("initdb").is_file() {
+        return Err(ServerError::Usage(format!(
+            "--pg-bin {}: no postgres and initdb there; give the directory holding PostgreSQL's binaries (e.g. /usr/lib/postgresql/15/bin)",
+            d.display()
+        )));
+    }
+    check_no_shell_text(d)
+}
+
+/// Characters a `/bin/sh` line would read in a double-quoted path.
+const SHELL_SPECIAL: &[char] = &['"', '$', '`', '\\', '\n'];
+
+/// Refuses a `--pg-bin` that initdb cannot use safely: initdb runs the
+/// `postgres` binary beside it through `popen` (a `/bin/sh` line) with the
+/// binary's path in double quotes, where `$`, a backtick, `"` or `\` would
+/// be read by the shell.
+fn check_no_shell_text(dir: &Path) -> Result<(), ServerError> {
+    let bad = match dir.to_str() {
+        Some(s) => s.contains(SHELL_SPECIAL),
+        None => true,
+    };
+    if bad {
+        return Err(ServerError::Usage(format!(
+            "--pg-bin {:?}: initdb passes this path to /bin/sh, which would read its $, `, \", \\ or line break (or bytes that are not UTF-8); give PostgreSQL's binaries in a directory without them",
+            dir
+        )));
+    }
+    Ok(())
 }
 
 /// The `postgres` user Debian's package creates (PostgreSQL refuses root).

@@ -123,8 +123,12 @@ impl Endpoint {
 }
 
 fn connect(c: &postgres::Config) -> Result<postgres::Client, ServerError> {
-    c.connect(postgres::NoTls)
-        .map_err(|e| ServerError::Failed(format!("cannot connect to PostgreSQL: {e}")))
+    c.connect(postgres::NoTls).map_err(|e| {
+        ServerError::Failed(format!(
+            "cannot connect to PostgreSQL: {}",
+            super::run::db_message(&e)
+        ))
+    })
 }
 
 /// `dbio clean --pg-url`: drops the schema dbio made there (and only that).

@@ -1,4 +1,4 @@
-//! A server's end in every case: `pg_ctl stop -m fast` then SIGKILL; a
+//! A server's end in every case: SIGINT (fast shutdown) then SIGKILL; a
 //! postmaster a killed dbio left (found through `postmaster.pid`); one that
 //! was itself killed, whose shared memory, socket and pid file PostgreSQL
 //! removes only when started again on the data directory (stale and zombie
@@ -6,10 +6,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::binaries::{Binaries, pg_user};
+use super::postmaster;
 use super::server::{PORT, Paths, ServerError, Shape};
 use crate::workload::db::procs::{self, forget_cgroup, processes_in};
 use crate::workload::db::user::ServerUser;
@@ -37,11 +37,11 @@ pub(super) fn stop_orphan(bin: &Binaries, paths: &Paths, user: &ServerUser) -> O
     Some(pid)
 }
 
-/// `pg_ctl stop -m fast`; if the postmaster is still there, SIGKILL it and
-/// wait for it to go. A postmaster that died without cleaning up (killed)
-/// leaves its shared memory, socket and pid file: PostgreSQL removes them
-/// itself when started again on the data directory, so it is started once
-/// more (crash recovery) and stopped cleanly.
+/// Stops the postmaster on `paths.data` (SIGINT, then SIGKILL:
+/// `postmaster::stop`). A postmaster that died without cleaning up
+/// (killed) leaves its shared memory, socket and pid file: PostgreSQL
+/// removes them itself when started again on the data directory, so it is
+/// started once more (crash recovery) and stopped cleanly.
 pub(super) fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &ServerUser) {
     if live_postmaster(&paths.data).is_none() {
         if paths.data.join("postmaster.pid").exists() {
@@ -49,21 +49,7 @@ pub(super) fn stop_data_dir(bin: &Binaries, paths: &Paths, user: &ServerUser) {
         }
         return;
     }
-    let _ = user
-        .command(&bin.dir.join("pg_ctl"))
-        .args(["stop", "-m", "fast", "-w", "-t", "60", "-s", "-D"])
-        .arg(&paths.data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if let Some(pid) = live_postmaster(&paths.data) {
-        // SAFETY: plain kill(2) of the postmaster that postmaster.pid names.
-        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        let t0 = Instant::now();
-        while live_postmaster(&paths.data).is_some() && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+    postmaster::stop(&paths.data, None);
 }
 
 /// Starts and stops a server whose postmaster died, so that PostgreSQL
@@ -81,18 +67,33 @@ pub(super) fn recover(bin: &Binaries, paths: &Paths, user: &ServerUser) {
         std::thread::sleep(Duration::from_millis(50));
     }
     remove_stale_locks(paths);
-    let started = user
-        .command(&bin.dir.join("pg_ctl"))
-        .args(["start", "-w", "-t", "300", "-s", "-D"])
-        .arg(&paths.data)
-        .arg("-l")
-        .arg(&paths.log)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if started && live_postmaster(&paths.data).is_some() {
-        stop_data_dir(bin, paths, user);
+    if make_socket_dir(paths, user).is_err() {
+        return;
+    }
+    if let Ok(mut child) = postmaster::start(bin, paths, user, None, Duration::from_secs(300)) {
+        postmaster::stop(&paths.data, Some(&mut child));
+    }
+    remove_socket_dir(paths);
+}
+
+/// Makes the socket directory when it is dbio's own short one outside the
+/// cluster (`Paths::new` says when), owned by the server's user.
+pub(super) fn make_socket_dir(paths: &Paths, user: &ServerUser) -> Result<(), ServerError> {
+    if paths.socket_dir.starts_with(&paths.root) || paths.socket_dir.is_dir() {
+        return Ok(());
+    }
+    user.make_dirs(&paths.socket_dir, &[], 0o700)
+}
+
+/// Removes dbio's own short socket directory (outside the cluster), if
+/// empty: the server removes its socket and lock file when it stops.
+pub(super) fn remove_socket_dir(paths: &Paths) {
+    if !paths.socket_dir.starts_with(&paths.root) {
+        let _ = fs::remove_dir(&paths.socket_dir);
+        // `/run/dbio` too once no other cluster has its socket there.
+        if let Some(parent) = paths.socket_dir.parent() {
+            let _ = fs::remove_dir(parent);
+        }
     }
 }
 
@@ -111,8 +112,10 @@ pub(super) fn remove_stale_locks(paths: &Paths) {
     }
 }
 
-/// Removes a cluster's files (its WAL too, where the marker says it is).
+/// Removes a cluster's files (its WAL too, where the marker says it is, and
+/// dbio's own socket directory).
 pub(super) fn remove_cluster_files(paths: &Paths, marked_wal: Option<&Path>) {
+    remove_socket_dir(paths);
     for wal in [Some(paths.wal.as_path()), marked_wal]
         .into_iter()
         .flatten()

@@ -4,18 +4,24 @@
 //! client, and the server's own statistics (pg_stat_database, bgwriter,
 //! WAL) and wait events beside the devices' telemetry.
 //!
-//! * `server` — binaries, the throwaway cluster, start and always stop.
+//! * `server` — binaries, the throwaway cluster, start and always stop
+//!   (`postmaster`: no pg_ctl, no shell; `conf`: postgresql.conf's quoting;
+//!   `lifecycle`: every end; `space`: what it will write, for the
+//!   free-space check and dbio's `max_wal_size`).
 //! * `data` — SLOB's tables (one row per 8 KiB block, scattered keys),
 //!   loaded in parallel and reused when the shape matches.
 //! * `stats` — snapshots of the server's counters and their deltas.
 //! * `run` — the workload: sessions and the wait-event sampler.
 
 pub mod binaries;
+pub mod conf;
 pub mod data;
 pub mod endpoint;
 mod lifecycle;
+pub mod postmaster;
 pub mod run;
 pub mod server;
+pub mod space;
 pub mod stats;
 
 use std::path::PathBuf;

@@ -5,9 +5,13 @@
 //! physically contiguous pages (a TID range scan). One background thread,
 //! the sampler (`db::sampler`), reads the server's counters at the window's
 //! start (without a ramp: in `prepare`, once every session has connected,
-//! so none of their statements can come before it) and once the sessions
-//! have disconnected (their backends flush their statistics when
-//! they exit, so the end snapshot holds every operation), and samples
+//! so none of their statements can come before it; after a ramp, once
+//! every session has sent its backend's pending statistics with
+//! `pg_stat_force_next_flush()` as the window opened — a backend otherwise
+//! sends them up to a second late, into the window — and before any of
+//! them can send again, which a backend does at most once a second) and
+//! once the sessions have disconnected (their backends flush their
+//! statistics when they exit, so the end snapshot holds every operation), and samples
 //! pg_stat_activity 10 times a second in between: the active-session
 //! history of wait events, and the server's own processes' (checkpointer,
 //! background writer, WAL writer, autovacuum) when they are not idle: the
@@ -101,6 +105,9 @@ pub struct Pg<'a> {
     sessions_done: AtomicBool,
     /// Sessions whose `prepare` has returned (connected and flushed, or failed).
     prepared: AtomicU32,
+    /// Sessions that have flushed their statistics as the window opened
+    /// (after a ramp).
+    flushed_at_edge: AtomicU32,
 }
 
 impl<'a> Pg<'a> {
@@ -119,6 +126,7 @@ impl<'a> Pg<'a> {
             shared,
             sessions_done: AtomicBool::new(false),
             prepared: AtomicU32::new(0),
+            flushed_at_edge: AtomicU32::new(0),
         }
     }
 
@@ -230,6 +238,7 @@ impl Workload for Pg<'_> {
                     own_table: t / slob.threads_per_schema,
                     own: &own,
                     hot: hot.as_ref(),
+                    flushed_at_edge: &self.flushed_at_edge,
                 };
                 let end = session::run(
                     &mut c,
@@ -256,6 +265,8 @@ impl Workload for Pg<'_> {
                     sql,
                     db: &self.endpoint.database,
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
+                    flushed_at_edge: &self.flushed_at_edge,
+                    sessions: self.pg.slob.sessions(),
                 };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
@@ -276,6 +287,7 @@ struct PgClient<'a> {
     own_table: u32,
     own: &'a Stmts,
     hot: Option<&'a Stmts>,
+    flushed_at_edge: &'a AtomicU32,
 }
 
 impl<'a> PgClient<'a> {
@@ -315,6 +327,16 @@ impl SlobClient for PgClient<'_> {
             .map(|_| ())
             .map_err(|e| Refused(db_message(&e)))
     }
+
+    /// The backend sends what the ramp counted before answering (it
+    /// reports statistics before it says it is ready for the next query).
+    fn window_opens(&mut self) -> Result<(), Refused> {
+        self.client
+            .batch_execute("SELECT pg_stat_force_next_flush()")
+            .map_err(|e| Refused(db_message(&e)))?;
+        self.flushed_at_edge.fetch_add(1, SeqCst);
+        Ok(())
+    }
 }
 
 /// The server's message for a database error, the client's otherwise.
@@ -333,7 +355,13 @@ struct PgMonitor<'a> {
     sql: Sql,
     db: &'a str,
     app: &'a str,
+    flushed_at_edge: &'a AtomicU32,
+    sessions: u32,
 }
+
+/// How long the sampler waits at the window's edge for the sessions'
+/// flushes: past a second the first to flush may send again.
+const EDGE_WAIT: Duration = Duration::from_secs(1);
 
 impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
@@ -370,6 +398,18 @@ impl Monitor for PgMonitor<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Every session has flushed what the ramp counted (or a second has
+    /// passed: a session still in a long operation at the edge).
+    fn window_opens(&mut self, give_up: &dyn Fn() -> bool) {
+        let t0 = Instant::now();
+        while self.flushed_at_edge.load(SeqCst) < self.sessions
+            && t0.elapsed() < EDGE_WAIT
+            && !give_up()
+        {
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// The sessions have disconnected; wait for their backends to exit (and

@@ -1,13 +1,17 @@
 //! The throwaway PostgreSQL cluster dbio runs a `pg` workload against: its
 //! binaries (`/usr/lib/postgresql/*/bin`, highest version, or `--pg-bin`),
 //! its directories under the target (`dbio-pg/data`, `dbio-pg/run` for the
-//! unix socket, WAL in `dbio-pg/wal` or `--redo-dir/dbio-pg-wal`), `initdb
-//! --data-checksums`, the settings dbio writes to `dbio.conf` (included from
-//! postgresql.conf), and start/stop as the unprivileged `postgres` user
-//! (`binaries`). How it ends in every case is `lifecycle`.
+//! unix socket — or a short directory of dbio's own under `/run/dbio` when
+//! that path is too long for a socket or holds a control character —, WAL
+//! in `dbio-pg/wal` or `--redo-dir/dbio-pg-wal`), `initdb
+//! --data-checksums` (arguments only, no shell), the settings dbio writes
+//! to `dbio.conf` (included from postgresql.conf, quoted by its own rules:
+//! `conf`), and start/stop as the unprivileged `postgres` user
+//! (`binaries`, `postmaster`: no pg_ctl, no shell). How it ends in every
+//! case is `lifecycle`.
 //!
-//! A [`Server`] stops its postmaster when dropped (`pg_ctl stop -m fast`,
-//! then SIGKILL), so a run that fails or is interrupted leaves no server
+//! A [`Server`] stops its postmaster when dropped (SIGINT, then SIGKILL),
+//! so a run that fails or is interrupted leaves no server
 //! behind. A postmaster a killed dbio left is found through `postmaster.pid`
 //! and stopped by the next run or `dbio clean`. The postmaster runs in a
 //! process group of its own: a Ctrl-C on dbio's terminal does not reach it,
@@ -15,18 +19,25 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::Child;
 use std::time::Duration;
 
 pub use super::binaries::Binaries;
 use super::binaries::pg_user;
+use super::conf;
 pub use super::lifecycle::clean;
-use super::lifecycle::{remove_cluster_files, remove_stale_locks, stop_data_dir, stop_orphan};
+use super::lifecycle::{
+    make_socket_dir, remove_cluster_files, remove_socket_dir, remove_stale_locks, stop_data_dir,
+    stop_orphan,
+};
+use super::postmaster::{self, NotUp};
+use crate::workload::db::cause;
 use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::procs::cgroup_name;
 use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
+use crate::workload::db::{SOCKET_PATH_MAX, read_marker, write_marker};
 pub use crate::workload::db::{ServerError, failed, last_lines};
-use crate::workload::db::{read_marker, write_marker};
 
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
@@ -37,6 +48,10 @@ pub const WAL_SUBDIR: &str = "dbio-pg-wal";
 pub const DATABASE: &str = "dbio";
 /// The port: only the socket's file name, since there is no TCP.
 pub const PORT: u16 = 5432;
+/// Where dbio puts the socket when `dbio-pg/run` cannot hold it (a path
+/// over the socket limit, or a control character the server's
+/// configuration cannot carry): a short directory of its own per cluster.
+pub const SHORT_SOCKET_PARENT: &str = "/run/dbio";
 /// The package named when no binaries are found.
 pub const PACKAGE: &str = "postgresql-15";
 /// PostgreSQL in the shared lifecycle's messages and files.
@@ -54,7 +69,8 @@ pub struct Paths {
     pub root: PathBuf,
     pub data: PathBuf,
     pub wal: PathBuf,
-    /// The unix socket's directory.
+    /// The unix socket's directory: `dbio-pg/run`, or dbio's own short one
+    /// (`/run/dbio/pg-HASH`, see [`SHORT_SOCKET_PARENT`]).
     pub socket_dir: PathBuf,
     pub log: PathBuf,
 }
@@ -62,16 +78,44 @@ pub struct Paths {
 impl Paths {
     pub fn new(target: &Path, redo_dir: Option<&Path>) -> Paths {
         let root = target.join(CLUSTER_SUBDIR);
+        let data = root.join("data");
+        let run = root.join("run");
+        let fits = run.join(format!(".s.PGSQL.{PORT}")).as_os_str().len() <= SOCKET_PATH_MAX;
+        let plain = run.to_str().is_some_and(|s| !s.contains(char::is_control));
+        let socket_dir = match fits && plain {
+            true => run,
+            false => Path::new(SHORT_SOCKET_PARENT).join(cgroup_name("pg", &data)),
+        };
         Paths {
-            data: root.join("data"),
             wal: match redo_dir {
                 Some(r) => r.join(WAL_SUBDIR),
                 None => root.join("wal"),
             },
-            socket_dir: root.join("run"),
+            socket_dir,
             log: root.join("server.log"),
+            data,
             root,
         }
+    }
+
+    /// The directory a server's message is about: the WAL's when it names
+    /// `pg_wal` or the WAL directory, else the data directory.
+    pub fn named_in(&self, text: &str) -> &Path {
+        let wal = self.wal.to_string_lossy();
+        // The line naming an operating-system error, if one does.
+        let text = text
+            .lines()
+            .find(|l| cause::find(l).is_some())
+            .unwrap_or(text);
+        match text.contains("pg_wal") || text.contains(wal.as_ref()) {
+            true => &self.wal,
+            false => &self.data,
+        }
+    }
+
+    /// The socket's path.
+    pub fn socket(&self) -> PathBuf {
+        self.socket_dir.join(format!(".s.PGSQL.{PORT}"))
     }
 
     pub(super) fn marker(&self) -> PathBuf {
@@ -90,19 +134,26 @@ pub(super) struct Shape {
     pub(super) wal: PathBuf,
 }
 
-/// The settings dbio gives the server, in order (`--pg-set` last, so it wins).
+/// The settings dbio gives the server, in order (`--pg-set` last, so it
+/// wins). The socket directory is one element of the server's comma list
+/// (double-quoted: `conf::socket_dir_element`); `wal` is the WAL's size
+/// settings (`space::Estimate::wal_settings`).
 pub fn settings(
     paths: &Paths,
     shared_buffers: u64,
     sessions: u32,
+    wal: &[(String, String)],
     extra: &[(String, String)],
-) -> Vec<(String, String)> {
+) -> Result<Vec<(String, String)>, ServerError> {
+    let socket_dir = conf::socket_dir_element(&paths.socket_dir).map_err(|e| {
+        ServerError::Usage(format!(
+            "--target: the socket directory {:?} {e}; give another --target",
+            paths.socket_dir
+        ))
+    })?;
     let mut s: Vec<(String, String)> = [
         ("listen_addresses", String::new()),
-        (
-            "unix_socket_directories",
-            paths.socket_dir.display().to_string(),
-        ),
+        ("unix_socket_directories", socket_dir),
         ("port", PORT.to_string()),
         ("max_connections", (sessions + 10).to_string()),
         (
@@ -115,20 +166,19 @@ pub fn settings(
         ("full_page_writes", "on".into()),
         ("track_io_timing", "on".into()),
         ("track_wal_io_timing", "on".into()),
-        ("max_wal_size", "4GB".into()),
-        ("min_wal_size", "256MB".into()),
         ("checkpoint_timeout", "5min".into()),
         ("logging_collector", "off".into()),
         ("log_checkpoints", "on".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    .chain(wal.iter().cloned())
     .collect();
     for (k, v) in extra {
         s.retain(|(n, _)| n != k);
         s.push((k.clone(), v.clone()));
     }
-    s
+    Ok(s)
 }
 
 /// A running server dbio started; stopped when dropped.
@@ -136,7 +186,8 @@ pub struct Server {
     pub bin: Binaries,
     pub paths: Paths,
     user: ServerUser,
-    running: bool,
+    /// The postmaster dbio started (reaped once stopped); None once stopped.
+    postmaster: Option<Child>,
     /// The cluster was made by an earlier run and reused.
     pub reused: bool,
     /// A postmaster an earlier, killed dbio left running, which this run stopped.
@@ -155,14 +206,14 @@ impl Server {
         memory: Option<u64>,
     ) -> Result<Server, ServerError> {
         let user = pg_user()?;
-        let sock = paths.socket_dir.join(format!(".s.PGSQL.{PORT}"));
-        let orphan_stopped =
-            KIND.before_start(&paths.root, &sock, || stop_orphan(&bin, &paths, &user))?;
+        let orphan_stopped = KIND.before_start(&paths.root, &paths.socket(), || {
+            stop_orphan(&bin, &paths, &user)
+        })?;
         let mut server = Server {
             bin,
             paths,
             user,
-            running: false,
+            postmaster: None,
             reused: false,
             orphan_stopped,
             cgroup: None,
@@ -171,11 +222,14 @@ impl Server {
         server.write_conf(settings)?;
         let p = &server.paths;
         server.cgroup = KIND.memory_cgroup(&p.root, &p.data, &[&p.data, &p.wal], memory)?;
-        if let Err(e) = server.pg_ctl_start() {
-            KIND.after_stop(&server.paths.root);
-            return Err(e);
+        match server.start_postmaster() {
+            Ok(child) => server.postmaster = Some(child),
+            Err(e) => {
+                KIND.after_stop(&server.paths.root);
+                remove_socket_dir(&server.paths);
+                return Err(e);
+            }
         }
-        server.running = true;
         Ok(server)
     }
 
@@ -193,8 +247,11 @@ impl Server {
         }
         // Another shape (or a half-made cluster): start again.
         remove_cluster_files(p, have.as_ref().map(|s| s.wal.as_path()));
-        self.user
-            .make_dirs(&p.root, &[&p.data, &p.socket_dir, &p.wal], 0o700)?;
+        let mut dirs = vec![p.data.as_path(), p.wal.as_path()];
+        if p.socket_dir.starts_with(&p.root) {
+            dirs.push(&p.socket_dir);
+        }
+        self.user.make_dirs(&p.root, &dirs, 0o700)?;
         self.check_reachable()?;
         let out = self
             .user
@@ -215,12 +272,9 @@ impl Server {
             .map_err(|e| failed("cannot run initdb", e))?;
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr);
+            let err = initdb_failed(&out.status.to_string(), &text, p);
             remove_cluster_files(p, None);
-            return Err(ServerError::Failed(format!(
-                "initdb failed ({}): {}",
-                out.status,
-                last_lines(&text, 3)
-            )));
+            return Err(err);
         }
         let conf = p.data.join("postgresql.conf");
         let mut text = fs::read_to_string(&conf).map_err(|e| failed("read postgresql.conf", e))?;
@@ -241,38 +295,41 @@ impl Server {
     }
 
     fn write_conf(&self, settings: &[(String, String)]) -> Result<(), ServerError> {
-        let mut text = String::from("# written by dbio for each run; do not edit\n");
-        for (k, v) in settings {
-            text.push_str(&format!("{k} = '{}'\n", v.replace('\'', "''")));
-        }
+        let text = conf::render(settings).map_err(|(k, e)| {
+            ServerError::Usage(format!("--pg-set {k}: the value {e}; give it on one line"))
+        })?;
         let conf = self.paths.conf();
         fs::write(&conf, text).map_err(|e| failed("write dbio.conf", e))?;
         self.user.chown(&conf)
     }
 
-    fn pg_ctl_start(&self) -> Result<(), ServerError> {
-        let _ = fs::remove_file(&self.paths.log);
-        remove_stale_locks(&self.paths);
-        let pg_ctl = self.bin.dir.join("pg_ctl");
-        let mut cmd = match self.cgroup.clone() {
-            Some(cg) => self.user.command_in(&pg_ctl, cg),
-            None => self.user.command(&pg_ctl),
+    /// Starts the postmaster (`postmaster::start`); a start that fails
+    /// names the cause its log shows (a full filesystem ...), then the
+    /// log's last lines.
+    fn start_postmaster(&self) -> Result<Child, ServerError> {
+        let p = &self.paths;
+        postmaster::remove_log(&p.log)?;
+        remove_stale_locks(p);
+        make_socket_dir(p, &self.user)?;
+        let why = match postmaster::start(
+            &self.bin,
+            p,
+            &self.user,
+            self.cgroup.clone(),
+            Duration::from_secs(120),
+        ) {
+            Ok(child) => return Ok(child),
+            Err(NotUp::Spawn(e)) => return Err(e),
+            Err(NotUp::Exited(status)) => format!("it exited ({status})"),
+            Err(NotUp::TimedOut(t)) => format!("not ready after {} s", t.as_secs()),
         };
-        let out = cmd
-            .args(["start", "-w", "-t", "120", "-s", "-D"])
-            .arg(&self.paths.data)
-            .arg("-l")
-            .arg(&self.paths.log)
-            .stdout(Stdio::null())
-            .output()
-            .map_err(|e| failed("cannot run pg_ctl", e))?;
-        if out.status.success() {
-            return Ok(());
-        }
-        // The log is read first: a server half up (timed out) is stopped
-        // before giving up, and its shutdown logs too.
-        let err = KIND.did_not_start(None, &self.paths.log, &String::from_utf8_lossy(&out.stderr));
-        stop_data_dir(&self.bin, &self.paths, &self.user);
+        let log = fs::read_to_string(&p.log).unwrap_or_default();
+        let why = match cause_of(&log, p) {
+            Some(c) => format!("{why}: {c}"),
+            None => why,
+        };
+        let err = KIND.did_not_start(Some(&why), &p.log, "");
+        stop_data_dir(&self.bin, p, &self.user);
         Err(err)
     }
 
@@ -297,11 +354,46 @@ impl Server {
 
     /// Stops the server (fast shutdown, then SIGKILL); idempotent.
     pub fn stop(&mut self) {
-        if std::mem::take(&mut self.running) {
-            stop_data_dir(&self.bin, &self.paths, &self.user);
+        if let Some(mut child) = self.postmaster.take() {
+            if postmaster_alive(&self.paths) {
+                postmaster::stop(&self.paths.data, Some(&mut child));
+            } else {
+                // It died under the run: reap it, then let PostgreSQL
+                // clean up what it left.
+                let _ = child.wait();
+                stop_data_dir(&self.bin, &self.paths, &self.user);
+            }
+            remove_socket_dir(&self.paths);
             KIND.after_stop(&self.paths.root);
         }
     }
+}
+
+/// The operating-system error behind a failure: the one `text` names, on
+/// the filesystem of the directory it is about (`Paths::named_in`), or a
+/// full filesystem there (`cause`).
+pub fn cause_of(text: &str, paths: &Paths) -> Option<String> {
+    let dir = paths.named_in(text);
+    cause::describe(text, dir).or_else(|| cause::describe_nearly_full(dir))
+}
+
+/// initdb's failure in one line: the OS error its output names (on the
+/// filesystem of the directory it names) and the line naming it, else its
+/// last lines.
+fn initdb_failed(status: &str, text: &str, paths: &Paths) -> ServerError {
+    let said = match text.lines().find(|l| cause::find(l).is_some()) {
+        Some(line) => line.trim().to_string(),
+        None => last_lines(text, 3),
+    };
+    ServerError::Failed(match cause_of(text, paths) {
+        Some(c) => format!("initdb failed ({status}): {c} ({said})"),
+        None => format!("initdb failed ({status}): {said}"),
+    })
+}
+
+/// Whether the postmaster `paths.data` names is alive.
+fn postmaster_alive(paths: &Paths) -> bool {
+    super::lifecycle::live_postmaster(&paths.data).is_some()
 }
 
 impl Drop for Server {
@@ -321,11 +413,13 @@ mod tests {
             &p,
             64 << 20,
             4,
+            &[("max_wal_size".into(), "4096MB".into())],
             &[
                 ("shared_buffers".into(), "1GB".into()),
                 ("work_mem".into(), "8MB".into()),
             ],
-        );
+        )
+        .unwrap();
         let get = |k: &str| {
             s.iter()
                 .filter(|(n, _)| n == k)
@@ -335,8 +429,42 @@ mod tests {
         assert_eq!(get("shared_buffers"), ["1GB"]);
         assert_eq!(get("work_mem"), ["8MB"]);
         assert_eq!(get("listen_addresses"), [""]);
-        assert_eq!(get("unix_socket_directories"), ["/srv/t/dbio-pg/run"]);
+        assert_eq!(get("unix_socket_directories"), ["\"/srv/t/dbio-pg/run\""]);
         assert_eq!(get("max_connections"), ["14"]);
+        assert_eq!(get("max_wal_size"), ["4096MB"]);
+    }
+
+    #[test]
+    fn the_socket_goes_to_a_short_directory_when_the_target_cannot_hold_it() {
+        let deep = format!("/srv/{}", "d".repeat(90));
+        for target in [deep.as_str(), "/srv/new\nline", "/srv/tab\there"] {
+            let p = Paths::new(Path::new(target), None);
+            assert!(p.socket_dir.starts_with(SHORT_SOCKET_PARENT), "{target:?}");
+            assert!(p.socket().as_os_str().len() <= SOCKET_PATH_MAX);
+            assert_eq!(p.socket_dir, Paths::new(Path::new(target), None).socket_dir);
+        }
+        let p = Paths::new(Path::new("/srv/a,b 'c' \"d\" $(e)"), None);
+        assert_eq!(p.socket_dir, p.root.join("run"));
+    }
+
+    #[test]
+    fn a_message_about_the_wal_is_about_the_wals_filesystem() {
+        let p = Paths::new(Path::new("/srv/t"), Some(Path::new("/log")));
+        let wal = "PANIC: could not write to file \"pg_wal/xlogtemp.1\": No space left on device";
+        assert_eq!(p.named_in(wal), Path::new("/log/dbio-pg-wal"));
+        let initdb = "could not create directory \"/log/dbio-pg-wal/archive_status\"";
+        assert_eq!(p.named_in(initdb), Path::new("/log/dbio-pg-wal"));
+        let data = "could not extend file \"base/1/2\": No space left on device";
+        assert_eq!(p.named_in(data), p.data);
+        let both = "could not write file \"/srv/t/dbio-pg/data/x\": No space left on device\n\
+                    removing contents of WAL directory \"/log/dbio-pg-wal\"";
+        assert_eq!(p.named_in(both), p.data, "the line naming the error");
+        let e = initdb_failed("exit status: 1", both, &p).to_string();
+        assert!(
+            e.starts_with("initdb failed (exit status: 1): no space left on device (ENOSPC) on the filesystem of /srv/t/dbio-pg/data")
+                && e.ends_with("(could not write file \"/srv/t/dbio-pg/data/x\": No space left on device)"),
+            "{e}"
+        );
     }
 
     #[test]
