@@ -530,6 +530,18 @@ fn assert_names_enospc(d: &ServerDir, out: &std::process::Output) {
     assert_nothing_left(d);
 }
 
+/// `dbio clean` removes what a failed run left (the instance, the target
+/// dbio made).
+fn assert_clean_removes_the_target(d: &ServerDir) {
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!d.target.exists(), "clean left {}", d.target.display());
+}
+
 fn a_full_filesystem_is_named_with_its_free_space() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
@@ -577,6 +589,7 @@ fn a_full_filesystem_is_named_with_its_free_space() {
         !d.target.join("dbio-mysql").exists(),
         "a failed install left its files"
     );
+    assert_clean_removes_the_target(&d);
 
     // The load: 40 MiB of ibdata1 beside 2,000 rows fills it.
     let args = [
@@ -592,6 +605,7 @@ fn a_full_filesystem_is_named_with_its_free_space() {
         "{}",
         stderr_lines(&out)
     );
+    assert_clean_removes_the_target(&d);
     drop(d);
     drop(dev);
 }
