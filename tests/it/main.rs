@@ -52,10 +52,12 @@ mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_model;
 mod store_crash;
+mod store_unsaved;
 mod store_v1;
 mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
+mod terminal_text;
 mod verify;
 mod verify_content;
 mod verify_run;
@@ -112,10 +114,12 @@ fn main() {
         slob_flavor::tests(),
         slob_model::tests(),
         store_crash::tests(),
+        store_unsaved::tests(),
         store_v1::tests(),
         target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),
+        terminal_text::tests(),
         verify::tests(),
         verify_content::tests(),
         verify_run::tests(),

@@ -138,8 +138,11 @@ pub fn ensure_in(
         if let Some(why) = &damage {
             // dbio's own files (listed in its manifest): lay them out again.
             eprintln!(
-                "the layout in {} is not as dbio wrote it: {why}; laying it out again",
-                dir.display()
+                "{}",
+                crate::terminal::field(&format!(
+                    "the layout in {} is not as dbio wrote it: {why}; laying it out again",
+                    dir.display()
+                ))
             );
         }
         if grows && damage.is_none() {
