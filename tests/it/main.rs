@@ -33,6 +33,7 @@ mod mpi_plan;
 #[cfg(feature = "mpi")]
 mod mpi_region;
 mod mysql;
+mod mysql_paths;
 mod mysql_url;
 mod pg;
 mod pg_plans;
@@ -96,6 +97,7 @@ fn main() {
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),
+        mysql_paths::tests(),
         mysql_url::tests(),
         pg::tests(),
         pg_plans::tests(),

@@ -42,7 +42,8 @@ impl OsCause {
 
 /// The first operating-system error named in `text` (a tool's output or a
 /// server log), if any. Matches the C library's strerror words, the errno
-/// names, and MariaDB's `errno: N` / `OS error code N`.
+/// names, and MariaDB's `errno: N` / `OS error code N` / InnoDB's
+/// `preallocating ... failed with error N`.
 pub fn find(text: &str) -> Option<OsCause> {
     let t = text.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
@@ -52,6 +53,7 @@ pub fn find(text: &str) -> Option<OsCause> {
         "errno: 28",
         "os error code 28",
         "error: 28 ",
+        "failed with error 28",
     ]) {
         Some(OsCause::NoSpace)
     } else if has(&[
@@ -59,6 +61,7 @@ pub fn find(text: &str) -> Option<OsCause> {
         "edquot",
         "errno: 122",
         "os error code 122",
+        "failed with error 122",
     ]) {
         Some(OsCause::Quota)
     } else if has(&[
@@ -157,6 +160,8 @@ mod tests {
         assert_eq!(find(initdb), Some(OsCause::NoSpace));
         let maria = "[ERROR] InnoDB: Operating system error number 28 in a file operation. Error number 28 means 'No space left on device'";
         assert_eq!(find(maria), Some(OsCause::NoSpace));
+        let innodb = "[ERROR] InnoDB: preallocating 13631488 bytes for file ./dbio/dbio_t0.ibd failed with error 28";
+        assert_eq!(find(innodb), Some(OsCause::NoSpace));
         assert_eq!(
             find(
                 "[ERROR] mariadbd: Error writing file './x' (Errcode: 122 \"Disk quota exceeded\")"
