@@ -35,6 +35,7 @@ mod mpi_plan;
 #[cfg(feature = "mpi")]
 mod mpi_region;
 mod mysql;
+mod mysql_paths;
 mod mysql_url;
 mod output_file;
 mod pg;
@@ -63,7 +64,9 @@ mod telemetry_chain;
 mod telemetry_runs;
 mod terminal_text;
 mod verify;
+mod verify_checked;
 mod verify_content;
+mod verify_interrupted;
 mod verify_run;
 
 fn main() {
@@ -101,6 +104,7 @@ fn main() {
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),
+        mysql_paths::tests(),
         mysql_url::tests(),
         output_file::tests(),
         pg::tests(),
@@ -129,7 +133,9 @@ fn main() {
         telemetry_runs::tests(),
         terminal_text::tests(),
         verify::tests(),
+        verify_checked::tests(),
         verify_content::tests(),
+        verify_interrupted::tests(),
         verify_run::tests(),
     ]
     .into_iter()

@@ -196,12 +196,14 @@ pub fn ensure_in(
                     sync_points: 0,
                     clean: true,
                     span: 0,
+                    blind: false,
                 };
                 super::genmap_file::store(
                     dir,
                     manifest.target_id,
                     clean,
                     &vec![0; blocks as usize],
+                    &[],
                 )
                 .map_err(|e| TargetError::Invalid(e.to_string()))?;
             }
@@ -258,7 +260,11 @@ fn grow(
     }
     let old = m.file_size;
     // Block numbers move when files grow: the map no longer fits.
-    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
+    super::genmap_file::retire(
+        dir,
+        "the files grew, which moved the blocks' numbers (a layout anew, `dbio clean` then a run, keeps one again)",
+    )
+    .map_err(|e| TargetError::Invalid(e.to_string()))?;
     m.complete = false;
     m.store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
