@@ -19,7 +19,21 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::from(EXIT_USAGE),
     };
     let fresh = FreshStore::note(store_path(&cli.command));
-    match dispatch(cli.command) {
+    let output =
+        match output_path(&cli.command).map(|p| commands::output_file::OutputFile::redirect(&p)) {
+            Some(Err(e)) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            Some(Ok(o)) => Some(o),
+            None => None,
+        };
+    let outcome = dispatch(cli.command);
+    let outcome = match (outcome, output.map(|o| o.finish())) {
+        (Ok(_), Some(Err(e))) => Err(e.into()),
+        (outcome, _) => outcome,
+    };
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             let code = commands::exit_code(&e);
@@ -48,10 +62,21 @@ fn store_path(command: &Command) -> Option<PathBuf> {
         Command::Plan { db, .. }
         | Command::Report { db, .. }
         | Command::Compare { db, .. }
+        | Command::Metrics { db, .. }
         | Command::Import { db, .. }
         | Command::Runs { db, .. } => db,
     };
     Some(db.clone().unwrap_or_else(Store::default_path))
+}
+
+/// The file a command's stdout goes to (`--output`), if it was given one.
+fn output_path(command: &Command) -> Option<PathBuf> {
+    match command {
+        Command::Run(a) => a.output.clone(),
+        Command::Report { args, .. } => args.output.clone(),
+        Command::Compare { args, .. } => args.output.clone(),
+        _ => None,
+    }
 }
 
 /// A store that did not exist before the command: a refused command must
@@ -152,6 +177,11 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Report { args, db } => {
             let store = open_store(db)?;
             commands::report::execute(&args, &store)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Metrics { args, db } => {
+            let store = open_store(db)?;
+            commands::metrics::execute(&args, &store)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { args, db } => {

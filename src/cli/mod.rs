@@ -16,10 +16,13 @@ pub use refused::Refused;
 
 pub mod choice;
 pub mod db;
+pub mod hints;
 pub mod mysql;
 pub mod pg;
 pub mod plan;
+pub mod progress;
 mod refused;
+pub mod run_help;
 pub mod run_options;
 pub mod slob;
 pub mod uring;
@@ -46,7 +49,7 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommands(negatives)
     }
-    negatives(Cli::command())
+    negatives(Cli::command()).mut_subcommand("run", run_help::arrange)
 }
 
 /// Parses a full command line (`dbio ...`) as the binary does.
@@ -110,9 +113,11 @@ pub fn refused(e: &clap::Error) -> bool {
 }
 
 /// clap's message on one line without `error: `: its first line, the list
-/// below a line ending in `:` (the required arguments not provided), and
-/// the possible values when clap lists them; control characters escaped,
-/// long values cut (`terminal::line`).
+/// below a line ending in `:` (the required arguments not provided), the
+/// possible values when clap lists them, and what dbio calls a name it does
+/// not know ([`hints`]: fio's option names) or else clap's tip (`a similar
+/// argument exists: '--sessions'`); control characters escaped, long values
+/// cut (`terminal::line`).
 pub fn error_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
@@ -132,6 +137,18 @@ pub fn error_line(e: &clap::Error) -> String {
         .find_map(|l| l.trim().strip_prefix("[possible values: "))
     {
         line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
+    }
+    // dbio's own answer, else clap's tips.
+    let tips = match hints::hint(e, &command()) {
+        Some(hint) => vec![hint],
+        None => rendered
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("tip: "))
+            .map(str::to_string)
+            .collect(),
+    };
+    for tip in tips {
+        line = format!("{line}; {tip}");
     }
     // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
     let line = line.replace(
@@ -212,6 +229,14 @@ pub enum Command {
         command: crate::commands::runs::RunsCommand,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, global = true, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
+    /// List the metric names of the stored runs with their units and meaning (for report --metric, runs export --metrics).
+    Metrics {
+        #[command(flatten)]
+        args: crate::commands::metrics::MetricsArgs,
+        /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+        #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
@@ -375,6 +400,13 @@ pub struct RunArgs {
     /// Never show the live status line.
     #[arg(long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub progress: crate::cli::progress::ProgressArgs,
+
+    /// Write the report (or the --json document) to FILE instead of stdout; FILE is replaced only once the run printed it.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// Run as one rank of an MPI job (mpirun, srun): every rank has its own target (`{rank}` and `{host}` in --target), all start together, rank 0 stores one merged run (docs/multihost.md; needs a build with --features mpi).
     #[arg(long)]

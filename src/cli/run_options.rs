@@ -20,6 +20,18 @@ pub(crate) const RESERVED: &[(&str, &str)] = &[
         "is set by dbio plan itself (it shows its own progress); remove it",
     ),
     (
+        "progress",
+        "is set by dbio plan itself (it shows its own progress and ETA); remove it",
+    ),
+    (
+        "progress-file",
+        "is set by dbio plan itself (it shows its own progress and ETA); remove it",
+    ),
+    (
+        "output",
+        "is not for plans: every run is stored; write a report with dbio report --output FILE; remove it",
+    ),
+    (
         "db",
         "is chosen for the whole plan: dbio plan run PLAN --db PATH; remove it",
     ),
@@ -93,7 +105,8 @@ pub(crate) fn suggest<'a>(key: &str, names: impl Iterator<Item = &'a str>) -> Op
         .map(|(_, n)| n)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance in characters.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

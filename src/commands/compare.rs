@@ -39,6 +39,12 @@ pub struct CompareArgs {
     /// text (side by side, as AWR's compare period report) or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write the comparison to FILE instead of stdout; FILE is replaced only once it is made.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Write the comparison as one self-contained HTML page to FILE (the sides, the settings that differ, the load profile with Welch's verdicts, each line's change drawn).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["output", "format"])]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// The runs one side names: (id, session count), and its label.
@@ -167,6 +173,9 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &a, None, a.label.clone())?,
             side(store, &b, None, b.label.clone())?,
         );
+        if let Some(path) = &args.html {
+            return write_page(path, &[cell], &[]);
+        }
         return super::output::print(&match args.format {
             Format::Text => crate::terminal::text(&render(&cell.first, &cell.second)).into_owned(),
             Format::Json => json(&serde_json::json!({
@@ -220,6 +229,9 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &b, Some(s), at(&b))?,
         ));
     }
+    if let Some(path) = &args.html {
+        return write_page(path, &cells, &[notes, left_out].concat());
+    }
     super::output::print(&match args.format {
         Format::Text => {
             let text = render_cells(&cells, &[notes, left_out.clone()].concat());
@@ -235,4 +247,20 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
 
 fn json(v: &serde_json::Value) -> String {
     serde_json::to_string_pretty(v).expect("the comparison serializes") + "\n"
+}
+
+/// Writes the comparison's HTML page to `path` and says so on stderr.
+fn write_page(path: &std::path::Path, cells: &[Cell], notes: &[String]) -> anyhow::Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let page =
+        crate::report::html::compare::compare_page(cells, notes, &crate::store::fmt_utc(now));
+    crate::report::html::write(path, &page)?;
+    eprintln!(
+        "wrote {} ({} KiB)",
+        path.display(),
+        page.len().div_ceil(1024)
+    );
+    Ok(())
 }

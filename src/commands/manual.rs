@@ -53,13 +53,11 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<()> {
 
 /// Prints dbio.1, or writes every page into `--dir`.
 pub fn man(args: &ManArgs) -> anyhow::Result<()> {
-    let cmd = crate::cli::command();
+    let mut cmd = crate::cli::command();
+    cmd.build();
     match &args.dir {
         None => {
-            let mut buf = Vec::new();
-            clap_mangen::Man::new(cmd)
-                .render(&mut buf)
-                .map_err(write_error)?;
+            let buf = page(&cmd, "dbio").map_err(write_error)?;
             let mut out = std::io::stdout().lock();
             out.write_all(&buf)
                 .and_then(|()| out.flush())
@@ -87,11 +85,7 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> anyhow::Result<usize> {
     cmd.build();
     fn walk(cmd: &clap::Command, name: String, dir: &Path) -> anyhow::Result<usize> {
         let file = dir.join(format!("{name}.1"));
-        let page = cmd.clone().display_name(name.clone());
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(page)
-            .render(&mut buf)
-            .map_err(write_error)?;
+        let buf = page(cmd, &name).map_err(write_error)?;
         std::fs::write(&file, buf).with_context(|| format!("cannot write {}", file.display()))?;
         let mut n = 1;
         for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
@@ -100,4 +94,16 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> anyhow::Result<usize> {
         Ok(n)
     }
     walk(&cmd, "dbio".into(), dir)
+}
+
+/// The page of `cmd` named `name`, with its subcommands' pages in SEE ALSO.
+fn page(cmd: &clap::Command, name: &str) -> std::io::Result<Vec<u8>> {
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help")
+        .map(|s| format!("{name}-{}", s.get_name()))
+        .collect();
+    let mut buf = Vec::new();
+    super::man_page::render(cmd.clone().display_name(name), name, &subs, &mut buf)?;
+    Ok(buf)
 }

@@ -11,6 +11,7 @@ use crate::cli::Command;
 use crate::cli::plan::PlanCommand;
 use crate::harness::Status;
 use crate::plan::{self, Executor, Plan, PlannedRun, RunStatus, Summary};
+use crate::samplers::progress::Progress;
 use crate::store::{RunFilter, Store};
 
 /// Makes a plan's runs in this process and saves them in the store.
@@ -56,7 +57,14 @@ pub fn run_args(
     if let Err(e) = crate::preflight::check(&cfg) {
         return Ok(RunStatus::Failed(e.to_string()));
     }
-    match run::run(&cfg, Output::Line, true, store, meta, interrupt) {
+    match run::run(
+        &cfg,
+        (Output::Line, true),
+        &Progress::Off,
+        store,
+        meta,
+        interrupt,
+    ) {
         Ok(o) => Ok(match o.status {
             Status::Completed => RunStatus::Completed,
             Status::Interrupted => RunStatus::Interrupted,

@@ -29,7 +29,7 @@ pub enum Format {
 pub struct ReportArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// The stored metric in the cells (see docs/store.md: total.iops, read.latency.p99_us, dev.w_await_ms, …) [default: total.iops, or the model's].
+    /// The stored metric in the cells (`dbio metrics` lists them: total.iops, read.latency.p99_us, dev.w_await_ms, …) [default: total.iops, or the model's].
     #[arg(
         long,
         default_value = "total.iops",
@@ -59,12 +59,46 @@ pub struct ReportArgs {
     /// Write one self-contained HTML page (tables, charts, environment, plan) to FILE instead (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Write the table to FILE instead of stdout; FILE is replaced only once the table is made.
+    #[arg(long, value_name = "FILE", conflicts_with = "html")]
+    pub output: Option<std::path::PathBuf>,
     /// The plan file the runs came from: the page shows its seed, order and repeats (and selects its runs when --plan is not given).
     #[arg(long, value_name = "PLAN.toml")]
     pub plan_file: Option<std::path::PathBuf>,
 }
 
 pub use crate::report::select::MODEL_METRIC;
+
+/// Runs outside a plan (no variable) are one row of the table: refused
+/// when the runs it counts (`counted`: those with a value) are of
+/// different kinds (a raw pattern, a model, a server), naming each kind
+/// with its `--workload` choice and its number of runs.
+pub fn one_kind(rows: &[crate::store::RunRow], counted: &[i64]) -> Result<(), CommandError> {
+    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    for r in rows
+        .iter()
+        .filter(|r| r.variable.is_none() && counted.contains(&r.id))
+    {
+        let kind = match (r.workload.as_deref(), r.pattern.as_deref()) {
+            (Some("raw") | None, Some(p)) => p,
+            (Some(w), _) => w,
+            (None, None) => "-",
+        };
+        *kinds.entry(kind.to_string()).or_default() += 1;
+    }
+    if kinds.len() < 2 {
+        return Ok(());
+    }
+    let choices: Vec<String> = kinds
+        .iter()
+        .map(|(k, n)| format!("--workload {k} ({n} run{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    Err(CommandError::Usage(format!(
+        "the selected runs outside a plan are of {} kinds, which one row would pool: choose one with {} (or --plan NAME, --tag TAG)",
+        kinds.len(),
+        choices.join(", ")
+    )))
+}
 
 impl ReportArgs {
     /// What the cells show.
@@ -135,6 +169,10 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
             }
         }
     }
+    if args.model.is_none() {
+        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        one_kind(&rows, &ids)?;
+    }
     let label = measure.label();
     if points.is_empty() {
         let awr = rows.iter().filter(|r| r.source == "awr-info").count();
@@ -142,8 +180,10 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
             format!(
                 "; {awr} of them imported from awr_info.sh, which has AWR's rates, not dbio's I/O metrics: pass --model reads|redo|writes|readwrite (SLOB.R's tables) or --metric db.physical_reads_per_s"
             )
+        } else if args.model.is_none() {
+            super::metrics::hint(store, args.metric.as_str())
         } else {
-            "; see docs/store.md for metric names".to_string()
+            "; dbio metrics lists the stored names".to_string()
         };
         anyhow::bail!(CommandError::Usage(format!(
             "no completed run of the selection has {label} ({} runs selected{}){hint}",

@@ -69,9 +69,13 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
         .check()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
     let d = data::load(store, &filter.to_filter(), &measure)?;
+    if args.model.is_none() {
+        let ids: Vec<i64> = d.runs.iter().map(|r| r.id).collect();
+        super::report::one_kind(&store.list(&filter.to_filter())?, &ids)?;
+    }
     if d.runs.is_empty() {
         anyhow::bail!(CommandError::Usage(format!(
-            "no completed run of the selection has {} ({} runs selected); see docs/store.md for metric names{}",
+            "no completed run of the selection has {} ({} runs selected){}",
             if measure.model.is_some() {
                 measure.label()
             } else {
@@ -79,9 +83,9 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
             },
             d.left_out,
             if measure.model.is_none() {
-                ""
+                super::metrics::hint(store, &args.metric)
             } else {
-                " and docs/import.md for the models"
+                "; see docs/import.md for the models".to_string()
             }
         )));
     }

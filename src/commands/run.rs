@@ -10,6 +10,7 @@ use crate::harness::{self, RunResult, Status};
 use crate::measure::stats::KINDS;
 use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
+use crate::samplers::progress::Progress;
 use crate::samplers::status::StatusLine;
 use crate::storage::{Target, TargetError};
 use crate::store::{NewRun, Store, encode_histogram, unsaved};
@@ -54,14 +55,14 @@ pub struct RunOutcome {
 /// that failed or was interrupted is saved too, with that status.
 pub fn run(
     cfg: &RunConfig,
-    output: Output,
-    quiet: bool,
+    (output, quiet): (Output, bool),
+    progress: &Progress,
     store: &mut Store,
     meta: &RunMeta,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, CommandError> {
-    let show_progress =
-        output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // A server's load shows its own line on a terminal.
+    let show_progress = matches!(progress, Progress::Tty);
     // Plans (quiet, one line per run) say it too: once per target.
     let announce = !quiet || output == Output::Line;
     if let Some(my) = cfg.mysql.as_ref().filter(|m| m.server.url.is_none()) {
@@ -71,13 +72,13 @@ pub fn run(
     }
     let target = match cfg.pg.is_some() || cfg.mysql.is_some() {
         true => super::run_db::target(cfg, announce).map_err(layout_error)?,
-        false => Target::prepare(cfg, show_progress, announce, interrupt).map_err(layout_error)?,
+        false => Target::prepare(cfg, progress, announce, interrupt).map_err(layout_error)?,
     };
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
         RunLength::Ops { .. } => (None, 0.0),
     };
-    let status = StatusLine::for_stderr(output == Output::Text && !quiet, total_s, ramp_s);
+    let status = StatusLine::new(progress.clone(), total_s, ramp_s);
     let setup_error = |e| match e {
         SetupError::Target(e) => CommandError::Failed(e.to_string()),
         e => CommandError::Usage(e.to_string()),
@@ -125,7 +126,7 @@ pub fn run(
             )
         }
         (None, Some(slob)) => {
-            let redo = slob_run::prepare_redo(slob, cfg.seed, show_progress, interrupt)
+            let redo = slob_run::prepare_redo(slob, cfg.seed, progress, interrupt)
                 .map_err(layout_error)?;
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
             let out = harness::run(&work, &shared, opts);
@@ -141,7 +142,14 @@ pub fn run(
             )
         }
     };
-    show_and_save(&report, &histograms, output, quiet, store, meta)
+    let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
+    progress.json(&serde_json::json!({
+        "event": "saved",
+        "run_id": outcome.run_id,
+        "store": store.path(),
+        "status": &outcome.status,
+    }));
+    Ok(outcome)
 }
 
 /// Shows a finished run's report as `output` asks and saves it in `store`
@@ -192,7 +200,7 @@ pub(crate) fn show_and_save(
     // Control characters in a path, tag or name reach the terminal escaped.
     super::output::print_anyway(&match output {
         Output::Text => crate::terminal::text(&rendered).into_owned(),
-        Output::Json => serde_json::to_string_pretty(report).expect("report serializes") + "\n",
+        Output::Json => with_run_id(report, run_id.as_ref().ok().copied()),
         Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",
     });
     let run_id = run_id?;
@@ -207,6 +215,19 @@ pub(crate) fn show_and_save(
         error: report.error.clone(),
         run_id,
     })
+}
+
+/// The `--json` document: the report, then the id the store gave it
+/// (`run_id`, absent when it was not saved).
+fn with_run_id(report: &Report, run_id: Option<i64>) -> String {
+    #[derive(serde::Serialize)]
+    struct Saved<'a> {
+        #[serde(flatten)]
+        report: &'a Report,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        run_id: Option<i64>,
+    }
+    serde_json::to_string_pretty(&Saved { report, run_id }).expect("report serializes") + "\n"
 }
 
 /// Saves `run` in `store`; a run the store cannot take is kept whole in a
@@ -357,17 +378,28 @@ pub fn execute(
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
     let asked_cache = args.slob.cache;
+    let progress = args.progress.clone();
     let cfg = args
         .into_config()
         .map_err(|e| CommandError::Usage(e.into()))?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
+    let progress = progress
+        .resolve(output == Output::Json, quiet)
+        .map_err(|e| CommandError::Usage(e.into()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
     store
         .ensure_writable()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
     let interrupt = super::interrupt_flag();
-    let outcome = run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
+    let outcome = run(
+        &cfg,
+        (output, quiet),
+        &progress,
+        &mut store,
+        &meta,
+        &interrupt,
+    )?;
     Ok(exit_code(&outcome, output))
 }
 

@@ -479,6 +479,10 @@ fn unknown_keys_are_reported_with_file_line_and_key() {
     assert_bad(&text, 14, "[variables.Q] quiet", "set by dbio plan itself");
     let text = BASE.replace("ramp = 2", "ramp = 2\ndb = \"/tmp/x.sqlite\"");
     assert_bad(&text, 9, "[workload] db", "--db PATH");
+    let text = BASE.replace("ramp = 2", "ramp = 2\nprogress = \"jsonl\"");
+    assert_bad(&text, 9, "[workload] progress", "its own progress");
+    let text = BASE.replace("ramp = 2", "ramp = 2\nprogress_file = \"p.jsonl\"");
+    assert_bad(&text, 9, "[workload] progress_file", "its own progress");
 }
 
 #[test]

@@ -147,7 +147,7 @@ pub(super) fn run_rank(
     };
     let target = world.busy(doing, &interrupt, |stop| match region {
         Some(r) => Target::prepare_region(&cfg, r, false),
-        None => Target::prepare(&cfg, show_progress, root, stop),
+        None => Target::prepare(&cfg, &show_progress.into(), root, stop),
     });
     let target = world.agree(target.map_err(run_cmd::layout_error))?;
     if region.is_some() && root {
@@ -184,7 +184,7 @@ pub(super) fn run_rank(
         }
         Some(slob) => {
             let redo = world.busy("laying out its redo logs", &interrupt, |stop| {
-                slob_run::prepare_redo(slob, cfg.seed, show_progress, stop)
+                slob_run::prepare_redo(slob, cfg.seed, &show_progress.into(), stop)
             });
             let redo = redo.map_err(run_cmd::layout_error);
             let redo = world.agree(redo)?;

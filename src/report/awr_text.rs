@@ -103,6 +103,10 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
             .unwrap_or_default();
         let _ = writeln!(o, "{:<23}  {:>15.1}  {per_tx}", l.name, l.per_second);
     }
+    let _ = writeln!(
+        o,
+        "(MB: AWR's label for MiB, 2^20 bytes, as everywhere in dbio)"
+    );
 
     let _ = writeln!(o, "\nTop Timed Events (foreground)");
     event_header(&mut o, "%DB time");
@@ -145,13 +149,13 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
     let _ = writeln!(o, "\nIO Profile by Function");
     let _ = writeln!(
         o,
-        "{:<10}{:>12}{:>11}{:>12}{:>11}{:>10}",
-        "Function", "Reads/s", "Read MB/s", "Writes/s", "Write MB/s", "Avg(ms)"
+        "{:<10}{:>12}{:>12}{:>12}{:>12}{:>10}",
+        "Function", "Reads/s", "Read MiB/s", "Writes/s", "Write MiB/s", "Avg(ms)"
     );
     for f in &s.io_by_function {
         let _ = writeln!(
             o,
-            "{:<10}{:>12}{:>11.1}{:>12}{:>11.1}{:>10.3}",
+            "{:<10}{:>12}{:>12.1}{:>12}{:>12.1}{:>10.3}",
             f.function,
             fmt_count(f.read_requests_per_s),
             f.read_mib_per_s,
@@ -188,14 +192,23 @@ pub fn render(r: &Report, s: &SlobSummary) -> String {
         o,
         "\nWait Event Histogram (% of waits in each bucket, by upper bound)"
     );
-    let mut head = format!("{:<36}{:>9}", "Event", "Waits");
+    // Every event's full name: the column is as wide as the longest.
+    let width = s
+        .events
+        .iter()
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(35)
+        + 1;
+    let mut head = format!("{:<width$}{:>9}", "Event", "Waits");
     for b in BUCKETS_US {
         head.push_str(&format!("{:>7}", bucket_name(b)));
     }
     head.push_str(&format!("{:>7}", ">1s"));
     let _ = writeln!(o, "{head}");
     for e in &s.events {
-        let mut line = format!("{:<36}{:>9}", truncate(e.name, 35), e.waits);
+        let mut line = format!("{:<width$}{:>9}", e.name, e.waits);
         for n in &e.histogram {
             let pct = 100.0 * *n as f64 / e.waits.max(1) as f64;
             if *n == 0 {
@@ -238,10 +251,6 @@ pub(crate) fn bucket_name(us: u64) -> String {
     } else {
         format!("{}s", us / 1_000_000)
     }
-}
-
-fn truncate(s: &str, n: usize) -> &str {
-    if s.len() <= n { s } else { &s[..n] }
 }
 
 fn plural(n: u32) -> &'static str {

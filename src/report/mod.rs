@@ -11,6 +11,7 @@ mod compare_text;
 pub mod db;
 mod db_text;
 pub mod html;
+pub mod metric_names;
 pub mod mysql;
 mod mysql_text;
 pub mod pg;
@@ -469,6 +470,25 @@ mod tests {
     #[test]
     fn slob_text_snapshot() {
         insta::assert_snapshot!(text::render(&slob_sample()));
+    }
+
+    #[test]
+    fn long_event_names_are_printed_whole_in_the_histogram() {
+        let mut r = slob_sample();
+        let s = r.slob.as_mut().unwrap();
+        let mut e = s.events[0].clone();
+        e.name = "log file switch (checkpoint incomplete)";
+        s.events.push(e);
+        let t = text::render(&r);
+        let hist = &t[t.find("Wait Event Histogram").unwrap()..];
+        let head = hist.lines().nth(1).unwrap();
+        let row = hist
+            .lines()
+            .find(|l| l.starts_with("log file switch (checkpoint incomplete) "))
+            .unwrap_or_else(|| panic!("the whole name:\n{hist}"));
+        // The columns still line up under their headings.
+        assert_eq!(row.len(), head.len(), "{head}\n{row}");
+        assert!(t.contains("MB: AWR's label for MiB"), "{t}");
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
 
     let _ = writeln!(
         o,
-        "{:<7}{:>11}{:>11}{:>10}{:>10} |{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}",
+        "{:<7}{:>11}{:>11}{:>10}{:>10} |{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
         "",
         "requests",
         "blocks",
@@ -137,19 +137,19 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
         let l = &s.latency;
         let _ = writeln!(
             o,
-            "{name:<7}{:>11}{:>11}{:>10}{:>10.1} |{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}",
+            "{name:<7}{:>11}{:>11}{:>10}{:>10.1} |{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
             s.requests,
             s.blocks,
             fmt_count(s.iops),
             s.mib_per_s,
-            ms(l.min_us),
-            ms(l.mean_us),
-            ms(l.p50_us),
-            ms(l.p90_us),
-            ms(l.p99_us),
-            ms(l.p99_9_us),
-            ms(l.p99_99_us),
-            ms(l.max_us)
+            latency(l.min_us),
+            latency(l.mean_us),
+            latency(l.p50_us),
+            latency(l.p90_us),
+            latency(l.p99_us),
+            latency(l.p99_9_us),
+            latency(l.p99_99_us),
+            latency(l.max_us)
         );
     };
     if let Some(s) = &r.read {
@@ -169,7 +169,7 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
     }
     let _ = writeln!(
         o,
-        "\nlatency (min .. max) in ms. requests = I/O calls completed; blocks = {} blocks they moved.",
+        "\nlatency (min .. max) in the unit each value reads best in (ns, us, ms, s). requests = I/O calls completed; blocks = {} blocks they moved.",
         fmt_size(u64::from(t.block_size_bytes))
     );
     if r.sync.is_some() {
@@ -234,18 +234,10 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
     }
 }
 
-/// Microseconds shown as milliseconds with enough digits for fast devices.
-fn ms(us: f64) -> String {
-    let v = us / 1e3;
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
+/// A latency in microseconds in the unit that reads best for that value,
+/// as fio scales its units: `674ns`, `89.0us`, `3.57ms`, `1.20s`.
+fn latency(us: f64) -> String {
+    crate::units::fmt_latency_ns(us * 1e3)
 }
 
 /// The Host and Devices sections (window averages, mpstat and iostat -x

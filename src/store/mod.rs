@@ -16,6 +16,7 @@
 //! in one transaction), [`unsaved`] (a run the store could not take, kept
 //! in a side file for `dbio import run`). `dbio runs` is `commands/runs.rs`.
 
+mod catalog;
 pub mod export;
 pub mod export_fio;
 mod extract;

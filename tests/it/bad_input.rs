@@ -223,6 +223,8 @@ const CASES: &[Case] = &[
     (&["report", "--format", "csv", "--stats", "--scaling"], &["--format csv", "--stats", "--scaling"]),
     (&["report", "--model", "readwrite", "--metric", "total.iops"], &["--model readwrite", "--metric"]),
     // compare
+    (&["metrics", "a", "b"], &["'b'"]),
+    (&["metrics", "--limit", "3"], &["--limit"]),
     (&["compare"], &["<A>", "<B>"]),
     (&["compare", "1"], &["<B>"]),
     (&["compare", "1", "2"], &["no run 1"]),

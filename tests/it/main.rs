@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod block_devices;
+mod cli_help;
 mod compare;
 mod device_gate;
 mod fio_json;
@@ -18,6 +19,7 @@ mod import_fio_latency;
 mod import_fuzz;
 mod lab;
 mod manual;
+mod metrics;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
@@ -35,12 +37,15 @@ mod mpi_region;
 mod mysql;
 mod mysql_paths;
 mod mysql_url;
+mod output_file;
 mod pg;
 mod pg_plans;
 mod pg_trust;
 mod plan_examples;
 mod plan_run;
+mod progress;
 mod report_html;
+mod report_kinds;
 mod report_slob_html;
 mod report_stats;
 mod run_raw;
@@ -73,6 +78,7 @@ fn main() {
     let trials: Vec<_> = [
         bad_input::tests(),
         block_devices::tests(),
+        cli_help::tests(),
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),
@@ -82,6 +88,7 @@ fn main() {
         import_fuzz::tests(),
         lab::tests(),
         manual::tests(),
+        metrics::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]
@@ -99,12 +106,15 @@ fn main() {
         mysql::tests(),
         mysql_paths::tests(),
         mysql_url::tests(),
+        output_file::tests(),
         pg::tests(),
         pg_plans::tests(),
         pg_trust::tests(),
         plan_examples::tests(),
         plan_run::tests(),
+        progress::tests(),
         report_html::tests(),
+        report_kinds::tests(),
         report_slob_html::tests(),
         report_stats::tests(),
         signals_pipes::tests(),

@@ -113,7 +113,63 @@ fn man_pages_cover_every_command() {
     );
 }
 
+/// Every page as `man` shows it has what an installed user looks for
+/// instead of docs/: examples, exit status, environment, files, see also.
+fn man_pages_have_examples_exit_status_environment_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    let out = dbio(&["man", "--dir", pages.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let show = |name: &str| {
+        let out = Command::new("man")
+            .args(["-l", pages.join(name).to_str().unwrap()])
+            .env("MANWIDTH", "200")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("warning"), "{name}: {err}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for entry in std::fs::read_dir(&pages).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let text = show(&name);
+        for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"] {
+            assert!(
+                text.contains(&format!("\n{section}\n")),
+                "{name} lacks {section}"
+            );
+        }
+        assert!(text.contains("DBIO_DB") && text.contains("130"), "{name}");
+    }
+    let run = show("dbio-run.1");
+    let examples = &run[run.find("\nEXAMPLES\n").expect("dbio-run has EXAMPLES")..];
+    for want in [
+        "dbio run --pattern randread --engine io_uring --iodepth 32",
+        "dbio run --workload slob",
+        "--progress-file progress.jsonl",
+    ] {
+        assert!(examples.contains(want), "{want} not in {examples}");
+    }
+    let top = show("dbio.1");
+    assert!(
+        top.contains("\nEXAMPLES\n") && top.contains("dbio metrics latency"),
+        "{top}"
+    );
+    assert!(
+        top.contains("dbio-run(1)") && top.contains("dbio-metrics(1)"),
+        "{top}"
+    );
+    let show_page = show("dbio-runs-show.1");
+    assert!(show_page.contains("dbio-runs(1)"), "its parent in SEE ALSO");
+}
+
 crate::tests! {
+    man_pages_have_examples_exit_status_environment_and_files [Tool("man")],
     bash_completes_subcommands_and_options [Tool("bash")],
     every_shell_gets_a_script_and_a_bad_one_is_named,
     man_pages_cover_every_command,

@@ -192,8 +192,12 @@ URING = {{ engine = "io_uring", iodepth = 4 }}
     assert!(out.contains("wrote"), "{out}");
     let html = std::fs::read_to_string(&run_page).unwrap();
     let svgs = charts(&html);
-    assert_eq!(svgs.len(), 6);
-    for svg in &svgs {
+    assert_eq!(
+        svgs.len(),
+        6 + 1,
+        "the timeline's and the latency histogram"
+    );
+    for svg in svgs.iter().filter(|s| !s.contains("Latency distribution")) {
         assert!(svg.contains("class=\"series\""), "a line over time: {svg}");
     }
     let r = render(&browser, &run_page, dir.path(), 1400);
@@ -293,7 +297,249 @@ fn bad_html_report_arguments_are_refused_in_one_line() {
     );
 }
 
+/// The cell of `row` (a `<tr>` of the percentile table starting with
+/// `name`) under `column`.
+fn cell<'a>(html: &'a str, name: &str, column: usize) -> &'a str {
+    let table = &html[html
+        .find("<table class=\"pct\">")
+        .expect("the percentile table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let row = table
+        .split("<tr>")
+        .find(|r| r.starts_with(&format!("<td>{name}</td>")))
+        .unwrap_or_else(|| panic!("no row {name} in {table}"));
+    let cells: Vec<&str> = row
+        .split("<td")
+        .skip(1)
+        .map(|c| c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()].trim())
+        .collect();
+    cells[column]
+}
+
+/// A script that lists, in the DOM Chromium dumps, every element of the
+/// page wider than its box or than the page, and every section with nothing
+/// in it (the page's own policy forbids scripts: the test's copy drops it).
+const LAYOUT_CHECK: &str = r#"<script>
+addEventListener('load', () => {
+  const bad = [];
+  const width = document.querySelector('main').getBoundingClientRect().right + 1;
+  for (const el of document.querySelectorAll('main *')) {
+    const r = el.getBoundingClientRect();
+    const spills = el instanceof HTMLElement && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'visible';
+    if (r.width > 0 && (spills || r.right > width)) {
+      bad.push(el.tagName + '.' + (el.getAttribute('class') || '') + ' right ' + Math.round(r.right) + ' of ' + Math.round(width) + ', scroll ' + el.scrollWidth + ' client ' + el.clientWidth + ': ' + (el.textContent || '').slice(0, 40));
+    }
+  }
+  for (const svg of document.querySelectorAll('main svg')) {
+    const texts = [...svg.querySelectorAll('text')].map(t => [t, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+      const [a, ra] = texts[i], [b, rb] = texts[j];
+      const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (w > 1 && h > 1) bad.push('overlapping labels "' + a.textContent + '" and "' + b.textContent + '"');
+    }
+  }
+  for (const h of document.querySelectorAll('main h2')) {
+    const next = h.nextElementSibling;
+    if (!next || next.tagName === 'H2' || next.getBoundingClientRect().height < 4) bad.push('empty section ' + h.id);
+  }
+  const out = document.createElement('pre');
+  out.id = 'layout-check';
+  out.textContent = 'checked ' + bad.length + '\n' + bad.join('\n');
+  document.body.appendChild(out);
+});
+</script>"#;
+
+/// Renders `page` (whose text is `html`) in Chromium: no console message;
+/// then a copy without the page's policy and with [`LAYOUT_CHECK`]: what
+/// the check found (`checked 0` and nothing else when all is well).
+fn layout_problems(
+    page: &std::path::Path,
+    html: &str,
+    dir: &std::path::Path,
+    height: u32,
+) -> String {
+    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
+    let r = render(&browser, page, dir, height);
+    assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
+    let checked = dir.join("checked.html");
+    let csp = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_end = csp + html[csp..].find('>').unwrap() + 1;
+    let copy = format!("{}{}", &html[..csp], &html[csp_end..])
+        .replace("</body>", &format!("{LAYOUT_CHECK}</body>"));
+    std::fs::write(&checked, copy).unwrap();
+    let r = render(&browser, &checked, dir, height);
+    let out = &r.dom[r.dom.find("id=\"layout-check\">").expect("the check ran")..];
+    out[out.find('>').unwrap() + 1..out.find("</pre>").unwrap()].to_string()
+}
+
+fn a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let args = [
+        "run",
+        "--target",
+        t.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--io",
+        "buffered",
+        "--pattern",
+        "randrw",
+        "--read-pct",
+        "70",
+        "--sessions",
+        "2",
+        "--ops",
+        "3000",
+        "--json",
+        "--quiet",
+    ];
+    let report: serde_json::Value = serde_json::from_str(&ok(&dbio(&args))).unwrap();
+    let id = report["run_id"].as_i64().unwrap().to_string();
+    let page = dir.path().join("run.html");
+    ok(&dbio(&[
+        "runs",
+        "show",
+        &id,
+        "--html",
+        page.to_str().unwrap(),
+    ]));
+    let html = std::fs::read_to_string(&page).unwrap();
+
+    // The headline: total IOPS and p99 as the report has them.
+    let tile =
+        |v: &str, k: &str| format!("<span class=\"v\">{v}</span><span class=\"k\">{k}</span>");
+    let iops = dbio::units::fmt_count(report["total"]["iops"].as_f64().unwrap());
+    assert!(html.contains(&tile(&iops, "IOPS")), "headline IOPS {iops}");
+    let lat = |v: &serde_json::Value| dbio::units::fmt_latency_ns(v.as_f64().unwrap() * 1e3);
+    let p99 = lat(&report["total"]["latency"]["p99_us"]);
+    assert!(
+        html.contains(&tile(&p99, "p99 latency")),
+        "headline p99 {p99}"
+    );
+    // A row per operation, min … p99.99, max in the report's numbers.
+    for (kind, name) in [("read", "read"), ("write", "write"), ("total", "total")] {
+        let k = &report[kind];
+        assert_eq!(
+            cell(&html, name, 1),
+            dbio::units::fmt_count(k["requests"].as_f64().unwrap())
+        );
+        for (col, field) in [
+            (4, "min_us"),
+            (8, "p99_us"),
+            (10, "p99_99_us"),
+            (11, "max_us"),
+        ] {
+            assert_eq!(
+                cell(&html, name, col),
+                lat(&k["latency"][field]),
+                "{kind} {field}"
+            );
+        }
+    }
+    let requests = report["read"]["requests"].as_u64().unwrap()
+        + report["write"]["requests"].as_u64().unwrap();
+    assert_eq!(requests, 3000);
+    // The histogram: a bar series per operation.
+    let hist = charts(&html)
+        .into_iter()
+        .find(|s| s.contains("Latency distribution"))
+        .expect("the latency histogram");
+    assert!(drawn(hist), "{hist}");
+    assert!(
+        hist.contains(">read<") && hist.contains(">write<"),
+        "{hist}"
+    );
+    // The settings as a command line that makes the same run again.
+    let pre = &html[html.find("<pre class=\"cmd\">").unwrap() + 17..];
+    let line = pre[..pre.find("</pre>").unwrap()].to_string();
+    assert!(
+        line.starts_with("dbio run --target ") && line.contains("--read-pct 70"),
+        "{line}"
+    );
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(&dbio(&[&words[..], &["--json", "--quiet"]].concat()))).unwrap();
+    assert_eq!(again["config"], report["config"], "{line}");
+    for group in ["Target", "Workload", "Engine", "Timing"] {
+        assert!(
+            html.contains(&format!("<th colspan=\"2\" class=\"group\">{group}</th>")),
+            "{group}"
+        );
+    }
+
+    // In Chromium: nothing wider than its box or the page, no empty section.
+    let problems = layout_problems(&page, &html, dir.path(), 2400);
+    assert!(problems.starts_with("checked 0"), "{problems}");
+}
+
+/// `dbio compare --html`: the sides, the load lines with their Welch
+/// verdicts as `--format json` has them, the change chart; in Chromium
+/// nothing overflows and no labels overlap.
+fn a_comparison_page_shows_both_sides_and_each_lines_change() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    for pattern in ["randread", "randread", "randrw", "randrw"] {
+        ok(&dbio(&[
+            "run",
+            "--target",
+            t.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--io",
+            "buffered",
+            "--pattern",
+            pattern,
+            "--ops",
+            "2000",
+            "--quiet",
+        ]));
+    }
+    let page = dir.path().join("cmp.html");
+    let out = dbio(&["compare", "1,2", "3,4", "--html", page.to_str().unwrap()]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&dbio(&["compare", "1,2", "3,4", "--format", "json"]))).unwrap();
+    let load = &html[html.find("<table class=\"load\">").expect("the load table")..];
+    let load = &load[..load.find("</table>").unwrap()];
+    let tests = json["tests"].as_array().unwrap();
+    assert!(!tests.is_empty(), "{json}");
+    for t in tests {
+        let name = t["name"].as_str().unwrap();
+        let row = load
+            .split("<tr>")
+            .find(|r| r.starts_with(&format!("<td>{name}</td>")))
+            .unwrap_or_else(|| panic!("no row {name}: {load}"));
+        let p = t["p_two_sided"]
+            .as_f64()
+            .or_else(|| t["welch"]["p_two_sided"].as_f64())
+            .unwrap();
+        assert!(row.contains(&format!("(p = {p:.3})")), "{name}: {row}");
+    }
+    assert!(
+        html.contains("<td>pattern</td><td>randread</td><td>randrw</td>"),
+        "the setting that differs"
+    );
+    let chart = charts(&html)
+        .into_iter()
+        .find(|s| s.contains("Change, 2nd against 1st"))
+        .expect("the change chart");
+    assert!(drawn(chart));
+
+    let problems = layout_problems(&page, &html, dir.path(), 1400);
+    assert!(problems.starts_with("checked 0"), "{problems}");
+}
+
 crate::tests! {
+    a_comparison_page_shows_both_sides_and_each_lines_change,
+    a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line,
     a_plans_html_report_renders_in_chromium_with_every_chart_drawn [Tool("chromium")],
     the_console_check_sees_a_page_that_reaches_out [Tool("chromium")],
     bad_html_report_arguments_are_refused_in_one_line,

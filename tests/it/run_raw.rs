@@ -546,7 +546,64 @@ fn load_parallel_layout_verifies_clean_and_is_reused() {
     );
 }
 
+/// The terminal table's latencies carry their unit, each the one that
+/// reads best (fio's way), and equal the JSON document's numbers.
+fn text_latencies_carry_the_unit_that_reads_best() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().to_str().unwrap();
+    let out = dbio()
+        .args([
+            "run", "--target", t, "--size", "2M", "--ops", "2000", "--io", "buffered",
+        ])
+        .args(["--pattern", "randrw", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let doc = dbio()
+        .args(["runs", "show", "1", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&doc.stdout).unwrap();
+    assert!(
+        text.contains("in the unit each value reads best in"),
+        "{text}"
+    );
+    for kind in ["read", "write", "total"] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{kind} ")))
+            .unwrap_or_else(|| panic!("no {kind} row:\n{text}"));
+        let cells: Vec<&str> = row.split('|').nth(1).unwrap().split_whitespace().collect();
+        let fields = [
+            "min_us",
+            "mean_us",
+            "p50_us",
+            "p90_us",
+            "p99_us",
+            "p99_9_us",
+            "p99_99_us",
+            "max_us",
+        ];
+        assert_eq!(cells.len(), fields.len(), "{row}");
+        for (cell, f) in cells.iter().zip(fields) {
+            let us = doc[kind]["latency"][f].as_f64().unwrap();
+            assert_eq!(
+                *cell,
+                dbio::units::fmt_latency_ns(us * 1e3),
+                "{kind} {f}: {row}"
+            );
+            assert!(
+                ["ns", "us", "ms", "s"].iter().any(|u| cell.ends_with(u)),
+                "{cell}"
+            );
+        }
+    }
+}
+
 crate::tests! {
+    text_latencies_carry_the_unit_that_reads_best,
     bad_input_is_one_line_naming_option_value_and_allowed,
     ops_run_measures_exactly_and_writes_verifiable_blocks,
     layouts_are_reused_and_clean_removes_only_dbio_files,

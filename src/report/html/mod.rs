@@ -19,10 +19,12 @@
 
 pub mod awr;
 pub mod charts;
+pub mod compare;
 pub mod data;
 pub mod environment;
 pub mod page;
 pub mod ranks;
+pub mod run_summary;
 pub mod tables;
 pub mod timeline;
 
@@ -31,7 +33,7 @@ use std::path::Path;
 use crate::chart::escape;
 use crate::store::StoredRun;
 use data::ReportData;
-use page::{Page, figure, key_values};
+use page::{Page, figure};
 use timeline::Timeline;
 
 /// What the page says about how it was made.
@@ -250,19 +252,17 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             "Summary"
         },
     );
-    let keep = ["read.", "write.", "sync.", "total.", "cpu."];
-    let metrics: Vec<(String, String)> = run
-        .metrics
-        .iter()
-        .filter(|(n, _)| keep.iter().any(|k| n.starts_with(k)))
-        .map(|(n, v)| (n.clone(), crate::chart::scale::value_label(*v)))
-        .collect();
-    p.html(&key_values(&metrics));
+    p.html(&run_summary::headline(&run.report));
+    p.html(&run_summary::percentile_table(&run.report));
+    if let Some(c) = run_summary::latency_histogram(run) {
+        let fig = figure(
+            &c.render(),
+            "The share of each operation's requests in each latency bucket: up to the bucket's label, above the one before (powers of two, every bucket from the fastest request's to the slowest's; hover a bar for its bucket), from the run's exact histograms.",
+        );
+        p.html(&format!("<div class=\"charts\">{fig}</div>"));
+    }
     p.section("settings", "Settings");
-    let cfg: Vec<(String, String)> = data::flatten_config(run.report.get("config"))
-        .into_iter()
-        .collect();
-    p.html(&key_values(&cfg));
+    p.html(&run_summary::settings(run));
     p.section("environment", "Environment");
     let mut d = ReportData::default();
     environment::add_environment_to(&mut d, run, &variable);

@@ -4,6 +4,7 @@
 
 pub mod diskstats;
 pub mod host;
+pub mod progress;
 pub mod series;
 pub mod status;
 pub mod telemetry;

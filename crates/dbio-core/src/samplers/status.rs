@@ -1,9 +1,11 @@
-//! The live status line on stderr, like fio's: elapsed and ETA, current IOPS
-//! and MiB/s per direction, current mean latency. Only shown when stderr is a
-//! terminal and the report is not JSON.
+//! The run's progress each second, like fio's status line: elapsed and
+//! ETA, current IOPS and MiB/s per direction, current mean latency — redrawn
+//! on a terminal, a plain line per second in a log, or the second's series
+//! point as a JSON object (`--progress`, [`Progress`]).
 
 use std::io::{IsTerminal, Write};
 
+use crate::samplers::progress::{Progress, round3};
 use crate::samplers::series::{KindPoint, SecondPoint};
 use crate::units::{fmt_count, fmt_latency_ns};
 
@@ -11,12 +13,23 @@ pub struct StatusLine {
     /// Total planned seconds (ramp + time), when the run is time-bound.
     total_s: Option<f64>,
     ramp_s: f64,
+    how: Progress,
 }
 
 impl StatusLine {
     /// A status line if stderr is a terminal (and `wanted`), else None.
     pub fn for_stderr(wanted: bool, total_s: Option<f64>, ramp_s: f64) -> Option<Self> {
-        (wanted && std::io::stderr().is_terminal()).then_some(StatusLine { total_s, ramp_s })
+        let how = Progress::from(wanted && std::io::stderr().is_terminal());
+        Self::new(how, total_s, ramp_s)
+    }
+
+    /// Progress shown `how`, or None when it is off.
+    pub fn new(how: Progress, total_s: Option<f64>, ramp_s: f64) -> Option<Self> {
+        how.is_on().then_some(StatusLine {
+            total_s,
+            ramp_s,
+            how,
+        })
     }
 
     /// Renders the line for the second just over.
@@ -56,16 +69,39 @@ impl StatusLine {
         parts.join("  ")
     }
 
-    pub fn update(&mut self, p: &SecondPoint, elapsed_s: f64) {
-        let line = self.render(p, elapsed_s);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{line}");
-        let _ = err.flush();
+    /// The second's point as one JSON object (`event` `second`).
+    pub fn json(&self, p: &SecondPoint, elapsed_s: f64) -> serde_json::Value {
+        let mut v = serde_json::json!({ "event": "second", "elapsed_s": elapsed_s });
+        if let Some(t) = self.total_s {
+            v["eta_s"] = round3((t - elapsed_s).max(0.0)).into();
+        }
+        if let (Some(o), Ok(serde_json::Value::Object(point))) =
+            (v.as_object_mut(), serde_json::to_value(p))
+        {
+            o.extend(point);
+        }
+        v
     }
 
-    /// Clears the line so the report starts on a clean one.
+    pub fn update(&mut self, p: &SecondPoint, elapsed_s: f64) {
+        match &self.how {
+            Progress::Off => {}
+            Progress::Tty => {
+                let line = self.render(p, elapsed_s);
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[2K{line}");
+                let _ = err.flush();
+            }
+            Progress::Plain(sink) => sink.line(&self.render(p, elapsed_s)),
+            Progress::Jsonl(sink) => sink.line(&self.json(p, elapsed_s).to_string()),
+        }
+    }
+
+    /// Clears the terminal line so the report starts on a clean one.
     pub fn finish(&mut self) {
-        let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        if let Progress::Tty = self.how {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
     }
 }
 
@@ -78,6 +114,7 @@ mod tests {
         let s = StatusLine {
             total_s: Some(65.0),
             ramp_s: 5.0,
+            how: Progress::Off,
         };
         let mut p = SecondPoint {
             t_s: 9,
@@ -100,5 +137,11 @@ mod tests {
         );
         assert!(!line.contains("write"), "{line}");
         assert!(s.render(&p, 3.0).contains("ramp"));
+        let j = s.json(&p, 10.0);
+        assert_eq!(j["event"], "second");
+        assert_eq!(j["t_s"], 9);
+        assert_eq!(j["eta_s"], 55.0);
+        assert_eq!(j["read"]["ops"], 12_345);
+        assert_eq!(j["write"]["ops"], 0);
     }
 }

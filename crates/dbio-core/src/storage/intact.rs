@@ -96,8 +96,10 @@ mod tests {
             headers: true,
             content: Default::default(),
             streams: 2,
+            what: "data files",
         };
-        let (paths, _) = ensure(&t, shape, 1, false, &AtomicBool::new(false)).unwrap();
+        let off = &crate::samplers::progress::Progress::Off;
+        let (paths, _) = ensure(&t, shape, 1, off, &AtomicBool::new(false)).unwrap();
         assert_eq!(damage(&paths, 2 << 20, 8192, true), None);
         // Swapped files: each block names the other file.
         let (a, b) = (

@@ -27,6 +27,7 @@ use crate::engine::uring::Uring;
 use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
 use crate::rng::Rng;
+use crate::samplers::progress::Progress;
 
 /// Bytes per layout write.
 const CHUNK: u64 = 1 << 20;
@@ -76,6 +77,8 @@ pub struct Shape {
     /// Streams writing at once (`--load-parallel`): how the layout is
     /// written, not what it is (a layout written with any number is reused).
     pub streams: u32,
+    /// What the files are, as progress names them (`data files`, `redo logs`).
+    pub what: &'static str,
 }
 
 /// Layout streams when not told: one per core.
@@ -90,7 +93,7 @@ pub fn ensure(
     dir: &Path,
     shape: Shape,
     seed: u64,
-    progress: bool,
+    progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
     let created_dir = create_last(dir)?;
@@ -123,7 +126,7 @@ pub fn ensure_in(
     created_dir: bool,
     shape: Shape,
     seed: u64,
-    progress: bool,
+    progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
     let existing = Manifest::load(dir)?;
@@ -242,7 +245,7 @@ fn grow(
     mut m: Manifest,
     shape: Shape,
     seed: u64,
-    progress: bool,
+    progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
     let paths = m.file_paths(dir);
@@ -334,7 +337,7 @@ fn write_files(
     shape: Shape,
     from: u64,
     (seed, target_id): (u64, u32),
-    progress: bool,
+    progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Result<LayoutReport, TargetError> {
     // O_DIRECT where the filesystem allows it, else buffered with a final fsync.
@@ -400,10 +403,10 @@ fn write_files(
     let start = now_ns();
     let finished = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
-        if progress {
+        if progress.is_on() {
             let (chunks, finished) = (&chunks, &finished);
             let total = (shape.file_size - from) * u64::from(shape.files);
-            s.spawn(move || show_progress(&chunks.written, total, finished));
+            s.spawn(move || progress.meter(shape.what, &chunks.written, total, finished));
         }
         let streams: Vec<_> = (0..chunks.streams.len())
             .map(|k| {
@@ -650,24 +653,6 @@ fn writer<E: Engine>(
     }
 }
 
-fn show_progress(written: &AtomicU64, total: u64, finished: &AtomicBool) {
-    use std::io::Write;
-    let start = now_ns();
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(std::time::Duration::from_millis(250));
-        let w = written.load(Ordering::Relaxed);
-        let secs = (now_ns() - start) as f64 / 1e9;
-        eprint!(
-            "\rlaying out {} of data: {:3.0}%  {:.0} MiB/s ",
-            crate::units::fmt_size(total),
-            100.0 * w as f64 / total as f64,
-            w as f64 / (1 << 20) as f64 / secs.max(1e-9)
-        );
-        let _ = std::io::stderr().flush();
-    }
-    eprint!("\r\x1b[2K");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -682,6 +667,7 @@ mod tests {
             headers: true,
             content: ContentSpec::default(),
             streams: 3,
+            what: "data files",
         }
     }
 
@@ -693,7 +679,7 @@ mod tests {
             &target,
             shape(2, 3 << 20),
             1,
-            false,
+            &Progress::Off,
             &AtomicBool::new(false),
         )
         .unwrap();
@@ -710,7 +696,7 @@ mod tests {
             &target,
             shape(2, 3 << 20),
             1,
-            false,
+            &Progress::Off,
             &AtomicBool::new(false),
         )
         .unwrap();
@@ -720,7 +706,7 @@ mod tests {
             &target,
             shape(3, 1 << 20),
             1,
-            false,
+            &Progress::Off,
             &AtomicBool::new(false),
         )
         .unwrap();
@@ -760,7 +746,7 @@ mod tests {
             dir.path(),
             shape(1, 1 << 20),
             1,
-            false,
+            &Progress::Off,
             &AtomicBool::new(false),
         )
         .unwrap_err();

@@ -118,7 +118,7 @@ impl Target {
     /// passed, before anything is laid out.
     pub fn prepare(
         cfg: &RunConfig,
-        progress: bool,
+        progress: &crate::samplers::progress::Progress,
         announce: bool,
         interrupt: &AtomicBool,
     ) -> Result<Target, TargetError> {
@@ -164,6 +164,7 @@ impl Target {
             headers: true,
             content: cfg.content,
             streams: cfg.load_parallel,
+            what: "data files",
         };
         let (files, report) =
             match layout::ensure_in(path, created, shape, cfg.seed, progress, interrupt) {

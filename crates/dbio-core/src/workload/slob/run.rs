@@ -47,7 +47,7 @@ pub struct SlobRun {
 pub fn prepare_redo(
     slob: &SlobConfig,
     seed: u64,
-    progress: bool,
+    progress: &crate::samplers::progress::Progress,
     interrupt: &AtomicBool,
 ) -> Result<Vec<PathBuf>, TargetError> {
     let dir = slob.redo_dir.join(REDO_SUBDIR);
@@ -60,6 +60,7 @@ pub fn prepare_redo(
         headers: false,
         content: Default::default(),
         streams: layout::default_streams(),
+        what: "redo logs",
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
 }
