@@ -159,7 +159,13 @@ pub(crate) fn show_and_save(
     if let Some(lab) = &meta.lab {
         rendered.push_str(&format!("lab      {}\n", lab.summary));
     }
-    let report_json = serde_json::to_value(report).expect("report serializes");
+    // Paths given on the command line are UTF-8 (`cli::utf8_path`); any
+    // other text that JSON cannot carry fails the save, never panics.
+    let report_json = serde_json::to_value(report).map_err(|e| {
+        CommandError::Failed(format!(
+            "the run was measured but its report cannot be written as JSON: {e}"
+        ))
+    })?;
     let mut env_json =
         serde_json::json!({ "host": &report.environment, "storage": &report.storage });
     if let Some(lab) = &meta.lab {
@@ -192,7 +198,11 @@ pub(crate) fn show_and_save(
     // Control characters in a path, tag or name reach the terminal escaped.
     super::output::print_anyway(&match output {
         Output::Text => crate::terminal::text(&rendered).into_owned(),
-        Output::Json => serde_json::to_string_pretty(report).expect("report serializes") + "\n",
+        // In the report's field order; it serialized above already.
+        Output::Json => {
+            serde_json::to_string_pretty(report).unwrap_or_else(|_| format!("{report_json:#}"))
+                + "\n"
+        }
         Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",
     });
     let run_id = run_id?;

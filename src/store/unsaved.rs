@@ -197,7 +197,9 @@ fn write_file(dir: &Path, run: &Unsaved) -> Result<PathBuf, UnsavedError> {
         .find(|p| p.symlink_metadata().is_err())
         .expect("an unused name");
     let tmp = dir.join(format!(".{stamp}-{pid}.json.tmp"));
-    let text = serde_json::to_string_pretty(run).expect("a run serializes") + "\n";
+    let text = serde_json::to_string_pretty(run)
+        .map_err(|e| err(&path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
+        + "\n";
     let written = OpenOptions::new()
         .write(true)
         .create(true)

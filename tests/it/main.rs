@@ -34,6 +34,7 @@ mod mpi_plan;
 mod mpi_region;
 mod mysql;
 mod mysql_url;
+mod non_utf8_paths;
 mod pg;
 mod pg_plans;
 mod pg_trust;
@@ -97,6 +98,7 @@ fn main() {
         mpi_off::tests(),
         mysql::tests(),
         mysql_url::tests(),
+        non_utf8_paths::tests(),
         pg::tests(),
         pg_plans::tests(),
         pg_trust::tests(),
