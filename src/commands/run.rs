@@ -222,25 +222,37 @@ pub(crate) fn show_and_save(
 /// Saves `run` in `store`; a run the store cannot take is kept whole in a
 /// side file that the error line names, for `dbio import run`.
 fn save_or_keep(store: &mut Store, run: &NewRun) -> Result<i64, CommandError> {
-    let e = match store.save_run(run) {
-        Ok(id) => return Ok(id),
-        Err(e) => e,
-    };
-    let kept = unsaved::keep(&unsaved::Unsaved::new(store.path(), run, &e));
-    let line = match kept {
+    store.save_run(run).map_err(|e| {
+        kept_or_lost(
+            "the run was measured",
+            &e,
+            &unsaved::Unsaved::new(store.path(), run, &e),
+        )
+    })
+}
+
+/// The one error line of a run (`what`: "the run was measured") the store
+/// could not take (`e`): `run` kept in a side file it names, for `dbio
+/// import run`, or why it could not be kept either.
+pub(crate) fn kept_or_lost(
+    what: &str,
+    e: &crate::store::StoreError,
+    run: &unsaved::Unsaved,
+) -> CommandError {
+    let line = match unsaved::keep(run) {
         Ok(file) => format!(
-            "the run was measured but not saved: {e}; it is kept whole in {0}: save it with `dbio import run {0}`",
-            file.display()
+            "{what} but not saved: {e}; it is kept whole in {0}: save it with `dbio import run {0}`",
+            crate::terminal::path(&file)
         ),
         Err(why) => format!(
-            "the run was measured but not saved: {e}; nor could it be kept in a file ({}): only the report above is left",
+            "{what} but not saved: {e}; nor could it be kept in a file ({}): only the report above is left",
             why.iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
     };
-    Err(CommandError::Failed(line))
+    CommandError::Failed(line)
 }
 
 /// A SLOB model run's report and the histograms to store (its latencies
