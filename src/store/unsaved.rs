@@ -126,24 +126,23 @@ impl Unsaved {
     /// `store` could not take, and why.
     pub fn of_import(store: &Path, run: &ImportedRun, error: &StoreError) -> Unsaved {
         let r = &run.row;
-        Unsaved {
-            schema: SCHEMA.into(),
-            store: store.to_path_buf(),
-            error: error.to_string(),
-            saved_unix_ms: super::runs::now_unix_ms(),
-            report: run.report.clone(),
-            report_text: run.report_text.clone(),
-            environment: run.environment.clone(),
-            histograms: hists(&run.histograms),
-            plan: r.plan.clone(),
-            variable: r.variable.clone(),
-            cell_key: r.cell_key.clone(),
+        let new = NewRun {
+            report: &run.report,
+            report_text: &run.report_text,
+            environment: &run.environment,
+            histograms: &run.histograms,
+            plan: r.plan.as_deref(),
+            variable: r.variable.as_deref(),
+            cell_key: r.cell_key.as_deref(),
             warmup: r.warmup,
-            tags: r.tags.clone(),
+            tags: &r.tags,
+        };
+        Unsaved {
             columns: Some(Columns {
                 row: r.clone(),
                 metrics: run.metrics.clone(),
             }),
+            ..Unsaved::new(store, &new, error)
         }
     }
 
