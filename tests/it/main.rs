@@ -33,6 +33,7 @@ mod mpi_plan;
 #[cfg(feature = "mpi")]
 mod mpi_region;
 mod mysql;
+mod mysql_paths;
 mod mysql_url;
 mod non_utf8_paths;
 mod pg;
@@ -97,6 +98,7 @@ fn main() {
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),
+        mysql_paths::tests(),
         mysql_url::tests(),
         non_utf8_paths::tests(),
         pg::tests(),
