@@ -492,12 +492,33 @@ fn parse_distribution(s: &str) -> Result<Distribution, Refused> {
         .map_err(|e: crate::workload::dist::ParseDistError| e.to_string().into())
 }
 
+/// A path the run records as text (`--target`, `--redo-dir`, `--db`: the
+/// report, the store and a kept run are UTF-8 JSON), refused in one line
+/// when it is not UTF-8.
+pub(crate) fn utf8_path(option: &str, path: &std::path::Path) -> Result<(), Refused> {
+    match path.to_str() {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "{option} {} is not valid UTF-8: dbio records its paths as text; give a UTF-8 path",
+            crate::terminal::quote(&format!("{path:?}"))
+        )
+        .into()),
+    }
+}
+
 /// `--bs` when not given (but for --workload mysql).
 const DEFAULT_BS: u32 = 8192;
 
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, Refused> {
+        utf8_path("--target", &self.target)?;
+        if let Some(dir) = &self.slob.redo_dir {
+            utf8_path("--redo-dir", dir)?;
+        }
+        if let Some(db) = &self.db {
+            utf8_path("--db", db)?;
+        }
         if self.region_per_rank && !self.mpi {
             return Err(
                 "--region-per-rank shares one block device among the ranks of an MPI run; add --mpi (and start it with mpirun)".into(),

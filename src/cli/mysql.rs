@@ -100,18 +100,6 @@ fn refuse_placed(set: &[(String, String)]) -> Result<(), Refused> {
     }
 }
 
-/// Refuses a directory whose path is not UTF-8: a run's report and store
-/// keep the paths of the instance as text.
-fn refuse_non_utf8(opt: &str, dir: Option<&PathBuf>) -> Result<(), Refused> {
-    match dir {
-        Some(d) if d.to_str().is_none() => Err(format!(
-            "{opt} {d:?} is not UTF-8: the run's report and store keep the MariaDB instance's paths as text; give a path in UTF-8; nothing was created"
-        )
-        .into()),
-        _ => Ok(()),
-    }
-}
-
 /// Refuses a `;` in the redo log's directory (the target's, or
 /// `--redo-dir`): InnoDB reads innodb_log_group_home_dir as a list and
 /// refuses one ("syntax error in innodb_log_group_home_dir").
@@ -150,12 +138,8 @@ impl RunArgs {
         let server = self.mysql.clone().server();
         refuse_with_url(&self, &server, &[(self.bs.is_some(), "--bs")])?;
         refuse_placed(&server.set)?;
-        for (opt, dir) in [
-            ("--target", Some(&self.target)),
-            ("--redo-dir", self.slob.redo_dir.as_ref()),
-        ] {
-            refuse_non_utf8(opt, dir)?;
-        }
+        // A --target or --redo-dir that is not UTF-8 is refused for every
+        // workload already (`cli::utf8_path`).
         if server.url.is_none() {
             refuse_semicolon_in_redo(&self.target, self.slob.redo_dir.as_ref())?;
         }
@@ -287,7 +271,7 @@ mod tests {
         let e = config_os(OsStr::from_bytes(b"/srv/n\nl\xff")).unwrap_err();
         assert_eq!(e.lines().count(), 1, "{e}");
         assert!(
-            e.starts_with(r#"--target "/srv/n\nl\xFF" is not UTF-8"#),
+            e.starts_with(r#"--target "/srv/n\nl\xFF" is not valid UTF-8"#),
             "{e}"
         );
         let e = config_os(OsStr::new("/srv/a;b")).unwrap_err();

@@ -111,12 +111,7 @@ impl RunArgs {
 /// (which work in `/`) and its report reach it: an absolute path, in UTF-8
 /// (a run's report and the cluster's record are UTF-8 text).
 fn pg_path(option: &str, path: &std::path::Path) -> Result<PathBuf, Refused> {
-    if path.to_str().is_none() {
-        return Err(format!(
-            "{option} {path:?} is not valid UTF-8: --workload pg records its paths as text; give a UTF-8 path"
-        )
-        .into());
-    }
+    super::utf8_path(option, path)?;
     std::path::absolute(path).map_err(|e| format!("{option} {}: {e}", path.display()).into())
 }
 

@@ -51,7 +51,7 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir(&args.target);
         eprintln!(
             "removed {}: it held only the lock file of a run that failed before making anything",
-            args.target.display()
+            crate::terminal::path(&args.target)
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -77,13 +77,13 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     if pg {
         eprintln!(
             "removed the PostgreSQL cluster {} of --workload pg",
-            args.target.join(server::CLUSTER_SUBDIR).display()
+            crate::terminal::path(&args.target.join(server::CLUSTER_SUBDIR))
         );
     }
     if my {
         eprintln!(
             "removed the MariaDB instance {} of --workload mysql",
-            args.target.join(mysql::INSTANCE_SUBDIR).display()
+            crate::terminal::path(&args.target.join(mysql::INSTANCE_SUBDIR))
         );
     }
     if (pg || my) && !args.target.join("dbio-manifest.json").exists() {
@@ -95,7 +95,7 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "removed {} data file(s) and the manifest from {}",
         removed.len(),
-        args.target.display()
+        crate::terminal::path(&args.target)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -100,7 +100,7 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
     html::write(path, &page)?;
     eprintln!(
         "wrote {} ({} runs, {} KiB)",
-        path.display(),
+        crate::terminal::path(path),
         d.runs.len(),
         page.len().div_ceil(1024)
     );

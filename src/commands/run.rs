@@ -167,7 +167,13 @@ pub(crate) fn show_and_save(
     if let Some(lab) = &meta.lab {
         rendered.push_str(&format!("lab      {}\n", lab.summary));
     }
-    let report_json = serde_json::to_value(report).expect("report serializes");
+    // Paths given on the command line are UTF-8 (`cli::utf8_path`); any
+    // other text that JSON cannot carry fails the save, never panics.
+    let report_json = serde_json::to_value(report).map_err(|e| {
+        CommandError::Failed(format!(
+            "the run was measured but its report cannot be written as JSON: {e}"
+        ))
+    })?;
     let mut env_json =
         serde_json::json!({ "host": &report.environment, "storage": &report.storage });
     if let Some(lab) = &meta.lab {
@@ -200,7 +206,8 @@ pub(crate) fn show_and_save(
     // Control characters in a path, tag or name reach the terminal escaped.
     super::output::print_anyway(&match output {
         Output::Text => crate::terminal::text(&rendered).into_owned(),
-        Output::Json => with_run_id(report, run_id.as_ref().ok().copied()),
+        // In the report's field order; it serialized above already.
+        Output::Json => with_run_id(report, &report_json, run_id.as_ref().ok().copied()),
         Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",
     });
     let run_id = run_id?;
@@ -219,7 +226,7 @@ pub(crate) fn show_and_save(
 
 /// The `--json` document: the report, then the id the store gave it
 /// (`run_id`, absent when it was not saved).
-fn with_run_id(report: &Report, run_id: Option<i64>) -> String {
+fn with_run_id(report: &Report, report_json: &serde_json::Value, run_id: Option<i64>) -> String {
     #[derive(serde::Serialize)]
     struct Saved<'a> {
         #[serde(flatten)]
@@ -227,31 +234,45 @@ fn with_run_id(report: &Report, run_id: Option<i64>) -> String {
         #[serde(skip_serializing_if = "Option::is_none")]
         run_id: Option<i64>,
     }
-    serde_json::to_string_pretty(&Saved { report, run_id }).expect("report serializes") + "\n"
+    serde_json::to_string_pretty(&Saved { report, run_id })
+        .unwrap_or_else(|_| format!("{report_json:#}"))
+        + "\n"
 }
 
 /// Saves `run` in `store`; a run the store cannot take is kept whole in a
 /// side file that the error line names, for `dbio import run`.
 fn save_or_keep(store: &mut Store, run: &NewRun) -> Result<i64, CommandError> {
-    let e = match store.save_run(run) {
-        Ok(id) => return Ok(id),
-        Err(e) => e,
-    };
-    let kept = unsaved::keep(&unsaved::Unsaved::new(store.path(), run, &e));
-    let line = match kept {
+    store.save_run(run).map_err(|e| {
+        kept_or_lost(
+            "the run was measured",
+            &e,
+            &unsaved::Unsaved::new(store.path(), run, &e),
+        )
+    })
+}
+
+/// The one error line of a run (`what`: "the run was measured") the store
+/// could not take (`e`): `run` kept in a side file it names, for `dbio
+/// import run`, or why it could not be kept either.
+pub(crate) fn kept_or_lost(
+    what: &str,
+    e: &crate::store::StoreError,
+    run: &unsaved::Unsaved,
+) -> CommandError {
+    let line = match unsaved::keep(run) {
         Ok(file) => format!(
-            "the run was measured but not saved: {e}; it is kept whole in {0}: save it with `dbio import run {0}`",
-            file.display()
+            "{what} but not saved: {e}; it is kept whole in {0}: save it with `dbio import run {0}`",
+            crate::terminal::path(&file)
         ),
         Err(why) => format!(
-            "the run was measured but not saved: {e}; nor could it be kept in a file ({}): only the report above is left",
+            "{what} but not saved: {e}; nor could it be kept in a file ({}): only the report above is left",
             why.iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
     };
-    Err(CommandError::Failed(line))
+    CommandError::Failed(line)
 }
 
 /// A SLOB model run's report and the histograms to store (its latencies

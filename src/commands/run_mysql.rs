@@ -117,7 +117,7 @@ impl Arm for MysqlConfig {
             eprintln!(
                 "starting MariaDB {} on {}",
                 bin.version,
-                paths.data.display()
+                crate::terminal::path(&paths.data)
             );
         }
         let mut srv = Server::start(bin, paths, &settings, my.page_size, my.server.memory_bytes)?;

@@ -74,7 +74,11 @@ impl Arm for PgConfig {
             &self.server.set,
         )?;
         if ctx.progress {
-            eprintln!("starting {} on {}", bin.version, paths.data.display());
+            eprintln!(
+                "starting {} on {}",
+                bin.version,
+                crate::terminal::path(&paths.data)
+            );
         }
         let mut srv = Server::start(bin, paths, &settings, self.server.memory_bytes)?;
         let ep = Endpoint::of(&srv);

@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
@@ -18,7 +17,9 @@ use crate::storage::block::{SECTOR, claimed_size};
 use crate::storage::lock::TargetLock;
 use crate::storage::manifest::Manifest;
 use crate::storage::{device, genmap_file};
+use crate::store::unsaved::Unsaved;
 use crate::store::{ImportedRun, RunRow, Store};
+use crate::terminal;
 use crate::verify::classify::CLASSES;
 use crate::verify::findings::{Findings, missing_text, render};
 use crate::verify::interrupted::{Interruption, Known};
@@ -68,6 +69,12 @@ pub fn execute(
     args: &VerifyArgs,
     open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<ExitCode> {
+    // Its findings and saved run name the target as text.
+    crate::cli::utf8_path("--target", &args.target)
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
+    if let Some(db) = &args.db {
+        crate::cli::utf8_path("--db", db).map_err(|e| CommandError::Usage(e.to_string()))?;
+    }
     let subject = subject(&args.target)?;
     let mut store = open_store(args.db.clone())?;
     let interrupt = super::interrupt_flag();
@@ -96,16 +103,16 @@ pub fn execute(
     super::output::print_anyway(&if args.json {
         serde_json::to_string_pretty(&doc).expect("findings serialize") + "\n"
     } else {
-        text.clone()
+        // Paths are escaped in the text already; any other control
+        // character in it too.
+        terminal::text(&text).into_owned()
     });
     let damaged = findings.damaged();
     let missing = findings.missing.blocks;
-    let id = save(
-        &mut store, args, &subject, &findings, &stats, doc, text, started,
-    )
-    .context("verified but not saved")?;
+    let run = imported_run(args, &subject, &findings, &stats, doc, text, started);
+    let id = save_or_keep(&mut store, &run)?;
     if !args.quiet && !args.json {
-        eprintln!("saved as run {id} in {}", store.path().display());
+        eprintln!("saved as run {id} in {}", terminal::path(store.path()));
     }
     if damaged > 0 {
         let classes: Vec<String> = CLASSES
@@ -222,7 +229,7 @@ fn text(target: &Path, s: &Subject, f: &Findings, stats: &ScanStats) -> String {
     use crate::units::fmt_size;
     let mut out = format!(
         "verify   {} ({} files of {} in {} blocks)\n",
-        target.display(),
+        terminal::path(target),
         s.layout.files.len(),
         fmt_size(s.layout.file_size),
         fmt_size(u64::from(s.layout.block_size))
@@ -299,9 +306,21 @@ fn now_unix_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn save(
-    store: &mut Store,
+/// Saves the verify run in `store`; a run the store cannot take is kept
+/// whole in a side file that the error line names, for `dbio import run`.
+fn save_or_keep(store: &mut Store, run: &ImportedRun) -> Result<i64, CommandError> {
+    match store.save_imports(std::slice::from_ref(run)) {
+        Ok(ids) => Ok(ids[0]),
+        Err(e) => Err(super::run::kept_or_lost(
+            "the target was verified",
+            &e,
+            &Unsaved::of_import(store.path(), run, &e),
+        )),
+    }
+}
+
+/// The verify run as the store keeps it: its columns and metrics.
+fn imported_run(
     args: &VerifyArgs,
     s: &Subject,
     f: &Findings,
@@ -309,7 +328,7 @@ fn save(
     doc: serde_json::Value,
     text: String,
     started: i64,
-) -> Result<i64, crate::store::StoreError> {
+) -> ImportedRun {
     let mut metrics = vec![
         ("verify.blocks".to_string(), f.blocks as f64),
         ("verify.damaged".to_string(), f.damaged() as f64),
@@ -338,7 +357,7 @@ fn save(
         ),
     ]);
     let target = std::path::absolute(&args.target).unwrap_or_else(|_| args.target.clone());
-    let run = ImportedRun {
+    ImportedRun {
         row: RunRow {
             started_unix_ms: started,
             ended_unix_ms: Some(now_unix_ms()),
@@ -358,6 +377,5 @@ fn save(
         report: doc,
         report_text: text,
         environment: json!({ "host": crate::environment::Environment::capture() }),
-    };
-    Ok(store.save_imports(&[run])?[0])
+    }
 }

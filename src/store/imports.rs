@@ -33,12 +33,21 @@ impl Store {
     /// Saves the runs of one imported file in one transaction; returns their
     /// ids in order. Nothing is saved when anything fails.
     pub fn save_imports(&mut self, runs: &[ImportedRun]) -> Result<Vec<i64>, StoreError> {
+        self.save_imports_at(runs, now_unix_ms())
+    }
+
+    /// [`Store::save_imports`] with the time the runs count as saved (a run
+    /// kept in a side file keeps the time its first save was tried).
+    pub(super) fn save_imports_at(
+        &mut self,
+        runs: &[ImportedRun],
+        saved: i64,
+    ) -> Result<Vec<i64>, StoreError> {
         for run in runs {
             for tag in &run.row.tags {
                 validate_tag(tag)?;
             }
         }
-        let saved = now_unix_ms();
         self.write(|tx, path| {
             let sql = |e| StoreError::sql(path, e);
             let mut ids = Vec::with_capacity(runs.len());

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::extract::extract;
 use super::{NewRun, SqlResult, Store, StoreError, retry_busy, validate_tag};
@@ -29,7 +29,7 @@ pub struct RunFilter {
 }
 
 /// The headline numbers of a run (from its `metrics` rows).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeyMetrics {
     pub total_iops: Option<f64>,
     pub total_mib_per_s: Option<f64>,
@@ -60,8 +60,9 @@ const KEY_METRICS: [&str; 11] = [
     crate::vocab::PHYSICAL_WRITES_S,
 ];
 
-/// One run as `list` shows it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// One run as `list` shows it (and as a kept run of `dbio verify` holds
+/// its columns, `unsaved`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
     pub id: i64,
     pub started_unix_ms: i64,

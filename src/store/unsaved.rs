@@ -4,7 +4,9 @@
 //! file beside the store (`STORE.unsaved/<time>-<pid>.json`, else a
 //! `dbio-unsaved` directory of the temporary directory), so a run measured
 //! is never lost. `dbio import run FILE` reads it back ([`read`]) and saves
-//! it as if the first save had worked ([`Store::save_unsaved`]).
+//! it as if the first save had worked ([`Store::save_unsaved`]). A run that
+//! is not a dbio report (`dbio verify`'s findings, saved as an
+//! [`ImportedRun`]) keeps its own columns and metrics in the file too.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -15,7 +17,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
-use super::{NewRun, Store, StoreError};
+use super::{ImportedRun, NewRun, RunRow, Store, StoreError};
 
 /// The `schema` of a side file.
 pub const SCHEMA: &str = "dbio.unsaved.v1";
@@ -73,6 +75,30 @@ pub struct Unsaved {
     pub cell_key: Option<String>,
     pub warmup: bool,
     pub tags: Vec<String>,
+    /// A run saved with columns and metrics of its own (`dbio verify`'s):
+    /// those, as [`Store::save_imports`] takes them; none for a dbio report,
+    /// whose columns come from the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<Columns>,
+}
+
+/// The `runs` columns and metric rows of a run that is not a dbio report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Columns {
+    pub row: RunRow,
+    pub metrics: Vec<(String, f64)>,
+}
+
+/// `(op, bytes)` histograms as a side file keeps them.
+fn hists(histograms: &[(String, Vec<u8>)]) -> Vec<Hist> {
+    histograms
+        .iter()
+        .map(|(op, bytes)| Hist {
+            op: op.clone(),
+            hdr_v2_deflate_base64: BASE64.encode(bytes),
+        })
+        .collect()
 }
 
 impl Unsaved {
@@ -86,19 +112,37 @@ impl Unsaved {
             report: run.report.clone(),
             report_text: run.report_text.into(),
             environment: run.environment.clone(),
-            histograms: run
-                .histograms
-                .iter()
-                .map(|(op, bytes)| Hist {
-                    op: op.clone(),
-                    hdr_v2_deflate_base64: BASE64.encode(bytes),
-                })
-                .collect(),
+            histograms: hists(run.histograms),
             plan: run.plan.map(String::from),
             variable: run.variable.map(String::from),
             cell_key: run.cell_key.map(String::from),
             warmup: run.warmup,
             tags: run.tags.to_vec(),
+            columns: None,
+        }
+    }
+
+    /// A run with columns of its own (`dbio verify`'s) that the store at
+    /// `store` could not take, and why.
+    pub fn of_import(store: &Path, run: &ImportedRun, error: &StoreError) -> Unsaved {
+        let r = &run.row;
+        let new = NewRun {
+            report: &run.report,
+            report_text: &run.report_text,
+            environment: &run.environment,
+            histograms: &run.histograms,
+            plan: r.plan.as_deref(),
+            variable: r.variable.as_deref(),
+            cell_key: r.cell_key.as_deref(),
+            warmup: r.warmup,
+            tags: &r.tags,
+        };
+        Unsaved {
+            columns: Some(Columns {
+                row: r.clone(),
+                metrics: run.metrics.clone(),
+            }),
+            ..Unsaved::new(store, &new, error)
         }
     }
 
@@ -197,7 +241,9 @@ fn write_file(dir: &Path, run: &Unsaved) -> Result<PathBuf, UnsavedError> {
         .find(|p| p.symlink_metadata().is_err())
         .expect("an unused name");
     let tmp = dir.join(format!(".{stamp}-{pid}.json.tmp"));
-    let text = serde_json::to_string_pretty(run).expect("a run serializes") + "\n";
+    let text = serde_json::to_string_pretty(run)
+        .map_err(|e| err(&path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
+        + "\n";
     let written = OpenOptions::new()
         .write(true)
         .create(true)
@@ -247,6 +293,18 @@ impl Store {
             path: self.path.clone(),
             what,
         })?;
+        if let Some(c) = &run.columns {
+            let imported = ImportedRun {
+                row: c.row.clone(),
+                metrics: c.metrics.clone(),
+                histograms,
+                report: run.report.clone(),
+                report_text: run.report_text.clone(),
+                environment: run.environment.clone(),
+            };
+            let ids = self.save_imports_at(&[imported], run.saved_unix_ms)?;
+            return Ok(Saved::New(ids[0]));
+        }
         let new = NewRun {
             report: &run.report,
             report_text: &run.report_text,

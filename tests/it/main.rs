@@ -37,6 +37,7 @@ mod mpi_region;
 mod mysql;
 mod mysql_paths;
 mod mysql_url;
+mod non_utf8_paths;
 mod output_file;
 mod pg;
 mod pg_plans;
@@ -106,6 +107,7 @@ fn main() {
         mysql::tests(),
         mysql_paths::tests(),
         mysql_url::tests(),
+        non_utf8_paths::tests(),
         output_file::tests(),
         pg::tests(),
         pg_plans::tests(),

@@ -566,6 +566,19 @@ fn pg_url_uses_only_a_schema_of_its_own_on_an_existing_server() {
     let r = json(&run("bench", &[]));
     assert_eq!(r["pg"]["load"]["reused"], true);
     assert_eq!(srv.setting("shared_buffers"), buffers);
+    // A database named o'b\ whose strings take \ as an escape: its name
+    // reaches the statistics query as a parameter, not as a literal.
+    let mut c = srv.client("postgres");
+    c.batch_execute("CREATE DATABASE \"o'b\\\"").unwrap();
+    c.batch_execute("ALTER DATABASE \"o'b\\\" SET standard_conforming_strings = off")
+        .unwrap();
+    let out = run("o%27b%5C", &[]);
+    let r = json(&out);
+    assert!(
+        f(&r["pg"], "server.xact_commit") >= 40.0,
+        "the server's counters of o'b\\: {}",
+        r["pg"]["server"]
+    );
     // Options that would change the server are refused.
     let out = run("bench", &["--pg-set", "work_mem=64MB"]);
     assert_eq!(out.status.code(), Some(2));

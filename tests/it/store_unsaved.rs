@@ -80,13 +80,18 @@ impl Drop for Locked {
 
 /// The side file the one error line of a run that was not saved names.
 fn kept_file(out: &Output) -> PathBuf {
+    kept_file_of("the run was measured", out)
+}
+
+/// [`kept_file`] of a command whose line says `what` was done.
+fn kept_file_of(what: &str, out: &Output) -> PathBuf {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(errors.len(), 1, "one error line: {err}");
     let line = errors[0];
     assert!(
-        line.starts_with("error: the run was measured but not saved: "),
+        line.starts_with(&format!("error: {what} but not saved: ")),
         "{line}"
     );
     let (_, file) = line
@@ -230,6 +235,67 @@ fn a_run_the_locked_store_cannot_take_is_kept_and_imported_later() {
     assert_eq!(rows(&store), 2);
 }
 
+/// `dbio verify` on a store that stays locked keeps its run (findings,
+/// columns, metrics) in a side file, and `dbio import run` saves it as the
+/// first save would have.
+fn a_verify_run_the_locked_store_cannot_take_is_kept_and_imported_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite");
+    let target = dir.path().join("t");
+    ok(
+        &store,
+        &[
+            "run",
+            "--size",
+            "1M",
+            "--time",
+            "1",
+            "--quiet",
+            "--target",
+            target.to_str().unwrap(),
+        ],
+    );
+    let verify = ["verify", "--json", "--target", target.to_str().unwrap()];
+    let lock = Locked::hold(&store, dir.path());
+    let out = dbio(&store).args(verify).output().unwrap();
+    let released = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    drop(lock);
+    let file = kept_file_of("the target was verified", &out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stayed locked by another process for 30 s"),
+        "the cause is named"
+    );
+    assert_eq!(
+        file.parent().unwrap(),
+        dir.path().join("store.sqlite.unsaved")
+    );
+    let said = ok(&store, &["import", "run", file.to_str().unwrap()]);
+    assert!(said.contains("saved as run 2"), "{said}");
+    assert!(!file.exists(), "the imported file is removed");
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shown: Value = serde_json::from_str(&ok(&store, &["runs", "show", "2", "--json"])).unwrap();
+    assert_eq!(shown, printed, "runs show --json is the printed findings");
+    let stored = Store::open(&store).unwrap().get(2).unwrap();
+    let r = &stored.row;
+    assert_eq!(
+        (r.workload.as_deref(), r.status.as_str(), r.source.as_str()),
+        (Some("verify"), "completed", "dbio")
+    );
+    assert_eq!(r.target.as_deref(), target.to_str());
+    let blocks = stored.metrics.iter().find(|(m, _)| m == "verify.blocks");
+    assert_eq!(
+        blocks.map(|b| b.1),
+        printed["findings"]["blocks"].as_f64(),
+        "its metrics: {:?}",
+        stored.metrics
+    );
+    assert!(saved_unix_ms(&store, 2) <= released, "saved when verified");
+    ok(&store, &["verify", "--target", target.to_str().unwrap()]);
+}
+
 /// A tmpfs of its own, unmounted (and its directory removed) on drop.
 struct SmallFs {
     dir: tempfile::TempDir,
@@ -368,6 +434,7 @@ fn a_read_only_store_is_refused_before_the_run() {
 
 crate::tests! {
     a_run_the_locked_store_cannot_take_is_kept_and_imported_later [Tool("sqlite3")],
+    a_verify_run_the_locked_store_cannot_take_is_kept_and_imported_later [Tool("sqlite3")],
     a_run_a_full_store_cannot_take_is_kept_in_the_temporary_directory [Root],
     a_read_only_store_is_refused_before_the_run [Root],
 }

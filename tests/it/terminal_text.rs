@@ -219,8 +219,76 @@ fn a_huge_value_is_quoted_cut_in_its_error_line() {
     assert_cut("import --tag with spaces", &import, 100_000);
 }
 
+/// `dbio verify` (its findings, the file it names, the "saved as run"
+/// line), `dbio report --html`'s "wrote" line and `dbio clean`'s "removed"
+/// line show a hostile path escaped.
+fn verify_report_and_clean_show_a_hostile_path_escaped() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join(format!("t{HOSTILE}"));
+    ok(
+        "run",
+        dbio()
+            .args(["run", "--size", "1M", "--time", "1", "--quiet", "--target"])
+            .arg(&target)
+            .output()
+            .unwrap(),
+    );
+    let verify = || {
+        dbio()
+            .arg("verify")
+            .arg("--target")
+            .arg(&target)
+            .output()
+            .unwrap()
+    };
+    let clean = ok("verify", verify());
+    assert_escaped("verify (clean)", &clean);
+    assert!(
+        String::from_utf8_lossy(&clean.stderr).contains("saved as run 2 in "),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    // A block of the first data file overwritten: its findings name the file.
+    let file = target.join("dbio-data-0000.dat");
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &[0x5a; 8192], 65536).unwrap();
+    f.sync_all().unwrap();
+    let damaged = verify();
+    assert_eq!(damaged.status.code(), Some(1), "damage found");
+    assert_escaped("verify (damaged)", &damaged);
+    assert!(
+        String::from_utf8_lossy(&damaged.stdout)
+            .contains(&format!("t{SHOWN}/dbio-data-0000.dat offset 65536")),
+        "the damaged block's file is named, escaped:\n{}",
+        String::from_utf8_lossy(&damaged.stdout)
+    );
+    let page = dir.path().join(format!("r{HOSTILE}.html"));
+    let html = ok(
+        "report --html",
+        dbio()
+            .args(["report", "--html"])
+            .arg(&page)
+            .output()
+            .unwrap(),
+    );
+    assert_escaped("report --html", &html);
+    assert!(page.is_file(), "the page was written");
+    let removed = ok(
+        "clean",
+        dbio()
+            .arg("clean")
+            .arg("--target")
+            .arg(&target)
+            .output()
+            .unwrap(),
+    );
+    assert_escaped("clean", &removed);
+}
+
 crate::tests! {
     a_hostile_target_and_note_show_escaped,
+    verify_report_and_clean_show_a_hostile_path_escaped,
     fio_job_and_file_names_show_escaped [Tool("fio")],
     markdown_export_writes_html_as_text,
     a_huge_value_is_quoted_cut_in_its_error_line,

@@ -6,7 +6,7 @@
 //! characters with their length.
 //!
 //! [`field`] is for one value (a table cell, a name: a line break in it is
-//! escaped too), [`text`] for a whole document that dbio laid out in lines
+//! escaped too; [`path`] for a path), [`text`] for a whole document that dbio laid out in lines
 //! (its line breaks kept), [`quote`] for a value in an error line, and
 //! [`line`] for a whole error line (control characters escaped, any value
 //! longer than [`QUOTE_MAX`] cut).
@@ -56,6 +56,12 @@ fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
 /// line breaks and tabs included.
 pub fn field(s: &str) -> Cow<'_, str> {
     escape_where(s, char::is_control)
+}
+
+/// A path as one value: [`field`] of its text (bytes that are not UTF-8
+/// shown as `�`).
+pub fn path(p: &std::path::Path) -> String {
+    field(&p.to_string_lossy()).into_owned()
 }
 
 /// A document dbio laid out in lines (a report, a table): its line breaks

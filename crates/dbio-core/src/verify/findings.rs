@@ -278,7 +278,7 @@ fn examples(out: &mut String, t: &Tally, files: &[std::path::PathBuf]) {
 fn file_name(file: u32, files: &[std::path::PathBuf]) -> String {
     files
         .get(file as usize)
-        .map_or_else(|| format!("file {file}"), |p| p.display().to_string())
+        .map_or_else(|| format!("file {file}"), |p| crate::terminal::path(p))
 }
 
 /// What is missing of one file, in a line.

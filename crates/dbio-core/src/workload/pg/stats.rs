@@ -102,6 +102,9 @@ pub struct Sql {
     pub counters: String,
     /// [`IO_COLUMNS`] per backend type (16+).
     pub io: Option<String>,
+    /// The database whose counters `counters` reads: its `$1`, bound as a
+    /// parameter, never part of the query's text.
+    pub database: String,
 }
 
 impl Sql {
@@ -138,10 +141,9 @@ impl Sql {
             );
         }
         let counters = format!(
-            "SELECT {} FROM {} WHERE d.datname = '{}'",
+            "SELECT {} FROM {} WHERE d.datname = $1",
             cols.join(", "),
             from.join(", "),
-            database.replace('\'', "''")
         );
         let io = (version >= V16).then(|| {
             let sums: Vec<String> = IO_COLUMNS
@@ -154,7 +156,11 @@ impl Sql {
                 sums.join(", ")
             )
         });
-        Sql { counters, io }
+        Sql {
+            counters,
+            io,
+            database: database.to_string(),
+        }
     }
 }
 
@@ -171,7 +177,7 @@ pub struct Snapshot(pub Vec<f64>, pub Vec<(String, Vec<f64>)>);
 
 impl Snapshot {
     pub fn read(client: &mut postgres::Client, sql: &Sql) -> Result<Snapshot, postgres::Error> {
-        let row = client.query_one(sql.counters.as_str(), &[])?;
+        let row = client.query_one(sql.counters.as_str(), &[&sql.database])?;
         let counters = (0..COLUMNS.len()).map(|i| row.get(i)).collect();
         let mut io = Vec::new();
         if let Some(q) = &sql.io {
