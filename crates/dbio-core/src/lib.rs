@@ -16,6 +16,7 @@ pub mod measure;
 pub mod rng;
 pub mod samplers;
 pub mod storage;
+pub mod trace;
 pub mod units;
 pub mod verify;
 pub mod vocab;
