@@ -167,7 +167,15 @@ impl Reader {
         match read_full(&mut self.input, &mut b) {
             Ok(n) if n == N => Ok(b),
             Ok(_) => Err(self.bad("truncated: the file ends inside an entry")),
-            Err(e) => Err(self.bad(format!("garbled compressed data ({e})"))),
+            Err(e) => Err(self.stream_error(e)),
+        }
+    }
+
+    fn stream_error(&self, e: std::io::Error) -> TraceError {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            self.bad("truncated: the file ends inside its compressed data")
+        } else {
+            self.bad(format!("garbled compressed data ({e})"))
         }
     }
 
@@ -262,7 +270,7 @@ impl Reader {
         match read_full(&mut self.input, &mut tag) {
             Ok(1) => {}
             Ok(_) => return Err(self.bad("truncated: no end marker (the capture did not finish)")),
-            Err(e) => return Err(self.bad(format!("garbled compressed data ({e})"))),
+            Err(e) => return Err(self.stream_error(e)),
         }
         match tag[0] {
             TAG_DEVICE => self.device().map(Some),

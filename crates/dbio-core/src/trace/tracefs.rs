@@ -151,7 +151,11 @@ impl Drop for Instance {
                 Ok(()) => break,
             }
         }
-        if self.we_mounted {
+        // Unmounted only if dbio mounted it and nobody made an instance since.
+        let others = fs::read_dir(Path::new(ROOT).join("instances"))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        if self.we_mounted && others == 0 {
             let _ = rustix::mount::unmount(ROOT, rustix::mount::UnmountFlags::empty());
         }
     }
