@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod block_devices;
+mod capture;
 mod compare;
 mod device_gate;
 mod fio_json;
@@ -68,6 +69,7 @@ fn main() {
     let trials: Vec<_> = [
         bad_input::tests(),
         block_devices::tests(),
+        capture::tests(),
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),
