@@ -291,6 +291,7 @@ fn one_line_exit_2(args: &[&str], want: &str) {
 }
 
 fn bad_capture_input_is_one_line_and_exit_2() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("plain");
     std::fs::write(&file, b"not a device").unwrap();
@@ -341,6 +342,7 @@ fn fio_iolog(dir: &Path, log: &Path) {
 }
 
 fn fio_iologs_made_by_fio_import_and_convert() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("fio.iolog");
     fio_iolog(dir.path(), &log);
@@ -553,6 +555,7 @@ fn blktrace_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn blktrace_files_built_from_the_layout_import() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let files = blktrace_files(dir.path());
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
@@ -592,6 +595,7 @@ fn blktrace_files_built_from_the_layout_import() {
 }
 
 fn damaged_traces_are_named_with_file_and_place() {
+    let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let files = blktrace_files(dir.path());
     let whole = std::fs::read(&files[0]).unwrap();
