@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
-use crate::common::run::dbio;
+use crate::common::run::{Run, dbio};
 use crate::common::store::temp_store;
 
 crate::tests! {
@@ -120,15 +120,19 @@ fn tracefs_mounted() -> bool {
         .any(|l| l.split_whitespace().nth(1) == Some("/sys/kernel/tracing"))
 }
 
-fn show(paths: &[&Path]) -> Value {
-    let mut c = dbio();
-    c.args(["trace", "show", "--json"]).args(paths);
-    let out = c.output().unwrap();
+/// `dbio ARGS`, which must succeed.
+fn ok(cmd: &mut assert_cmd::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+fn show(paths: &[&Path]) -> Value {
+    let out = ok(dbio().args(["trace", "show", "--json"]).args(paths));
     serde_json::from_slice::<Value>(&out.stdout).unwrap()["trace"].clone()
 }
 
@@ -144,7 +148,6 @@ fn a_raw_run_is_captured_whole_and_nothing_is_left() {
     let mounted_before = tracefs_mounted();
     let before = diskstats(&dev.name());
     let cap = Capturing::start(&[&dev.path], &trace);
-    let d = dev.path.to_str().unwrap();
     let mut total = 0;
     for args in [
         &["--pattern", "randwrite", "--ops", "3000"][..],
@@ -159,17 +162,7 @@ fn a_raw_run_is_captured_whole_and_nothing_is_left() {
             "4000",
         ],
     ] {
-        let out = dbio()
-            .args(["run", "--target", d, "--json", "--bs", "8k"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let run = Run::raw(&dev.path).args(&["--bs", "8k"]).args(args).json();
         total += run["write"]["requests"].as_u64().unwrap();
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -235,17 +228,10 @@ fn a_partition_is_captured_through_its_disk() {
     assert_eq!(n(s, "writes"), 20, "{s}");
     // Offsets from the partition's start, not the disk's.
     let iolog = dir.path().join("p2.iolog");
-    let out = dbio()
+    ok(dbio()
         .args(["trace", "convert", "--to", "iolog", "--output"])
         .arg(&iolog)
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(&trace));
     let text = std::fs::read_to_string(&iolog).unwrap();
     let mut offsets: Vec<u64> = text
         .lines()
@@ -365,17 +351,10 @@ fn fio_iologs_made_by_fio_import_and_convert() {
     let native = dir.path().join("fio.dbtrace");
     let back = dir.path().join("back.iolog");
     for (input, output, to) in [(&log, &native, "native"), (&native, &back, "iolog")] {
-        let out = dbio()
+        ok(dbio()
             .args(["trace", "convert", "--to", to, "--output"])
             .arg(output)
-            .arg(input)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .arg(input));
     }
     let io_lines = |t: &str| -> Vec<String> {
         t.lines()
@@ -570,13 +549,13 @@ fn blktrace_files_built_from_the_layout_import() {
         (1, 1, 0)
     );
     assert_eq!(t["devices"], serde_json::json!(["8:16"]));
-    // In issue order, with their completion times, as an iolog v3.
+    // In issue order (each paired with its completion: none incomplete
+    // above), as an iolog v3.
     let iolog = dir.path().join("out.iolog");
-    let mut c = dbio();
-    c.args(["trace", "convert", "--to", "iolog", "--output"])
+    ok(dbio()
+        .args(["trace", "convert", "--to", "iolog", "--output"])
         .arg(&iolog)
-        .args(&files);
-    assert!(c.output().unwrap().status.success());
+        .args(&files));
     let text = std::fs::read_to_string(&iolog).unwrap();
     let io: Vec<&str> = text
         .lines()

@@ -25,8 +25,6 @@ pub struct Reader {
     files: HashMap<String, u16>,
     /// v2: the time the `wait`s add up to.
     clock_ns: u64,
-    /// A device entry given out; its first request comes next.
-    queued: Option<Request>,
     done: bool,
 }
 
@@ -41,7 +39,6 @@ impl Reader {
             text: String::new(),
             files: HashMap::new(),
             clock_ns: 0,
-            queued: None,
             done: false,
         };
         if !r.read_line()? {
@@ -177,9 +174,6 @@ impl Iterator for Reader {
     type Item = Result<Entry, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(r) = self.queued.take() {
-            return Some(Ok(Entry::Request(r)));
-        }
         while !self.done {
             let got = match self.read_line() {
                 Ok(g) => g,

@@ -234,7 +234,7 @@ fn an_unknown_file_is_refused_in_one_line() {
         .unwrap()
         .write_all(b"hello")
         .unwrap();
-    let e = open(&[p.clone()]).err().unwrap().to_string();
+    let e = open(std::slice::from_ref(&p)).err().unwrap().to_string();
     assert!(
         e.starts_with(p.to_str().unwrap()) && e.contains("not a trace"),
         "{e}"

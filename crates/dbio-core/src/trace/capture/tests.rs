@@ -15,7 +15,7 @@ fn an_issue_line_is_parsed_field_by_field() {
     );
     assert_eq!(e.ts_ns, 4_195_560_314_000);
     assert_eq!((e.tid, e.tgid), (29075, Some(29069)));
-    assert_eq!(e.dev, (254 << 20) | 0);
+    assert_eq!(e.dev, 254 << 20);
     assert_eq!((e.op, e.sector, e.sectors), (Op::Read, 354851216, 16));
     assert!(e.flags.contains(Flags::SYNC) && !e.flags.contains(Flags::FUA));
 }
