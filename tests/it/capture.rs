@@ -19,6 +19,7 @@ use crate::common::store::temp_store;
 crate::tests! {
     a_raw_run_is_captured_whole_and_nothing_is_left [Root, BlockTracing],
     a_partition_is_captured_through_its_disk [Root, BlockTracing],
+    a_killed_capture_s_instance_is_removed_by_the_next [Root, BlockTracing],
     bad_capture_input_is_one_line_and_exit_2,
     fio_iologs_made_by_fio_import_and_convert [Tool("fio")],
     blktrace_files_built_from_the_layout_import,
@@ -27,6 +28,15 @@ crate::tests! {
 
 const MIB: u64 = 1 << 20;
 const INSTANCES: &str = "/sys/kernel/tracing/instances";
+
+/// One capture at a time in this test binary: each test checks what its
+/// own capture left in tracefs (instances, the mount) without another
+/// test's capture changing it meanwhile.
+static TRACEFS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn tracefs_to_myself() -> std::sync::MutexGuard<'static, ()> {
+    TRACEFS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A running `dbio capture`, stopped with SIGINT (Ctrl-C) by the test, or
 /// killed if the test fails first.
@@ -141,6 +151,7 @@ fn n(v: &Value, k: &str) -> u64 {
 }
 
 fn a_raw_run_is_captured_whole_and_nothing_is_left() {
+    let _tracefs = tracefs_to_myself();
     let _store = temp_store();
     let dev = LoopDev::new(256 * MIB, true);
     let dir = tempfile::tempdir().unwrap();
@@ -203,6 +214,7 @@ fn a_raw_run_is_captured_whole_and_nothing_is_left() {
 }
 
 fn a_partition_is_captured_through_its_disk() {
+    let _tracefs = tracefs_to_myself();
     let _store = temp_store();
     let dev = LoopDev::new(128 * MIB, true);
     let parts = dev.partition(2);
@@ -240,6 +252,49 @@ fn a_partition_is_captured_through_its_disk() {
         .collect();
     offsets.sort_unstable();
     assert_eq!(offsets, (0..20).map(|i| i * 4096).collect::<Vec<_>>());
+}
+
+/// Unmounts tracefs at the end of a test if it was not mounted before it.
+struct TracefsAsFound(bool);
+
+impl Drop for TracefsAsFound {
+    fn drop(&mut self) {
+        if !self.0 && tracefs_mounted() {
+            let _ = Command::new("umount").arg("/sys/kernel/tracing").status();
+        }
+    }
+}
+
+fn a_killed_capture_s_instance_is_removed_by_the_next() {
+    let _store = temp_store();
+    let _serial = tracefs_to_myself();
+    let _tracefs = TracefsAsFound(tracefs_mounted());
+    let dev = LoopDev::new(32 * MIB, true);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cap = Capturing::start(&[&dev.path], &dir.path().join("killed.dbtrace"));
+    let pid = cap.child.as_ref().unwrap().id();
+    let mine = format!("dbio-capture-{pid}");
+    assert!(our_instances().contains(&mine), "{:?}", our_instances());
+    let mut child = cap.child.take().unwrap();
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    assert!(
+        our_instances().contains(&mine),
+        "kill -9 leaves the instance"
+    );
+    let out = ok(dbio()
+        .args(["capture", "--time", "0.2", "--output"])
+        .arg(dir.path().join("next.dbtrace"))
+        .arg("--device")
+        .arg(&dev.path));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "removed the tracing instance /sys/kernel/tracing/instances/{mine}"
+        )),
+        "{err}"
+    );
+    assert!(our_instances().is_empty(), "{:?}", our_instances());
 }
 
 /// O_DIRECT for a test's own writes.

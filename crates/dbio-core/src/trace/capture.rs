@@ -202,7 +202,7 @@ fn capture_into(
             number: Some(t.number),
         }))?;
     }
-    let inst = Instance::create(&format!("dbio-capture-{}", std::process::id()))?;
+    let inst = Instance::create(&format!("{}{}", super::tracefs::PREFIX, std::process::id()))?;
     configure(&inst, opts)?;
     let pipe_path = inst.path("trace_pipe");
     let pipe_err = |source| CaptureError::Pipe {

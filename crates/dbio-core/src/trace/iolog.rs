@@ -210,11 +210,7 @@ pub struct Writer {
 impl Writer {
     /// Creates `path` (never over an existing file).
     pub fn create(path: &Path) -> Result<Writer, TraceError> {
-        let f = File::options()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| TraceError::io("create", path, e))?;
+        let f = super::create_new(path)?;
         let mut w = Writer {
             out: BufWriter::new(f),
             path: path.to_path_buf(),

@@ -316,6 +316,15 @@ impl Summary {
 #[cfg(test)]
 mod tests;
 
+/// Creates `path` for writing, never over an existing file.
+pub(crate) fn create_new(path: &Path) -> Result<std::fs::File, TraceError> {
+    std::fs::File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| TraceError::io("create", path, e))
+}
+
 /// Reads until `buf` is full or the input ends; the bytes read.
 pub(crate) fn read_full(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;

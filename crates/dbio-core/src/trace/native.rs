@@ -40,11 +40,7 @@ pub struct Writer {
 impl Writer {
     /// Creates `path` (never over an existing file).
     pub fn create(path: &Path) -> Result<Writer, TraceError> {
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| TraceError::io("create", path, e))?;
+        let file = super::create_new(path)?;
         let mut w = BufWriter::new(file);
         let mut head = MAGIC.to_vec();
         head.extend(VERSION.to_le_bytes());

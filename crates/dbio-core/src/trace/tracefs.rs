@@ -83,6 +83,7 @@ impl Instance {
                 ))));
             }
         }
+        remove_orphans(&root.join("instances"));
         let dir = root.join("instances").join(name);
         fs::create_dir(&dir).map_err(|e| unmount(io("make the tracing instance", &dir)(e)))?;
         Ok(Instance { dir, we_mounted })
@@ -117,6 +118,32 @@ impl Instance {
             lost += lost_in_stats(&text);
         }
         Ok(lost)
+    }
+}
+
+/// The prefix of dbio's instance names; the pid of the capture follows.
+pub const PREFIX: &str = "dbio-capture-";
+
+/// Removes the instances of captures that were killed (`kill -9` leaves
+/// theirs): named by dbio, for a pid that no longer runs.
+fn remove_orphans(instances: &Path) {
+    let Ok(dir) = fs::read_dir(instances) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            continue;
+        };
+        let alive = pid
+            .parse::<u32>()
+            .is_ok_and(|p| Path::new("/proc").join(p.to_string()).exists());
+        if !alive && fs::remove_dir(e.path()).is_ok() {
+            eprintln!(
+                "removed the tracing instance {} of a capture that was killed",
+                e.path().display()
+            );
+        }
     }
 }
 
