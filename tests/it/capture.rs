@@ -43,6 +43,7 @@ fn tracefs_to_myself() -> std::sync::MutexGuard<'static, ()> {
 struct Capturing {
     child: Option<Child>,
     stderr: std::sync::mpsc::Receiver<String>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Capturing {
@@ -59,7 +60,7 @@ impl Capturing {
             .expect("start dbio capture");
         let err = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(err).lines().map_while(Result::ok) {
                 let _ = tx.send(line);
             }
@@ -67,6 +68,7 @@ impl Capturing {
         let c = Capturing {
             child: Some(child),
             stderr: rx,
+            reader: Some(reader),
         };
         let line = c
             .stderr
@@ -85,6 +87,8 @@ impl Capturing {
         )
         .unwrap();
         let out = child.wait_with_output().unwrap();
+        // Every line it wrote, once its stderr is closed.
+        let _ = self.reader.take().unwrap().join();
         let err: Vec<String> = self.stderr.try_iter().collect();
         let err = err.join("\n");
         assert!(out.status.success(), "capture failed: {err}");

@@ -1,29 +1,31 @@
 //! `dbio capture`: the kernel's `block:block_rq_issue` and
 //! `block:block_rq_complete` tracepoints, in a tracefs instance of dbio's
-//! own filtered to the devices' dev_t, read from `trace_pipe` (text, one
-//! line per event, times in µs on the monotonic clock), paired into one
-//! [`Request`] each and written to a dbio trace as they complete. The
+//! own filtered to the devices' dev_t, read as binary pages from every
+//! CPU's `trace_pipe_raw` (`rawpipe`: ns times on the monotonic clock;
+//! about 1 µs of CPU per event, where the text `trace_pipe` took 2.8),
+//! paired into one [`Request`] each and written to a dbio trace in issue
+//! order. The
 //! tracepoints name a partition's whole disk (`disk_devt`) with sectors
 //! from the disk's start: a partition is traced as its disk and its
 //! requests told apart by sector.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Read;
-use std::os::fd::AsFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::native::Writer;
 use super::pair::Pairer;
+use super::rawpipe::RawPipes;
 use super::tracefs::{Instance, TracefsError};
 use super::{Comm, Device, Entry, Flags, Op, Request, Summary, TraceError};
 
 /// The per-CPU ring buffer a capture asks for by default (KiB): measured
 /// to lose nothing at a raw run's rates here (docs/replay.md).
 pub const DEFAULT_BUFFER_KB: u32 = 16 * 1024;
+/// How long the reader sleeps when the buffers were empty.
+const IDLE: Duration = Duration::from_millis(20);
 
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
@@ -137,8 +139,6 @@ pub struct Outcome {
     pub lost_events: u64,
     /// Completions of requests issued before the capture began.
     pub unmatched_completions: u64,
-    /// Lines of the trace pipe that were not the events asked for.
-    pub other_lines: u64,
     pub seconds: f64,
 }
 
@@ -172,8 +172,6 @@ pub fn capture(
 fn configure(inst: &Instance, opts: &Options) -> Result<(), TracefsError> {
     inst.set("trace_clock", "mono")?;
     inst.set("buffer_size_kb", &opts.buffer_kb.to_string())?;
-    // The issuing thread's process (tgid) beside its thread id.
-    let _ = inst.set("options/record-tgid", "1");
     let mut devs: Vec<u64> = opts.targets.iter().map(Target::kernel_dev).collect();
     devs.sort_unstable();
     devs.dedup();
@@ -204,42 +202,31 @@ fn capture_into(
     }
     let inst = Instance::create(&format!("{}{}", super::tracefs::PREFIX, std::process::id()))?;
     configure(&inst, opts)?;
-    let pipe_path = inst.path("trace_pipe");
-    let pipe_err = |source| CaptureError::Pipe {
-        path: pipe_path.clone(),
-        source,
-    };
-    let mut pipe = File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&pipe_path)
-        .map_err(pipe_err)?;
+    let mut pipes = RawPipes::open(&inst)?;
     let started = Instant::now();
     let mut state = Reading::new(opts, mono_ns());
     ready();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut err = None;
     loop {
         let over =
             stop.load(Ordering::Relaxed) || opts.time.is_some_and(|t| started.elapsed() >= t);
         if over {
-            // No new events; what the buffer holds is still read.
+            // No new events; what the buffers hold is still read.
             inst.set("tracing_on", "0")?;
         }
-        match drain(&mut pipe, &mut buf, &mut state, writer) {
-            Ok(()) => {}
-            Err(e) => {
-                err = Some(e);
-                break;
-            }
+        let read = pipes.drain().map_err(|source| CaptureError::Pipe {
+            path: inst.path("per_cpu"),
+            source,
+        })?;
+        pipes.settled(over, |ev| state.event(ev, writer));
+        if let Some(e) = state.write_error.take() {
+            return Err(e.into());
         }
         if over {
             break;
         }
-        wait_readable(&pipe, Duration::from_millis(100));
-    }
-    if let Some(e) = err {
-        return Err(e);
+        if read == 0 {
+            std::thread::sleep(IDLE);
+        }
     }
     let (summary, werr) = (&mut state.summary, &mut state.write_error);
     state.pairer.finish(&mut |r| {
@@ -252,13 +239,12 @@ fn capture_into(
     if let Some(e) = state.write_error.take() {
         return Err(e.into());
     }
-    drop(pipe);
-    let lost = inst.lost_events()? + state.lost_lines;
+    drop(pipes);
+    let lost = inst.lost_events()?;
     Ok(Outcome {
         summary: state.summary,
         lost_events: lost,
         unmatched_completions: state.pairer.unmatched_completions,
-        other_lines: state.other_lines,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -268,65 +254,13 @@ fn mono_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-fn wait_readable(pipe: &File, timeout: Duration) {
-    use std::os::fd::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: pipe.as_fd().as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
-}
-
-/// Reads what the pipe holds now (until it would block).
-fn drain(
-    pipe: &mut File,
-    buf: &mut [u8],
-    st: &mut Reading,
-    w: &mut Writer,
-) -> Result<(), CaptureError> {
-    loop {
-        let n = match pipe.read(&mut buf[st.carry..]) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(CaptureError::Pipe {
-                    path: PathBuf::from("trace_pipe"),
-                    source: e,
-                });
-            }
-        };
-        let end = st.carry + n;
-        let mut start = 0;
-        while let Some(nl) = buf[start..end].iter().position(|&b| b == b'\n') {
-            st.line(&buf[start..start + nl], w);
-            start += nl + 1;
-        }
-        buf.copy_within(start..end, 0);
-        st.carry = end - start;
-        if st.carry == buf.len() {
-            st.carry = 0; // a line longer than the buffer: not an event
-            st.other_lines += 1;
-        }
-        if let Some(e) = st.write_error.take() {
-            return Err(e.into());
-        }
-    }
-}
-
-/// The reader's state between reads of the pipe.
+/// The reader's state between reads of the pipes.
 struct Reading {
     t0: u64,
     /// Kernel dev_t → the targets on that disk (index, target).
     by_disk: HashMap<u64, Vec<(u16, Target)>>,
     pairer: Pairer,
     summary: Summary,
-    carry: usize,
-    other_lines: u64,
-    lost_lines: u64,
     write_error: Option<TraceError>,
 }
 
@@ -344,26 +278,12 @@ impl Reading {
             by_disk,
             pairer: Pairer::default(),
             summary: Summary::default(),
-            carry: 0,
-            other_lines: 0,
-            lost_lines: 0,
             write_error: None,
         }
     }
 
-    fn line(&mut self, line: &[u8], w: &mut Writer) {
-        let Ok(line) = std::str::from_utf8(line) else {
-            self.other_lines += 1;
-            return;
-        };
-        if let Some(n) = lost_marker(line) {
-            self.lost_lines += n;
-            return;
-        }
-        let Some(ev) = parse_line(line) else {
-            self.other_lines += 1;
-            return;
-        };
+    /// One issue or completion.
+    fn event(&mut self, ev: Event, w: &mut Writer) {
         let Some((device, target)) = self.target(&ev) else {
             return;
         };
@@ -410,104 +330,31 @@ impl Reading {
     }
 }
 
-/// `CPU:N [LOST M EVENTS]`: the pipe's own note of dropped events.
-fn lost_marker(line: &str) -> Option<u64> {
-    let rest = line.split_once("[LOST ")?.1;
-    rest.split_whitespace().next()?.parse().ok()
-}
-
 #[derive(Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Issue { comm: Comm },
     Complete,
 }
 
-/// One tracepoint line, parsed.
+/// One block event, decoded.
 #[derive(Debug, PartialEq, Eq)]
-struct Event {
-    kind: Kind,
-    ts_ns: u64,
-    tid: u32,
-    tgid: Option<u32>,
-    dev: u64,
-    op: Op,
-    flags: Flags,
-    sector: u64,
-    sectors: u32,
-}
-
-/// Parses a `trace_pipe` line of block_rq_issue or block_rq_complete:
-/// `TASK-TID (TGID) [CPU] FLAGS SECS.USECS: block_rq_issue: MAJ,MIN RWBS BYTES (CMD) SECTOR + N PRIO [COMM]`
-/// (completions: `MAJ,MIN RWBS (CMD) SECTOR + N PRIO [ERROR]`).
-fn parse_line(line: &str) -> Option<Event> {
-    let (head, body, issue) = if let Some((h, b)) = line.split_once(": block_rq_issue: ") {
-        (h, b, true)
-    } else {
-        let (h, b) = line.split_once(": block_rq_complete: ")?;
-        (h, b, false)
-    };
-    let (task, ts) = head.rsplit_once(' ')?;
-    let ts_ns = parse_secs(ts)?;
-    let task = &task[..task.rfind('[')?];
-    let task = task.trim();
-    let (task, tgid) = match task.strip_suffix(')') {
-        Some(t) => {
-            let (t, g) = t.rsplit_once('(')?;
-            (t.trim_end(), g.trim().parse().ok())
-        }
-        None => (task, None),
-    };
-    let tid = task.rsplit_once('-')?.1.parse().ok()?;
-    let mut f = body.split(' ');
-    let (maj, min) = f.next()?.split_once(',')?;
-    let dev = (maj.parse::<u64>().ok()? << 20) | min.parse::<u64>().ok()?;
-    let (op, flags) = parse_rwbs(f.next()?)?;
-    if issue {
-        f.next()?; // bytes
-    }
-    // The command (passthrough requests' bytes) may hold spaces.
-    let rest = body.split_once(") ")?.1;
-    let mut f = rest.split(' ');
-    let sector = f.next()?.parse().ok()?;
-    (f.next()? == "+").then_some(())?;
-    let sectors = f.next()?.parse().ok()?;
-    let kind = if issue {
-        let comm = rest.rsplit_once('[')?.1.strip_suffix(']')?;
-        Kind::Issue {
-            comm: Comm::new(comm.as_bytes()),
-        }
-    } else {
-        Kind::Complete
-    };
-    Some(Event {
-        kind,
-        ts_ns,
-        tid,
-        tgid,
-        dev,
-        op,
-        flags,
-        sector,
-        sectors,
-    })
-}
-
-/// `SECS.FRACTION` to ns.
-fn parse_secs(s: &str) -> Option<u64> {
-    let s = s.strip_suffix(':').unwrap_or(s);
-    let (secs, frac) = s.split_once('.')?;
-    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let scale = 10u64.pow(9 - frac.len() as u32);
-    Some(secs.parse::<u64>().ok()? * 1_000_000_000 + frac.parse::<u64>().ok()? * scale)
+pub struct Event {
+    pub kind: Kind,
+    pub ts_ns: u64,
+    pub tid: u32,
+    pub tgid: Option<u32>,
+    pub dev: u64,
+    pub op: Op,
+    pub flags: Flags,
+    pub sector: u64,
+    pub sectors: u32,
 }
 
 /// The kernel's `rwbs` (blk_fill_rwbs): an optional `F` (preflush), the
 /// operation (`W`, `D` or `DE`, `F`, `R`, `N`), then `F` (FUA), `A`
 /// (readahead), `S` (sync), `M` (metadata). None for `N` (no data
 /// operation a trace replays).
-fn parse_rwbs(s: &str) -> Option<(Op, Flags)> {
+pub fn parse_rwbs(s: &str) -> Option<(Op, Flags)> {
     let b = s.as_bytes();
     let mut flags = Flags::default();
     let mut i = 0;

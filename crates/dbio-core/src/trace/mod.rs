@@ -15,6 +15,7 @@ pub mod capture;
 pub mod iolog;
 pub mod native;
 pub mod pair;
+pub mod rawpipe;
 pub mod tracefs;
 
 use std::fmt;
