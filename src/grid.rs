@@ -35,6 +35,12 @@ pub fn readable(v: f64) -> String {
 /// left-aligned where `align`'s i-th character is `l`, right-aligned
 /// otherwise (text left, numbers right). Rows may be ragged.
 pub fn text(rows: &[Vec<String>], align: &str) -> String {
+    // Stored and imported text (paths, tags, names) is shown escaped, and
+    // measured as shown.
+    let rows: Vec<Vec<std::borrow::Cow<str>>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| crate::terminal::field(c)).collect())
+        .collect();
     let left: Vec<bool> = align.chars().map(|c| c == 'l').collect();
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
@@ -47,7 +53,7 @@ pub fn text(rows: &[Vec<String>], align: &str) -> String {
         })
         .collect();
     let mut o = String::new();
-    for r in rows {
+    for r in &rows {
         let cells: Vec<String> = r
             .iter()
             .enumerate()
@@ -65,8 +71,8 @@ pub fn text(rows: &[Vec<String>], align: &str) -> String {
     o
 }
 
-/// A Markdown table; the first row is the header. Pipes in cells are
-/// escaped, line breaks become spaces.
+/// A Markdown table; the first row is the header. Cells as
+/// [`markdown_cell`] writes them.
 pub fn markdown(rows: &[Vec<String>]) -> String {
     let mut o = String::new();
     for (i, r) in rows.iter().enumerate() {
@@ -79,9 +85,28 @@ pub fn markdown(rows: &[Vec<String>]) -> String {
     o
 }
 
-/// A Markdown table cell: pipes escaped, line breaks as spaces.
+/// A Markdown table cell: pipes escaped, line breaks as spaces, a `<` that
+/// could open HTML (before a letter, `/`, `!` or `?`: a renderer passes raw
+/// HTML through, so a stored `<script>` must stay text) and every `&` (an
+/// entity) as entities, other control characters escaped. `<0.0001` stays.
 pub fn markdown_cell(c: &str) -> String {
-    c.replace('|', "\\|").replace(['\n', '\r'], " ")
+    let mut o = String::with_capacity(c.len());
+    let mut chars = c.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(*n)) =>
+            {
+                o.push_str("&lt;")
+            }
+            '|' => o.push_str("\\|"),
+            '\n' | '\r' => o.push(' '),
+            ch => o.push(ch),
+        }
+    }
+    crate::terminal::field(&o).into_owned()
 }
 
 /// CSV (RFC 4180): a field holding a comma, quote or line break is quoted,
@@ -132,6 +157,15 @@ mod tests {
             "lrrl",
         );
         assert_eq!(t, "var       σ  n  verdict\nXFS  0.0312  3  no\n");
+    }
+
+    #[test]
+    fn markdown_keeps_html_and_escapes_text() {
+        let cell = "x<script>alert(1)</script> & <!-- <0.0001 a>b \u{1b}[2J";
+        assert_eq!(
+            markdown_cell(cell),
+            "x&lt;script>alert(1)&lt;/script> &amp; &lt;!-- <0.0001 a>b \\x1b[2J"
+        );
     }
 
     #[test]

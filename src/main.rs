@@ -105,10 +105,22 @@ impl FreshStore {
 }
 
 /// Opens the results store (`--db`, else the default): a store that cannot
-/// be opened is a usage error (nothing was run), said in one line.
+/// be opened is a usage error (nothing was run), said in one line. Only the
+/// default path gets its missing directories made; `--db` names a file in a
+/// directory that exists.
 fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
-    let path = db.unwrap_or_else(Store::default_path);
-    Store::open(&path)
+    let (path, opened) = match db {
+        Some(path) => {
+            let opened = Store::open_given(&path);
+            (path, opened)
+        }
+        None => {
+            let path = Store::default_path();
+            let opened = Store::open(&path);
+            (path, opened)
+        }
+    };
+    opened
         .map_err(|e| CommandError::Usage(format!("{e} (choose another store with --db PATH)")))
         .with_context(|| format!("opening the store at {}", path.display()))
 }

@@ -1,6 +1,7 @@
 //! Checks of a validated [`RunConfig`] against this host, made before
 //! anything is written: the data files and redo logs (or a PostgreSQL
-//! cluster's files, tables and WAL) against free space,
+//! cluster's files, tables and WAL, or everything a MariaDB instance
+//! writes, as `workload::mysql::space` counts it) against free space,
 //! the raw hot spot against the data; and the buffer cache against memory
 //! (made by the slob options' validation). Each
 //! refusal is one line naming the option and the value; nothing has been
@@ -14,6 +15,10 @@ use crate::config::RunConfig;
 use crate::storage::manifest::Manifest;
 use crate::storage::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
 use crate::units::fmt_size;
+use crate::workload::db::allocated;
+use crate::workload::mysql::MysqlConfig;
+use crate::workload::mysql::server::Paths;
+use crate::workload::mysql::space;
 use crate::workload::pg::PgConfig;
 use crate::workload::pg::server as pg_server;
 use crate::workload::pg::space::Estimate;
@@ -62,7 +67,11 @@ pub fn check(cfg: &RunConfig) -> Result<(), PreflightError> {
             fmt_size(data)
         )));
     }
-    check_space(cfg, data)
+    match &cfg.mysql {
+        Some(my) if my.server.url.is_none() => check_mysql_space(cfg, my),
+        Some(_) => Ok(()),
+        None => check_space(cfg, data),
+    }
 }
 
 /// The bytes of data files a directory target gets (whole blocks per file).
@@ -168,11 +177,10 @@ struct Demand {
     need: u64,
 }
 
-/// Refuses data files (and slob's redo logs) that do not fit in free space.
-fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
+/// Bytes wanted in directories, grouped by the filesystem they land on.
+fn demands(wants: &[(&Path, u64)]) -> Result<Vec<Demand>, PreflightError> {
     let mut demands: Vec<Demand> = Vec::new();
-    let mut add = |dir: &Path, bytes: u64| -> Result<(), PreflightError> {
-        let need = bytes.saturating_sub(dbio_allocated(dir));
+    for (dir, need) in wants {
         let at = existing_ancestor(dir);
         let dev = std::fs::metadata(&at)
             .map_err(|source| PreflightError::Examine {
@@ -181,59 +189,114 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
             })?
             .dev();
         match demands.iter_mut().find(|d| d.dev == dev) {
-            Some(d) => d.need = d.need.saturating_add(need),
-            None => demands.push(Demand { at, dev, need }),
+            Some(d) => d.need = d.need.saturating_add(*need),
+            None => demands.push(Demand {
+                at,
+                dev,
+                need: *need,
+            }),
         }
-        Ok(())
-    };
-    add(&cfg.target, data)?;
+    }
+    Ok(demands)
+}
+
+/// The first demand its filesystem cannot hold: where (resolved), what is
+/// needed, what is free.
+fn first_short(demands: &[Demand]) -> Result<Option<(PathBuf, u64, u64)>, PreflightError> {
+    for d in demands {
+        let st = rustix::fs::statvfs(&d.at).map_err(|e| PreflightError::Examine {
+            path: d.at.clone(),
+            source: e.into(),
+        })?;
+        let free = st.f_bavail.saturating_mul(st.f_frsize);
+        if d.need > free {
+            let at = std::fs::canonicalize(&d.at).unwrap_or_else(|_| d.at.clone());
+            return Ok(Some((at, d.need, free)));
+        }
+    }
+    Ok(None)
+}
+
+/// Refuses data files (and slob's redo logs) that do not fit in free space.
+fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
     let redo = cfg.slob.as_ref().map(|s| {
         (
             s.redo_dir.join(REDO_SUBDIR),
             u64::from(s.redo_files).saturating_mul(s.redo_file_size),
         )
     });
+    let mut wants = vec![(
+        cfg.target.as_path(),
+        data.saturating_sub(dbio_allocated(&cfg.target)),
+    )];
     if let Some((dir, bytes)) = &redo {
-        add(dir, *bytes)?;
+        wants.push((dir.as_path(), bytes.saturating_sub(dbio_allocated(dir))));
     }
-    for d in &demands {
-        let st = rustix::fs::statvfs(&d.at).map_err(|e| PreflightError::Examine {
-            path: d.at.clone(),
-            source: e.into(),
-        })?;
-        let free = st.f_bavail.saturating_mul(st.f_frsize);
-        if d.need <= free {
-            continue;
-        }
-        let what = match &cfg.slob {
-            None => format!(
-                "--size {} of data files",
-                fmt_size(cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE))
-            ),
-            Some(s) => format!(
-                "--scale {} blocks x {} schemas ({} of data files) and {} redo logs of --redo-file-size {}",
-                s.scale_blocks,
-                s.schemas,
-                fmt_size(data),
-                s.redo_files,
-                fmt_size(s.redo_file_size)
-            ),
-        };
-        let fix = if cfg.slob.is_some() {
-            "give a smaller --scale, fewer --schemas or smaller redo logs, or --redo-dir elsewhere"
-        } else {
-            "give a smaller --size"
-        };
-        return Err(PreflightError::Refused(format!(
-            "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
-            std::fs::canonicalize(&d.at)
-                .unwrap_or_else(|_| d.at.clone())
-                .display(),
-            fmt_size(d.need),
-            fmt_size(free),
-        )));
+    let Some((at, need, free)) = first_short(&demands(&wants)?)? else {
+        return Ok(());
+    };
+    let what = match &cfg.slob {
+        None => format!(
+            "--size {} of data files",
+            fmt_size(cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE))
+        ),
+        Some(s) => format!(
+            "--scale {} blocks x {} schemas ({} of data files) and {} redo logs of --redo-file-size {}",
+            s.scale_blocks,
+            s.schemas,
+            fmt_size(data),
+            s.redo_files,
+            fmt_size(s.redo_file_size)
+        ),
+    };
+    let fix = if cfg.slob.is_some() {
+        "give a smaller --scale, fewer --schemas or smaller redo logs, or --redo-dir elsewhere"
+    } else {
+        "give a smaller --size"
+    };
+    Err(PreflightError::Refused(format!(
+        "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
+        at.display(),
+        fmt_size(need),
+        fmt_size(free),
+    )))
+}
+
+/// Refuses a MariaDB instance whose files do not fit in free space: its
+/// tables, system files and redo (`workload::mysql::space`), less what an
+/// instance already there holds.
+fn check_mysql_space(cfg: &RunConfig, my: &MysqlConfig) -> Result<(), PreflightError> {
+    let paths = Paths::new(&cfg.target, my.redo_dir.as_deref());
+    let need = space::need(my);
+    let separate = !paths.redo.starts_with(&paths.root);
+    let (here, redo) = match separate {
+        true => (need.tables + need.system, need.redo),
+        false => (need.tables + need.system + need.redo, 0),
+    };
+    let mut wants = vec![(
+        paths.root.as_path(),
+        here.saturating_sub(allocated(&paths.root)),
+    )];
+    if separate {
+        wants.push((
+            paths.redo.as_path(),
+            redo.saturating_sub(allocated(&paths.redo)),
+        ));
     }
-    Ok(())
+    let Some((at, needed, free)) = first_short(&demands(&wants)?)? else {
+        return Ok(());
+    };
+    Err(PreflightError::Refused(format!(
+        "not enough free space in {} for MariaDB: --scale {} rows x {} schemas ({} of tables) and the server's own files ({} of redo log (innodb_log_file_size), {} of system and temporary tablespaces, undo and system tables): {} needed, {} free; give a smaller --scale or fewer --schemas, a smaller --mysql-set innodb_log_file_size, --redo-dir elsewhere, or another --target",
+        at.display(),
+        my.slob.scale_blocks,
+        my.slob.schemas,
+        fmt_size(need.tables),
+        fmt_size(need.redo),
+        fmt_size(need.system),
+        fmt_size(needed),
+        fmt_size(free),
+    )))
 }
 
 /// Refuses a PostgreSQL cluster whose files do not fit: the cluster, the

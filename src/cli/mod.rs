@@ -111,7 +111,8 @@ pub fn refused(e: &clap::Error) -> bool {
 
 /// clap's message on one line without `error: `: its first line, the list
 /// below a line ending in `:` (the required arguments not provided), and
-/// the possible values when clap lists them.
+/// the possible values when clap lists them; control characters escaped,
+/// long values cut (`terminal::line`).
 pub fn error_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
@@ -133,10 +134,13 @@ pub fn error_line(e: &clap::Error) -> String {
         line = format!("{line} (possible values: {})", values.trim_end_matches(']'));
     }
     // Rust's words for a count that is not one (`--rate -10`, `--limit x`).
-    line.replace(
+    let line = line.replace(
         ": invalid digit found in string",
         ": not a whole number (digits only, e.g. 100)",
-    )
+    );
+    // A value quoted whole (`--tag` of 100 KB) or holding escapes is cut
+    // and escaped.
+    crate::terminal::line(&line)
 }
 
 #[derive(Parser, Debug)]

@@ -5,13 +5,15 @@
 //! that mean nothing to a real server are refused in one line (`db::options`).
 
 use crate::cli::Refused;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use crate::cli::RunArgs;
 use crate::cli::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
 use crate::config::{IoMode, RunConfig};
+use crate::workload::mysql::args::PLACED;
 use crate::workload::mysql::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 
 /// InnoDB's flush method for an `--io` mode.
@@ -46,11 +48,11 @@ const MYSQL: Instead = Instead {
 #[derive(Args, Debug, Default, Clone)]
 #[command(next_help_heading = "MariaDB (--workload mysql)")]
 pub struct MysqlArgs {
-    /// Directory holding mariadbd and mariadb-install-db [default: /usr/sbin and /usr/bin, Debian's mariadb-server].
+    /// Directory holding mariadbd, its SQL scripts in ../share/mysql [default: /usr/sbin and /usr/share/mysql, Debian's mariadb-server].
     #[arg(long, value_name = "DIR")]
     pub mysql_bin: Option<PathBuf>,
 
-    /// A server setting, NAME=VALUE (repeatable), written to dbio's my.cnf after dbio's own (e.g. --mysql-set innodb_doublewrite=0).
+    /// A server setting, NAME=VALUE (repeatable), given to mariadbd as --NAME=VALUE after dbio's own, byte for byte (e.g. --mysql-set innodb_doublewrite=0).
     #[arg(long = "mysql-set", value_name = "NAME=VALUE", value_parser = parse_setting)]
     pub mysql_set: Vec<(String, String)>,
 
@@ -86,6 +88,51 @@ impl MysqlArgs {
     }
 }
 
+/// Refuses a `--mysql-set` of a path dbio places (`args::PLACED`): dbio
+/// finds, stops and cleans the server through them.
+fn refuse_placed(set: &[(String, String)]) -> Result<(), Refused> {
+    match set.iter().find(|(n, _)| PLACED.contains(&n.as_str())) {
+        Some((n, _)) => Err(format!(
+            "--mysql-set {n}: dbio places the server's {n} under --target (the redo under --redo-dir); give --target or --redo-dir instead"
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a directory whose path is not UTF-8: a run's report and store
+/// keep the paths of the instance as text.
+fn refuse_non_utf8(opt: &str, dir: Option<&PathBuf>) -> Result<(), Refused> {
+    match dir {
+        Some(d) if d.to_str().is_none() => Err(format!(
+            "{opt} {d:?} is not UTF-8: the run's report and store keep the MariaDB instance's paths as text; give a path in UTF-8; nothing was created"
+        )
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a `;` in the redo log's directory (the target's, or
+/// `--redo-dir`): InnoDB reads innodb_log_group_home_dir as a list and
+/// refuses one ("syntax error in innodb_log_group_home_dir").
+fn refuse_semicolon_in_redo(target: &Path, redo_dir: Option<&PathBuf>) -> Result<(), Refused> {
+    let (opt, dir) = match redo_dir {
+        Some(r) => ("--redo-dir", r.as_path()),
+        None => ("--target", target),
+    };
+    if !dir.as_os_str().as_bytes().contains(&b';') {
+        return Ok(());
+    }
+    let fix = match redo_dir {
+        Some(_) => "give a --redo-dir without ';'",
+        None => "give a --target without ';', or --redo-dir elsewhere",
+    };
+    Err(format!(
+        "{opt} {dir:?} has a ';', which InnoDB cannot take in the redo log's directory (innodb_log_group_home_dir); {fix}; nothing was created"
+    )
+    .into())
+}
+
 fn parse_setting(s: &str) -> Result<(String, String), crate::workload::db::SettingError> {
     crate::workload::db::parse_setting(s, "innodb_doublewrite=0")
 }
@@ -102,6 +149,16 @@ impl RunArgs {
         }
         let server = self.mysql.clone().server();
         refuse_with_url(&self, &server, &[(self.bs.is_some(), "--bs")])?;
+        refuse_placed(&server.set)?;
+        for (opt, dir) in [
+            ("--target", Some(&self.target)),
+            ("--redo-dir", self.slob.redo_dir.as_ref()),
+        ] {
+            refuse_non_utf8(opt, dir)?;
+        }
+        if server.url.is_none() {
+            refuse_semicolon_in_redo(&self.target, self.slob.redo_dir.as_ref())?;
+        }
         let page_size = self.bs.unwrap_or(DEFAULT_PAGE);
         if !(4096..=65536).contains(&page_size) {
             return Err(format!(
@@ -134,9 +191,29 @@ mod tests {
     use crate::cli::Refused;
     use crate::cli::db::{SHAPE, config_of, run_config};
     use crate::config::RunConfig;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
 
     fn config(args: &[&str]) -> Result<RunConfig, Refused> {
         config_of("mysql", args)
+    }
+
+    /// `dbio run --workload mysql --target TARGET` resolved.
+    fn config_os(target: &OsStr) -> Result<RunConfig, Refused> {
+        use clap::Parser;
+        let argv = [
+            OsStr::new("dbio"),
+            OsStr::new("run"),
+            OsStr::new("--workload"),
+            OsStr::new("mysql"),
+            OsStr::new("--target"),
+            target,
+        ];
+        let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        match cli.command {
+            crate::cli::Command::Run(r) => (*r).into_config(),
+            _ => unreachable!(),
+        }
     }
 
     #[test]
@@ -203,6 +280,20 @@ mod tests {
         assert!(e.contains("--pg-set"), "{e}");
         let e = config(&["--mysql-set", "oops"]).unwrap_err();
         assert!(e.contains("NAME=VALUE"), "{e}");
+        let e = config(&["--mysql-set", "datadir=/elsewhere"]).unwrap_err();
+        assert!(e.starts_with("--mysql-set datadir: dbio places"), "{e}");
+        let e = config(&["--mysql-set", "Innodb_Log_Group_Home_Dir=/x"]).unwrap_err();
+        assert!(e.contains("--redo-dir"), "{e}");
+        let e = config_os(OsStr::from_bytes(b"/srv/n\nl\xff")).unwrap_err();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.starts_with(r#"--target "/srv/n\nl\xFF" is not UTF-8"#),
+            "{e}"
+        );
+        let e = config_os(OsStr::new("/srv/a;b")).unwrap_err();
+        assert!(e.starts_with(r#"--target "/srv/a;b" has a ';'"#), "{e}");
+        let e = config(&["--redo-dir", "/r;x"]).unwrap_err();
+        assert!(e.starts_with(r#"--redo-dir "/r;x" has a ';'"#), "{e}");
         let e = run_config(&["--mysql-set", "a=b"]).unwrap_err();
         assert!(e.contains("--mysql-set applies to --workload mysql"), "{e}");
     }

@@ -168,7 +168,7 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &b, None, b.label.clone())?,
         );
         return super::output::print(&match args.format {
-            Format::Text => render(&cell.first, &cell.second),
+            Format::Text => crate::terminal::text(&render(&cell.first, &cell.second)).into_owned(),
             Format::Json => json(&serde_json::json!({
                 "schema": compare_json::SCHEMA,
                 "sessions": cell.sessions,
@@ -221,7 +221,10 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
         ));
     }
     super::output::print(&match args.format {
-        Format::Text => render_cells(&cells, &[notes, left_out.clone()].concat()),
+        Format::Text => {
+            let text = render_cells(&cells, &[notes, left_out.clone()].concat());
+            crate::terminal::text(&text).into_owned()
+        }
         Format::Json => json(&serde_json::json!({
             "schema": compare_json::SCHEMA,
             "cells": cells,

@@ -1,19 +1,22 @@
 //! `dbio import awr-info FILE` and `dbio import fio FILE`: read another
 //! tool's output, turn it into runs and save them all in one transaction
 //! (docs/import.md). A malformed file is refused with one line naming the
-//! line and field; nothing of it is stored.
+//! line and field; nothing of it is stored. `dbio import run FILE`: a run
+//! dbio kept in a side file when the store could not take it
+//! (`store::unsaved`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::CommandError;
 use crate::analysis::models::Facts;
 use crate::cli::choice::choice;
 use crate::import::{ImportError, ModelArg, awr_info, awr_runs, fio, fio_runs, naming};
-use crate::store::{ImportedRun, Store};
+use crate::store::{ImportedRun, Store, unsaved};
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
@@ -21,6 +24,16 @@ pub enum ImportCommand {
     AwrInfo(AwrInfoArgs),
     /// fio 3.x --output-format=json or json+ output (also client/server).
     Fio(FioArgs),
+    /// A run dbio measured but could not save (the store locked, read-only or
+    /// full): the file its error line named, saved now as it would have been.
+    Run(RunFileArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunFileArgs {
+    /// The files (`STORE.unsaved/*.json`); each is removed once its run is stored.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// Options every importer has.
@@ -67,9 +80,24 @@ pub struct FioArgs {
 
 /// Runs one `dbio import` subcommand.
 pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (common, source) = match &cmd {
-        ImportCommand::AwrInfo(a) => (&a.common, "awr-info"),
-        ImportCommand::Fio(a) => (&a.common, "fio"),
+    match cmd {
+        ImportCommand::AwrInfo(a) => import_tool(&Tool::AwrInfo(a), store, out),
+        ImportCommand::Fio(a) => import_tool(&Tool::Fio(a), store, out),
+        ImportCommand::Run(a) => import_kept(&a.files, store, out),
+    }
+}
+
+/// Another tool's output.
+enum Tool {
+    AwrInfo(AwrInfoArgs),
+    Fio(FioArgs),
+}
+
+/// Imports one file of another tool's output in one transaction.
+fn import_tool(cmd: &Tool, store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (common, source) = match cmd {
+        Tool::AwrInfo(a) => (&a.common, "awr-info"),
+        Tool::Fio(a) => (&a.common, "fio"),
     };
     for t in &common.tags {
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
@@ -78,8 +106,8 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
     let shown = common.file.display().to_string();
     let bad = |e: ImportError| CommandError::Usage(format!("{shown}: {e}"));
     let mut warnings = Vec::new();
-    let runs = match &cmd {
-        ImportCommand::AwrInfo(a) => {
+    let runs = match cmd {
+        Tool::AwrInfo(a) => {
             let variable_regex = a
                 .variable_regex
                 .as_deref()
@@ -101,7 +129,7 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
             };
             awr_runs::runs(&parsed, &opts, &path, mtime_ms, &mut warnings).map_err(bad)?
         }
-        ImportCommand::Fio(a) => {
+        Tool::Fio(a) => {
             let parsed = fio::parse(&text).map_err(bad)?;
             let opts = fio_runs::Options {
                 plan: common.plan.clone(),
@@ -112,10 +140,14 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
         }
     };
     for w in &warnings {
-        eprintln!("warning: {shown}: {w}");
+        eprintln!(
+            "warning: {}",
+            crate::terminal::line(&format!("{shown}: {w}"))
+        );
     }
     if common.dry_run {
-        out.write_all(summary(&runs).as_bytes()).map_err(io)?;
+        out.write_all(crate::terminal::text(&summary(&runs)).as_bytes())
+            .map_err(io)?;
         writeln!(out, "dry run: nothing stored").map_err(io)?;
         return Ok(());
     }
@@ -132,16 +164,46 @@ pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> an
         )));
     }
     let ids = store.save_imports(&runs)?;
-    out.write_all(summary(&runs).as_bytes()).map_err(io)?;
+    // Variables come from file names and --variable: shown escaped.
+    out.write_all(crate::terminal::text(&summary(&runs)).as_bytes())
+        .map_err(io)?;
     writeln!(
         out,
-        "imported {} run{} from {shown} as runs {} into {}",
+        "imported {} run{} from {} as runs {} into {}",
         ids.len(),
         if ids.len() == 1 { "" } else { "s" },
+        crate::terminal::field(&shown),
         id_ranges(&ids),
-        store.path().display()
+        crate::terminal::field(&store.path().display().to_string())
     )
     .map_err(io)?;
+    Ok(())
+}
+
+/// `dbio import run FILE...`: every file is read before anything is saved;
+/// each run is saved in its own transaction and its file removed after.
+fn import_kept(files: &[PathBuf], store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {
+    let runs = files
+        .iter()
+        .map(|f| unsaved::read(f).map_err(|e| CommandError::Usage(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (file, run) in files.iter().zip(&runs) {
+        let (id, how) = match store.save_unsaved(run)? {
+            unsaved::Saved::New(id) => (id, "saved"),
+            unsaved::Saved::Already(id) => (id, "was stored already"),
+        };
+        std::fs::remove_file(file)
+            .with_context(|| format!("run {id} is stored; removing {}", file.display()))?;
+        unsaved::remove_dir_if_empty(file);
+        let line = format!(
+            "{} (measured for {}, not saved at {}): {how} as run {id} in {}; file removed",
+            file.display(),
+            run.store.display(),
+            crate::store::fmt_utc(run.saved_unix_ms),
+            store.path().display()
+        );
+        writeln!(out, "{}", crate::terminal::field(&line)).map_err(io)?;
+    }
     Ok(())
 }
 

@@ -130,7 +130,11 @@ fn run_arms(
                 break;
             }
             let mark = guard.state().items().len();
-            eprintln!("lab {}: building arm {}", plan.name, arm.name);
+            eprintln!(
+                "lab {}: building arm {}",
+                plan.name,
+                crate::terminal::field(&arm.name)
+            );
             // Every arm starts from the same state: the arm before wrote
             // this device (and a named device holds whatever it held).
             let discard = lab.discard && (i > 0 || dev.image.is_none());
@@ -168,7 +172,11 @@ fn run_arms(
             .iter()
             .position(|a| a.name == arm.name)
             .unwrap_or(0);
-        eprintln!("lab {}: building arm {}", plan.name, arm.name);
+        eprintln!(
+            "lab {}: building arm {}",
+            plan.name,
+            crate::terminal::field(&arm.name)
+        );
         let dev = make_backing(guard.state(), plan, lab, index, &arm.name)?;
         let discard = lab.discard && dev.image.is_none();
         let built = build_arm(guard.state(), lab, arm, &dev, versions, discard)?;

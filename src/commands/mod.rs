@@ -72,6 +72,9 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 /// being done, then why, joined by `: ` (a line break inside one becomes a
 /// space). A library error's message names its cause already (thiserror's
 /// one line, `{source}` in it): the chain ends there, nothing said twice.
+/// Control characters are escaped and values longer than
+/// `terminal::QUOTE_MAX` cut (`terminal::line`): a value quoted into an
+/// error reaches the terminal as text, and never whole when huge.
 pub fn error_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
@@ -84,7 +87,8 @@ pub fn error_line(e: &anyhow::Error) -> String {
         }
         line.push_str(&text);
     }
-    line.lines().map(str::trim).collect::<Vec<_>>().join(" ")
+    let line = line.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    crate::terminal::line(&line)
 }
 
 /// A command's error as the exit-code type, for the MPI ranks, which agree

@@ -35,7 +35,7 @@ pub fn print(text: &str) -> anyhow::Result<()> {
 /// report); a write error other than a closed pipe is said on stderr.
 pub fn print_anyway(text: &str) {
     match print(text) {
-        Err(e) if super::exit_code(&e) != 0 => eprintln!("warning: {e}"),
+        Err(e) if super::exit_code(&e) != 0 => eprintln!("warning: {}", super::error_line(&e)),
         _ => {}
     }
 }

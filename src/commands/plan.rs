@@ -86,7 +86,7 @@ pub fn completed(store: &Store, plan: &str) -> Result<HashSet<String>, crate::pl
 pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandError> {
     eprintln!(
         "{kind} {}: {} runs completed now, {} already done, {} failed, {} left{note}",
-        summary.plan,
+        crate::terminal::field(&summary.plan),
         summary.completed,
         summary.skipped,
         summary.failed.len(),
@@ -139,7 +139,8 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
             let done = completed(store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
             if dry_run {
-                return super::output::print(&plan::dry_run(&plan, &done));
+                let text = plan::dry_run(&plan, &done);
+                return super::output::print(&crate::terminal::text(&text));
             }
             if plan.lab.is_some() {
                 anyhow::bail!(CommandError::Usage(format!(
@@ -148,6 +149,9 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
                     path.display()
                 )));
             }
+            store
+                .ensure_writable()
+                .map_err(|e| CommandError::Usage(e.to_string()))?;
             let mut exec = StoreExecutor { store, interrupt };
             let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
@@ -158,7 +162,7 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
             let done = completed(store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
-            super::output::print(&plan::status(&plan, &done))
+            super::output::print(&crate::terminal::text(&plan::status(&plan, &done)))
         }
     }
 }

@@ -211,8 +211,9 @@ fn render(
         o
     };
     match format {
-        Format::Text => styled(Style::Text),
-        Format::Markdown => styled(Style::Markdown),
+        // Variable names and labels from plans and imports, escaped.
+        Format::Text => crate::terminal::text(&styled(Style::Text)).into_owned(),
+        Format::Markdown => crate::terminal::text(&styled(Style::Markdown)).into_owned(),
         Format::Csv => match (summary, scaling) {
             (Some(s), _) => stats_text::summary_csv(s),
             (None, Some(s)) => stats_text::scaling_csv(s),

@@ -12,7 +12,7 @@ use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
 use crate::samplers::status::StatusLine;
 use crate::storage::{Target, TargetError};
-use crate::store::{NewRun, Store, encode_histogram};
+use crate::store::{NewRun, Store, encode_histogram, unsaved};
 use crate::workload::raw::Raw;
 use crate::workload::slob::events::EVENTS;
 use crate::workload::slob::run::{self as slob_run, Slob};
@@ -113,7 +113,10 @@ pub fn run(
                     secs * 1e3
                 ),
                 Ok(_) => {}
-                Err(e) => eprintln!("warning: the lost-write map was not saved: {e}"),
+                Err(e) => eprintln!(
+                    "warning: the lost-write map was not saved: {}",
+                    crate::terminal::line(&e.to_string())
+                ),
             }
             let histograms = histograms(&result);
             (
@@ -169,8 +172,9 @@ pub(crate) fn show_and_save(
             .map(|r| serde_json::json!({ "rank": r.rank, "host": &r.environment, "storage": &r.storage }))
             .collect();
     }
-    let run_id = store
-        .save_run(&NewRun {
+    let run_id = save_or_keep(
+        store,
+        &NewRun {
             report: &report_json,
             report_text: &rendered,
             environment: &env_json,
@@ -180,25 +184,53 @@ pub(crate) fn show_and_save(
             cell_key: meta.cell_key.as_deref(),
             warmup: meta.warmup,
             tags: &meta.tags,
-        })
-        .map_err(|e| CommandError::Failed(format!("the run was measured but not saved: {e}")));
+        },
+    );
     // Saved first, shown either way: under mpirun, a job stopped by Ctrl-C
     // is killed a second after, while its output may still be on the way.
     // A closed stdout (`| head`) does not stop the run from being saved.
+    // Control characters in a path, tag or name reach the terminal escaped.
     super::output::print_anyway(&match output {
-        Output::Text => rendered.clone(),
+        Output::Text => crate::terminal::text(&rendered).into_owned(),
         Output::Json => serde_json::to_string_pretty(report).expect("report serializes") + "\n",
-        Output::Line => one_line(report, meta) + "\n",
+        Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",
     });
     let run_id = run_id?;
     if output == Output::Text && !quiet {
-        eprintln!("saved as run {run_id} in {}", store.path().display());
+        eprintln!(
+            "saved as run {run_id} in {}",
+            crate::terminal::field(&store.path().display().to_string())
+        );
     }
     Ok(RunOutcome {
         status: report.status.clone(),
         error: report.error.clone(),
         run_id,
     })
+}
+
+/// Saves `run` in `store`; a run the store cannot take is kept whole in a
+/// side file that the error line names, for `dbio import run`.
+fn save_or_keep(store: &mut Store, run: &NewRun) -> Result<i64, CommandError> {
+    let e = match store.save_run(run) {
+        Ok(id) => return Ok(id),
+        Err(e) => e,
+    };
+    let kept = unsaved::keep(&unsaved::Unsaved::new(store.path(), run, &e));
+    let line = match kept {
+        Ok(file) => format!(
+            "the run was measured but not saved: {e}; it is kept whole in {0}: save it with `dbio import run {0}`",
+            file.display()
+        ),
+        Err(why) => format!(
+            "the run was measured but not saved: {e}; nor could it be kept in a file ({}): only the report above is left",
+            why.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
+    Err(CommandError::Failed(line))
 }
 
 /// A SLOB model run's report and the histograms to store (its latencies
@@ -331,6 +363,9 @@ pub fn execute(
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     say_rounding(&cfg, asked_cache);
     let mut store = open_store(db)?;
+    store
+        .ensure_writable()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
     let interrupt = super::interrupt_flag();
     let outcome = run(&cfg, output, quiet, &mut store, &meta, &interrupt)?;
     Ok(exit_code(&outcome, output))
@@ -346,7 +381,7 @@ pub(crate) fn exit_code(outcome: &RunOutcome, output: Output) -> std::process::E
             if output == Output::Json {
                 eprintln!(
                     "error: {}",
-                    outcome.error.as_deref().unwrap_or("run failed")
+                    crate::terminal::line(outcome.error.as_deref().unwrap_or("run failed"))
                 );
             }
             ExitCode::from(super::EXIT_FAILED)

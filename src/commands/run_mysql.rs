@@ -15,6 +15,7 @@ use crate::report::db::Setup;
 use crate::report::mysql::{MysqlSummary, ServerFacts};
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::workload::db::ServerError;
+use crate::workload::mysql::args::PLACED;
 use crate::workload::mysql::endpoint::Endpoint;
 use crate::workload::mysql::run::{Mysql, MysqlPart};
 use crate::workload::mysql::server::{self, Binaries, Paths, Server};
@@ -106,7 +107,6 @@ impl Arm for MysqlConfig {
         let bin = Binaries::find(my.server.bin.as_deref())?;
         let paths = Paths::new(&ctx.cfg.target, my.redo_dir.as_deref());
         let settings = server::settings(
-            &paths,
             my.page_size,
             my.flush_method,
             my.slob.cache_bytes,
@@ -123,8 +123,13 @@ impl Arm for MysqlConfig {
         let mut srv = Server::start(bin, paths, &settings, my.page_size, my.server.memory_bytes)?;
         let ep = srv.endpoint();
         announce_load(my, &ctx);
-        let load = data::ensure(&ep, shape(my, my.page_size), ctx.opts.interrupt)?;
-        let names: Vec<String> = settings.iter().map(|(k, _)| k.clone()).collect();
+        let load = data::ensure(&ep, shape(my, my.page_size), ctx.opts.interrupt)
+            .map_err(|e| with_cause(e, &srv))?;
+        let names: Vec<String> = PLACED
+            .iter()
+            .map(|s| s.to_string())
+            .chain(settings.iter().map(|(k, _)| k.clone()))
+            .collect();
         let applied = applied_settings(&ep, &names)?;
         let storage = vec![srv.paths.data.clone(), srv.paths.redo.clone()];
         let work = Mysql::new(
@@ -136,9 +141,12 @@ impl Arm for MysqlConfig {
             storage,
             ctx.shared,
         );
-        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let mut out = harness::run(&work, ctx.shared, ctx.opts);
         let died = !srv.alive();
         srv.stop();
+        if let (Some(err), Some(c)) = (&out.result.error, srv.log_cause()) {
+            out.result.error = Some(format!("{err}: {c}"));
+        }
         let facts = ServerFacts {
             version: srv.bin.version.clone(),
             data_dir: srv.paths.data.display().to_string(),
@@ -167,6 +175,15 @@ impl Arm for MysqlConfig {
 
     fn put(report: &mut Report, summary: MysqlSummary) {
         report.mysql = Some(summary);
+    }
+}
+
+/// A failure of the server's (the load's statements) with the OS error its
+/// log names, on the filesystem of its data, when it names one.
+fn with_cause(e: ServerError, srv: &Server) -> ServerError {
+    match (e, srv.log_cause()) {
+        (ServerError::Failed(m), Some(c)) => ServerError::Failed(format!("{m}: {c}")),
+        (e, _) => e,
     }
 }
 

@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::cli::choice::choice;
 use crate::store::export::{self, Format};
 use crate::store::{RunFilter, RunRow, Store, StoreError, fmt_utc, parse_since};
+use crate::terminal;
 use crate::units::{fmt_count, fmt_size};
 
 /// The `dbio runs` subcommands.
@@ -164,7 +165,7 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
                 writeln!(
                     out,
                     "no stored runs match (store: {})",
-                    store.path().display()
+                    terminal::field(&store.path().display().to_string())
                 )?;
             } else {
                 out.write_all(list_table(&rows).as_bytes())?;
@@ -190,13 +191,19 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
                 std::fs::write(&path, page).map_err(|e| StoreError::Output {
                     source: std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
                 })?;
-                writeln!(out, "wrote {}", path.display())?;
+                writeln!(
+                    out,
+                    "wrote {}",
+                    terminal::field(&path.display().to_string())
+                )?;
             } else if json || environment {
                 let doc = if json { &run.report } else { &run.environment };
                 let text = serde_json::to_string_pretty(doc).expect("JSON values serialize");
                 writeln!(out, "{text}")?;
             } else {
-                out.write_all(run.report_text.as_bytes())?;
+                // As printed, with control characters escaped (a run saved
+                // by an earlier build, a name imported from fio's JSON).
+                out.write_all(terminal::text(&run.report_text).as_bytes())?;
                 out.write_all(show_footer(&run.row).as_bytes())?;
             }
         }
@@ -264,16 +271,17 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
 /// What the store adds under a shown report: plan, tags and note (nothing
 /// when the run has none of them).
 fn show_footer(r: &RunRow) -> String {
+    let f = |s: &str| terminal::field(s).into_owned();
     let mut lines = String::new();
     let mut stored = Vec::new();
     if let Some(plan) = &r.plan {
-        stored.push(format!("plan {plan}"));
+        stored.push(format!("plan {}", f(plan)));
     }
     if let Some(v) = &r.variable {
-        stored.push(format!("variable {v}"));
+        stored.push(format!("variable {}", f(v)));
     }
     if let Some(c) = &r.cell_key {
-        stored.push(format!("cell {c}"));
+        stored.push(format!("cell {}", f(c)));
     }
     if r.warmup {
         stored.push("warmup".to_string());
@@ -285,7 +293,7 @@ fn show_footer(r: &RunRow) -> String {
         lines += &format!("stored   run {}: {}\n", r.id, stored.join(", "));
     }
     if let Some(note) = &r.note {
-        lines += &format!("note     {note}\n");
+        lines += &format!("note     {}\n", f(note));
     }
     if let Some(file) = &r.source_file {
         let model = r
@@ -293,7 +301,7 @@ fn show_footer(r: &RunRow) -> String {
             .as_deref()
             .map(|m| format!(" (model {m} given at import)"))
             .unwrap_or_default();
-        lines += &format!("imported from {} output {file}{model}\n", r.source);
+        lines += &format!("imported from {} output {}{model}\n", r.source, f(file));
     }
     lines
 }
@@ -328,10 +336,6 @@ pub fn list_table(rows: &[RunRow]) -> String {
         "tags",
         "IOPS",
         "p99 ms",
-    ];
-    // Numbers are right-aligned.
-    let right = [
-        true, false, false, false, true, true, false, false, false, false, true, true,
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for r in rows {
@@ -371,32 +375,7 @@ pub fn list_table(rows: &[RunRow]) -> String {
                 .map_or("-".into(), |us| crate::grid::readable(us / 1000.0)),
         ]);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|row| row[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut text = String::new();
-    for row in &table {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if right[c] {
-                    format!("{cell:>w$}", w = widths[c])
-                } else {
-                    format!("{cell:<w$}", w = widths[c])
-                }
-            })
-            .collect();
-        text += cells.join("  ").trim_end();
-        text.push('\n');
-    }
-    text
+    crate::grid::text(&table, "rlllrrllllrr")
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! `dbio verify --target T`: reads every block of a target dbio laid out (a
 //! directory with its manifest, or a block device dbio wrote), names every
 //! damaged block's class (docs/verify.md), checks blocks against the lost
-//! write map when the target keeps one, saves the findings as a run
-//! (workload `verify`) and exits 1 when anything is wrong.
+//! write map when the target keeps one (and says so when it does not),
+//! tells blocks an interrupted run was writing from damage, names files
+//! missing or cut short, saves the findings as a run (workload `verify`)
+//! and exits 1 when anything is wrong.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,7 +20,8 @@ use crate::storage::manifest::Manifest;
 use crate::storage::{device, genmap_file};
 use crate::store::{ImportedRun, RunRow, Store};
 use crate::verify::classify::CLASSES;
-use crate::verify::findings::{Findings, render};
+use crate::verify::findings::{Findings, missing_text, render};
+use crate::verify::interrupted::{Interruption, Known};
 use crate::verify::scan::{Layout, ScanStats, scan};
 
 #[derive(Args, Debug)]
@@ -42,17 +45,22 @@ struct Subject {
     layout: Layout,
     /// Why there is no map (none: the map was used).
     map: Result<genmap_file::MapInfo, NoMap>,
+    /// What is known of writes in flight at an interruption.
+    known: Known,
     _lock: TargetLock,
 }
 
 /// Why a target is verified without its lost-write map.
 #[derive(Debug, thiserror::Error)]
 enum NoMap {
-    #[error("a device keeps no map")]
+    #[error("a block device target keeps no lost-write map")]
     Device,
-    #[error("this layout keeps none: the SLOB model wrote it, or it predates maps")]
-    NotKept,
-    #[error(transparent)]
+    #[error(
+        "there is no {} in the target: dbio leaves a note there whenever it stops keeping one, so it was deleted, or the layout was made by a dbio that kept no maps",
+        genmap_file::MAP_NAME
+    )]
+    Missing,
+    #[error("{0}")]
     Unreadable(#[from] genmap_file::MapError),
 }
 
@@ -80,6 +88,8 @@ pub fn execute(
         "block_size": subject.layout.block_size,
         "files": subject.layout.files,
         "map": match &subject.map { Ok(m) => json!(m), Err(why) => json!({"none": why.to_string()}) },
+        "lost_writes_checked": subject.map.is_ok(),
+        "interrupted": subject.known,
         "read": stats,
         "findings": findings,
     });
@@ -89,6 +99,7 @@ pub fn execute(
         text.clone()
     });
     let damaged = findings.damaged();
+    let missing = findings.missing.blocks;
     let id = save(
         &mut store, args, &subject, &findings, &stats, doc, text, started,
     )
@@ -102,10 +113,28 @@ pub fn execute(
             .filter(|&&c| findings.tally(c).count > 0)
             .map(|&c| format!("{} {}", findings.tally(c).count, c.name()))
             .collect();
+        let and_missing = if missing > 0 {
+            format!("; {missing} blocks missing")
+        } else {
+            String::new()
+        };
         anyhow::bail!(CommandError::Failed(format!(
-            "{damaged} damaged blocks in {}: {}",
+            "{damaged} damaged blocks in {}: {}{and_missing}",
             args.target.display(),
             classes.join(", ")
+        )));
+    }
+    if missing > 0 {
+        let first = missing_text(&findings.missing.files[0], &subject.layout.files);
+        let more = findings.missing.files.len() - 1;
+        let more = if more > 0 {
+            format!(" (and {more} more files)")
+        } else {
+            String::new()
+        };
+        anyhow::bail!(CommandError::Failed(format!(
+            "{missing} blocks missing in {}: {first}{more}",
+            args.target.display()
         )));
     }
     Ok(ExitCode::SUCCESS)
@@ -135,8 +164,10 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
                 block_size: bs,
                 target_id: 0,
                 floors: None,
+                interrupted: Interruption::default(),
             },
             map: Err(NoMap::Device),
+            known: Known::Nothing,
             _lock: lock,
         });
     }
@@ -164,10 +195,13 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
         )));
     }
     let blocks = m.file_size / u64::from(m.block_size) * m.files.len() as u64;
-    let (floors, map) = match genmap_file::load(target, m.target_id, blocks) {
-        Ok(Some(loaded)) => (Some(loaded.floors), Ok(loaded.info)),
-        Ok(None) => (None, Err(NoMap::NotKept)),
-        Err(e) => (None, Err(e.into())),
+    let (floors, map, (interrupted, known)) = match genmap_file::load(target, m.target_id, blocks) {
+        Ok(Some(loaded)) => {
+            let i = Interruption::of(target, m.target_id, &loaded);
+            (Some(loaded.floors), Ok(loaded.info), i)
+        }
+        Ok(None) => (None, Err(NoMap::Missing), Default::default()),
+        Err(e) => (None, Err(e.into()), Default::default()),
     };
     Ok(Subject {
         layout: Layout {
@@ -176,8 +210,10 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
             block_size: m.block_size,
             target_id: m.target_id,
             floors,
+            interrupted,
         },
         map,
+        known,
         _lock: lock,
     })
 }
@@ -203,22 +239,58 @@ fn text(target: &Path, s: &Subject, f: &Findings, stats: &ScanStats) -> String {
             ", buffered"
         }
     ));
-    out.push_str(&match &s.map {
-        Ok(m) => format!(
-            "map      generations as of sync point {} ({}){}\n",
-            m.sync_points,
-            if m.clean { "the last run ended cleanly" } else { "the last run did not reach its final sync point: blocks newer than the map were in flight" },
-            if f.newer_than_map > 0 { format!("; {} blocks newer than the map (fine)", f.newer_than_map) } else { String::new() }
-        ),
-        Err(why) => format!("map      none ({why}): lost writes cannot be told apart\n"),
-    });
+    out.push_str(&map_line(s, f));
     out.push_str(&render(f, &s.layout.files));
-    out.push_str(if f.damaged() == 0 {
-        "result   clean: every block is the block dbio last wrote there\n"
-    } else {
-        "result   DAMAGED\n"
-    });
+    out.push_str(&result_line(s, f));
     out
+}
+
+/// What the map says, and what is known of an interrupted run.
+fn map_line(s: &Subject, f: &Findings) -> String {
+    let m = match &s.map {
+        Err(why) => return format!("map      none: {why}; lost writes were not checked\n"),
+        Ok(m) => m,
+    };
+    let state = if m.clean {
+        "the last run ended cleanly".to_string()
+    } else {
+        "the last run was interrupted before its final sync point".to_string()
+    };
+    let newer = if f.newer_than_map > 0 {
+        format!("; {} blocks newer than the map (fine)", f.newer_than_map)
+    } else {
+        String::new()
+    };
+    let known = match &s.known {
+        Known::Nothing => String::new(),
+        Known::Writes { count } => format!(
+            "\ninflight {count} writes may have been in flight when a run was interrupted: their blocks may be torn or stale (not damage)"
+        ),
+        Known::Blind { why } => format!(
+            "\ninflight not known ({why}): any torn block written since its last sync point counts as interrupted, not damage"
+        ),
+    };
+    format!(
+        "map      generations as of sync point {} ({state}){newer}{known}\n",
+        m.sync_points
+    )
+}
+
+/// The verdict, saying what was not checked.
+fn result_line(s: &Subject, f: &Findings) -> String {
+    if f.failed() {
+        return "result   DAMAGED\n".into();
+    }
+    let (torn, stale) = (f.in_flight.torn.count, f.in_flight.stale.count);
+    match (&s.map, torn + stale) {
+        (Ok(_), 0) => "result   clean: every block is the block dbio last wrote there\n".into(),
+        (Ok(_), _) => format!(
+            "result   clean: no damage; {torn} blocks torn and {stale} stale by writes in flight when a run was interrupted, every other block is the block dbio last wrote there\n"
+        ),
+        (Err(why), _) => format!(
+            "result   no damage found in stamps, places and tearing; lost writes were not checked ({why})\n"
+        ),
+    }
 }
 
 fn now_unix_ms() -> i64 {
@@ -250,17 +322,27 @@ fn save(
     for c in CLASSES {
         metrics.push((format!("verify.{}", c.name()), f.tally(c).count as f64));
     }
+    metrics.extend([
+        (
+            "verify.in_flight_torn".to_string(),
+            f.in_flight.torn.count as f64,
+        ),
+        (
+            "verify.in_flight_stale".to_string(),
+            f.in_flight.stale.count as f64,
+        ),
+        ("verify.missing".to_string(), f.missing.blocks as f64),
+        (
+            "verify.lost_writes_checked".to_string(),
+            f64::from(u8::from(s.map.is_ok())),
+        ),
+    ]);
     let target = std::path::absolute(&args.target).unwrap_or_else(|_| args.target.clone());
     let run = ImportedRun {
         row: RunRow {
             started_unix_ms: started,
             ended_unix_ms: Some(now_unix_ms()),
-            status: if f.damaged() == 0 {
-                "completed"
-            } else {
-                "failed"
-            }
-            .into(),
+            status: if !f.failed() { "completed" } else { "failed" }.into(),
             workload: Some("verify".into()),
             pattern: Some("seqread".into()),
             sessions: Some(1),

@@ -92,6 +92,7 @@ impl Guard {
             (Ok(v), Ok(())) => Ok(v),
             (Err(e), Ok(())) | (Ok(_), Err(e)) => Err(e),
             (Err(e), Err(t)) => {
+                let t = crate::terminal::line(&t.to_string());
                 eprintln!("error: lab teardown: {t}; `dbio lab cleanup` removes the rest");
                 Err(e)
             }
@@ -109,6 +110,7 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
+            let e = crate::terminal::line(&e.to_string());
             eprintln!("error: lab teardown: {e}; `dbio lab cleanup` removes the rest");
         }
     }

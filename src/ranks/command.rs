@@ -258,9 +258,9 @@ pub(super) fn run_rank(
     if let Some(msg) = hung {
         // The missing rank would never join MPI_Finalize: end every rank.
         if let Err(e) = &saved {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::terminal::line(&e.to_string()));
         }
-        eprintln!("error: {msg}");
+        eprintln!("error: {}", crate::terminal::line(&msg));
         let _ = std::io::Write::flush(&mut std::io::stdout());
         World::abort(i32::from(crate::commands::EXIT_FAILED));
     }

@@ -56,7 +56,7 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "target   {}: {} file{}, {} ({} blocks of {}){layout}",
-        t.path.display(),
+        crate::terminal::field(&t.path.display().to_string()),
         t.files.len(),
         if t.files.len() == 1 { "" } else { "s" },
         fmt_size(t.size_bytes),

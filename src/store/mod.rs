@@ -13,7 +13,8 @@
 //! [`export`] (csv, json, markdown), [`export_fio`] (a raw run as fio's
 //! JSON), `time`
 //! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
-//! in one transaction). `dbio runs` is `commands/runs.rs`.
+//! in one transaction), [`unsaved`] (a run the store could not take, kept
+//! in a side file for `dbio import run`). `dbio runs` is `commands/runs.rs`.
 
 pub mod export;
 pub mod export_fio;
@@ -22,6 +23,7 @@ pub mod imports;
 mod runs;
 pub mod schema;
 mod time;
+pub mod unsaved;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -65,6 +67,11 @@ pub enum StoreError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "the directory {} does not exist; dbio creates only the store file --db names, not its directories (create the directory first, or check the path for a typo); nothing was created",
+        dir.display()
+    )]
+    MissingDir { dir: PathBuf },
     #[error("cannot read {}: {source}; pass --db PATH or set DBIO_DB to another file", path.display())]
     Read {
         path: PathBuf,
@@ -99,12 +106,22 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     #[error(
+        "{} cannot be written (a read-only file, directory or filesystem); make it writable or pass --db PATH",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "{}: the filesystem holding the store is full; free space there or pass --db PATH",
+        path.display()
+    )]
+    Full { path: PathBuf },
+    #[error(
         "{}: SQLite kept journal mode {mode}, not WAL (no shared memory on this filesystem?); pass --db PATH on a local filesystem",
         path.display()
     )]
     NoWal { path: PathBuf, mode: String },
     #[error(
-        "{} stayed locked by another process for {} s; try again when the other dbio has finished",
+        "{} stayed locked by another process for {} s; try again when it has finished (`fuser` names it)",
         path.display(),
         BUSY_TIMEOUT.as_secs()
     )]
@@ -114,7 +131,8 @@ pub enum StoreError {
     #[error("cannot save the run in {}: the report {what}; this is a dbio bug, please report it", path.display())]
     BadReport { path: PathBuf, what: String },
     #[error(
-        "tag {tag:?} is not valid: a tag is 1 to 64 letters, digits or - _ . : = + / (no spaces or commas)"
+        "tag \"{}\" is not valid: a tag is 1 to 64 letters, digits or - _ . : = + / (no spaces or commas)",
+        crate::terminal::quote(tag)
     )]
     BadTag { tag: String },
     #[error(
@@ -129,10 +147,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// An SQLite error on the store at `path`; a read-only or full store
+    /// says so (they are the user's to fix, not damage to check for).
     fn sql(path: &Path, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source,
+        let path = path.to_path_buf();
+        match source.sqlite_error_code() {
+            Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
+            Some(ErrorCode::DiskFull) => StoreError::Full { path },
+            _ => StoreError::Sqlite { path, source },
         }
     }
 
@@ -190,8 +212,22 @@ impl Store {
         )
     }
 
-    /// Opens the store at `path`, creating it (and its parent directories)
-    /// if needed, in WAL mode, and migrating it to the current schema. A file
+    /// Opens the store the user named with `--db`: like [`Store::open`],
+    /// but only the file itself is created, never a missing directory (a
+    /// typo in a path must not make a tree of directories).
+    pub fn open_given(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && dir.symlink_metadata().is_err()
+        {
+            return Err(StoreError::MissingDir {
+                dir: dir.to_path_buf(),
+            });
+        }
+        Store::open(path)
+    }
+
+    /// Opens the store at `path`, creating it (and its parent directories:
+    /// the default path's `~/.local/share/dbio`) if needed, in WAL mode, and migrating it to the current schema. A file
     /// that is not a dbio store is refused and left untouched.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -254,6 +290,18 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Refuses a store SQLite could open only for reading (a read-only
+    /// file or filesystem): a run must know it can be saved before it starts.
+    pub fn ensure_writable(&self) -> Result<(), StoreError> {
+        match self.conn.is_readonly(rusqlite::MAIN_DB) {
+            Ok(false) => Ok(()),
+            Ok(true) => Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+            }),
+            Err(e) => Err(self.sql(e)),
+        }
     }
 
     /// The file this store lives in.

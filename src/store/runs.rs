@@ -268,6 +268,12 @@ impl Store {
     /// Saves a run and everything measured with it in one transaction;
     /// returns its id.
     pub fn save_run(&mut self, run: &NewRun) -> Result<i64, StoreError> {
+        self.save_run_at(run, now_unix_ms())
+    }
+
+    /// [`Store::save_run`] with the time the run counts as saved (a run
+    /// kept in a side file keeps the time its first save was tried).
+    pub(super) fn save_run_at(&mut self, run: &NewRun, saved: i64) -> Result<i64, StoreError> {
         let ex = extract(run.report).map_err(|what| StoreError::BadReport {
             path: self.path.clone(),
             what: what.to_string(),
@@ -277,7 +283,6 @@ impl Store {
         }
         let report_json = run.report.to_string();
         let environment_json = run.environment.to_string();
-        let saved = now_unix_ms();
         self.write(|tx, path| {
             let sql = |e| StoreError::sql(path, e);
             let c = &ex.columns;

@@ -242,6 +242,9 @@ const CASES: &[Case] = &[
     (&["import", "awr-info", "--model", "oltp", "{W}/import/garbage.txt"], &["--model", "oltp"]),
     (&["import", "awr-info", "--variable-regex", "(", "{W}/import/garbage.txt"], &["--variable-regex", "("]),
     (&["import", "fio"], &["<FILE>"]),
+    (&["import", "run"], &["<FILE>"]),
+    (&["import", "run", "{W}/missing.json"], &["missing.json"]),
+    (&["import", "run", "{W}/import/garbage.json"], &["garbage.json", "not a run dbio kept"]),
     (&["import", "iostat", "x"], &["iostat"]),
     // lab
     (&["lab", "run", "{W}/missing.toml"], &["missing.toml"]),
@@ -270,6 +273,8 @@ const CASES: &[Case] = &[
     (&["runs", "tag", "1", "bad tag", "--db", "{W}/store/existing.sqlite"], &["bad tag"]),
     (&["runs", "note", "999", "hello", "--db", "{W}/store/existing.sqlite"], &["999"]),
     (&["runs", "list", "--db", "{W}/afile"], &["afile"]),
+    (&["runs", "list", "--db", "{W}/missing/a/b/x.sqlite"], &["missing/a/b does not exist", "--db"]),
+    (&["run", "--target", "{W}/t", "--size", "4M", "--time", "1", "--db", "{W}/missing/x.sqlite"], &["missing does not exist"]),
     (&["runs", "purge"], &["purge"]),
     // clean
     (&["clean", "--target", "{W}/no/such/dir"], &["no/such/dir"]),
@@ -592,6 +597,7 @@ fn errors_from_deep_inside_are_one_line_with_context_and_their_exit_code() {
         "not a directory\n"
     );
 
+    std::fs::create_dir(p.join("fresh")).unwrap();
     let fresh = p.join("fresh/dbio.sqlite");
     let args = ["run", "--target", "afile", "--time", "1", "--db"];
     let (code, lines) = refusal(p, &[&args[..], &[fresh.to_str().unwrap()]].concat());
@@ -600,8 +606,9 @@ fn errors_from_deep_inside_are_one_line_with_context_and_their_exit_code() {
         lines.len() == 1 && lines[0].starts_with("error: ") && lines[0].contains("--target"),
         "{lines:?}"
     );
-    assert!(
-        !p.join("fresh").exists(),
+    assert_eq!(
+        std::fs::read_dir(p.join("fresh")).unwrap().count(),
+        0,
         "the refused run's new store is removed"
     );
 
@@ -613,7 +620,54 @@ fn errors_from_deep_inside_are_one_line_with_context_and_their_exit_code() {
     assert!(lines.len() == 1 && lines[0].starts_with(&want), "{lines:?}");
 }
 
+/// `--db` makes only the store file, in a directory that exists; the
+/// default store's directories (`$XDG_DATA_HOME/dbio`) are made as needed.
+fn only_the_default_store_gets_its_directories_made() {
+    let w = tempfile::tempdir().unwrap();
+    let p = w.path();
+    let list = |db: Option<&Path>| {
+        let mut c = Command::new(binary());
+        c.args(["runs", "list"])
+            .env_remove("DBIO_DB")
+            .env("XDG_DATA_HOME", p.join("xdg/deep"))
+            .env("HOME", p.join("home"));
+        if let Some(db) = db {
+            c.arg("--db").arg(db);
+        }
+        c.output().unwrap()
+    };
+    let out = list(None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(p.join("xdg/deep/dbio/dbio.sqlite").is_file());
+
+    let named = p.join("named/a/b/x.sqlite");
+    let out = list(Some(&named));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let dir = named.parent().unwrap().display().to_string();
+    assert!(
+        err.contains(&format!("the directory {dir} does not exist")),
+        "{err}"
+    );
+    assert!(!p.join("named").exists(), "no directory was made");
+
+    std::fs::create_dir_all(named.parent().unwrap()).unwrap();
+    let out = list(Some(&named));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(named.is_file(), "the file itself is made");
+}
+
 crate::tests! {
     every_bad_input_is_one_line_exit_2_and_changes_nothing,
+    only_the_default_store_gets_its_directories_made,
     errors_from_deep_inside_are_one_line_with_context_and_their_exit_code,
 }

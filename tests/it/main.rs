@@ -34,6 +34,7 @@ mod mpi_plan;
 #[cfg(feature = "mpi")]
 mod mpi_region;
 mod mysql;
+mod mysql_paths;
 mod mysql_url;
 mod pg;
 mod pg_plans;
@@ -52,12 +53,16 @@ mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_model;
 mod store_crash;
+mod store_unsaved;
 mod store_v1;
 mod target_safety;
 mod telemetry_chain;
 mod telemetry_runs;
+mod terminal_text;
 mod verify;
+mod verify_checked;
 mod verify_content;
+mod verify_interrupted;
 mod verify_run;
 
 fn main() {
@@ -94,6 +99,7 @@ fn main() {
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),
+        mysql_paths::tests(),
         mysql_url::tests(),
         pg::tests(),
         pg_plans::tests(),
@@ -112,12 +118,16 @@ fn main() {
         slob_flavor::tests(),
         slob_model::tests(),
         store_crash::tests(),
+        store_unsaved::tests(),
         store_v1::tests(),
         target_safety::tests(),
         telemetry_chain::tests(),
         telemetry_runs::tests(),
+        terminal_text::tests(),
         verify::tests(),
+        verify_checked::tests(),
         verify_content::tests(),
+        verify_interrupted::tests(),
         verify_run::tests(),
     ]
     .into_iter()

@@ -6,7 +6,8 @@
 //! from dbio's options as the server applied them, and that no mariadbd,
 //! socket or pid file is left after success, a failed start, Ctrl-C, the
 //! server killed under the run, or kill -9 of dbio (then the next run or
-//! `dbio clean`). The tests share one lock: "nothing left" is checked
+//! `dbio clean`); a full filesystem refused before anything is made, or
+//! named (ENOSPC, its free space) when the server fills it. The tests share one lock: "nothing left" is checked
 //! machine-wide.
 
 use std::fs;
@@ -496,6 +497,119 @@ fn o_direct_reads_on_xfs_agree_with_the_device() {
     drop(dev);
 }
 
+/// A run of `args` on `d` that must end within two minutes (a server
+/// waiting for disk space would hang it): its output.
+fn run_within(d: &ServerDir, args: &[&str]) -> std::process::Output {
+    let mut child = d.spawn(args);
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!(
+                "dbio did not end within 120 s: {:?}",
+                child.wait_with_output()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A failure that names a full filesystem: exit 1, one line with ENOSPC,
+/// the filesystem and its free space; no server, socket or instance left.
+fn assert_names_enospc(d: &ServerDir, out: &std::process::Output) {
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_lines(out));
+    let err = stderr_lines(out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let data = d.target.join("dbio-mysql/data");
+    let fs = format!(
+        "no space left on device (ENOSPC) on the filesystem of {} (",
+        data.display()
+    );
+    assert!(err.contains(&fs) && err.contains(" free of "), "{err}");
+    assert_nothing_left(d);
+}
+
+/// `dbio clean` removes what a failed run left (the instance, the target
+/// dbio made).
+fn assert_clean_removes_the_target(d: &ServerDir) {
+    let out = d.clean();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!d.target.exists(), "clean left {}", d.target.display());
+}
+
+fn a_full_filesystem_is_named_with_its_free_space() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(96 << 20, false);
+    dev.mkfs("ext4");
+    let mnt = dev.mount();
+    let d = MyDir::under(&mnt);
+    let small = ["--sessions", "1", "--scale", "100", "--work-loop", "5"];
+
+    // The check before anything is made counts the server's own files:
+    // dbio's 128 MiB redo log does not fit in 96 MiB.
+    let out = d.run(&small);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_lines(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for want in [
+        "not enough free space in ",
+        "--scale 100 rows x 1 schemas",
+        "128 MiB of redo log (innodb_log_file_size)",
+        " free; ",
+    ] {
+        assert!(err.contains(want), "{want} missing: {err}");
+    }
+    assert!(!d.target.exists(), "a refused run made its target");
+
+    // With a smaller redo log it fits, but a system tablespace of 100 MiB
+    // (a setting the check does not read) fills the filesystem during the
+    // bootstrap: MariaDB's Aria then waits for space for ever; dbio stops
+    // it and names the cause.
+    let redo = [
+        "--mysql-set",
+        "innodb_log_file_size=8M",
+        "--update-pct",
+        "0",
+    ];
+    let args = [
+        &small[..],
+        &redo,
+        &["--mysql-set", "innodb_data_file_path=ibdata1:100M"],
+    ]
+    .concat();
+    let out = run_within(&d, &args);
+    assert_names_enospc(&d, &out);
+    assert!(
+        !d.target.join("dbio-mysql").exists(),
+        "a failed install left its files"
+    );
+    assert_clean_removes_the_target(&d);
+
+    // The load: 40 MiB of ibdata1 beside 2,000 rows fills it.
+    let args = [
+        &redo[..],
+        &["--mysql-set", "innodb_data_file_path=ibdata1:40M"],
+        &["--sessions", "1", "--scale", "2000", "--work-loop", "5"],
+    ]
+    .concat();
+    let out = run_within(&d, &args);
+    assert_names_enospc(&d, &out);
+    assert!(
+        stderr_lines(&out).contains("The table 'dbio_t0' is full"),
+        "{}",
+        stderr_lines(&out)
+    );
+    assert_clean_removes_the_target(&d);
+    drop(d);
+    drop(dev);
+}
+
 crate::tests! {
     mysql_run_on_tmpfs_meets_the_invariants [Root, MariaDB],
     files_partition_one_table_into_that_many_ibd_files [Root, MariaDB],
@@ -506,4 +620,5 @@ crate::tests! {
     kill_9_leaves_a_server_the_next_run_and_clean_stop [Root, MariaDB],
     a_server_killed_mid_run_fails_the_run_and_is_cleaned_up [Root, MariaDB],
     o_direct_reads_on_xfs_agree_with_the_device [Root, MariaDB, Tool("mkfs.xfs")],
+    a_full_filesystem_is_named_with_its_free_space [Root, MariaDB, Tool("mkfs.ext4")],
 }

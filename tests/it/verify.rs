@@ -14,7 +14,7 @@ use crate::common::run::dbio;
 use crate::common::store::temp_store;
 use serde_json::Value;
 
-const BS: u64 = 8192;
+pub(crate) const BS: u64 = 8192;
 const MIB: u64 = 1 << 20;
 
 pub(crate) fn run(target: &Path, args: &[&str]) {
@@ -56,7 +56,12 @@ pub(crate) fn assert_clean(target: &Path) -> Value {
         "{}\n{f:#}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(f["blocks"], f["intact"], "{f:#}");
+    let torn = f["in_flight"]["torn"]["count"].as_u64().unwrap();
+    assert_eq!(
+        f["blocks"].as_u64().unwrap(),
+        f["intact"].as_u64().unwrap() + torn,
+        "intact but for blocks torn by writes in flight at a kill: {f:#}"
+    );
     doc
 }
 

@@ -17,6 +17,7 @@ pub mod measure;
 pub mod rng;
 pub mod samplers;
 pub mod storage;
+pub mod terminal;
 pub mod trace;
 pub mod units;
 pub mod verify;

@@ -138,8 +138,11 @@ pub fn ensure_in(
         if let Some(why) = &damage {
             // dbio's own files (listed in its manifest): lay them out again.
             eprintln!(
-                "the layout in {} is not as dbio wrote it: {why}; laying it out again",
-                dir.display()
+                "{}",
+                crate::terminal::field(&format!(
+                    "the layout in {} is not as dbio wrote it: {why}; laying it out again",
+                    dir.display()
+                ))
             );
         }
         if grows && damage.is_none() {
@@ -190,12 +193,14 @@ pub fn ensure_in(
                     sync_points: 0,
                     clean: true,
                     span: 0,
+                    blind: false,
                 };
                 super::genmap_file::store(
                     dir,
                     manifest.target_id,
                     clean,
                     &vec![0; blocks as usize],
+                    &[],
                 )
                 .map_err(|e| TargetError::Invalid(e.to_string()))?;
             }
@@ -252,7 +257,11 @@ fn grow(
     }
     let old = m.file_size;
     // Block numbers move when files grow: the map no longer fits.
-    super::genmap_file::remove(dir).map_err(|e| TargetError::io(dir, "remove the map in", e))?;
+    super::genmap_file::retire(
+        dir,
+        "the files grew, which moved the blocks' numbers (a layout anew, `dbio clean` then a run, keeps one again)",
+    )
+    .map_err(|e| TargetError::Invalid(e.to_string()))?;
     m.complete = false;
     m.store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;

@@ -9,6 +9,7 @@ pub mod crc;
 pub mod device;
 pub mod genmap;
 pub mod genmap_file;
+pub mod inflight;
 pub mod intact;
 pub mod layout;
 pub mod lock;
@@ -183,7 +184,11 @@ impl Target {
         if cfg.slob.is_some() {
             // The model's DB writers stamp their own generations: the
             // lost-write map no longer describes these blocks.
-            genmap_file::remove(path).map_err(|e| TargetError::io(path, "remove the map in", e))?;
+            genmap_file::retire(
+                path,
+                "the SLOB model wrote these blocks, and its DB writers stamp generations of their own",
+            )
+            .map_err(|e| TargetError::Invalid(e.to_string()))?;
         }
         Ok(Target {
             kind: TargetKind::Directory,

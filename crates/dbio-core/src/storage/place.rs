@@ -143,7 +143,7 @@ pub fn announce(path: &Path) {
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     if !seen.iter().any(|p| p == path) {
         seen.push(path.to_path_buf());
-        eprintln!("{}", landing(path));
+        eprintln!("{}", crate::terminal::field(&landing(path)));
     }
 }
 

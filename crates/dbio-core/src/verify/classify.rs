@@ -180,4 +180,4 @@ pub fn classify(block: &[u8], e: &Expect) -> Verdict {
 
 #[cfg(test)]
 #[path = "classify_tests.rs"]
-mod tests;
+pub(crate) mod tests;

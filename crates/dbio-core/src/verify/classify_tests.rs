@@ -2,9 +2,10 @@ use super::*;
 use crate::rng::Rng;
 use crate::storage::block::{Header, fill};
 
-const BS: usize = 8192;
+pub(crate) const BS: usize = 8192;
 
-fn block(n: u64, generation: u64, file: u32, rng: &mut Rng) -> Vec<u8> {
+/// Block `n` of `file` of target 77, stamped with `generation`.
+pub(crate) fn block(n: u64, generation: u64, file: u32, rng: &mut Rng) -> Vec<u8> {
     let mut b = vec![0u8; BS];
     let h = Header {
         block: n,
@@ -18,7 +19,8 @@ fn block(n: u64, generation: u64, file: u32, rng: &mut Rng) -> Vec<u8> {
     b
 }
 
-fn expect(n: u64, floor: Option<u16>) -> Expect {
+/// What block `n` of file 1 of target 77 must hold.
+pub(crate) fn expect(n: u64, floor: Option<u16>) -> Expect {
     Expect {
         target: 77,
         file: 1,

@@ -4,10 +4,12 @@
 //! generation map says of its block when the read was issued; a read that
 //! raced a write of the same block (one in flight when it was issued, or
 //! begun before it completed) is not judged: it may rightly see the old
-//! block, the new one or a mix. Nothing here allocates until a block is bad.
+//! block, the new one or a mix. A block an interrupted run left torn or
+//! stale (`interrupted`) is not bad. Nothing here allocates until a block is bad.
 
 use super::classify::{Class, Expect, Verdict, classify};
 use super::findings::found_text;
+use super::interrupted::Interruption;
 use crate::storage::block::Stamp;
 use crate::storage::genmap::{GenMap, Settled};
 
@@ -72,12 +74,13 @@ pub struct Bad {
     pub found: Option<Stamp>,
 }
 
-/// What a completed read of global block `b` says: Ok(true) judged intact,
-/// Ok(false) not judged (it raced a write of its block), Err when bad.
+/// What a completed read of global block `b` says: Ok(true) judged intact
+/// (or what a write in flight at an interruption left), Ok(false) not
+/// judged (it raced a write of its block), Err when bad.
 #[inline]
 pub fn judge(
     data: &[u8],
-    map: Option<&GenMap>,
+    (map, interrupted): (Option<&GenMap>, &Interruption),
     b: u64,
     look: Look,
     mut expect: Expect,
@@ -92,8 +95,10 @@ pub fn judge(
         }
         expect.floor = Some(s.floor);
     }
-    match classify(data, &expect) {
+    let verdict = classify(data, &expect);
+    match verdict {
         Verdict::Intact { .. } => Ok(true),
+        _ if interrupted.outcome(b, data, &expect, &verdict).is_some() => Ok(true),
         Verdict::Bad {
             class,
             sector,

@@ -1,6 +1,7 @@
 use super::*;
 use crate::rng::Rng;
 use crate::storage::block::{Header, fill};
+use crate::verify::interrupted::Interruption;
 
 const BS: usize = 4096;
 
@@ -16,6 +17,10 @@ fn block(n: u64, generation: u64, rng: &mut Rng) -> Vec<u8> {
     };
     fill(&mut b, h, rng);
     b
+}
+
+fn none() -> Interruption {
+    Interruption::default()
 }
 
 fn expect(n: u64) -> Expect {
@@ -34,9 +39,12 @@ fn a_settled_block_is_judged_against_its_floor() {
     let m = GenMap::new(&[4, 4], 0);
     let current = block(1, 4, &mut rng);
     let look = before_read(Some(&m), 1);
-    assert_eq!(judge(&current, Some(&m), 1, look, expect(1)), Ok(true));
+    assert_eq!(
+        judge(&current, (Some(&m), &none()), 1, look, expect(1)),
+        Ok(true)
+    );
     let stale = block(1, 3, &mut rng);
-    let bad = judge(&stale, Some(&m), 1, look, expect(1)).unwrap_err();
+    let bad = judge(&stale, (Some(&m), &none()), 1, look, expect(1)).unwrap_err();
     assert_eq!(bad.class, Class::Lost);
     assert_eq!(bad.expect.floor, Some(4));
     let msg = bad.message(std::path::Path::new("/t/dbio-data-0000.dat"), false);
@@ -46,7 +54,7 @@ fn a_settled_block_is_judged_against_its_floor() {
     );
     assert!(!msg.contains('\n'), "one line: {msg}");
     let elsewhere = block(0, 4, &mut rng);
-    let bad = judge(&elsewhere, Some(&m), 1, look, expect(1)).unwrap_err();
+    let bad = judge(&elsewhere, (Some(&m), &none()), 1, look, expect(1)).unwrap_err();
     assert_eq!(bad.class, Class::Misdirected);
 }
 
@@ -59,16 +67,22 @@ fn a_read_that_races_a_write_of_its_block_is_not_judged() {
     m.begin(0);
     let look = before_read(Some(&m), 0);
     assert_eq!(look, Look::Skip);
-    assert_eq!(judge(&stale, Some(&m), 0, look, expect(0)), Ok(false));
+    assert_eq!(
+        judge(&stale, (Some(&m), &none()), 0, look, expect(0)),
+        Ok(false)
+    );
     m.acknowledged(0);
     // A write begun while the read was in flight.
     let look = before_read(Some(&m), 0);
     m.begin(0);
-    assert_eq!(judge(&stale, Some(&m), 0, look, expect(0)), Ok(false));
+    assert_eq!(
+        judge(&stale, (Some(&m), &none()), 0, look, expect(0)),
+        Ok(false)
+    );
     m.acknowledged(0);
     let look = before_read(Some(&m), 0);
     assert_eq!(
-        judge(&stale, Some(&m), 0, look, expect(0)).map_err(|b| b.class),
+        judge(&stale, (Some(&m), &none()), 0, look, expect(0)).map_err(|b| b.class),
         Err(Class::Lost),
         "settled again: judged"
     );
@@ -79,12 +93,12 @@ fn without_a_map_every_class_but_lost_is_found() {
     let mut rng = Rng::new(9);
     let look = before_read(None, 2);
     let mut b = block(2, 1234, &mut rng);
-    assert_eq!(judge(&b, None, 2, look, expect(2)), Ok(true));
+    assert_eq!(judge(&b, (None, &none()), 2, look, expect(2)), Ok(true));
     b[700] ^= 1;
-    let bad = judge(&b, None, 2, look, expect(2)).unwrap_err();
+    let bad = judge(&b, (None, &none()), 2, look, expect(2)).unwrap_err();
     assert_eq!((bad.class, bad.sector), (Class::Checksum, 1));
     assert_eq!(
-        judge(&vec![0; BS], None, 2, look, expect(2)).map_err(|b| b.class),
+        judge(&vec![0; BS], (None, &none()), 2, look, expect(2)).map_err(|b| b.class),
         Err(Class::Zeroed)
     );
 }

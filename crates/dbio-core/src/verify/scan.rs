@@ -3,6 +3,8 @@
 //! flight through io_uring (one psync reader where io_uring is off) in one
 //! thread, while one checker thread per CPU classifies the chunks already
 //! read (checksums cost more CPU than reading); progress and rate on stderr.
+//! A file missing or shorter than the layout is a finding of its own (its
+//! missing blocks); the rest is read and checked all the same.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
@@ -12,12 +14,14 @@ use std::sync::mpsc;
 use rustix::fs::{Mode, OFlags};
 
 use super::classify::{Expect, Verdict, classify};
-use super::findings::Findings;
+use super::findings::{Findings, MissingFile};
+use super::interrupted::Interruption;
 use crate::engine::buf::{BufPool, HUGE_PAGE};
 use crate::engine::psync::Psync;
 use crate::engine::uring::Uring;
 use crate::engine::{Engine, Io, OpKind, SyncAfterWrite};
 use crate::measure::clock::now_ns;
+use crate::storage::block::{SECTOR, read_stamp};
 
 /// Bytes per read.
 const CHUNK: u64 = 1 << 20;
@@ -33,6 +37,8 @@ pub struct Layout {
     pub target_id: u32,
     /// The generation map's floor per global block (file-major), if kept.
     pub floors: Option<Vec<u16>>,
+    /// The writes a run may have had in flight when it was interrupted.
+    pub interrupted: Interruption,
 }
 
 impl Layout {
@@ -91,6 +97,77 @@ struct Chunk {
     len: u32,
 }
 
+/// The files open for reading, and how much of each there is to read.
+struct Opened {
+    /// Keeps the descriptors open.
+    fds: Vec<OwnedFd>,
+    /// A descriptor per file (a missing file's: another file's, never read).
+    raw: Vec<RawFd>,
+    /// Bytes of whole blocks to read in each file.
+    readable: Vec<u64>,
+    direct: bool,
+}
+
+/// Opens every file of `layout` there is; a file missing or shorter than
+/// the layout goes into `findings` as missing blocks.
+fn open_files(layout: &Layout, findings: &mut Findings) -> Result<Opened, ScanError> {
+    let bs = u64::from(layout.block_size);
+    let mut readable = Vec::with_capacity(layout.files.len());
+    let mut fds: Vec<Option<OwnedFd>> = Vec::with_capacity(layout.files.len());
+    let mut direct = None;
+    for (i, p) in layout.files.iter().enumerate() {
+        let err = |e: std::io::Error| ScanError::Open {
+            path: p.clone(),
+            source: e,
+        };
+        let len = match std::fs::metadata(p) {
+            Ok(md) => md.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                findings.missing(MissingFile {
+                    file: i as u32,
+                    bytes: None,
+                    from: 0,
+                    blocks: layout.blocks_per_file(),
+                });
+                readable.push(0);
+                fds.push(None);
+                continue;
+            }
+            Err(e) => return Err(err(e)),
+        };
+        let whole = len.min(layout.file_size) / bs * bs;
+        if whole < layout.file_size {
+            findings.missing(MissingFile {
+                file: i as u32,
+                bytes: Some(len),
+                from: whole,
+                blocks: (layout.file_size - whole) / bs,
+            });
+        }
+        let d = *direct.get_or_insert_with(|| open(p, true).is_ok());
+        fds.push(Some(open(p, d).map_err(|e| err(e.into()))?));
+        readable.push(whole);
+    }
+    let any = fds.iter().flatten().next().map(|f| f.as_raw_fd());
+    let raw = fds
+        .iter()
+        .map(|f| f.as_ref().map(|f| f.as_raw_fd()).or(any).unwrap_or(-1))
+        .collect();
+    Ok(Opened {
+        fds: fds.into_iter().flatten().collect(),
+        raw,
+        readable,
+        direct: direct.unwrap_or(false),
+    })
+}
+
+/// Where each file's blocks end for the reader.
+#[derive(Clone, Copy)]
+struct Ends<'a> {
+    files: &'a [PathBuf],
+    readable: &'a [u64],
+}
+
 /// Reads and classifies every block of `layout` into `findings`: one thread
 /// keeps the reads in flight, one checker per CPU classifies the chunks.
 pub fn scan(
@@ -99,22 +176,18 @@ pub fn scan(
     progress: bool,
     interrupt: &AtomicBool,
 ) -> Result<ScanStats, ScanError> {
-    let direct = open(&layout.files[0], true).is_ok();
-    let mut fds = Vec::with_capacity(layout.files.len());
-    for p in &layout.files {
-        let fd = open(p, direct).map_err(|e| ScanError::Open {
-            path: p.clone(),
-            source: e.into(),
-        })?;
-        fds.push(fd);
-    }
-    let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
+    let Opened {
+        fds: _fds,
+        raw,
+        readable,
+        direct,
+    } = open_files(layout, findings)?;
     // Two spare slots, so that BUFFERS of them lie on whole huge pages.
     let bufs = BufPool::new(CHUNK as usize, BUFFERS + (HUGE_PAGE / CHUNK as usize));
     let slots = bufs.on_huge_pages(BUFFERS);
     let checked = AtomicU64::new(0);
     let finished = AtomicBool::new(false);
-    let total = layout.file_size * layout.files.len() as u64;
+    let total: u64 = readable.iter().sum();
     let checkers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let start = now_ns();
     let (result, parts) = std::thread::scope(|s| {
@@ -143,12 +216,18 @@ pub fn scan(
             work.push(tx);
         }
         drop(back_tx);
+        let ends = Ends {
+            files: &layout.files,
+            readable: &readable,
+        };
         let r = match Uring::new(&raw, Some(&bufs), IN_FLIGHT, SyncAfterWrite::None) {
-            Ok(mut e) => reader(&mut e, &bufs, &slots, layout, &work, &back_rx, interrupt)
-                .map(|()| "io_uring"),
+            _ if total == 0 => Ok("none"),
+            Ok(mut e) => {
+                reader(&mut e, &bufs, &slots, ends, &work, &back_rx, interrupt).map(|()| "io_uring")
+            }
             Err(_) => {
                 let mut e = Psync::new(&raw, SyncAfterWrite::None);
-                reader(&mut e, &bufs, &slots, layout, &work, &back_rx, interrupt).map(|()| "psync")
+                reader(&mut e, &bufs, &slots, ends, &work, &back_rx, interrupt).map(|()| "psync")
             }
         };
         drop(work);
@@ -177,35 +256,41 @@ fn reader<E: Engine>(
     engine: &mut E,
     bufs: &BufPool,
     slots: &[u32],
-    layout: &Layout,
+    ends: Ends,
     work: &[mpsc::Sender<Chunk>],
     back: &mpsc::Receiver<u32>,
     interrupt: &AtomicBool,
 ) -> Result<(), ScanError> {
     let depth = engine.depth() as usize;
-    let per_file = layout.file_size.div_ceil(CHUNK);
-    let total = per_file * layout.files.len() as u64;
-    let (mut next, mut handed) = (0u64, 0usize);
+    // The next chunk to read: file, offset; bytes asked so far.
+    let (mut file, mut offset, mut asked, mut handed) = (0usize, 0u64, 0u64, 0usize);
+    let files = ends.readable.len();
     let mut free: Vec<u32> = slots.iter().rev().copied().collect();
     let mut meta = vec![(0u32, 0u64, 0u32); bufs.slots()];
     let mut done: Vec<(u32, i32)> = Vec::with_capacity(depth);
     let mut inflight = 0usize;
     let fail = |file: u32, offset: u64, source: std::io::Error| ScanError::Read {
-        path: layout.files[file as usize].clone(),
+        path: ends.files[file as usize].clone(),
         offset,
         source,
     };
     loop {
         free.extend(back.try_iter());
-        while inflight < depth && next < total && !free.is_empty() {
+        while file < files && offset >= ends.readable[file] {
+            (file, offset) = (file + 1, 0);
+        }
+        while inflight < depth && file < files && !free.is_empty() {
             if interrupt.load(Relaxed) {
-                let so_far = crate::units::fmt_size(next * CHUNK);
+                let so_far = crate::units::fmt_size(asked);
                 return Err(ScanError::Interrupted(so_far));
             }
-            let file = (next / per_file) as u32;
-            let offset = (next % per_file) * CHUNK;
-            let len = CHUNK.min(layout.file_size - offset) as u32;
-            next += 1;
+            let len = CHUNK.min(ends.readable[file] - offset) as u32;
+            let (f, at) = (file as u32, offset);
+            (offset, asked) = (offset + u64::from(len), asked + u64::from(len));
+            while file < files && offset >= ends.readable[file] {
+                (file, offset) = (file + 1, 0);
+            }
+            let (file, offset) = (f, at);
             let slot = free.pop().expect("a free slot");
             meta[slot as usize] = (file, offset, len);
             let io = Io {
@@ -221,7 +306,7 @@ fn reader<E: Engine>(
             inflight += 1;
         }
         if inflight == 0 {
-            if next >= total {
+            if file >= files {
                 return Ok(());
             }
             // Every buffer is with the checkers: wait for one back.
@@ -242,7 +327,7 @@ fn reader<E: Engine>(
                     std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
                         format!(
-                            "short read of {res} of {len} bytes (is the file shorter than its manifest says?)"
+                            "short read of {res} of {len} bytes (the file was cut short while verify read it)"
                         ),
                     )
                 };
@@ -275,13 +360,22 @@ fn check_chunk(data: &[u8], file: u32, offset: u64, layout: &Layout, findings: &
             size: bs,
             floor: layout.floors.as_ref().map(|f| f[global as usize]),
         };
-        match classify(b, &e) {
-            Verdict::Intact { newer, copy } => findings.intact(newer, copy),
-            Verdict::Bad {
-                class,
-                sector,
-                found,
-            } => findings.bad(class, &e, sector, found),
+        let v = classify(b, &e);
+        let stamp = |sector| read_stamp(&b[sector * SECTOR..(sector + 1) * SECTOR]).ok();
+        match (layout.interrupted.outcome(global, b, &e, &v), v) {
+            (Some(o), Verdict::Bad { sector, found, .. }) => {
+                findings.interrupted(o, &e, sector, found)
+            }
+            (Some(o), Verdict::Intact { .. }) => findings.interrupted(o, &e, 0, stamp(0)),
+            (None, Verdict::Intact { newer, copy }) => findings.intact(newer, copy),
+            (
+                None,
+                Verdict::Bad {
+                    class,
+                    sector,
+                    found,
+                },
+            ) => findings.bad(class, &e, sector, found),
         }
     }
 }

@@ -42,38 +42,33 @@ impl OsCause {
 
 /// The first operating-system error named in `text` (a tool's output or a
 /// server log), if any. Matches the C library's strerror words, the errno
-/// names, and MariaDB's `errno: N` / `OS error code N`.
+/// names standing alone (not inside a path such as `/mnt/enospc`), and
+/// MariaDB's `errno: N` / `OS error code N` / InnoDB's `preallocating ...
+/// failed with error N`.
 pub fn find(text: &str) -> Option<OsCause> {
     let t = text.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    let named = |name: &str| stands_alone(&t, name);
     if has(&[
         "no space left on device",
-        "enospc",
         "errno: 28",
         "os error code 28",
         "error: 28 ",
-    ]) {
+        "failed with error 28",
+    ]) || named("enospc")
+    {
         Some(OsCause::NoSpace)
     } else if has(&[
         "disk quota exceeded",
-        "edquot",
         "errno: 122",
         "os error code 122",
-    ]) {
+        "failed with error 122",
+    ]) || named("edquot")
+    {
         Some(OsCause::Quota)
-    } else if has(&[
-        "read-only file system",
-        "erofs",
-        "errno: 30",
-        "os error code 30",
-    ]) {
+    } else if has(&["read-only file system", "errno: 30", "os error code 30"]) || named("erofs") {
         Some(OsCause::ReadOnly)
-    } else if has(&[
-        "permission denied",
-        "eacces",
-        "errno: 13",
-        "os error code 13",
-    ]) {
+    } else if has(&["permission denied", "errno: 13", "os error code 13"]) || named("eacces") {
         Some(OsCause::Permission)
     } else if has(&["could not extend file"]) && has(&["wrote only"]) {
         // PostgreSQL's words for a short write while extending a file
@@ -82,6 +77,22 @@ pub fn find(text: &str) -> Option<OsCause> {
     } else {
         None
     }
+}
+
+/// Whether `name` occurs in `text` as a word of its own: not part of a
+/// longer word or of a path (`/mnt/enospc`, `enospc.log`, `my_erofs`).
+fn stands_alone(text: &str, name: &str) -> bool {
+    let part_of_word = |c: char| c.is_ascii_alphanumeric() || "/_-.".contains(c);
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        // A full stop ends a sentence unless a word goes on after it.
+        let mut rest = text[at + name.len()..].chars();
+        let after = match rest.next() {
+            Some('.') => rest.next().filter(char::is_ascii_alphanumeric),
+            c => c,
+        };
+        !before.is_some_and(part_of_word) && !after.is_some_and(part_of_word)
+    })
 }
 
 /// The filesystem holding `path` (or its nearest existing parent) in words:
@@ -157,6 +168,8 @@ mod tests {
         assert_eq!(find(initdb), Some(OsCause::NoSpace));
         let maria = "[ERROR] InnoDB: Operating system error number 28 in a file operation. Error number 28 means 'No space left on device'";
         assert_eq!(find(maria), Some(OsCause::NoSpace));
+        let innodb = "[ERROR] InnoDB: preallocating 13631488 bytes for file ./dbio/dbio_t0.ibd failed with error 28";
+        assert_eq!(find(innodb), Some(OsCause::NoSpace));
         assert_eq!(
             find(
                 "[ERROR] mariadbd: Error writing file './x' (Errcode: 122 \"Disk quota exceeded\")"
@@ -172,6 +185,18 @@ mod tests {
             Some(OsCause::Permission)
         );
         assert_eq!(find("FATAL: the database system is starting up"), None);
+        assert_eq!(find("write failed: ENOSPC"), Some(OsCause::NoSpace));
+        assert_eq!(find("open(2) returned EROFS."), Some(OsCause::ReadOnly));
+    }
+
+    #[test]
+    fn errno_names_inside_paths_are_not_causes() {
+        assert_eq!(
+            find("could not open \"/mnt/enospc/t0\": Permission denied"),
+            Some(OsCause::Permission)
+        );
+        assert_eq!(find("table /srv/erofs_test/x is full"), None);
+        assert_eq!(find("see /var/log/eacces.log"), None);
         assert_eq!(
             find(
                 "ERROR: could not extend file \"base/1/2\": wrote only 4096 of 8192 bytes at block 9"

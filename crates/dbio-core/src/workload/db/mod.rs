@@ -78,6 +78,27 @@ pub fn check_socket(server: &str, root: &Path, socket: &Path) -> Result<(), Serv
     )))
 }
 
+/// Bytes allocated to the files under `dir`, the directories' own blocks
+/// too, symbolic links not followed (none when it is missing): the room an
+/// instance already there gives back when it is reused or replaced.
+pub fn allocated(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(md) = std::fs::symlink_metadata(dir) else {
+        return 0;
+    };
+    let own = md.blocks() * 512;
+    if !md.is_dir() {
+        return own;
+    }
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| allocated(&e.path()))
+        .sum::<u64>()
+        + own
+}
+
 /// What an instance was made for (`marker`, JSON), if it is there and readable.
 pub fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
     std::fs::read(marker)
@@ -225,6 +246,15 @@ mod tests {
                 .to_string()
                 .contains("not a setting name")
         );
+    }
+
+    #[test]
+    fn allocated_counts_the_files_under_a_directory() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/f"), vec![1u8; 64 << 10]).unwrap();
+        assert!(allocated(d.path()) >= 64 << 10);
+        assert_eq!(allocated(&d.path().join("missing")), 0);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! a server a killed dbio left running (found through its pid file: it
 //! keeps running in its own process group) stopped by the next run or
 //! `dbio clean`; the socket and pid file a killed server leaves, removed
-//! (InnoDB recovers from its redo at the next start); `dbio clean`.
+//! (InnoDB recovers from its redo at the next start), with the socket's
+//! directory when it is dbio's own; `dbio clean`.
 
 use std::fs;
 use std::path::Path;
@@ -69,12 +70,15 @@ fn signal(pid: u32, sig: i32) {
 }
 
 /// Removes the socket and pid file of a server that is gone (a killed one
-/// leaves them).
+/// leaves them), and the socket's directory when it is dbio's own.
 pub(super) fn remove_leftovers(paths: &Paths) {
     if live_server(paths).is_none() {
         let _ = fs::remove_file(paths.socket());
         let _ = fs::remove_file(paths.pid_file());
-        let _ = fs::remove_file(paths.run.join("mysqld.sock.lock"));
+        let _ = fs::remove_file(paths.socket_dir.join("mysqld.sock.lock"));
+        if paths.private_socket_dir() {
+            let _ = fs::remove_dir(&paths.socket_dir);
+        }
     }
 }
 

@@ -4,9 +4,13 @@
 //! session loop, the sampler, the report's shared sections); here is only
 //! what is MariaDB's:
 //!
-//! * `binaries` — `mariadbd` and `mariadb-install-db`, the `mysql` user.
-//! * `server` — the throwaway instance (`mariadb-install-db`,
-//!   `my.cnf` from dbio's options), start as `mysql`, a guard that stops it.
+//! * `binaries` — `mariadbd`, the SQL of its system tables, the `mysql` user.
+//! * `args` — the server's command line: every setting one argument, no
+//!   shell and no option file.
+//! * `bootstrap` — the system tables made by `mariadbd --bootstrap` (what
+//!   `mariadb-install-db` does, without its shell), a failure's cause.
+//! * `server` — the throwaway instance, start as `mysql`, a guard that stops it.
+//! * `space` — what the server writes, for the free-space check.
 //! * `endpoint` — dbio's server or `--mysql-url`, where dbio works only in
 //!   a database of its own.
 //! * `lifecycle` — stop, a killed dbio's orphan, a killed server's socket
@@ -16,12 +20,15 @@
 //! * `stats` — `SHOW GLOBAL STATUS` snapshots and their deltas.
 //! * `run` — the workload: sessions with prepared statements, the sampler.
 
+pub mod args;
 pub mod binaries;
+pub mod bootstrap;
 pub mod data;
 pub mod endpoint;
 pub mod lifecycle;
 pub mod run;
 pub mod server;
+pub mod space;
 pub mod stats;
 
 use std::path::PathBuf;

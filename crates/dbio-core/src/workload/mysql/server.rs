@@ -1,14 +1,14 @@
-//! The throwaway MariaDB instance dbio runs a `mysql` workload against: its
-//! binaries (`mariadbd`, `mariadb-install-db` from the package
-//! mariadb-server), its directories under the target (`dbio-mysql/data`,
-//! `dbio-mysql/run` for the unix socket and pid file, redo in
-//! `dbio-mysql/redo` or `--redo-dir/dbio-mysql-redo`), the `my.cnf` dbio
-//! writes from its options (networking off), `mariadb-install-db` once per
-//! shape (page size and redo directory are fixed at install), and the
-//! server started as the unprivileged `mysql` user in a process group of
-//! its own. A [`Server`] stops it when dropped (SIGTERM, then SIGKILL), so
-//! a run that fails or is interrupted leaves no server behind; how a killed
-//! dbio's server is found and stopped later is `lifecycle`.
+//! The throwaway MariaDB instance dbio runs a `mysql` workload against:
+//! its directories under the target (`dbio-mysql/data`, `dbio-mysql/run`
+//! for the pid file and, where the path allows, the unix socket; redo in
+//! `dbio-mysql/redo` or `--redo-dir/dbio-mysql-redo`), its system tables
+//! made once per shape (page size and redo directory are fixed at install)
+//! by `mariadbd --bootstrap` (`bootstrap`), and the server started as the
+//! unprivileged `mysql` user in a process group of its own, every setting
+//! an argument of its command line (`args`: no shell, no option file). A
+//! [`Server`] stops it when dropped (SIGTERM, then SIGKILL), so a run that
+//! fails or is interrupted leaves no server behind; how a killed dbio's
+//! server is found and stopped later is `lifecycle`.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -16,13 +16,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use super::args::command_line;
 pub use super::binaries::Binaries;
 use super::binaries::mysql_user;
+use super::bootstrap;
 use super::lifecycle::{self, remove_instance_files, stop_orphan};
 use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::procs::cgroup_name;
 use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
-use crate::workload::db::{ServerError, failed, last_lines};
+use crate::workload::db::{SOCKET_PATH_MAX, ServerError, cause, failed};
 use crate::workload::db::{read_marker, write_marker};
 
 /// The directory under the target that holds the instance.
@@ -41,35 +44,57 @@ const KIND: Kind = Kind {
     memory_option: "--mysql-memory",
 };
 
-/// Where an instance's files are.
+/// Where dbio puts a socket whose path under the target could not be one
+/// (over the 107 bytes of a unix socket's path, or not UTF-8, which the
+/// client library cannot take): a directory of its own per instance.
+const SOCKET_BASE: &str = "/run/dbio";
+
+/// Where an instance's files are (absolute: the server runs in `/`).
 #[derive(Clone, Debug)]
 pub struct Paths {
     /// `TARGET/dbio-mysql`.
     pub root: PathBuf,
     pub data: PathBuf,
     pub redo: PathBuf,
-    /// The socket's and the pid file's directory.
+    /// The pid file's directory, and the socket's where it fits.
     pub run: PathBuf,
+    /// The socket's directory: `run`, or dbio's own under [`SOCKET_BASE`].
+    pub socket_dir: PathBuf,
     pub log: PathBuf,
 }
 
 impl Paths {
     pub fn new(target: &Path, redo_dir: Option<&Path>) -> Paths {
-        let root = target.join(INSTANCE_SUBDIR);
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let root = abs(target).join(INSTANCE_SUBDIR);
+        let run = root.join("run");
+        let under_target = run.join("mysqld.sock");
+        let socket_dir = match under_target.to_str() {
+            Some(s) if s.len() <= SOCKET_PATH_MAX => run.clone(),
+            // A stable name per instance (a later run or `dbio clean` finds it).
+            _ => Path::new(SOCKET_BASE).join(cgroup_name("mysql", &root)),
+        };
         Paths {
             data: root.join("data"),
             redo: match redo_dir {
-                Some(r) => r.join(REDO_SUBDIR),
+                Some(r) => abs(r).join(REDO_SUBDIR),
                 None => root.join("redo"),
             },
-            run: root.join("run"),
+            run,
+            socket_dir,
             log: root.join("server.log"),
             root,
         }
     }
 
+    /// The unix socket; its path is UTF-8 and fits a socket address.
     pub fn socket(&self) -> PathBuf {
-        self.run.join("mysqld.sock")
+        self.socket_dir.join("mysqld.sock")
+    }
+
+    /// Whether the socket is in a directory of dbio's own, not under the target.
+    pub fn private_socket_dir(&self) -> bool {
+        self.socket_dir != self.run
     }
 
     pub fn pid_file(&self) -> PathBuf {
@@ -78,10 +103,6 @@ impl Paths {
 
     pub(super) fn marker(&self) -> PathBuf {
         self.root.join("instance.json")
-    }
-
-    fn cnf(&self) -> PathBuf {
-        self.root.join("my.cnf")
     }
 }
 
@@ -93,9 +114,9 @@ pub(super) struct Shape {
     pub(super) redo: PathBuf,
 }
 
-/// The settings dbio gives the server, in order (`--mysql-set` last, so it wins).
+/// The settings dbio gives the server beside the paths it places
+/// (`args::PLACED`), in order (`--mysql-set` last, so it wins).
 pub fn settings(
-    paths: &Paths,
     page_size: u32,
     flush_method: &str,
     buffer_pool: u64,
@@ -103,20 +124,12 @@ pub fn settings(
     extra: &[(String, String)],
 ) -> Vec<(String, String)> {
     let mut s: Vec<(String, String)> = [
-        ("datadir", paths.data.display().to_string()),
-        ("socket", paths.socket().display().to_string()),
-        ("pid_file", paths.pid_file().display().to_string()),
-        ("log_error", paths.log.display().to_string()),
         ("skip_networking", "1".into()),
         ("skip_name_resolve", "1".into()),
-        (
-            "innodb_log_group_home_dir",
-            paths.redo.display().to_string(),
-        ),
         ("innodb_page_size", page_size.to_string()),
         (
             "innodb_buffer_pool_size",
-            buffer_pool.max(8 << 20).to_string(),
+            buffer_pool.max(min_buffer_pool(page_size)).to_string(),
         ),
         ("innodb_flush_method", flush_method.into()),
         ("innodb_flush_log_at_trx_commit", "1".into()),
@@ -130,7 +143,7 @@ pub fn settings(
         // File I/O waits are timed by default; InnoDB's mutexes and
         // rw-locks too, for the wait summaries (some overhead: turn it off
         // with --mysql-set performance_schema=0).
-        ("performance_schema_instrument", "'wait/synch/%=ON'".into()),
+        ("performance_schema_instrument", "wait/synch/%=ON".into()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -141,6 +154,13 @@ pub fn settings(
         s.push((k.clone(), v.clone()));
     }
     s
+}
+
+/// The smallest buffer pool dbio gives: 8 MiB, or what InnoDB needs for
+/// `page` (it refuses less: 6 MiB for 16k pages, 11 for 32k, 21 for 64k).
+pub fn min_buffer_pool(page: u32) -> u64 {
+    let needs = (u64::from(page) * 336).div_ceil(1 << 20) << 20;
+    needs.max(8 << 20)
 }
 
 /// A running server dbio started; stopped when dropped.
@@ -158,8 +178,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Installs (or reuses) the instance, writes `settings` to its my.cnf,
-    /// starts the server and waits until it answers.
+    /// Installs (or reuses) the instance, starts the server with
+    /// `settings` and waits until it answers.
     pub fn start(
         bin: Binaries,
         paths: Paths,
@@ -180,19 +200,19 @@ impl Server {
             cgroup: None,
         };
         server.reused = server.ensure_instance(settings, page_size)?;
-        server.write_cnf(settings)?;
         let p = &server.paths;
         server.cgroup = KIND.memory_cgroup(&p.root, &p.data, &[&p.data, &p.redo], memory)?;
-        if let Err(e) = server.launch() {
+        if let Err(e) = server.launch(settings) {
             server.stop();
             KIND.after_stop(&server.paths.root);
+            lifecycle::remove_leftovers(&server.paths);
             return Err(e);
         }
         Ok(server)
     }
 
-    /// Makes the directories and runs mariadb-install-db, unless an
-    /// instance of the same shape is there. Returns whether it was reused.
+    /// Makes the directories and the system tables (`bootstrap`), unless
+    /// an instance of the same shape is there. Returns whether it was reused.
     fn ensure_instance(
         &self,
         settings: &[(String, String)],
@@ -215,60 +235,48 @@ impl Server {
             remove_instance_files(p, None);
             return Err(KIND.unreachable(&p.root));
         }
-        self.write_cnf(settings)?;
-        let out = self
-            .user
-            .command(&self.bin.install_db)
-            .arg(format!("--defaults-file={}", p.cnf().display()))
-            .args(["--auth-root-authentication-method=socket", "--skip-test-db"])
-            .output()
-            .map_err(|e| failed("cannot run mariadb-install-db", e))?;
-        if !out.status.success() {
-            // The bootstrap server logs to log_error, the installer to stdout.
-            let text = format!(
-                "{}\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr),
-                fs::read_to_string(&p.log).unwrap_or_default()
-            );
+        let args = command_line(p, settings);
+        if let Err(e) = bootstrap::run(&self.user, &self.bin, &args, &p.log, &p.data) {
             remove_instance_files(p, None);
-            // The server's own errors, not the installer's advice after them.
-            let errors: Vec<&str> = text.lines().filter(|l| l.contains("[ERROR]")).collect();
-            let why = match errors.is_empty() {
-                true => last_lines(&text, 3),
-                false => last_lines(&errors.join("\n"), 3),
-            };
-            return Err(ServerError::Failed(format!(
-                "MariaDB did not start: mariadb-install-db failed ({}): {why}",
-                out.status
-            )));
+            return Err(e);
         }
         write_marker(&p.marker(), &want)?;
         Ok(false)
     }
 
-    fn write_cnf(&self, settings: &[(String, String)]) -> Result<(), ServerError> {
-        let mut text = String::from("# written by dbio for each run; do not edit\n[mariadbd]\n");
-        for (k, v) in settings {
-            text.push_str(&format!("{k} = {v}\n"));
+    /// The socket's directory of dbio's own, when the socket cannot be
+    /// under the target: made (the `mysql` user's) under [`SOCKET_BASE`].
+    fn make_socket_dir(&self) -> Result<(), ServerError> {
+        let dir = &self.paths.socket_dir;
+        if !self.paths.private_socket_dir() {
+            return Ok(());
         }
-        let cnf = self.paths.cnf();
-        fs::write(&cnf, text).map_err(|e| failed("write my.cnf", e))?;
-        fs::set_permissions(&cnf, fs::Permissions::from_mode(0o644))
-            .map_err(|e| failed("chmod my.cnf", e))
+        let made = |r: std::io::Result<()>| match r {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                Err(failed(&format!("cannot create {}", dir.display()), e))
+            }
+            _ => Ok(()),
+        };
+        made(fs::create_dir_all(SOCKET_BASE))?;
+        made(fs::create_dir(dir))?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o750))
+            .map_err(|e| failed(&format!("chmod {}", dir.display()), e))?;
+        self.user.chown(dir)
     }
 
-    /// Starts mariadbd and waits until it accepts a connection; a server
-    /// that exits (or never answers) fails with its log's last lines.
-    fn launch(&mut self) -> Result<(), ServerError> {
+    /// Starts mariadbd with `settings` and waits until it accepts a
+    /// connection; a server that exits (or never answers) fails with the
+    /// cause its log names, or the log's last lines.
+    fn launch(&mut self, settings: &[(String, String)]) -> Result<(), ServerError> {
         let _ = fs::remove_file(&self.paths.log);
         lifecycle::remove_leftovers(&self.paths);
+        self.make_socket_dir()?;
         let mut cmd = match self.cgroup.clone() {
             Some(cg) => self.user.command_in(&self.bin.mariadbd, cg),
             None => self.user.command(&self.bin.mariadbd),
         };
         let child = cmd
-            .arg(format!("--defaults-file={}", self.paths.cnf().display()))
+            .args(command_line(&self.paths, settings))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -285,6 +293,14 @@ impl Server {
             if self.paths.socket().exists() && self.connect(None).is_ok() {
                 return Ok(());
             }
+            if bootstrap::waits_for_space(&self.paths.log) {
+                // It waits for ever and may not hear SIGTERM: killed.
+                if let Some(mut c) = self.child.take() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(self.start_failed("it waited for disk space and was killed"));
+            }
             if t0.elapsed() > Duration::from_secs(120) {
                 return Err(self.start_failed("it did not answer within 120 s"));
             }
@@ -292,15 +308,31 @@ impl Server {
         }
     }
 
+    /// A start that failed: the OS error its log names, on the filesystem
+    /// of the data, or `why` and the log's last lines.
     fn start_failed(&self, why: &str) -> ServerError {
-        KIND.did_not_start(Some(why), &self.paths.log, "")
+        let log = fs::read(&self.paths.log).unwrap_or_default();
+        match cause::describe(&String::from_utf8_lossy(&log), &self.paths.data) {
+            Some(c) => ServerError::Failed(format!(
+                "MariaDB did not start: {why}: {c} (server log {})",
+                self.paths.log.display()
+            )),
+            None => KIND.did_not_start(Some(why), &self.paths.log, ""),
+        }
+    }
+
+    /// The OS error the server's log names (a full filesystem, ...), on the
+    /// filesystem of the data, if any: why a statement or a session failed.
+    pub fn log_cause(&self) -> Option<String> {
+        let log = fs::read(&self.paths.log).ok()?;
+        cause::describe(&String::from_utf8_lossy(&log), &self.paths.data)
     }
 
     /// Connection options over the private socket, as root (unix_socket
     /// authentication: dbio runs as root), in database `db`.
     pub fn opts(&self, db: Option<&str>) -> mysql::Opts {
         mysql::OptsBuilder::new()
-            .socket(Some(self.paths.socket().display().to_string()))
+            .socket(Some(self.paths.socket().to_string_lossy().into_owned()))
             .prefer_socket(true)
             .user(Some("root"))
             .db_name(db)
@@ -342,12 +374,12 @@ impl Drop for Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
 
     #[test]
     fn mysql_set_overrides_dbio_settings_and_keeps_networking_off() {
-        let p = Paths::new(Path::new("/srv/t"), Some(Path::new("/log")));
         let s = settings(
-            &p,
             16384,
             "O_DIRECT",
             64 << 20,
@@ -370,8 +402,46 @@ mod tests {
         assert_eq!(get("innodb_flush_method"), ["O_DIRECT"]);
         assert_eq!(get("innodb_page_size"), ["16384"]);
         assert_eq!(get("innodb_flush_log_at_trx_commit"), ["1"]);
-        assert_eq!(get("innodb_log_group_home_dir"), ["/log/dbio-mysql-redo"]);
-        assert_eq!(get("socket"), ["/srv/t/dbio-mysql/run/mysqld.sock"]);
         assert_eq!(get("max_connections"), ["14"]);
+        assert_eq!(get("performance_schema_instrument"), ["wait/synch/%=ON"]);
+    }
+
+    #[test]
+    fn the_buffer_pool_is_at_least_what_innodb_needs_for_the_page() {
+        assert_eq!(min_buffer_pool(4096), 8 << 20);
+        assert_eq!(min_buffer_pool(16384), 8 << 20);
+        assert_eq!(min_buffer_pool(32768), 11 << 20);
+        assert_eq!(min_buffer_pool(65536), 21 << 20);
+        let s = settings(65536, "O_DIRECT", 16 << 20, 1, &[]);
+        assert!(s.contains(&("innodb_buffer_pool_size".into(), (21u64 << 20).to_string())));
+    }
+
+    #[test]
+    fn the_socket_is_under_the_target_where_it_fits_else_in_dbios_own_directory() {
+        let p = Paths::new(Path::new("/srv/t"), Some(Path::new("/log")));
+        assert_eq!(p.socket(), Path::new("/srv/t/dbio-mysql/run/mysqld.sock"));
+        assert_eq!(p.redo, Path::new("/log/dbio-mysql-redo"));
+        assert!(!p.private_socket_dir());
+        let deep = format!("/srv/{}", "d".repeat(90));
+        let non_utf8 = OsStr::from_bytes(b"/srv/\xff");
+        for t in [Path::new(&deep), Path::new(non_utf8)] {
+            let p = Paths::new(t, None);
+            assert!(p.private_socket_dir(), "{}", t.display());
+            let s = p.socket();
+            assert!(
+                s.starts_with(SOCKET_BASE) && s.to_str().is_some(),
+                "{}",
+                s.display()
+            );
+            assert!(s.as_os_str().len() <= SOCKET_PATH_MAX);
+            assert_eq!(Paths::new(t, None).socket(), s, "the same every time");
+            assert_eq!(p.pid_file(), p.root.join("run/mysqld.pid"));
+        }
+        assert_ne!(
+            Paths::new(Path::new(&deep), None).socket(),
+            Paths::new(Path::new(non_utf8), None).socket()
+        );
+        let rel = Paths::new(Path::new("-t"), None);
+        assert!(rel.root.is_absolute() && rel.root.ends_with("-t/dbio-mysql"));
     }
 }

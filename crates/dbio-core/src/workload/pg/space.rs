@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::PAGE;
 use super::server::Paths;
+use crate::workload::db::allocated;
 
 /// initdb's cluster and the `dbio` database (PostgreSQL 15: about 30 MiB
 /// of files and the first 16 MiB WAL segment), with room to spare.
@@ -158,24 +159,6 @@ fn place(dir: &Path) -> std::io::Result<Share> {
         free: st.f_bavail.saturating_mul(st.f_frsize),
         need: 0,
     })
-}
-
-/// Bytes allocated to the files under `dir` (a cluster already there).
-fn allocated(dir: &Path) -> u64 {
-    let Ok(md) = std::fs::symlink_metadata(dir) else {
-        return 0;
-    };
-    let own = md.blocks() * 512;
-    if !md.is_dir() {
-        return own;
-    }
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| allocated(&e.path()))
-        .sum::<u64>()
-        + own
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::storage::content::Content;
 use crate::storage::genmap::{GenMap, MAX_IN_FLIGHT};
 use crate::storage::genmap_file::{self, Tracked};
 use crate::storage::{OpenFiles, Target, TargetKind};
+use crate::verify::interrupted::Interruption;
 use requests::Requests;
 
 /// A raw run over a prepared target.
@@ -43,6 +44,8 @@ pub struct Raw<'a> {
     /// The floors a read-only `--verify` run judges its reads against,
     /// from the map the last writing run left.
     floors: Option<GenMap>,
+    /// What interrupted runs may have left torn or stale (not bad to `--verify`).
+    interrupted: Interruption,
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`).
     content: Content,
     /// Set when every session has ended: the map's sync thread stops.
@@ -71,18 +74,29 @@ impl<'a> Raw<'a> {
         let in_flight = u64::from(cfg.sessions) * u64::from(cfg.iodepth);
         let writes_dir = cfg.writes() && target.kind == TargetKind::Directory;
         let map = if writes_dir && in_flight <= MAX_IN_FLIGHT {
-            genmap_file::begin_run(&target.path, target.id, target.total_blocks())
+            let shape = (cfg.sessions, cfg.iodepth);
+            genmap_file::begin_run(&target.path, target.id, target.total_blocks(), shape)
                 .map_err(|e| SetupError::Invalid(e.to_string()))?
         } else {
             if writes_dir {
                 // More writes in flight than the map counts: its blocks get
                 // wall-clock generations, and the map no longer applies.
-                genmap_file::remove(&target.path)
+                let why = format!(
+                    "a raw run had {in_flight} writes in flight, more than the map counts ({MAX_IN_FLIGHT})"
+                );
+                genmap_file::retire(&target.path, &why)
                     .map_err(|e| SetupError::Invalid(format!("{}: {e}", target.path.display())))?;
             }
             None
         };
-        let floors = verify_floors(cfg, target, map.is_some())?;
+        let (floors, interrupted) = match (&map, verify_floors(cfg, target, map.is_some())?) {
+            (Some(t), _) => {
+                let (writes, blind) = t.interrupted();
+                (None, Interruption::new(writes, blind))
+            }
+            (None, Some((f, i))) => (Some(f), i),
+            (None, None) => (None, Interruption::default()),
+        };
         Ok(Raw {
             cfg,
             target,
@@ -97,6 +111,7 @@ impl<'a> Raw<'a> {
             interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
             map,
             floors,
+            interrupted,
             content: Content::new(cfg.content, target.block_size, target.id),
             ended: AtomicBool::new(false),
         })
@@ -220,10 +235,12 @@ impl Workload for Raw<'_> {
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
+            in_flight: self.map.as_ref().map(|t| t.record.session(id)),
             stamp: (self.target.id, cfg.seed as u32),
             content: &self.content,
             verify: cfg.verify,
             check_map: self.map.as_ref().map(|t| &t.map).or(self.floors.as_ref()),
+            interrupted: &self.interrupted,
             engine: p.engine,
             requests: Requests::new(
                 cfg.pattern.expect("a raw run has a pattern"),
@@ -249,13 +266,13 @@ impl Workload for Raw<'_> {
 }
 
 /// Refuses `--verify` where it cannot judge without false failures, and
-/// loads the floors a read-only run judges against (None: none kept, or no
-/// checking asked for).
+/// loads the floors a read-only run judges against and what interrupted
+/// runs left (None: none kept, or no checking asked for).
 fn verify_floors(
     cfg: &RunConfig,
     target: &Target,
     has_map: bool,
-) -> Result<Option<GenMap>, SetupError> {
+) -> Result<Option<(GenMap, Interruption)>, SetupError> {
     let v = cfg.verify;
     if !v.any() {
         return Ok(None);
@@ -282,7 +299,10 @@ fn verify_floors(
     // A map that is missing, stale or damaged only means nothing can be
     // called lost (as for a writing run, `genmap_file::begin_run`).
     let loaded = genmap_file::load(&target.path, target.id, target.total_blocks());
-    Ok(loaded.ok().flatten().map(|l| GenMap::new(&l.floors, 0)))
+    Ok(loaded.ok().flatten().map(|l| {
+        let (i, _) = Interruption::of(&target.path, target.id, &l);
+        (GenMap::new(&l.floors, 0), i)
+    }))
 }
 
 fn resolve_hotspot(cfg: &RunConfig, target: &Target) -> Result<Option<Hotspot>, SetupError> {

@@ -4,7 +4,7 @@
 //! loop runs; the only shared state read per request is the stop flag and the
 //! end of the measurement window (relaxed atomics).
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::requests::Requests;
 use crate::config::IoMode;
@@ -18,7 +18,9 @@ use crate::storage::Target;
 use crate::storage::block::Header;
 use crate::storage::content::Content;
 use crate::storage::genmap::GenMap;
+use crate::storage::inflight;
 use crate::verify::classify::Expect;
+use crate::verify::interrupted::Interruption;
 use crate::verify::online::{self, Bad, Look, VerifyOpts};
 use crate::workload::Shared;
 
@@ -36,6 +38,11 @@ pub struct Session<'a> {
     /// The generations of the target's blocks (directory targets that are
     /// written); without it a write's generation is the wall clock in ns.
     pub map: Option<&'a GenMap>,
+    /// This session's slots of the run's record of writes in flight (one
+    /// per buffer slot; with the map): a write is marked before it is
+    /// issued and cleared when it completes, so that `dbio verify` knows
+    /// which blocks a kill may have torn.
+    pub in_flight: Option<&'a [AtomicU64]>,
     /// (target id, run seed) for the stamps.
     pub stamp: (u32, u32),
     /// What written blocks hold.
@@ -45,6 +52,8 @@ pub struct Session<'a> {
     /// run found); without one, every class but lost is still found.
     pub verify: VerifyOpts,
     pub check_map: Option<&'a GenMap>,
+    /// The writes interrupted runs may have left torn or stale: not bad.
+    pub interrupted: &'a Interruption,
     pub engine: AnyEngine,
     pub requests: Requests,
     pub bufs: BufPool,
@@ -80,7 +89,8 @@ impl Session<'_> {
     pub fn run(&mut self) -> SessionEnd {
         let (id, target, io_mode) = (self.id, self.target, self.io_mode);
         let (map, (target_id, seed), content) = (self.map, self.stamp, self.content);
-        let (verify, check_map) = (self.verify, self.check_map);
+        let in_flight = self.in_flight;
+        let (verify, check_map, interrupted) = (self.verify, self.check_map, self.interrupted);
         let (quota, interval_ns, outlier_ns) = (self.quota, self.interval_ns, self.outlier_ns);
         let Session {
             shared,
@@ -173,7 +183,13 @@ impl Session<'_> {
                 let buf = bufs.slot_mut(slot as usize, bs as usize);
                 if kind == OpKind::Write {
                     let generation = match map {
-                        Some(m) => u64::from(m.begin(gblock).generation),
+                        Some(m) => {
+                            let g = m.begin(gblock).generation;
+                            if let Some(f) = in_flight {
+                                inflight::mark(&f[slot as usize], gblock, g);
+                            }
+                            u64::from(g)
+                        }
                         None => gen_base + now,
                     };
                     let h = Header {
@@ -213,6 +229,9 @@ impl Session<'_> {
                 if let Err(e) = unsafe { engine.queue(&io) } {
                     if let (Some(m), OpKind::Write) = (map, kind) {
                         m.abandoned(gblock);
+                        if let Some(f) = in_flight {
+                            inflight::clear(&f[slot as usize]);
+                        }
                     }
                     shared.fail(format!("session {}: cannot queue I/O: {e}", id));
                     free.push(slot);
@@ -244,7 +263,9 @@ impl Session<'_> {
                         floor: None,
                     };
                     let data = bufs.slot(c.slot as usize, bs as usize);
-                    if let Err(b) = online::judge(data, check_map, m.block, m.look, e) {
+                    if let Err(b) =
+                        online::judge(data, (check_map, interrupted), m.block, m.look, e)
+                    {
                         bad.get_or_insert((b, m.readback));
                     }
                 }
@@ -255,6 +276,9 @@ impl Session<'_> {
                     return; // checking, not the workload's I/O
                 }
                 last_ns = end - t0;
+                if let (Some(f), OpKind::Write) = (in_flight, m.kind) {
+                    inflight::clear(&f[c.slot as usize]);
+                }
                 if let (Some(map), OpKind::Write) = (map, m.kind) {
                     if c.res == bs as i32 {
                         map.acknowledged(m.block);
