@@ -58,6 +58,15 @@ fn options(args: &CaptureArgs) -> anyhow::Result<Options> {
             args.output.display()
         )));
     }
+    if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(usage(format!(
+            "--output {}: the directory {} does not exist",
+            args.output.display(),
+            dir.display()
+        )));
+    }
     let mut targets = Vec::new();
     for d in &args.devices {
         let t = Target::resolve(d).map_err(|e| usage(e.to_string()))?;

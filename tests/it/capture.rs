@@ -356,6 +356,17 @@ fn bad_capture_input_is_one_line_and_exit_2() {
         &["capture", "--device", f, "--output", o, "--time", "0"],
         "--time 0",
     );
+    let nowhere = dir.path().join("no/such/dir/t.dbtrace");
+    one_line_exit_2(
+        &[
+            "capture",
+            "--device",
+            f,
+            "--output",
+            nowhere.to_str().unwrap(),
+        ],
+        "does not exist",
+    );
     assert!(!out.exists(), "nothing written");
     assert_eq!(
         std::fs::read(&file).unwrap(),
