@@ -54,7 +54,11 @@ fn store_path(command: &Command) -> Option<PathBuf> {
     let db = match command {
         Command::Run(a) => &a.db,
         Command::Verify(a) => &a.db,
-        Command::Clean(_) | Command::Completions(_) | Command::Man(_) => return None,
+        Command::Clean(_)
+        | Command::Capture(_)
+        | Command::Trace { .. }
+        | Command::Completions(_)
+        | Command::Man(_) => return None,
         Command::Lab {
             command: commands::lab::LabCommand::Run { db, .. },
         } => db,
@@ -150,6 +154,8 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
+        Command::Capture(args) => commands::capture::execute(&args),
+        Command::Trace { command } => commands::trace::execute(command),
         Command::Completions(args) => {
             commands::manual::completions(&args)?;
             Ok(ExitCode::SUCCESS)

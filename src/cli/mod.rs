@@ -239,6 +239,13 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
+    /// Record every block request to devices (the kernel's block tracepoints) into a trace file.
+    Capture(crate::commands::capture::CaptureArgs),
+    /// Show or convert block I/O traces (dbio's, fio iolog v2/v3, blktrace's per-CPU files).
+    Trace {
+        #[command(subcommand)]
+        command: crate::commands::trace::TraceCommand,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(crate::commands::manual::CompletionsArgs),
     /// Print dbio's man page (roff) on stdout, or write every page with --dir.

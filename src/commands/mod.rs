@@ -3,6 +3,7 @@
 //! codes (0 ok, 1 run failed, 2 usage or configuration error, 130
 //! interrupted).
 
+pub mod capture;
 pub mod clean;
 pub mod compare;
 pub mod import;
@@ -21,6 +22,7 @@ mod run_db;
 mod run_mysql;
 pub mod run_pg;
 pub mod runs;
+pub mod trace;
 pub mod verify;
 
 pub use crate::interrupt::{interrupt_cause, interrupt_flag};

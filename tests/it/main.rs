@@ -9,6 +9,7 @@ mod common;
 
 mod bad_input;
 mod block_devices;
+mod capture;
 mod cli_help;
 mod compare;
 mod device_gate;
@@ -80,6 +81,7 @@ fn main() {
         bad_input::tests(),
         block_devices::tests(),
         cli_help::tests(),
+        capture::tests(),
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),

@@ -5,7 +5,8 @@
 //! The pipeline, left to right: [`config`] (what to run) → [`storage`]
 //! (where I/O goes) → [`workload`] (what is asked) → [`engine`] (how it is
 //! issued), driven by [`harness`] and measured by [`measure`] and
-//! [`samplers`]. [`verify`] reads a target back. See ARCHITECTURE.md.
+//! [`samplers`]. [`verify`] reads a target back; [`trace`] captures and
+//! reads block I/O traces. See ARCHITECTURE.md.
 
 pub mod choice;
 pub mod config;
@@ -17,6 +18,7 @@ pub mod rng;
 pub mod samplers;
 pub mod storage;
 pub mod terminal;
+pub mod trace;
 pub mod units;
 pub mod verify;
 pub mod vocab;

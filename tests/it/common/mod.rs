@@ -29,6 +29,9 @@ pub enum Need {
     /// MariaDB's server where Debian puts it (`/usr/sbin/mariadbd`; package
     /// mariadb-server).
     MariaDB,
+    /// The kernel's block tracepoints (CONFIG_BLK_DEV_IO_TRACE: every
+    /// block device has a `trace` directory in sysfs).
+    BlockTracing,
 }
 
 impl Need {
@@ -58,6 +61,12 @@ impl Need {
             Need::MariaDB => (!std::path::Path::new("/usr/sbin/mariadbd").is_file()
                 || !std::path::Path::new("/usr/bin/mariadb-install-db").is_file())
             .then(|| "needs MariaDB (package mariadb-server)".into()),
+            Need::BlockTracing => (!std::fs::read_dir("/sys/block")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.path().join("trace").is_dir()))
+            .then(|| "needs block tracing (CONFIG_BLK_DEV_IO_TRACE)".into()),
         }
     }
 }

@@ -1,0 +1,242 @@
+use std::io::Write;
+use std::path::Path;
+
+use super::pair::Pairer;
+use super::*;
+
+fn req(issue_ns: u64, device: u16, offset: u64, op: Op) -> Request {
+    Request {
+        issue_ns,
+        complete_ns: Some(issue_ns + 100),
+        device,
+        offset,
+        len: 4096,
+        op,
+        flags: Flags::SYNC,
+        pid: Some(7),
+        tid: Some(8),
+        comm: Comm::new(b"postgres"),
+    }
+}
+
+fn dev(index: u16, name: &str) -> Entry {
+    Entry::Device(Device {
+        index,
+        name: name.into(),
+        number: Some((7, u32::from(index))),
+    })
+}
+
+fn write_native(path: &Path, entries: &[Entry]) {
+    let mut w = native::Writer::create(path).unwrap();
+    for e in entries {
+        w.write(e).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn read_all(path: &Path) -> Result<Vec<Entry>, TraceError> {
+    open(&[path.to_path_buf()])?.collect()
+}
+
+#[test]
+fn native_round_trips_every_field() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t");
+    let mut r = req(5, 1, 1 << 40, Op::Discard);
+    r.complete_ns = None;
+    r.pid = None;
+    r.comm = Comm::default();
+    let entries = vec![
+        dev(0, "/dev/loop0"),
+        dev(1, "/dev/loop1"),
+        Entry::Request(req(1, 0, 8192, Op::Write)),
+        Entry::Request(r),
+    ];
+    write_native(&p, &entries);
+    assert_eq!(read_all(&p).unwrap(), entries);
+    assert!(
+        native::Writer::create(&p).is_err(),
+        "never over an existing file"
+    );
+}
+
+#[test]
+fn a_truncated_or_garbled_native_trace_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t");
+    let mut entries = vec![dev(0, "/dev/sda")];
+    entries.extend((0..5000).map(|i| Entry::Request(req(i, 0, i * 4096, Op::Read))));
+    write_native(&p, &entries);
+    let bytes = std::fs::read(&p).unwrap();
+    let cut = d.path().join("cut");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = read_all(&cut).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{}: after request ", cut.display())) && e.contains("truncated"),
+        "{e}"
+    );
+    let mut bad = bytes.clone();
+    bad[8] = 9; // version
+    std::fs::write(&cut, &bad).unwrap();
+    let e = read_all(&cut).unwrap_err().to_string();
+    assert!(e.contains("byte 8") && e.contains("version 9"), "{e}");
+    let mut bad = bytes;
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xFF;
+    std::fs::write(&cut, &bad).unwrap();
+    assert!(
+        read_all(&cut).is_err(),
+        "a flipped byte in the compressed stream is found"
+    );
+}
+
+#[test]
+fn the_pairer_gives_requests_in_issue_order_whatever_the_completion_order() {
+    let mut p = Pairer::default();
+    let mut out = Vec::new();
+    let r = |t, off| Request {
+        complete_ns: None,
+        ..req(t, 0, off, Op::Read)
+    };
+    p.issue(10, r(1, 10), &mut |x| out.push(x));
+    p.issue(20, r(2, 20), &mut |x| out.push(x));
+    p.complete(0, 20, 5, &mut |x| out.push(x));
+    assert!(out.is_empty(), "the first still waits");
+    p.complete(0, 10, 9, &mut |x| out.push(x));
+    assert_eq!(
+        out.iter()
+            .map(|x| (x.offset, x.complete_ns))
+            .collect::<Vec<_>>(),
+        [(10, Some(9)), (20, Some(5))]
+    );
+    p.complete(0, 99, 9, &mut |x| out.push(x));
+    assert_eq!(p.unmatched_completions, 1);
+    // A request never completed is given up on after MAX_WAIT_NS.
+    p.issue(30, r(10, 30), &mut |x| out.push(x));
+    p.issue(40, r(10 + pair::MAX_WAIT_NS + 1, 40), &mut |x| out.push(x));
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[2].complete_ns, None);
+    p.finish(&mut |x| out.push(x));
+    assert_eq!(out.len(), 4);
+}
+
+#[test]
+fn an_iolog_v2_with_waits_and_a_v3_read_into_requests() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("v2");
+    std::fs::write(&p, "fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f wait 1500 0\n/f write 8192 512\n/f sync 0 0\n/f trim 4096 4096\n/f close\n").unwrap();
+    let e = read_all(&p).unwrap();
+    let reqs: Vec<_> = e
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Request(r) => Some((r.issue_ns, r.op, r.offset, r.len)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reqs,
+        [
+            (0, Op::Read, 0, 4096),
+            (1_500_000, Op::Write, 8192, 512),
+            (1_500_000, Op::Flush, 0, 0),
+            (1_500_000, Op::Discard, 4096, 4096)
+        ]
+    );
+    let p3 = d.path().join("v3");
+    std::fs::write(
+        &p3,
+        "fio version 3 iolog\n0 /f add\n1 /f open\n7 /f write 4096 4096\n",
+    )
+    .unwrap();
+    let e = read_all(&p3).unwrap();
+    assert!(matches!(
+        e[1],
+        Entry::Request(Request {
+            issue_ns: 7_000_000,
+            op: Op::Write,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_bad_iolog_line_is_named_by_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "fio version 3 iolog\n0 /f add\n5 /f read 10\n",
+            "line 3: no length",
+        ),
+        (
+            "fio version 3 iolog\n0 /f add\nx /f read 0 1\n",
+            "line 3: timestamp (ms) \"x\" is not a whole number",
+        ),
+        (
+            "fio version 3 iolog\n0 /f add\n0 /f wait 100 0\n",
+            "line 3: unknown action \"wait\"",
+        ),
+        (
+            "fio version 2 iolog\n/g read 0 1\n",
+            "line 2: \"/g\" is used before its `add` line",
+        ),
+        (
+            "fio version 2 iolog\n/f add\n/f frob 0 1\n",
+            "line 3: unknown action \"frob\"",
+        ),
+        ("fio version 9 iolog\n", "line 1: not a fio iolog v2 or v3"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = d.path().join(format!("bad{i}"));
+        std::fs::write(&p, text).unwrap();
+        let e = read_all(&p).unwrap_err().to_string();
+        assert_eq!(
+            e.split_once(": ").map(|x| x.0),
+            Some(p.to_str().unwrap()),
+            "{e}"
+        );
+        assert!(e.contains(want), "{e} lacks {want}");
+    }
+}
+
+#[test]
+fn iolog_v3_written_reads_back() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("out");
+    let mut w = iolog::Writer::create(&p).unwrap();
+    for e in [
+        dev(0, "/dev/loop0"),
+        Entry::Request(req(2_000_000, 0, 4096, Op::Write)),
+        Entry::Request(req(3_500_000, 0, 0, Op::Flush)),
+    ] {
+        w.write(&e).unwrap();
+    }
+    w.finish().unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(
+        text,
+        "fio version 3 iolog\n0 /dev/loop0 add\n0 /dev/loop0 open\n2 /dev/loop0 write 4096 4096\n3 /dev/loop0 sync 0 4096\n3 /dev/loop0 close\n"
+    );
+    let back = read_all(&p).unwrap();
+    assert_eq!(back.len(), 3);
+    let mut w = iolog::Writer::create(&d.path().join("sp")).unwrap();
+    assert!(
+        w.write(&dev(0, "a b")).is_err(),
+        "a name fio would split is refused"
+    );
+}
+
+#[test]
+fn an_unknown_file_is_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("x");
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(b"hello")
+        .unwrap();
+    let e = open(std::slice::from_ref(&p)).err().unwrap().to_string();
+    assert!(
+        e.starts_with(p.to_str().unwrap()) && e.contains("not a trace"),
+        "{e}"
+    );
+}

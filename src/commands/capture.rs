@@ -1,0 +1,148 @@
+//! `dbio capture`: records every block request to the given devices (the
+//! kernel's block tracepoints, in a tracefs instance of dbio's own) into a
+//! dbio trace file, until `--time` passes or Ctrl-C, and says how many
+//! requests it holds and how many events the kernel lost.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::CommandError;
+use crate::trace::capture::{self, CaptureError, DEFAULT_BUFFER_KB, Options, Outcome, Target};
+use crate::trace::tracefs::TracefsError;
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// A block device to trace (a partition is traced through its disk); repeat for more.
+    #[arg(long = "device", value_name = "DEV", required = true)]
+    pub devices: Vec<PathBuf>,
+    /// Stop after this many seconds [default: at Ctrl-C or SIGTERM].
+    #[arg(long, value_name = "S")]
+    pub time: Option<f64>,
+    /// The trace file to write (dbio's format; `dbio trace convert` makes a fio iolog). Never overwritten.
+    #[arg(long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// The kernel's trace buffer per CPU, in KiB.
+    #[arg(long, value_name = "KIB", default_value_t = DEFAULT_BUFFER_KB)]
+    pub buffer_kb: u32,
+    /// What was captured as JSON on stdout (schema `dbio.capture.v1`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn usage(what: String) -> anyhow::Error {
+    CommandError::Usage(what).into()
+}
+
+fn options(args: &CaptureArgs) -> anyhow::Result<Options> {
+    let time = match args.time {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            return Err(usage(format!(
+                "--time {t}: give a number of seconds above 0"
+            )));
+        }
+        t => t.map(Duration::from_secs_f64),
+    };
+    if args.buffer_kb < 4 {
+        return Err(usage(format!(
+            "--buffer-kb {}: give at least 4 (KiB per CPU)",
+            args.buffer_kb
+        )));
+    }
+    if args.output.symlink_metadata().is_ok() {
+        return Err(usage(format!(
+            "--output {} exists: dbio never overwrites a file; give a new name",
+            args.output.display()
+        )));
+    }
+    if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(usage(format!(
+            "--output {}: the directory {} does not exist",
+            args.output.display(),
+            dir.display()
+        )));
+    }
+    let mut targets = Vec::new();
+    for d in &args.devices {
+        let t = Target::resolve(d).map_err(|e| usage(e.to_string()))?;
+        if targets.iter().any(|o: &Target| o.number == t.number) {
+            return Err(usage(format!("--device {} is given twice", d.display())));
+        }
+        targets.push(t);
+    }
+    Ok(Options {
+        targets,
+        time,
+        buffer_kb: args.buffer_kb,
+        output: args.output.clone(),
+    })
+}
+
+pub fn execute(args: &CaptureArgs) -> anyhow::Result<ExitCode> {
+    let opts = options(args)?;
+    let stop = super::interrupt_flag();
+    let names: Vec<String> = args
+        .devices
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let out = capture::capture(&opts, &stop, || {
+        eprintln!(
+            "capturing block requests to {} into {} ({})",
+            names.join(", "),
+            args.output.display(),
+            match args.time {
+                Some(t) => format!("for {t} s, Ctrl-C stops sooner"),
+                None => "Ctrl-C stops".into(),
+            }
+        );
+    })
+    .map_err(|e| match e {
+        CaptureError::Device { .. } => usage(e.to_string()),
+        CaptureError::Tracefs(TracefsError::Unsupported(_)) => {
+            anyhow::Error::from(CommandError::Failed(e.to_string()))
+        }
+        e => anyhow::Error::from(e),
+    })
+    .context("capturing")?;
+    report(args, &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: &CaptureArgs, out: &Outcome) -> anyhow::Result<()> {
+    let s = &out.summary;
+    if args.json {
+        let doc = serde_json::json!({
+            "schema": "dbio.capture.v1",
+            "output": args.output.display().to_string(),
+            "capture": out,
+        });
+        super::output::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    }
+    eprintln!(
+        "captured {} requests in {:.1} s ({} reads, {} writes, {} flushes, {} discards; {} without completion) into {}",
+        s.requests,
+        out.seconds,
+        s.reads,
+        s.writes,
+        s.flushes,
+        s.discards,
+        s.incomplete,
+        args.output.display()
+    );
+    eprintln!(
+        "lost events: {}{}",
+        out.lost_events,
+        if out.lost_events > 0 {
+            " (the kernel's buffer overran: raise --buffer-kb)"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
