@@ -395,8 +395,10 @@ mod tests {
                 .contains("c.num_timed::float8 AS checkpoints_timed")
         );
         assert!(s18.counters.contains("object = 'wal') iw"));
-        // A quote in the database's name stays inside the literal.
-        assert!(Sql::new("o'k", 150_000).counters.ends_with("'o''k'"));
+        // The database's name is bound, never written into the statement.
+        let named = Sql::new("o'k", 150_000);
+        assert!(named.counters.ends_with("WHERE d.datname = $1"));
+        assert!(!named.counters.contains("o'k"));
     }
 
     #[test]
