@@ -69,6 +69,7 @@ mod verify_checked;
 mod verify_content;
 mod verify_interrupted;
 mod verify_run;
+mod verify_slob;
 
 fn main() {
     // The store tests run this binary again as a writer process.
@@ -139,6 +140,7 @@ fn main() {
         verify_content::tests(),
         verify_interrupted::tests(),
         verify_run::tests(),
+        verify_slob::tests(),
     ]
     .into_iter()
     .flatten()

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod manifest;
 pub mod place;
 pub mod region;
+pub mod slob_mark;
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
