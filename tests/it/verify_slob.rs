@@ -139,6 +139,23 @@ fn killed_slob_runs_never_leave_damage() {
             && text.contains("by the SLOB run writing them, which was interrupted"),
         "{text}"
     );
+    // `dbio clean` takes the marks with the layouts: nothing is left.
+    let out = crate::common::run::dbio()
+        .args(["clean", "--target"])
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(t.join("dbio-redo"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect();
+    assert!(!t.exists(), "the target dbio made is gone: {left:?}");
 }
 
 fn a_tear_after_slob_runs_that_ended_cleanly_is_damage() {
