@@ -150,12 +150,20 @@ fn killed_slob_runs_never_leave_damage() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let left: Vec<_> = std::fs::read_dir(t.join("dbio-redo"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .collect();
-    assert!(!t.exists(), "the target dbio made is gone: {left:?}");
+    let left: Vec<_> = walk(&t);
+    assert!(left.is_empty() && !t.exists(), "left behind: {left:?}");
+}
+
+/// Every file under `dir` (none when it is gone).
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        match e.file_type().is_ok_and(|t| t.is_dir()) {
+            true => out.extend(walk(&e.path())),
+            false => out.push(e.path()),
+        }
+    }
+    out
 }
 
 fn a_tear_after_slob_runs_that_ended_cleanly_is_damage() {
