@@ -4,7 +4,9 @@
 # left "damage"? A fresh copy of one laid-out target per trial.
 #   bench/slob-kill.sh DIR TRIALS [DBIO] [extra run options…]
 # DIR: a directory on the filesystem under test (e.g. /dev/shm/sk, or a
-# mounted loop filesystem). Prints one line per trial and a total.
+# mounted loop filesystem); it keeps the template, the last trial and each
+# damaged trial's verify output (damage-N.txt) there. Prints one line per
+# trial and a total.
 set -u
 dir=$1 trials=$2 dbio=${3:-target/debug/dbio}
 shift 3 2>/dev/null || shift $#

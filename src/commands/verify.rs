@@ -312,10 +312,15 @@ fn result_line(s: &Subject, f: &Findings) -> String {
             "result   no damage found in stamps, places and tearing; lost writes were not checked ({why})\n"
         ),
         (Err(why), _) => format!(
-            "result   no damage found in stamps, places and tearing; {torn} blocks torn and {stale} stale by {}; lost writes were not checked ({why})\n",
+            "result   no damage found in stamps, places and tearing; {}; lost writes were not checked ({why})\n",
             match s.known {
-                Known::Slob { .. } => "the SLOB run writing them, which was interrupted",
-                _ => "writes in flight when a run was interrupted",
+                // A SLOB run's blocks have no floor to be stale against.
+                Known::Slob { .. } => format!(
+                    "{torn} blocks torn by the SLOB run writing them, which was interrupted"
+                ),
+                _ => format!(
+                    "{torn} blocks torn and {stale} stale by writes in flight when a run was interrupted"
+                ),
             }
         ),
     }
