@@ -131,6 +131,7 @@ pub fn run(
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
             let out = harness::run(&work, &shared, opts);
             let run = work.finish(&out.parts);
+            slob_ended(work);
             let threads = [slob.sessions(), slob.db_writers];
             slob_report(
                 cfg,
@@ -150,6 +151,17 @@ pub fn run(
         "status": &outcome.status,
     }));
     Ok(outcome)
+}
+
+/// A SLOB run whose threads were all joined: its files fsynced and its
+/// marks taken away, or a warning of why they stay.
+pub(crate) fn slob_ended(work: Slob) {
+    if let Err(e) = work.ended() {
+        eprintln!(
+            "warning: {}; `dbio verify` will count torn blocks as this run's interruption",
+            crate::terminal::line(&e.to_string())
+        );
+    }
 }
 
 /// Shows a finished run's report as `output` asks and saves it in `store`

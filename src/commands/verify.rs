@@ -210,6 +210,7 @@ fn subject(target: &Path) -> Result<Subject, CommandError> {
         Ok(None) => (None, Err(NoMap::Missing), Default::default()),
         Err(e) => (None, Err(e.into()), Default::default()),
     };
+    let (interrupted, known) = interrupted.with_slob_mark(target, known);
     Ok(Subject {
         layout: Layout {
             files: m.file_paths(target),
@@ -247,7 +248,7 @@ fn text(target: &Path, s: &Subject, f: &Findings, stats: &ScanStats) -> String {
         }
     ));
     out.push_str(&map_line(s, f));
-    out.push_str(&render(f, &s.layout.files));
+    out.push_str(&render(f, &s.layout.files, s.known.torn_text()));
     out.push_str(&result_line(s, f));
     out
 }
@@ -255,7 +256,12 @@ fn text(target: &Path, s: &Subject, f: &Findings, stats: &ScanStats) -> String {
 /// What the map says, and what is known of an interrupted run.
 fn map_line(s: &Subject, f: &Findings) -> String {
     let m = match &s.map {
-        Err(why) => return format!("map      none: {why}; lost writes were not checked\n"),
+        Err(why) => {
+            return format!(
+                "map      none: {why}; lost writes were not checked\n{}",
+                known_line(&s.known)
+            );
+        }
         Ok(m) => m,
     };
     let state = if m.clean {
@@ -268,19 +274,27 @@ fn map_line(s: &Subject, f: &Findings) -> String {
     } else {
         String::new()
     };
-    let known = match &s.known {
+    format!(
+        "map      generations as of sync point {} ({state}){newer}\n{}",
+        m.sync_points,
+        known_line(&s.known)
+    )
+}
+
+/// What is known of writes in flight at an interruption: a line, or none.
+fn known_line(known: &Known) -> String {
+    match known {
         Known::Nothing => String::new(),
         Known::Writes { count } => format!(
-            "\ninflight {count} writes may have been in flight when a run was interrupted: their blocks may be torn or stale (not damage)"
+            "inflight {count} writes may have been in flight when a run was interrupted: their blocks may be torn or stale (not damage)\n"
         ),
         Known::Blind { why } => format!(
-            "\ninflight not known ({why}): any torn block written since its last sync point counts as interrupted, not damage"
+            "inflight not known ({why}): any torn block written since its last sync point counts as interrupted, not damage\n"
         ),
-    };
-    format!(
-        "map      generations as of sync point {} ({state}){newer}{known}\n",
-        m.sync_points
-    )
+        Known::Slob { why } => format!(
+            "inflight not known ({why}): any torn block counts as that run's interruption, not damage\n"
+        ),
+    }
 }
 
 /// The verdict, saying what was not checked.
@@ -294,8 +308,20 @@ fn result_line(s: &Subject, f: &Findings) -> String {
         (Ok(_), _) => format!(
             "result   clean: no damage; {torn} blocks torn and {stale} stale by writes in flight when a run was interrupted, every other block is the block dbio last wrote there\n"
         ),
-        (Err(why), _) => format!(
+        (Err(why), 0) => format!(
             "result   no damage found in stamps, places and tearing; lost writes were not checked ({why})\n"
+        ),
+        (Err(why), _) => format!(
+            "result   no damage found in stamps, places and tearing; {}; lost writes were not checked ({why})\n",
+            match s.known {
+                // A SLOB run's blocks have no floor to be stale against.
+                Known::Slob { .. } => format!(
+                    "{torn} blocks torn by the SLOB run writing them, which was interrupted"
+                ),
+                _ => format!(
+                    "{torn} blocks torn and {stale} stale by writes in flight when a run was interrupted"
+                ),
+            }
         ),
     }
 }

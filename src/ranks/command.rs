@@ -192,7 +192,9 @@ pub(super) fn run_rank(
             let work = world.agree(work)?;
             let out = harness::run_synced(&work, &shared, opts, Some(world));
             let run = work.finish(&out.parts);
-            (out.result, Some(run), work.threads().total())
+            let threads = work.threads().total();
+            run_cmd::slob_ended(work);
+            (out.result, Some(run), threads)
         }
     };
     let mut sent = RankResult::new(world.rank, [cfg.sessions, threads], &result, &env);

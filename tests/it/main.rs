@@ -70,6 +70,7 @@ mod verify_checked;
 mod verify_content;
 mod verify_interrupted;
 mod verify_run;
+mod verify_slob;
 
 fn main() {
     // The store tests run this binary again as a writer process.
@@ -141,6 +142,7 @@ fn main() {
         verify_content::tests(),
         verify_interrupted::tests(),
         verify_run::tests(),
+        verify_slob::tests(),
     ]
     .into_iter()
     .flatten()

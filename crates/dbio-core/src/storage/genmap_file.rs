@@ -246,10 +246,11 @@ pub fn mark_dirty(dir: &Path) -> Result<(), MapError> {
     f.sync_data().map_err(io(&p, "fdatasync"))
 }
 
-/// Removes the map of `dir` and any record of writes in flight (the layout
-/// goes, or is laid out anew).
+/// Removes the map of `dir`, any record of writes in flight and any SLOB
+/// run's mark (the layout goes, or is laid out anew).
 pub fn remove(dir: &Path) -> std::io::Result<()> {
     inflight::remove(dir)?;
+    super::slob_mark::remove(dir)?;
     inflight::remove_if_there(&[path(dir), dir.join(format!("{MAP_NAME}.tmp"))])
 }
 

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod manifest;
 pub mod place;
 pub mod region;
+pub mod slob_mark;
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -426,8 +427,11 @@ pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
     // Redo logs the SLOB model laid out beside the data, if any.
     let redo = dir.join(REDO_SUBDIR);
     if let Ok(Some(rm)) = manifest::Manifest::load(&redo) {
+        // `dbio verify --target …/dbio-redo` locks it by a file of its own.
+        let redo_lock = lock::TargetLock::directory(&redo)?;
         removed.extend(rm.file_paths(&redo).into_iter().filter(|p| p.exists()));
         layout::remove_files(&redo, &rm)?;
+        redo_lock.remove_file();
         if rm.created_dir {
             let _ = std::fs::remove_dir(&redo);
         }

@@ -195,8 +195,9 @@ impl Tally {
     }
 }
 
-/// The findings as the terminal shows them; `files` names file numbers.
-pub fn render(f: &Findings, files: &[std::path::PathBuf]) -> String {
+/// The findings as the terminal shows them; `files` names file numbers,
+/// `torn_text` says what a torn block an interruption left is.
+pub fn render(f: &Findings, files: &[std::path::PathBuf], torn_text: &str) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let copies = if f.dedupe_copies > 0 {
@@ -226,10 +227,7 @@ pub fn render(f: &Findings, files: &[std::path::PathBuf]) -> String {
         examples(&mut out, t, files);
     }
     for (t, what) in [
-        (
-            &f.in_flight.torn,
-            "torn: part of a write in flight when a run was interrupted (not damage)",
-        ),
+        (&f.in_flight.torn, torn_text),
         (
             &f.in_flight.stale,
             "stale: a write in flight when a run was interrupted did not land (not damage)",

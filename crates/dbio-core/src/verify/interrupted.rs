@@ -9,6 +9,10 @@
 //! sectors are all at or above its floor — written since the last sync
 //! point, nothing promised for it — may be one.
 //!
+//! A SLOB run keeps no record of its writes in flight, only a mark that it
+//! is writing (`storage::slob_mark`): after one was interrupted, verify is
+//! blind in the same way.
+//!
 //! A block holding less than its floor is never an interruption: a write
 //! in flight only ever brings a newer generation, so an older block means
 //! an acknowledged, synced write was lost.
@@ -43,6 +47,22 @@ pub enum Known {
     Writes { count: usize },
     /// The writes in flight are not known, for this reason.
     Blind { why: String },
+    /// A SLOB run writing the target was interrupted (its mark says so,
+    /// `storage::slob_mark`): it keeps no record of its writes in flight,
+    /// so any torn block may be one.
+    Slob { why: String },
+}
+
+impl Known {
+    /// What a torn block an interruption left is, in the report's words.
+    pub fn torn_text(&self) -> &'static str {
+        match self {
+            Known::Slob { .. } => "torn: the SLOB run writing it was interrupted (not damage)",
+            Known::Nothing | Known::Writes { .. } | Known::Blind { .. } => {
+                "torn: part of a write in flight when a run was interrupted (not damage)"
+            }
+        }
+    }
 }
 
 /// The writes that may have been in flight, by block.
@@ -96,6 +116,22 @@ impl Interruption {
             (None, count) => Known::Writes { count },
         };
         (i, known)
+    }
+
+    /// What the mark of SLOB runs in `dir` adds to `known` (and to `self`):
+    /// after an interrupted SLOB run, any torn block whose sectors are all
+    /// at or above its floor (every one, without a map) is its interruption.
+    pub fn with_slob_mark(self, dir: &std::path::Path, known: Known) -> (Interruption, Known) {
+        match crate::storage::slob_mark::read(dir).interrupted_why() {
+            None => (self, known),
+            Some(why) => (
+                Interruption {
+                    blind: true,
+                    ..self
+                },
+                Known::Slob { why },
+            ),
+        }
     }
 
     /// The writes of global block `b` that may have been in flight.

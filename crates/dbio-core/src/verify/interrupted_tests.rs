@@ -112,3 +112,33 @@ fn blind_takes_any_tear_above_the_floor_and_nothing_else() {
         "no interruption: damage"
     );
 }
+
+#[test]
+fn a_slob_runs_mark_makes_any_tear_its_interruption() {
+    let mut rng = Rng::new(4);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    // A SLOB target: no map, no floors; generations are the wall clock.
+    let torn = half(
+        &block(5, 1_700_000_002, &mut rng),
+        &block(5, 1_700_000_001, &mut rng),
+    );
+    let e = expect_at(5, None);
+    let v = classify(&torn, &e);
+    let judge = |(i, known): (Interruption, Known)| (i.outcome(5, &torn, &e, &v), known);
+    let none = Interruption::default().with_slob_mark(&d, Known::Nothing);
+    assert_eq!(judge(none), (None, Known::Nothing), "no mark: damage");
+    let w = crate::storage::slob_mark::begin(std::slice::from_ref(&d)).unwrap();
+    let (o, known) = judge(Interruption::default().with_slob_mark(&d, Known::Nothing));
+    assert_eq!(o, Some(Outcome::Torn));
+    assert!(matches!(&known, Known::Slob { why } if why.contains("did not end cleanly")));
+    assert!(
+        known
+            .torn_text()
+            .contains("the SLOB run writing it was interrupted")
+    );
+    // A run that ended cleanly, with no interrupted one before it: damage.
+    w.end().unwrap();
+    let after = Interruption::default().with_slob_mark(&d, Known::Nothing);
+    assert_eq!(judge(after), (None, Known::Nothing));
+}

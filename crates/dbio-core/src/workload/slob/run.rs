@@ -29,7 +29,8 @@ use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::storage::content::Content;
 use crate::storage::layout::{self, Shape};
-use crate::storage::{OpenFiles, Target, TargetError};
+use crate::storage::slob_mark::{self, MarkError};
+use crate::storage::{OpenFiles, Target, TargetError, TargetKind};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 pub use crate::storage::REDO_SUBDIR;
@@ -100,6 +101,8 @@ pub struct Slob<'a> {
     data_fds: Vec<RawFd>,
     redo_fds: Vec<RawFd>,
     outlier_ns: u64,
+    /// The layouts marked writing until the run ends cleanly.
+    mark: slob_mark::Writing,
 }
 
 /// What a thread of the model is.
@@ -122,6 +125,14 @@ impl<'a> Slob<'a> {
         let data_fds = data.raw();
         let redo = open_redo(&redo_files, cfg.io_mode, slob.redo_sync)?;
         let redo_fds = redo.iter().map(|f| f.as_raw_fd()).collect();
+        // Marked before the first write: a kill leaves the mark (a block
+        // device has no place for one).
+        let mut marked = vec![slob.redo_dir.join(REDO_SUBDIR)];
+        if target.kind == TargetKind::Directory {
+            marked.push(target.path.clone());
+        }
+        let mark = slob_mark::begin(&marked)
+            .map_err(|e| SetupError::Target(TargetError::Invalid(e.to_string())))?;
         let inst = Instance {
             run: shared,
             cache: Cache::new(slob.cache_buffers(), slob.block_size),
@@ -157,7 +168,22 @@ impl<'a> Slob<'a> {
             data_fds,
             redo_fds,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
+            mark,
         })
+    }
+
+    /// The run ended (the harness joined every thread): the datafiles and
+    /// redo logs fsynced, then the layouts' marks taken away (docs/verify.md,
+    /// "Interrupted runs"). An error leaves the marks: verify then counts a
+    /// torn block as the run's interruption, never as damage.
+    pub fn ended(self) -> Result<(), MarkError> {
+        let files = self.datafiles.iter().zip(&self.data_fds);
+        for (p, &fd) in files.chain(self.redo_files.iter().zip(&self.redo_fds)) {
+            // SAFETY: `self` keeps its files open until it drops, below.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            rustix::fs::fsync(fd).map_err(|e| MarkError::fsync(p, e.into()))?;
+        }
+        self.mark.end()
     }
 
     fn role(&self, t: u32) -> Role {
