@@ -62,6 +62,12 @@ pub fn last_lines(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
+/// Where a server's unix socket goes when the target's path cannot hold
+/// it (over [`SOCKET_PATH_MAX`], or text the server or its client cannot
+/// take): a short directory of dbio's own per instance, named by
+/// `procs::cgroup_name`.
+pub const PRIVATE_SOCKET_PARENT: &str = "/run/dbio";
+
 /// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
 pub const SOCKET_PATH_MAX: usize = 107;
 

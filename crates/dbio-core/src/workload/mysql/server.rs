@@ -25,7 +25,7 @@ use crate::workload::db::cgroup::MemCgroup;
 use crate::workload::db::procs::cgroup_name;
 use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
-use crate::workload::db::{SOCKET_PATH_MAX, ServerError, cause, failed};
+use crate::workload::db::{PRIVATE_SOCKET_PARENT, SOCKET_PATH_MAX, ServerError, cause, failed};
 use crate::workload::db::{read_marker, write_marker};
 
 /// The directory under the target that holds the instance.
@@ -44,11 +44,6 @@ const KIND: Kind = Kind {
     memory_option: "--mysql-memory",
 };
 
-/// Where dbio puts a socket whose path under the target could not be one
-/// (over the 107 bytes of a unix socket's path, or not UTF-8, which the
-/// client library cannot take): a directory of its own per instance.
-const SOCKET_BASE: &str = "/run/dbio";
-
 /// Where an instance's files are (absolute: the server runs in `/`).
 #[derive(Clone, Debug)]
 pub struct Paths {
@@ -58,7 +53,7 @@ pub struct Paths {
     pub redo: PathBuf,
     /// The pid file's directory, and the socket's where it fits.
     pub run: PathBuf,
-    /// The socket's directory: `run`, or dbio's own under [`SOCKET_BASE`].
+    /// The socket's directory: `run`, or dbio's own under [`PRIVATE_SOCKET_PARENT`].
     pub socket_dir: PathBuf,
     pub log: PathBuf,
 }
@@ -72,7 +67,7 @@ impl Paths {
         let socket_dir = match under_target.to_str() {
             Some(s) if s.len() <= SOCKET_PATH_MAX => run.clone(),
             // A stable name per instance (a later run or `dbio clean` finds it).
-            _ => Path::new(SOCKET_BASE).join(cgroup_name("mysql", &root)),
+            _ => Path::new(PRIVATE_SOCKET_PARENT).join(cgroup_name("mysql", &root)),
         };
         Paths {
             data: root.join("data"),
@@ -245,7 +240,7 @@ impl Server {
     }
 
     /// The socket's directory of dbio's own, when the socket cannot be
-    /// under the target: made (the `mysql` user's) under [`SOCKET_BASE`].
+    /// under the target: made (the `mysql` user's) under [`PRIVATE_SOCKET_PARENT`].
     fn make_socket_dir(&self) -> Result<(), ServerError> {
         let dir = &self.paths.socket_dir;
         if !self.paths.private_socket_dir() {
@@ -257,7 +252,7 @@ impl Server {
             }
             _ => Ok(()),
         };
-        made(fs::create_dir_all(SOCKET_BASE))?;
+        made(fs::create_dir_all(PRIVATE_SOCKET_PARENT))?;
         made(fs::create_dir(dir))?;
         fs::set_permissions(dir, fs::Permissions::from_mode(0o750))
             .map_err(|e| failed(&format!("chmod {}", dir.display()), e))?;
@@ -429,7 +424,7 @@ mod tests {
             assert!(p.private_socket_dir(), "{}", t.display());
             let s = p.socket();
             assert!(
-                s.starts_with(SOCKET_BASE) && s.to_str().is_some(),
+                s.starts_with(PRIVATE_SOCKET_PARENT) && s.to_str().is_some(),
                 "{}",
                 s.display()
             );

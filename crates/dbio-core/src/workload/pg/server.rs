@@ -36,7 +36,7 @@ use crate::workload::db::cgroup::MemCgroup;
 use crate::workload::db::procs::cgroup_name;
 use crate::workload::db::server::Kind;
 use crate::workload::db::user::ServerUser;
-use crate::workload::db::{SOCKET_PATH_MAX, read_marker, write_marker};
+use crate::workload::db::{PRIVATE_SOCKET_PARENT, SOCKET_PATH_MAX, read_marker, write_marker};
 pub use crate::workload::db::{ServerError, failed, last_lines};
 
 /// The directory under the target that holds the cluster.
@@ -48,10 +48,6 @@ pub const WAL_SUBDIR: &str = "dbio-pg-wal";
 pub const DATABASE: &str = "dbio";
 /// The port: only the socket's file name, since there is no TCP.
 pub const PORT: u16 = 5432;
-/// Where dbio puts the socket when `dbio-pg/run` cannot hold it (a path
-/// over the socket limit, or a control character the server's
-/// configuration cannot carry): a short directory of its own per cluster.
-pub const SHORT_SOCKET_PARENT: &str = "/run/dbio";
 /// The package named when no binaries are found.
 pub const PACKAGE: &str = "postgresql-15";
 /// PostgreSQL in the shared lifecycle's messages and files.
@@ -70,7 +66,7 @@ pub struct Paths {
     pub data: PathBuf,
     pub wal: PathBuf,
     /// The unix socket's directory: `dbio-pg/run`, or dbio's own short one
-    /// (`/run/dbio/pg-HASH`, see [`SHORT_SOCKET_PARENT`]).
+    /// (`/run/dbio/pg-HASH`, see [`PRIVATE_SOCKET_PARENT`]).
     pub socket_dir: PathBuf,
     pub log: PathBuf,
 }
@@ -84,7 +80,7 @@ impl Paths {
         let plain = run.to_str().is_some_and(|s| !s.contains(char::is_control));
         let socket_dir = match fits && plain {
             true => run,
-            false => Path::new(SHORT_SOCKET_PARENT).join(cgroup_name("pg", &data)),
+            false => Path::new(PRIVATE_SOCKET_PARENT).join(cgroup_name("pg", &data)),
         };
         Paths {
             wal: match redo_dir {
@@ -439,7 +435,10 @@ mod tests {
         let deep = format!("/srv/{}", "d".repeat(90));
         for target in [deep.as_str(), "/srv/new\nline", "/srv/tab\there"] {
             let p = Paths::new(Path::new(target), None);
-            assert!(p.socket_dir.starts_with(SHORT_SOCKET_PARENT), "{target:?}");
+            assert!(
+                p.socket_dir.starts_with(PRIVATE_SOCKET_PARENT),
+                "{target:?}"
+            );
             assert!(p.socket().as_os_str().len() <= SOCKET_PATH_MAX);
             assert_eq!(p.socket_dir, Paths::new(Path::new(target), None).socket_dir);
         }
