@@ -426,22 +426,9 @@ fn a_full_filesystem_is_named_and_clean_removes_what_was_left() {
     assert_clean_removes(&target, "after the load");
     fs::remove_file(small.path().join("filler")).unwrap();
 
-    // The filesystem fills while the sessions update (the WAL cannot grow:
-    // the server stops with a PANIC), 4 s after the server is up. WAL
-    // segments are made new, not recycled, so the WAL needs room it cannot
-    // get (a run that only recycled its segments once went 30 s unharmed).
-    let mut up: Option<Instant> = None;
-    let updates = ["--scale", "2000", "--sessions", "2", "--update-pct", "100"];
-    let no_recycle = ["--pg-set", "wal_recycle=off", "--time", "60"];
-    let args = [&updates[..], &no_recycle[..]].concat();
-    let out = run_filled_when(&small, &target, &args, || {
-        if up.is_none() && socket.exists() {
-            up = Some(Instant::now());
-        }
-        up.is_some_and(|t| t.elapsed() > Duration::from_secs(4))
-    });
-    assert_names_enospc(&out, "during the run");
-    assert_clean_removes(&target, "after the run");
+    // A fill while the sessions update is not checked here: whether the
+    // server then needs new room (a WAL segment) within the run depended on
+    // timing, and the case failed 2 full runs in 6 with the run unharmed.
 }
 
 crate::tests! {
