@@ -10,6 +10,8 @@ use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::time::Duration;
 
+use crate::futex::{self, wake_all};
+
 /// The open word: 0 while closed, then how the threads leave.
 const RUN: u32 = 1;
 const END: u32 = 2;
@@ -33,7 +35,7 @@ impl Gate {
         }
         loop {
             match self.open.load(Acquire) {
-                0 => wait(&self.open, 0),
+                0 => futex::wait(&self.open, 0, NAP),
                 how => return how == RUN,
             }
         }
@@ -46,7 +48,7 @@ impl Gate {
             if n >= total {
                 return;
             }
-            wait(&self.ready, n);
+            futex::wait(&self.ready, n, NAP);
         }
     }
 
@@ -54,36 +56,6 @@ impl Gate {
     pub fn open(&self, go: bool) {
         self.open.store(if go { RUN } else { END }, Release);
         wake_all(&self.open);
-    }
-}
-
-/// Sleeps while `word` holds `expected` (at most [`NAP`]).
-fn wait(word: &AtomicU32, expected: u32) {
-    let ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: NAP.as_nanos() as libc::c_long,
-    };
-    // SAFETY: the word outlives the call; FUTEX_WAIT only reads it.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            &ts as *const libc::timespec,
-        );
-    }
-}
-
-fn wake_all(word: &AtomicU32) {
-    // SAFETY: as above; FUTEX_WAKE does not touch the word.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
-        );
     }
 }
 

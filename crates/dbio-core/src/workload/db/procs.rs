@@ -6,7 +6,31 @@
 use std::fs;
 use std::path::Path;
 
+use rustix::process::{Pid, Signal, kill_process, kill_process_group, test_kill_process};
+
 use super::cgroup;
+
+/// Sends `sig` to process `pid` (a server dbio started, or one its pid file
+/// names). A process already gone, or a pid that is no process, is left be.
+pub fn signal(pid: u32, sig: Signal) {
+    if let Some(p) = to_pid(pid) {
+        let _ = kill_process(p, sig);
+    }
+}
+
+/// Sends SIGKILL to the process group `leader` leads (a command dbio
+/// started in its own group: `user::ServerUser::command`).
+pub fn kill_group(leader: u32) {
+    if let Some(p) = to_pid(leader) {
+        let _ = kill_process_group(p, Signal::KILL);
+    }
+}
+
+/// `pid` as a process id: positive and within a pid's range (0 and the
+/// negative numbers mean groups to kill(2)).
+fn to_pid(pid: u32) -> Option<Pid> {
+    Pid::from_raw(i32::try_from(pid).ok()?)
+}
 
 /// The pid on the first line of `pid_file`, if that process is alive, not a
 /// zombie, and its command name is `comm`.
@@ -18,8 +42,7 @@ pub fn live_pid_in(pid_file: &Path, comm: &str) -> Option<u32> {
 
 /// Whether `pid` is a live (not zombie) process named `comm`.
 pub fn live(pid: u32, comm: &str) -> bool {
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    let alive = unsafe { libc::kill(pid as i32, 0) } == 0;
+    let alive = to_pid(pid).is_some_and(|p| test_kill_process(p).is_ok());
     let named = fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm);
     let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
@@ -106,6 +129,43 @@ mod tests {
         assert_eq!(live_pid_in(&pid_file, comm.trim()), Some(me));
         fs::write(&pid_file, "garbage").unwrap();
         assert_eq!(live_pid_in(&pid_file, comm.trim()), None);
+    }
+
+    #[test]
+    fn a_signalled_process_ends_and_a_killed_group_ends_whole() {
+        use std::os::unix::process::CommandExt;
+        use std::process::Command;
+        let mut one = Command::new("sleep").arg("30").spawn().unwrap();
+        assert!(live(one.id(), "sleep"));
+        signal(one.id(), Signal::TERM);
+        assert!(!one.wait().unwrap().success());
+        assert!(!live(one.id(), "sleep"), "reaped: no such process");
+        // A shell leading its own group, with a child of its own in it.
+        let mut group = Command::new("sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .process_group(0)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(group.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let child: u32 = line.trim().parse().unwrap();
+        assert!(live(child, "sleep"));
+        kill_group(group.id());
+        assert!(!group.wait().unwrap().success());
+        let t0 = std::time::Instant::now();
+        while live(child, "sleep") {
+            assert!(t0.elapsed().as_secs() < 10, "the group's child lives on");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Not a process: nothing is sent anywhere (0 would be our own group).
+        signal(0, Signal::KILL);
+        kill_group(0);
+        assert!(!live(0, "sleep"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::binaries::Binaries;
+use crate::workload::db::procs;
 use crate::workload::db::user::ServerUser;
 use crate::workload::db::{ServerError, cause, failed, last_lines};
 
@@ -109,8 +110,7 @@ pub fn run(
             _ => None,
         };
         if stuck.is_some() {
-            // SAFETY: kill(2) of the bootstrap's own process group.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            procs::kill_group(child.id());
             let status = child
                 .wait()
                 .map_err(|e| failed("wait for mariadbd --bootstrap", e))?;

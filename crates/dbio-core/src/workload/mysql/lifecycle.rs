@@ -11,8 +11,10 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 use super::server::{INSTANCE_SUBDIR, Paths, Shape};
-use crate::workload::db::procs::{self, forget_cgroup};
+use crate::workload::db::procs::{self, forget_cgroup, signal};
 
 /// The server's command name in /proc.
 const COMM: &str = "mariadbd";
@@ -27,13 +29,13 @@ pub fn live_server(paths: &Paths) -> Option<u32> {
 /// Stops the server dbio started (its child): SIGTERM, wait, SIGKILL.
 pub(super) fn stop_child(child: &mut Child, paths: &Paths) {
     if matches!(child.try_wait(), Ok(None)) {
-        signal(child.id(), libc::SIGTERM);
+        signal(child.id(), Signal::TERM);
         let t0 = Instant::now();
         while matches!(child.try_wait(), Ok(None)) && t0.elapsed() < SHUTDOWN {
             std::thread::sleep(Duration::from_millis(20));
         }
         if matches!(child.try_wait(), Ok(None)) {
-            signal(child.id(), libc::SIGKILL);
+            signal(child.id(), Signal::KILL);
         }
     }
     let _ = child.wait();
@@ -44,13 +46,13 @@ pub(super) fn stop_child(child: &mut Child, paths: &Paths) {
 /// killed dbio's orphan). Returns its pid.
 pub(super) fn stop_orphan(paths: &Paths) -> Option<u32> {
     let pid = live_server(paths)?;
-    signal(pid, libc::SIGTERM);
+    signal(pid, Signal::TERM);
     let t0 = Instant::now();
     while procs::live(pid, COMM) && t0.elapsed() < SHUTDOWN {
         std::thread::sleep(Duration::from_millis(20));
     }
     if procs::live(pid, COMM) {
-        signal(pid, libc::SIGKILL);
+        signal(pid, Signal::KILL);
         let t0 = Instant::now();
         while procs::live(pid, COMM) && t0.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(20));
@@ -62,11 +64,6 @@ pub(super) fn stop_orphan(paths: &Paths) -> Option<u32> {
         paths.data.display()
     );
     Some(pid)
-}
-
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: plain kill(2) of the server dbio started or found by its pid file.
-    unsafe { libc::kill(pid as i32, sig) };
 }
 
 /// Removes the socket and pid file of a server that is gone (a killed one

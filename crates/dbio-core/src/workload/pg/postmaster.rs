@@ -11,10 +11,13 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 use super::binaries::Binaries;
 use super::lifecycle::live_postmaster;
 use super::server::{Paths, ServerError, failed};
 use crate::workload::db::cgroup::MemCgroup;
+use crate::workload::db::procs::signal;
 use crate::workload::db::user::ServerUser;
 
 /// The line of `postmaster.pid` holding the postmaster's status (1-based,
@@ -121,9 +124,9 @@ fn ready(data: &Path, pid: u32) -> bool {
 /// process.
 pub fn stop(data: &Path, child: Option<&mut Child>) {
     if let Some(pid) = live_postmaster(data) {
-        signal(pid, libc::SIGINT);
+        signal(pid, Signal::INT);
         if !gone_within(data, Duration::from_secs(60)) {
-            signal(pid, libc::SIGKILL);
+            signal(pid, Signal::KILL);
             gone_within(data, Duration::from_secs(10));
         }
     }
@@ -134,11 +137,6 @@ pub fn stop(data: &Path, child: Option<&mut Child>) {
         }
         let _ = c.wait();
     }
-}
-
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: plain kill(2) of the postmaster that postmaster.pid names.
-    unsafe { libc::kill(pid as i32, sig) };
 }
 
 /// Waits until no live postmaster is named in `data`, up to `limit`.

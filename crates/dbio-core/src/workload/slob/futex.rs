@@ -1,11 +1,13 @@
-//! Sleeping and waking on a 32-bit atomic word (Linux futex): how sessions
-//! wait for the log writer, a read in progress or a free buffer (woken as
-//! many at a time as buffers were cleaned) without
-//! spinning and without a lock. Every wait has a timeout, so a waiter always
-//! gets back to check the run's stop flag.
+//! How the model's sessions wait for the log writer, a read in progress or
+//! a free buffer (woken as many at a time as buffers were cleaned) without
+//! spinning and without a lock: the core's futex ([`crate::futex`]) with
+//! the model's nap, and [`Signal`]. Every wait has a timeout, so a waiter
+//! always gets back to check the run's stop flag.
 
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
+
+pub use crate::futex::{wait, wake, wake_all};
 
 /// Longest sleep of a waiter that is always woken when what it waits for
 /// happens (a row released, a read done, a log write, a log file free):
@@ -14,43 +16,6 @@ use std::time::Duration;
 /// context switch per nap per waiter: at 4096 sessions, 20 ms naps were
 /// two thirds of the model's context switches.
 pub const NAP: Duration = Duration::from_millis(500);
-
-/// Sleeps while `word` still holds `expected`, at most `timeout`. Returns on
-/// a wake, a timeout, a signal or when the word already differs.
-pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: the word lives as long as the call; FUTEX_WAIT only reads it.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            &ts as *const libc::timespec,
-        );
-    }
-}
-
-/// Wakes every thread sleeping on `word`.
-pub fn wake_all(word: &AtomicU32) {
-    wake(word, i32::MAX as u32);
-}
-
-/// Wakes at most `n` threads sleeping on `word`.
-pub fn wake(word: &AtomicU32, n: u32) {
-    // SAFETY: as above; FUTEX_WAKE does not touch the word.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            n.min(i32::MAX as u32) as i32,
-        );
-    }
-}
 
 /// A counter others can sleep on until it moves: "the log writer finished a
 /// write", "a DB writer finished a batch".
@@ -85,22 +50,6 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::Instant;
-
-    #[test]
-    fn wait_returns_at_once_when_the_word_differs() {
-        let w = AtomicU32::new(5);
-        let t = Instant::now();
-        wait(&w, 4, Duration::from_secs(5));
-        assert!(t.elapsed() < Duration::from_secs(1));
-    }
-
-    #[test]
-    fn wait_times_out() {
-        let w = AtomicU32::new(5);
-        let t = Instant::now();
-        wait(&w, 5, Duration::from_millis(20));
-        assert!(t.elapsed() >= Duration::from_millis(15));
-    }
 
     #[test]
     fn notify_wakes_a_sleeper() {
