@@ -18,7 +18,7 @@ use crate::workload::pg::{endpoint, server};
 
 pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.mysql_url {
-        let dropped = crate::workload::mysql::endpoint::clean(url).map_err(refused)?;
+        let dropped = crate::workload::mysql::endpoint::clean(url).map_err(CommandError::from)?;
         eprintln!(
             "{}",
             if dropped {
@@ -30,7 +30,7 @@ pub fn execute(args: &CleanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(url) = &args.pg_url {
-        let dropped = endpoint::clean(url).map_err(refused)?;
+        let dropped = endpoint::clean(url).map_err(CommandError::from)?;
         eprintln!(
             "{}",
             if dropped {
@@ -107,13 +107,4 @@ fn only_lock_left(dir: &std::path::Path) -> bool {
     };
     let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
     names.len() == 1 && names[0] == storage::lock::LOCK_NAME
-}
-
-/// An existing server's refusal (a bad URL, no access) is a usage error;
-/// anything else failed.
-fn refused(e: server::ServerError) -> CommandError {
-    match e {
-        server::ServerError::Usage(m) => CommandError::Usage(m),
-        e => CommandError::Failed(e.to_string()),
-    }
 }

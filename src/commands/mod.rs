@@ -52,6 +52,20 @@ pub enum CommandError {
     Closed,
 }
 
+/// A database server's error keeps its kind: the core's `ServerError` has
+/// the same three outcomes because the core cannot name this crate's type
+/// (and has no closed stdout to report).
+impl From<crate::workload::db::ServerError> for CommandError {
+    fn from(e: crate::workload::db::ServerError) -> CommandError {
+        use crate::workload::db::ServerError;
+        match e {
+            ServerError::Usage(m) => CommandError::Usage(m),
+            ServerError::Failed(m) => CommandError::Failed(m),
+            ServerError::Interrupted(m) => CommandError::Interrupted(m),
+        }
+    }
+}
+
 impl CommandError {
     pub fn exit_code(&self) -> u8 {
         match self {

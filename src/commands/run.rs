@@ -68,7 +68,7 @@ pub fn run(
     if let Some(my) = cfg.mysql.as_ref().filter(|m| m.server.url.is_none()) {
         // No MariaDB: one line, before the target is made.
         crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
-            .map_err(super::run_db::command_error)?;
+            .map_err(CommandError::from)?;
     }
     let target = match cfg.pg.is_some() || cfg.mysql.is_some() {
         true => super::run_db::target(cfg, announce).map_err(layout_error)?,

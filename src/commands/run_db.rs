@@ -20,14 +20,6 @@ use crate::workload::db::{DbPart, ServerError};
 /// Latency histograms to store, by name.
 pub type Histograms = Vec<(String, Vec<u8>)>;
 
-pub fn command_error(e: ServerError) -> CommandError {
-    match e {
-        ServerError::Usage(m) => CommandError::Usage(m),
-        ServerError::Failed(m) => CommandError::Failed(m),
-        ServerError::Interrupted(m) => CommandError::Interrupted(m),
-    }
-}
-
 /// The target of a database run as the report shows it: the directory, no
 /// files of dbio's own (the server lays out its own). For a server dbio
 /// starts, the directory passes the same checks as any target (not a
@@ -138,7 +130,7 @@ pub fn run<A: Arm>(
         Some(url) => arm.existing(url, ctx),
         None => arm.own(ctx),
     }
-    .map_err(command_error)?;
+    .map_err(CommandError::from)?;
     let out = ran.out;
     let summary = A::summary(
         ran.facts,

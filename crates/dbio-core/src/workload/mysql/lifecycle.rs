@@ -9,35 +9,23 @@
 use std::fs;
 use std::path::Path;
 use std::process::Child;
-use std::time::{Duration, Instant};
 
-use rustix::process::Signal;
-
-use super::server::{INSTANCE_SUBDIR, Paths, Shape};
-use crate::workload::db::procs::{self, forget_cgroup, signal};
+use super::server::{INSTANCE_SUBDIR, KIND, Paths, Shape};
+use crate::workload::db::procs::{self, forget_cgroup};
+use crate::workload::db::server::remove_socket_dir;
 
 /// The server's command name in /proc.
 const COMM: &str = "mariadbd";
-/// How long a clean shutdown may take (dirty pages are flushed).
-const SHUTDOWN: Duration = Duration::from_secs(120);
 
 /// The live server of `paths`, from its pid file.
 pub fn live_server(paths: &Paths) -> Option<u32> {
     procs::live_pid_in(&paths.pid_file(), COMM)
 }
 
-/// Stops the server dbio started (its child): SIGTERM, wait, SIGKILL.
+/// Stops the server dbio started (its child): SIGTERM, wait, SIGKILL
+/// (`KIND.stop`).
 pub(super) fn stop_child(child: &mut Child, paths: &Paths) {
-    if matches!(child.try_wait(), Ok(None)) {
-        signal(child.id(), Signal::TERM);
-        let t0 = Instant::now();
-        while matches!(child.try_wait(), Ok(None)) && t0.elapsed() < SHUTDOWN {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if matches!(child.try_wait(), Ok(None)) {
-            signal(child.id(), Signal::KILL);
-        }
-    }
+    KIND.stop(child.id(), || matches!(child.try_wait(), Ok(None)));
     let _ = child.wait();
     remove_leftovers(paths);
 }
@@ -46,18 +34,7 @@ pub(super) fn stop_child(child: &mut Child, paths: &Paths) {
 /// killed dbio's orphan). Returns its pid.
 pub(super) fn stop_orphan(paths: &Paths) -> Option<u32> {
     let pid = live_server(paths)?;
-    signal(pid, Signal::TERM);
-    let t0 = Instant::now();
-    while procs::live(pid, COMM) && t0.elapsed() < SHUTDOWN {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if procs::live(pid, COMM) {
-        signal(pid, Signal::KILL);
-        let t0 = Instant::now();
-        while procs::live(pid, COMM) && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    KIND.stop(pid, || procs::live(pid, COMM));
     remove_leftovers(paths);
     eprintln!(
         "dbio: stopped MariaDB (pid {pid}) on {}, left running by an earlier dbio that was killed",
@@ -74,7 +51,7 @@ pub(super) fn remove_leftovers(paths: &Paths) {
         let _ = fs::remove_file(paths.pid_file());
         let _ = fs::remove_file(paths.socket_dir.join("mysqld.sock.lock"));
         if paths.private_socket_dir() {
-            let _ = fs::remove_dir(&paths.socket_dir);
+            remove_socket_dir(&paths.socket_dir);
         }
     }
 }

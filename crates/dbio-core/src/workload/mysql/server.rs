@@ -11,10 +11,11 @@
 //! server is found and stopped later is `lifecycle`.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use rustix::process::Signal;
 
 use super::args::command_line;
 pub use super::binaries::Binaries;
@@ -23,7 +24,7 @@ use super::bootstrap;
 use super::lifecycle::{self, remove_instance_files, stop_orphan};
 use crate::workload::db::cgroup::MemCgroup;
 use crate::workload::db::procs::cgroup_name;
-use crate::workload::db::server::Kind;
+use crate::workload::db::server::{Kind, Probe, Start, make_socket_dir, wait_up};
 use crate::workload::db::user::ServerUser;
 use crate::workload::db::{PRIVATE_SOCKET_PARENT, SOCKET_PATH_MAX, ServerError, cause, failed};
 use crate::workload::db::{read_marker, write_marker};
@@ -36,13 +37,18 @@ pub const REDO_SUBDIR: &str = "dbio-mysql-redo";
 pub const DATABASE: &str = "dbio";
 /// The package named when the server is missing.
 pub const PACKAGE: &str = "mariadb-server";
-/// MariaDB in the shared lifecycle's messages and files.
-const KIND: Kind = Kind {
+/// MariaDB in the shared lifecycle's messages and files; stopped with
+/// SIGTERM (InnoDB shuts down cleanly, flushing dirty pages: up to 120 s).
+pub(super) const KIND: Kind = Kind {
     name: "MariaDB",
     user: "mysql",
     cgroup_prefix: "dbio-mysql",
     memory_option: "--mysql-memory",
+    shutdown: Signal::TERM,
+    shutdown_grace: Duration::from_secs(120),
 };
+/// How long a start may take until the server answers.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Where an instance's files are (absolute: the server runs in `/`).
 #[derive(Clone, Debug)]
@@ -239,68 +245,49 @@ impl Server {
         Ok(false)
     }
 
-    /// The socket's directory of dbio's own, when the socket cannot be
-    /// under the target: made (the `mysql` user's) under [`PRIVATE_SOCKET_PARENT`].
-    fn make_socket_dir(&self) -> Result<(), ServerError> {
-        let dir = &self.paths.socket_dir;
-        if !self.paths.private_socket_dir() {
-            return Ok(());
-        }
-        let made = |r: std::io::Result<()>| match r {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                Err(failed(&format!("cannot create {}", dir.display()), e))
-            }
-            _ => Ok(()),
-        };
-        made(fs::create_dir_all(PRIVATE_SOCKET_PARENT))?;
-        made(fs::create_dir(dir))?;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o750))
-            .map_err(|e| failed(&format!("chmod {}", dir.display()), e))?;
-        self.user.chown(dir)
-    }
-
     /// Starts mariadbd with `settings` and waits until it accepts a
     /// connection; a server that exits (or never answers) fails with the
     /// cause its log names, or the log's last lines.
     fn launch(&mut self, settings: &[(String, String)]) -> Result<(), ServerError> {
         let _ = fs::remove_file(&self.paths.log);
         lifecycle::remove_leftovers(&self.paths);
-        self.make_socket_dir()?;
+        if self.paths.private_socket_dir() {
+            make_socket_dir(&self.paths.socket_dir, &self.user)?;
+        }
         let mut cmd = match self.cgroup.clone() {
             Some(cg) => self.user.command_in(&self.bin.mariadbd, cg),
             None => self.user.command(&self.bin.mariadbd),
         };
-        let child = cmd
+        let mut child = cmd
             .args(command_line(&self.paths, settings))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| failed(&format!("cannot run {}", self.bin.mariadbd.display()), e))?;
-        self.child = Some(child);
-        let t0 = Instant::now();
-        loop {
-            if let Some(c) = self.child.as_mut()
-                && let Ok(Some(status)) = c.try_wait()
-            {
-                self.child = None;
-                return Err(self.start_failed(&format!("it exited ({status})")));
-            }
+        let up = wait_up(&mut child, START_TIMEOUT, || {
             if self.paths.socket().exists() && self.connect(None).is_ok() {
+                Probe::Up
+            } else if bootstrap::waits_for_space(&self.paths.log) {
+                // It waits for ever and may not hear SIGTERM: killed.
+                Probe::Stuck("it waited for disk space and was killed")
+            } else {
+                Probe::Waiting
+            }
+        });
+        let why = match up {
+            Start::Up => {
+                self.child = Some(child);
                 return Ok(());
             }
-            if bootstrap::waits_for_space(&self.paths.log) {
-                // It waits for ever and may not hear SIGTERM: killed.
-                if let Some(mut c) = self.child.take() {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                }
-                return Err(self.start_failed("it waited for disk space and was killed"));
+            Start::Exited(status) => format!("it exited ({status})"),
+            Start::Stuck(why) => why.to_string(),
+            Start::TimedOut(t) => {
+                // Stopped by the caller.
+                self.child = Some(child);
+                format!("it did not answer within {} s", t.as_secs())
             }
-            if t0.elapsed() > Duration::from_secs(120) {
-                return Err(self.start_failed("it did not answer within 120 s"));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        };
+        Err(self.start_failed(&why))
     }
 
     /// A start that failed: the OS error its log names, on the filesystem

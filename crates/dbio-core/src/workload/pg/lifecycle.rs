@@ -12,6 +12,7 @@ use super::binaries::{Binaries, pg_user};
 use super::postmaster;
 use super::server::{PORT, Paths, ServerError, Shape};
 use crate::workload::db::procs::{self, forget_cgroup, processes_in};
+use crate::workload::db::server;
 use crate::workload::db::user::ServerUser;
 
 /// The postmaster's pid from `postmaster.pid`, if that process is alive.
@@ -77,23 +78,19 @@ pub(super) fn recover(bin: &Binaries, paths: &Paths, user: &ServerUser) {
 }
 
 /// Makes the socket directory when it is dbio's own short one outside the
-/// cluster (`Paths::new` says when), owned by the server's user.
+/// cluster (`Paths::new` says when): `db::server::make_socket_dir`.
 pub(super) fn make_socket_dir(paths: &Paths, user: &ServerUser) -> Result<(), ServerError> {
-    if paths.socket_dir.starts_with(&paths.root) || paths.socket_dir.is_dir() {
-        return Ok(());
+    match paths.private_socket_dir() {
+        true => server::make_socket_dir(&paths.socket_dir, user),
+        false => Ok(()),
     }
-    user.make_dirs(&paths.socket_dir, &[], 0o700)
 }
 
 /// Removes dbio's own short socket directory (outside the cluster), if
 /// empty: the server removes its socket and lock file when it stops.
 pub(super) fn remove_socket_dir(paths: &Paths) {
-    if !paths.socket_dir.starts_with(&paths.root) {
-        let _ = fs::remove_dir(&paths.socket_dir);
-        // `/run/dbio` too once no other cluster has its socket there.
-        if let Some(parent) = paths.socket_dir.parent() {
-            let _ = fs::remove_dir(parent);
-        }
+    if paths.private_socket_dir() {
+        server::remove_socket_dir(&paths.socket_dir);
     }
 }
 

@@ -2,22 +2,20 @@
 //! `/bin/sh` command line from the data and log paths): `postgres -D DATA`
 //! spawned as the postgres user with its arguments as arguments, its output
 //! to the log file dbio opens, ready once `postmaster.pid` says so (its
-//! status line, as pg_ctl waits); stopped with SIGINT (fast shutdown), then
-//! SIGKILL.
+//! status line, as pg_ctl waits: `db::server::wait_up`); stopped with
+//! SIGINT (fast shutdown), then SIGKILL (`db::server::Kind::stop`).
 
 use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
-
-use rustix::process::Signal;
+use std::time::Duration;
 
 use super::binaries::Binaries;
 use super::lifecycle::live_postmaster;
-use super::server::{Paths, ServerError, failed};
+use super::server::{KIND, Paths, ServerError, failed};
 use crate::workload::db::cgroup::MemCgroup;
-use crate::workload::db::procs::signal;
+use crate::workload::db::server::{Probe, Start, wait_up};
 use crate::workload::db::user::ServerUser;
 
 /// The line of `postmaster.pid` holding the postmaster's status (1-based,
@@ -63,19 +61,19 @@ pub fn start(
         .stderr(Stdio::from(err))
         .spawn()
         .map_err(|e| NotUp::Spawn(failed(&format!("cannot run {}", postgres.display()), e)))?;
-    let t0 = Instant::now();
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(NotUp::Exited(status.to_string()));
-        }
-        if ready(&paths.data, child.id()) {
-            return Ok(child);
-        }
-        if t0.elapsed() > timeout {
+    let pid = child.id();
+    match wait_up(&mut child, timeout, || match ready(&paths.data, pid) {
+        true => Probe::Up,
+        false => Probe::Waiting,
+    }) {
+        Start::Up => Ok(child),
+        Start::Exited(status) => Err(NotUp::Exited(status.to_string())),
+        // The probe never says stuck: a start that does not finish is
+        // stopped once its time is up.
+        Start::Stuck(_) | Start::TimedOut(_) => {
             stop(&paths.data, Some(&mut child));
-            return Err(NotUp::TimedOut(timeout));
+            Err(NotUp::TimedOut(timeout))
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -120,15 +118,11 @@ fn ready(data: &Path, pid: u32) -> bool {
 
 /// Stops the postmaster `postmaster.pid` names: SIGINT (fast shutdown:
 /// sessions ended, a checkpoint, shared memory and socket removed), up to a
-/// minute; then SIGKILL and up to 10 s. Reaps `child` when it is that
-/// process.
+/// minute; then SIGKILL and up to 10 s (`KIND.stop`). Reaps `child` when
+/// it is that process.
 pub fn stop(data: &Path, child: Option<&mut Child>) {
     if let Some(pid) = live_postmaster(data) {
-        signal(pid, Signal::INT);
-        if !gone_within(data, Duration::from_secs(60)) {
-            signal(pid, Signal::KILL);
-            gone_within(data, Duration::from_secs(10));
-        }
+        KIND.stop(pid, || live_postmaster(data).is_some());
     }
     if let Some(c) = child {
         if let Ok(None) = c.try_wait() {
@@ -137,18 +131,6 @@ pub fn stop(data: &Path, child: Option<&mut Child>) {
         }
         let _ = c.wait();
     }
-}
-
-/// Waits until no live postmaster is named in `data`, up to `limit`.
-fn gone_within(data: &Path, limit: Duration) -> bool {
-    let t0 = Instant::now();
-    while live_postmaster(data).is_some() {
-        if t0.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
+use rustix::process::Signal;
+
 pub use super::binaries::Binaries;
 use super::binaries::pg_user;
 use super::conf;
@@ -50,12 +52,15 @@ pub const DATABASE: &str = "dbio";
 pub const PORT: u16 = 5432;
 /// The package named when no binaries are found.
 pub const PACKAGE: &str = "postgresql-15";
-/// PostgreSQL in the shared lifecycle's messages and files.
-const KIND: Kind = Kind {
+/// PostgreSQL in the shared lifecycle's messages and files; stopped with
+/// SIGINT (fast shutdown: sessions ended, a checkpoint), up to a minute.
+pub(super) const KIND: Kind = Kind {
     name: "PostgreSQL",
     user: "postgres",
     cgroup_prefix: "dbio-pg",
     memory_option: "--pg-memory",
+    shutdown: Signal::INT,
+    shutdown_grace: Duration::from_secs(60),
 };
 
 /// Where a cluster's files are.
@@ -112,6 +117,11 @@ impl Paths {
     /// The socket's path.
     pub fn socket(&self) -> PathBuf {
         self.socket_dir.join(format!(".s.PGSQL.{PORT}"))
+    }
+
+    /// Whether the socket is in a directory of dbio's own, not under the target.
+    pub fn private_socket_dir(&self) -> bool {
+        !self.socket_dir.starts_with(&self.root)
     }
 
     pub(super) fn marker(&self) -> PathBuf {
@@ -244,7 +254,7 @@ impl Server {
         // Another shape (or a half-made cluster): start again.
         remove_cluster_files(p, have.as_ref().map(|s| s.wal.as_path()));
         let mut dirs = vec![p.data.as_path(), p.wal.as_path()];
-        if p.socket_dir.starts_with(&p.root) {
+        if !p.private_socket_dir() {
             dirs.push(&p.socket_dir);
         }
         self.user.make_dirs(&p.root, &dirs, 0o700)?;
