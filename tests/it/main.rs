@@ -19,6 +19,7 @@ mod import_fio;
 mod import_fio_latency;
 mod import_fuzz;
 mod lab;
+mod layers;
 mod manual;
 mod metrics;
 #[cfg(feature = "mpi")]
@@ -91,6 +92,7 @@ fn main() {
         import_fio_latency::tests(),
         import_fuzz::tests(),
         lab::tests(),
+        layers::tests(),
         manual::tests(),
         metrics::tests(),
         #[cfg(feature = "mpi")]

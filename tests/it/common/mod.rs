@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 pub mod browser;
 pub mod cli;
+pub mod layers;
 pub mod loopdev;
 pub mod run;
 pub mod server;
