@@ -63,21 +63,7 @@ impl BarChart {
 
     /// The chart as a standalone `<svg>` element.
     pub fn render(&self) -> String {
-        let mut hi = self
-            .series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten())
-            .copied()
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max);
-        if let Some((r, _)) = &self.reference {
-            hi = hi.max(*r);
-        }
-        // Room above the tallest bar for its value.
-        let (lo, hi, ticks) = match self.y_max {
-            Some(top) => linear_ticks(0.0, top.max(hi), 5),
-            None => linear_ticks(0.0, hi * 1.08, 5),
-        };
+        let (lo, hi, ticks) = self.value_ticks();
         let step = ticks.get(1).copied().unwrap_or(1.0) - ticks[0];
         let labels: Vec<String> = ticks.iter().map(|&t| label(t, step)).collect();
         let left = 30.0
@@ -87,7 +73,8 @@ impl BarChart {
                 .fold(0.0, f64::max);
         let (w, h) = (self.width, self.height);
         let top = 24.0 + 26.0;
-        let (px0, px1, py0, py1) = (left, w - 18.0, h - 44.0, top);
+        let area = (left, w - 18.0, h - 44.0, top);
+        let (px0, px1, py0, py1) = area;
         let ys = Scale {
             kind: ScaleKind::Linear,
             lo,
@@ -108,6 +95,52 @@ impl BarChart {
                 r##"font-size="11" fill="#333""##,
             );
         }
+        self.draw_bars(&mut svg, &ys, area);
+        // The reference line; its label is in the legend.
+        if let Some((r, _)) = &self.reference {
+            let y = ys.map(*r);
+            svg.line(px0, y, px1, y, REFERENCE);
+        }
+        svg.rect(
+            px0,
+            py1,
+            px1 - px0,
+            py0 - py1,
+            r##"fill="none" stroke="#333""##,
+        );
+        svg.axis_titles(
+            (px0, py0, px1, py1),
+            h,
+            &self.x_label,
+            &self.y_label,
+            !self.has_data(),
+        );
+        self.draw_legend(&mut svg, px0);
+        svg.finish()
+    }
+
+    /// The value axis from zero: bounds and ticks, with room above the
+    /// tallest bar (or the reference) for its value.
+    fn value_ticks(&self) -> (f64, f64, Vec<f64>) {
+        let mut hi = self
+            .series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten())
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        if let Some((r, _)) = &self.reference {
+            hi = hi.max(*r);
+        }
+        match self.y_max {
+            Some(top) => linear_ticks(0.0, top.max(hi), 5),
+            None => linear_ticks(0.0, hi * 1.08, 5),
+        }
+    }
+
+    /// Each group's name and bars in the plot area (left, right, bottom,
+    /// top), each bar's value above it where it fits.
+    fn draw_bars(&self, svg: &mut Svg, ys: &Scale, (px0, px1, py0, _): (f64, f64, f64, f64)) {
         let n = self.series.len().max(1) as f64;
         let gw = (px1 - px0) / self.groups.len().max(1) as f64;
         let bw = (gw * 0.8 / n).min(48.0);
@@ -152,50 +185,25 @@ impl BarChart {
                 }
             }
         }
-        // The reference line; its label is in the legend.
-        if let Some((r, _)) = &self.reference {
-            let y = ys.map(*r);
-            svg.line(
-                px0,
-                y,
-                px1,
-                y,
-                r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##,
-            );
-        }
-        svg.rect(
-            px0,
-            py1,
-            px1 - px0,
-            py0 - py1,
-            r##"fill="none" stroke="#333""##,
-        );
-        svg.axis_titles(
-            (px0, py0, px1, py1),
-            h,
-            &self.x_label,
-            &self.y_label,
-            !self.has_data(),
-        );
-        let mut x = px0;
+    }
+
+    /// The legend from `x`: each series' colour and name, then the
+    /// reference line's label.
+    fn draw_legend(&self, svg: &mut Svg, mut x: f64) {
         for s in &self.series {
             svg.rect(x, 30.0, 14.0, 10.0, &format!(r#"fill="{}""#, s.color));
             svg.text(x + 18.0, 39.0, Anchor::Start, &s.name, r##"fill="#222""##);
             x += 18.0 + text_width(&s.name, 12.0) + 16.0;
         }
         if let Some((_, l)) = &self.reference {
-            svg.line(
-                x,
-                35.0,
-                x + 22.0,
-                35.0,
-                r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##,
-            );
+            svg.line(x, 35.0, x + 22.0, 35.0, REFERENCE);
             svg.text(x + 27.0, 39.0, Anchor::Start, l, r##"fill="#222""##);
         }
-        svg.finish()
     }
 }
+
+/// How the reference line is drawn, in the chart and in the legend.
+const REFERENCE: &str = r##"stroke="#000" stroke-width="1.5" stroke-dasharray="6 3""##;
 
 #[cfg(test)]
 mod tests {

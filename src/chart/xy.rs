@@ -24,6 +24,71 @@ pub struct XyChart {
     pub height: f64,
 }
 
+/// Where the plot area is and how values map into it.
+struct Frame {
+    xs: Scale,
+    ys: Scale,
+    /// The plot area: left, right, bottom, top (SVG y grows down).
+    px0: f64,
+    px1: f64,
+    py0: f64,
+    py1: f64,
+}
+
+impl Frame {
+    /// Whether a point falls on both axes.
+    fn accepts(&self, x: f64, y: f64) -> bool {
+        self.xs.accepts(x) && self.ys.accepts(y)
+    }
+}
+
+/// One series: its whiskers, its line, its markers with their tooltips.
+fn draw_series(svg: &mut Svg, f: &Frame, s: &Series) {
+    let attrs = format!(r#"stroke="{}" stroke-width="1.3""#, s.color);
+    let px = |x: f64| f.xs.map(x) + s.offset_px;
+    for &(x, lo, hi) in &s.whiskers {
+        if !(f.accepts(x, lo) && f.accepts(x, hi)) {
+            continue;
+        }
+        let (cx, a, b) = (px(x), f.ys.map(lo), f.ys.map(hi));
+        svg.line(cx, a, cx, b, &attrs);
+        svg.line(cx - 4.0, a, cx + 4.0, a, &attrs);
+        svg.line(cx - 4.0, b, cx + 4.0, b, &attrs);
+    }
+    if s.line {
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter(|p| f.accepts(p.0, p.1))
+            .map(|&(x, y)| (px(x), f.ys.map(y)))
+            .collect();
+        svg.polyline(
+            &pts,
+            &format!(
+                r#"class="series" stroke="{}" stroke-width="2"{}"#,
+                s.color,
+                s.dash.attr()
+            ),
+        );
+    }
+    if s.marker != Marker::None {
+        let fill = format!(
+            r##"class="point" fill="{}" stroke="#fff" stroke-width="0.8""##,
+            s.color
+        );
+        for (i, &(x, y)) in s.points.iter().enumerate() {
+            if !f.accepts(x, y) {
+                continue;
+            }
+            let m = s.marker.svg(px(x), f.ys.map(y), s.radius, &fill);
+            match s.tips.get(i) {
+                Some(t) => svg.raw(&format!("<g><title>{}</title>{m}</g>\n", escape(t))),
+                None => svg.raw(&(m + "\n")),
+            }
+        }
+    }
+}
+
 const TITLE_H: f64 = 24.0;
 const LEGEND_ROW: f64 = 18.0;
 const BOTTOM: f64 = 44.0;
@@ -69,44 +134,76 @@ impl XyChart {
         let top = TITLE_H + rows * LEGEND_ROW + 8.0;
         let (w, h) = (self.width, self.height);
         let (px0, px1, py0, py1) = (left, w - RIGHT, h - BOTTOM, top);
-        let xs = Scale {
-            kind: self.x.kind,
-            lo: xlo,
-            hi: xhi,
-            r0: px0 + INSET,
-            r1: px1 - INSET,
-        };
-        let ys = Scale {
-            kind: self.y.kind,
-            lo: ylo,
-            hi: yhi,
-            r0: py0,
-            r1: py1,
+        let f = Frame {
+            xs: Scale {
+                kind: self.x.kind,
+                lo: xlo,
+                hi: xhi,
+                r0: px0 + INSET,
+                r1: px1 - INSET,
+            },
+            ys: Scale {
+                kind: self.y.kind,
+                lo: ylo,
+                hi: yhi,
+                r0: py0,
+                r1: py1,
+            },
+            px0,
+            px1,
+            py0,
+            py1,
         };
         let mut svg = Svg::new(w, h, "chart xy", &self.title);
         svg.heading(w, &self.title);
+        self.draw_bands(&mut svg, &f);
+        self.draw_grid(&mut svg, &f, (&xticks, &yticks), &ylabels);
+        // Every label's box, so a later one moves down rather than overlap.
+        let mut placed = Labels::default();
+        self.draw_vlines(&mut svg, &f, &mut placed);
+        for s in &self.series {
+            draw_series(&mut svg, &f, s);
+        }
+        self.draw_notes(&mut svg, &f, &mut placed);
+        self.draw_legend(&mut svg, &legend);
+        svg.finish()
+    }
+
+    /// The shaded x ranges (a ramp), with their labels.
+    fn draw_bands(&self, svg: &mut Svg, f: &Frame) {
+        let (xlo, xhi) = (f.xs.lo, f.xs.hi);
         for b in &self.bands {
-            let (a, z) = (xs.map(b.x0.max(xlo)), xs.map(b.x1.min(xhi)));
+            let (a, z) = (f.xs.map(b.x0.max(xlo)), f.xs.map(b.x1.min(xhi)));
             if z > a {
                 svg.rect(
                     a,
-                    py1,
+                    f.py1,
                     z - a,
-                    py0 - py1,
+                    f.py0 - f.py1,
                     r##"fill="#000" fill-opacity="0.06""##,
                 );
                 svg.text(
                     a + 3.0,
-                    py1 + 12.0,
+                    f.py1 + 12.0,
                     Anchor::Start,
                     &b.label,
                     r##"font-size="10" fill="#555""##,
                 );
             }
         }
-        // Grid and ticks.
-        for (t, l) in yticks.iter().zip(&ylabels) {
-            let y = ys.map(*t);
+    }
+
+    /// Grid lines, ticks and their labels, the frame and the axis titles.
+    fn draw_grid(
+        &self,
+        svg: &mut Svg,
+        f: &Frame,
+        (xticks, yticks): (&[f64], &[f64]),
+        ylabels: &[String],
+    ) {
+        let (px0, px1, py0, py1) = (f.px0, f.px1, f.py0, f.py1);
+        for (t, l) in yticks.iter().zip(ylabels) {
+            let y = f.ys.map(*t);
             svg.line(px0, y, px1, y, r##"stroke="#ddd" stroke-width="1""##);
             svg.text(
                 px0 - 6.0,
@@ -116,8 +213,8 @@ impl XyChart {
                 r##"font-size="11" fill="#333""##,
             );
         }
-        for (t, l) in xticks.iter().zip(tick_labels(self.x.kind, &xticks)) {
-            let x = xs.map(*t);
+        for (t, l) in xticks.iter().zip(tick_labels(self.x.kind, xticks)) {
+            let x = f.xs.map(*t);
             svg.line(x, py0, x, py0 + 5.0, r##"stroke="#333""##);
             svg.line(x, py0, x, py1, r##"stroke="#eee" stroke-width="1""##);
             svg.text(
@@ -137,24 +234,25 @@ impl XyChart {
         );
         svg.axis_titles(
             (px0, py0, px1, py1),
-            h,
+            self.height,
             &self.x.label,
             &self.y.label,
             !self.has_data(),
         );
-        let ok = |x: f64, y: f64| xs.accepts(x) && ys.accepts(y);
-        // Every label's box, so a later one moves down rather than overlap.
-        let mut placed = Labels::default();
-        for v in self.vlines.iter().filter(|v| xs.accepts(v.x)) {
-            let x = xs.map(v.x);
+    }
+
+    /// The vertical markers (a knee), dashed, with their labels.
+    fn draw_vlines(&self, svg: &mut Svg, f: &Frame, placed: &mut Labels) {
+        for v in self.vlines.iter().filter(|v| f.xs.accepts(v.x)) {
+            let x = f.xs.map(v.x);
             svg.line(
                 x,
-                py0,
+                f.py0,
                 x,
-                py1,
+                f.py1,
                 &format!(r#"stroke="{}" stroke-dasharray="4 3""#, v.color),
             );
-            let y = placed.place(x + 3.0, py1 + 24.0, &v.label, Anchor::Start, py0);
+            let y = placed.place(x + 3.0, f.py1 + 24.0, &v.label, Anchor::Start, f.py0);
             svg.text(
                 x + 3.0,
                 y,
@@ -163,56 +261,15 @@ impl XyChart {
                 &format!(r#"font-size="11" fill="{}""#, v.color),
             );
         }
-        for s in &self.series {
-            let attrs = format!(r#"stroke="{}" stroke-width="1.3""#, s.color);
-            let px = |x: f64| xs.map(x) + s.offset_px;
-            for &(x, lo, hi) in &s.whiskers {
-                if !(ok(x, lo) && ok(x, hi)) {
-                    continue;
-                }
-                let (cx, a, b) = (px(x), ys.map(lo), ys.map(hi));
-                svg.line(cx, a, cx, b, &attrs);
-                svg.line(cx - 4.0, a, cx + 4.0, a, &attrs);
-                svg.line(cx - 4.0, b, cx + 4.0, b, &attrs);
-            }
-            if s.line {
-                let pts: Vec<(f64, f64)> = s
-                    .points
-                    .iter()
-                    .filter(|p| ok(p.0, p.1))
-                    .map(|&(x, y)| (px(x), ys.map(y)))
-                    .collect();
-                svg.polyline(
-                    &pts,
-                    &format!(
-                        r#"class="series" stroke="{}" stroke-width="2"{}"#,
-                        s.color,
-                        s.dash.attr()
-                    ),
-                );
-            }
-            if s.marker != Marker::None {
-                let fill = format!(
-                    r##"class="point" fill="{}" stroke="#fff" stroke-width="0.8""##,
-                    s.color
-                );
-                for (i, &(x, y)) in s.points.iter().enumerate() {
-                    if !ok(x, y) {
-                        continue;
-                    }
-                    let m = s.marker.svg(px(x), ys.map(y), s.radius, &fill);
-                    match s.tips.get(i) {
-                        Some(t) => svg.raw(&format!("<g><title>{}</title>{m}</g>\n", escape(t))),
-                        None => svg.raw(&(m + "\n")),
-                    }
-                }
-            }
-        }
+    }
+
+    /// The notes at points (a peak, a collapse): a ring and bold text.
+    fn draw_notes(&self, svg: &mut Svg, f: &Frame, placed: &mut Labels) {
         for n in &self.notes {
-            if !ok(n.x, n.y) {
+            if !f.accepts(n.x, n.y) {
                 continue;
             }
-            let (x, y) = (xs.map(n.x), ys.map(n.y));
+            let (x, y) = (f.xs.map(n.x), f.ys.map(n.y));
             svg.raw(&format!(
                 "<circle cx=\"{}\" cy=\"{}\" r=\"7\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n",
                 num(x),
@@ -220,18 +277,18 @@ impl XyChart {
                 n.color
             ));
             // Keep the text inside the frame: to the left on the right half.
-            let right_half = x > (px0 + px1) / 2.0;
+            let right_half = x > (f.px0 + f.px1) / 2.0;
             let (tx, anchor) = if right_half {
                 (x - 10.0, Anchor::End)
             } else {
                 (x + 10.0, Anchor::Start)
             };
-            let ty = if y - 10.0 < py1 + 10.0 {
+            let ty = if y - 10.0 < f.py1 + 10.0 {
                 y + 18.0
             } else {
                 y - 10.0
             };
-            let ty = placed.place(tx, ty, &n.text, anchor, py0);
+            let ty = placed.place(tx, ty, &n.text, anchor, f.py0);
             svg.text(
                 tx,
                 ty,
@@ -240,7 +297,11 @@ impl XyChart {
                 &format!(r#"font-size="11" font-weight="bold" fill="{}""#, n.color),
             );
         }
-        for item in &legend {
+    }
+
+    /// The legend: each series' line and marker, and its name.
+    fn draw_legend(&self, svg: &mut Svg, legend: &[LegendItem]) {
+        for item in legend {
             let s = &self.series[item.series];
             let y = TITLE_H + item.row as f64 * LEGEND_ROW + 8.0;
             if s.line {
@@ -264,7 +325,6 @@ impl XyChart {
                 r##"fill="#222""##,
             );
         }
-        svg.finish()
     }
 
     /// The bounds and ticks of the x (`true`) or y axis.

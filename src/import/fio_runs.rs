@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::ImportError;
 use super::fio::{DIRECTIONS, Entry, FioOutput};
 pub use super::fio_agg::FIO_DEFAULT_PERCENTILES;
-use super::fio_agg::{Agg, aggregate, relabel_alone, total, with_sync};
+use super::fio_agg::{Agg, WithSync, aggregate, relabel_alone, total, with_sync};
 use super::fio_hist::{self, Bins};
 use super::fio_text;
 use crate::store::{ImportedRun, RunRow, encode_histogram};
@@ -171,15 +171,79 @@ pub fn runs(
     for e in &out.entries {
         groups.entry(e.groupid).or_default().push(e);
     }
-    let g_opts = &out.global_options;
     let windows = windows(&groups, out.timestamp_ms.unwrap_or(fallback_end_ms));
-    let mut runs = Vec::with_capacity(groups.len());
-    for (gid, entries) in &groups {
-        let all = out.all_clients.iter().find(|e| e.groupid == *gid);
+    let runs = groups
+        .iter()
+        .map(|(gid, entries)| {
+            let group = Group::new(out, *gid, entries);
+            group.warn(warnings);
+            group.run(opts, source_file, windows[gid])
+        })
+        .collect();
+    Ok(runs)
+}
+
+/// One fio group, aggregated: what its run is made of.
+struct Group<'a> {
+    out: &'a FioOutput,
+    gid: i64,
+    entries: &'a [&'a Entry],
+    /// Client/server output's "All clients" entry of the group.
+    all: Option<&'a Entry>,
+    aggs: [Option<Agg>; 4],
+    tot: Option<Agg>,
+    bs: Option<u64>,
+    /// How long it measured (s): its longest direction.
+    secs: f64,
+    mode: String,
+    with_sync: Option<WithSync>,
+}
+
+impl<'a> Group<'a> {
+    fn new(out: &'a FioOutput, gid: i64, entries: &'a [&'a Entry]) -> Group<'a> {
+        let g_opts = &out.global_options;
+        let all = out.all_clients.iter().find(|e| e.groupid == gid);
         let aggs: [Option<Agg>; 4] = std::array::from_fn(|i| aggregate(i, entries, all));
-        for (i, a) in aggs.iter().enumerate() {
+        let tot = total(&aggs);
+        let bs = opt(entries, g_opts, "bs").and_then(|b| crate::units::parse_size(&b).ok());
+        let secs = aggs[..3]
+            .iter()
+            .flatten()
+            .map(|a| a.runtime_ms)
+            .max()
+            .unwrap_or(0) as f64
+            / 1e3;
+        let mode = io_mode(entries, g_opts);
+        let with_sync = if out.write_includes_sync {
+            None
+        } else {
+            with_sync(&mode, &aggs, tot.as_ref())
+        };
+        Group {
+            out,
+            gid,
+            entries,
+            all,
+            aggs,
+            tot,
+            bs,
+            secs,
+            mode,
+            with_sync,
+        }
+    }
+
+    fn opt(&self, key: &str) -> Option<String> {
+        opt(self.entries, &self.out.global_options, key)
+    }
+
+    /// Percentiles that cannot be merged, and percentiles of clat only.
+    fn warn(&self, warnings: &mut Vec<String>) {
+        let gid = self.gid;
+        for (i, a) in self.aggs.iter().enumerate() {
             if a.as_ref().is_some_and(|a| a.percentiles.is_empty())
-                && entries
+                && self
+                    .entries
                     .iter()
                     .filter(|e| e.dirs[i].as_ref().is_some_and(|d| d.total_ios > 0))
                     .count()
@@ -191,52 +255,95 @@ pub fn runs(
                 ));
             }
         }
-        for (name, a) in DIRECTIONS.iter().zip(&aggs) {
+        for (name, a) in DIRECTIONS.iter().zip(&self.aggs) {
             if a.as_ref().is_some_and(|a| !a.clat_percentiles.is_empty()) {
                 warnings.push(format!(
                     "group {gid}: fio printed {name} percentiles of clat only (completion), not of lat (submit to completion, what dbio measures); stored as {name}.clat.latency.*, none as {name}.latency.*; run fio with --lat_percentiles=1 for them"
                 ));
             }
         }
-        let tot = total(&aggs);
-        let bs = opt(entries, g_opts, "bs").and_then(|b| crate::units::parse_size(&b).ok());
-        let secs = aggs[..3]
-            .iter()
-            .flatten()
-            .map(|a| a.runtime_ms)
-            .max()
-            .unwrap_or(0) as f64
-            / 1e3;
+    }
+
+    /// The group as a stored run over `(started, ended)`.
+    fn run(&self, opts: &Options, source_file: &str, (started, ended): (i64, i64)) -> ImportedRun {
+        let jobs = self.jobs();
+        let hosts = self.hosts();
+        let mut metrics = self.io_metrics();
+        self.cpu_metrics(&mut metrics);
+        self.client_metrics(&hosts, &mut metrics);
+        let config = self.config(jobs);
+        let text = |k: &str| config.get(k).and_then(Value::as_str).map(str::to_string);
+        let failed = self.entries.iter().any(|e| e.error != 0);
+        let report_text = fio_text::render(
+            self.out,
+            self.gid,
+            self.entries,
+            &hosts,
+            &self.aggs,
+            self.tot.as_ref(),
+            &config,
+            source_file,
+            self.with_sync.as_ref(),
+        );
+        ImportedRun {
+            row: RunRow {
+                started_unix_ms: started,
+                ended_unix_ms: Some(ended),
+                status: if failed { "failed" } else { "completed" }.into(),
+                workload: Some("raw".into()),
+                pattern: text("pattern"),
+                sessions: Some(jobs as i64),
+                block_size: self.bs.map(|b| b as i64),
+                engine: text("engine"),
+                io_mode: text("io_mode"),
+                target: text("target"),
+                plan: opts.plan.clone(),
+                variable: opts.variable.clone(),
+                tags: opts.tags.clone(),
+                source: "fio".into(),
+                source_file: Some(source_file.to_string()),
+                ..Default::default()
+            },
+            metrics,
+            histograms: self.histograms(),
+            environment: json!({"source": "fio", "fio_version": self.out.version, "hosts": hosts}),
+            report: self.report(source_file, &hosts, config),
+            report_text,
+        }
+    }
+
+    /// Each direction's and the total's metrics (the write alone relabelled
+    /// where fio timed the sync apart), and how long it measured.
+    fn io_metrics(&self) -> Vec<(String, f64)> {
         let mut metrics = Vec::new();
-        for (i, a) in aggs.iter().enumerate() {
+        for (i, a) in self.aggs.iter().enumerate() {
             if let Some(a) = a {
-                put_dir(&mut metrics, DIRECTIONS[i], a, bs, secs);
+                put_dir(&mut metrics, DIRECTIONS[i], a, self.bs, self.secs);
             }
         }
-        if let Some(t) = &tot {
-            put_dir(&mut metrics, "total", t, bs, secs);
+        if let Some(t) = &self.tot {
+            put_dir(&mut metrics, "total", t, self.bs, self.secs);
         }
-        let mode = io_mode(entries, g_opts);
-        let with_sync = if out.write_includes_sync {
-            None
-        } else {
-            with_sync(&mode, &aggs, tot.as_ref())
-        };
-        if let Some(w) = &with_sync {
+        if let Some(w) = &self.with_sync {
             for prefix in ["write", "total"] {
                 relabel_alone(&mut metrics, prefix);
             }
             metrics.push(("write.latency.mean_us".into(), w.write_mean_us));
             metrics.push(("total.latency.mean_us".into(), w.total_mean_us));
         }
-        metrics.push(("measured_s".into(), secs));
-        // Without group_reporting, numjobs=N gives N entries of one name;
-        // with it, one entry stands for every job of the group, possibly of
-        // several sections, and its job options are only those of the last
-        // section. fio sums the members' run times into that entry's
-        // job_runtime, so job_runtime over the entry's runtime counts them.
+        metrics.push(("measured_s".into(), self.secs));
+        metrics
+    }
+
+    /// How many jobs ran. Without group_reporting, numjobs=N gives N
+    /// entries of one name; with it, one entry stands for every job of the
+    /// group, possibly of several sections, and its job options are only
+    /// those of the last section. fio sums the members' run times into that
+    /// entry's job_runtime, so job_runtime over the entry's runtime counts them.
+    fn jobs(&self) -> u64 {
+        let g_opts = &self.out.global_options;
         let mut per_job: BTreeMap<(Option<&str>, &str), (u64, u64, u64)> = BTreeMap::new();
-        for e in entries {
+        for e in self.entries {
             let n = e.options.get("numjobs").or_else(|| g_opts.get("numjobs"));
             let n = n
                 .and_then(|v| {
@@ -252,11 +359,15 @@ pub fn runs(
             slot.0 += 1;
             slot.2 += members(e);
         }
-        let jobs: u64 = per_job
+        per_job
             .values()
             .map(|&(seen, n, summed)| seen.max(n).max(summed))
-            .sum();
-        let (user_s, sys_s) = entries.iter().fold((0.0, 0.0), |(u, s), e| {
+            .sum()
+    }
+
+    /// CPU seconds (user, system) and per I/O.
+    fn cpu_metrics(&self, metrics: &mut Vec<(String, f64)>) {
+        let (user_s, sys_s) = self.entries.iter().fold((0.0, 0.0), |(u, s), e| {
             let rt = e.job_runtime_ms as f64 / 1e3;
             (
                 u + e.usr_cpu_pct / 100.0 * rt,
@@ -265,39 +376,51 @@ pub fn runs(
         });
         metrics.push(("cpu.user_s".into(), user_s));
         metrics.push(("cpu.sys_s".into(), sys_s));
-        if let Some(t) = tot.as_ref().filter(|t| t.requests > 0) {
+        if let Some(t) = self.tot.as_ref().filter(|t| t.requests > 0) {
             metrics.push((
                 "cpu.us_per_io".into(),
                 (user_s + sys_s) * 1e6 / t.requests as f64,
             ));
         }
-        let hosts: Vec<String> = {
-            let mut h: Vec<String> = entries.iter().filter_map(|e| e.host.clone()).collect();
-            h.dedup();
-            h.sort();
-            h.dedup();
-            h
-        };
-        if hosts.len() > 1 {
-            for host in &hosts {
-                let mine: Vec<&Entry> = entries
-                    .iter()
-                    .copied()
-                    .filter(|e| e.host.as_ref() == Some(host))
-                    .collect();
-                for (i, name) in DIRECTIONS[..3].iter().enumerate() {
-                    if let Some(a) = aggregate(i, &mine, None) {
-                        metrics.push((format!("client.{host}.{name}.iops"), a.iops));
-                        metrics.push((
-                            format!("client.{host}.{name}.mib_per_s"),
-                            a.bw_bytes / 1_048_576.0,
-                        ));
-                    }
+    }
+
+    /// The hosts of client/server output, sorted, once each.
+    fn hosts(&self) -> Vec<String> {
+        let mut h: Vec<String> = self.entries.iter().filter_map(|e| e.host.clone()).collect();
+        h.dedup();
+        h.sort();
+        h.dedup();
+        h
+    }
+
+    /// Each host's IOPS and MiB/s per direction, when there are several.
+    fn client_metrics(&self, hosts: &[String], metrics: &mut Vec<(String, f64)>) {
+        if hosts.len() <= 1 {
+            return;
+        }
+        for host in hosts {
+            let mine: Vec<&Entry> = self
+                .entries
+                .iter()
+                .copied()
+                .filter(|e| e.host.as_ref() == Some(host))
+                .collect();
+            for (i, name) in DIRECTIONS[..3].iter().enumerate() {
+                if let Some(a) = aggregate(i, &mine, None) {
+                    metrics.push((format!("client.{host}.{name}.iops"), a.iops));
+                    metrics.push((
+                        format!("client.{host}.{name}.mib_per_s"),
+                        a.bw_bytes / 1_048_576.0,
+                    ));
                 }
             }
         }
+    }
+
+    /// The merged `json+` bins of each direction as HDR histograms.
+    fn histograms(&self) -> Vec<(String, Vec<u8>)> {
         let mut histograms = Vec::new();
-        for (i, a) in aggs.iter().enumerate() {
+        for (i, a) in self.aggs.iter().enumerate() {
             let bins = a.as_ref().and_then(|a| a.bins.as_ref());
             // HDR counts are 63-bit: a merge beyond that is not a real run.
             let fits = |b: &&Bins| {
@@ -306,82 +429,51 @@ pub fn runs(
                     .is_some_and(|n| n < 1 << 62)
             };
             if let Some(b) = bins.filter(fits) {
-                let op = match (DIRECTIONS[i], &with_sync) {
+                let op = match (DIRECTIONS[i], &self.with_sync) {
                     ("write", Some(_)) => "write.alone",
                     (op, _) => op,
                 };
                 histograms.push((op.to_string(), encode_histogram(&fio_hist::to_hdr(b))));
             }
         }
-        let (started, ended) = windows[gid];
-        let config = json!({
-            "workload": "raw",
-            "pattern": opt(entries, g_opts, "rw").or_else(|| opt(entries, g_opts, "readwrite")).map(|r| pattern(&r)),
-            "read_pct": opt(entries, g_opts, "rwmixread"),
-            "sessions": jobs,
-            "iodepth": opt(entries, g_opts, "iodepth"),
-            "block_size": bs,
-            "engine": opt(entries, g_opts, "ioengine").unwrap_or_else(|| "psync".into()),
-            "io_mode": mode,
-            "target": opt(entries, g_opts, "filename").or_else(|| opt(entries, g_opts, "directory")),
-        });
-        let text = |k: &str| config.get(k).and_then(Value::as_str).map(str::to_string);
-        let failed = entries.iter().any(|e| e.error != 0);
-        let report = json!({
-            "schema": "dbio.import.fio.v1",
-            "fio_version": out.version,
-            "source_file": source_file,
-            "group": gid,
-            "hosts": hosts,
-            "write_latency": match &with_sync {
-                Some(w) => json!({"includes_sync": true, "fio_write_alone_in": "write.alone.*", "mean_with_sync_us": w.write_mean_us}),
-                None => json!({"includes_sync": !matches!(mode.as_str(), "fsync" | "fdatasync")}),
-            },
-            "latency_basis": aggs.iter().flatten().map(|a| (a.basis, a.percentiles_from)).next().map(|(b, f)| json!({"field": b, "percentiles_from": f})),
-            "config": config,
-            "global_options": Value::Object(g_opts.clone()),
-            "jobs": entries.iter().map(|e| e.raw.clone()).collect::<Vec<_>>(),
-            "all_clients": all.map(|e| e.raw.clone()),
-            "disk_util": out.disk_util,
-        });
-        let report_text = fio_text::render(
-            out,
-            *gid,
-            entries,
-            &hosts,
-            &aggs,
-            tot.as_ref(),
-            &config,
-            source_file,
-            with_sync.as_ref(),
-        );
-        runs.push(ImportedRun {
-            row: RunRow {
-                started_unix_ms: started,
-                ended_unix_ms: Some(ended),
-                status: if failed { "failed" } else { "completed" }.into(),
-                workload: Some("raw".into()),
-                pattern: text("pattern"),
-                sessions: Some(jobs as i64),
-                block_size: bs.map(|b| b as i64),
-                engine: text("engine"),
-                io_mode: text("io_mode"),
-                target: text("target"),
-                plan: opts.plan.clone(),
-                variable: opts.variable.clone(),
-                tags: opts.tags.clone(),
-                source: "fio".into(),
-                source_file: Some(source_file.to_string()),
-                ..Default::default()
-            },
-            metrics,
-            histograms,
-            report,
-            report_text,
-            environment: json!({"source": "fio", "fio_version": out.version, "hosts": hosts}),
-        });
+        histograms
     }
-    Ok(runs)
+
+    /// The run's settings under dbio's names.
+    fn config(&self, jobs: u64) -> Value {
+        json!({
+            "workload": "raw",
+            "pattern": self.opt("rw").or_else(|| self.opt("readwrite")).map(|r| pattern(&r)),
+            "read_pct": self.opt("rwmixread"),
+            "sessions": jobs,
+            "iodepth": self.opt("iodepth"),
+            "block_size": self.bs,
+            "engine": self.opt("ioengine").unwrap_or_else(|| "psync".into()),
+            "io_mode": self.mode,
+            "target": self.opt("filename").or_else(|| self.opt("directory")),
+        })
+    }
+
+    /// The stored document: fio's own entries kept beside dbio's view.
+    fn report(&self, source_file: &str, hosts: &[String], config: Value) -> Value {
+        json!({
+            "schema": "dbio.import.fio.v1",
+            "fio_version": self.out.version,
+            "source_file": source_file,
+            "group": self.gid,
+            "hosts": hosts,
+            "write_latency": match &self.with_sync {
+                Some(w) => json!({"includes_sync": true, "fio_write_alone_in": "write.alone.*", "mean_with_sync_us": w.write_mean_us}),
+                None => json!({"includes_sync": !matches!(self.mode.as_str(), "fsync" | "fdatasync")}),
+            },
+            "latency_basis": self.aggs.iter().flatten().map(|a| (a.basis, a.percentiles_from)).next().map(|(b, f)| json!({"field": b, "percentiles_from": f})),
+            "config": config,
+            "global_options": Value::Object(self.out.global_options.clone()),
+            "jobs": self.entries.iter().map(|e| e.raw.clone()).collect::<Vec<_>>(),
+            "all_clients": self.all.map(|e| e.raw.clone()),
+            "disk_util": self.out.disk_util,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -125,88 +125,35 @@ fn experiment(
             .join("mnt")
             .join(format!("discard-{}", std::process::id())),
     )?;
-    let (with, without) = discard_flags(fs_kind);
-    let mut steps = Vec::new();
-    let probe = Probe {
-        name: &name,
-        image: dev.image.as_deref(),
+    let (with, _) = discard_flags(fs_kind);
+    let run = Rounds {
+        args,
+        fs_kind,
+        tool: fs_kind.mkfs_tool().expect("a filesystem"),
+        device: &dev.device,
+        mnt: &mnt,
+        probe: Probe {
+            name: &name,
+            image: dev.image.as_deref(),
+        },
+        interrupt,
     };
-    let stop = || -> Result<(), LabError> {
-        if interrupt.load(Ordering::Relaxed) {
-            Err(LabError::Interrupted(
-                "lab discard interrupted; everything it made is removed".into(),
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    let tool = fs_kind.mkfs_tool().expect("a filesystem");
     let label = if with.is_empty() {
-        format!("{tool} (discards by default)")
+        format!("{} (discards by default)", run.tool)
     } else {
-        format!("{tool} {with}")
+        format!("{} {with}", run.tool)
     };
-    steps.push(probe.step(&label, || {
+    let mut steps = vec![run.probe.step(&label, || {
         fs::mkfs(fs_kind, &split(with), &dev.device).map(|_| ())
-    })?);
-    stop()?;
+    })?];
+    run.stop()?;
     let mut trimmed = None;
     for mount_discard in [true, false] {
-        let label = if mount_discard {
-            "mounted -o discard"
-        } else {
-            "mounted without discard"
-        };
-        steps.push(probe.step(&format!("{tool} {without}"), || {
-            fs::mkfs(fs_kind, &split(without), &dev.device).map(|_| ())
-        })?);
-        fs::mount(
-            st,
-            fs_kind,
-            &dev.device,
-            &mnt,
-            mount_discard.then_some("discard"),
-        )?;
-        let files: Vec<PathBuf> = (0..args.files)
-            .map(|i| mnt.join(format!("file{i}")))
-            .collect();
-        steps.push(probe.step(
-            &format!(
-                "write {} x {} ({label})",
-                args.files,
-                fmt_size(args.file_size)
-            ),
-            || write_files(&files, args.file_size, interrupt),
-        )?);
-        stop()?;
-        steps.push(
-            probe.step(&format!("rm {} files ({label})", args.files), || {
-                for f in &files {
-                    std::fs::remove_file(f).map_err(|e| LabError::io("remove", f, e))?;
-                }
-                Ok(())
-            })?,
-        );
-        // With -o discard the filesystem sends its discards when the
-        // journal commits, after rm returned: the sync and the unmount
-        // (and the device going idle) are where they show.
-        steps.push(probe.step(&format!("sync + umount ({label})"), || {
-            let dir = File::open(&mnt).map_err(|e| LabError::io("open", &mnt, e))?;
-            rustix::fs::syncfs(&dir).map_err(|e| LabError::io("syncfs", &mnt, e.into()))?;
-            drop(dir);
-            unmount(st, &dev.device, &mnt)
-        })?);
+        let t = run.round(st, mount_discard, &mut steps)?;
         if !mount_discard {
-            fs::mount(st, fs_kind, &dev.device, &mnt, None)?;
-            let mut out = String::new();
-            steps.push(probe.step(&format!("fstrim -v ({label})"), || {
-                out = sys::run("fstrim", &[OsStr::new("-v"), mnt.as_os_str()])?.stdout;
-                Ok(())
-            })?);
-            trimmed = trimmed_bytes(&out);
-            unmount(st, &dev.device, &mnt)?;
+            trimmed = t;
         }
-        stop()?;
+        run.stop()?;
     }
     Ok(Report {
         schema: "dbio.lab.discard.v2",
@@ -219,6 +166,96 @@ fn experiment(
         fstrim_trimmed_bytes: trimmed,
         notes: notes(&dev, discard_max),
     })
+}
+
+/// What every round of the experiment works on.
+struct Rounds<'a> {
+    args: &'a Discard,
+    fs_kind: FsKind,
+    /// The mkfs program.
+    tool: &'static str,
+    device: &'a Path,
+    mnt: &'a Path,
+    probe: Probe<'a>,
+    interrupt: &'a AtomicBool,
+}
+
+impl Rounds<'_> {
+    /// Ctrl-C between steps ends the experiment (the guard removes all).
+    fn stop(&self) -> Result<(), LabError> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            Err(LabError::Interrupted(
+                "lab discard interrupted; everything it made is removed".into(),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// One round, each step timed into `steps`: mkfs without discard,
+    /// mount with `-o discard` or without, write the files, rm them, sync +
+    /// umount; without discard, then `fstrim -v`, whose trimmed bytes it
+    /// returns.
+    fn round(
+        &self,
+        st: &mut State,
+        mount_discard: bool,
+        steps: &mut Vec<Step>,
+    ) -> Result<Option<u64>, LabError> {
+        let (args, fs_kind, probe) = (self.args, self.fs_kind, &self.probe);
+        let (device, mnt) = (self.device, self.mnt);
+        let (_, without) = discard_flags(fs_kind);
+        let label = if mount_discard {
+            "mounted -o discard"
+        } else {
+            "mounted without discard"
+        };
+        steps.push(probe.step(&format!("{} {without}", self.tool), || {
+            fs::mkfs(fs_kind, &split(without), device).map(|_| ())
+        })?);
+        fs::mount(st, fs_kind, device, mnt, mount_discard.then_some("discard"))?;
+        let files: Vec<PathBuf> = (0..args.files)
+            .map(|i| mnt.join(format!("file{i}")))
+            .collect();
+        steps.push(probe.step(
+            &format!(
+                "write {} x {} ({label})",
+                args.files,
+                fmt_size(args.file_size)
+            ),
+            || write_files(&files, args.file_size, self.interrupt),
+        )?);
+        self.stop()?;
+        steps.push(
+            probe.step(&format!("rm {} files ({label})", args.files), || {
+                for f in &files {
+                    std::fs::remove_file(f).map_err(|e| LabError::io("remove", f, e))?;
+                }
+                Ok(())
+            })?,
+        );
+        // With -o discard the filesystem sends its discards when the
+        // journal commits, after rm returned: the sync and the unmount
+        // (and the device going idle) are where they show.
+        steps.push(probe.step(&format!("sync + umount ({label})"), || {
+            let dir = File::open(mnt).map_err(|e| LabError::io("open", mnt, e))?;
+            rustix::fs::syncfs(&dir).map_err(|e| LabError::io("syncfs", mnt, e.into()))?;
+            drop(dir);
+            unmount(st, device, mnt)
+        })?);
+        if mount_discard {
+            return Ok(None);
+        }
+        fs::mount(st, fs_kind, device, mnt, None)?;
+        let mut out = String::new();
+        steps.push(probe.step(&format!("fstrim -v ({label})"), || {
+            out = sys::run("fstrim", &[OsStr::new("-v"), mnt.as_os_str()])?.stdout;
+            Ok(())
+        })?);
+        let trimmed = trimmed_bytes(&out);
+        unmount(st, device, mnt)?;
+        Ok(trimmed)
+    }
 }
 
 /// Unmounts what `fs::mount` mounted and forgets it.

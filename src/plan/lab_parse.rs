@@ -34,102 +34,16 @@ pub(super) fn parse(
     line: usize,
     plan_name: &str,
 ) -> Result<(LabSpec, Vec<Arm>), PlanError> {
-    let mut image_dir = None;
-    let mut image_size = None;
-    let mut direct_io = true;
-    let mut devices: Option<(usize, Vec<PathBuf>)> = None;
-    let mut destroy: Vec<PathBuf> = Vec::new();
-    let mut same_device = false;
-    let mut discard = true;
-    let mut scheduler = None;
-    let mut mount_dir = None;
-    let mut subdir = DEFAULT_SUBDIR.to_string();
-    let mut arms_table = None;
-    for (k, v) in parse::entries(t) {
-        let key: &str = k.get_ref();
-        let full = format!("[lab] {key}");
-        let vline = src.line(v.span().start);
-        match key {
-            "image_dir" => image_dir = Some(PathBuf::from(parse::string(src, &full, v)?)),
-            "image_size" => {
-                let s = size_text(src, &full, v)?;
-                let n = parse_size(&s).map_err(|m| src.err(vline, &full, m))?;
-                if n < 1 << 20 {
-                    return Err(src.err(vline, &full, "must be at least 1M"));
-                }
-                image_size = Some(n);
-            }
-            "direct_io" => direct_io = boolean(src, &full, v)?,
-            "same_device" => same_device = boolean(src, &full, v)?,
-            "discard" => discard = boolean(src, &full, v)?,
-            "devices" => devices = Some((vline, paths(src, &full, v)?)),
-            "destroy_devices" => destroy = paths(src, &full, v)?,
-            "scheduler" => scheduler = Some(sched(src, &full, v)?),
-            "mount_dir" => mount_dir = Some(PathBuf::from(parse::string(src, &full, v)?)),
-            "target" => {
-                let s = parse::string(src, &full, v)?;
-                if s.is_empty() || s.starts_with('/') || s.split('/').any(|c| c == "..") {
-                    return Err(src.err(
-                        vline,
-                        &full,
-                        "must be a relative path under the arm's mount point (e.g. \"dbio-{files}x{bs}\"), without ..",
-                    ));
-                }
-                subdir = s;
-            }
-            "arms" => arms_table = Some((src.line(k.span().start), parse::table(src, &full, v)?)),
-            other => {
-                return Err(unknown(
-                    src,
-                    src.line(k.span().start),
-                    &full,
-                    other,
-                    LAB_KEYS,
-                ));
-            }
-        }
-    }
-    let backing = match devices {
-        Some((dline, devs)) => {
-            if image_dir.is_some() || image_size.is_some() {
-                return Err(src.err(
-                    dline,
-                    "[lab] devices",
-                    "give either devices (named block devices) or image_dir/image_size (loop devices over images), not both",
-                ));
-            }
-            if devs.is_empty() {
-                return Err(src.err(dline, "[lab] devices", "is empty: name a block device"));
-            }
-            for d in &devs {
-                if !destroy.iter().any(|x| x == d) {
-                    return Err(src.err(
-                        dline,
-                        "[lab] devices",
-                        format!(
-                            "{} is not repeated in destroy_devices: the lab makes a filesystem on it, destroying what it holds; add destroy_devices = [\"{}\"] to allow that",
-                            d.display(),
-                            d.display()
-                        ),
-                    ));
-                }
-            }
-            Backing::Devices { devices: devs }
-        }
-        None => Backing::Images {
-            dir: image_dir.unwrap_or_else(|| PathBuf::from(DEFAULT_IMAGE_DIR)),
-            size: image_size.unwrap_or(DEFAULT_IMAGE_SIZE),
-            direct_io,
-        },
-    };
-    let Some((arms_line, arms_t)) = arms_table else {
+    let keys = LabKeys::read(src, t)?;
+    let backing = keys.backing(src)?;
+    let Some((arms_line, arms_t)) = keys.arms else {
         return Err(src.err(
             line,
             "[lab]",
             "has no arms: add [lab.arms] with e.g. XFS = { fs = \"xfs\" } and EXT4 = { fs = \"ext4\" }",
         ));
     };
-    let mount_dir = mount_dir.unwrap_or_else(|| {
+    let mount_dir = keys.mount_dir.unwrap_or_else(|| {
         crate::lab::state::lab_dir()
             .join("mnt")
             .join(slug(plan_name))
@@ -138,7 +52,7 @@ pub(super) fn parse(
     let mut plan_arms = Vec::new();
     for (k, v) in parse::entries(arms_t) {
         let (arm, plan_arm) = lab_arm(src, options, k.get_ref(), k.span().start, v, &mount_dir)?;
-        let plan_arm = finish_arm(plan_arm, &arm, &subdir);
+        let plan_arm = finish_arm(plan_arm, &arm, &keys.subdir);
         arms.push(arm);
         plan_arms.push(plan_arm);
     }
@@ -149,40 +63,185 @@ pub(super) fn parse(
             "is empty: add an arm, e.g. XFS = { fs = \"xfs\" }",
         ));
     }
-    if let Backing::Devices { devices } = &backing {
-        let want = if same_device { 1 } else { arms.len() };
-        if devices.len() != want {
-            let msg = if same_device {
-                format!(
-                    "same_device = true takes exactly one device, not {}",
-                    devices.len()
-                )
-            } else {
-                format!(
-                    "{} arms need {} devices (one per arm, in arm order), not {}; or set same_device = true to re-make one device between arms",
-                    arms.len(),
-                    arms.len(),
-                    devices.len()
-                )
-            };
-            return Err(src.err(line, "[lab] devices", msg));
-        }
-    }
+    check_device_count(src, line, &backing, keys.same_device, arms.len())?;
     for a in &mut arms {
         if a.scheduler.is_none() {
-            a.scheduler = scheduler.clone();
+            a.scheduler = keys.scheduler.clone();
         }
     }
     let spec = LabSpec {
         backing,
-        same_device,
-        discard,
+        same_device: keys.same_device,
+        discard: keys.discard,
         mount_dir,
-        subdir,
+        subdir: keys.subdir,
         arms,
         line,
     };
     Ok((spec, plan_arms))
+}
+
+/// The keys of `[lab]` as given (defaults where not).
+struct LabKeys<'t, 'de> {
+    image_dir: Option<PathBuf>,
+    image_size: Option<u64>,
+    direct_io: bool,
+    /// The line of `devices`, and the devices.
+    devices: Option<(usize, Vec<PathBuf>)>,
+    destroy: Vec<PathBuf>,
+    same_device: bool,
+    discard: bool,
+    scheduler: Option<String>,
+    mount_dir: Option<PathBuf>,
+    subdir: String,
+    /// The line of `[lab.arms]`, and its table.
+    arms: Option<(usize, &'t DeTable<'de>)>,
+}
+
+impl<'t, 'de> LabKeys<'t, 'de> {
+    fn read(src: &Src, t: &'t DeTable<'de>) -> Result<LabKeys<'t, 'de>, PlanError> {
+        let mut keys = LabKeys {
+            image_dir: None,
+            image_size: None,
+            direct_io: true,
+            devices: None,
+            destroy: Vec::new(),
+            same_device: false,
+            discard: true,
+            scheduler: None,
+            mount_dir: None,
+            subdir: DEFAULT_SUBDIR.to_string(),
+            arms: None,
+        };
+        for (k, v) in parse::entries(t) {
+            let key: &str = k.get_ref();
+            let full = format!("[lab] {key}");
+            let vline = src.line(v.span().start);
+            match key {
+                "image_dir" => keys.image_dir = Some(PathBuf::from(parse::string(src, &full, v)?)),
+                "image_size" => keys.image_size = Some(image_size(src, &full, v)?),
+                "direct_io" => keys.direct_io = boolean(src, &full, v)?,
+                "same_device" => keys.same_device = boolean(src, &full, v)?,
+                "discard" => keys.discard = boolean(src, &full, v)?,
+                "devices" => keys.devices = Some((vline, paths(src, &full, v)?)),
+                "destroy_devices" => keys.destroy = paths(src, &full, v)?,
+                "scheduler" => keys.scheduler = Some(sched(src, &full, v)?),
+                "mount_dir" => keys.mount_dir = Some(PathBuf::from(parse::string(src, &full, v)?)),
+                "target" => keys.subdir = target_subdir(src, &full, v)?,
+                "arms" => {
+                    keys.arms = Some((src.line(k.span().start), parse::table(src, &full, v)?))
+                }
+                other => {
+                    return Err(unknown(
+                        src,
+                        src.line(k.span().start),
+                        &full,
+                        other,
+                        LAB_KEYS,
+                    ));
+                }
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Named devices (each repeated in `destroy_devices`) or images.
+    fn backing(&self, src: &Src) -> Result<Backing, PlanError> {
+        let Some((dline, devs)) = &self.devices else {
+            return Ok(Backing::Images {
+                dir: self
+                    .image_dir
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(DEFAULT_IMAGE_DIR)),
+                size: self.image_size.unwrap_or(DEFAULT_IMAGE_SIZE),
+                direct_io: self.direct_io,
+            });
+        };
+        let dline = *dline;
+        if self.image_dir.is_some() || self.image_size.is_some() {
+            return Err(src.err(
+                dline,
+                "[lab] devices",
+                "give either devices (named block devices) or image_dir/image_size (loop devices over images), not both",
+            ));
+        }
+        if devs.is_empty() {
+            return Err(src.err(dline, "[lab] devices", "is empty: name a block device"));
+        }
+        for d in devs {
+            if !self.destroy.iter().any(|x| x == d) {
+                return Err(src.err(
+                    dline,
+                    "[lab] devices",
+                    format!(
+                        "{} is not repeated in destroy_devices: the lab makes a filesystem on it, destroying what it holds; add destroy_devices = [\"{}\"] to allow that",
+                        d.display(),
+                        d.display()
+                    ),
+                ));
+            }
+        }
+        Ok(Backing::Devices {
+            devices: devs.clone(),
+        })
+    }
+}
+
+/// `image_size`: a size of at least 1 MiB.
+fn image_size(src: &Src, full: &str, v: &toml::Spanned<DeValue<'_>>) -> Result<u64, PlanError> {
+    let vline = src.line(v.span().start);
+    let s = size_text(src, full, v)?;
+    let n = parse_size(&s).map_err(|m| src.err(vline, full, m))?;
+    if n < 1 << 20 {
+        return Err(src.err(vline, full, "must be at least 1M"));
+    }
+    Ok(n)
+}
+
+/// `target`: a relative path under the arm's mount point, without `..`.
+fn target_subdir(
+    src: &Src,
+    full: &str,
+    v: &toml::Spanned<DeValue<'_>>,
+) -> Result<String, PlanError> {
+    let s = parse::string(src, full, v)?;
+    if s.is_empty() || s.starts_with('/') || s.split('/').any(|c| c == "..") {
+        return Err(src.err(
+            src.line(v.span().start),
+            full,
+            "must be a relative path under the arm's mount point (e.g. \"dbio-{files}x{bs}\"), without ..",
+        ));
+    }
+    Ok(s)
+}
+
+/// Named devices: one per arm, or exactly one with `same_device`.
+fn check_device_count(
+    src: &Src,
+    line: usize,
+    backing: &Backing,
+    same_device: bool,
+    arms: usize,
+) -> Result<(), PlanError> {
+    let Backing::Devices { devices } = backing else {
+        return Ok(());
+    };
+    let want = if same_device { 1 } else { arms };
+    if devices.len() == want {
+        return Ok(());
+    }
+    let msg = if same_device {
+        format!(
+            "same_device = true takes exactly one device, not {}",
+            devices.len()
+        )
+    } else {
+        format!(
+            "{arms} arms need {arms} devices (one per arm, in arm order), not {}; or set same_device = true to re-make one device between arms",
+            devices.len()
+        )
+    };
+    Err(src.err(line, "[lab] devices", msg))
 }
 
 /// Checks between `[lab]` and the rest of the plan: the lab owns the arms
