@@ -106,88 +106,105 @@ pub fn runs(
         return Err(e);
     }
     keep_directories(&mut checked);
-    let mut out = Vec::with_capacity(checked.len());
-    for (row, c) in checked {
-        let header = &parsed.headers[row.header];
-        let Checked {
-            named,
-            sessions,
-            readers,
-            writers,
-        } = c;
-        let mut metrics: Vec<(String, f64)> = Vec::new();
-        let mut put = |name: &str, value: f64| {
-            if !metrics.iter().any(|(n, _)| n == name) {
-                metrics.push((name.to_string(), value));
-            }
-        };
-        for &(c, name, factor) in PLAIN {
-            if let Some(x) = row.get(c) {
-                put(name, x * factor);
-            }
-        }
-        for &(c, name, _) in EVENTS {
-            if let Some(us) = row.get(c).filter(|&us| us > 0.0) {
-                put(name, us / 1000.0);
-            }
-        }
-        if let Some(r) = readers {
-            put(v::READERS, f64::from(r));
-        }
-        if let Some(w) = writers {
-            put(v::WRITERS, f64::from(w));
-        }
-        let elapsed_ms = row
-            .get(Column::Elapsed)
-            .map(|s| (s * 1000.0).round() as i64);
-        let mut cells = Map::new();
-        for (name, cell) in &row.cells {
-            cells.insert(name.clone(), Value::String(cell.clone()));
-        }
-        let report = json!({
-            "schema": "dbio.import.awr-info.v1",
-            "source_file": source_file,
-            "line": row.line,
-            "header_line": header.line,
-            "format": header.generation(),
-            "file": row.file,
-            "variable": named.variable,
-            "sessions": sessions,
-            "writers": writers,
-            "readers": readers,
-            "top_wait": row.top_wait,
-            "cells": cells,
-        });
-        out.push(ImportedRun {
-            row: RunRow {
-                started_unix_ms,
-                ended_unix_ms: elapsed_ms.map(|ms| started_unix_ms.saturating_add(ms)),
-                status: "completed".into(),
-                workload: Some("slob".into()),
-                sessions: Some(i64::from(sessions)),
-                plan: opts.plan.clone(),
-                variable: Some(named.variable.clone()),
-                tags: opts.tags.clone(),
-                source: "awr-info".into(),
-                source_file: Some(source_file.to_string()),
-                model: opts.model.map(|m| m.stored().to_string()),
-                ..Default::default()
-            },
-            report_text: text(
-                row,
-                &named.variable,
-                sessions,
-                writers,
-                readers,
-                source_file,
-            ),
-            metrics,
-            report,
-            environment: json!({"source": "awr-info", "source_file": source_file}),
-            histograms: Vec::new(),
-        });
-    }
+    let out = checked
+        .into_iter()
+        .map(|(row, c)| imported_run(parsed, row, c, opts, source_file, started_unix_ms))
+        .collect();
     Ok(out)
+}
+
+/// One checked row as a stored run.
+fn imported_run(
+    parsed: &Parsed,
+    row: &Row,
+    c: Checked,
+    opts: &Options,
+    source_file: &str,
+    started_unix_ms: i64,
+) -> ImportedRun {
+    let header = &parsed.headers[row.header];
+    let Checked {
+        named,
+        sessions,
+        readers,
+        writers,
+    } = c;
+    let elapsed_ms = row
+        .get(Column::Elapsed)
+        .map(|s| (s * 1000.0).round() as i64);
+    let mut cells = Map::new();
+    for (name, cell) in &row.cells {
+        cells.insert(name.clone(), Value::String(cell.clone()));
+    }
+    let report = json!({
+        "schema": "dbio.import.awr-info.v1",
+        "source_file": source_file,
+        "line": row.line,
+        "header_line": header.line,
+        "format": header.generation(),
+        "file": row.file,
+        "variable": named.variable,
+        "sessions": sessions,
+        "writers": writers,
+        "readers": readers,
+        "top_wait": row.top_wait,
+        "cells": cells,
+    });
+    ImportedRun {
+        row: RunRow {
+            started_unix_ms,
+            ended_unix_ms: elapsed_ms.map(|ms| started_unix_ms.saturating_add(ms)),
+            status: "completed".into(),
+            workload: Some("slob".into()),
+            sessions: Some(i64::from(sessions)),
+            plan: opts.plan.clone(),
+            variable: Some(named.variable.clone()),
+            tags: opts.tags.clone(),
+            source: "awr-info".into(),
+            source_file: Some(source_file.to_string()),
+            model: opts.model.map(|m| m.stored().to_string()),
+            ..Default::default()
+        },
+        report_text: text(
+            row,
+            &named.variable,
+            sessions,
+            writers,
+            readers,
+            source_file,
+        ),
+        metrics: metrics(row, readers, writers),
+        report,
+        environment: json!({"source": "awr-info", "source_file": source_file}),
+        histograms: Vec::new(),
+    }
+}
+
+/// A row's metrics under dbio's names, the first of a name kept.
+fn metrics(row: &Row, readers: Option<u32>, writers: Option<u32>) -> Vec<(String, f64)> {
+    let mut metrics: Vec<(String, f64)> = Vec::new();
+    let mut put = |name: &str, value: f64| {
+        if !metrics.iter().any(|(n, _)| n == name) {
+            metrics.push((name.to_string(), value));
+        }
+    };
+    for &(c, name, factor) in PLAIN {
+        if let Some(x) = row.get(c) {
+            put(name, x * factor);
+        }
+    }
+    for &(c, name, _) in EVENTS {
+        if let Some(us) = row.get(c).filter(|&us| us > 0.0) {
+            put(name, us / 1000.0);
+        }
+    }
+    if let Some(r) = readers {
+        put(v::READERS, f64::from(r));
+    }
+    if let Some(w) = writers {
+        put(v::WRITERS, f64::from(w));
+    }
+    metrics
 }
 
 /// What `dbio runs show` prints for an imported row.

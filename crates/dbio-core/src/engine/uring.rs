@@ -91,56 +91,7 @@ impl Uring {
     ) -> Result<Self, SetupError> {
         let per_io = if sync == SyncAfterWrite::None { 1 } else { 2 };
         let entries = (depth * per_io).next_power_of_two().max(2);
-        let build = |taskrun: Taskrun| {
-            let mut b = IoUring::builder();
-            b.setup_cqsize(entries * 2);
-            if let Some(ms) = opts.sqthread_poll_ms {
-                b.setup_sqpoll(ms);
-            }
-            match taskrun {
-                Taskrun::Defer | Taskrun::Auto => {
-                    b.setup_single_issuer().setup_defer_taskrun();
-                }
-                Taskrun::Coop => {
-                    b.setup_coop_taskrun();
-                }
-                Taskrun::None => {}
-            }
-            b.build(entries)
-        };
-        let ring = match (opts.taskrun, opts.sqthread_poll_ms) {
-            // DEFER_TASKRUN needs the session to submit: not with SQPOLL.
-            (Taskrun::Auto, Some(_)) => build(Taskrun::None),
-            (Taskrun::Auto, None) => build(Taskrun::Auto).or_else(|_| build(Taskrun::None)),
-            (t, _) => build(t),
-        }
-        .map_err(|source| {
-            let mut what = Vec::new();
-            if let Some(ms) = opts.sqthread_poll_ms {
-                what.push(format!("--sqthread-poll {ms} (SQPOLL)"));
-            }
-            match opts.taskrun {
-                Taskrun::Defer => what.push("--uring-taskrun defer (DEFER_TASKRUN)".into()),
-                Taskrun::Coop => what.push("--uring-taskrun coop (COOP_TASKRUN)".into()),
-                _ => {}
-            }
-            let hint = match (opts.sqthread_poll_ms, opts.taskrun) {
-                (Some(_), Taskrun::Defer) => {
-                    "; DEFER_TASKRUN cannot go with SQPOLL: pass --uring-taskrun auto"
-                }
-                (None, Taskrun::Auto | Taskrun::None) => "",
-                _ => "; leave that option out (the kernel may be too old or forbid it)",
-            };
-            SetupError::Ring {
-                what: if what.is_empty() {
-                    format!("{entries} entries")
-                } else {
-                    what.join(" and ")
-                },
-                hint,
-                source,
-            }
-        })?;
+        let ring = build_ring(entries, &opts)?;
         let fds = if opts.registerfiles {
             ring.submitter()
                 .register_files(fds)
@@ -151,20 +102,7 @@ impl Uring {
         };
         let fixed_bufs = match bufs {
             Some(b) if opts.fixedbufs => {
-                if b.slots() > usize::from(u16::MAX) {
-                    return Err(SetupError::Buffers {
-                        slots: b.slots(),
-                        source: io::Error::other("more than 65535"),
-                    });
-                }
-                // SAFETY: the buffers outlive the ring (the session owns both
-                // and drops the engine first).
-                unsafe { ring.submitter().register_buffers(&b.iovecs()) }.map_err(|source| {
-                    SetupError::Buffers {
-                        slots: b.slots(),
-                        source,
-                    }
-                })?;
+                register_buffers(&ring, b)?;
                 true
             }
             _ => false,
@@ -543,6 +481,83 @@ impl Drop for Uring {
 pub fn available() -> bool {
     static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *OK.get_or_init(|| io_uring::IoUring::new(2).is_ok())
+}
+
+/// The ring of `entries` as `opts` asks (SQPOLL, task running); a setting
+/// the kernel refuses is an error naming it (`Taskrun::Auto` falls back).
+fn build_ring(entries: u32, opts: &UringOpts) -> Result<IoUring, SetupError> {
+    let build = |taskrun: Taskrun| {
+        let mut b = IoUring::builder();
+        b.setup_cqsize(entries * 2);
+        if let Some(ms) = opts.sqthread_poll_ms {
+            b.setup_sqpoll(ms);
+        }
+        match taskrun {
+            Taskrun::Defer | Taskrun::Auto => {
+                b.setup_single_issuer().setup_defer_taskrun();
+            }
+            Taskrun::Coop => {
+                b.setup_coop_taskrun();
+            }
+            Taskrun::None => {}
+        }
+        b.build(entries)
+    };
+    match (opts.taskrun, opts.sqthread_poll_ms) {
+        // DEFER_TASKRUN needs the session to submit: not with SQPOLL.
+        (Taskrun::Auto, Some(_)) => build(Taskrun::None),
+        (Taskrun::Auto, None) => build(Taskrun::Auto).or_else(|_| build(Taskrun::None)),
+        (t, _) => build(t),
+    }
+    .map_err(|source| refused_ring(entries, opts, source))
+}
+
+/// A ring the kernel refused: the settings that asked for it, and a hint.
+fn refused_ring(entries: u32, opts: &UringOpts, source: io::Error) -> SetupError {
+    let mut what = Vec::new();
+    if let Some(ms) = opts.sqthread_poll_ms {
+        what.push(format!("--sqthread-poll {ms} (SQPOLL)"));
+    }
+    match opts.taskrun {
+        Taskrun::Defer => what.push("--uring-taskrun defer (DEFER_TASKRUN)".into()),
+        Taskrun::Coop => what.push("--uring-taskrun coop (COOP_TASKRUN)".into()),
+        _ => {}
+    }
+    let hint = match (opts.sqthread_poll_ms, opts.taskrun) {
+        (Some(_), Taskrun::Defer) => {
+            "; DEFER_TASKRUN cannot go with SQPOLL: pass --uring-taskrun auto"
+        }
+        (None, Taskrun::Auto | Taskrun::None) => "",
+        _ => "; leave that option out (the kernel may be too old or forbid it)",
+    };
+    SetupError::Ring {
+        what: if what.is_empty() {
+            format!("{entries} entries")
+        } else {
+            what.join(" and ")
+        },
+        hint,
+        source,
+    }
+}
+
+/// Registers the session's buffers with the ring (fixed buffers: at most
+/// 65535 slots).
+fn register_buffers(ring: &IoUring, b: &BufPool) -> Result<(), SetupError> {
+    if b.slots() > usize::from(u16::MAX) {
+        return Err(SetupError::Buffers {
+            slots: b.slots(),
+            source: io::Error::other("more than 65535"),
+        });
+    }
+    // SAFETY: the buffers outlive the ring (the session owns both and drops
+    // the engine first).
+    unsafe { ring.submitter().register_buffers(&b.iovecs()) }.map_err(|source| {
+        SetupError::Buffers {
+            slots: b.slots(),
+            source,
+        }
+    })
 }
 
 #[cfg(test)]

@@ -131,36 +131,9 @@ pub fn ensure_in(
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
     let existing = Manifest::load(dir)?;
     if let Some(m) = &existing {
-        let grows = shape.grow && growable(dir, m, shape);
-        let damage = (grows || reusable(dir, m, shape))
-            .then(|| {
-                let bs = m.block_size;
-                super::intact::damage(&m.file_paths(dir), m.file_size, bs, shape.headers)
-            })
-            .flatten();
-        if let Some(why) = &damage {
-            // dbio's own files (listed in its manifest): lay them out again.
-            eprintln!(
-                "{}",
-                crate::terminal::field(&format!(
-                    "the layout in {} is not as dbio wrote it: {why}; laying it out again",
-                    dir.display()
-                ))
-            );
+        if let Some(done) = reuse_or_remove(dir, m, shape, seed, progress, interrupt)? {
+            return Ok(done);
         }
-        if grows && damage.is_none() {
-            return grow(dir, m.clone(), shape, seed, progress, interrupt);
-        }
-        if damage.is_none() && reusable(dir, m, shape) {
-            let report = LayoutReport {
-                reused: true,
-                bytes: 0,
-                seconds: 0.0,
-                direct: true,
-            };
-            return Ok((m.file_paths(dir), report));
-        }
-        remove_files(dir, m)?;
     }
     let names: Vec<String> = (0..shape.files).map(data_file_name).collect();
     for n in &names {
@@ -180,48 +153,97 @@ pub fn ensure_in(
         .store(dir)
         .map_err(|e| TargetError::io(dir, "write manifest", e))?;
     let paths = manifest.file_paths(dir);
-    match write_files(
+    let written = write_files(
         &paths,
         shape,
         0,
         (seed, manifest.target_id),
         progress,
         interrupt,
-    ) {
-        Ok(report) => {
-            if shape.headers && !shape.grow {
-                // Every block at generation 0: the lost-write map starts exact.
-                let blocks = shape.file_size / u64::from(shape.block_size) * u64::from(shape.files);
-                let clean = super::genmap_file::MapInfo {
-                    sync_points: 0,
-                    clean: true,
-                    span: 0,
-                    blind: false,
-                };
-                super::genmap_file::store(
-                    dir,
-                    manifest.target_id,
-                    clean,
-                    &vec![0; blocks as usize],
-                    &[],
-                )
-                .map_err(|e| TargetError::Invalid(e.to_string()))?;
-            }
-            manifest.complete = true;
-            manifest
-                .store(dir)
-                .map_err(|e| TargetError::io(dir, "write manifest", e))?;
-            Ok((paths, report))
-        }
+    );
+    let report = match written {
+        Ok(report) => report,
         Err(e) => {
             // Remove the half-written layout, and the directory if we made it.
             let _ = remove_files(dir, &manifest);
             if created_dir {
                 let _ = fs::remove_dir(dir);
             }
-            Err(e)
+            return Err(e);
         }
+    };
+    complete(dir, &mut manifest, shape)?;
+    Ok((paths, report))
+}
+
+/// An earlier layout in `dir` (its manifest `m`): grown or reused when it
+/// is intact and of the shape asked (the layout, done), else its files
+/// removed (None: lay out anew).
+fn reuse_or_remove(
+    dir: &Path,
+    m: &Manifest,
+    shape: Shape,
+    seed: u64,
+    progress: &Progress,
+    interrupt: &AtomicBool,
+) -> Result<Option<(Vec<PathBuf>, LayoutReport)>, TargetError> {
+    let grows = shape.grow && growable(dir, m, shape);
+    let damage = (grows || reusable(dir, m, shape))
+        .then(|| {
+            let bs = m.block_size;
+            super::intact::damage(&m.file_paths(dir), m.file_size, bs, shape.headers)
+        })
+        .flatten();
+    if let Some(why) = &damage {
+        // dbio's own files (listed in its manifest): lay them out again.
+        eprintln!(
+            "{}",
+            crate::terminal::field(&format!(
+                "the layout in {} is not as dbio wrote it: {why}; laying it out again",
+                dir.display()
+            ))
+        );
     }
+    if grows && damage.is_none() {
+        return grow(dir, m.clone(), shape, seed, progress, interrupt).map(Some);
+    }
+    if damage.is_none() && reusable(dir, m, shape) {
+        let report = LayoutReport {
+            reused: true,
+            bytes: 0,
+            seconds: 0.0,
+            direct: true,
+        };
+        return Ok(Some((m.file_paths(dir), report)));
+    }
+    remove_files(dir, m)?;
+    Ok(None)
+}
+
+/// A new layout written: its lost-write map (every block at generation
+/// 0: the map starts exact) and its manifest marked complete.
+fn complete(dir: &Path, manifest: &mut Manifest, shape: Shape) -> Result<(), TargetError> {
+    if shape.headers && !shape.grow {
+        let blocks = shape.file_size / u64::from(shape.block_size) * u64::from(shape.files);
+        let clean = super::genmap_file::MapInfo {
+            sync_points: 0,
+            clean: true,
+            span: 0,
+            blind: false,
+        };
+        super::genmap_file::store(
+            dir,
+            manifest.target_id,
+            clean,
+            &vec![0; blocks as usize],
+            &[],
+        )
+        .map_err(|e| TargetError::Invalid(e.to_string()))?;
+    }
+    manifest.complete = true;
+    manifest
+        .store(dir)
+        .map_err(|e| TargetError::io(dir, "write manifest", e))
 }
 
 /// A complete layout of the same files and block size, of any size.
@@ -340,49 +362,7 @@ fn write_files(
     progress: &Progress,
     interrupt: &AtomicBool,
 ) -> Result<LayoutReport, TargetError> {
-    // O_DIRECT where the filesystem allows it, else buffered with a final fsync.
-    let direct = if from > 0 {
-        rustix::fs::open(
-            &paths[0],
-            OFlags::WRONLY | OFlags::DIRECT | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .is_ok()
-    } else {
-        match create(&paths[0], true) {
-            Ok(fd) => {
-                drop(fd);
-                let _ = fs::remove_file(&paths[0]);
-                true
-            }
-            Err(_) => false,
-        }
-    };
-    let mut fds = Vec::with_capacity(paths.len());
-    for p in paths {
-        let fd = if from > 0 {
-            let mut flags = OFlags::WRONLY | OFlags::CLOEXEC;
-            if direct {
-                flags |= OFlags::DIRECT;
-            }
-            rustix::fs::open(p, flags, Mode::empty())
-                .map_err(|e| TargetError::io(p, "open", e.into()))?
-        } else {
-            create(p, direct).map_err(|e| TargetError::io(p, "create", e.into()))?
-        };
-        // Preallocate: a full filesystem fails here, before any data is written.
-        match rustix::fs::fallocate(&fd, FallocateFlags::empty(), from, shape.file_size - from) {
-            Ok(()) => {}
-            Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => {}
-            Err(rustix::io::Errno::NOSPC) => {
-                let dir = p.parent().unwrap_or(Path::new(".")).to_path_buf();
-                let size = crate::units::fmt_size(shape.file_size * u64::from(shape.files));
-                return Err(TargetError::NoSpace { dir, size });
-            }
-            Err(e) => return Err(TargetError::io(p, "preallocate", e.into())),
-        }
-        fds.push(fd);
-    }
+    let (fds, direct) = open_files(paths, shape, from)?;
     let per_file = (shape.file_size - from).div_ceil(CHUNK);
     let total = per_file * u64::from(shape.files);
     let chunks = Chunks {
@@ -401,37 +381,7 @@ fn write_files(
     };
     let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
     let start = now_ns();
-    let finished = AtomicBool::new(false);
-    let outcome = std::thread::scope(|s| {
-        if progress.is_on() {
-            let (chunks, finished) = (&chunks, &finished);
-            let total = (shape.file_size - from) * u64::from(shape.files);
-            s.spawn(move || progress.meter(shape.what, &chunks.written, total, finished));
-        }
-        let streams: Vec<_> = (0..chunks.streams.len())
-            .map(|k| {
-                let (raw, chunks) = (&raw, &chunks);
-                s.spawn(move || write_stream(raw, chunks, k, seed))
-            })
-            .collect();
-        let results: Vec<_> = streams
-            .into_iter()
-            .map(|w| w.join().expect("layout stream panicked"))
-            .collect();
-        finished.store(true, Ordering::Relaxed);
-        // The failure that stopped the others, not their interruption.
-        let mut failures = results.into_iter().filter_map(Result::err);
-        let first = failures.next();
-        match first {
-            Some(Failure { error: None, .. }) => Err(failures
-                .find(|f| f.error.is_some())
-                .or(first)
-                .expect("a failure")),
-            Some(f) => Err(f),
-            None => Ok(()),
-        }
-    });
-    match outcome {
+    match write_streams(&raw, &chunks, shape, seed, progress) {
         Err(Failure {
             file,
             offset,
@@ -461,6 +411,96 @@ fn write_files(
         bytes: (shape.file_size - from) * u64::from(shape.files),
         seconds,
         direct,
+    })
+}
+
+/// Opens (from 0: creates) every file and preallocates what is to be
+/// written: O_DIRECT where the filesystem allows it (the bool), else
+/// buffered with a final fsync. A full filesystem fails here, before any
+/// data is written.
+fn open_files(
+    paths: &[PathBuf],
+    shape: Shape,
+    from: u64,
+) -> Result<(Vec<OwnedFd>, bool), TargetError> {
+    let direct = if from > 0 {
+        rustix::fs::open(
+            &paths[0],
+            OFlags::WRONLY | OFlags::DIRECT | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .is_ok()
+    } else {
+        match create(&paths[0], true) {
+            Ok(fd) => {
+                drop(fd);
+                let _ = fs::remove_file(&paths[0]);
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    let mut fds = Vec::with_capacity(paths.len());
+    for p in paths {
+        let fd = if from > 0 {
+            let mut flags = OFlags::WRONLY | OFlags::CLOEXEC;
+            if direct {
+                flags |= OFlags::DIRECT;
+            }
+            rustix::fs::open(p, flags, Mode::empty())
+                .map_err(|e| TargetError::io(p, "open", e.into()))?
+        } else {
+            create(p, direct).map_err(|e| TargetError::io(p, "create", e.into()))?
+        };
+        match rustix::fs::fallocate(&fd, FallocateFlags::empty(), from, shape.file_size - from) {
+            Ok(()) => {}
+            Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => {}
+            Err(rustix::io::Errno::NOSPC) => {
+                let dir = p.parent().unwrap_or(Path::new(".")).to_path_buf();
+                let size = crate::units::fmt_size(shape.file_size * u64::from(shape.files));
+                return Err(TargetError::NoSpace { dir, size });
+            }
+            Err(e) => return Err(TargetError::io(p, "preallocate", e.into())),
+        }
+        fds.push(fd);
+    }
+    Ok((fds, direct))
+}
+
+/// Runs every stream of `chunks` on its own thread (and the progress
+/// meter): the failure that stopped the others, not their interruption.
+fn write_streams(
+    raw: &[RawFd],
+    chunks: &Chunks,
+    shape: Shape,
+    seed: u64,
+    progress: &Progress,
+) -> Result<(), Failure> {
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        if progress.is_on() {
+            let finished = &finished;
+            let total = (shape.file_size - chunks.from) * u64::from(shape.files);
+            s.spawn(move || progress.meter(shape.what, &chunks.written, total, finished));
+        }
+        let streams: Vec<_> = (0..chunks.streams.len())
+            .map(|k| s.spawn(move || write_stream(raw, chunks, k, seed)))
+            .collect();
+        let results: Vec<_> = streams
+            .into_iter()
+            .map(|w| w.join().expect("layout stream panicked"))
+            .collect();
+        finished.store(true, Ordering::Relaxed);
+        let mut failures = results.into_iter().filter_map(Result::err);
+        let first = failures.next();
+        match first {
+            Some(Failure { error: None, .. }) => Err(failures
+                .find(|f| f.error.is_some())
+                .or(first)
+                .expect("a failure")),
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
     })
 }
 
