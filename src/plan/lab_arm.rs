@@ -59,59 +59,14 @@ pub(super) fn lab_arm(
     for (k, v) in parse::entries(t) {
         let kname: &str = k.get_ref();
         let full = format!("{section} {kname}");
-        let vline = src.line(v.span().start);
         match kname {
-            "fs" => {
-                let s = parse::string(src, &full, v)?;
-                fs = Some(FsKind::parse(&s).ok_or_else(|| {
-                    src.err(
-                        vline,
-                        &full,
-                        format!("\"{s}\" is not one of ext4, xfs, btrfs, none"),
-                    )
-                })?);
-            }
-            "mkfs" => {
-                arm.mkfs_options = match v.get_ref() {
-                    DeValue::Array(items) => items
-                        .iter()
-                        .map(|i| parse::string(src, &full, i))
-                        .collect::<Result<_, _>>()?,
-                    _ => parse::string(src, &full, v)?
-                        .split_whitespace()
-                        .map(str::to_string)
-                        .collect(),
-                }
-            }
-            "mount" => {
-                let s = parse::string(src, &full, v)?;
-                if s.chars().any(char::is_whitespace) {
-                    return Err(src.err(vline, &full, "mount options are one comma-separated list without spaces (e.g. \"noatime,nodiratime\")"));
-                }
-                arm.mount_options = (!s.is_empty()).then_some(s);
-            }
+            "fs" => fs = Some(fs_kind(src, &full, v)?),
+            "mkfs" => arm.mkfs_options = mkfs_options(src, &full, v)?,
+            "mount" => arm.mount_options = mount_options(src, &full, v)?,
             "scheduler" => arm.scheduler = Some(sched(src, &full, v)?),
             _ if options::lookup(options, kname).is_ok() => {
-                let seen = settings.iter().map(|s| (s.long.as_str(), &s.loc));
-                let (loc, opt) = parse::option_key(src, options, k, &section, seen, "set twice")?;
-                if opt.long == "target" || opt.long == "destroy-device" {
-                    return Err(src.err(
-                        loc.line,
-                        &loc.key,
-                        "is set by the lab (the arm's mount point or device); use [lab] target = \"DIR\" for the directory under the mount",
-                    ));
-                }
-                let val =
-                    options::to_val(opt, v.get_ref()).map_err(|m| src.err(vline, &loc.key, m))?;
-                if !parse::has_placeholder(&val) {
-                    options::check_alone(&opt.long, &val)
-                        .map_err(|m| src.err(vline, &loc.key, m))?;
-                }
-                settings.push(Setting {
-                    long: opt.long.clone(),
-                    val,
-                    loc,
-                });
+                let setting = run_option(src, options, (k, v), &section, &settings)?;
+                settings.push(setting);
             }
             other => {
                 let line = src.line(k.span().start);
@@ -143,6 +98,78 @@ pub(super) fn lab_arm(
         settings,
     };
     Ok((arm, plan_arm))
+}
+
+/// `fs`: ext4, xfs, btrfs or none.
+fn fs_kind(src: &Src, full: &str, v: &toml::Spanned<DeValue<'_>>) -> Result<FsKind, PlanError> {
+    let s = parse::string(src, full, v)?;
+    FsKind::parse(&s).ok_or_else(|| {
+        src.err(
+            src.line(v.span().start),
+            full,
+            format!("\"{s}\" is not one of ext4, xfs, btrfs, none"),
+        )
+    })
+}
+
+/// `mkfs`: a list of arguments, or one string split at whitespace.
+fn mkfs_options(
+    src: &Src,
+    full: &str,
+    v: &toml::Spanned<DeValue<'_>>,
+) -> Result<Vec<String>, PlanError> {
+    Ok(match v.get_ref() {
+        DeValue::Array(items) => items
+            .iter()
+            .map(|i| parse::string(src, full, i))
+            .collect::<Result<_, _>>()?,
+        _ => parse::string(src, full, v)?
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+    })
+}
+
+/// `mount`: one comma-separated list without spaces (empty: none).
+fn mount_options(
+    src: &Src,
+    full: &str,
+    v: &toml::Spanned<DeValue<'_>>,
+) -> Result<Option<String>, PlanError> {
+    let s = parse::string(src, full, v)?;
+    if s.chars().any(char::is_whitespace) {
+        return Err(src.err(src.line(v.span().start), full, "mount options are one comma-separated list without spaces (e.g. \"noatime,nodiratime\")"));
+    }
+    Ok((!s.is_empty()).then_some(s))
+}
+
+/// An option of `dbio run` in an arm (not one the lab sets, not twice).
+fn run_option(
+    src: &Src,
+    options: &[RunOption],
+    (k, v): parse::Entry<'_, '_>,
+    section: &str,
+    settings: &[Setting],
+) -> Result<Setting, PlanError> {
+    let vline = src.line(v.span().start);
+    let seen = settings.iter().map(|s| (s.long.as_str(), &s.loc));
+    let (loc, opt) = parse::option_key(src, options, k, section, seen, "set twice")?;
+    if opt.long == "target" || opt.long == "destroy-device" {
+        return Err(src.err(
+            loc.line,
+            &loc.key,
+            "is set by the lab (the arm's mount point or device); use [lab] target = \"DIR\" for the directory under the mount",
+        ));
+    }
+    let val = options::to_val(opt, v.get_ref()).map_err(|m| src.err(vline, &loc.key, m))?;
+    if !parse::has_placeholder(&val) {
+        options::check_alone(&opt.long, &val).map_err(|m| src.err(vline, &loc.key, m))?;
+    }
+    Ok(Setting {
+        long: opt.long.clone(),
+        val,
+        loc,
+    })
 }
 
 /// Adds the lab's target (and, for the raw device, the permission to write

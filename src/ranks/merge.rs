@@ -95,44 +95,100 @@ pub fn merge(
 ) -> Result<Merged, WireError> {
     ranks.sort_by_key(|r| r.rank);
     let first_start = ranks.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
-    let since_start_s = |r: &RankResult| (r.start_unix_ns - first_start) as f64 / 1e9;
-    let done_s = |r: &RankResult| since_start_s(r) + r.ramp_s + r.measured_s;
+    let done_s = |r: &RankResult| since_s(r, first_start) + r.ramp_s + r.measured_s;
     let ramp_s = local.ramp_s;
+    let sum = sum_ranks(&ranks, block_size, first_start)?;
+    let (status, error) = status_of(&ranks);
+    let last_done_s = ranks.iter().map(done_s).fold(0.0, f64::max);
+    let mpi = mpi_summary(&ranks, &sum.summaries, library, first_start);
+    let result = RunResult {
+        status,
+        error,
+        // The window over every rank: the earliest start's ramp end to the last end.
+        measured_s: (last_done_s - ramp_s).max(0.0),
+        ramp_s,
+        cpu: sum.cpu,
+        series: merge_series(&ranks, first_start),
+        start_unix_ns: first_start,
+        issued: sum.issued,
+        // Every session of every rank left its gate within this.
+        start_skew_us: sum
+            .summaries
+            .iter()
+            .map(|s| s.start_offset_us + s.start_skew_us)
+            .fold(0.0, f64::max),
+        peak_rss_bytes: ranks.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0),
+        stats: sum.stats,
+        ..local
+    };
+    Ok(Merged {
+        result,
+        mpi,
+        ranks: sum.summaries,
+        slob: sum.slob,
+    })
+}
 
-    let mut stats = SessionStats::new();
-    let mut cpu = CpuTime::default();
-    let mut summaries = Vec::with_capacity(ranks.len());
-    let mut slob: Option<[Tally; 3]> = None;
-    let (mut issued, mut session_base) = (0, 0);
-    for r in &ranks {
+/// Seconds from the earliest rank's start (`first_start`) to `r`'s.
+fn since_s(r: &RankResult, first_start: u64) -> f64 {
+    (r.start_unix_ns - first_start) as f64 / 1e9
+}
+
+/// What the ranks add up to.
+struct Sum {
+    stats: SessionStats,
+    cpu: CpuTime,
+    summaries: Vec<RankSummary>,
+    slob: Option<[Tally; 3]>,
+    issued: u64,
+}
+
+/// The ranks' statistics merged (outliers numbered across the job's
+/// sessions, timed from the earliest start), their CPU, requests and SLOB
+/// tallies added, and each rank's own summary.
+fn sum_ranks(ranks: &[RankResult], block_size: u32, first_start: u64) -> Result<Sum, WireError> {
+    let mut sum = Sum {
+        stats: SessionStats::new(),
+        cpu: CpuTime::default(),
+        summaries: Vec::with_capacity(ranks.len()),
+        slob: None,
+        issued: 0,
+    };
+    let mut session_base = 0;
+    for r in ranks {
         let mut own = r.stats()?;
-        // Outliers: numbered across the job's sessions, timed from the earliest start.
         for o in &mut own.outliers {
             o.session += session_base;
-            o.t_s += since_start_s(r);
+            o.t_s += since_s(r, first_start);
         }
-        stats.merge(&own);
+        sum.stats.merge(&own);
         let mut own_slob = None;
         if let Some(tallies) = r.slob_tallies()? {
-            let sum = slob.get_or_insert_with(Default::default);
+            let total = sum.slob.get_or_insert_with(Default::default);
             let mut counters = Counters::default();
-            for (a, b) in sum.iter_mut().zip(&tallies) {
+            for (a, b) in total.iter_mut().zip(&tallies) {
                 a.merge(b);
                 counters.add(&b.window);
             }
             own_slob = Some(counters);
         }
         session_base += r.threads;
-        issued += r.issued;
-        cpu.user_s += r.cpu_user_s;
-        cpu.sys_s += r.cpu_sys_s;
-        let mut own = summary(r, &own, block_size, first_start, done_s(r));
+        sum.issued += r.issued;
+        sum.cpu.user_s += r.cpu_user_s;
+        sum.cpu.sys_s += r.cpu_sys_s;
+        let done_s = since_s(r, first_start) + r.ramp_s + r.measured_s;
+        let mut own = summary(r, &own, block_size, first_start, done_s);
         own.slob = own_slob;
-        summaries.push(own);
+        sum.summaries.push(own);
     }
-    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    sum.stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    Ok(sum)
+}
 
-    let (status, error) = match ranks.iter().find(|r| r.status == Status::Failed) {
+/// The job's status: the first failed rank's (naming it), else
+/// interrupted if any was, else completed.
+fn status_of(ranks: &[RankResult]) -> (Status, Option<String>) {
+    match ranks.iter().find(|r| r.status == Status::Failed) {
         Some(r) => (
             Status::Failed,
             Some(format!(
@@ -146,20 +202,29 @@ pub fn merge(
             (Status::Interrupted, None)
         }
         None => (Status::Completed, None),
-    };
+    }
+}
+
+/// The job over its ranks: hosts, start skew, first and last done,
+/// imbalance (the fastest rank's IOPS over the slowest's).
+fn mpi_summary(
+    ranks: &[RankResult],
+    summaries: &[RankSummary],
+    library: String,
+    first_start: u64,
+) -> MpiSummary {
+    let done_s = |r: &RankResult| since_s(r, first_start) + r.ramp_s + r.measured_s;
     let (first_done_s, last_done_s) = (
         ranks.iter().map(done_s).fold(f64::INFINITY, f64::min),
         ranks.iter().map(done_s).fold(0.0, f64::max),
     );
-    // The window over every rank: the earliest start's ramp end to the last end.
-    let measured_s = (last_done_s - ramp_s).max(0.0);
     let iops: Vec<f64> = summaries.iter().map(|s| s.total.iops).collect();
     let slowest = iops.iter().copied().fold(f64::INFINITY, f64::min);
     let fastest = iops.iter().copied().fold(0.0, f64::max);
     let mut hosts: Vec<&str> = ranks.iter().map(|r| r.host.as_str()).collect();
     hosts.sort_unstable();
     hosts.dedup();
-    let mpi = MpiSummary {
+    MpiSummary {
         ranks: ranks.len() as u32,
         hosts: hosts.len() as u32,
         library,
@@ -171,31 +236,7 @@ pub fn merge(
         last_done_s,
         imbalance: (slowest > 0.0 && slowest.is_finite()).then(|| fastest / slowest),
         missing_ranks: Vec::new(),
-    };
-    let result = RunResult {
-        status,
-        error,
-        measured_s,
-        ramp_s,
-        cpu,
-        series: merge_series(&ranks, first_start),
-        start_unix_ns: first_start,
-        issued,
-        // Every session of every rank left its gate within this.
-        start_skew_us: summaries
-            .iter()
-            .map(|s| s.start_offset_us + s.start_skew_us)
-            .fold(0.0, f64::max),
-        peak_rss_bytes: ranks.iter().map(|r| r.peak_rss_bytes).max().unwrap_or(0),
-        stats,
-        ..local
-    };
-    Ok(Merged {
-        result,
-        mpi,
-        ranks: summaries,
-        slob,
-    })
+    }
 }
 
 /// One rank's own sections, computed as its own report computes them.
