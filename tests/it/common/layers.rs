@@ -94,10 +94,10 @@ impl Rules {
             }
             path.push(m);
             for to in modules.iter().filter(|t| *t != m) {
-                if rules.forbids(m, to).is_none() {
-                    if let Some(c) = visit(rules, modules, to, path, done) {
-                        return Some(c);
-                    }
+                if rules.forbids(m, to).is_none()
+                    && let Some(c) = visit(rules, modules, to, path, done)
+                {
+                    return Some(c);
                 }
             }
             path.pop();
@@ -438,10 +438,10 @@ fn targets(tree: &Tree, toks: &[(Tok, usize)], here: &[String]) -> Vec<(String, 
 /// (the upper crate's re-exports of the lower one's modules included).
 fn module_of(tree: &Tree, root_crate: &str, name: &str) -> Option<String> {
     let below = tree.below.as_ref();
-    if let Some(b) = below.filter(|b| b.modules.contains(name)) {
-        if root_crate == b.name || root_crate == tree.name {
-            return Some(format!("{}::{name}", b.name));
-        }
+    if let Some(b) = below.filter(|b| b.modules.contains(name))
+        && (root_crate == b.name || root_crate == tree.name)
+    {
+        return Some(format!("{}::{name}", b.name));
     }
     if root_crate != tree.name || matches!(name, "self" | "super" | "crate") {
         return None;

@@ -4,10 +4,10 @@
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 
 /// Alignment of every buffer: enough for O_DIRECT on any logical sector size.
-pub const ALIGN: usize = 4096;
+pub(crate) const ALIGN: usize = 4096;
 
 /// A transparent huge page.
-pub const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 /// `slots` buffers of `size` bytes each in one aligned allocation.
 pub struct BufPool {
@@ -93,7 +93,7 @@ impl BufPool {
     }
 
     /// (pointer, length) of every slot, for io_uring buffer registration.
-    pub fn iovecs(&self) -> Vec<libc::iovec> {
+    pub(crate) fn iovecs(&self) -> Vec<libc::iovec> {
         (0..self.slots)
             .map(|s| libc::iovec {
                 iov_base: self.ptr(s).cast(),

@@ -52,7 +52,7 @@ pub enum SyncAfterWrite {
 }
 
 impl SyncAfterWrite {
-    pub fn for_mode(mode: IoMode) -> Self {
+    pub(crate) fn for_mode(mode: IoMode) -> Self {
         match mode {
             IoMode::Fsync => SyncAfterWrite::Fsync,
             IoMode::Fdatasync => SyncAfterWrite::Fdatasync,
@@ -96,7 +96,7 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
 /// # Safety
 /// As [`Engine::queue`]: `io.buf` must stay valid until this returns.
 #[inline]
-pub unsafe fn perform<E: Engine>(engine: &mut E, io: &Io) -> io::Result<Completion> {
+pub(crate) unsafe fn perform<E: Engine>(engine: &mut E, io: &Io) -> io::Result<Completion> {
     // SAFETY: the caller's promise; the completion is reaped before returning.
     unsafe { engine.queue(io)? };
     let mut done = None;
@@ -113,7 +113,7 @@ pub unsafe fn perform<E: Engine>(engine: &mut E, io: &Io) -> io::Result<Completi
 /// # Safety
 /// As [`Engine::queue`], for every request of `ios`; their `slot`s must be
 /// distinct and below `queued.len()`.
-pub unsafe fn perform_all<E: Engine>(
+pub(crate) unsafe fn perform_all<E: Engine>(
     engine: &mut E,
     ios: &[Io],
     queued: &mut [u64],
@@ -135,7 +135,7 @@ pub unsafe fn perform_all<E: Engine>(
 }
 
 /// Open flags for an I/O mode: O_DIRECT for direct, O_DSYNC for dsync.
-pub fn open_flags(mode: IoMode, write: bool) -> OFlags {
+pub(crate) fn open_flags(mode: IoMode, write: bool) -> OFlags {
     let access = if write { OFlags::RDWR } else { OFlags::RDONLY };
     let extra = match mode {
         IoMode::Direct => OFlags::DIRECT,
@@ -208,7 +208,7 @@ impl Engine for AnyEngine {
 
 /// Why a request that should have moved `len` bytes returned `res`: an
 /// explained errno, or a short transfer.
-pub fn explain_result(res: i32, len: u64, mode: IoMode) -> String {
+pub(crate) fn explain_result(res: i32, len: u64, mode: IoMode) -> String {
     if res < 0 {
         explain_errno(-res, mode)
     } else {
@@ -217,7 +217,7 @@ pub fn explain_result(res: i32, len: u64, mode: IoMode) -> String {
 }
 
 /// Explains an errno from an I/O the way a user can act on it.
-pub fn explain_errno(errno: i32, mode: IoMode) -> String {
+pub(crate) fn explain_errno(errno: i32, mode: IoMode) -> String {
     let err = io::Error::from_raw_os_error(errno);
     match errno {
         libc::EINVAL if mode == IoMode::Direct => format!(

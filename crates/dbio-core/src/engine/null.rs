@@ -27,7 +27,8 @@ impl Null {
 
     /// Every request takes `ns` (busy-waited when it is reaped): a device of
     /// known latency, for tests of outliers and of the window's edges.
-    pub fn with_latency(mut self, ns: u64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_latency(mut self, ns: u64) -> Self {
         self.latency_ns = ns;
         self
     }

@@ -82,7 +82,7 @@ impl Uring {
     /// `Taskrun::Auto`, which falls back. Call it on the thread that will use
     /// the ring (it is single-issuer, and a registered ring fd is the
     /// thread's own).
-    pub fn with_opts(
+    pub(crate) fn with_opts(
         fds: &[RawFd],
         bufs: Option<&BufPool>,
         depth: u32,

@@ -72,10 +72,10 @@ pub enum Submit {
 impl Submit {
     /// The deepest queue `auto` submits request by request: deeper, the
     /// kernel's worker always has work queued and a batch's saved calls win.
-    pub const EACH_UP_TO: u32 = 32;
+    pub(crate) const EACH_UP_TO: u32 = 32;
 
     /// Whether requests go in one by one at `depth` in flight.
-    pub fn each_at(self, depth: u32) -> bool {
+    pub(crate) fn each_at(self, depth: u32) -> bool {
         match self {
             Submit::Auto => (2..=Self::EACH_UP_TO).contains(&depth),
             Submit::Each => true,

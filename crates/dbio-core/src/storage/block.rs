@@ -34,7 +34,7 @@ use crate::rng::Rng;
 /// Bytes per stamped sector (the smallest unit a device writes atomically).
 pub const SECTOR: usize = 512;
 /// Bytes of the stamp at the start of every sector.
-pub const STAMP_LEN: usize = 40;
+pub(crate) const STAMP_LEN: usize = 40;
 pub const MAGIC: [u8; 4] = *b"DBIO";
 /// The file number in the stamps of a dedupe pool block (`super::content`).
 pub const POOL_FILE: u32 = u32::MAX;
@@ -65,7 +65,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// Whether this is the stamp of a dedupe pool block (a dedupe copy).
-    pub fn is_pool(&self) -> bool {
+    pub(crate) fn is_pool(&self) -> bool {
         self.file == POOL_FILE
     }
 
@@ -180,7 +180,7 @@ fn seal_checksums(block: &mut [u8]) {
 /// Stamps every sector of `block` for `h` and seals each with its checksum.
 /// The payload (each sector's bytes after its stamp) must already be in place.
 #[inline]
-pub fn seal(block: &mut [u8], h: Header) {
+pub(crate) fn seal(block: &mut [u8], h: Header) {
     let mut st = Stamp::of(&h, 0);
     for s in block.chunks_exact_mut(SECTOR) {
         stamp_sector(s, &st);
@@ -199,7 +199,7 @@ pub fn fill(block: &mut [u8], h: Header, rng: &mut Rng) {
 /// [`fill`] with every sector's bytes from `zero_from` on zeroed (a
 /// compressible block, `super::content`; `zero_from` >= 48).
 #[inline]
-pub fn fill_shaped(block: &mut [u8], h: Header, rng: &mut Rng, zero_from: usize) {
+pub(crate) fn fill_shaped(block: &mut [u8], h: Header, rng: &mut Rng, zero_from: usize) {
     rng.fill(block);
     zero_tails(block, zero_from);
     seal(block, h);
@@ -233,7 +233,7 @@ pub fn refresh(block: &mut [u8], h: Header, rng: &mut Rng) {
 /// [`refresh`] that also zeroes every sector's bytes from `zero_from` on
 /// (`--compress-pct`): the buffer may hold a block read earlier.
 #[inline]
-pub fn refresh_shaped(block: &mut [u8], h: Header, rng: &mut Rng, zero_from: usize) {
+pub(crate) fn refresh_shaped(block: &mut [u8], h: Header, rng: &mut Rng, zero_from: usize) {
     zero_tails(block, zero_from);
     refresh(block, h, rng);
 }
@@ -250,14 +250,14 @@ fn le64(b: &[u8], at: usize) -> u64 {
 
 /// Reads and checks the stamp of one 512-byte sector.
 #[inline]
-pub fn read_stamp(s: &[u8]) -> Result<Stamp, SectorError> {
+pub(crate) fn read_stamp(s: &[u8]) -> Result<Stamp, SectorError> {
     read_stamp_checked(s, sector_crc(s))
 }
 
 /// [`read_stamp`] with the sector's checksum already computed
 /// ([`super::crc::sector_crcs`]).
 #[inline]
-pub fn read_stamp_checked(s: &[u8], computed: u32) -> Result<Stamp, SectorError> {
+pub(crate) fn read_stamp_checked(s: &[u8], computed: u32) -> Result<Stamp, SectorError> {
     let magic: [u8; 4] = s[0..4].try_into().expect("4 bytes");
     if magic != MAGIC {
         if s.iter().all(|&b| b == 0) {

@@ -25,9 +25,9 @@ use super::block::{self, Header, POOL_FILE, SECTOR};
 use crate::rng::Rng;
 
 /// Blocks in a target's dedupe pool.
-pub const POOL_BLOCKS: usize = 16;
+pub(crate) const POOL_BLOCKS: usize = 16;
 /// The largest `--compress-pct`: the stamp and one random word stay.
-pub const MAX_COMPRESS_PCT: u8 = 90;
+pub(crate) const MAX_COMPRESS_PCT: u8 = 90;
 /// Mixed into the target id to seed the pool's content.
 const POOL_SALT: u64 = 0x706f_6f6c_6462_696f;
 
@@ -68,7 +68,7 @@ impl ContentSpec {
     }
 
     /// Where the zeros start in every sector.
-    pub fn zero_from(&self) -> usize {
+    pub(crate) fn zero_from(&self) -> usize {
         SECTOR - (SECTOR * usize::from(self.compress_pct) + 50) / 100
     }
 }

@@ -9,17 +9,17 @@
 use super::block::SECTOR;
 
 /// Sectors whose checksums one call computes at most (32 KiB).
-pub const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// The checksum of one sector, portably.
 #[inline]
-pub fn sector_crc(s: &[u8]) -> u32 {
+pub(crate) fn sector_crc(s: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&s[0..4]), &s[8..SECTOR])
 }
 
 /// The checksums of the sectors of `sectors` (at most [`BATCH`]) into `out`.
 #[inline]
-pub fn sector_crcs(sectors: &[u8], out: &mut [u32; BATCH]) {
+pub(crate) fn sector_crcs(sectors: &[u8], out: &mut [u32; BATCH]) {
     let n = sectors.len() / SECTOR;
     assert!(n <= BATCH);
     #[cfg(target_arch = "x86_64")]

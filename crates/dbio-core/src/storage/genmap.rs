@@ -32,7 +32,7 @@ const LOW_SHIFT: u32 = 32;
 const FLIGHT_SHIFT: u32 = 16;
 const FIELD: u64 = 0xffff;
 /// Writes in flight a run may have at once for its map to count them.
-pub const MAX_IN_FLIGHT: u64 = FIELD;
+pub(crate) const MAX_IN_FLIGHT: u64 = FIELD;
 
 /// The generations of a target's blocks, shared by every session of a run.
 pub struct GenMap {
@@ -83,7 +83,7 @@ impl GenMap {
 
     /// A write of global block `b` is about to be issued.
     #[inline]
-    pub fn begin(&self, b: u64) -> Pending {
+    pub(crate) fn begin(&self, b: u64) -> Pending {
         let mut generation = 0;
         let _ = self.words[b as usize].fetch_update(AcqRel, Acquire, |v| {
             let g = (field(v, GEN_SHIFT) + 1) & FIELD;
@@ -109,7 +109,7 @@ impl GenMap {
     /// The write of block `b` failed or was never issued: its episode
     /// leaves the floor where it was.
     #[inline]
-    pub fn abandoned(&self, b: u64) {
+    pub(crate) fn abandoned(&self, b: u64) {
         let _ = self.words[b as usize].fetch_update(AcqRel, Acquire, |v| {
             let floor = v & FIELD;
             let flight = field(v, FLIGHT_SHIFT) - 1;
@@ -121,7 +121,7 @@ impl GenMap {
     /// handed out and the floor, or None while a write of it is in flight
     /// (a read racing a write may see old, new or a mix: nothing to judge).
     #[inline]
-    pub fn settled(&self, b: u64) -> Option<Settled> {
+    pub(crate) fn settled(&self, b: u64) -> Option<Settled> {
         let v = self.words[b as usize].load(Acquire);
         (field(v, FLIGHT_SHIFT) == 0).then_some(Settled {
             issued: field(v, GEN_SHIFT) as u16,

@@ -57,7 +57,7 @@ const BLIND_AT: usize = 37;
 /// How far past the floors a run starts after a run that did not end
 /// cleanly: more writes of one block than this between two sync points
 /// could repeat a generation the crashed run left on disk.
-pub const CRASH_SKIP: u16 = 4096;
+pub(crate) const CRASH_SKIP: u16 = 4096;
 
 /// What the map says about itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -236,7 +236,7 @@ fn replace(dir: &Path, bytes: &[u8]) -> Result<(), MapError> {
 }
 
 /// Marks the map of `dir` dirty, durably: a run is about to write.
-pub fn mark_dirty(dir: &Path) -> Result<(), MapError> {
+pub(crate) fn mark_dirty(dir: &Path) -> Result<(), MapError> {
     let p = path(dir);
     let f = OpenOptions::new()
         .write(true)
@@ -294,7 +294,7 @@ pub struct Tracked {
 /// before anything is written. None when the layout keeps no map (laid out
 /// before maps, or written by writes the map does not follow, such as the
 /// SLOB model's): then nothing can be called lost.
-pub fn begin_run(
+pub(crate) fn begin_run(
     dir: &Path,
     target: u32,
     blocks: u64,
@@ -343,7 +343,11 @@ impl Tracked {
     /// dirty (a periodic sync point while the run writes,
     /// `--verify-sync-interval`: a crash then loses at most the writes
     /// acknowledged since). Returns the sync point's number.
-    pub fn sync_point(&self, files: &[std::os::fd::RawFd], last: bool) -> Result<u64, MapError> {
+    pub(crate) fn sync_point(
+        &self,
+        files: &[std::os::fd::RawFd],
+        last: bool,
+    ) -> Result<u64, MapError> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (info, interrupted) = &mut *state;
         let floors = self.map.floors();

@@ -121,7 +121,7 @@ pub fn create_last(dir: &Path) -> Result<bool, TargetError> {
 
 /// [`ensure`] for a directory that exists; `created_dir` says whether this
 /// command created it (kept in the manifest for `dbio clean`).
-pub fn ensure_in(
+pub(crate) fn ensure_in(
     dir: &Path,
     created_dir: bool,
     shape: Shape,
@@ -130,10 +130,10 @@ pub fn ensure_in(
     interrupt: &AtomicBool,
 ) -> Result<(Vec<PathBuf>, LayoutReport), TargetError> {
     let existing = Manifest::load(dir)?;
-    if let Some(m) = &existing {
-        if let Some(done) = reuse_or_remove(dir, m, shape, seed, progress, interrupt)? {
-            return Ok(done);
-        }
+    if let Some(m) = &existing
+        && let Some(done) = reuse_or_remove(dir, m, shape, seed, progress, interrupt)?
+    {
+        return Ok(done);
     }
     let names: Vec<String> = (0..shape.files).map(data_file_name).collect();
     for n in &names {
@@ -326,7 +326,7 @@ fn reusable(dir: &Path, m: &Manifest, shape: Shape) -> bool {
 }
 
 /// Removes the files a manifest lists, then the manifest (never anything else).
-pub fn remove_files(dir: &Path, m: &Manifest) -> Result<(), TargetError> {
+pub(crate) fn remove_files(dir: &Path, m: &Manifest) -> Result<(), TargetError> {
     for p in m.file_paths(dir) {
         match fs::remove_file(&p) {
             Ok(()) => {}

@@ -158,7 +158,7 @@ impl TargetLock {
 
     /// Locks the directory `dir` given as `opt` through the directory
     /// itself, leaving no file in it (a `--redo-dir` outside the target).
-    pub fn directory_itself(opt: &str, dir: &Path) -> Result<TargetLock, TargetError> {
+    pub(crate) fn directory_itself(opt: &str, dir: &Path) -> Result<TargetLock, TargetError> {
         let file = File::open(dir).map_err(|e| TargetError::io(dir, "open", e))?;
         take(&file, opt, dir)?;
         Ok(TargetLock {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub const MANIFEST_NAME: &str = "dbio-manifest.json";
+pub(crate) const MANIFEST_NAME: &str = "dbio-manifest.json";
 const FORMAT: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ fn new_target_id() -> u32 {
 }
 
 /// The name of data file `i`.
-pub fn data_file_name(i: u32) -> String {
+pub(crate) fn data_file_name(i: u32) -> String {
     format!("dbio-data-{i:04}.dat")
 }
 

@@ -19,7 +19,7 @@ use super::TargetError;
 use super::chain::{self, Link};
 
 /// The flag that says a target on the root filesystem is intended.
-pub const ALLOW_ROOT_FS: &str = "--allow-root-fs";
+pub(crate) const ALLOW_ROOT_FS: &str = "--allow-root-fs";
 
 /// Trees that hold device nodes and kernel state, never data files.
 const SYSTEM_TREES: &[&str] = &["/dev", "/proc", "/sys", "/run"];
@@ -33,7 +33,11 @@ pub fn check_directory(path: &Path, allow_root_fs: bool) -> Result<(), TargetErr
 }
 
 /// [`check_directory`] for the directory option `opt` (e.g. `--redo-dir`).
-pub fn check_directory_for(opt: &str, path: &Path, allow_root_fs: bool) -> Result<(), TargetError> {
+pub(crate) fn check_directory_for(
+    opt: &str,
+    path: &Path,
+    allow_root_fs: bool,
+) -> Result<(), TargetError> {
     let resolved = resolve(path)?;
     let shown = path.display();
     if let Some(tree) = SYSTEM_TREES
@@ -63,7 +67,7 @@ pub fn check_directory_for(opt: &str, path: &Path, allow_root_fs: bool) -> Resul
 
 /// The refusal for a directory given as `opt` (empty: not an option)
 /// whose parent directory does not exist.
-pub fn missing_parent(opt: &str, path: &Path, parent: &Path) -> TargetError {
+pub(crate) fn missing_parent(opt: &str, path: &Path, parent: &Path) -> TargetError {
     let opt = if opt.is_empty() {
         String::new()
     } else {
@@ -149,7 +153,7 @@ pub fn announce(path: &Path) {
 
 /// One line saying where a target is: its filesystem, mount point and
 /// device, or the device's chain.
-pub fn landing(path: &Path) -> String {
+pub(crate) fn landing(path: &Path) -> String {
     let chain = match chain::resolve(path) {
         Ok(c) => c,
         Err(e) => return format!("where    {}: unknown ({e})", path.display()),

@@ -37,7 +37,7 @@ pub enum Mark {
 impl Mark {
     /// Why a torn block here may be a SLOB run's interrupted write (None:
     /// no SLOB run was interrupted here).
-    pub fn interrupted_why(&self) -> Option<String> {
+    pub(crate) fn interrupted_why(&self) -> Option<String> {
         match self {
             Mark::Clean => None,
             Mark::Writing => Some(format!(
@@ -98,7 +98,7 @@ pub struct Writing {
 }
 
 /// Marks each of `dirs` writing, durably, before the run's first write.
-pub fn begin(dirs: &[PathBuf]) -> Result<Writing, MarkError> {
+pub(crate) fn begin(dirs: &[PathBuf]) -> Result<Writing, MarkError> {
     let mut earlier = Vec::with_capacity(dirs.len());
     for d in dirs {
         earlier.push(read(d) != Mark::Clean);

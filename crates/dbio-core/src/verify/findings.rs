@@ -292,7 +292,7 @@ pub fn missing_text(m: &MissingFile, files: &[std::path::PathBuf]) -> String {
 }
 
 /// What a damaged sector's stamp says, in the words of the report.
-pub fn found_text(found: Option<&Stamp>) -> String {
+pub(crate) fn found_text(found: Option<&Stamp>) -> String {
     match found {
         Some(s) => format!(
             "target {:#010x} file {} offset {} generation {} seed {:#010x}",

@@ -33,7 +33,7 @@ impl VerifyOpts {
 
     /// Nothing checked and the map synced only at the end (the report
     /// leaves the options out).
-    pub fn is_off(&self) -> bool {
+    pub(crate) fn is_off(&self) -> bool {
         !self.any() && self.map_sync_ms == 0
     }
 
@@ -58,7 +58,7 @@ pub enum Look {
 
 /// Takes the look at global block `b` before a read of it is issued.
 #[inline]
-pub fn before_read(map: Option<&GenMap>, b: u64) -> Look {
+pub(crate) fn before_read(map: Option<&GenMap>, b: u64) -> Look {
     match map {
         None => Look::Judge(None),
         Some(m) => m.settled(b).map_or(Look::Skip, |s| Look::Judge(Some(s))),

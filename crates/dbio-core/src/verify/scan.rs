@@ -26,7 +26,7 @@ use crate::storage::block::{SECTOR, read_stamp};
 /// Bytes per read.
 const CHUNK: u64 = 1 << 20;
 /// Reads in flight.
-pub const IN_FLIGHT: u32 = 8;
+pub(crate) const IN_FLIGHT: u32 = 8;
 
 /// What to read and what it must hold.
 pub struct Layout {

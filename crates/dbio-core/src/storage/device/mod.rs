@@ -148,7 +148,7 @@ pub enum Refusal {
 impl Refusal {
     /// Whether `--destroy-device` may override this refusal. Anything live
     /// (mounted, held, swap, in use) never is.
-    pub fn overridable(&self) -> bool {
+    pub(crate) fn overridable(&self) -> bool {
         matches!(
             self,
             Refusal::Signature { .. }
