@@ -44,22 +44,11 @@ fn imports_between_modules_follow_the_table_in_architecture_md() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rules = Rules::parse(&fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap()).unwrap();
     let core_src = root.join("crates/dbio-core/src");
-    let core = Tree {
-        name: "core",
-        src: &core_src,
-        below: None,
-    };
-    let dbio = Tree {
-        name: "dbio",
-        src: &root.join("src"),
-        below: Some(Below {
-            extern_name: "dbio_core",
-            name: "core",
-            modules: top_modules(&core_src),
-        }),
-    };
-    let mut imports = scan(&core);
-    imports.extend(scan(&dbio));
+    let imports = scan_pair(
+        ("core", &core_src),
+        ("dbio", &root.join("src")),
+        "dbio_core",
+    );
     // Every module has a row, and every row is a module there is.
     let mut modules: BTreeSet<String> = top_modules(&core_src)
         .into_iter()
@@ -150,18 +139,28 @@ fn synthetic(dir: &Path, files: &[(&str, &str)]) -> Vec<Import> {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
     }
+    scan_pair(
+        ("low", &dir.join("low")),
+        ("up", &dir.join("up")),
+        "low_crate",
+    )
+}
+
+/// The imports of two crates: `lower` (name, src) and `upper`, which
+/// names the lower one `extern_name`.
+fn scan_pair(lower: (&str, &Path), upper: (&str, &Path), extern_name: &str) -> Vec<Import> {
     let low = Tree {
-        name: "low",
-        src: &dir.join("low"),
+        name: lower.0,
+        src: lower.1,
         below: None,
     };
     let up = Tree {
-        name: "up",
-        src: &dir.join("up"),
+        name: upper.0,
+        src: upper.1,
         below: Some(Below {
-            extern_name: "low_crate",
-            name: "low",
-            modules: top_modules(&dir.join("low")),
+            extern_name,
+            name: lower.0,
+            modules: top_modules(lower.1),
         }),
     };
     let mut imports = scan(&low);
