@@ -152,55 +152,14 @@ pub fn execute_with(
             summary.interrupted = true;
             break;
         }
-        let mut steps: Vec<(StepWhen, &String)> = Vec::new();
-        if prev_arm != Some(run.variable.as_str()) {
-            steps.extend(
-                plan.steps
-                    .before_arm
-                    .iter()
-                    .map(|c| (StepWhen::BeforeArm, c)),
-            );
-        }
-        steps.extend(
-            plan.steps
-                .before_run
-                .iter()
-                .map(|c| (StepWhen::BeforeRun, c)),
-        );
-        for (when, command) in steps {
-            let record = run_step(plan, run, when, command);
-            exec.step(&record, plan)
-                .map_err(|e| PlanError::Executor(e.0))?;
-            summary.steps.push(record.clone());
-            if !record.success() {
-                if interrupt.load(Ordering::Relaxed) {
-                    // Ctrl-C reached the step too: an interruption, not a failure.
-                    summary.interrupted = true;
-                    break;
-                }
-                return Err(PlanError::Step {
-                    record: Box::new(record),
-                    before: run.cell_key.clone(),
-                });
-            }
-        }
+        let new_arm = prev_arm != Some(run.variable.as_str());
+        run_steps(plan, run, new_arm, exec, &mut summary, interrupt)?;
         if summary.interrupted || interrupt.load(Ordering::Relaxed) {
             summary.interrupted = true;
             break;
         }
         if let Some(out) = progress.as_mut() {
-            let n = summary.skipped + summary.completed + summary.failed.len() + 1;
-            let _ = writeln!(
-                out,
-                "dbio plan {}: run {n}/{} {}{} ({} done, elapsed {}, ETA {})",
-                plan.name,
-                plan.runs.len(),
-                run.cell_key,
-                if run.warmup { " (warm-up)" } else { "" },
-                summary.skipped + summary.completed,
-                fmt_duration(started.elapsed().as_secs_f64()),
-                fmt_duration(eta.remaining())
-            );
+            progress_line(out, plan, run, &summary, started, &eta);
         }
         let t = Instant::now();
         let status = exec.run(run, plan).map_err(|e| PlanError::Executor(e.0))?;
@@ -231,6 +190,75 @@ pub fn execute_with(
         let _ = writeln!(out, "dbio plan {}: {}", plan.name, summary_line(&summary));
     }
     Ok(summary)
+}
+
+/// The plan's steps before `run` (`before_arm` too when it starts a new
+/// arm), each recorded; a failed step stops the plan, unless Ctrl-C reached
+/// it too (then the summary says interrupted).
+fn run_steps(
+    plan: &Plan,
+    run: &PlannedRun,
+    new_arm: bool,
+    exec: &mut dyn Executor,
+    summary: &mut Summary,
+    interrupt: &AtomicBool,
+) -> Result<(), PlanError> {
+    let mut steps: Vec<(StepWhen, &String)> = Vec::new();
+    if new_arm {
+        steps.extend(
+            plan.steps
+                .before_arm
+                .iter()
+                .map(|c| (StepWhen::BeforeArm, c)),
+        );
+    }
+    steps.extend(
+        plan.steps
+            .before_run
+            .iter()
+            .map(|c| (StepWhen::BeforeRun, c)),
+    );
+    for (when, command) in steps {
+        let record = run_step(plan, run, when, command);
+        exec.step(&record, plan)
+            .map_err(|e| PlanError::Executor(e.0))?;
+        summary.steps.push(record.clone());
+        if !record.success() {
+            if interrupt.load(Ordering::Relaxed) {
+                // Ctrl-C reached the step too: an interruption, not a failure.
+                summary.interrupted = true;
+                return Ok(());
+            }
+            return Err(PlanError::Step {
+                record: Box::new(record),
+                before: run.cell_key.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `dbio plan NAME: run 3/12 CELL (2 done, elapsed 1m, ETA 9m)`.
+fn progress_line(
+    out: &mut dyn Write,
+    plan: &Plan,
+    run: &PlannedRun,
+    summary: &Summary,
+    started: Instant,
+    eta: &Eta,
+) {
+    let n = summary.skipped + summary.completed + summary.failed.len() + 1;
+    let _ = writeln!(
+        out,
+        "dbio plan {}: run {n}/{} {}{} ({} done, elapsed {}, ETA {})",
+        plan.name,
+        plan.runs.len(),
+        run.cell_key,
+        if run.warmup { " (warm-up)" } else { "" },
+        summary.skipped + summary.completed,
+        fmt_duration(started.elapsed().as_secs_f64()),
+        fmt_duration(eta.remaining())
+    );
 }
 
 /// `12 runs completed, 1 failed, 30 left (interrupted)`.
