@@ -46,10 +46,14 @@ struct Item {
     repeat: u32,
 }
 
+/// An arm: its name, where it is defined (none for the default arm) and
+/// its settings.
+type ArmRef<'a> = (&'a str, Option<&'a Loc>, &'a [Setting]);
+
 pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanError> {
     let cells = cells(&raw);
     let default_arm;
-    let arm_list: Vec<(&str, Option<&Loc>, &[Setting])> = if raw.arms.is_empty() {
+    let arm_list: Vec<ArmRef> = if raw.arms.is_empty() {
         default_arm = DEFAULT_ARM.to_string();
         vec![(default_arm.as_str(), None, &[][..])]
     } else {
@@ -62,65 +66,11 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
     // Argument lists per arm × cell, each validated once.
     let mut cache: HashMap<Vec<String>, Resolved> = HashMap::new();
     let mut args_of: Vec<Vec<Vec<String>>> = Vec::new();
-    for (arm_name, arm_loc, arm_settings) in &arm_list {
-        let mut per_cell = Vec::new();
-        for cell in &cells {
-            // Later entries override earlier ones: workload, then arm, then cell.
-            let mut merged: BTreeMap<&str, &Setting> = BTreeMap::new();
-            for s in raw
-                .workload
-                .iter()
-                .chain(arm_settings.iter())
-                .chain(cell.values.iter().copied())
-            {
-                merged.insert(s.long.as_str(), s);
-            }
-            let lookup = |name: &str| -> Option<String> {
-                if name == "variable" {
-                    return Some(arm_name.to_string());
-                }
-                cell.values
-                    .iter()
-                    .find(|s| s.long == name)
-                    .map(|s| s.val.label())
-            };
-            let mut args = Vec::new();
-            for opt in &raw.options {
-                if let Some(s) = merged.get(opt.long.as_str()) {
-                    let val = match &s.val {
-                        Val::Text(t) => Val::Text(fill(t, &lookup)),
-                        v => v.clone(),
-                    };
-                    options::push_arg(&mut args, &opt.long, &val);
-                }
-            }
-            if !cache.contains_key(&args) {
-                let cfg = options::parse_run(&args).map_err(|msg| {
-                    let loc = blame(&msg, &merged)
-                        .or(*arm_loc)
-                        .or(raw.workload_loc.as_ref());
-                    let (line, key) = match loc {
-                        Some(l) => (l.line, l.key.clone()),
-                        None => (1, "[workload]".to_string()),
-                    };
-                    let mut context = Vec::new();
-                    if arm_loc.is_some() {
-                        context.push(format!("arm {arm_name}"));
-                    }
-                    if !cell.label.is_empty() {
-                        context.push(format!("cell {}", cell.label));
-                    }
-                    let msg = if context.is_empty() {
-                        msg.into()
-                    } else {
-                        format!("{msg}; in {}", context.join(", "))
-                    };
-                    src.err(line, key, msg)
-                })?;
-                cache.insert(args.clone(), resolve(&cfg));
-            }
-            per_cell.push(args);
-        }
+    for arm in &arm_list {
+        let per_cell = cells
+            .iter()
+            .map(|cell| cell_args(src, &raw, *arm, cell, &mut cache))
+            .collect::<Result<_, _>>()?;
         args_of.push(per_cell);
     }
 
@@ -133,7 +83,105 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
         raw.repeats,
         raw.warmup,
     );
+    let runs = planned_runs(&items, &arm_list, &cells, &args_of, &cache);
+    let warnings = relayout_warnings(&arm_list, &args_of, &cache);
+    let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
+    let arm_names = arm_list.iter().map(|a| a.0.to_string()).collect();
+    Ok(Plan {
+        name: raw.name.clone(),
+        description: raw.description.clone(),
+        path: path.to_path_buf(),
+        seed,
+        seed_given: raw.seed.is_some(),
+        order: raw.order,
+        repeats: raw.repeats,
+        warmup: raw.warmup,
+        on_failure: raw.on_failure,
+        arms: arm_names,
+        cells: cell_labels,
+        runs,
+        steps: raw.steps.clone(),
+        warnings,
+        lab: raw.lab.clone(),
+    })
+}
 
+/// The `dbio run` arguments of one arm in one cell (workload, then arm,
+/// then cell settings, placeholders filled), validated once per distinct
+/// list into `cache`; a refusal names the setting to blame.
+fn cell_args(
+    src: &Src,
+    raw: &RawPlan,
+    (arm_name, arm_loc, arm_settings): ArmRef,
+    cell: &Cell,
+    cache: &mut HashMap<Vec<String>, Resolved>,
+) -> Result<Vec<String>, PlanError> {
+    // Later entries override earlier ones: workload, then arm, then cell.
+    let mut merged: BTreeMap<&str, &Setting> = BTreeMap::new();
+    for s in raw
+        .workload
+        .iter()
+        .chain(arm_settings.iter())
+        .chain(cell.values.iter().copied())
+    {
+        merged.insert(s.long.as_str(), s);
+    }
+    let lookup = |name: &str| -> Option<String> {
+        if name == "variable" {
+            return Some(arm_name.to_string());
+        }
+        cell.values
+            .iter()
+            .find(|s| s.long == name)
+            .map(|s| s.val.label())
+    };
+    let mut args = Vec::new();
+    for opt in &raw.options {
+        if let Some(s) = merged.get(opt.long.as_str()) {
+            let val = match &s.val {
+                Val::Text(t) => Val::Text(fill(t, &lookup)),
+                v => v.clone(),
+            };
+            options::push_arg(&mut args, &opt.long, &val);
+        }
+    }
+    if !cache.contains_key(&args) {
+        let cfg = options::parse_run(&args).map_err(|msg| {
+            let loc = blame(&msg, &merged)
+                .or(arm_loc)
+                .or(raw.workload_loc.as_ref());
+            let (line, key) = match loc {
+                Some(l) => (l.line, l.key.clone()),
+                None => (1, "[workload]".to_string()),
+            };
+            let mut context = Vec::new();
+            if arm_loc.is_some() {
+                context.push(format!("arm {arm_name}"));
+            }
+            if !cell.label.is_empty() {
+                context.push(format!("cell {}", cell.label));
+            }
+            let msg = if context.is_empty() {
+                msg.into()
+            } else {
+                format!("{msg}; in {}", context.join(", "))
+            };
+            src.err(line, key, msg)
+        })?;
+        cache.insert(args.clone(), resolve(&cfg));
+    }
+    Ok(args)
+}
+
+/// The runs in their order, each with its cell key and estimate (the
+/// first run of a layout's shape also lays it out).
+fn planned_runs(
+    items: &[Item],
+    arm_list: &[ArmRef],
+    cells: &[Cell],
+    args_of: &[Vec<Vec<String>>],
+    cache: &HashMap<Vec<String>, Resolved>,
+) -> Vec<PlannedRun> {
     let mut seen_shapes: HashSet<(String, u32, u32, u64)> = HashSet::new();
     let mut runs = Vec::with_capacity(items.len());
     for (index, it) in items.iter().enumerate() {
@@ -166,27 +214,7 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
             est_seconds: est,
         });
     }
-
-    let warnings = relayout_warnings(&arm_list, &args_of, &cache);
-    let cell_labels = cells.iter().map(|c| c.label.clone()).collect();
-    let arm_names = arm_list.iter().map(|a| a.0.to_string()).collect();
-    Ok(Plan {
-        name: raw.name.clone(),
-        description: raw.description.clone(),
-        path: path.to_path_buf(),
-        seed,
-        seed_given: raw.seed.is_some(),
-        order: raw.order,
-        repeats: raw.repeats,
-        warmup: raw.warmup,
-        on_failure: raw.on_failure,
-        arms: arm_names,
-        cells: cell_labels,
-        runs,
-        steps: raw.steps.clone(),
-        warnings,
-        lab: raw.lab.clone(),
-    })
+    runs
 }
 
 /// The cross product of the swept values, the first [sweep] key outermost.
@@ -368,7 +396,7 @@ fn order(
 /// Warns when an arm's directory target is laid out again and again because
 /// the swept options change its shape (files, bs or size).
 fn relayout_warnings(
-    arms: &[(&str, Option<&Loc>, &[Setting])],
+    arms: &[ArmRef],
     args_of: &[Vec<Vec<String>>],
     cache: &HashMap<Vec<String>, Resolved>,
 ) -> Vec<String> {
