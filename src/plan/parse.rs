@@ -160,38 +160,14 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
     let mut lab_arms = Vec::new();
     for (k, v) in entries(doc.get_ref()) {
         let key: &str = k.get_ref();
-        let vline = src.line(v.span().start);
         match key {
-            "name" => {
-                let s = string(src, key, v)?;
-                let t = s.trim();
-                if t.is_empty() || t.chars().any(char::is_control) || t.len() > 200 {
-                    return Err(src.err(
-                        vline,
-                        key,
-                        "must be a non-empty single-line text of at most 200 bytes (it identifies the plan's runs in the store)",
-                    ));
-                }
-                name = Some(t.to_string());
-            }
+            "name" => name = Some(plan_name(src, key, v)?),
             "description" => plan.description = Some(string(src, key, v)?),
             "repeats" => plan.repeats = int_in(src, key, v, 1, 1000)? as u32,
             "warmup" => plan.warmup = int_in(src, key, v, 0, 100)? as u32,
             "seed" => plan.seed = Some(int_in(src, key, v, 0, i64::MAX)? as u64),
-            "order" => {
-                plan.order = match choice(src, key, v, &["shuffled", "interleaved", "sequential"])?
-                {
-                    "shuffled" => Order::Shuffled,
-                    "interleaved" => Order::Interleaved,
-                    _ => Order::Sequential,
-                }
-            }
-            "on_failure" => {
-                plan.on_failure = match choice(src, key, v, &["stop", "continue"])? {
-                    "stop" => OnFailure::Stop,
-                    _ => OnFailure::Continue,
-                }
-            }
+            "order" => plan.order = order(src, key, v)?,
+            "on_failure" => plan.on_failure = on_failure(src, key, v)?,
             "workload" => {
                 let t = table(src, key, v)?;
                 plan.workload = settings(src, &options, t, "[workload]")?;
@@ -215,20 +191,7 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
                 plan.lab = Some(lab);
                 lab_arms = arms;
             }
-            other => {
-                let line = src.line(k.span().start);
-                let msg = if options::lookup(&options, other).is_ok() {
-                    "is an option of dbio run: set it under [workload] (shared by all arms), [sweep] (a list of values) or [variables.NAME]".to_string()
-                } else {
-                    let mut m = "unknown key".to_string();
-                    match options::suggest(other, PLAN_KEYS.iter().copied()) {
-                        Some(s) => m.push_str(&format!(" (did you mean {s}?)")),
-                        None => m.push_str(&format!(" (plan keys: {})", PLAN_KEYS.join(", "))),
-                    }
-                    m
-                };
-                return Err(src.err(line, other, msg));
-            }
+            other => return Err(unknown_key(src, &options, src.line(k.span().start), other)),
         }
     }
     plan.name = name.ok_or_else(|| {
@@ -254,6 +217,53 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
     cross_check(src, &plan)?;
     plan.options = options;
     Ok(plan)
+}
+
+/// `name`: one line of at most 200 bytes, trimmed.
+fn plan_name(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<String, PlanError> {
+    let s = string(src, key, v)?;
+    let t = s.trim();
+    if t.is_empty() || t.chars().any(char::is_control) || t.len() > 200 {
+        return Err(src.err(
+            src.line(v.span().start),
+            key,
+            "must be a non-empty single-line text of at most 200 bytes (it identifies the plan's runs in the store)",
+        ));
+    }
+    Ok(t.to_string())
+}
+
+fn order(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<Order, PlanError> {
+    Ok(
+        match choice(src, key, v, &["shuffled", "interleaved", "sequential"])? {
+            "shuffled" => Order::Shuffled,
+            "interleaved" => Order::Interleaved,
+            _ => Order::Sequential,
+        },
+    )
+}
+
+fn on_failure(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<OnFailure, PlanError> {
+    Ok(match choice(src, key, v, &["stop", "continue"])? {
+        "stop" => OnFailure::Stop,
+        _ => OnFailure::Continue,
+    })
+}
+
+/// A top-level key that is not the plan's: an option of `dbio run` says
+/// where it goes, anything else the nearest plan key (or all of them).
+fn unknown_key(src: &Src, options: &[RunOption], line: usize, key: &str) -> PlanError {
+    let msg = if options::lookup(options, key).is_ok() {
+        "is an option of dbio run: set it under [workload] (shared by all arms), [sweep] (a list of values) or [variables.NAME]".to_string()
+    } else {
+        let mut m = "unknown key".to_string();
+        match options::suggest(key, PLAN_KEYS.iter().copied()) {
+            Some(s) => m.push_str(&format!(" (did you mean {s}?)")),
+            None => m.push_str(&format!(" (plan keys: {})", PLAN_KEYS.join(", "))),
+        }
+        m
+    };
+    src.err(line, key, msg)
 }
 
 pub(super) fn string(src: &Src, key: &str, v: &Spanned<DeValue<'_>>) -> Result<String, PlanError> {
