@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::CommandError;
-use crate::config::{RunConfig, RunLength};
+use crate::config::{RunConfig, RunLength, WorkloadConfig};
 use crate::environment::Environment;
 use crate::harness::{self, RunResult, Status};
 use crate::measure::stats::KINDS;
@@ -15,6 +15,7 @@ use crate::samplers::status::StatusLine;
 use crate::storage::{Target, TargetError};
 use crate::store::{NewRun, Store, encode_histogram, unsaved};
 use crate::workload::raw::Raw;
+use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::EVENTS;
 use crate::workload::slob::run::{self as slob_run, Slob};
 use crate::workload::{SetupError, Shared};
@@ -65,14 +66,16 @@ pub fn run(
     let show_progress = matches!(progress, Progress::Tty);
     // Plans (quiet, one line per run) say it too: once per target.
     let announce = !quiet || output == Output::Line;
-    if let Some(my) = cfg.mysql.as_ref().filter(|m| m.server.url.is_none()) {
+    if let WorkloadConfig::Mysql(my) = &cfg.workload
+        && my.server.url.is_none()
+    {
         // No MariaDB: one line, before the target is made.
         crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
             .map_err(super::run_db::command_error)?;
     }
-    let target = match cfg.pg.is_some() || cfg.mysql.is_some() {
-        true => super::run_db::target(cfg, announce).map_err(layout_error)?,
-        false => Target::prepare(cfg, progress, announce, interrupt).map_err(layout_error)?,
+    let target = match cfg.workload.server() {
+        Some(server) => super::run_db::target(cfg, server, announce).map_err(layout_error)?,
+        None => Target::prepare(cfg, progress, announce, interrupt).map_err(layout_error)?,
     };
     let (total_s, ramp_s) = match cfg.length {
         RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
@@ -99,14 +102,11 @@ pub fn run(
         opts,
         progress: show_progress,
     };
-    let (report, histograms) = match (&cfg.pg, &cfg.slob) {
-        (None, None) if cfg.mysql.is_some() => {
-            let my = cfg.mysql.as_ref().expect("checked");
-            super::run_db::run(my, &target, server(opts))?
-        }
-        (Some(pg), _) => super::run_db::run(pg, &target, server(opts))?,
-        (None, None) => {
-            let mut work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
+    let (report, histograms) = match &cfg.workload {
+        WorkloadConfig::Mysql(my) => super::run_db::run(my, &target, server(opts))?,
+        WorkloadConfig::Pg(pg) => super::run_db::run(pg, &target, server(opts))?,
+        WorkloadConfig::Raw(raw) => {
+            let mut work = Raw::new(cfg, raw, &target, &shared).map_err(setup_error)?;
             let result = harness::run(&work, &shared, opts).result;
             match work.finish() {
                 Ok(Some((n, secs))) if output == Output::Text && !quiet => eprintln!(
@@ -125,7 +125,7 @@ pub fn run(
                 histograms,
             )
         }
-        (None, Some(slob)) => {
+        WorkloadConfig::Slob(slob) => {
             let redo = slob_run::prepare_redo(slob, cfg.seed, progress, interrupt)
                 .map_err(layout_error)?;
             let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
@@ -135,6 +135,7 @@ pub fn run(
             let threads = [slob.sessions(), slob.db_writers];
             slob_report(
                 cfg,
+                slob,
                 &target,
                 out.result,
                 &run,
@@ -292,13 +293,13 @@ pub(crate) fn kept_or_lost(
 /// `[sessions, db writers]` threads.
 pub(crate) fn slob_report(
     cfg: &RunConfig,
+    slob: &SlobConfig,
     target: &Target,
     result: RunResult,
     run: &slob_run::SlobRun,
     [sessions, writers]: [u32; 2],
     env: Environment,
 ) -> (Report, Vec<(String, Vec<u8>)>) {
-    let slob = cfg.slob.as_ref().expect("a SLOB model run");
     let mut histograms = histograms(&result);
     let mut events = run.sessions.events.clone();
     events.merge(&run.dbwr.events);
@@ -481,7 +482,7 @@ pub(crate) const NO_MPI: &str = "--mpi: this dbio was built without MPI; build i
 /// a size that does not split into whole blocks per file.
 fn say_rounding(cfg: &crate::config::RunConfig, asked_cache: Option<u64>) {
     use crate::units::fmt_size;
-    if let (Some(slob), Some(asked)) = (&cfg.slob, asked_cache)
+    if let (Some(slob), Some(asked)) = (cfg.workload.model(), asked_cache)
         && asked > slob.cache_bytes
     {
         eprintln!(
@@ -490,7 +491,7 @@ fn say_rounding(cfg: &crate::config::RunConfig, asked_cache: Option<u64>) {
             fmt_size(slob.cache_bytes)
         );
     }
-    if cfg.slob.is_none()
+    if cfg.workload.model().is_none()
         && let Some(size) = cfg.size_bytes
         && !crate::storage::device::is_block_device(&cfg.target)
     {

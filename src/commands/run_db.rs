@@ -15,7 +15,7 @@ use crate::samplers::telemetry::TelemetrySummary;
 use crate::storage::{Target, TargetError, TargetKind};
 use crate::store::encode_histogram;
 use crate::workload::Shared;
-use crate::workload::db::{DbPart, ServerError};
+use crate::workload::db::{DbPart, ServerConfig, ServerError};
 
 /// Latency histograms to store, by name.
 pub type Histograms = Vec<(String, Vec<u8>)>;
@@ -33,11 +33,13 @@ pub fn command_error(e: ServerError) -> CommandError {
 /// starts, the directory passes the same checks as any target (not a
 /// mistyped path, not an unmounted mount point; at most its last component
 /// created) and is locked for the run.
-pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
-    let own_server = cfg.mysql.as_ref().is_some_and(|m| m.server.url.is_none())
-        || cfg.pg.as_ref().is_some_and(|p| p.server.url.is_none());
+pub fn target(
+    cfg: &RunConfig,
+    server: &ServerConfig,
+    announce: bool,
+) -> Result<Target, TargetError> {
     let mut locks = Vec::new();
-    if own_server {
+    if server.url.is_none() {
         crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
         let created = crate::storage::layout::create_last(&cfg.target)?;
         match crate::storage::lock::TargetLock::directory(&cfg.target) {

@@ -15,7 +15,7 @@ use super::world::{World, abort_on_panic};
 use crate::cli::RunArgs;
 use crate::commands::CommandError;
 use crate::commands::run::{self as run_cmd, Output, RunMeta, RunOutcome};
-use crate::config::{RunConfig, RunLength};
+use crate::config::{RunConfig, RunLength, WorkloadConfig};
 use crate::environment::Environment;
 use crate::harness::{self, Status};
 use crate::report::Report;
@@ -176,13 +176,17 @@ pub(super) fn run_rank(
         SetupError::Target(e) => CommandError::Failed(e.to_string()),
         e => CommandError::Usage(e.to_string()),
     };
-    let (result, slob_run, threads) = match &cfg.slob {
-        None => {
-            let work = world.agree(Raw::new(&cfg, &target, &shared).map_err(setup_error))?;
+    let (result, slob_run, threads) = match &cfg.workload {
+        WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => {
+            return Err(CommandError::Usage(NO_SERVER_UNDER_MPI.into()));
+        }
+        WorkloadConfig::Raw(raw) => {
+            let work = Raw::new(&cfg, raw, &target, &shared).map_err(setup_error);
+            let work = world.agree(work)?;
             let out = harness::run_synced(&work, &shared, opts, Some(world));
             (out.result, None, work.threads().total())
         }
-        Some(slob) => {
+        WorkloadConfig::Slob(slob) => {
             let redo = world.busy("laying out its redo logs", &interrupt, |stop| {
                 slob_run::prepare_redo(slob, cfg.seed, &show_progress.into(), stop)
             });
@@ -235,9 +239,8 @@ pub(super) fn run_rank(
         merged.mpi.missing_ranks = missing;
     }
     let job = job_config(&cfg, &template, world.size);
-    let (mut report, histograms) = match (slob_run, merged.slob) {
-        (Some(local), Some([sessions, dbwr, lgwr])) => {
-            let slob = cfg.slob.as_ref().expect("a SLOB model run");
+    let (mut report, histograms) = match (cfg.workload.model(), slob_run, merged.slob) {
+        (Some(slob), Some(local), Some([sessions, dbwr, lgwr])) => {
             let run = SlobRun {
                 sessions,
                 dbwr,
@@ -245,7 +248,7 @@ pub(super) fn run_rank(
                 redo_files: local.redo_files,
             };
             let threads = [slob.sessions(), slob.db_writers].map(|n| n * world.size);
-            run_cmd::slob_report(&job, &target, merged.result, &run, threads, env)
+            run_cmd::slob_report(&job, slob, &target, merged.result, &run, threads, env)
         }
         _ => {
             let histograms = run_cmd::histograms(&merged.result);
@@ -269,6 +272,9 @@ pub(super) fn run_rank(
     saved.map(Some)
 }
 
+/// Why a server workload does not run under MPI.
+const NO_SERVER_UNDER_MPI: &str = "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)";
+
 /// This rank's options checked into its run's settings.
 fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
     for t in tags {
@@ -276,9 +282,7 @@ fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
     }
     use crate::cli::WorkloadKind;
     if !matches!(args.workload, WorkloadKind::Raw | WorkloadKind::Slob) {
-        return Err(CommandError::Usage(
-            "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)".into(),
-        ));
+        return Err(CommandError::Usage(NO_SERVER_UNDER_MPI.into()));
     }
     let cfg = args
         .into_config()
