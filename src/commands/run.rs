@@ -4,21 +4,19 @@
 use std::sync::atomic::AtomicBool;
 
 use super::CommandError;
-use crate::config::{RunConfig, RunLength, WorkloadConfig};
+use super::measure::{Alone, How, Measured, measure};
+use crate::config::RunConfig;
 use crate::environment::Environment;
-use crate::harness::{self, RunResult, Status};
+use crate::harness::{RunResult, Status};
 use crate::measure::stats::KINDS;
 use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
 use crate::samplers::progress::Progress;
-use crate::samplers::status::StatusLine;
 use crate::storage::{Target, TargetError};
 use crate::store::{NewRun, Store, encode_histogram, unsaved};
-use crate::workload::raw::Raw;
 use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::EVENTS;
 use crate::workload::slob::run::{self as slob_run, Slob};
-use crate::workload::{SetupError, Shared};
 
 /// How a run's report is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,88 +60,15 @@ pub fn run(
     meta: &RunMeta,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, CommandError> {
-    // A server's load shows its own line on a terminal.
-    let show_progress = matches!(progress, Progress::Tty);
-    // Plans (quiet, one line per run) say it too: once per target.
-    let announce = !quiet || output == Output::Line;
-    if let WorkloadConfig::Mysql(my) = &cfg.workload
-        && my.server.url.is_none()
-    {
-        // No MariaDB: one line, before the target is made.
-        crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
-            .map_err(super::run_db::command_error)?;
-    }
-    let target = match cfg.workload.server() {
-        Some(server) => super::run_db::target(cfg, server, announce).map_err(layout_error)?,
-        None => Target::prepare(cfg, progress, announce, interrupt).map_err(layout_error)?,
-    };
-    let (total_s, ramp_s) = match cfg.length {
-        RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
-        RunLength::Ops { .. } => (None, 0.0),
-    };
-    let status = StatusLine::new(progress.clone(), total_s, ramp_s);
-    let setup_error = |e| match e {
-        SetupError::Target(e) => CommandError::Failed(e.to_string()),
-        e => CommandError::Usage(e.to_string()),
-    };
-    let shared = Shared::new(ramp_s);
-    let opts = harness::Options {
-        time_s: match cfg.length {
-            RunLength::Time { time_s, .. } => Some(time_s),
-            RunLength::Ops { .. } => None,
-        },
-        interval_s: cfg.interval_s,
+    let how = How {
+        progress,
+        // Plans (quiet, one line per run) say it too: once per target.
+        announce: !quiet || output == Output::Line,
+        notes: output == Output::Text && !quiet,
         interrupt,
-        status,
     };
-    let server = |opts| super::run_db::Ctx {
-        cfg,
-        shared: &shared,
-        opts,
-        progress: show_progress,
-    };
-    let (report, histograms) = match &cfg.workload {
-        WorkloadConfig::Mysql(my) => super::run_db::run(my, &target, server(opts))?,
-        WorkloadConfig::Pg(pg) => super::run_db::run(pg, &target, server(opts))?,
-        WorkloadConfig::Raw(raw) => {
-            let mut work = Raw::new(cfg, raw, &target, &shared).map_err(setup_error)?;
-            let result = harness::run(&work, &shared, opts).result;
-            match work.finish() {
-                Ok(Some((n, secs))) if output == Output::Text && !quiet => eprintln!(
-                    "lost-write map saved at sync point {n} ({:.1} ms: data files fsynced, map written)",
-                    secs * 1e3
-                ),
-                Ok(_) => {}
-                Err(e) => eprintln!(
-                    "warning: the lost-write map was not saved: {}",
-                    crate::terminal::line(&e.to_string())
-                ),
-            }
-            let histograms = histograms(&result);
-            (
-                Report::new(cfg, &target, result, Environment::capture()),
-                histograms,
-            )
-        }
-        WorkloadConfig::Slob(slob) => {
-            let redo = slob_run::prepare_redo(slob, cfg.seed, progress, interrupt)
-                .map_err(layout_error)?;
-            let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
-            let out = harness::run(&work, &shared, opts);
-            let run = work.finish(&out.parts);
-            slob_ended(work);
-            let threads = [slob.sessions(), slob.db_writers];
-            slob_report(
-                cfg,
-                slob,
-                &target,
-                out.result,
-                &run,
-                threads,
-                Environment::capture(),
-            )
-        }
-    };
+    let Measured { target, ran } = measure(cfg, &how, &Alone)?;
+    let (report, histograms) = ran.report(cfg, &target, Environment::capture());
     let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
     progress.json(&serde_json::json!({
         "event": "saved",

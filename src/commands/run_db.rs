@@ -8,7 +8,7 @@
 use super::CommandError;
 use crate::config::RunConfig;
 use crate::environment::Environment;
-use crate::harness::{Options, Outcome, Status};
+use crate::harness::{Options, Outcome, StartSync, Status};
 use crate::measure::stats::OpStats;
 use crate::report::Report;
 use crate::samplers::telemetry::TelemetrySummary;
@@ -70,11 +70,13 @@ pub fn target(
 }
 
 /// What a server run hands its arm: the run's settings, what its threads
-/// share, the harness's options, and whether to show progress.
+/// share, the harness's options and start, and whether to show progress.
 pub struct Ctx<'a> {
     pub cfg: &'a RunConfig,
     pub shared: &'a Shared,
     pub opts: Options<'a>,
+    /// Who the sessions start with (`None`: this process alone).
+    pub sync: Option<&'a dyn StartSync>,
     pub progress: bool,
 }
 
