@@ -1,5 +1,7 @@
-//! `dbio run`: prepare the target, run, report, and keep the run in the
-//! store — the one path every run takes, whether typed or part of a plan.
+//! `dbio run` on this host, typed or part of a plan or a lab: the run
+//! measured (`measure.rs`, the one path every run takes), its report shown,
+//! and the run kept in the store; what MPI ranks share of it (the report of
+//! a SLOB run, showing and saving).
 
 use std::sync::atomic::AtomicBool;
 
