@@ -59,22 +59,21 @@ fn raw_settings_read_back_as_written() {
 
 #[test]
 fn slob_settings_read_back_as_written() {
-    let (json, back) = round_trip(&[
-        "--workload",
-        "slob",
-        "--sessions",
-        "4",
-        "--scale",
-        "1000",
-        "--update-pct",
-        "20",
-        "--flavor",
-        "postgres",
-        "--think-frequency",
-        "5",
-        "--work-loop",
-        "10",
-    ]);
+    let args = [
+        &[
+            "--workload",
+            "slob",
+            "--flavor",
+            "postgres",
+            "--think-frequency",
+            "5",
+            "--work-loop",
+            "10",
+        ][..],
+        &crate::cli::db::SHAPE[..],
+    ]
+    .concat();
+    let (json, back) = round_trip(&args);
     assert!(json.contains("\"flavor\": \"postgres\""), "{json}");
     assert!(json.contains("\"pattern\": null"), "{json}");
     let m = back.workload.model().expect("a slob run");
