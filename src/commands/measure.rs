@@ -114,18 +114,7 @@ pub fn measure<'a, P: Peers>(
     how: &How,
     peers: &P,
 ) -> Result<Measured<'a>, CommandError> {
-    let target = match &cfg.workload {
-        WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) => peers.target(cfg, how)?,
-        WorkloadConfig::Pg(pg) => server_target(cfg, &pg.server, how)?,
-        WorkloadConfig::Mysql(my) => {
-            if my.server.url.is_none() {
-                // No MariaDB: one line, before the target is made.
-                crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
-                    .map_err(run_db::command_error)?;
-            }
-            server_target(cfg, &my.server, how)?
-        }
-    };
+    let target = target(cfg, how, peers)?;
     let shared = Shared::new(cfg.ramp_s());
     let opts = harness::Options {
         time_s: cfg.time_s(),
@@ -147,8 +136,8 @@ pub fn measure<'a, P: Peers>(
             raw_run(peers.agree(work)?, &shared, opts, how, sync)
         }
         WorkloadConfig::Slob(slob) => slob_run(cfg, slob, &target, &shared, opts, how, peers)?,
-        WorkloadConfig::Pg(pg) => server(run_db::run(pg, &target, ctx(opts))?),
-        WorkloadConfig::Mysql(my) => server(run_db::run(my, &target, ctx(opts))?),
+        WorkloadConfig::Pg(pg) => reported(run_db::run(pg, &target, ctx(opts))?),
+        WorkloadConfig::Mysql(my) => reported(run_db::run(my, &target, ctx(opts))?),
     };
     Ok(Measured { target, ran })
 }
@@ -186,18 +175,26 @@ fn setup_error(e: SetupError) -> CommandError {
     }
 }
 
-/// A server run's target: its directory, checked and locked for a server
-/// dbio starts.
-fn server_target(
-    cfg: &RunConfig,
-    server: &ServerConfig,
-    how: &How,
-) -> Result<Target, CommandError> {
-    run_db::target(cfg, server, how.announce).map_err(layout_error)
+/// The run's target: the data files dbio lays out (as `peers` do), or a
+/// server's directory, checked and locked for a server dbio starts (after
+/// finding MariaDB: no target is made without it).
+fn target<P: Peers>(cfg: &RunConfig, how: &How, peers: &P) -> Result<Target, CommandError> {
+    let server = |s: &ServerConfig| run_db::target(cfg, s, how.announce).map_err(layout_error);
+    match &cfg.workload {
+        WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) => peers.target(cfg, how),
+        WorkloadConfig::Pg(pg) => server(&pg.server),
+        WorkloadConfig::Mysql(my) => {
+            if my.server.url.is_none() {
+                crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
+                    .map_err(run_db::command_error)?;
+            }
+            server(&my.server)
+        }
+    }
 }
 
 /// A server arm's report as what it ran.
-fn server<'a>((report, histograms): (Report, Histograms)) -> Ran<'a> {
+fn reported<'a>((report, histograms): (Report, Histograms)) -> Ran<'a> {
     Ran::Server {
         report: Box::new(report),
         histograms,
