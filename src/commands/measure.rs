@@ -92,7 +92,7 @@ pub enum Ran<'a> {
     Slob {
         slob: &'a SlobConfig,
         result: RunResult,
-        run: SlobRun,
+        run: Box<SlobRun>,
         threads: u32,
     },
     /// A database server's run, reported by its arm (`run_db::Arm`).
@@ -248,7 +248,7 @@ fn slob_run<'a, P: Peers>(
     Ok(Ran::Slob {
         slob,
         result: out.result,
-        run,
+        run: Box::new(run),
         threads,
     })
 }
