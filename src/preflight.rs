@@ -11,7 +11,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, WorkloadConfig};
 use crate::storage::manifest::Manifest;
 use crate::storage::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
 use crate::units::fmt_size;
@@ -22,6 +22,7 @@ use crate::workload::mysql::space;
 use crate::workload::pg::PgConfig;
 use crate::workload::pg::server as pg_server;
 use crate::workload::pg::space::Estimate;
+use crate::workload::slob::SlobConfig;
 
 /// Why a run cannot start on this host: one line each.
 #[derive(Debug, thiserror::Error)]
@@ -49,28 +50,39 @@ pub fn check(cfg: &RunConfig) -> Result<(), PreflightError> {
     if device::is_block_device(&cfg.target) {
         return Ok(());
     }
-    if let Some(pg) = &cfg.pg {
-        return match pg.server.url {
+    let data = data_bytes(cfg);
+    match &cfg.workload {
+        WorkloadConfig::Raw(_) => {
+            check_hotspot(cfg, data)?;
+            check_space(cfg, data, None)
+        }
+        WorkloadConfig::Slob(s) => check_space(cfg, data, Some(s)),
+        WorkloadConfig::Pg(pg) => match pg.server.url {
             Some(_) => Ok(()),
             None => check_pg_space(cfg, pg),
-        };
+        },
+        WorkloadConfig::Mysql(my) => {
+            check_hotspot(cfg, data)?;
+            match my.server.url {
+                Some(_) => Ok(()),
+                None => check_mysql_space(cfg, my),
+            }
+        }
     }
-    let data = data_bytes(cfg);
-    if let Some(h) = cfg.hotspot
-        && cfg.slob.is_none()
-        && h.offset_bytes.saturating_add(h.size_bytes) > data
-    {
-        return Err(PreflightError::Refused(format!(
-            "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of the data ({}); make the hot spot smaller or --size larger",
-            h.offset_bytes >> 20,
-            h.size_bytes >> 20,
-            fmt_size(data)
-        )));
-    }
-    match &cfg.mysql {
-        Some(my) if my.server.url.is_none() => check_mysql_space(cfg, my),
-        Some(_) => Ok(()),
-        None => check_space(cfg, data),
+}
+
+/// Refuses a hot spot past the end of `data` bytes.
+fn check_hotspot(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
+    match cfg.hotspot {
+        Some(h) if h.offset_bytes.saturating_add(h.size_bytes) > data => {
+            Err(PreflightError::Refused(format!(
+                "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of the data ({}); make the hot spot smaller or --size larger",
+                h.offset_bytes >> 20,
+                h.size_bytes >> 20,
+                fmt_size(data)
+            )))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -103,7 +115,7 @@ pub fn check_buffers(cfg: &RunConfig, available: u64) -> Result<(), PreflightErr
     let io = u64::from(cfg.sessions)
         .saturating_mul(u64::from(cfg.iodepth))
         .saturating_mul(bs);
-    let slob = cfg.slob.as_ref().map_or(0, |s| {
+    let slob = cfg.workload.model().map_or(0, |s| {
         s.cache_bytes
             .saturating_add(u64::from(s.db_writers) * u64::from(s.dbwr_batch) * bs)
             .saturating_add(s.log_buffer.saturating_mul(2))
@@ -217,9 +229,13 @@ fn first_short(demands: &[Demand]) -> Result<Option<(PathBuf, u64, u64)>, Prefli
     Ok(None)
 }
 
-/// Refuses data files (and slob's redo logs) that do not fit in free space.
-fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
-    let redo = cfg.slob.as_ref().map(|s| {
+/// Refuses data files (and the SLOB `model`'s redo logs) that do not fit in free space.
+fn check_space(
+    cfg: &RunConfig,
+    data: u64,
+    model: Option<&SlobConfig>,
+) -> Result<(), PreflightError> {
+    let redo = model.map(|s| {
         (
             s.redo_dir.join(REDO_SUBDIR),
             u64::from(s.redo_files).saturating_mul(s.redo_file_size),
@@ -235,7 +251,7 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
     let Some((at, need, free)) = first_short(&demands(&wants)?)? else {
         return Ok(());
     };
-    let what = match &cfg.slob {
+    let what = match model {
         None => format!(
             "--size {} of data files",
             fmt_size(cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE))
@@ -249,7 +265,7 @@ fn check_space(cfg: &RunConfig, data: u64) -> Result<(), PreflightError> {
             fmt_size(s.redo_file_size)
         ),
     };
-    let fix = if cfg.slob.is_some() {
+    let fix = if model.is_some() {
         "give a smaller --scale, fewer --schemas or smaller redo logs, or --redo-dir elsewhere"
     } else {
         "give a smaller --size"

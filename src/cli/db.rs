@@ -10,7 +10,7 @@ use crate::cli::Refused;
 use std::path::PathBuf;
 
 use crate::cli::RunArgs;
-use crate::config::{RunConfig, RunLength};
+use crate::config::{RunConfig, RunLength, WorkloadConfig};
 use crate::workload::db::ServerConfig;
 use crate::workload::dist::Distribution;
 use crate::workload::slob::SlobConfig;
@@ -172,16 +172,15 @@ pub fn refuse_with_url(
 /// A server run's configuration from its options (checked by
 /// [`refuse_model_options`] and [`refuse_with_url`] first): the target is a
 /// directory, SLOB's shape within [`MAX_SCALE`](super::data::MAX_SCALE),
-/// the memory limit above the cache. Returns the run (without the server's
-/// own section), SLOB's shape, `--redo-dir` and the server's options.
+/// the memory limit above the cache. `workload` makes the server's own
+/// section from SLOB's shape, `--redo-dir` and the server's options.
 pub fn resolve(
     a: RunArgs,
     server: ServerArgs,
     i: &Instead,
-    page: u32,
-    files: u32,
-) -> Result<(RunConfig, SlobConfig, Option<PathBuf>, ServerConfig), Refused> {
-    let memory_opt = server.names[2];
+    (page, files): (u32, u32),
+    workload: impl FnOnce(SlobConfig, Option<PathBuf>, ServerConfig) -> WorkloadConfig,
+) -> Result<RunConfig, Refused> {
     if crate::storage::device::is_block_device(&a.target) {
         return Err(format!(
             "--target {} is a block device; --workload {} needs a directory on a mounted filesystem for {}",
@@ -195,7 +194,34 @@ pub fn resolve(
     let work_loop = a.slob.work_loop;
     let slob = a
         .slob
+        .clone()
         .into_config(a.sessions, page, 1, hotspot, Some(&a.target))?;
+    check_shape(&slob, &server, i)?;
+    let sessions = slob.sessions();
+    let length = length(work_loop, sessions, a.time, a.ramp)?;
+    let size = slob.scale_blocks * u64::from(slob.schemas) * u64::from(page);
+    let server = ServerConfig {
+        bin: server.bin,
+        set: server.set,
+        memory_bytes: server.memory,
+        url_redacted: server.url.as_deref().map(crate::workload::db::redact),
+        url: server.url,
+    };
+    Ok(RunConfig {
+        files,
+        size_bytes: Some(size),
+        block_size: page,
+        sessions,
+        length,
+        hotspot,
+        ..a.shared(workload(slob, redo_dir, server))
+    })
+}
+
+/// SLOB's shape within what a server workload handles, and the server's
+/// memory limit above its cache and processes.
+fn check_shape(slob: &SlobConfig, server: &ServerArgs, i: &Instead) -> Result<(), Refused> {
+    let memory_opt = server.names[2];
     let max = crate::workload::db::data::MAX_SCALE;
     if slob.scale_blocks > max {
         return Err(format!(
@@ -216,47 +242,7 @@ pub fn resolve(
             ).into());
         }
     }
-    let sessions = slob.sessions();
-    let length = length(work_loop, sessions, a.time, a.ramp)?;
-    let seed = a.seed.unwrap_or_else(crate::cli::random_seed);
-    let run = RunConfig {
-        workload: i.workload,
-        target: a.target,
-        files,
-        size_bytes: Some(slob.scale_blocks * u64::from(slob.schemas) * u64::from(page)),
-        block_size: page,
-        // A database workload has no raw pattern: its mix is --update-pct.
-        pattern: None,
-        read_pct: None,
-        sessions,
-        iodepth: 1,
-        engine: a.engine,
-        uring: None,
-        io_mode: a.io_mode,
-        length,
-        distribution: Distribution::Uniform,
-        hotspot,
-        rate_iops: None,
-        seed,
-        load_parallel: 1,
-        outlier_ms: a.outlier_ms,
-        interval_s: a.interval,
-        destroy_device: None,
-        allow_root_fs: a.allow_root_fs,
-        verify: Default::default(),
-        content: Default::default(),
-        slob: None,
-        mysql: None,
-        pg: None,
-    };
-    let server = ServerConfig {
-        bin: server.bin,
-        set: server.set,
-        memory_bytes: server.memory,
-        url_redacted: server.url.as_deref().map(crate::workload::db::redact),
-        url: server.url,
-    };
-    Ok((run, slob, redo_dir, server))
+    Ok(())
 }
 
 /// `--work-loop` operations per session, or `--time` after `--ramp`.

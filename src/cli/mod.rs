@@ -8,7 +8,9 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::cli::slob::SlobArgs;
 use crate::cli::uring::UringArgs;
-use crate::config::{EngineKind, HotspotConfig, IoMode, Pattern, RunConfig, RunLength};
+use crate::config::{
+    EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength, WorkloadConfig,
+};
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
 use choice::choice;
@@ -26,6 +28,9 @@ pub mod run_help;
 pub mod run_options;
 pub mod slob;
 pub mod uring;
+
+#[cfg(test)]
+mod config_json_tests;
 
 /// The directory used when `--target` is not given.
 pub const DEFAULT_TARGET: &str = "dbio-data";
@@ -519,6 +524,39 @@ const DEFAULT_BS: u32 = 8192;
 impl RunArgs {
     /// Checks the combinations clap cannot and resolves defaults.
     pub fn into_config(self) -> Result<RunConfig, Refused> {
+        self.check_paths()?;
+        self.check_checks()?;
+        self.check_content()?;
+        match self.workload {
+            WorkloadKind::Pg => {
+                if let Some(opt) = self.mysql.first_given() {
+                    return Err(format!(
+                        "{opt} applies to --workload mysql; use --pg-set with --workload pg"
+                    )
+                    .into());
+                }
+                self.into_pg_config()
+            }
+            WorkloadKind::Mysql => self.into_mysql_config(),
+            WorkloadKind::Slob => {
+                self.refuse_server_options()?;
+                self.into_slob_config()
+            }
+            WorkloadKind::Raw => {
+                self.refuse_server_options()?;
+                if let Some(opt) = self.slob.first_given() {
+                    return Err(format!(
+                        "{opt} applies to --workload slob; add --workload slob or drop {opt}"
+                    )
+                    .into());
+                }
+                self.into_raw_config()
+            }
+        }
+    }
+
+    /// Paths the run records are UTF-8; `--region-per-rank` comes with `--mpi`.
+    fn check_paths(&self) -> Result<(), Refused> {
         utf8_path("--target", &self.target)?;
         if let Some(dir) = &self.slob.redo_dir {
             utf8_path("--redo-dir", dir)?;
@@ -531,6 +569,11 @@ impl RunArgs {
                 "--region-per-rank shares one block device among the ranks of an MPI run; add --mpi (and start it with mpirun)".into(),
             );
         }
+        Ok(())
+    }
+
+    /// `--verify` and `--verify-after-write` on raw only; the map's sync interval in range.
+    fn check_checks(&self) -> Result<(), Refused> {
         if self.workload != WorkloadKind::Raw && (self.verify || self.verify_after_write) {
             let opt = if self.verify {
                 "--verify"
@@ -541,10 +584,7 @@ impl RunArgs {
                 "{opt} applies to --workload raw only: a database model's reads are not checked; drop {opt} (a slob tablespace can be checked afterwards with `dbio verify --target`)"
             ).into());
         }
-        let content = crate::storage::content::ContentSpec {
-            compress_pct: self.compress_pct,
-            dedupe_pct: self.dedupe_pct,
-        };
+        let content = self.content();
         content.check().map_err(|e| e.to_string())?;
         if !(self.verify_sync_interval >= 0.0 && self.verify_sync_interval <= 86400.0) {
             return Err(format!(
@@ -552,32 +592,28 @@ impl RunArgs {
                 self.verify_sync_interval
             ).into());
         }
-        if !matches!(self.workload, WorkloadKind::Raw | WorkloadKind::Slob) && !content.is_default()
-        {
+        Ok(())
+    }
+
+    /// Block content and `--flavor` only where dbio writes the blocks itself.
+    fn check_content(&self) -> Result<(), Refused> {
+        let server = matches!(self.workload, WorkloadKind::Pg | WorkloadKind::Mysql);
+        if server && !self.content().is_default() {
             return Err(
                 "--compress-pct and --dedupe-pct apply to --workload raw and slob only: PostgreSQL and MariaDB write their own block content; drop them".into(),
             );
         }
-        if matches!(self.workload, WorkloadKind::Pg | WorkloadKind::Mysql)
-            && let Some(f) = self.slob.flavor
-        {
+        if server && let Some(f) = self.slob.flavor {
             return Err(format!(
                 "--flavor {} shapes the model's redo (--workload slob); a real server logs its own way: drop --flavor",
                 if f.is_oracle() { "oracle" } else { "postgres" }
             ).into());
         }
-        if self.workload == WorkloadKind::Pg {
-            if let Some(opt) = self.mysql.first_given() {
-                return Err(format!(
-                    "{opt} applies to --workload mysql; use --pg-set with --workload pg"
-                )
-                .into());
-            }
-            return self.into_pg_config();
-        }
-        if self.workload == WorkloadKind::Mysql {
-            return self.into_mysql_config();
-        }
+        Ok(())
+    }
+
+    /// The servers' options refused with a workload that starts no server.
+    fn refuse_server_options(&self) -> Result<(), Refused> {
         if let Some(opt) = self.mysql.first_given() {
             return Err(format!(
                 "{opt} applies to --workload mysql; add --workload mysql or drop {opt}"
@@ -589,30 +625,22 @@ impl RunArgs {
                 format!("{opt} applies to --workload pg; add --workload pg or drop {opt}").into(),
             );
         }
-        if self.workload == WorkloadKind::Slob {
-            return self.into_slob_config();
+        Ok(())
+    }
+
+    /// `--compress-pct` and `--dedupe-pct`.
+    fn content(&self) -> crate::storage::content::ContentSpec {
+        crate::storage::content::ContentSpec {
+            compress_pct: self.compress_pct,
+            dedupe_pct: self.dedupe_pct,
         }
-        if let Some(opt) = self.slob.first_given() {
-            return Err(format!(
-                "{opt} applies to --workload slob; add --workload slob or drop {opt}"
-            )
-            .into());
-        }
+    }
+
+    /// `--workload raw`: its pattern and mix, length, size and pacing checked.
+    fn into_raw_config(self) -> Result<RunConfig, Refused> {
         let pattern = self.pattern.unwrap_or(Pattern::Randrw);
         let sessions = self.sessions.unwrap_or(4);
-        let read_pct = match (pattern, self.read_pct) {
-            (Pattern::Randrw, Some(p)) => p,
-            (Pattern::Randrw, None) => 50,
-            (p, Some(_)) => {
-                return Err(format!(
-                    "--read-pct applies to --pattern randrw only (got --pattern {})",
-                    p.name()
-                )
-                .into());
-            }
-            (Pattern::Randread | Pattern::Seqread, None) => 100,
-            (_, None) => 0,
-        };
+        let read_pct = read_pct(pattern, self.read_pct)?;
         if self.engine == EngineKind::Psync && self.iodepth > 1 {
             return Err(format!(
                 "--iodepth {} needs --engine io_uring (psync has one I/O in flight per session)",
@@ -620,7 +648,89 @@ impl RunArgs {
             )
             .into());
         }
-        let length = match (self.ops, self.time) {
+        let length = self.raw_length(sessions)?;
+        self.check_size()?;
+        let hotspot = hotspot(
+            self.hotspot_mb,
+            self.hotspot_offset_mb,
+            self.hotspot_frequency,
+        )?;
+        self.check_random_only(pattern, hotspot.is_some())?;
+        if let Some(rate) = self.rate
+            && rate < u64::from(sessions)
+        {
+            return Err(format!(
+                "--rate {rate} is below one request per second per session (--sessions {})",
+                sessions
+            )
+            .into());
+        }
+        let raw = RawConfig {
+            pattern,
+            read_pct,
+            distribution: self.dist,
+            uring: self.uring.clone().into_opts(self.engine)?,
+            verify: crate::verify::online::VerifyOpts {
+                reads: self.verify,
+                after_write: self.verify_after_write,
+                map_sync_ms: (self.verify_sync_interval * 1e3).round() as u64,
+            },
+        };
+        Ok(RunConfig {
+            files: self.files,
+            size_bytes: self.size,
+            block_size: self.bs.unwrap_or(DEFAULT_BS),
+            sessions,
+            iodepth: self.iodepth,
+            length,
+            hotspot,
+            rate_iops: self.rate,
+            load_parallel: self.load_parallel(),
+            destroy_device: self.destroy_device.clone(),
+            ..self.shared(WorkloadConfig::Raw(raw))
+        })
+    }
+
+    /// What every workload takes as given (`--engine`, `--io`, `--seed`,
+    /// …), around `workload`; the rest as for a database workload (one
+    /// session, no size, no hot spot, rate or device to destroy), for the
+    /// caller to set.
+    pub(crate) fn shared(&self, workload: WorkloadConfig) -> RunConfig {
+        RunConfig {
+            target: self.target.clone(),
+            files: 1,
+            size_bytes: None,
+            block_size: self.bs.unwrap_or(DEFAULT_BS),
+            sessions: 1,
+            iodepth: 1,
+            engine: self.engine,
+            io_mode: self.io_mode,
+            length: RunLength::Time {
+                time_s: self.time.unwrap_or(10.0),
+                ramp_s: self.ramp.unwrap_or(0.0),
+            },
+            hotspot: None,
+            rate_iops: None,
+            seed: self.seed.unwrap_or_else(random_seed),
+            load_parallel: 1,
+            outlier_ms: self.outlier_ms,
+            interval_s: self.interval,
+            destroy_device: None,
+            allow_root_fs: self.allow_root_fs,
+            content: self.content(),
+            workload,
+        }
+    }
+
+    /// `--load-parallel`, or as many streams as suit the machine.
+    fn load_parallel(&self) -> u32 {
+        self.load_parallel
+            .unwrap_or_else(crate::storage::layout::default_streams)
+    }
+
+    /// `--ops` (at least one per session) or `--time` after `--ramp`.
+    fn raw_length(&self, sessions: u32) -> Result<RunLength, Refused> {
+        Ok(match (self.ops, self.time) {
             (Some(ops), _) => {
                 if ops < u64::from(sessions) {
                     return Err(format!(
@@ -635,34 +745,39 @@ impl RunArgs {
                 time_s: time.unwrap_or(10.0),
                 ramp_s: self.ramp.unwrap_or(0.0),
             },
+        })
+    }
+
+    /// `--size`: at least a block per file, whole blocks.
+    fn check_size(&self) -> Result<(), Refused> {
+        let Some(size) = self.size else {
+            return Ok(());
         };
-        if let Some(size) = self.size {
-            let min = u64::from(self.bs.unwrap_or(DEFAULT_BS)) * u64::from(self.files);
-            if size < min {
-                return Err(format!(
-                    "--size {size} is smaller than one block per file ({} files x {} bytes = {min})",
-                    self.files,
-                    self.bs.unwrap_or(DEFAULT_BS)
-                ).into());
-            }
-            let bs = u64::from(self.bs.unwrap_or(DEFAULT_BS));
-            if !size.is_multiple_of(bs) {
-                return Err(format!(
-                    "--size {} is not a whole number of --bs {} blocks; give --size {} or {}",
-                    fmt_size(size),
-                    fmt_size(bs),
-                    fmt_size(size / bs * bs),
-                    fmt_size((size / bs + 1) * bs)
-                )
-                .into());
-            }
+        let bs = u64::from(self.bs.unwrap_or(DEFAULT_BS));
+        let min = bs * u64::from(self.files);
+        if size < min {
+            return Err(format!(
+                "--size {size} is smaller than one block per file ({} files x {bs} bytes = {min})",
+                self.files,
+            )
+            .into());
         }
-        let hotspot = hotspot(
-            self.hotspot_mb,
-            self.hotspot_offset_mb,
-            self.hotspot_frequency,
-        )?;
-        if hotspot.is_some() && pattern.sequential() {
+        if !size.is_multiple_of(bs) {
+            return Err(format!(
+                "--size {} is not a whole number of --bs {} blocks; give --size {} or {}",
+                fmt_size(size),
+                fmt_size(bs),
+                fmt_size(size / bs * bs),
+                fmt_size((size / bs + 1) * bs)
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// A hot spot and `--dist` apply to random patterns only.
+    fn check_random_only(&self, pattern: Pattern, hotspot: bool) -> Result<(), Refused> {
+        if hotspot && pattern.sequential() {
             return Err("--hotspot-mb applies to random patterns only".into());
         }
         if self.dist != Distribution::Uniform && pattern.sequential() {
@@ -673,57 +788,61 @@ impl RunArgs {
             )
             .into());
         }
-        if let Some(rate) = self.rate
-            && rate < u64::from(sessions)
-        {
-            return Err(format!(
-                "--rate {rate} is below one request per second per session (--sessions {})",
-                sessions
-            )
-            .into());
-        }
-        let seed = self.seed.unwrap_or_else(random_seed);
-        Ok(RunConfig {
-            workload: "raw",
-            target: self.target,
-            files: self.files,
-            size_bytes: self.size,
-            block_size: self.bs.unwrap_or(DEFAULT_BS),
-            pattern: Some(pattern),
-            read_pct: Some(read_pct),
-            sessions,
-            iodepth: self.iodepth,
-            engine: self.engine,
-            uring: self.uring.into_opts(self.engine)?,
-            io_mode: self.io_mode,
-            length,
-            distribution: self.dist,
-            hotspot,
-            rate_iops: self.rate,
-            seed,
-            load_parallel: self
-                .load_parallel
-                .unwrap_or_else(crate::storage::layout::default_streams),
-            outlier_ms: self.outlier_ms,
-            interval_s: self.interval,
-            destroy_device: self.destroy_device,
-            allow_root_fs: self.allow_root_fs,
-            verify: crate::verify::online::VerifyOpts {
-                reads: self.verify,
-                after_write: self.verify_after_write,
-                map_sync_ms: (self.verify_sync_interval * 1e3).round() as u64,
-            },
-            content,
-            slob: None,
-            pg: None,
-            mysql: None,
-        })
+        Ok(())
+    }
+}
+
+/// `--read-pct` for randrw (50 when not given), 100 or 0 for the others.
+fn read_pct(pattern: Pattern, given: Option<u8>) -> Result<u8, Refused> {
+    match (pattern, given) {
+        (Pattern::Randrw, Some(p)) => Ok(p),
+        (Pattern::Randrw, None) => Ok(50),
+        (p, Some(_)) => Err(format!(
+            "--read-pct applies to --pattern randrw only (got --pattern {})",
+            p.name()
+        )
+        .into()),
+        (Pattern::Randread | Pattern::Seqread, None) => Ok(100),
+        (_, None) => Ok(0),
     }
 }
 
 impl RunArgs {
     /// `--workload slob`: refuses raw-only options, validates the model's.
-    fn into_slob_config(self) -> Result<RunConfig, Refused> {
+    fn into_slob_config(mut self) -> Result<RunConfig, Refused> {
+        self.refuse_raw_options()?;
+        let hotspot = hotspot(
+            self.hotspot_mb,
+            self.hotspot_offset_mb,
+            self.hotspot_frequency,
+        )?;
+        let is_device = crate::storage::device::is_block_device(&self.target);
+        let dir = (!is_device).then_some(self.target.as_path());
+        let work_loop = self.slob.work_loop;
+        let bs = self.bs.unwrap_or(DEFAULT_BS);
+        let slob = std::mem::take(&mut self.slob).into_config(
+            self.sessions,
+            bs,
+            self.files,
+            hotspot,
+            dir,
+        )?;
+        let sessions = slob.sessions();
+        let length = db::length(work_loop, sessions, self.time, self.ramp)?;
+        Ok(RunConfig {
+            files: self.files,
+            size_bytes: Some(slob.tablespace_blocks() * u64::from(bs)),
+            sessions,
+            length,
+            hotspot,
+            load_parallel: self.load_parallel(),
+            destroy_device: self.destroy_device.clone(),
+            ..self.shared(WorkloadConfig::Slob(slob))
+        })
+    }
+
+    /// The raw workload's options, each refused with what the model uses instead.
+    fn refuse_raw_options(&self) -> Result<(), Refused> {
         let raw_only = [
             (
                 self.pattern.is_some(),
@@ -754,71 +873,12 @@ impl RunArgs {
                 "the io_uring settings apply to --workload raw",
             ),
         ];
-        if let Some((_, opt, instead)) = raw_only.iter().find(|(given, ..)| *given) {
-            return Err(format!("{opt} does not apply to --workload slob; {instead}").into());
+        match raw_only.iter().find(|(given, ..)| *given) {
+            Some((_, opt, instead)) => {
+                Err(format!("{opt} does not apply to --workload slob; {instead}").into())
+            }
+            None => Ok(()),
         }
-        let hotspot = hotspot(
-            self.hotspot_mb,
-            self.hotspot_offset_mb,
-            self.hotspot_frequency,
-        )?;
-        let is_device = crate::storage::device::is_block_device(&self.target);
-        let dir = (!is_device).then_some(self.target.as_path());
-        let work_loop = self.slob.work_loop;
-        let slob = self.slob.into_config(
-            self.sessions,
-            self.bs.unwrap_or(DEFAULT_BS),
-            self.files,
-            hotspot,
-            dir,
-        )?;
-        let sessions = slob.sessions();
-        let length = match work_loop {
-            Some(w) => RunLength::Ops {
-                ops: w.checked_mul(u64::from(sessions)).ok_or_else(|| {
-                    format!("--work-loop {w} x {sessions} sessions is too many operations")
-                })?,
-            },
-            None => RunLength::Time {
-                time_s: self.time.unwrap_or(10.0),
-                ramp_s: self.ramp.unwrap_or(0.0),
-            },
-        };
-        Ok(RunConfig {
-            workload: "slob",
-            target: self.target,
-            files: self.files,
-            size_bytes: Some(slob.tablespace_blocks() * u64::from(self.bs.unwrap_or(DEFAULT_BS))),
-            block_size: self.bs.unwrap_or(DEFAULT_BS),
-            // A database model has no raw pattern: its mix is --update-pct.
-            pattern: None,
-            read_pct: None,
-            sessions,
-            iodepth: 1,
-            engine: self.engine,
-            uring: None,
-            io_mode: self.io_mode,
-            length,
-            distribution: Distribution::Uniform,
-            hotspot,
-            rate_iops: None,
-            seed: self.seed.unwrap_or_else(random_seed),
-            load_parallel: self
-                .load_parallel
-                .unwrap_or_else(crate::storage::layout::default_streams),
-            outlier_ms: self.outlier_ms,
-            interval_s: self.interval,
-            destroy_device: self.destroy_device,
-            allow_root_fs: self.allow_root_fs,
-            verify: Default::default(),
-            content: crate::storage::content::ContentSpec {
-                compress_pct: self.compress_pct,
-                dedupe_pct: self.dedupe_pct,
-            },
-            slob: Some(slob),
-            pg: None,
-            mysql: None,
-        })
     }
 }
 
@@ -963,8 +1023,8 @@ pub(crate) mod tests {
     fn defaults_are_a_short_mixed_run() {
         let c = config(&[]).unwrap();
         assert_eq!(c.block_size, 8192);
-        assert_eq!(c.pattern, Some(Pattern::Randrw));
-        assert_eq!(c.read_pct, Some(50));
+        assert_eq!(c.workload.raw().map(|r| r.pattern), Some(Pattern::Randrw));
+        assert_eq!(c.workload.raw().map(|r| r.read_pct), Some(50));
         assert_eq!(
             c.length,
             RunLength::Time {
@@ -1067,7 +1127,7 @@ pub(crate) mod tests {
             "1G",
         ])
         .unwrap();
-        let slob = c.slob.unwrap();
+        let slob = c.workload.model().cloned().unwrap();
         assert_eq!(slob.cache_bytes, 4 * slob.tablespace_blocks() * 8192);
     }
 
@@ -1096,7 +1156,7 @@ pub(crate) mod tests {
             "7",
         ])
         .unwrap();
-        assert_eq!(c.read_pct, Some(100));
+        assert_eq!(c.workload.raw().map(|r| r.read_pct), Some(100));
         assert_eq!(c.engine, EngineKind::IoUring);
         assert_eq!(
             c.length,

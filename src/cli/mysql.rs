@@ -12,7 +12,7 @@ use clap::Args;
 
 use crate::cli::RunArgs;
 use crate::cli::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
-use crate::config::{IoMode, RunConfig};
+use crate::config::{IoMode, RunConfig, WorkloadConfig};
 use crate::workload::mysql::args::PLACED;
 use crate::workload::mysql::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 
@@ -157,16 +157,17 @@ impl RunArgs {
                 "--files {files} is not a partition count for --workload mysql; give 1 (a table in one .ibd file) to {MAX_FILES} (its partitions, an .ibd file each)"
             ).into());
         }
-        let (mut run, slob, redo_dir, server) = resolve(self, server, &MYSQL, page_size, files)?;
-        run.mysql = Some(MysqlConfig {
-            slob,
-            page_size,
-            files,
-            flush_method,
-            redo_dir,
-            server,
-        });
-        Ok(run)
+        let shape = (page_size, files);
+        resolve(self, server, &MYSQL, shape, |slob, redo_dir, server| {
+            WorkloadConfig::Mysql(MysqlConfig {
+                slob,
+                page_size,
+                files,
+                flush_method,
+                redo_dir,
+                server,
+            })
+        })
     }
 }
 
@@ -180,6 +181,14 @@ mod tests {
 
     fn config(args: &[&str]) -> Result<RunConfig, Refused> {
         config_of("mysql", args)
+    }
+
+    /// A mysql run's own settings.
+    fn mysql_of(c: RunConfig) -> crate::workload::mysql::MysqlConfig {
+        match c.workload {
+            crate::config::WorkloadConfig::Mysql(my) => my,
+            w => panic!("a {} run, not mysql", w.name()),
+        }
     }
 
     /// `dbio run --workload mysql --target TARGET` resolved.
@@ -217,8 +226,8 @@ mod tests {
             .concat(),
         )
         .unwrap();
-        let my = c.mysql.unwrap();
-        assert_eq!(c.workload, "mysql");
+        assert_eq!(c.workload.name(), "mysql");
+        let my = mysql_of(c.clone());
         assert_eq!(my.slob.schemas, 4);
         assert_eq!(my.slob.cache_bytes, 64 << 20);
         assert_eq!(my.page_size, 16384, "InnoDB's page unless --bs");
@@ -229,9 +238,9 @@ mod tests {
         );
         assert_eq!(c.length, crate::config::RunLength::Ops { ops: 40 });
         let c = config(&["--bs", "4k", "--io", "dsync"]).unwrap();
-        let my = c.mysql.unwrap();
+        let my = mysql_of(c.clone());
         assert_eq!((my.page_size, my.flush_method), (4096, "O_DSYNC"));
-        assert_eq!(config(&[]).unwrap().mysql.unwrap().flush_method, "O_DIRECT");
+        assert_eq!(mysql_of(config(&[]).unwrap()).flush_method, "O_DIRECT");
     }
 
     #[test]
@@ -245,9 +254,9 @@ mod tests {
             "4",
         ])
         .unwrap();
-        assert_eq!((c.files, c.mysql.as_ref().unwrap().files), (4, 4));
+        assert_eq!((c.files, mysql_of(c.clone()).files), (4, 4));
         assert_eq!(c.sessions, 4, "four sessions on one table in four files");
-        assert_eq!(config(&[]).unwrap().mysql.unwrap().files, 1);
+        assert_eq!(mysql_of(config(&[]).unwrap()).files, 1);
         let e = config(&["--files", "65"]).unwrap_err();
         assert!(e.contains("--files 65") && e.contains("64"), "{e}");
     }

@@ -10,7 +10,7 @@ use clap::Args;
 
 use crate::cli::RunArgs;
 use crate::cli::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
-use crate::config::RunConfig;
+use crate::config::{RunConfig, WorkloadConfig};
 use crate::workload::pg::{PAGE, PgConfig};
 
 /// PostgreSQL in dbio's words.
@@ -97,13 +97,13 @@ impl RunArgs {
             )
             .into());
         }
-        let (mut run, slob, wal_dir, server) = resolve(self, server, &PG, PAGE, 1)?;
-        run.pg = Some(PgConfig {
-            slob,
-            wal_dir,
-            server,
-        });
-        Ok(run)
+        resolve(self, server, &PG, (PAGE, 1), |slob, wal_dir, server| {
+            WorkloadConfig::Pg(PgConfig {
+                slob,
+                wal_dir,
+                server,
+            })
+        })
     }
 }
 
@@ -125,6 +125,14 @@ mod tests {
         config_of("pg", args)
     }
 
+    /// A pg run's own settings.
+    fn pg_of(c: RunConfig) -> crate::workload::pg::PgConfig {
+        match c.workload {
+            crate::config::WorkloadConfig::Pg(pg) => pg,
+            w => panic!("a {} run, not pg", w.name()),
+        }
+    }
+
     #[test]
     fn pg_options_resolve() {
         let c = config(
@@ -135,9 +143,9 @@ mod tests {
             .concat(),
         )
         .unwrap();
-        let pg = c.pg.unwrap();
+        assert_eq!(c.workload.name(), "pg");
+        let pg = pg_of(c.clone());
         let set = &pg.server.set;
-        assert_eq!(c.workload, "pg");
         assert_eq!(pg.slob.schemas, 4);
         assert_eq!(pg.slob.scale_blocks, 1000);
         assert_eq!(pg.slob.update_pct, 20);
@@ -164,7 +172,7 @@ mod tests {
         assert!(e.contains("line break"), "{e}");
         let wal = std::path::absolute("wal-here").unwrap();
         let c = config(&["--redo-dir", "wal-here"]).unwrap();
-        assert_eq!(c.pg.unwrap().wal_dir, Some(wal), "made absolute");
+        assert_eq!(pg_of(c).wal_dir, Some(wal), "made absolute");
         let e = config(&["--update-pct", "101"]).unwrap_err();
         assert!(e.contains("--update-pct"), "{e}");
         let e = run_config(&["--pg-set", "a=b", "--sessions", "2"]).unwrap_err();

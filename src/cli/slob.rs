@@ -286,6 +286,62 @@ impl SlobArgs {
         hotspot: Option<HotspotConfig>,
         target_dir: Option<&Path>,
     ) -> Result<SlobConfig, Refused> {
+        let (schemas, threads) = self.schemas(sessions)?;
+        let bs = u64::from(block_size);
+        let scale_blocks = self.scale_blocks(bs, schemas)?;
+        let mix = self.mix(bs, scale_blocks)?;
+        let think = self.think()?;
+        let redo = self.redo(target_dir)?;
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let sessions = schemas * threads;
+        let mut cfg = SlobConfig {
+            schemas,
+            threads_per_schema: threads,
+            scale_blocks,
+            block_size,
+            datafiles,
+            work_unit: mix.work_unit,
+            update_pct: mix.update_pct as u8,
+            scan_pct: mix.scan_pct as u8,
+            scan_blocks: mix.scan_blocks as u32,
+            redo_stress: self.redo_stress.unwrap_or(RedoStress::Lite),
+            flavor: redo.flavor,
+            hotspot,
+            hot_schema_every: self.hot_schema_frequency,
+            think,
+            work_loop: self.work_loop,
+            cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
+            db_writers: self.db_writers.unwrap_or_else(|| {
+                let psync = self.dbwr_engine.is_none_or(|e| e == EngineKind::Psync);
+                if psync && one_psync_writer(target_dir, sessions, cpus) {
+                    1
+                } else {
+                    default_db_writers(sessions, cpus)
+                }
+            }),
+            dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_nice: self
+                .dbwr_nice
+                .unwrap_or_else(|| default_dbwr_nice(sessions, cpus)),
+            dbwr_engine: self
+                .dbwr_engine
+                .unwrap_or_else(|| default_dbwr_engine(target_dir)),
+            redo_dir: redo.dir,
+            redo_files: self.redo_files.unwrap_or(3),
+            redo_file_size: redo.file_size,
+            redo_block: redo.block,
+            redo_sync: self.redo_sync.unwrap_or(RedoSync::Dsync),
+            log_buffer: redo.log_buffer,
+        };
+        check_hotspot(&cfg, bs)?;
+        cfg.cache_bytes = cache_bytes(&cfg, bs)?;
+        check_log_sizes(&cfg)?;
+        Ok(cfg)
+    }
+
+    /// `--schemas` and `--threads-per-schema` (or `--sessions`, their
+    /// product), within SLOB's limit of sessions.
+    fn schemas(&self, sessions: Option<u32>) -> Result<(u32, u32), Refused> {
         let threads = self.threads_per_schema.unwrap_or(1);
         let schemas = match (self.schemas, sessions) {
             (Some(n), None) => n,
@@ -315,7 +371,11 @@ impl SlobArgs {
                 schemas * threads
             ).into());
         }
-        let bs = u64::from(block_size);
+        Ok((schemas, threads))
+    }
+
+    /// `--scale`: blocks per schema, at most 1 EiB of data in all.
+    fn scale_blocks(&self, bs: u64, schemas: u32) -> Result<u64, Refused> {
         let scale_blocks = match &self.scale {
             None => DEFAULT_SCALE / bs,
             Some(s) => blocks_or_size(s, bs, "--scale")?,
@@ -330,6 +390,12 @@ impl SlobArgs {
                 fmt_size(bs)
             ).into());
         }
+        Ok(scale_blocks)
+    }
+
+    /// The operations' mix: `--work-unit`, `--update-pct`, `--scan-pct`
+    /// and `--scan-size`, each within SLOB's ranges and the schema's rows.
+    fn mix(&self, bs: u64, scale_blocks: u64) -> Result<Mix, Refused> {
         let work_unit = self.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
         if !(3..=1024).contains(&work_unit) {
             return Err(format!(
@@ -369,172 +435,183 @@ impl SlobArgs {
                 "--scale {scale_blocks} blocks is smaller than one scan ({scan_blocks} blocks); raise --scale or lower --scan-size"
             ).into());
         }
-        let think = match self.think_frequency {
-            None => {
-                for (opt, v) in [
-                    ("--think-min", self.think_min),
-                    ("--think-max", self.think_max),
-                ] {
-                    if let Some(v) = v {
-                        return Err(format!(
-                            "{opt} {v} needs --think-frequency N (every Nth operation is followed by think time)"
-                        ).into());
-                    }
+        Ok(Mix {
+            work_unit,
+            update_pct,
+            scan_pct,
+            scan_blocks,
+        })
+    }
+
+    /// `--think-frequency` with `--think-min` and `--think-max`.
+    fn think(&self) -> Result<Option<Think>, Refused> {
+        let Some(every) = self.think_frequency else {
+            for (opt, v) in [
+                ("--think-min", self.think_min),
+                ("--think-max", self.think_max),
+            ] {
+                if let Some(v) = v {
+                    return Err(format!(
+                        "{opt} {v} needs --think-frequency N (every Nth operation is followed by think time)"
+                    ).into());
                 }
-                None
             }
-            Some(every) => {
-                let min_s = self.think_min.unwrap_or(0.1);
-                let max_s = self.think_max.unwrap_or(min_s);
-                for (opt, v) in [
-                    ("--think-min", self.think_min),
-                    ("--think-max", self.think_max),
-                ] {
-                    if let Some(v) = v.filter(|v| *v > MAX_THINK_S) {
-                        return Err(format!(
-                            "{opt} {v} s is more than an hour; think times are short pauses (e.g. 0.1, 100ms)"
-                        ).into());
-                    }
-                }
-                if max_s < min_s {
-                    return Err(format!("--think-max {max_s} is below --think-min {min_s}").into());
-                }
-                Some(Think {
-                    every,
-                    min_s,
-                    max_s,
-                })
-            }
+            return Ok(None);
         };
+        let min_s = self.think_min.unwrap_or(0.1);
+        let max_s = self.think_max.unwrap_or(min_s);
+        for (opt, v) in [
+            ("--think-min", self.think_min),
+            ("--think-max", self.think_max),
+        ] {
+            if let Some(v) = v.filter(|v| *v > MAX_THINK_S) {
+                return Err(format!(
+                    "{opt} {v} s is more than an hour; think times are short pauses (e.g. 0.1, 100ms)"
+                ).into());
+            }
+        }
+        if max_s < min_s {
+            return Err(format!("--think-max {max_s} is below --think-min {min_s}").into());
+        }
+        Ok(Some(Think {
+            every,
+            min_s,
+            max_s,
+        }))
+    }
+
+    /// The redo's flavor, block, buffer and files, and where they go.
+    fn redo(&self, target_dir: Option<&Path>) -> Result<Redo, Refused> {
         let flavor = self.flavor.unwrap_or_default();
         if flavor == Flavor::Postgres && self.redo_stress.is_some() {
             return Err("--redo-stress does not apply with --flavor postgres: its WAL per changed row is PostgreSQL's (docs/slob.md); drop --redo-stress".into());
         }
-        let redo_block = self.redo_block.unwrap_or(512);
-        if redo_block != 512 && redo_block != 4096 {
-            return Err(format!("--redo-block {redo_block} must be 512 or 4096").into());
+        let block = self.redo_block.unwrap_or(512);
+        if block != 512 && block != 4096 {
+            return Err(format!("--redo-block {block} must be 512 or 4096").into());
         }
-        let log_buffer = self.log_buffer.unwrap_or(DEFAULT_LOG_BUFFER);
-        let redo_file_size = self.redo_file_size.unwrap_or(DEFAULT_REDO_FILE_SIZE);
-        let redo_dir = match (self.redo_dir, target_dir) {
-            (Some(d), _) => d,
+        let dir = match (&self.redo_dir, target_dir) {
+            (Some(d), _) => d.clone(),
             (None, Some(t)) => t.to_path_buf(),
             (None, None) => {
                 return Err("--redo-dir is needed when --target is a block device: the redo logs go in a directory".into());
             }
         };
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        let cfg = SlobConfig {
-            schemas,
-            threads_per_schema: threads,
-            scale_blocks,
-            block_size,
-            datafiles,
-            work_unit,
-            update_pct: update_pct as u8,
-            scan_pct: scan_pct as u8,
-            scan_blocks: scan_blocks as u32,
-            redo_stress: self.redo_stress.unwrap_or(RedoStress::Lite),
+        Ok(Redo {
             flavor,
-            hotspot,
-            hot_schema_every: self.hot_schema_frequency,
-            think,
-            work_loop: self.work_loop,
-            cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
-            db_writers: self.db_writers.unwrap_or_else(|| {
-                let psync = self.dbwr_engine.is_none_or(|e| e == EngineKind::Psync);
-                if psync && one_psync_writer(target_dir, schemas * threads, cpus) {
-                    1
-                } else {
-                    default_db_writers(schemas * threads, cpus)
-                }
-            }),
-            dbwr_batch: self.dbwr_batch.unwrap_or(64),
-            dbwr_nice: self
-                .dbwr_nice
-                .unwrap_or_else(|| default_dbwr_nice(schemas * threads, cpus)),
-            dbwr_engine: self
-                .dbwr_engine
-                .unwrap_or_else(|| default_dbwr_engine(target_dir)),
-            redo_dir,
-            redo_files: self.redo_files.unwrap_or(3),
-            redo_file_size,
-            redo_block,
-            redo_sync: self.redo_sync.unwrap_or(RedoSync::Dsync),
-            log_buffer,
-        };
-        if let Some(h) = hotspot
-            && h.offset_bytes.saturating_add(h.size_bytes) > cfg.scale_blocks.saturating_mul(bs)
+            block,
+            log_buffer: self.log_buffer.unwrap_or(DEFAULT_LOG_BUFFER),
+            file_size: self.redo_file_size.unwrap_or(DEFAULT_REDO_FILE_SIZE),
+            dir,
+        })
+    }
+}
+
+/// The model's mix of operations, checked (`SlobArgs::mix`).
+struct Mix {
+    work_unit: u32,
+    update_pct: u32,
+    scan_pct: u32,
+    scan_blocks: u64,
+}
+
+/// The model's redo settings, checked (`SlobArgs::redo`).
+struct Redo {
+    flavor: Flavor,
+    block: u32,
+    log_buffer: u64,
+    file_size: u64,
+    dir: std::path::PathBuf,
+}
+
+/// The hot spot within one schema's rows.
+fn check_hotspot(cfg: &SlobConfig, bs: u64) -> Result<(), Refused> {
+    match cfg.hotspot {
+        Some(h)
+            if h.offset_bytes.saturating_add(h.size_bytes)
+                > cfg.scale_blocks.saturating_mul(bs) =>
         {
-            return Err(format!(
+            Err(format!(
                 "--hotspot-offset-mb {} + --hotspot-mb {} reaches past the end of a schema ({}); make the hot spot smaller or --scale larger",
                 h.offset_bytes >> 20,
                 h.size_bytes >> 20,
                 fmt_size(cfg.scale_blocks * bs)
-            ).into());
+            ).into())
         }
-        let min = u64::from(cfg.min_cache_buffers()) * bs;
-        if cfg.cache_bytes < min {
-            return Err(format!(
-                "--cache {} is below the minimum the model needs to make progress: {} ({} buffers of {}: 2 per block each of the {} sessions may pin at once); give --cache {} or more",
-                fmt_size(cfg.cache_bytes),
-                fmt_size(min),
-                cfg.min_cache_buffers(),
-                fmt_size(bs),
-                cfg.sessions(),
-                fmt_size(min)
-            ).into());
-        }
-        if cfg.cache_bytes / bs > u64::from(u32::MAX / 2) {
-            return Err(format!(
-                "--cache {} is too large: at most {} buffers of {}",
-                fmt_size(cfg.cache_bytes),
-                u32::MAX / 2,
-                fmt_size(bs)
-            )
-            .into());
-        }
-        let available = crate::preflight::mem_available().map_err(|e| e.to_string())?;
-        crate::preflight::check_cache(cfg.cache_bytes, available).map_err(|e| e.to_string())?;
-        // A cache far larger than the data holds nothing more: cap it at
-        // CACHE_CAP_X times the data, room enough that dirty and pinned
-        // buffers never force a cached block out (the report shows the
-        // buffers; `dbio run` says so).
-        let mut cfg = cfg;
-        let data = cfg.tablespace_blocks().saturating_mul(bs);
-        cfg.cache_bytes = cfg
-            .cache_bytes
-            .min(data.saturating_mul(CACHE_CAP_X).max(min));
-        let one_op = cfg.max_redo_per_op();
-        if log_buffer < one_op || log_buffer > 1 << 30 {
-            return Err(format!(
-                "--log-buffer {} must hold one update's redo ({} with --work-unit {work_unit} and {}) and be at most 1G",
-                fmt_size(log_buffer),
-                fmt_size(one_op),
-                match (cfg.flavor, cfg.redo_stress) {
-                    (Flavor::Postgres, _) => "--flavor postgres",
-                    (_, RedoStress::Lite) => "--redo-stress lite",
-                    (_, RedoStress::Heavy) => "--redo-stress heavy",
-                }
-            ).into());
-        }
-        if !log_buffer.is_multiple_of(u64::from(redo_block)) {
-            return Err(format!(
-                "--log-buffer {} must be a multiple of --redo-block {redo_block}",
-                fmt_size(log_buffer)
-            )
-            .into());
-        }
-        if redo_file_size < log_buffer || !redo_file_size.is_multiple_of(u64::from(redo_block)) {
-            return Err(format!(
-                "--redo-file-size {} is smaller than one log write (up to --log-buffer {}) or not a multiple of --redo-block {redo_block}; give --redo-file-size {} or more",
-                fmt_size(redo_file_size),
-                fmt_size(log_buffer),
-                fmt_size(log_buffer)
-            ).into());
-        }
-        Ok(cfg)
+        _ => Ok(()),
     }
+}
+
+/// `--cache`: enough buffers for every session to make progress, no more
+/// than the host can give; a cache far larger than the data holds nothing
+/// more, so it is capped at CACHE_CAP_X times the data, room enough that
+/// dirty and pinned buffers never force a cached block out (the report
+/// shows the buffers; `dbio run` says so).
+fn cache_bytes(cfg: &SlobConfig, bs: u64) -> Result<u64, Refused> {
+    let min = u64::from(cfg.min_cache_buffers()) * bs;
+    if cfg.cache_bytes < min {
+        return Err(format!(
+            "--cache {} is below the minimum the model needs to make progress: {} ({} buffers of {}: 2 per block each of the {} sessions may pin at once); give --cache {} or more",
+            fmt_size(cfg.cache_bytes),
+            fmt_size(min),
+            cfg.min_cache_buffers(),
+            fmt_size(bs),
+            cfg.sessions(),
+            fmt_size(min)
+        ).into());
+    }
+    if cfg.cache_bytes / bs > u64::from(u32::MAX / 2) {
+        return Err(format!(
+            "--cache {} is too large: at most {} buffers of {}",
+            fmt_size(cfg.cache_bytes),
+            u32::MAX / 2,
+            fmt_size(bs)
+        )
+        .into());
+    }
+    let available = crate::preflight::mem_available().map_err(|e| e.to_string())?;
+    crate::preflight::check_cache(cfg.cache_bytes, available).map_err(|e| e.to_string())?;
+    let data = cfg.tablespace_blocks().saturating_mul(bs);
+    Ok(cfg
+        .cache_bytes
+        .min(data.saturating_mul(CACHE_CAP_X).max(min)))
+}
+
+/// `--log-buffer` holds one update's redo in whole redo blocks, and a redo
+/// file holds a log write.
+fn check_log_sizes(cfg: &SlobConfig) -> Result<(), Refused> {
+    let (log_buffer, redo_block) = (cfg.log_buffer, cfg.redo_block);
+    let one_op = cfg.max_redo_per_op();
+    if log_buffer < one_op || log_buffer > 1 << 30 {
+        return Err(format!(
+            "--log-buffer {} must hold one update's redo ({} with --work-unit {} and {}) and be at most 1G",
+            fmt_size(log_buffer),
+            fmt_size(one_op),
+            cfg.work_unit,
+            match (cfg.flavor, cfg.redo_stress) {
+                (Flavor::Postgres, _) => "--flavor postgres",
+                (_, RedoStress::Lite) => "--redo-stress lite",
+                (_, RedoStress::Heavy) => "--redo-stress heavy",
+            }
+        ).into());
+    }
+    if !log_buffer.is_multiple_of(u64::from(redo_block)) {
+        return Err(format!(
+            "--log-buffer {} must be a multiple of --redo-block {redo_block}",
+            fmt_size(log_buffer)
+        )
+        .into());
+    }
+    let redo_file_size = cfg.redo_file_size;
+    if redo_file_size < log_buffer || !redo_file_size.is_multiple_of(u64::from(redo_block)) {
+        return Err(format!(
+            "--redo-file-size {} is smaller than one log write (up to --log-buffer {}) or not a multiple of --redo-block {redo_block}; give --redo-file-size {} or more",
+            fmt_size(redo_file_size),
+            fmt_size(log_buffer),
+            fmt_size(log_buffer)
+        ).into());
+    }
+    Ok(())
 }
 
 /// A count of blocks ("10000") or a size ("80M") turned into blocks.

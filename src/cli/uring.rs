@@ -83,10 +83,15 @@ mod tests {
     use crate::cli::tests::config;
     use crate::engine::uring::{Submit, Taskrun, UringOpts};
 
+    /// The io_uring setup a raw run records.
+    fn uring(c: &crate::config::RunConfig) -> Option<UringOpts> {
+        c.workload.raw().and_then(|r| r.uring)
+    }
+
     #[test]
     fn io_uring_records_its_setup_and_others_record_none() {
         let c = config(&["--engine", "io_uring"]).unwrap();
-        assert_eq!(c.uring, Some(UringOpts::default()));
+        assert_eq!(uring(&c), Some(UringOpts::default()));
         let c = config(&[
             "--engine",
             "io_uring",
@@ -102,11 +107,11 @@ mod tests {
             "batch",
         ])
         .unwrap();
-        let u = c.uring.unwrap();
+        let u = uring(&c).unwrap();
         assert!(!u.fixedbufs && u.registerfiles && u.register_ring);
         assert_eq!((u.sqthread_poll_ms, u.taskrun), (Some(20), Taskrun::Coop));
         assert_eq!(u.submit, Submit::Batch);
-        assert_eq!(config(&[]).unwrap().uring, None);
+        assert_eq!(uring(&config(&[]).unwrap()), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod lab;
 mod lab_run;
 mod man_page;
 pub mod manual;
+pub mod measure;
 pub mod metrics;
 pub mod output;
 pub mod output_file;

@@ -1,23 +1,24 @@
-//! `dbio run`: prepare the target, run, report, and keep the run in the
-//! store — the one path every run takes, whether typed or part of a plan.
+//! `dbio run` on this host, typed or part of a plan or a lab: the run
+//! measured (`measure.rs`, the one path every run takes), its report shown,
+//! and the run kept in the store; what MPI ranks share of it (the report of
+//! a SLOB run, showing and saving).
 
 use std::sync::atomic::AtomicBool;
 
 use super::CommandError;
-use crate::config::{RunConfig, RunLength};
+use super::measure::{Alone, How, Measured, measure};
+use crate::config::RunConfig;
 use crate::environment::Environment;
-use crate::harness::{self, RunResult, Status};
+use crate::harness::{RunResult, Status};
 use crate::measure::stats::KINDS;
 use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
 use crate::samplers::progress::Progress;
-use crate::samplers::status::StatusLine;
 use crate::storage::{Target, TargetError};
 use crate::store::{NewRun, Store, encode_histogram, unsaved};
-use crate::workload::raw::Raw;
+use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::EVENTS;
 use crate::workload::slob::run::{self as slob_run, Slob};
-use crate::workload::{SetupError, Shared};
 
 /// How a run's report is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,88 +62,15 @@ pub fn run(
     meta: &RunMeta,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, CommandError> {
-    // A server's load shows its own line on a terminal.
-    let show_progress = matches!(progress, Progress::Tty);
-    // Plans (quiet, one line per run) say it too: once per target.
-    let announce = !quiet || output == Output::Line;
-    if let Some(my) = cfg.mysql.as_ref().filter(|m| m.server.url.is_none()) {
-        // No MariaDB: one line, before the target is made.
-        crate::workload::mysql::server::Binaries::find(my.server.bin.as_deref())
-            .map_err(CommandError::from)?;
-    }
-    let target = match cfg.pg.is_some() || cfg.mysql.is_some() {
-        true => super::run_db::target(cfg, announce).map_err(layout_error)?,
-        false => Target::prepare(cfg, progress, announce, interrupt).map_err(layout_error)?,
-    };
-    let (total_s, ramp_s) = match cfg.length {
-        RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
-        RunLength::Ops { .. } => (None, 0.0),
-    };
-    let status = StatusLine::new(progress.clone(), total_s, ramp_s);
-    let setup_error = |e| match e {
-        SetupError::Target(e) => CommandError::Failed(e.to_string()),
-        e => CommandError::Usage(e.to_string()),
-    };
-    let shared = Shared::new(ramp_s);
-    let opts = harness::Options {
-        time_s: match cfg.length {
-            RunLength::Time { time_s, .. } => Some(time_s),
-            RunLength::Ops { .. } => None,
-        },
-        interval_s: cfg.interval_s,
+    let how = How {
+        progress,
+        // Plans (quiet, one line per run) say it too: once per target.
+        announce: !quiet || output == Output::Line,
+        notes: output == Output::Text && !quiet,
         interrupt,
-        status,
     };
-    let server = |opts| super::run_db::Ctx {
-        cfg,
-        shared: &shared,
-        opts,
-        progress: show_progress,
-    };
-    let (report, histograms) = match (&cfg.pg, &cfg.slob) {
-        (None, None) if cfg.mysql.is_some() => {
-            let my = cfg.mysql.as_ref().expect("checked");
-            super::run_db::run(my, &target, server(opts))?
-        }
-        (Some(pg), _) => super::run_db::run(pg, &target, server(opts))?,
-        (None, None) => {
-            let mut work = Raw::new(cfg, &target, &shared).map_err(setup_error)?;
-            let result = harness::run(&work, &shared, opts).result;
-            match work.finish() {
-                Ok(Some((n, secs))) if output == Output::Text && !quiet => eprintln!(
-                    "lost-write map saved at sync point {n} ({:.1} ms: data files fsynced, map written)",
-                    secs * 1e3
-                ),
-                Ok(_) => {}
-                Err(e) => eprintln!(
-                    "warning: the lost-write map was not saved: {}",
-                    crate::terminal::line(&e.to_string())
-                ),
-            }
-            let histograms = histograms(&result);
-            (
-                Report::new(cfg, &target, result, Environment::capture()),
-                histograms,
-            )
-        }
-        (None, Some(slob)) => {
-            let redo = slob_run::prepare_redo(slob, cfg.seed, progress, interrupt)
-                .map_err(layout_error)?;
-            let work = Slob::new(cfg, slob, &target, redo, &shared).map_err(setup_error)?;
-            let out = harness::run(&work, &shared, opts);
-            let run = work.finish(&out.parts);
-            slob_ended(work);
-            let threads = [slob.sessions(), slob.db_writers];
-            slob_report(
-                cfg,
-                &target,
-                out.result,
-                &run,
-                threads,
-                Environment::capture(),
-            )
-        }
-    };
+    let Measured { target, ran } = measure(cfg, &how, &Alone)?;
+    let (report, histograms) = ran.report(cfg, &target, Environment::capture());
     let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
     progress.json(&serde_json::json!({
         "event": "saved",
@@ -292,13 +220,13 @@ pub(crate) fn kept_or_lost(
 /// `[sessions, db writers]` threads.
 pub(crate) fn slob_report(
     cfg: &RunConfig,
+    slob: &SlobConfig,
     target: &Target,
     result: RunResult,
     run: &slob_run::SlobRun,
     [sessions, writers]: [u32; 2],
     env: Environment,
 ) -> (Report, Vec<(String, Vec<u8>)>) {
-    let slob = cfg.slob.as_ref().expect("a SLOB model run");
     let mut histograms = histograms(&result);
     let mut events = run.sessions.events.clone();
     events.merge(&run.dbwr.events);
@@ -481,7 +409,7 @@ pub(crate) const NO_MPI: &str = "--mpi: this dbio was built without MPI; build i
 /// a size that does not split into whole blocks per file.
 fn say_rounding(cfg: &crate::config::RunConfig, asked_cache: Option<u64>) {
     use crate::units::fmt_size;
-    if let (Some(slob), Some(asked)) = (&cfg.slob, asked_cache)
+    if let (Some(slob), Some(asked)) = (cfg.workload.model(), asked_cache)
         && asked > slob.cache_bytes
     {
         eprintln!(
@@ -490,7 +418,7 @@ fn say_rounding(cfg: &crate::config::RunConfig, asked_cache: Option<u64>) {
             fmt_size(slob.cache_bytes)
         );
     }
-    if cfg.slob.is_none()
+    if cfg.workload.model().is_none()
         && let Some(size) = cfg.size_bytes
         && !crate::storage::device::is_block_device(&cfg.target)
     {

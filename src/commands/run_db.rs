@@ -8,14 +8,14 @@
 use super::CommandError;
 use crate::config::RunConfig;
 use crate::environment::Environment;
-use crate::harness::{Options, Outcome, Status};
+use crate::harness::{Options, Outcome, StartSync, Status};
 use crate::measure::stats::OpStats;
 use crate::report::Report;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::storage::{Target, TargetError, TargetKind};
 use crate::store::encode_histogram;
 use crate::workload::Shared;
-use crate::workload::db::{DbPart, ServerError};
+use crate::workload::db::{DbPart, ServerConfig, ServerError};
 
 /// Latency histograms to store, by name.
 pub type Histograms = Vec<(String, Vec<u8>)>;
@@ -25,11 +25,13 @@ pub type Histograms = Vec<(String, Vec<u8>)>;
 /// starts, the directory passes the same checks as any target (not a
 /// mistyped path, not an unmounted mount point; at most its last component
 /// created) and is locked for the run.
-pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
-    let own_server = cfg.mysql.as_ref().is_some_and(|m| m.server.url.is_none())
-        || cfg.pg.as_ref().is_some_and(|p| p.server.url.is_none());
+pub fn target(
+    cfg: &RunConfig,
+    server: &ServerConfig,
+    announce: bool,
+) -> Result<Target, TargetError> {
     let mut locks = Vec::new();
-    if own_server {
+    if server.url.is_none() {
         crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)?;
         let created = crate::storage::layout::create_last(&cfg.target)?;
         match crate::storage::lock::TargetLock::directory(&cfg.target) {
@@ -60,11 +62,13 @@ pub fn target(cfg: &RunConfig, announce: bool) -> Result<Target, TargetError> {
 }
 
 /// What a server run hands its arm: the run's settings, what its threads
-/// share, the harness's options, and whether to show progress.
+/// share, the harness's options and start, and whether to show progress.
 pub struct Ctx<'a> {
     pub cfg: &'a RunConfig,
     pub shared: &'a Shared,
     pub opts: Options<'a>,
+    /// Who the sessions start with (`None`: this process alone).
+    pub sync: Option<&'a dyn StartSync>,
     pub progress: bool,
 }
 

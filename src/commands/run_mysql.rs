@@ -84,7 +84,7 @@ impl Arm for MysqlConfig {
             storage,
             ctx.shared,
         );
-        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let out = harness::run_synced(&work, ctx.shared, ctx.opts, ctx.sync);
         let facts = ServerFacts {
             version,
             direct: var("innodb_flush_method") == "O_DIRECT",
@@ -141,7 +141,7 @@ impl Arm for MysqlConfig {
             storage,
             ctx.shared,
         );
-        let mut out = harness::run(&work, ctx.shared, ctx.opts);
+        let mut out = harness::run_synced(&work, ctx.shared, ctx.opts, ctx.sync);
         let died = !srv.alive();
         srv.stop();
         if let (Some(err), Some(c)) = (&out.result.error, srv.log_cause()) {

@@ -40,7 +40,7 @@ impl Arm for PgConfig {
             _ => ("(not on this host, or not readable)".into(), String::new()),
         };
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
-        let out = harness::run(&work, ctx.shared, ctx.opts);
+        let out = harness::run_synced(&work, ctx.shared, ctx.opts, ctx.sync);
         let facts = ServerFacts {
             version,
             bin_dir: String::new(),
@@ -85,7 +85,7 @@ impl Arm for PgConfig {
         let (load, applied) = load(self, &ep, &ctx).map_err(|e| with_cause(e, &srv.paths))?;
         let storage = vec![srv.paths.data.clone(), srv.paths.wal.clone()];
         let work = Pg::new(ctx.cfg, self, &ep, storage, ctx.shared);
-        let mut out = harness::run(&work, ctx.shared, ctx.opts);
+        let mut out = harness::run_synced(&work, ctx.shared, ctx.opts, ctx.sync);
         if let Some(e) = out.result.error.take() {
             out.result.error = Some(named_cause(e, &srv.paths));
         }

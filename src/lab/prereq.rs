@@ -96,7 +96,7 @@ pub fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 fn run_footprint(args: &[String]) -> Option<u64> {
     let cfg = crate::cli::run_options::parse_run(args).ok()?;
     let data = cfg.size_bytes.unwrap_or(crate::plan::DEFAULT_DIR_SIZE);
-    let redo = cfg.slob.as_ref().map_or(0, |s| {
+    let redo = cfg.workload.model().map_or(0, |s| {
         if s.redo_dir.starts_with(&cfg.target) {
             u64::from(s.redo_files) * s.redo_file_size
         } else {

@@ -288,7 +288,7 @@ fn resolve(cfg: &crate::config::RunConfig) -> Resolved {
         sessions: cfg.sessions,
         est: run + RUN_OVERHEAD_S,
         shape,
-        grows: cfg.slob.is_some(),
+        grows: cfg.workload.model().is_some(),
     }
 }
 

@@ -6,7 +6,9 @@
 //! start fails the run on every rank with one line naming it; only rank 0
 //! prints and touches the store.
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use super::template;
@@ -14,17 +16,17 @@ use super::wire::RankResult;
 use super::world::{World, abort_on_panic};
 use crate::cli::RunArgs;
 use crate::commands::CommandError;
+use crate::commands::measure::{Histograms, How, Measured, Peers, Ran, measure};
 use crate::commands::run::{self as run_cmd, Output, RunMeta, RunOutcome};
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
-use crate::harness::{self, Status};
+use crate::harness::{StartSync, Status};
 use crate::report::Report;
-use crate::samplers::status::StatusLine;
+use crate::samplers::progress::Progress;
 use crate::storage::Target;
+use crate::storage::region::Region;
 use crate::store::Store;
-use crate::workload::raw::Raw;
-use crate::workload::slob::run::{self as slob_run, Slob, SlobRun};
-use crate::workload::{SetupError, Shared, Workload};
+use crate::workload::slob::run::SlobRun;
 
 /// Runs this rank; rank 0 reports and stores the merged run, and a failed
 /// run's error and exit code are rank 0's. The other ranks print nothing.
@@ -74,7 +76,7 @@ pub fn execute(
 /// `None` on the other ranks. An error is every rank's.
 pub(super) fn run_rank(
     world: &World,
-    mut args: RunArgs,
+    args: RunArgs,
     env: Environment,
     store: &mut Option<Store>,
     open: impl FnOnce() -> Result<Store, CommandError>,
@@ -83,45 +85,18 @@ pub(super) fn run_rank(
 ) -> Result<Option<RunOutcome>, CommandError> {
     let root = world.rank == 0;
     let quiet = args.quiet || !root;
+    let (grace_s, region_per_rank) = (args.mpi_grace, args.region_per_rank);
     let template = args.target.clone();
-    args.target = template::expand(&template, world.rank, &env.hostname);
-    if let Some(redo) = &mut args.slob.redo_dir {
-        *redo = template::expand(redo, world.rank, &env.hostname);
-    }
-    let tags = args.tags.clone();
-    let region_per_rank = args.region_per_rank;
-    let grace_s = args.mpi_grace;
-    let cfg = world.agree(check(args, &tags))?;
+    let cfg = world.agree(check(args, world, &env))?;
     // From here to the start barrier, a rank silent for the grace (a stopped
     // process, a stuck device) ends the job, named; long steps run on a
     // worker thread so that a long layout is not silence.
     let _watching = world.watch(grace_s);
-    let targets: Vec<_> = world
-        .all_gather(cfg.target.as_os_str().as_encoded_bytes())
-        .into_iter()
-        .zip(&world.hosts)
-        .map(|(t, h)| (h.clone(), String::from_utf8_lossy(&t).into_owned().into()))
-        .collect();
-    let region = if region_per_rank {
-        Some(super::shared_device::region(world, &cfg)?)
-    } else {
-        None
+    let region = match region_per_rank {
+        true => Some(super::shared_device::region(world, &cfg)?),
+        false => None,
     };
-    if let Some((a, b)) = template::shared_target(&targets).filter(|_| region.is_none()) {
-        let fix = if crate::storage::device::is_block_device(&cfg.target) {
-            "add --region-per-rank to give each rank a region of the device of its own".to_string()
-        } else {
-            format!(
-                "put {{rank}} in it (--target {}-{{rank}})",
-                template.display()
-            )
-        };
-        return Err(CommandError::Usage(format!(
-            "--target: ranks {a} and {b} on host {} would share {}; {fix}",
-            targets[a].0,
-            targets[a].1.display(),
-        )));
-    }
+    refuse_shared_target(world, &cfg, &template, region.is_some())?;
     let opened = world.agree(if root && store.is_none() {
         open().map(Some)
     } else {
@@ -131,81 +106,157 @@ pub(super) fn run_rank(
         *store = opened;
     }
     let interrupt = crate::commands::interrupt_flag();
-    let show_progress =
-        output == Output::Text && !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    // Every rank's directory is checked before any rank lays out its own.
-    if !crate::storage::device::is_block_device(&cfg.target) {
-        let checked = world.busy("checking its directory", &interrupt, |_| {
-            crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)
-        });
-        world.agree(checked.map_err(run_cmd::layout_error))?;
-    }
-    // A shared device is announced once every rank holds its region.
-    let doing = match crate::storage::device::is_block_device(&cfg.target) {
-        true => "checking its device",
-        false => "laying out its files",
-    };
-    let target = world.busy(doing, &interrupt, |stop| match region {
-        Some(r) => Target::prepare_region(&cfg, r, false),
-        None => Target::prepare(&cfg, &show_progress.into(), root, stop),
-    });
-    let target = world.agree(target.map_err(run_cmd::layout_error))?;
-    if region.is_some() && root {
-        crate::storage::place::announce(&cfg.target);
-    }
-    let ramp_s = match cfg.length {
-        RunLength::Time { ramp_s, .. } => ramp_s,
-        RunLength::Ops { .. } => 0.0,
-    };
-    let shared = Shared::new(ramp_s);
-    let time_s = match cfg.length {
-        RunLength::Time { time_s, .. } => Some(time_s),
-        RunLength::Ops { .. } => None,
-    };
-    let opts = harness::Options {
-        time_s,
-        interval_s: cfg.interval_s,
+    let show = output == Output::Text && !quiet;
+    let progress = Progress::from(show && std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    let how = How {
+        progress: &progress,
+        announce: root,
+        notes: show,
         interrupt: &interrupt,
-        status: StatusLine::for_stderr(
-            output == Output::Text && !quiet,
-            time_s.map(|t| t + ramp_s),
-            ramp_s,
-        ),
     };
-    let setup_error = |e| match e {
-        SetupError::Target(e) => CommandError::Failed(e.to_string()),
-        e => CommandError::Usage(e.to_string()),
+    let Measured { target, ran } = measure(&cfg, &how, &Rank { world, region })?;
+    let job = job_config(&cfg, &template, world.size);
+    let Some((mut report, histograms, hung)) = merged(world, &job, &target, ran, env, grace_s)?
+    else {
+        return Ok(None);
     };
-    let (result, slob_run, threads) = match &cfg.slob {
-        None => {
-            let work = world.agree(Raw::new(&cfg, &target, &shared).map_err(setup_error))?;
-            let out = harness::run_synced(&work, &shared, opts, Some(world));
-            (out.result, None, work.threads().total())
+    report.target.path = template;
+    let store = store
+        .as_mut()
+        .ok_or_else(|| CommandError::Failed("rank 0 has no store to save the run in".into()))?;
+    let saved = run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta);
+    if let Some(msg) = hung {
+        // The missing rank would never join MPI_Finalize: end every rank.
+        if let Err(e) = &saved {
+            eprintln!("error: {}", crate::terminal::line(&e.to_string()));
         }
-        Some(slob) => {
-            let redo = world.busy("laying out its redo logs", &interrupt, |stop| {
-                slob_run::prepare_redo(slob, cfg.seed, &show_progress.into(), stop)
+        eprintln!("error: {}", crate::terminal::line(&msg));
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        World::abort(i32::from(crate::commands::EXIT_FAILED));
+    }
+    saved.map(Some)
+}
+
+/// A rank among the others: each step before the start agreed, the layout
+/// on a worker thread (`World::busy`), the start behind MPI's barrier.
+struct Rank<'a> {
+    world: &'a World,
+    /// This rank's region of a shared device (`--region-per-rank`).
+    region: Option<Region>,
+}
+
+impl Peers for Rank<'_> {
+    fn target(&self, cfg: &RunConfig, how: &How) -> Result<Target, CommandError> {
+        let (world, interrupt) = (self.world, how.interrupt);
+        let device = crate::storage::device::is_block_device(&cfg.target);
+        // Every rank's directory is checked before any rank lays out its own.
+        if !device {
+            let checked = world.busy("checking its directory", interrupt, |_| {
+                crate::storage::place::check_directory(&cfg.target, cfg.allow_root_fs)
             });
-            let redo = redo.map_err(run_cmd::layout_error);
-            let redo = world.agree(redo)?;
-            let work = Slob::new(&cfg, slob, &target, redo, &shared).map_err(setup_error);
-            let work = world.agree(work)?;
-            let out = harness::run_synced(&work, &shared, opts, Some(world));
-            let run = work.finish(&out.parts);
-            let threads = work.threads().total();
-            run_cmd::slob_ended(work);
-            (out.result, Some(run), threads)
+            world.agree(checked.map_err(run_cmd::layout_error))?;
         }
+        let doing = match device {
+            true => "checking its device",
+            false => "laying out its files",
+        };
+        let region = self.region;
+        let target = world.busy(doing, interrupt, |stop| match region {
+            Some(r) => Target::prepare_region(cfg, r, false),
+            None => Target::prepare(cfg, how.progress, how.announce, stop),
+        });
+        let target = world.agree(target.map_err(run_cmd::layout_error))?;
+        // A shared device is announced once every rank holds its region.
+        if self.region.is_some() && how.announce {
+            crate::storage::place::announce(&cfg.target);
+        }
+        Ok(target)
+    }
+
+    fn agree<T>(&self, step: Result<T, CommandError>) -> Result<T, CommandError> {
+        self.world.agree(step)
+    }
+
+    fn busy<T: Send>(
+        &self,
+        doing: &'static str,
+        interrupt: &AtomicBool,
+        step: impl FnOnce(&AtomicBool) -> Result<T, CommandError> + Send,
+    ) -> Result<T, CommandError> {
+        self.world.busy(doing, interrupt, step)
+    }
+
+    fn start_sync(&self) -> Option<&dyn StartSync> {
+        Some(self.world)
+    }
+}
+
+/// Refuses ranks on one host that would share a target (a directory
+/// without `{rank}`, a device without `--region-per-rank`).
+fn refuse_shared_target(
+    world: &World,
+    cfg: &RunConfig,
+    template: &Path,
+    regions: bool,
+) -> Result<(), CommandError> {
+    let targets: Vec<_> = world
+        .all_gather(cfg.target.as_os_str().as_encoded_bytes())
+        .into_iter()
+        .zip(&world.hosts)
+        .map(|(t, h)| (h.clone(), String::from_utf8_lossy(&t).into_owned().into()))
+        .collect();
+    let Some((a, b)) = template::shared_target(&targets).filter(|_| !regions) else {
+        return Ok(());
     };
-    let mut sent = RankResult::new(world.rank, [cfg.sessions, threads], &result, &env);
-    if let Some(run) = &slob_run {
+    let fix = if crate::storage::device::is_block_device(&cfg.target) {
+        "add --region-per-rank to give each rank a region of the device of its own".to_string()
+    } else {
+        format!(
+            "put {{rank}} in it (--target {}-{{rank}})",
+            template.display()
+        )
+    };
+    Err(CommandError::Usage(format!(
+        "--target: ranks {a} and {b} on host {} would share {}; {fix}",
+        targets[a].0,
+        targets[a].1.display(),
+    )))
+}
+
+/// This rank's measurement sent to rank 0, which merges every rank's into
+/// the job's report (`job`'s settings) with the histograms to store, and
+/// the line naming ranks that did not report in time (the run is then
+/// failed, and every rank ended after it is saved). `None` on the other
+/// ranks.
+fn merged(
+    world: &World,
+    job: &RunConfig,
+    target: &Target,
+    ran: Ran,
+    env: Environment,
+    grace_s: f64,
+) -> Result<Option<(Report, Histograms, Option<String>)>, CommandError> {
+    let (result, slob, threads) = match ran {
+        Ran::Raw { result, threads } => (result, None, threads),
+        Ran::Slob {
+            slob,
+            result,
+            run,
+            threads,
+        } => (result, Some((slob, run)), threads),
+        Ran::Server { .. } => return Err(CommandError::Usage(NO_SERVER_UNDER_MPI.into())),
+    };
+    // Every rank ran the job's sessions over the ranks.
+    let sessions = job.sessions / world.size;
+    let mut sent = RankResult::new(world.rank, [sessions, threads], &result, &env);
+    if let Some((_, run)) = &slob {
         sent = sent.with_slob(run);
     }
     // A rank that has not reported by then hangs (a stuck device): the
     // grace after the window's planned end (rank 0's may have been cut short
     // by Ctrl-C); an --ops run's ranks may take up to twice rank 0's window.
     let ran_s = result.ramp_s + result.measured_s;
-    let wait_s = grace_s + time_s.map_or(ran_s, |t| (t + ramp_s - ran_s).max(0.0));
+    let wait_s = grace_s + job.total_s().map_or(ran_s, |t| (t - ran_s).max(0.0));
     let deadline = Instant::now() + Duration::from_secs_f64(wait_s);
     let Some(all) = world.report_by(&sent.encode(), deadline) else {
         return Ok(None);
@@ -234,10 +285,8 @@ pub(super) fn run_rank(
         merged.result.error = Some(msg.clone());
         merged.mpi.missing_ranks = missing;
     }
-    let job = job_config(&cfg, &template, world.size);
-    let (mut report, histograms) = match (slob_run, merged.slob) {
-        (Some(local), Some([sessions, dbwr, lgwr])) => {
-            let slob = cfg.slob.as_ref().expect("a SLOB model run");
+    let (mut report, histograms) = match (slob, merged.slob) {
+        (Some((slob, local)), Some([sessions, dbwr, lgwr])) => {
             let run = SlobRun {
                 sessions,
                 dbwr,
@@ -245,40 +294,34 @@ pub(super) fn run_rank(
                 redo_files: local.redo_files,
             };
             let threads = [slob.sessions(), slob.db_writers].map(|n| n * world.size);
-            run_cmd::slob_report(&job, &target, merged.result, &run, threads, env)
+            run_cmd::slob_report(job, slob, target, merged.result, &run, threads, env)
         }
         _ => {
             let histograms = run_cmd::histograms(&merged.result);
-            (Report::new(&job, &target, merged.result, env), histograms)
+            (Report::new(job, target, merged.result, env), histograms)
         }
     };
-    report.target.path = template;
     report.mpi = Some(merged.mpi);
     report.ranks = merged.ranks;
-    let store = store.as_mut().expect("rank 0 opened the store");
-    let saved = run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta);
-    if let Some(msg) = hung {
-        // The missing rank would never join MPI_Finalize: end every rank.
-        if let Err(e) = &saved {
-            eprintln!("error: {}", crate::terminal::line(&e.to_string()));
-        }
-        eprintln!("error: {}", crate::terminal::line(&msg));
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-        World::abort(i32::from(crate::commands::EXIT_FAILED));
-    }
-    saved.map(Some)
+    Ok(Some((report, histograms, hung)))
 }
 
-/// This rank's options checked into its run's settings.
-fn check(args: RunArgs, tags: &[String]) -> Result<RunConfig, CommandError> {
-    for t in tags {
+/// Why a server workload does not run under MPI.
+const NO_SERVER_UNDER_MPI: &str = "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)";
+
+/// This rank's options checked into its run's settings, its `--target`
+/// and `--redo-dir` templates (`{rank}`, `{host}`) expanded.
+fn check(mut args: RunArgs, world: &World, env: &Environment) -> Result<RunConfig, CommandError> {
+    for t in &args.tags {
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
     use crate::cli::WorkloadKind;
     if !matches!(args.workload, WorkloadKind::Raw | WorkloadKind::Slob) {
-        return Err(CommandError::Usage(
-            "--mpi runs --workload raw and slob (a database server's workload under MPI is not supported yet)".into(),
-        ));
+        return Err(CommandError::Usage(NO_SERVER_UNDER_MPI.into()));
+    }
+    args.target = template::expand(&args.target, world.rank, &env.hostname);
+    if let Some(redo) = &mut args.slob.redo_dir {
+        *redo = template::expand(redo, world.rank, &env.hostname);
     }
     let cfg = args
         .into_config()

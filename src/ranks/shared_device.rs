@@ -61,7 +61,7 @@ pub(super) fn region(world: &World, cfg: &RunConfig) -> Result<Region, CommandEr
     let align = alignment(cfg.block_size, sector);
     let rank = world.rank;
     // The SLOB model's size is its tablespace, each rank's own.
-    let what = match cfg.slob {
+    let what = match cfg.workload.model() {
         Some(_) => "the tablespace (--scale x --schemas) of",
         None => "--size",
     };

@@ -8,13 +8,13 @@ use std::fmt::Write;
 use super::Report;
 use super::awr::{BUCKETS_US, EventSummary, SlobSummary};
 use crate::units::{fmt_count, fmt_size};
+use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::Side;
 
 /// The terminal report of a SLOB model run.
-pub fn render(r: &Report, s: &SlobSummary) -> String {
+pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     let mut o = String::new();
     let c = &r.config;
-    let m = c.slob.as_ref().expect("a slob run has its settings");
     let _ = writeln!(
         o,
         "dbio {}  slob  {} session{} ({} schema{} x {} thread{})  UPDATE_PCT {}  SCAN_PCT {}  WORK_UNIT {}  {}  {} (DBWR {})  {}",

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::cli::slob::SlobArgs;
+use crate::config::WorkloadConfig;
 use crate::report::Report;
 use crate::report::db::Setup;
 use crate::workload::db::DbPart;
@@ -60,8 +61,7 @@ fn pg_report() -> Report {
     use crate::workload::pg::PgConfig;
     use crate::workload::pg::stats::COLUMNS;
     let mut r = super::super::tests::sample();
-    r.config.workload = "pg";
-    r.config.pg = Some(PgConfig {
+    r.config.workload = WorkloadConfig::Pg(PgConfig {
         slob: slob(),
         wal_dir: None,
         server: ServerConfig {
@@ -90,8 +90,7 @@ fn mysql_report() -> Report {
     use crate::report::mysql::MysqlSummary;
     use crate::workload::mysql::MysqlConfig;
     let mut r = super::super::tests::sample();
-    r.config.workload = "mysql";
-    r.config.mysql = Some(MysqlConfig {
+    r.config.workload = WorkloadConfig::Mysql(MysqlConfig {
         slob: slob(),
         page_size: 16384,
         files: 1,

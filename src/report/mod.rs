@@ -268,7 +268,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{EngineKind, IoMode, Pattern, RunLength};
+    use crate::config::{EngineKind, IoMode, Pattern, RawConfig, RunLength, WorkloadConfig};
     use crate::measure::cpu::CpuTime;
     use crate::measure::stats::SessionStats;
     use crate::samplers::series::KindPoint;
@@ -277,23 +277,18 @@ mod tests {
     /// A report built from fixed measurements, so its renderings are stable.
     pub(super) fn sample() -> Report {
         let cfg = RunConfig {
-            workload: "raw",
             target: "/mnt/xfs/dbio".into(),
             files: 1,
             size_bytes: Some(64 << 20),
             block_size: 8192,
-            pattern: Some(Pattern::Randrw),
-            read_pct: Some(70),
             sessions: 16,
             iodepth: 1,
             engine: EngineKind::Psync,
-            uring: None,
             io_mode: IoMode::Fsync,
             length: RunLength::Time {
                 time_s: 10.0,
                 ramp_s: 2.0,
             },
-            distribution: Distribution::Zipf { theta: 1.2 },
             hotspot: None,
             rate_iops: None,
             seed: 42,
@@ -302,11 +297,14 @@ mod tests {
             interval_s: 1.0,
             destroy_device: None,
             allow_root_fs: false,
-            verify: Default::default(),
             content: Default::default(),
-            pg: None,
-            mysql: None,
-            slob: None,
+            workload: WorkloadConfig::Raw(RawConfig {
+                pattern: Pattern::Randrw,
+                read_pct: 70,
+                distribution: Distribution::Zipf { theta: 1.2 },
+                uring: None,
+                verify: Default::default(),
+            }),
         };
         let target = Target {
             kind: TargetKind::Directory,
@@ -411,8 +409,7 @@ mod tests {
             Some(std::path::Path::new("/mnt/xfs/dbio")),
         )
         .expect("defaults are valid");
-        r.config.workload = "slob";
-        r.config.slob = Some(slob.clone());
+        r.config.workload = WorkloadConfig::Slob(slob.clone());
         let (mut fg, mut dbwr, mut lgwr) = (Tally::default(), Tally::default(), Tally::default());
         fg.count(true, |c| {
             c.executes = 1_000;

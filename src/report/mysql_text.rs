@@ -10,6 +10,7 @@ use super::Report;
 use super::db_text;
 use super::mysql::{AGREE_PCT, MysqlSummary};
 use crate::units::{fmt_count, fmt_size};
+use crate::workload::mysql::MysqlConfig;
 
 /// performance_schema wait events shown.
 const PS_WAITS: usize = 12;
@@ -26,13 +27,8 @@ const SHOWN: [&str; 8] = [
     "innodb_io_capacity",
 ];
 
-pub fn render(r: &Report, s: &MysqlSummary) -> String {
+pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
     let mut o = String::new();
-    let my = r
-        .config
-        .mysql
-        .as_ref()
-        .expect("a mysql run has its settings");
     db_text::title(
         &mut o,
         r,

@@ -11,6 +11,7 @@ use super::Report;
 use super::db_text;
 use super::pg::PgSummary;
 use crate::units::{fmt_count, fmt_size};
+use crate::workload::pg::PgConfig;
 use crate::workload::pg::stats::Delta;
 
 /// The settings the header shows.
@@ -24,9 +25,8 @@ const SHOWN: [&str; 7] = [
     "wal_compression",
 ];
 
-pub fn render(r: &Report, s: &PgSummary) -> String {
+pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
     let mut o = String::new();
-    let pg = r.config.pg.as_ref().expect("a pg run has its settings");
     db_text::title(&mut o, r, "pg", &pg.slob, &s.version);
     db_text::server(
         &mut o,

@@ -5,28 +5,27 @@
 use std::fmt::Write;
 
 use super::{OpSummary, Report};
-use crate::config::{IoMode, RunLength};
+use crate::config::{IoMode, RunLength, WorkloadConfig};
 use crate::harness::Status;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::units::{fmt_count, fmt_size};
+use crate::workload::dist::Distribution;
 
 /// Outliers printed in the terminal (all of them are in --json).
 const OUTLIERS_SHOWN: usize = 20;
 
 pub fn render(r: &Report) -> String {
-    if let Some(s) = &r.slob {
-        return super::awr_text::render(r, s);
-    }
-    if let Some(s) = &r.mysql {
-        return super::mysql_text::render(r, s);
-    }
-    if let Some(s) = &r.pg {
-        return super::pg_text::render(r, s);
+    match (&r.config.workload, &r.slob, &r.mysql, &r.pg) {
+        (WorkloadConfig::Slob(m), Some(s), _, _) => return super::awr_text::render(r, m, s),
+        (WorkloadConfig::Mysql(my), _, Some(s), _) => return super::mysql_text::render(r, my, s),
+        (WorkloadConfig::Pg(pg), _, _, Some(s)) => return super::pg_text::render(r, pg, s),
+        _ => {}
     }
     let mut o = String::new();
     let c = &r.config;
-    let mix = match (c.pattern, c.read_pct) {
-        (Some(crate::config::Pattern::Randrw), Some(pct)) => format!(" ({pct}% reads)"),
+    let raw = c.workload.raw();
+    let mix = match raw.map(|r| (r.pattern, r.read_pct)) {
+        Some((crate::config::Pattern::Randrw, pct)) => format!(" ({pct}% reads)"),
         _ => String::new(),
     };
     let io = match c.io_mode {
@@ -39,8 +38,8 @@ pub fn render(r: &Report) -> String {
         o,
         "dbio {}  {} {}{mix}  {} blocks  {} session{} x iodepth {}  {}  {io}",
         r.dbio_version,
-        c.workload,
-        c.pattern.map_or("-", crate::config::Pattern::name),
+        c.workload.name(),
+        raw.map_or("-", |r| r.pattern.name()),
         fmt_size(u64::from(c.block_size)),
         c.sessions,
         if c.sessions == 1 { "" } else { "s" },
@@ -80,7 +79,8 @@ pub fn render(r: &Report) -> String {
         },
         fmt_size(e.memory_bytes)
     );
-    let mut extras = vec![format!("dist {}", c.distribution)];
+    let dist = raw.map_or(Distribution::Uniform, |r| r.distribution);
+    let mut extras = vec![format!("dist {dist}")];
     if let Some(h) = c.hotspot {
         extras.push(format!(
             "hot spot {} MiB at {} MiB every {} ops",

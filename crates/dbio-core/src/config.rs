@@ -1,16 +1,20 @@
 //! The resolved, validated settings of one run: what the CLI (and later plan
-//! files) produce and what every stage reads. Serialized whole into reports.
+//! files) produce and what every stage reads. Serialized whole into reports
+//! and read back from them (`json.rs`).
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+mod json;
+pub use json::ConfigJsonError;
 
 use crate::choice::{Choice, Named};
 
 use crate::workload::dist::Distribution;
 
 /// What a raw workload asks of the storage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Randread,
@@ -54,7 +58,7 @@ impl Pattern {
 }
 
 /// How I/O is issued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineKind {
     /// pread/pwrite from each session thread, one I/O at a time.
     #[serde(rename = "psync")]
@@ -105,7 +109,7 @@ impl EngineKind {
 }
 
 /// How files are opened and when writes become durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoMode {
     /// O_DIRECT: bypass the page cache (aligned buffers).
@@ -168,7 +172,7 @@ impl IoMode {
 }
 
 /// SLOB-style hot spot, in blocks once resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HotspotConfig {
     pub size_bytes: u64,
     pub offset_bytes: u64,
@@ -177,7 +181,7 @@ pub struct HotspotConfig {
 }
 
 /// When a run stops.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunLength {
     /// Run for `ramp_s + time_s` seconds; measure the last `time_s`.
@@ -186,40 +190,35 @@ pub enum RunLength {
     Ops { ops: u64 },
 }
 
-/// Everything one `dbio run` needs, validated.
-#[derive(Clone, Debug, Serialize)]
+/// Everything one `dbio run` needs, validated: the settings every workload
+/// shares, and [`WorkloadConfig`], which workload it is with its own.
+///
+/// Its JSON (`config` in the run document, `dbio.run.v2`) is the shape it
+/// had before the workload was a type: `workload` as a word, a raw run's
+/// `pattern` and `read_pct` (null for the others) among the shared fields,
+/// a model's or server's settings as `slob`, `pg` or `mysql` (`json.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(into = "json::RunConfigJson", try_from = "json::RunConfigJson")]
 pub struct RunConfig {
-    pub workload: &'static str,
     pub target: PathBuf,
     /// Data files to lay out in a directory target.
     pub files: u32,
     /// Requested data size: total over all files, or the span of a device.
     pub size_bytes: Option<u64>,
-    #[serde(rename = "block_size_bytes")]
     pub block_size: u32,
-    /// The raw workload's pattern; `None` (null in the JSON) for a database
-    /// model (slob, pg), whose mix is its update percentage.
-    pub pattern: Option<Pattern>,
-    /// Percentage of reads in randrw (0..=100); `None` as `pattern`.
-    pub read_pct: Option<u8>,
     pub sessions: u32,
     pub iodepth: u32,
     pub engine: EngineKind,
-    /// How each session's io_uring is set up (`--fixedbufs`,
-    /// `--sqthread-poll`, …): with `--engine io_uring` in a raw run only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uring: Option<crate::engine::uring::UringOpts>,
     pub io_mode: IoMode,
     pub length: RunLength,
-    #[serde(serialize_with = "serialize_display")]
-    pub distribution: Distribution,
     pub hotspot: Option<HotspotConfig>,
-    /// Total target rate over all sessions, I/O requests per second.
+    /// Total target rate over all sessions, I/O requests per second
+    /// (shared: the raw workload paces to it today; the others will).
     pub rate_iops: Option<u64>,
     pub seed: u64,
     /// Streams laying out the data files (`--load-parallel`); how the
-    /// target is written, not what is measured (not in the report).
-    #[serde(skip)]
+    /// target is written, not what is measured (not in the report; 1 when
+    /// read back from one).
     pub load_parallel: u32,
     pub outlier_ms: f64,
     /// Device and host telemetry sampling interval, seconds.
@@ -227,38 +226,123 @@ pub struct RunConfig {
     /// The device path the user repeated to allow destroying it.
     pub destroy_device: Option<PathBuf>,
     /// A directory target on the root filesystem under a mount-like path is intended.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allow_root_fs: bool,
-    /// Checks of what the run reads (`--verify`, `--verify-after-write`; raw only).
-    #[serde(skip_serializing_if = "crate::verify::online::VerifyOpts::is_off")]
-    pub verify: crate::verify::online::VerifyOpts,
-    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`; raw only).
-    #[serde(skip_serializing_if = "crate::storage::content::ContentSpec::is_default")]
+    /// What written blocks hold (`--compress-pct`, `--dedupe-pct`: the
+    /// workloads that write their own blocks, raw and slob).
     pub content: crate::storage::content::ContentSpec,
-    /// The database model's settings (`--workload slob`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slob: Option<crate::workload::slob::SlobConfig>,
-    /// The PostgreSQL run's settings (`--workload pg`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pg: Option<crate::workload::pg::PgConfig>,
-    /// The MariaDB run's settings (`--workload mysql`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mysql: Option<crate::workload::mysql::MysqlConfig>,
+    /// Which workload, with the settings only it has.
+    pub workload: WorkloadConfig,
 }
 
-impl RunConfig {
-    /// True when the run writes to its data: a raw pattern that writes, or a
-    /// database model with updates.
-    pub fn writes(&self) -> bool {
-        match (self.pattern, &self.slob, &self.pg) {
-            (Some(p), _, _) => p.writes(),
-            (None, Some(s), _) => s.update_pct > 0,
-            (None, None, Some(pg)) => pg.slob.update_pct > 0,
-            (None, None, None) => false,
+/// Which workload a run is, with the settings only it has. Adding one is a
+/// variant here and the arms the compiler then asks for (ARCHITECTURE.md,
+/// "where to add things"), e.g. a future `Replay(ReplayConfig)`.
+#[derive(Clone, Debug)]
+pub enum WorkloadConfig {
+    /// `--workload raw`: patterns of block I/O on files or a device.
+    Raw(RawConfig),
+    /// `--workload slob`: the SLOB database model.
+    Slob(crate::workload::slob::SlobConfig),
+    /// `--workload pg`: SLOB's shape on a real PostgreSQL.
+    Pg(crate::workload::pg::PgConfig),
+    /// `--workload mysql`: SLOB's shape on a real MariaDB.
+    Mysql(crate::workload::mysql::MysqlConfig),
+}
+
+/// The raw workload's own settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RawConfig {
+    pub pattern: Pattern,
+    /// Percentage of reads in randrw (0..=100; 100 or 0 for the others).
+    pub read_pct: u8,
+    /// Which blocks random patterns pick (`--dist`).
+    pub distribution: Distribution,
+    /// How each session's io_uring is set up (`--fixedbufs`,
+    /// `--sqthread-poll`, …): with `--engine io_uring` only.
+    pub uring: Option<crate::engine::uring::UringOpts>,
+    /// Checks of what the run reads (`--verify`, `--verify-after-write`).
+    pub verify: crate::verify::online::VerifyOpts,
+}
+
+impl WorkloadConfig {
+    /// `--workload NAME`'s word (`workload` in the JSON, the store's column).
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Raw(_) => "raw",
+            WorkloadConfig::Slob(_) => "slob",
+            WorkloadConfig::Pg(_) => "pg",
+            WorkloadConfig::Mysql(_) => "mysql",
+        }
+    }
+
+    /// The raw workload's settings; `None` for the others.
+    pub fn raw(&self) -> Option<&RawConfig> {
+        match self {
+            WorkloadConfig::Raw(r) => Some(r),
+            WorkloadConfig::Slob(_) | WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => None,
+        }
+    }
+
+    /// The SLOB model's settings (`--workload slob`: dbio writes the blocks
+    /// and the redo itself); `None` for the others.
+    pub fn model(&self) -> Option<&crate::workload::slob::SlobConfig> {
+        match self {
+            WorkloadConfig::Slob(s) => Some(s),
+            WorkloadConfig::Raw(_) | WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => None,
+        }
+    }
+
+    /// SLOB's shape and mix: the model's own, or the one a server runs;
+    /// `None` for raw.
+    pub fn shape(&self) -> Option<&crate::workload::slob::SlobConfig> {
+        match self {
+            WorkloadConfig::Raw(_) => None,
+            WorkloadConfig::Slob(s) => Some(s),
+            WorkloadConfig::Pg(pg) => Some(&pg.slob),
+            WorkloadConfig::Mysql(my) => Some(&my.slob),
+        }
+    }
+
+    /// The server's own options, for a workload on a database server.
+    pub fn server(&self) -> Option<&crate::workload::db::ServerConfig> {
+        match self {
+            WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) => None,
+            WorkloadConfig::Pg(pg) => Some(&pg.server),
+            WorkloadConfig::Mysql(my) => Some(&my.server),
         }
     }
 }
 
-fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(v)
+impl RunConfig {
+    /// True when the run writes to its data: a raw pattern that writes, or a
+    /// database workload with updates.
+    pub fn writes(&self) -> bool {
+        match &self.workload {
+            WorkloadConfig::Raw(r) => r.pattern.writes(),
+            WorkloadConfig::Slob(s) => s.update_pct > 0,
+            WorkloadConfig::Pg(pg) => pg.slob.update_pct > 0,
+            WorkloadConfig::Mysql(my) => my.slob.update_pct > 0,
+        }
+    }
+
+    /// The measured seconds (`--time`), `None` for a run of `--ops`.
+    pub fn time_s(&self) -> Option<f64> {
+        match self.length {
+            RunLength::Time { time_s, .. } => Some(time_s),
+            RunLength::Ops { .. } => None,
+        }
+    }
+
+    /// The seconds before measuring starts (`--ramp`; 0 for `--ops`).
+    pub fn ramp_s(&self) -> f64 {
+        match self.length {
+            RunLength::Time { ramp_s, .. } => ramp_s,
+            RunLength::Ops { .. } => 0.0,
+        }
+    }
+
+    /// The whole run's planned seconds, ramp included; `None` for `--ops`.
+    pub fn total_s(&self) -> Option<f64> {
+        self.time_s().map(|t| t + self.ramp_s())
+    }
 }

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
-use super::tests::{config, target};
+use super::tests::{config, raw, target};
 use super::{NotStarted, Options, StartSync, Status, run_synced};
 use crate::config::RunLength;
 use crate::measure::stats::Kind;
@@ -32,7 +32,7 @@ fn run_with(answer: Result<(), NotStarted>) -> (super::RunResult, Vec<(Option<St
     let (_d, t) = target();
     let cfg = config(&t, 4, RunLength::Ops { ops: 400 });
     let shared = Shared::new(0.0);
-    let work = Raw::new(&cfg, &t, &shared).unwrap();
+    let work = Raw::new(&cfg, raw(&cfg), &t, &shared).unwrap();
     let others = Others {
         shared: &shared,
         answer,

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 use super::{Options, Outcome, Status, run};
-use crate::config::{EngineKind, IoMode, Pattern, RunConfig, RunLength};
+use crate::config::{EngineKind, IoMode, Pattern, RawConfig, RunConfig, RunLength, WorkloadConfig};
 use crate::engine::AnyEngine;
 use crate::engine::null::Null;
 use crate::measure::stats::{Kind, SessionStats};
@@ -44,20 +44,15 @@ pub(super) fn target() -> (tempfile::TempDir, Target) {
 
 pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunConfig {
     RunConfig {
-        workload: "raw",
         target: target.path.clone(),
         files: 1,
         size_bytes: Some(target.size_bytes()),
         block_size: BS,
-        pattern: Some(Pattern::Randrw),
-        read_pct: Some(50),
         sessions,
         iodepth: 4,
         engine: EngineKind::Null,
-        uring: None,
         io_mode: IoMode::Buffered,
         length,
-        distribution: Distribution::Uniform,
         hotspot: None,
         rate_iops: None,
         seed: 7,
@@ -66,12 +61,20 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         interval_s: 1.0,
         destroy_device: None,
         allow_root_fs: false,
-        verify: Default::default(),
         content: Default::default(),
-        pg: None,
-        mysql: None,
-        slob: None,
+        workload: WorkloadConfig::Raw(RawConfig {
+            pattern: Pattern::Randrw,
+            read_pct: 50,
+            distribution: Distribution::Uniform,
+            uring: None,
+            verify: Default::default(),
+        }),
     }
+}
+
+/// The raw settings of a [`config`].
+pub(super) fn raw(cfg: &RunConfig) -> &RawConfig {
+    cfg.workload.raw().expect("config() is a raw run")
 }
 
 fn time(time_s: f64, ramp_s: f64) -> RunLength {
@@ -105,7 +108,7 @@ fn go<W: Workload>(w: &W, shared: &Shared, cfg: &RunConfig, stop: &AtomicBool) -
 /// Runs raw over the null engine.
 fn raw_run(cfg: &RunConfig, target: &Target) -> super::RunResult {
     let shared = Shared::new(ramp_of(cfg));
-    let work = Raw::new(cfg, target, &shared).unwrap();
+    let work = Raw::new(cfg, raw(cfg), target, &shared).unwrap();
     go(&work, &shared, cfg, &AtomicBool::new(false)).result
 }
 
@@ -214,7 +217,7 @@ fn slow_requests_are_listed_as_outliers_in_time_order() {
     cfg.outlier_ms = 1.0;
     let shared = Shared::new(0.0);
     let work = Slow {
-        raw: Raw::new(&cfg, &t, &shared).unwrap(),
+        raw: Raw::new(&cfg, raw(&cfg), &t, &shared).unwrap(),
         latency_ns: 2_000_000,
     };
     let r = go(&work, &shared, &cfg, &AtomicBool::new(false)).result;
@@ -241,7 +244,7 @@ fn ctrl_c_ends_the_window_where_it_came() {
     let cfg = config(&t, 2, time(30.0, 0.0));
     let stop = AtomicBool::new(false);
     let shared = Shared::new(0.0);
-    let work = Raw::new(&cfg, &t, &shared).unwrap();
+    let work = Raw::new(&cfg, raw(&cfg), &t, &shared).unwrap();
     let began = Instant::now();
     let r = std::thread::scope(|s| {
         s.spawn(|| {

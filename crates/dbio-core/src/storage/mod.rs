@@ -161,7 +161,7 @@ impl Target {
             files: cfg.files,
             file_size: blocks_per_file * bs,
             block_size: cfg.block_size,
-            grow: cfg.slob.is_some(),
+            grow: cfg.workload.model().is_some(),
             headers: true,
             content: cfg.content,
             streams: cfg.load_parallel,
@@ -183,7 +183,7 @@ impl Target {
                 }
             };
         let id = manifest::Manifest::load(path)?.map_or(0, |m| m.target_id);
-        if cfg.slob.is_some() {
+        if cfg.workload.model().is_some() {
             // The model's DB writers stamp their own generations: the
             // lost-write map no longer describes these blocks.
             genmap_file::retire(
@@ -370,7 +370,7 @@ impl Target {
 /// Checks and locks the SLOB model's `--redo-dir` when it is not the
 /// target directory (the redo logs go in its `dbio-redo` subdirectory).
 fn redo_lock(cfg: &RunConfig) -> Result<Option<lock::TargetLock>, TargetError> {
-    let Some(dir) = cfg.slob.as_ref().map(|s| &s.redo_dir) else {
+    let Some(dir) = cfg.workload.model().map(|s| &s.redo_dir) else {
         return Ok(None);
     };
     if *dir == cfg.target {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::dist::{BlockPicker, Hotspot};
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
-use crate::config::{EngineKind, RunConfig, RunLength};
+use crate::config::{EngineKind, RawConfig, RunConfig, RunLength};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::stats::SessionStats;
@@ -28,6 +28,8 @@ use requests::Requests;
 /// A raw run over a prepared target.
 pub struct Raw<'a> {
     cfg: &'a RunConfig,
+    /// The raw workload's own settings (pattern, mix, distribution, checks).
+    raw: &'a RawConfig,
     target: &'a Target,
     shared: &'a Shared,
     /// Keeps the files open for the run.
@@ -62,14 +64,15 @@ impl<'a> Raw<'a> {
     /// Opens the target's files and checks the distribution and hot spot.
     pub fn new(
         cfg: &'a RunConfig,
+        raw: &'a RawConfig,
         target: &'a Target,
         shared: &'a Shared,
     ) -> Result<Self, SetupError> {
         let files = target.open(cfg.io_mode, cfg.writes())?;
         let fds = files.raw();
         let hotspot = resolve_hotspot(cfg, target)?;
-        let picker = BlockPicker::new(cfg.distribution, target.total_blocks(), hotspot)
-            .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", cfg.distribution)))?;
+        let picker = BlockPicker::new(raw.distribution, target.total_blocks(), hotspot)
+            .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", raw.distribution)))?;
         let n = u64::from(cfg.sessions);
         let in_flight = u64::from(cfg.sessions) * u64::from(cfg.iodepth);
         let writes_dir = cfg.writes() && target.kind == TargetKind::Directory;
@@ -89,7 +92,7 @@ impl<'a> Raw<'a> {
             }
             None
         };
-        let (floors, interrupted) = match (&map, verify_floors(cfg, target, map.is_some())?) {
+        let (floors, interrupted) = match (&map, verify_floors(cfg, raw, target, map.is_some())?) {
             (Some(t), _) => {
                 let (writes, blind) = t.interrupted();
                 (None, Interruption::new(writes, blind))
@@ -99,6 +102,7 @@ impl<'a> Raw<'a> {
         };
         Ok(Raw {
             cfg,
+            raw,
             target,
             shared,
             _files: files,
@@ -134,14 +138,14 @@ impl<'a> Raw<'a> {
 
     /// Whether the run keeps a sync thread for its map.
     fn syncs(&self) -> bool {
-        self.map.is_some() && self.cfg.verify.map_sync_ms > 0
+        self.map.is_some() && self.raw.verify.map_sync_ms > 0
     }
 
     /// The background thread of a writing run with a map: a sync point
     /// every `--verify-sync-interval` until the sessions end (a failed one
     /// is reported once and ends the periodic syncing; the run goes on).
     fn sync_map(&self) {
-        let (Some(t), ms) = (&self.map, self.cfg.verify.map_sync_ms) else {
+        let (Some(t), ms) = (&self.map, self.raw.verify.map_sync_ms) else {
             return;
         };
         let interval = Duration::from_millis(ms);
@@ -205,7 +209,7 @@ impl Workload for Raw<'_> {
         }
         let bufs = BufPool::new(cfg.block_size as usize, cfg.iodepth as usize);
         let sync = SyncAfterWrite::for_mode(cfg.io_mode);
-        let opts = cfg.uring.unwrap_or_default();
+        let opts = self.raw.uring.unwrap_or_default();
         let engine = AnyEngine::new(cfg.engine, &self.fds, Some(&bufs), cfg.iodepth, sync, opts)
             .map_err(|source| SetupError::Engine {
                 who: format!("session {id}"),
@@ -238,13 +242,13 @@ impl Workload for Raw<'_> {
             in_flight: self.map.as_ref().map(|t| t.record.session(id)),
             stamp: (self.target.id, cfg.seed as u32),
             content: &self.content,
-            verify: cfg.verify,
+            verify: self.raw.verify,
             check_map: self.map.as_ref().map(|t| &t.map).or(self.floors.as_ref()),
             interrupted: &self.interrupted,
             engine: p.engine,
             requests: Requests::new(
-                cfg.pattern.expect("a raw run has a pattern"),
-                cfg.read_pct.unwrap_or(100),
+                self.raw.pattern,
+                self.raw.read_pct,
                 self.picker.clone(),
                 id,
                 cfg.sessions,
@@ -270,17 +274,18 @@ impl Workload for Raw<'_> {
 /// runs left (None: none kept, or no checking asked for).
 fn verify_floors(
     cfg: &RunConfig,
+    raw: &RawConfig,
     target: &Target,
     has_map: bool,
 ) -> Result<Option<(GenMap, Interruption)>, SetupError> {
-    let v = cfg.verify;
+    let v = raw.verify;
     if !v.any() {
         return Ok(None);
     }
     if v.after_write && !cfg.writes() {
         return Err(SetupError::Invalid(format!(
             "--verify-after-write reads back writes, and --pattern {} writes nothing; use --verify to check its reads",
-            cfg.pattern.map_or("?", |p| p.name())
+            raw.pattern.name()
         )));
     }
     if cfg.writes() {
