@@ -171,6 +171,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     plan,
                     dry_run: false,
                     mpi: true,
+                    ..
                 },
             db,
         } => commands::plan::execute_mpi(&plan, db, open_store),

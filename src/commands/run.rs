@@ -41,6 +41,8 @@ pub struct RunMeta {
     /// Storage `dbio lab` built for the run: shown under the report and
     /// saved in the run's environment as `lab`.
     pub lab: Option<crate::lab::LabInfo>,
+    /// Live metrics (`--metrics-listen`, `--metrics-textfile`): not saved.
+    pub live: Option<crate::metrics::Live>,
 }
 
 /// A finished run: how it ended and its id in the store.
@@ -84,6 +86,8 @@ pub fn run(
         e => CommandError::Usage(e.to_string()),
     };
     let shared = Shared::new(ramp_s);
+    let (plan, variable) = (meta.plan.as_deref(), meta.variable.as_deref());
+    let watch = meta.live.as_ref().map(|l| l.watch(cfg, plan, variable));
     let opts = harness::Options {
         time_s: match cfg.length {
             RunLength::Time { time_s, .. } => Some(time_s),
@@ -92,6 +96,7 @@ pub fn run(
         interval_s: cfg.interval_s,
         interrupt,
         status,
+        observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
     };
     let server = |opts| super::run_db::Ctx {
         cfg,
@@ -144,6 +149,9 @@ pub fn run(
         }
     };
     let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
+    if let Some(w) = &watch {
+        w.saved(outcome.run_id);
+    }
     progress.json(&serde_json::json!({
         "event": "saved",
         "run_id": outcome.run_id,
@@ -394,6 +402,10 @@ pub fn execute(
     args: crate::cli::RunArgs,
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
+    let metrics = args.metrics.wanted();
+    if args.mpi && metrics != Default::default() {
+        return Err(CommandError::Usage(crate::metrics::MPI_REFUSED.into()).into());
+    }
     if args.mpi {
         return run_mpi(args, open_store);
     }
@@ -403,7 +415,7 @@ pub fn execute(
         Output::Text
     };
     let (quiet, db) = (args.quiet, args.db.clone());
-    let meta = RunMeta {
+    let mut meta = RunMeta {
         tags: args.tags.clone(),
         ..Default::default()
     };
@@ -420,11 +432,13 @@ pub fn execute(
         .resolve(output == Output::Json, quiet)
         .map_err(|e| CommandError::Usage(e.into()))?;
     say_rounding(&cfg, asked_cache);
+    let live = start_metrics(&metrics, quiet)?;
     let mut store = open_store(db)?;
     store
         .ensure_writable()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
     let interrupt = super::interrupt_flag();
+    meta.live = live;
     let outcome = run(
         &cfg,
         (output, quiet),
@@ -434,6 +448,22 @@ pub fn execute(
         &interrupt,
     )?;
     Ok(exit_code(&outcome, output))
+}
+
+/// Binds `--metrics-listen` and checks `--metrics-textfile` before anything
+/// is laid out (a refusal is a usage error), and says where they are.
+pub(crate) fn start_metrics(
+    wanted: &crate::metrics::Wanted,
+    quiet: bool,
+) -> Result<Option<crate::metrics::Live>, CommandError> {
+    let live =
+        crate::metrics::Live::start(wanted).map_err(|e| CommandError::Usage(e.to_string()))?;
+    if let Some(addr) = live.as_ref().and_then(|l| l.addr)
+        && !quiet
+    {
+        eprintln!("live metrics at http://{addr}/metrics, live page at http://{addr}/");
+    }
+    Ok(live)
 }
 
 /// The exit code of a finished run (its error on stderr when stdout has JSON).

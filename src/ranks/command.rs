@@ -171,6 +171,7 @@ pub(super) fn run_rank(
             time_s.map(|t| t + ramp_s),
             ramp_s,
         ),
+        observer: None,
     };
     let setup_error = |e| match e {
         SetupError::Target(e) => CommandError::Failed(e.to_string()),

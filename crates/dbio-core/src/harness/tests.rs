@@ -397,7 +397,11 @@ impl super::Observer for Recorder {
         assert!(start_unix_ns > 0);
         self.0.lock().unwrap().push("started".into());
     }
-    fn second(&self, p: &crate::samplers::series::SecondPoint, hists: &crate::samplers::series::SecondHists) {
+    fn second(
+        &self,
+        p: &crate::samplers::series::SecondPoint,
+        hists: &crate::samplers::series::SecondHists,
+    ) {
         for k in [Kind::Read, Kind::Write, Kind::Sync] {
             let counted: u64 = hists[k as usize].iter().sum();
             assert_eq!(counted, p.kind(k).ops, "second {}: {k:?}", p.t_s);
@@ -445,5 +449,8 @@ fn an_observer_sees_every_second_once_in_order_and_every_request() {
     let in_series: u64 = r.series.iter().map(|p| p.read.ops + p.write.ops).sum();
     assert_eq!(rec.1.load(SeqCst), in_series);
     let measured = total(&r.stats);
-    assert!(in_series >= measured && in_series <= measured + 2 * 4, "{in_series} {measured}");
+    assert!(
+        in_series >= measured && in_series <= measured + 2 * 4,
+        "{in_series} {measured}"
+    );
 }
