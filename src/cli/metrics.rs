@@ -10,7 +10,7 @@ use crate::metrics::Wanted;
 #[command(next_help_heading = "Live metrics")]
 pub struct MetricsArgs {
     /// Serve live metrics while running: Prometheus/OpenMetrics at http://ADDR:PORT/metrics and a live page at http://ADDR:PORT/ (an IP address and a port, e.g. 127.0.0.1:9464; port 0 picks a free one). Only that address is bound, before anything is laid out.
-    #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen)]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = crate::metrics::parse_listen)]
     pub metrics_listen: Option<SocketAddr>,
 
     /// Write the same metrics to DIR/dbio.prom every interval (a temporary file, then renamed) for node_exporter's textfile collector.
@@ -27,16 +27,9 @@ impl MetricsArgs {
     }
 }
 
-/// An `ADDR:PORT` with an IP address (`127.0.0.1:9464`, `[::1]:9464`).
-pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    text.trim().parse::<SocketAddr>().map_err(|_| {
-        "expects an IP address and a port, ADDR:PORT: 127.0.0.1:9464 (this host only), 0.0.0.0:9464 (every interface), [::1]:9464".to_string()
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::metrics::parse_listen;
 
     #[test]
     fn an_ip_and_a_port_is_a_listen_address_and_nothing_else_is() {

@@ -56,6 +56,13 @@ fn listen_hint(e: &std::io::Error) -> &'static str {
 /// Why `--metrics-listen` is refused under MPI (docs/metrics.md).
 pub const MPI_REFUSED: &str = "--metrics-listen and --metrics-textfile do not work with --mpi yet: watch one rank's run without --mpi, or the ranks' hosts with node_exporter (docs/metrics.md)";
 
+/// An `ADDR:PORT` with an IP address (`127.0.0.1:9464`, `[::1]:9464`).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse::<SocketAddr>().map_err(|_| {
+        "expects an IP address and a port, ADDR:PORT: 127.0.0.1:9464 (this host only), 0.0.0.0:9464 (every interface), [::1]:9464".to_string()
+    })
+}
+
 /// Where live metrics go: the command line's (or the plan's) choice.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Wanted {
