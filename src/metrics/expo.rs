@@ -3,6 +3,11 @@
 //! for OpenMetrics first). Label values are escaped as both formats say
 //! (`\` → `\\`, `"` → `\"`, newline → `\n`): a target path or a plan name is
 //! data, never syntax.
+//!
+//! The per-second samples carry the time their second ended, and the
+//! telemetry samples the time their interval ended (the formats' optional
+//! timestamp): a scrape a moment before or after a second's collection
+//! then changes nothing, and `rate()` over whole seconds is exact.
 
 use std::fmt::Write;
 
@@ -116,13 +121,32 @@ impl Out {
         let _ = writeln!(self.text, "{name}{{{labels}}} {}", num(v));
     }
 
+    /// A sample at `ms` (UNIX ms): milliseconds in 0.0.4, seconds in OpenMetrics.
+    fn sample_at(&mut self, name: &str, labels: &str, v: f64, ms: u64) {
+        let _ = match self.format {
+            Format::Prometheus => writeln!(self.text, "{name}{{{labels}}} {} {ms}", num(v)),
+            Format::OpenMetrics => writeln!(
+                self.text,
+                "{name}{{{labels}}} {} {}.{:03}",
+                num(v),
+                ms / 1000,
+                ms % 1000
+            ),
+        };
+    }
+
     fn gauge(&mut self, name: &str, labels: &str, v: f64) {
         self.head(names::family(name));
         self.sample(name, labels, v);
     }
 
-    /// A family with one sample per (extra label value, value).
-    fn each(&mut self, name: &str, base: &str, values: &[(String, f64)]) {
+    fn gauge_at(&mut self, name: &str, labels: &str, v: f64, ms: u64) {
+        self.head(names::family(name));
+        self.sample_at(name, labels, v, ms);
+    }
+
+    /// A family with one sample per (extra label value, value), at `ms`.
+    fn each(&mut self, name: &str, base: &str, values: &[(String, f64)], ms: u64) {
         let f = names::family(name);
         self.head(f);
         let sample = match f.kind {
@@ -130,10 +154,11 @@ impl Out {
             _ => name.to_string(),
         };
         for (extra, v) in values {
-            self.sample(
+            self.sample_at(
                 &sample,
                 &format!("{base},{}=\"{}\"", f.extra[0], escape(extra)),
                 *v,
+                ms,
             );
         }
     }
@@ -158,8 +183,9 @@ fn run_families(out: &mut Out, r: &RunState) {
         f64::from(u8::from(r.phase == Phase::Running)),
     );
     let ramp = r.phase == Phase::Running && r.elapsed_s < r.ramp_s;
-    out.gauge("dbio_run_ramp", &base, f64::from(u8::from(ramp)));
-    out.gauge("dbio_run_elapsed_seconds", &base, r.elapsed_s);
+    let ms = r.second_ms;
+    out.gauge_at("dbio_run_ramp", &base, f64::from(u8::from(ramp)), ms);
+    out.gauge_at("dbio_run_elapsed_seconds", &base, r.elapsed_s, ms);
     if let Some(p) = r.planned_s {
         out.gauge("dbio_run_planned_seconds", &base, p);
     }
@@ -171,8 +197,13 @@ fn run_families(out: &mut Out, r: &RunState) {
             .map(|(k, op)| (op.to_string(), v(*k as usize)))
             .collect()
     };
-    out.each("dbio_requests", &base, &per_op(&|i| r.ops[i] as f64));
-    out.each("dbio_request_bytes", &base, &per_op(&|i| r.bytes[i] as f64));
+    out.each("dbio_requests", &base, &per_op(&|i| r.ops[i] as f64), ms);
+    out.each(
+        "dbio_request_bytes",
+        &base,
+        &per_op(&|i| r.bytes[i] as f64),
+        ms,
+    );
     histograms(out, r, &base);
     devices(out, r, &base);
     host(out, r, &base);
@@ -189,6 +220,7 @@ fn histograms(out: &mut Out, r: &RunState, base: &str) {
     out.head(names::family(name));
     for (k, op) in OPS {
         let (i, labels) = (k as usize, format!("{base},op=\"{op}\""));
+        let ms = r.second_ms;
         let hist = &r.hists[i];
         let mut cum = 0u64;
         let mut next = 0usize;
@@ -198,20 +230,22 @@ fn histograms(out: &mut Out, r: &RunState, base: &str) {
             cum += hist[next..upto].iter().sum::<u64>();
             next = upto;
             let le = num(edge as f64 / 1e9);
-            out.sample(
+            out.sample_at(
                 &format!("{name}_bucket"),
                 &format!("{labels},le=\"{le}\""),
                 cum as f64,
+                ms,
             );
         }
         let count: u64 = hist.iter().sum();
-        out.sample(
+        out.sample_at(
             &format!("{name}_bucket"),
             &format!("{labels},le=\"+Inf\""),
             count as f64,
+            ms,
         );
-        out.sample(&format!("{name}_sum"), &labels, r.lat_sum_s[i]);
-        out.sample(&format!("{name}_count"), &labels, count as f64);
+        out.sample_at(&format!("{name}_sum"), &labels, r.lat_sum_s[i], ms);
+        out.sample_at(&format!("{name}_count"), &labels, count as f64, ms);
     }
 }
 
@@ -236,7 +270,7 @@ fn devices(out: &mut Out, r: &RunState, base: &str) {
     for (name, get) in families {
         let values: Vec<(String, f64)> =
             r.devices.iter().map(|d| (d.name.clone(), get(d))).collect();
-        out.each(name, base, &values);
+        out.each(name, base, &values, r.tele_ms);
     }
 }
 
@@ -257,11 +291,17 @@ fn host(out: &mut Out, r: &RunState, base: &str) {
         .zip(pct)
         .map(|(m, p)| (m.to_string(), p / 100.0))
         .collect();
-    out.each("dbio_host_cpu_ratio", base, &modes);
+    let ms = r.tele_ms;
+    out.each("dbio_host_cpu_ratio", base, &modes, ms);
     let name = "dbio_host_context_switches";
     out.head(names::family(name));
-    out.sample(&format!("{name}_total"), base, r.context_switches);
-    out.gauge("dbio_host_load1", base, h.load1);
-    out.gauge("dbio_host_dirty_bytes", base, h.dirty_kib * 1024.0);
-    out.gauge("dbio_host_writeback_bytes", base, h.writeback_kib * 1024.0);
+    out.sample_at(&format!("{name}_total"), base, r.context_switches, ms);
+    out.gauge_at("dbio_host_load1", base, h.load1, ms);
+    out.gauge_at("dbio_host_dirty_bytes", base, h.dirty_kib * 1024.0, ms);
+    out.gauge_at(
+        "dbio_host_writeback_bytes",
+        base,
+        h.writeback_kib * 1024.0,
+        ms,
+    );
 }

@@ -127,6 +127,11 @@ pub struct RunState {
     pub start_unix_ns: u64,
     /// Seconds of the run collected so far.
     pub elapsed_s: f64,
+    /// When the last collected second ended (UNIX ms): the time of the
+    /// per-second samples (the run's start before the first second).
+    pub second_ms: u64,
+    /// When the last telemetry interval ended (UNIX ms).
+    pub tele_ms: u64,
     pub ops: [u64; 3],
     pub bytes: [u64; 3],
     pub lat_sum_s: [f64; 3],
@@ -168,6 +173,8 @@ impl State {
             ramp_s,
             start_unix_ns: 0,
             elapsed_s: 0.0,
+            second_ms: 0,
+            tele_ms: 0,
             ops: [0; 3],
             bytes: [0; 3],
             lat_sum_s: [0.0; 3],
@@ -191,6 +198,7 @@ impl State {
     pub fn started(&mut self, start_unix_ns: u64) {
         self.with_run(|r| {
             r.start_unix_ns = start_unix_ns;
+            r.second_ms = start_unix_ns / 1_000_000;
             r.phase = Phase::Running;
             let ms = (start_unix_ns / 1_000_000) as i64;
             if let Some(run) = r.labels.0.iter_mut().find(|(n, _)| *n == "run") {
@@ -275,6 +283,7 @@ impl RunState {
             page.p999_us[i] = series::quantile(&hists[i], 0.999) as f64 / 1e3;
         }
         self.elapsed_s = f64::from(p.t_s + 1);
+        self.second_ms = self.start_unix_ns / 1_000_000 + u64::from(p.t_s + 1) * 1000;
         push_capped(&mut self.seconds, page);
     }
 
@@ -294,6 +303,7 @@ impl RunState {
             self.devices[at].add(rates, p.interval_s);
         }
         self.context_switches += p.host.ctxt_per_s * p.interval_s;
+        self.tele_ms = (self.start_unix_ns as f64 / 1e6 + p.t_s * 1e3) as u64;
         self.host = Some(p.host.clone());
         let util = self
             .devices

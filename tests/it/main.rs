@@ -21,6 +21,7 @@ mod import_fuzz;
 mod lab;
 mod manual;
 mod metrics;
+mod metrics_live;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
@@ -93,6 +94,7 @@ fn main() {
         lab::tests(),
         manual::tests(),
         metrics::tests(),
+        metrics_live::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]

@@ -5,6 +5,7 @@
 pub mod browser;
 pub mod cli;
 pub mod loopdev;
+pub mod prometheus;
 pub mod run;
 pub mod server;
 pub mod store;
