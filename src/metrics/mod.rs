@@ -11,6 +11,8 @@ pub mod http;
 pub mod names;
 pub mod page;
 pub mod state;
+#[cfg(test)]
+mod tests;
 pub mod textfile;
 
 use std::net::SocketAddr;
