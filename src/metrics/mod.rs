@@ -79,6 +79,8 @@ pub struct Live {
     inner: Arc<Inner>,
     /// The address the server listens on (the port chosen when 0 was asked).
     pub addr: Option<SocketAddr>,
+    /// `--metrics-textfile`'s directory.
+    textfile: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -110,6 +112,7 @@ impl Live {
         let mut live = Live {
             inner: Arc::new(Inner::default()),
             addr: None,
+            textfile: dir.clone(),
         };
         if let Some(l) = listener {
             live.addr = l.local_addr().ok();
@@ -179,6 +182,11 @@ impl RunWatch {
     /// The run was saved in the store as `run_id`.
     pub fn saved(&self, run_id: i64) {
         self.live.update(|s| s.saved(run_id));
+        // The run's last state in the textfile now, not when the writer
+        // thread next wakes (the process may end first).
+        if let Some(dir) = &self.live.textfile {
+            textfile::write_now(dir, &self.live);
+        }
     }
 }
 

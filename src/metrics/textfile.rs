@@ -60,7 +60,10 @@ pub fn check(dir: &Path) -> Result<PathBuf, MetricsError> {
 
 /// Writes `body` to `dir/dbio.prom` through a temporary file and a rename.
 fn write(dir: &Path, body: &str) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
+    // A name per write: the writer thread and the final write may overlap.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{FILE}.{}.{n}.tmp", std::process::id()));
     let done = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(body.as_bytes())?;
@@ -73,28 +76,33 @@ fn write(dir: &Path, body: &str) -> std::io::Result<()> {
     done
 }
 
+/// Writes the exposition now (a failure is a warning, once per process).
+pub fn write_now(dir: &Path, live: &Live) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let body = format!("{HEADER}{}", live.exposition(Format::Prometheus));
+    if let Err(e) = write(dir, &body)
+        && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        eprintln!(
+            "warning: --metrics-textfile: cannot write {}: {e}",
+            crate::terminal::field(&dir.join(FILE).display().to_string())
+        );
+    }
+}
+
 /// Writes the exposition on every change, from a background thread.
 pub fn spawn(dir: PathBuf, live: Live) {
     let spawned = std::thread::Builder::new()
         .name("dbio-textfile".into())
         .spawn(move || {
             let mut seen = 0;
-            let mut warned = false;
             loop {
                 let now = live.wait_change(seen, Duration::from_secs(5));
                 if now == seen {
                     continue;
                 }
                 seen = now;
-                let body = format!("{HEADER}{}", live.exposition(Format::Prometheus));
-                if let Err(e) = write(&dir, &body)
-                    && !std::mem::replace(&mut warned, true)
-                {
-                    eprintln!(
-                        "warning: --metrics-textfile: cannot write {}: {e}",
-                        crate::terminal::field(&dir.join(FILE).display().to_string())
-                    );
-                }
+                write_now(&dir, &live);
             }
         });
     if let Err(e) = spawned {
