@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use super::names::{self, CPU_MODES, Family, Scope, Type};
+use super::names::{self, CPU_MODES, Family, Type};
 use super::state::{OPS, Phase, RunState, State};
 use crate::samplers::series;
 
@@ -172,11 +172,6 @@ fn run_families(out: &mut Out, r: &RunState) {
         .map(|(n, v)| format!("{n}=\"{}\"", escape(v)))
         .collect::<Vec<_>>()
         .join(",");
-    debug_assert!(
-        names::FAMILIES
-            .iter()
-            .all(|f| f.scope == Scope::Plan || f.extra.len() <= 1)
-    );
     out.gauge(
         "dbio_run_running",
         &base,
@@ -207,6 +202,28 @@ fn run_families(out: &mut Out, r: &RunState) {
     histograms(out, r, &base);
     devices(out, r, &base);
     host(out, r, &base);
+    waits(out, r, &base);
+}
+
+fn waits(out: &mut Out, r: &RunState, base: &str) {
+    let Some((w, _)) = &r.waits else { return };
+    let name = "dbio_db_wait_seconds";
+    out.head(names::family(name));
+    let hz = w.hz.max(1) as f64;
+    for (process, map) in [
+        ("session", &w.waits.sessions),
+        ("background", &w.waits.background),
+    ] {
+        for (event, n) in map {
+            let labels = format!("{base},process=\"{process}\",event=\"{}\"", escape(event));
+            out.sample_at(
+                &format!("{name}_total"),
+                &labels,
+                *n as f64 / hz,
+                r.second_ms,
+            );
+        }
+    }
 }
 
 /// Bucket edges in ns: 2^m and 1.5 × 2^m for m = 8..=34 (256 ns to 25.8 s),

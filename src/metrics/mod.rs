@@ -23,6 +23,7 @@ use crate::config::{RunConfig, RunLength};
 use crate::harness::Observer;
 use crate::samplers::series::{SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
+use crate::workload::db::sampler::LiveWaits;
 use state::{Labels, State};
 
 /// Why live metrics could not start: one line, a usage error (exit 2).
@@ -201,6 +202,10 @@ impl Observer for RunWatch {
 
     fn telemetry(&self, point: &TelemetryPoint) {
         self.live.update(|s| s.telemetry(point));
+    }
+
+    fn waits(&self, waits: &LiveWaits) {
+        self.live.update(|s| s.waits(waits));
     }
 
     fn ended(&self, interrupted: bool) {

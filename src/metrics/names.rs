@@ -232,6 +232,13 @@ pub const FAMILIES: &[Family] = &[
         &[],
         "Page cache under writeback on the host (Writeback in /proc/meminfo).",
     ),
+    f(
+        "dbio_db_wait_seconds",
+        Counter,
+        Run,
+        &["process", "event"],
+        "Seconds a database run's sessions (process session) or the server's background processes (process background) spent in each wait event or CPU, estimated from the sampled activity (samples / rate).",
+    ),
     f("dbio_plan_runs", Gauge, Plan, &[], "Runs in the plan."),
     f(
         "dbio_plan_runs_done",

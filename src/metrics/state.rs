@@ -13,6 +13,7 @@ use crate::samplers::diskstats::DeviceRates;
 use crate::samplers::host::HostRates;
 use crate::samplers::series::{self, BUCKETS, SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
+use crate::workload::db::sampler::LiveWaits;
 
 /// Seconds (and telemetry points) the live page can show.
 const HISTORY: usize = 900;
@@ -117,6 +118,14 @@ pub struct PageTele {
     pub util: Vec<(String, f64)>,
 }
 
+/// A database run's waits over one stretch for the live page: average
+/// active sessions in each wait (sampled seconds per second).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageWaits {
+    pub t_s: f64,
+    pub active: Vec<(String, f64)>,
+}
+
 /// The current or last run.
 #[derive(Clone, Debug)]
 pub struct RunState {
@@ -143,6 +152,9 @@ pub struct RunState {
     pub stored_id: Option<i64>,
     pub seconds: VecDeque<PagePoint>,
     pub tele: VecDeque<PageTele>,
+    /// A database run's sampled waits so far, and the stretch they were last seen at.
+    pub waits: Option<(LiveWaits, f64)>,
+    pub page_waits: VecDeque<PageWaits>,
 }
 
 /// A plan's progress.
@@ -185,6 +197,8 @@ impl State {
             stored_id: None,
             seconds: VecDeque::new(),
             tele: VecDeque::new(),
+            waits: None,
+            page_waits: VecDeque::new(),
         });
     }
 
@@ -213,6 +227,10 @@ impl State {
 
     pub fn telemetry(&mut self, p: &TelemetryPoint) {
         self.with_run(|r| r.telemetry(p));
+    }
+
+    pub fn waits(&mut self, w: &LiveWaits) {
+        self.with_run(|r| r.waits(w));
     }
 
     pub fn ended(&mut self, interrupted: bool) {
@@ -251,6 +269,7 @@ impl State {
                 "requests": r.ops,
                 "seconds": r.seconds,
                 "telemetry": r.tele,
+                "waits": r.page_waits,
             })
         });
         serde_json::json!({ "run": run, "plan": self.plan })
@@ -320,6 +339,44 @@ impl RunState {
                 util,
             },
         );
+    }
+}
+
+impl RunState {
+    /// New waits: the change since the last ones, as active sessions.
+    fn waits(&mut self, w: &LiveWaits) {
+        if self
+            .waits
+            .as_ref()
+            .is_some_and(|(p, _)| p.samples == w.samples)
+        {
+            return; // nothing new sampled
+        }
+        let hz = w.hz.max(1) as f64;
+        let prev_at = self.waits.as_ref().map_or(0.0, |(_, at)| *at);
+        let span = (self.elapsed_s - prev_at).max(1.0);
+        let before = |k: &str| {
+            self.waits
+                .as_ref()
+                .and_then(|(p, _)| p.waits.sessions.get(k).copied())
+                .unwrap_or(0)
+        };
+        let mut active: Vec<(String, f64)> = w
+            .waits
+            .sessions
+            .iter()
+            .map(|(k, n)| (k.clone(), (n - before(k).min(*n)) as f64 / hz / span))
+            .filter(|(_, a)| *a > 0.0)
+            .collect();
+        active.sort_by(|a, b| b.1.total_cmp(&a.1));
+        push_capped(
+            &mut self.page_waits,
+            PageWaits {
+                t_s: self.elapsed_s,
+                active,
+            },
+        );
+        self.waits = Some((w.clone(), self.elapsed_s));
     }
 }
 

@@ -10,6 +10,7 @@ use crate::samplers::diskstats::DeviceRates;
 use crate::samplers::host::HostRates;
 use crate::samplers::series::{self, BUCKETS, KindPoint, SecondHists, SecondPoint};
 use crate::samplers::telemetry::{DeviceSample, TelemetryPoint};
+use crate::workload::db::sampler::{LiveWaits, Waits};
 
 const START_NS: u64 = 1_790_000_000_123_000_000;
 
@@ -65,6 +66,17 @@ fn fed() -> State {
             name: "vda".into(),
             rates: Some(rates),
         }],
+    });
+    let mut waits = Waits::default();
+    waits.sessions.insert("CPU".into(), 20);
+    waits.sessions.insert("IO:DataFileRead".into(), 10);
+    waits
+        .background
+        .insert("checkpointer IO:DataFileWrite".into(), 5);
+    s.waits(&LiveWaits {
+        waits,
+        samples: 20,
+        hz: 10,
     });
     s.plan_progress("p \"1\"", 3, 8, 120.0);
     s
@@ -269,4 +281,33 @@ fn a_run_not_yet_started_exposes_nothing_of_itself() {
     s.begin(Labels::default(), None, 0.0);
     assert_eq!(expo::render(&s, Format::Prometheus), "");
     assert_eq!(expo::render(&s, Format::OpenMetrics), "# EOF\n");
+}
+
+#[test]
+fn sampled_waits_are_seconds_and_the_page_gets_active_sessions() {
+    let s = fed();
+    let text = expo::render(&s, Format::Prometheus);
+    let wait = |process: &str, event: &str| {
+        let l = text
+            .lines()
+            .find(|l| {
+                l.starts_with("dbio_db_wait_seconds_total{")
+                    && l.contains(&format!("process=\"{process}\",event=\"{event}\""))
+            })
+            .unwrap_or_else(|| panic!("{process} {event}: {text}"));
+        sample_value(l)
+    };
+    assert_eq!(wait("session", "CPU"), 2.0);
+    assert_eq!(wait("session", "IO:DataFileRead"), 1.0);
+    assert_eq!(wait("background", "checkpointer IO:DataFileWrite"), 0.5);
+    // Over the 2 s collected: 1 session on CPU, 0.5 reading, largest first.
+    let page = s.json();
+    let active = &page["run"]["waits"][0]["active"];
+    assert_eq!(active[0], serde_json::json!(["CPU", 1.0]));
+    assert_eq!(active[1], serde_json::json!(["IO:DataFileRead", 0.5]));
+    // Nothing newly sampled: no new point.
+    let mut s = s;
+    let again = s.run.as_ref().unwrap().waits.clone().unwrap().0;
+    s.waits(&again);
+    assert_eq!(s.json()["run"]["waits"].as_array().unwrap().len(), 1);
 }

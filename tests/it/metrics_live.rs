@@ -285,6 +285,22 @@ fn exprs(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// contrib/grafana/dbio.json, parsed.
+fn board() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/dbio.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("the dashboard is JSON")
+}
+
+/// Every `dbio_…` metric the board's queries and variables name.
+fn board_metrics() -> Vec<String> {
+    let mut all = Vec::new();
+    exprs(&board(), &mut all);
+    let mut names: Vec<String> = all.iter().flat_map(|e| metric_names(e)).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -337,21 +353,15 @@ fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
     );
     assert!(body.contains("variable=\"A\""), "{body}");
 
-    let board: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/dbio.json"),
-        )
-        .unwrap(),
-    )
-    .expect("the dashboard is JSON");
-    let mut all = Vec::new();
-    exprs(&board, &mut all);
-    let names: Vec<String> = all.iter().flat_map(|e| metric_names(e)).collect();
+    let board = board();
+    let names = board_metrics();
     assert!(
         names.len() >= 10,
-        "the board queries dbio's metrics: {all:?}"
+        "the board queries dbio's metrics: {names:?}"
     );
-    for n in &names {
+    // A database run's waits are checked against a pg run's exposition
+    // (a_pg_runs_waits_are_exposed_and_the_board_queries_them).
+    for n in names.iter().filter(|n| !n.starts_with("dbio_db_")) {
         assert!(
             body.lines().any(|l| l.starts_with(&format!("{n}{{"))),
             "the board queries {n}, which the exposition does not have"
@@ -537,4 +547,60 @@ crate::tests! {
     a_plans_exposition_has_every_metric_the_grafana_board_queries,
     the_textfile_and_the_endpoint_pass_promtool [Tool("promtool")],
     a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out,
+    a_pg_runs_waits_are_exposed_and_the_board_queries_them [Root, Postgres],
+}
+
+fn a_pg_runs_waits_are_exposed_and_the_board_queries_them() {
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = crate::pg::PgDir::on_tmpfs();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let args = [
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "20",
+    ];
+    let run = Reaped(Some(d.spawn(
+        &[&args[..], &["--time", "8", "--metrics-listen", &addr]].concat(),
+    )));
+    // initdb and the load come first; then the sampler publishes about once a second.
+    let t = Instant::now();
+    let body = loop {
+        if let Ok(r) = get(&addr, "/metrics", None)
+            && r.body.contains("dbio_db_wait_seconds_total{")
+        {
+            break r.body;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(300),
+            "no waits in 5 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let waits: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("dbio_db_wait_seconds_total{"))
+        .collect();
+    assert!(
+        waits
+            .iter()
+            .any(|l| l.contains("process=\"session\"") && l.contains("workload=\"pg\"")),
+        "{waits:?}"
+    );
+    // The board's database metrics are in a pg run's exposition.
+    for n in board_metrics().iter().filter(|n| n.starts_with("dbio_db_")) {
+        assert!(
+            body.lines().any(|l| l.starts_with(&format!("{n}{{"))),
+            "{n}"
+        );
+    }
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
 }

@@ -62,6 +62,9 @@ impl Watch<'_> {
             Some(o) => {
                 let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
                 o.second(&p, &hists);
+                if let Some(w) = self.shared.live_waits() {
+                    o.waits(&w);
+                }
                 p
             }
         }
