@@ -502,6 +502,11 @@ fn a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out() {
         &t,
         &["--metrics-textfile"],
     );
+    refused(
+        &["--mpi", "--metrics-listen", "127.0.0.1:0"],
+        &t,
+        &["--mpi", "docs/metrics.md"],
+    );
     // Someone else's dbio.prom is left alone.
     let other = dir.path().join("other");
     std::fs::create_dir(&other).unwrap();
