@@ -39,6 +39,7 @@ want dpkg:libopenmpi-dev libopenmpi-dev "MPI headers and libraries the mpi featu
 want dpkg:libclang-dev   libclang-dev   "libclang for the mpi crate's bindgen (the mpi feature's build)"
 want /usr/sbin/mariadbd mariadb-server "the real MariaDB --workload mysql starts (server outside PATH)"
 want dmsetup   dmsetup     "dm-flakey faults under dbio verify (where the kernel has device-mapper)"
+want prometheus prometheus  "a real Prometheus scraping --metrics-listen (tests/it/metrics_live.rs)"
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "test.sh: installing ${need[*]}"
@@ -50,6 +51,13 @@ if [ ${#need[@]} -gt 0 ]; then
       pg_ctlcluster 15 main stop 2>/dev/null || true
       echo manual > /etc/postgresql/15/main/start.conf
     fi
+    # Debian's prometheus package enables its own service (and node_exporter's);
+    # the tests start Prometheus on a port and data directory of their own.
+    for svc in prometheus prometheus-node-exporter; do
+      if [ -e "/lib/systemd/system/$svc.service" ] || [ -e "/etc/init.d/$svc" ]; then
+        systemctl disable --now "$svc" 2>/dev/null || service "$svc" stop 2>/dev/null || true
+      fi
+    done
   else
     echo "test.sh: not root, cannot install ${need[*]}: the tests that need them are reported as ignored"
   fi

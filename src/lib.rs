@@ -21,6 +21,7 @@ pub mod grid;
 pub mod import;
 pub mod interrupt;
 pub mod lab;
+pub mod metrics;
 pub mod plan;
 pub mod preflight;
 pub mod ranks;

@@ -171,9 +171,17 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     plan,
                     dry_run: false,
                     mpi: true,
+                    metrics,
                 },
             db,
-        } => commands::plan::execute_mpi(&plan, db, open_store),
+        } => {
+            if metrics != Default::default() {
+                return Err(
+                    commands::CommandError::Usage(dbio::metrics::MPI_REFUSED.into()).into(),
+                );
+            }
+            commands::plan::execute_mpi(&plan, db, open_store)
+        }
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();

@@ -19,6 +19,7 @@ pub use refused::Refused;
 pub mod choice;
 pub mod db;
 pub mod hints;
+pub mod metrics;
 pub mod mysql;
 pub mod pg;
 pub mod plan;
@@ -440,6 +441,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub mysql: crate::cli::mysql::MysqlArgs,
+
+    #[command(flatten)]
+    pub metrics: crate::cli::metrics::MetricsArgs,
 }
 
 /// The workloads `--workload` names.

@@ -16,6 +16,9 @@ pub enum PlanCommand {
         /// Run it as one rank of an MPI job (mpirun, srun): every rank walks the plan and each run is a run under MPI (`{rank}`, `{host}` in its targets); rank 0 stores (docs/multihost.md; needs a build with --features mpi).
         #[arg(long)]
         mpi: bool,
+        /// Live metrics for the whole plan (overrides the plan file's `metrics_listen` / `metrics_textfile`).
+        #[command(flatten)]
+        metrics: crate::cli::metrics::MetricsArgs,
     },
     /// Show which runs of a plan are completed and what is left.
     Status {
@@ -42,7 +45,8 @@ mod tests {
             PlanCommand::Run {
                 plan: "p.toml".into(),
                 dry_run: true,
-                mpi: false
+                mpi: false,
+                metrics: Default::default(),
             }
         );
         let t = T::try_parse_from(["dbio-plan", "status", "p.toml"]).unwrap();

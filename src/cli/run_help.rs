@@ -118,6 +118,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "For a script: the report as JSON, a JSON line per second appended to a file",
         "dbio run --time 60 --json --progress-file progress.jsonl > run.json",
     ),
+    (
+        "Watch an hour's run live: Prometheus scrapes http://127.0.0.1:9464/metrics, a browser opens http://127.0.0.1:9464/",
+        "dbio run --time 3600 --metrics-listen 127.0.0.1:9464",
+    ),
 ];
 
 /// The examples as the end of `--help`.

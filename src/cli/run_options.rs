@@ -36,6 +36,14 @@ pub(crate) const RESERVED: &[(&str, &str)] = &[
         "is chosen for the whole plan: dbio plan run PLAN --db PATH; remove it",
     ),
     (
+        "metrics-listen",
+        "is chosen for the whole plan: metrics_listen = \"ADDR:PORT\" at the top of the plan, or dbio plan run PLAN --metrics-listen ADDR:PORT; remove it",
+    ),
+    (
+        "metrics-textfile",
+        "is chosen for the whole plan: metrics_textfile = \"DIR\" at the top of the plan, or dbio plan run PLAN --metrics-textfile DIR; remove it",
+    ),
+    (
         "mpi",
         "is not supported in plans yet: run each step with dbio run --mpi under mpirun; remove it",
     ),

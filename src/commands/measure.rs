@@ -82,6 +82,8 @@ pub struct How<'a> {
     pub notes: bool,
     /// Ctrl-C / SIGTERM.
     pub interrupt: &'a AtomicBool,
+    /// Who else watches each second (live metrics), if anyone.
+    pub observer: Option<&'a dyn harness::Observer>,
 }
 
 /// What a run measured, by workload.
@@ -121,6 +123,7 @@ pub fn measure<'a, P: Peers>(
         interval_s: cfg.interval_s,
         interrupt: how.interrupt,
         status: StatusLine::new(how.progress.clone(), cfg.total_s(), cfg.ramp_s()),
+        observer: how.observer,
     };
     let sync = peers.start_sync();
     let ctx = |opts| run_db::Ctx {

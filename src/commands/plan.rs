@@ -18,6 +18,8 @@ use crate::store::{RunFilter, Store};
 pub struct StoreExecutor<'a> {
     pub store: &'a mut Store,
     pub interrupt: &'a AtomicBool,
+    /// Live metrics for the whole plan.
+    pub live: Option<crate::metrics::Live>,
 }
 
 impl Executor for StoreExecutor<'_> {
@@ -31,9 +33,16 @@ impl Executor for StoreExecutor<'_> {
             variable: Some(r.variable.clone()),
             cell_key: Some(r.cell_key.clone()),
             warmup: r.warmup,
+            live: self.live.clone(),
             ..Default::default()
         };
         run_args(self.store, self.interrupt, &r.args, &meta)
+    }
+
+    fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {
+        if let Some(live) = &self.live {
+            live.plan_progress(&plan.name, done, plan.runs.len(), eta_s);
+        }
     }
 }
 
@@ -142,6 +151,7 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
         PlanCommand::Run {
             plan: path,
             dry_run,
+            metrics,
             ..
         } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
@@ -160,7 +170,16 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
             store
                 .ensure_writable()
                 .map_err(|e| CommandError::Usage(e.to_string()))?;
-            let mut exec = StoreExecutor { store, interrupt };
+            let wanted = crate::metrics::Wanted {
+                listen: metrics.metrics_listen.or(plan.metrics.listen),
+                textfile: metrics.metrics_textfile.or(plan.metrics.textfile.clone()),
+            };
+            let live = run::start_metrics(&wanted, false)?;
+            let mut exec = StoreExecutor {
+                store,
+                interrupt,
+                live,
+            };
             let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
                 plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
                 e => CommandError::Failed(e.to_string()),

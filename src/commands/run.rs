@@ -9,7 +9,7 @@ use super::CommandError;
 use super::measure::{Alone, How, Measured, measure};
 use crate::config::RunConfig;
 use crate::environment::Environment;
-use crate::harness::{RunResult, Status};
+use crate::harness::{self, RunResult, Status};
 use crate::measure::stats::KINDS;
 use crate::report::awr::SlobSummary;
 use crate::report::{Report, text};
@@ -42,6 +42,8 @@ pub struct RunMeta {
     /// Storage `dbio lab` built for the run: shown under the report and
     /// saved in the run's environment as `lab`.
     pub lab: Option<crate::lab::LabInfo>,
+    /// Live metrics (`--metrics-listen`, `--metrics-textfile`): not saved.
+    pub live: Option<crate::metrics::Live>,
 }
 
 /// A finished run: how it ended and its id in the store.
@@ -62,16 +64,22 @@ pub fn run(
     meta: &RunMeta,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, CommandError> {
+    let (plan, variable) = (meta.plan.as_deref(), meta.variable.as_deref());
+    let watch = meta.live.as_ref().map(|l| l.watch(cfg, plan, variable));
     let how = How {
         progress,
         // Plans (quiet, one line per run) say it too: once per target.
         announce: !quiet || output == Output::Line,
         notes: output == Output::Text && !quiet,
         interrupt,
+        observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
     };
     let Measured { target, ran } = measure(cfg, &how, &Alone)?;
     let (report, histograms) = ran.report(cfg, &target, Environment::capture());
     let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
+    if let Some(w) = &watch {
+        w.saved(outcome.run_id);
+    }
     progress.json(&serde_json::json!({
         "event": "saved",
         "run_id": outcome.run_id,
@@ -322,6 +330,10 @@ pub fn execute(
     args: crate::cli::RunArgs,
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
+    let metrics = args.metrics.wanted();
+    if args.mpi && metrics != Default::default() {
+        return Err(CommandError::Usage(crate::metrics::MPI_REFUSED.into()).into());
+    }
     if args.mpi {
         return run_mpi(args, open_store);
     }
@@ -331,7 +343,7 @@ pub fn execute(
         Output::Text
     };
     let (quiet, db) = (args.quiet, args.db.clone());
-    let meta = RunMeta {
+    let mut meta = RunMeta {
         tags: args.tags.clone(),
         ..Default::default()
     };
@@ -348,11 +360,13 @@ pub fn execute(
         .resolve(output == Output::Json, quiet)
         .map_err(|e| CommandError::Usage(e.into()))?;
     say_rounding(&cfg, asked_cache);
+    let live = start_metrics(&metrics, quiet)?;
     let mut store = open_store(db)?;
     store
         .ensure_writable()
         .map_err(|e| CommandError::Usage(e.to_string()))?;
     let interrupt = super::interrupt_flag();
+    meta.live = live;
     let outcome = run(
         &cfg,
         (output, quiet),
@@ -362,6 +376,22 @@ pub fn execute(
         &interrupt,
     )?;
     Ok(exit_code(&outcome, output))
+}
+
+/// Binds `--metrics-listen` and checks `--metrics-textfile` before anything
+/// is laid out (a refusal is a usage error), and says where they are.
+pub(crate) fn start_metrics(
+    wanted: &crate::metrics::Wanted,
+    quiet: bool,
+) -> Result<Option<crate::metrics::Live>, CommandError> {
+    let live =
+        crate::metrics::Live::start(wanted).map_err(|e| CommandError::Usage(e.to_string()))?;
+    if let Some(addr) = live.as_ref().and_then(|l| l.addr)
+        && !quiet
+    {
+        eprintln!("live metrics at http://{addr}/metrics, live page at http://{addr}/");
+    }
+    Ok(live)
 }
 
 /// The exit code of a finished run (its error on stderr when stdout has JSON).

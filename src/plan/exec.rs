@@ -161,6 +161,8 @@ pub fn execute_with(
         if let Some(out) = progress.as_mut() {
             progress_line(out, plan, run, &summary, started, &eta);
         }
+        let done = summary.skipped + summary.completed + summary.failed.len();
+        exec.progress(plan, done, eta.remaining());
         let t = Instant::now();
         let status = exec.run(run, plan).map_err(|e| PlanError::Executor(e.0))?;
         eta.ran(run.est_seconds, t.elapsed().as_secs_f64());
@@ -186,6 +188,8 @@ pub fn execute_with(
         }
     }
     summary.seconds = started.elapsed().as_secs_f64();
+    let done = summary.skipped + summary.completed + summary.failed.len();
+    exec.progress(plan, done, eta.remaining());
     if let Some(out) = progress.as_mut() {
         let _ = writeln!(out, "dbio plan {}: {}", plan.name, summary_line(&summary));
     }

@@ -97,6 +97,7 @@ pub(crate) fn expand(src: &Src, raw: RawPlan, path: &Path) -> Result<Plan, PlanE
         repeats: raw.repeats,
         warmup: raw.warmup,
         on_failure: raw.on_failure,
+        metrics: raw.metrics.clone(),
         arms: arm_names,
         cells: cell_labels,
         runs,

@@ -131,6 +131,8 @@ pub struct Plan {
     /// Warm-up runs per arm.
     pub warmup: u32,
     pub on_failure: OnFailure,
+    /// Live metrics for the whole plan (`metrics_listen`, `metrics_textfile`).
+    pub metrics: crate::metrics::Wanted,
     /// Arm names, in file order.
     pub arms: Vec<String>,
     /// Cell labels in sweep order (one empty label when nothing is swept).
@@ -182,6 +184,9 @@ pub trait Executor {
     fn step(&mut self, _record: &StepRecord, _plan: &Plan) -> Result<(), ExecError> {
         Ok(())
     }
+    /// Where the plan is: `done` of `total` runs done (or failed), about
+    /// `eta_s` seconds left; told before each run and at the end.
+    fn progress(&mut self, _plan: &Plan, _done: usize, _eta_s: f64) {}
 }
 
 /// How one run ended.

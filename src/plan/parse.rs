@@ -104,6 +104,8 @@ pub(crate) struct RawPlan {
     pub options: Vec<RunOption>,
     /// The `[lab]` section (its arms are in `arms`).
     pub lab: Option<super::lab::LabSpec>,
+    /// `metrics_listen`, `metrics_textfile`: live metrics for the whole plan.
+    pub metrics: crate::metrics::Wanted,
 }
 
 /// The top-level keys, in the order the docs list them.
@@ -115,6 +117,8 @@ pub(crate) const PLAN_KEYS: &[&str] = &[
     "order",
     "seed",
     "on_failure",
+    "metrics_listen",
+    "metrics_textfile",
     "workload",
     "sweep",
     "variables",
@@ -154,6 +158,7 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
         steps: Steps::default(),
         options: Vec::new(),
         lab: None,
+        metrics: Default::default(),
     };
     let mut name = None;
     let mut variables_seen = None;
@@ -168,6 +173,13 @@ pub(crate) fn parse(src: &Src) -> Result<RawPlan, PlanError> {
             "seed" => plan.seed = Some(int_in(src, key, v, 0, i64::MAX)? as u64),
             "order" => plan.order = order(src, key, v)?,
             "on_failure" => plan.on_failure = on_failure(src, key, v)?,
+            "metrics_listen" => {
+                let text = string(src, key, v)?;
+                let addr = crate::metrics::parse_listen(&text)
+                    .map_err(|e| src.err_at(v.span(), key, e))?;
+                plan.metrics.listen = Some(addr);
+            }
+            "metrics_textfile" => plan.metrics.textfile = Some(string(src, key, v)?.into()),
             "workload" => {
                 let t = table(src, key, v)?;
                 plan.workload = settings(src, &options, t, "[workload]")?;

@@ -113,6 +113,7 @@ pub(super) fn run_rank(
         announce: root,
         notes: show,
         interrupt: &interrupt,
+        observer: None,
     };
     let Measured { target, ran } = measure(&cfg, &how, &Rank { world, region })?;
     let job = job_config(&cfg, &template, world.size);

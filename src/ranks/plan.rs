@@ -54,6 +54,14 @@ fn walk(
         ))),
         None => Ok(()),
     })?;
+    world.agree(match plan.metrics == Default::default() {
+        true => Ok(()),
+        false => Err(CommandError::Usage(format!(
+            "{}: metrics_listen / metrics_textfile: {}",
+            path.display(),
+            crate::metrics::MPI_REFUSED
+        ))),
+    })?;
     let store = world.agree(if root { open().map(Some) } else { Ok(None) })?;
     let interrupt = crate::commands::interrupt_flag();
     // The plan stops when the ranks agree that one was interrupted (after

@@ -22,6 +22,7 @@ mod lab;
 mod layers;
 mod manual;
 mod metrics;
+mod metrics_live;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
@@ -95,6 +96,7 @@ fn main() {
         layers::tests(),
         manual::tests(),
         metrics::tests(),
+        metrics_live::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]

@@ -6,6 +6,7 @@ pub mod browser;
 pub mod cli;
 pub mod layers;
 pub mod loopdev;
+pub mod prometheus;
 pub mod run;
 pub mod server;
 pub mod store;

@@ -11,6 +11,8 @@ use crate::samplers::status::StatusLine;
 use crate::samplers::telemetry::{self, Snapshot, Telemetry, TelemetryPoint, TelemetrySummary};
 use crate::workload::Shared;
 
+use super::Observer;
+
 /// What the control thread saw.
 pub struct Control {
     pub interrupted: bool,
@@ -34,6 +36,8 @@ pub struct Watch<'a> {
     pub telemetry: Option<Telemetry>,
     /// Telemetry sampling interval, ns.
     pub interval_ns: u64,
+    /// Told of each second and telemetry point as they are made.
+    pub observer: Option<&'a dyn Observer>,
 }
 
 /// One edge of the measurement window: CPU time and telemetry counters.
@@ -47,6 +51,22 @@ impl Watch<'_> {
         Edge {
             cpu: CpuTime::now(),
             tele: self.telemetry.as_mut().map(Telemetry::mark),
+        }
+    }
+
+    /// Second `sec`'s point, shown to the observer if there is one.
+    fn second(&self, sec: u32) -> SecondPoint {
+        let ramp = f64::from(sec) < self.ramp_s;
+        match self.observer {
+            None => series::collect(self.slots, sec, ramp),
+            Some(o) => {
+                let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
+                o.second(&p, &hists);
+                if let Some(w) = self.shared.live_waits() {
+                    o.waits(&w);
+                }
+                p
+            }
         }
     }
 }
@@ -92,11 +112,15 @@ pub fn control(mut w: Watch) -> Control {
         if now >= next_tele
             && let Some(t) = w.telemetry.as_mut()
         {
-            telemetry.push(t.sample((now - start) as f64 / 1e9));
+            let point = t.sample((now - start) as f64 / 1e9);
+            if let Some(o) = w.observer {
+                o.telemetry(&point);
+            }
+            telemetry.push(point);
             next_tele += w.interval_ns;
         }
         while start + u64::from(next_sec + 1) * SEC + GRACE <= now {
-            let p = series::collect(w.slots, next_sec, f64::from(next_sec) < w.ramp_s);
+            let p = w.second(next_sec);
             if let Some(st) = w.status.as_mut() {
                 st.update(&p, f64::from(next_sec + 1));
             }
@@ -126,15 +150,14 @@ pub fn control(mut w: Watch) -> Control {
     let end = shared.end_ns.load(SeqCst).min(now_ns()).max(start);
     let last_sec = ((end - start).saturating_sub(1) / SEC) as u32;
     while next_sec <= last_sec {
-        series.push(series::collect(
-            w.slots,
-            next_sec,
-            f64::from(next_sec) < w.ramp_s,
-        ));
+        series.push(w.second(next_sec));
         next_sec += 1;
     }
     if let Some(st) = w.status.as_mut() {
         st.finish();
+    }
+    if let Some(o) = w.observer {
+        o.ended(interrupted);
     }
     let window = match (&first.tele, &last.tele) {
         (Some(a), Some(b)) => Some(telemetry::summary(a, b)),

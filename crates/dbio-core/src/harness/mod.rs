@@ -8,6 +8,7 @@
 
 pub mod control;
 mod gate;
+mod observe;
 #[cfg(test)]
 mod sync_tests;
 #[cfg(test)]
@@ -27,6 +28,7 @@ use control::{Watch, control};
 use gate::Gate;
 
 pub use crate::workload::Status;
+pub use observe::Observer;
 
 /// Everything a run measured.
 pub struct RunResult {
@@ -67,6 +69,8 @@ pub struct Options<'a> {
     /// Raised by Ctrl-C.
     pub interrupt: &'a AtomicBool,
     pub status: Option<StatusLine>,
+    /// Watches the run from the control thread (a live metrics endpoint).
+    pub observer: Option<&'a dyn Observer>,
 }
 
 /// A run's result and what each thread counted besides it (in thread
@@ -171,6 +175,9 @@ pub fn run_synced<W: Workload>(
             go = false;
         }
         let start_unix_ns = shared.begin(opts.time_s);
+        if let Some(o) = opts.observer {
+            o.started(start_unix_ns);
+        }
         gate.open(go);
         // The control loop ends when every session that started has ended.
         let started_sessions = handles.len().min(sessions);
@@ -185,6 +192,7 @@ pub fn run_synced<W: Workload>(
             status: opts.status,
             telemetry: Some(telemetry),
             interval_ns: (opts.interval_s * 1e9) as u64,
+            observer: opts.observer,
         });
         let mut handles = handles.into_iter();
         // A thread that panicked (a dbio bug) has failed the run: it adds nothing.

@@ -43,6 +43,7 @@ fn run_with(answer: Result<(), NotStarted>) -> (super::RunResult, Vec<(Option<St
         interval_s: 1.0,
         interrupt: &AtomicBool::new(false),
         status: None,
+        observer: None,
     };
     let r = run_synced(&work, &shared, opts, Some(&others)).result;
     (r, others.calls.into_inner().unwrap())

@@ -101,6 +101,7 @@ fn go<W: Workload>(w: &W, shared: &Shared, cfg: &RunConfig, stop: &AtomicBool) -
             interval_s: cfg.interval_s,
             interrupt: stop,
             status: None,
+            observer: None,
         },
     )
 }
@@ -388,4 +389,71 @@ fn a_session_that_panics_fails_the_run_without_a_hang() {
     );
     assert_eq!(out.parts, vec![1, 0], "the panicked session adds nothing");
     assert_eq!(out.result.issued, 3);
+}
+
+/// What an observer was told, in order.
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<String>>, AtomicU64);
+
+impl super::Observer for Recorder {
+    fn started(&self, start_unix_ns: u64) {
+        assert!(start_unix_ns > 0);
+        self.0.lock().unwrap().push("started".into());
+    }
+    fn second(
+        &self,
+        p: &crate::samplers::series::SecondPoint,
+        hists: &crate::samplers::series::SecondHists,
+    ) {
+        for k in [Kind::Read, Kind::Write, Kind::Sync] {
+            let counted: u64 = hists[k as usize].iter().sum();
+            assert_eq!(counted, p.kind(k).ops, "second {}: {k:?}", p.t_s);
+        }
+        self.1.fetch_add(p.read.ops + p.write.ops, SeqCst);
+        self.0.lock().unwrap().push(format!("second {}", p.t_s));
+    }
+    fn telemetry(&self, _: &crate::samplers::telemetry::TelemetryPoint) {
+        self.0.lock().unwrap().push("telemetry".into());
+    }
+    fn ended(&self, interrupted: bool) {
+        self.0.lock().unwrap().push(format!("ended {interrupted}"));
+    }
+}
+
+#[test]
+fn an_observer_sees_every_second_once_in_order_and_every_request() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 2, time(2.5, 0.0));
+    cfg.rate_iops = Some(2000);
+    let shared = Shared::new(0.0);
+    let work = Raw::new(&cfg, raw(&cfg), &t, &shared).unwrap();
+    let rec = Recorder::default();
+    let stop = AtomicBool::new(false);
+    let opts = Options {
+        time_s: Some(2.5),
+        interval_s: 0.5,
+        interrupt: &stop,
+        status: None,
+        observer: Some(&rec),
+    };
+    let r = run(&work, &shared, opts).result;
+    assert_eq!(r.status, Status::Completed);
+    let calls = rec.0.into_inner().unwrap();
+    assert_eq!(calls.first().map(String::as_str), Some("started"));
+    assert_eq!(calls.last().map(String::as_str), Some("ended false"));
+    let seconds: Vec<&String> = calls.iter().filter(|c| c.starts_with("second")).collect();
+    let want: Vec<String> = (0..r.series.len()).map(|s| format!("second {s}")).collect();
+    assert_eq!(seconds, want.iter().collect::<Vec<_>>());
+    let tele = calls.iter().filter(|c| *c == "telemetry").count();
+    assert_eq!(tele, r.telemetry.len());
+    assert!(tele >= 3, "{tele} telemetry points in 2.5 s at 0.5 s");
+    // The series, as stored, is what the observer saw; it also holds the
+    // requests that completed just after the window's end (not measured).
+    let in_series: u64 = r.series.iter().map(|p| p.read.ops + p.write.ops).sum();
+    assert_eq!(rec.1.load(SeqCst), in_series);
+    let measured = total(&r.stats);
+    assert!(
+        in_series >= measured && in_series <= measured + 2 * 4,
+        "{in_series} {measured}"
+    );
 }

@@ -157,12 +157,25 @@ impl SecondPoint {
     }
 }
 
+/// One second's latency histograms over all sessions, per operation kind
+/// (indexed by `Kind as usize`), in the compact buckets of [`bucket`].
+pub type SecondHists = [[u64; BUCKETS]; 3];
+
 /// Sums second `sec` over all sessions. Call it once the second is over.
 pub fn collect(sessions: &[Box<SessionSeries>], sec: u32, ramp: bool) -> SecondPoint {
+    collect_with_hists(sessions, sec, ramp).0
+}
+
+/// [`collect`], also giving the second's histograms (for an observer).
+pub fn collect_with_hists(
+    sessions: &[Box<SessionSeries>],
+    sec: u32,
+    ramp: bool,
+) -> (SecondPoint, Box<SecondHists>) {
     let mut ops = [0u64; 3];
     let mut bytes = [0u64; 3];
     let mut sum = [0u64; 3];
-    let mut hist = vec![[0u64; BUCKETS]; 3];
+    let mut hist: Box<SecondHists> = Box::new([[0u64; BUCKETS]; 3]);
     for s in sessions {
         let slot = &s.slots[sec as usize % SLOTS];
         if slot.sec.load(Acquire) != sec {
@@ -189,13 +202,25 @@ pub fn collect(sessions: &[Box<SessionSeries>], sec: u32, ramp: bool) -> SecondP
         },
         lat_p99_us: quantile(&hist[k], 0.99) as f64 / 1e3,
     };
-    SecondPoint {
+    let point = SecondPoint {
         t_s: sec,
         ramp,
         read: point(0),
         write: point(1),
         sync: point(2),
+    };
+    (point, hist)
+}
+
+/// The upper edge of a bucket (exclusive), in ns: bucket `i` holds
+/// latencies in `[bucket_low(i), bucket_high(i))`.
+pub fn bucket_high(i: usize) -> u64 {
+    if i < 16 {
+        return i as u64 + 1;
     }
+    let msb = i / 16 + 3;
+    let sub = (i % 16) as u64;
+    (17 + sub) << (msb - 4)
 }
 
 /// The value at quantile `q` of a compact histogram (bucket middle), 0 if empty.
@@ -249,6 +274,16 @@ mod tests {
     }
 
     #[test]
+    fn a_buckets_high_edge_is_the_next_buckets_first_value() {
+        for i in 0..BUCKETS - 1 {
+            let high = bucket_high(i);
+            assert_eq!(bucket(high - 1), i, "bucket {i} ends at {high}");
+            assert_eq!(bucket(high), i + 1, "bucket {} starts at {high}", i + 1);
+            assert!(bucket_mid(i) < high);
+        }
+    }
+
+    #[test]
     fn collects_each_second_from_every_session() {
         let sessions: Vec<_> = (0..3).map(|_| SessionSeries::new()).collect();
         let mut writers: Vec<_> = sessions.iter().map(|s| SeriesWriter::new(s)).collect();
@@ -258,7 +293,10 @@ mod tests {
             }
             w.record(Kind::Write, 1_200_000_000, 2_000_000, 8192);
         }
-        let p0 = collect(&sessions, 0, true);
+        let (p0, hists) = collect_with_hists(&sessions, 0, true);
+        assert_eq!(p0, collect(&sessions, 0, true));
+        assert_eq!(hists[Kind::Read as usize].iter().sum::<u64>(), 300);
+        assert_eq!(hists[Kind::Write as usize].iter().sum::<u64>(), 0);
         assert_eq!(p0.read.ops, 300);
         assert_eq!(p0.read.bytes, 300 * 4096);
         assert!((p0.read.lat_mean_us - 505.0).abs() < 0.01);

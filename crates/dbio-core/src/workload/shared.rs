@@ -28,6 +28,9 @@ pub struct Shared {
     /// Offset that turns a monotonic timestamp into wall-clock ns (write generations).
     pub wall_minus_mono_ns: u64,
     error: Mutex<Option<String>>,
+    /// A database run's waits sampled so far, published by its sampler
+    /// thread about once a second for a live view (never by a session).
+    live_waits: Mutex<Option<crate::workload::db::sampler::LiveWaits>>,
 }
 
 impl Shared {
@@ -40,7 +43,21 @@ impl Shared {
             ramp_ns: (ramp_s * 1e9) as u64,
             wall_minus_mono_ns: unix_ns().saturating_sub(now_ns()),
             error: Mutex::new(None),
+            live_waits: Mutex::new(None),
         }
+    }
+
+    /// The sampler's waits so far (a database run's background thread).
+    pub fn publish_waits(&self, waits: crate::workload::db::sampler::LiveWaits) {
+        *self.live_waits.lock().unwrap_or_else(|p| p.into_inner()) = Some(waits);
+    }
+
+    /// The waits last published, if this run samples any.
+    pub fn live_waits(&self) -> Option<crate::workload::db::sampler::LiveWaits> {
+        self.live_waits
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Starts the clock (between the two barriers): the start, and for a

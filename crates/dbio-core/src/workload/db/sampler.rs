@@ -38,6 +38,21 @@ pub struct Waits {
     pub background: BTreeMap<String, u64>,
 }
 
+/// The waits a sampler has seen so far, for a live view: each sample of a
+/// session in a wait is about `1 / hz` seconds of it (an active-session
+/// history's estimate).
+#[derive(Clone, Debug, Default)]
+pub struct LiveWaits {
+    pub waits: Waits,
+    /// Samples taken so far.
+    pub samples: u64,
+    /// Samples a second.
+    pub hz: u64,
+}
+
+/// How often the sampler publishes its waits for a live view.
+const PUBLISH: Duration = Duration::from_secs(1);
+
 /// Runs the sampler until `sessions_done`. `before` is a snapshot taken
 /// before the start, used as the window's first edge when there is no ramp
 /// (a server whose counters move at once, such as MariaDB's, would
@@ -72,6 +87,7 @@ pub fn run<M: Monitor>(
     let t_first = Instant::now();
     let tick = Duration::from_nanos(1_000_000_000 / hz.max(1));
     let mut next = Instant::now();
+    let mut published = Instant::now();
     while !done() {
         if now_ns() < shared.end_ns.load(Relaxed) {
             if let Err(e) = m.sample(&mut part.waits) {
@@ -79,6 +95,14 @@ pub fn run<M: Monitor>(
                 return part;
             }
             part.samples += 1;
+        }
+        if published.elapsed() >= PUBLISH {
+            published = Instant::now();
+            shared.publish_waits(LiveWaits {
+                waits: part.waits.clone(),
+                samples: part.samples,
+                hz,
+            });
         }
         next += tick;
         let now = Instant::now();

@@ -1,0 +1,214 @@
+//! Watching runs live (`--metrics-listen`, `--metrics-textfile`): what the
+//! harness's control thread already makes once a second and once a
+//! telemetry interval, kept as counters and histograms ([`state`]) and
+//! served as the Prometheus / OpenMetrics text exposition ([`expo`]) over a
+//! small HTTP server ([`http`]) with a live page at `/` ([`page`]), or
+//! written for node_exporter's textfile collector ([`textfile`]). The
+//! metrics are listed in [`names`] and in docs/metrics.md.
+
+pub mod expo;
+pub mod http;
+pub mod names;
+pub mod page;
+pub mod state;
+#[cfg(test)]
+mod tests;
+pub mod textfile;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::config::{RunConfig, RunLength};
+use crate::harness::Observer;
+use crate::samplers::series::{SecondHists, SecondPoint};
+use crate::samplers::telemetry::TelemetryPoint;
+use crate::workload::db::sampler::LiveWaits;
+use state::{Labels, State};
+
+/// Why live metrics could not start: one line, a usage error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error(
+        "--metrics-listen {addr}: cannot listen there: {source}{hint}",
+        hint = listen_hint(source)
+    )]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("--metrics-textfile {}: {why}", crate::terminal::field(&path.display().to_string()))]
+    Textfile { path: PathBuf, why: String },
+}
+
+fn listen_hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            " (another program serves that port: pick another, or port 0 for any free one)"
+        }
+        std::io::ErrorKind::AddrNotAvailable => {
+            " (no interface of this host has that address: use 127.0.0.1, 0.0.0.0 or one of `ip -brief address`)"
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
+        }
+        _ => "",
+    }
+}
+
+/// Why `--metrics-listen` is refused under MPI (docs/metrics.md).
+pub const MPI_REFUSED: &str = "--metrics-listen and --metrics-textfile do not work with --mpi yet: watch one rank's run without --mpi, or the ranks' hosts with node_exporter (docs/metrics.md)";
+
+/// An `ADDR:PORT` with an IP address (`127.0.0.1:9464`, `[::1]:9464`).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse::<SocketAddr>().map_err(|_| {
+        "expects an IP address and a port, ADDR:PORT: 127.0.0.1:9464 (this host only), 0.0.0.0:9464 (every interface), [::1]:9464".to_string()
+    })
+}
+
+/// Where live metrics go: the command line's (or the plan's) choice.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Wanted {
+    pub listen: Option<SocketAddr>,
+    pub textfile: Option<PathBuf>,
+}
+
+/// The live view shared by the control thread (through [`RunWatch`]), the
+/// HTTP server and the textfile writer. Cloning it shares it.
+#[derive(Clone, Debug)]
+pub struct Live {
+    inner: Arc<Inner>,
+    /// The address the server listens on (the port chosen when 0 was asked).
+    pub addr: Option<SocketAddr>,
+    /// `--metrics-textfile`'s directory.
+    textfile: Option<PathBuf>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    state: Mutex<State>,
+    /// Signalled each time the state changes (the textfile writer waits on it).
+    changed: Condvar,
+}
+
+impl Live {
+    /// Starts what `wanted` asks, or `None` when it asks nothing. Binds the
+    /// address and checks the textfile directory before anything else happens.
+    pub fn start(wanted: &Wanted) -> Result<Option<Live>, MetricsError> {
+        if wanted.listen.is_none() && wanted.textfile.is_none() {
+            return Ok(None);
+        }
+        let dir = wanted
+            .textfile
+            .as_deref()
+            .map(textfile::check)
+            .transpose()?;
+        let listener = match wanted.listen {
+            Some(addr) => Some(
+                std::net::TcpListener::bind(addr)
+                    .map_err(|source| MetricsError::Listen { addr, source })?,
+            ),
+            None => None,
+        };
+        let mut live = Live {
+            inner: Arc::new(Inner::default()),
+            addr: None,
+            textfile: dir.clone(),
+        };
+        if let Some(l) = listener {
+            live.addr = l.local_addr().ok();
+            http::serve(l, live.clone());
+        }
+        if let Some(dir) = dir {
+            textfile::spawn(dir, live.clone());
+        }
+        Ok(Some(live))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the state, then tells the textfile writer.
+    fn update(&self, f: impl FnOnce(&mut State)) {
+        f(&mut self.lock());
+        self.inner.changed.notify_all();
+    }
+
+    /// The exposition as `format` asks, of the state now.
+    pub fn exposition(&self, format: expo::Format) -> String {
+        expo::render(&self.lock(), format)
+    }
+
+    /// The live page's data (`/api/live`) as JSON.
+    pub fn json(&self) -> String {
+        self.lock().json().to_string()
+    }
+
+    /// Waits up to `timeout` for a change after `seen`; returns the state's generation.
+    fn wait_change(&self, seen: u64, timeout: std::time::Duration) -> u64 {
+        let guard = self.lock();
+        let (guard, _) = self
+            .inner
+            .changed
+            .wait_timeout_while(guard, timeout, |s| s.generation == seen)
+            .unwrap_or_else(|p| p.into_inner());
+        guard.generation
+    }
+
+    /// A new run of `cfg` begins (its labels; in a plan, its plan and variable).
+    pub fn watch(&self, cfg: &RunConfig, plan: Option<&str>, variable: Option<&str>) -> RunWatch {
+        let (planned_s, ramp_s) = match cfg.length {
+            RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
+            RunLength::Ops { .. } => (None, 0.0),
+        };
+        let labels = Labels::new(cfg, plan, variable);
+        self.update(|s| s.begin(labels, planned_s, ramp_s));
+        RunWatch { live: self.clone() }
+    }
+
+    /// A plan's progress: `done` of `total` runs, `eta_s` seconds left.
+    pub fn plan_progress(&self, plan: &str, done: usize, total: usize, eta_s: f64) {
+        self.update(|s| s.plan_progress(plan, done, total, eta_s));
+    }
+}
+
+/// One run's observer: what the harness's control thread tells it goes
+/// into the live view.
+pub struct RunWatch {
+    live: Live,
+}
+
+impl RunWatch {
+    /// The run was saved in the store as `run_id`.
+    pub fn saved(&self, run_id: i64) {
+        self.live.update(|s| s.saved(run_id));
+        // The run's last state in the textfile now, not when the writer
+        // thread next wakes (the process may end first).
+        if let Some(dir) = &self.live.textfile {
+            textfile::write_now(dir, &self.live);
+        }
+    }
+}
+
+impl Observer for RunWatch {
+    fn started(&self, start_unix_ns: u64) {
+        self.live.update(|s| s.started(start_unix_ns));
+    }
+
+    fn second(&self, point: &SecondPoint, hists: &SecondHists) {
+        self.live.update(|s| s.second(point, hists));
+    }
+
+    fn telemetry(&self, point: &TelemetryPoint) {
+        self.live.update(|s| s.telemetry(point));
+    }
+
+    fn waits(&self, waits: &LiveWaits) {
+        self.live.update(|s| s.waits(waits));
+    }
+
+    fn ended(&self, interrupted: bool) {
+        self.live.update(|s| s.ended(interrupted));
+    }
+}

@@ -1,0 +1,611 @@
+//! Live metrics with the real parts (`--metrics-listen`, docs/metrics.md):
+//! Debian's Prometheus scrapes a 10 s run every second and its `rate()` of
+//! dbio's request counter agrees with the stored IOPS; label values with
+//! quotes, backslashes and a newline reach Prometheus intact; the live page
+//! in headless Chromium draws charts that change; the Grafana board queries
+//! only metrics a plan's exposition has; the textfile passes promtool; and
+//! a port in use, an address not on this host or a bad textfile directory
+//! is one line, exit 2, nothing laid out.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::browser::{chromium, pixels};
+use crate::common::prometheus::{Prometheus, free_port, get, request};
+use crate::common::run::{dbio, num};
+use crate::common::store::{store_path, temp_store};
+
+/// A raw run of `secs` seconds on `target` serving metrics on `addr`, started in the background.
+fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Child {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+    c.env("DBIO_DB", store_path())
+        .args([
+            "run",
+            "--json",
+            "--size",
+            "8M",
+            "--pattern",
+            "randrw",
+            "--io",
+            "buffered",
+        ])
+        .args([
+            "--sessions",
+            "2",
+            "--time",
+            &secs.to_string(),
+            "--metrics-listen",
+            addr,
+        ])
+        .arg("--target")
+        .arg(target)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}
+
+/// Kills the child on drop unless it was waited for (a failing test leaves no dbio behind).
+struct Reaped(Option<Child>);
+
+impl Reaped {
+    fn wait(mut self) -> Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits until the endpoint's `/api/live` says the run has `secs` seconds collected.
+fn wait_elapsed(addr: &str, secs: f64) -> Value {
+    let t = Instant::now();
+    loop {
+        if let Ok(r) = get(addr, "/api/live", None)
+            && let Ok(v) = serde_json::from_str::<Value>(&r.body)
+            && v["run"]["elapsed_s"].as_f64().unwrap_or(0.0) >= secs
+        {
+            return v;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(120),
+            "the run at {addr} never reached {secs} s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The value of an instant vector's only sample.
+fn only(result: &[Value], what: &str) -> f64 {
+    assert_eq!(result.len(), 1, "{what}: {result:?}");
+    result[0]["value"][1].as_str().unwrap().parse().unwrap()
+}
+
+fn prometheus_rate_of_the_request_counter_is_the_stored_iops() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    // User text in a label: a quote, a backslash and a newline in the target's path.
+    let parent = dir.path().join("q\"b\\c\nd");
+    std::fs::create_dir(&parent).unwrap();
+    let target = parent.join("t");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let prom = Prometheus::start(&addr);
+    let run = Reaped(Some(spawn_run(&target, &addr, 10, &["--rate", "3000"])));
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stored_iops = num(&report, "total.iops");
+
+    // The run's start: the time of its first sample (elapsed 0).
+    let raw = prom.query("dbio_run_elapsed_seconds[5m]", None);
+    assert_eq!(raw.len(), 1, "one run: {raw:?}\n{}", prom.targets());
+    let labels = &raw[0]["metric"];
+    assert_eq!(
+        labels["target"],
+        target.to_str().unwrap(),
+        "the label value as given"
+    );
+    assert_eq!(labels["workload"], "raw");
+    assert_eq!(labels["sessions"], "2");
+    let first = &raw[0]["values"][0];
+    assert_eq!(first[1], "0", "the first sample is the start: {raw:?}");
+    let start = first[0].as_f64().unwrap();
+    let started_ms = num(&report, "started_unix_ms");
+    assert!(
+        (start * 1e3 - started_ms).abs() < 2.0,
+        "{start} vs {started_ms}"
+    );
+
+    // rate() from the start to the last second Prometheus scraped (the
+    // 10th second's sample is served only until the process ends, which a
+    // 1 s scrape may miss): within 5% of the stored IOPS.
+    let values = raw[0]["values"].as_array().unwrap();
+    let last: f64 = values.last().unwrap()[1].as_str().unwrap().parse().unwrap();
+    assert!(
+        last >= 8.0,
+        "Prometheus scraped up to second {last}: {raw:?}"
+    );
+    let at = Some(start + last);
+    let rate = only(
+        &prom.query(&format!("sum(rate(dbio_requests_total[{last}s]))"), at),
+        "rate",
+    );
+    let ratio = rate / stored_iops;
+    eprintln!("Prometheus rate {rate:.1}/s, stored IOPS {stored_iops:.1}: ratio {ratio:.4}");
+    assert!(
+        (ratio - 1.0).abs() <= 0.05,
+        "rate {rate} vs stored {stored_iops}"
+    );
+
+    // The histogram's median and p90 from Prometheus, over the same
+    // seconds, agree with the stored ones within the buckets' width (a
+    // factor 1.5) and histogram_quantile's interpolation.
+    for (q, stored) in [
+        ("0.5", "read.latency.p50_us"),
+        ("0.9", "read.latency.p90_us"),
+    ] {
+        let query = format!(
+            "histogram_quantile({q}, sum by (le) (rate(dbio_request_service_seconds_bucket{{op=\"read\"}}[{last}s])))"
+        );
+        let got = only(&prom.query(&query, at), q);
+        let want = num(&report, stored) / 1e6;
+        eprintln!("Prometheus quantile {q} {got:.9} s, stored {want:.9} s");
+        assert!(
+            got > want / 2.0 && got < want * 2.0,
+            "{q}: {got} vs stored {want}"
+        );
+    }
+    // Bytes: 8 KiB a request.
+    let bytes = only(
+        &prom.query(&format!("sum(rate(dbio_request_bytes_total[{last}s]))"), at),
+        "bytes",
+    );
+    assert!(
+        (bytes / rate - 8192.0).abs() < 1.0,
+        "{bytes} bytes/s for {rate} requests/s"
+    );
+}
+
+/// A chromium screenshot of `url` after its scripts ran for `ms` of virtual time.
+fn screenshot(browser: &Path, url: &str, dir: &Path, name: &str) -> (Vec<u8>, String) {
+    let shot = dir.join(name);
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--virtual-time-budget=2500",
+    ];
+    let out = Command::new(browser)
+        .args(common)
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1280,1400")
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dom = Command::new(browser)
+        .args(common)
+        .arg("--dump-dom")
+        .arg(url)
+        .output()
+        .unwrap();
+    (
+        std::fs::read(&shot).unwrap(),
+        String::from_utf8_lossy(&dom.stdout).into_owned(),
+    )
+}
+
+fn the_live_page_draws_charts_that_change() {
+    let _store = temp_store();
+    let browser = chromium().expect("chromium (scripts/test.sh installs it)");
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    // Long enough for two screenshots however slow Chromium starts; ended by Ctrl-C.
+    let run = Reaped(Some(spawn_run(
+        &dir.path().join("t"),
+        &addr,
+        300,
+        &["--rate", "2000"],
+    )));
+    wait_elapsed(&addr, 3.0);
+    let url = format!("http://{addr}/");
+    let (first, dom) = screenshot(&browser, &url, dir.path(), "1.png");
+    let now = wait_elapsed(&addr, 0.0)["run"]["elapsed_s"]
+        .as_f64()
+        .unwrap();
+    wait_elapsed(&addr, now + 3.0);
+    let (second, _) = screenshot(&browser, &url, dir.path(), "2.png");
+    for caption in [
+        "Throughput",
+        "Bandwidth",
+        "read latency",
+        "write latency",
+        "Host CPU",
+        "Device utilisation",
+    ] {
+        assert!(dom.contains(caption), "no {caption} chart: {dom}");
+    }
+    assert!(dom.contains("running"), "{dom}");
+    // The read and write lines' colours are drawn, and the charts moved on.
+    let (ink, _, hits) = pixels(&first, &[[0x1f, 0x77, 0xb4], [0xd6, 0x27, 0x28]]);
+    assert!(
+        ink > 0.02 && hits.iter().all(|&h| h > 200),
+        "ink {ink}, line pixels {hits:?}"
+    );
+    assert_ne!(first, second, "the charts changed between the screenshots");
+    let pid = run.0.as_ref().unwrap().id() as i32;
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let out = run.wait();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+}
+
+/// `dbio_…` names a dashboard expression uses.
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = expr;
+    while let Some(at) = rest.find("dbio_") {
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        names.push(tail[..end].to_string());
+        rest = &tail[end..];
+    }
+    names
+}
+
+fn exprs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("expr" | "query" | "definition", Value::String(s)) => out.push(s.clone()),
+                    _ => exprs(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| exprs(x, out)),
+        _ => {}
+    }
+}
+
+/// contrib/grafana/dbio.json, parsed.
+fn board() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/grafana/dbio.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).expect("the dashboard is JSON")
+}
+
+/// Every `dbio_…` metric the board's queries and variables name.
+fn board_metrics() -> Vec<String> {
+    let mut all = Vec::new();
+    exprs(&board(), &mut all);
+    let mut names: Vec<String> = all.iter().flat_map(|e| metric_names(e)).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let plan = dir.path().join("live.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"live \\\"plan\\\"\"\nrepeats = 2\norder = \"sequential\"\nmetrics_listen = \"{addr}\"\n\n\
+             [workload]\nsize = \"4M\"\ntime = \"4s\"\npattern = \"randrw\"\nio = \"buffered\"\nrate = 2000\n\n\
+             [variables]\nA = {{ target = \"{}\" }}\n",
+            dir.path().join("a").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args(["plan", "run"])
+        .arg(&plan)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = Reaped(Some(child));
+    // The second run: the plan has one run done.
+    let t = Instant::now();
+    let (live, exposition) = loop {
+        let v = wait_elapsed(&addr, 2.0);
+        if v["plan"]["done"] == 1 {
+            let om = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
+            break (v, get(&addr, "/metrics", Some(om)).unwrap());
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "{v}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(live["plan"]["total"], 2);
+    assert!(
+        exposition
+            .head
+            .contains("application/openmetrics-text; version=1.0.0"),
+        "{}",
+        exposition.head
+    );
+    let body = exposition.body;
+    assert!(body.ends_with("# EOF\n"));
+    assert!(
+        body.contains("dbio_plan_runs_done{plan=\"live \\\"plan\\\"\"} 1\n"),
+        "{body}"
+    );
+    assert!(body.contains("variable=\"A\""), "{body}");
+
+    let board = board();
+    let names = board_metrics();
+    assert!(
+        names.len() >= 10,
+        "the board queries dbio's metrics: {names:?}"
+    );
+    // A database run's waits are checked against a pg run's exposition
+    // (a_pg_runs_waits_are_exposed_and_the_board_queries_them).
+    for n in names.iter().filter(|n| !n.starts_with("dbio_db_")) {
+        assert!(
+            body.lines().any(|l| l.starts_with(&format!("{n}{{"))),
+            "the board queries {n}, which the exposition does not have"
+        );
+    }
+    let vars: Vec<&str> = board["templating"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    for v in ["run", "plan", "target"] {
+        assert!(vars.contains(&v), "variable {v}: {vars:?}");
+    }
+    let out = child.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn the_textfile_and_the_endpoint_pass_promtool() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let textdir = dir.path().join("textfile");
+    std::fs::create_dir(&textdir).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let run = spawn_run(
+        &dir.path().join("t"),
+        &addr,
+        4,
+        &["--metrics-textfile", textdir.to_str().unwrap()],
+    );
+    let run = Reaped(Some(run));
+    wait_elapsed(&addr, 2.0);
+    let plain = get(&addr, "/metrics", None).unwrap();
+    assert!(
+        plain.head.contains("text/plain; version=0.0.4"),
+        "{}",
+        plain.head
+    );
+    let file = std::fs::read_to_string(textdir.join("dbio.prom")).unwrap();
+    for (what, text) in [("endpoint", &plain.body), ("textfile", &file)] {
+        assert!(text.contains("dbio_requests_total{"), "{what}: {text}");
+        let mut check = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        check
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = check.wait_with_output().unwrap();
+        // promtool's lint is about names and help; a parse error fails it.
+        assert!(
+            out.status.success(),
+            "{what}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr(&out)
+        );
+    }
+    // Other paths and methods.
+    assert_eq!(get(&addr, "/other", None).unwrap().status, 404);
+    assert_eq!(
+        request(&addr, "POST", "/metrics", None).unwrap().status,
+        405
+    );
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let names: Vec<String> = std::fs::read_dir(&textdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["dbio.prom"], "no temporary file left");
+    // The run's last state is in it: ended, and the id it was stored as.
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = std::fs::read_to_string(textdir.join("dbio.prom")).unwrap();
+    let id = report["run_id"].as_i64().unwrap();
+    let stored = last
+        .lines()
+        .find(|l| l.starts_with("dbio_run_stored_id{"))
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(stored.ends_with(&format!("}} {id}")), "{stored}");
+    assert!(
+        last.lines()
+            .any(|l| l.starts_with("dbio_run_running{") && l.ends_with("} 0")),
+        "{last}"
+    );
+}
+
+fn refused(args: &[&str], target: &Path, says: &[&str]) {
+    let out = dbio()
+        .args(["run", "--size", "4M", "--time", "1"])
+        .arg("--target")
+        .arg(target)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    for s in says {
+        assert!(err.contains(s), "{args:?}: {err}");
+    }
+    assert!(!target.exists(), "{args:?}: nothing laid out");
+}
+
+fn a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    refused(
+        &["--metrics-listen", &format!("127.0.0.1:{port}")],
+        &t,
+        &["--metrics-listen", "in use"],
+    );
+    // TEST-NET-3: on no interface here.
+    refused(
+        &["--metrics-listen", "203.0.113.7:9464"],
+        &t,
+        &["--metrics-listen", "203.0.113.7:9464"],
+    );
+    refused(
+        &["--metrics-listen", "localhost:9464"],
+        &t,
+        &["--metrics-listen", "ADDR:PORT"],
+    );
+    refused(
+        &[
+            "--metrics-textfile",
+            dir.path().join("none").to_str().unwrap(),
+        ],
+        &t,
+        &["--metrics-textfile"],
+    );
+    refused(
+        &["--mpi", "--metrics-listen", "127.0.0.1:0"],
+        &t,
+        &["--mpi", "docs/metrics.md"],
+    );
+    // Someone else's dbio.prom is left alone.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("dbio.prom"), "mine 1\n").unwrap();
+    refused(
+        &["--metrics-textfile", other.to_str().unwrap()],
+        &t,
+        &["not written by dbio"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.join("dbio.prom")).unwrap(),
+        "mine 1\n"
+    );
+    // A plan's address in use: refused before its first run.
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"p\"\nrepeats = 1\nmetrics_listen = \"127.0.0.1:{port}\"\n[workload]\nsize = \"4M\"\ntime = \"1s\"\ntarget = \"{}\"\n",
+            t.display()
+        ),
+    )
+    .unwrap();
+    let out = dbio().args(["plan", "run"]).arg(&plan).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("in use"), "{}", stderr(&out));
+    assert!(!t.exists());
+    // In a plan's [workload], the option is refused (it is the plan's).
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[workload]\nmetrics-listen = \"127.0.0.1:9464\"\n",
+    )
+    .unwrap();
+    let out = dbio().args(["plan", "run"]).arg(&plan).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("metrics_listen"), "{}", stderr(&out));
+    drop(held);
+}
+
+crate::tests! {
+    prometheus_rate_of_the_request_counter_is_the_stored_iops [Tool("prometheus")],
+    the_live_page_draws_charts_that_change [Tool("chromium")],
+    a_plans_exposition_has_every_metric_the_grafana_board_queries,
+    the_textfile_and_the_endpoint_pass_promtool [Tool("promtool")],
+    a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out,
+    a_pg_runs_waits_are_exposed_and_the_board_queries_them [Root, Postgres],
+}
+
+fn a_pg_runs_waits_are_exposed_and_the_board_queries_them() {
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = crate::pg::PgDir::on_tmpfs();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let args = [
+        "--sessions",
+        "2",
+        "--scale",
+        "300",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "20",
+    ];
+    let run = Reaped(Some(d.spawn(
+        &[&args[..], &["--time", "8", "--metrics-listen", &addr]].concat(),
+    )));
+    // initdb and the load come first; then the sampler publishes about once a second.
+    let t = Instant::now();
+    let body = loop {
+        if let Ok(r) = get(&addr, "/metrics", None)
+            && r.body.contains("dbio_db_wait_seconds_total{")
+        {
+            break r.body;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(300),
+            "no waits in 5 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let waits: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("dbio_db_wait_seconds_total{"))
+        .collect();
+    assert!(
+        waits
+            .iter()
+            .any(|l| l.contains("process=\"session\"") && l.contains("workload=\"pg\"")),
+        "{waits:?}"
+    );
+    // The board's database metrics are in a pg run's exposition.
+    for n in board_metrics().iter().filter(|n| n.starts_with("dbio_db_")) {
+        assert!(
+            body.lines().any(|l| l.starts_with(&format!("{n}{{"))),
+            "{n}"
+        );
+    }
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
