@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
+use crate::report::compare::json as compare_json;
 use crate::report::compare::{Cell, Side, render, render_cells};
-use crate::report::compare_json;
 use crate::store::{RunFilter, Store};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

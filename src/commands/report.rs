@@ -11,10 +11,10 @@ use super::CommandError;
 use crate::analysis::models::Model;
 use crate::cli::choice::choice;
 use crate::commands::runs::FilterArgs;
-use crate::report::select::{Measure, Pick};
-use crate::report::stats::{self, RunValue};
-use crate::report::stats_text::{self, Style};
-use crate::report::table::{self, Point, Table};
+use crate::report::plan::select::{Measure, Pick};
+use crate::report::plan::stats::{self, RunValue};
+use crate::report::plan::stats_text::{self, Style};
+use crate::report::plan::table::{self, Point, Table};
 use crate::store::Store;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,7 +67,7 @@ pub struct ReportArgs {
     pub plan_file: Option<std::path::PathBuf>,
 }
 
-pub use crate::report::select::MODEL_METRIC;
+pub use crate::report::plan::select::MODEL_METRIC;
 
 /// Runs outside a plan (no variable) are one row of the table: refused
 /// when the runs it counts (`counted`: those with a value) are of

@@ -67,7 +67,7 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, Unfit> {
         return Err(Unfit::Schema(schema));
     }
     // A document of an earlier schema is read under this one's names.
-    let upgraded = crate::report::upgrade::upgrade(report.clone());
+    let upgraded = crate::document::upgrade::upgrade(report.clone());
     let report = &upgraded;
     let started = int(report, "started_unix_ms").ok_or(Unfit::Missing("started_unix_ms"))?;
     let status = text(report, "status").ok_or(Unfit::Missing("status"))?;

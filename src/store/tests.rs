@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use super::*;
 
 const JSON_SNAPSHOT: &str =
-    include_str!("../report/snapshots/dbio__report__tests__json_report_snapshot.snap");
+    include_str!("../report/run/snapshots/dbio__report__run__tests__json_report_snapshot.snap");
 const TEXT_SNAPSHOT: &str =
-    include_str!("../report/snapshots/dbio__report__tests__text_report_snapshot.snap");
+    include_str!("../report/run/snapshots/dbio__report__run__tests__text_report_snapshot.snap");
 
 /// The body of an insta snapshot (after its `---` header).
 pub(crate) fn snapshot_body(snap: &str) -> &str {

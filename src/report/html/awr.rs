@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::page::{figure, key_values, table, td};
 use crate::chart::{BarChart, BarSeries, HBar, HBarChart, color, escape};
 use crate::report::awr::BUCKETS_US;
-use crate::report::awr_text::bucket_name;
+use crate::report::run::awr_text::bucket_name;
 use crate::units::{fmt_count, fmt_size};
 
 /// The parts of `report::awr::SlobSummary` the page shows.

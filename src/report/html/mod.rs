@@ -56,7 +56,7 @@ pub struct Options<'a> {
 pub fn report_page(
     data: &ReportData,
     o: &Options,
-) -> Result<String, crate::report::table::NoBaseline> {
+) -> Result<String, crate::report::plan::table::NoBaseline> {
     let variables: Vec<&str> = data.arms.iter().map(|a| a.variable.as_str()).collect();
     let mut p = Page::new(
         &format!("dbio report: {}", data.metric),

@@ -16,6 +16,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+mod devices;
+mod evidence;
+pub mod json;
+mod text;
+
 /// Events shown per side in Top Timed Events.
 pub(super) const TOP: usize = 5;
 
@@ -36,16 +41,16 @@ pub struct Side {
     /// Settings that describe the side (workload, target, filesystem, ...);
     /// a setting that differs between its own runs shows its values,
     /// `(varies: 1, 2, 4)` ([`VARIES`]).
-    #[serde(serialize_with = "super::compare_json::settings")]
+    #[serde(serialize_with = "json::settings")]
     pub settings: BTreeMap<String, String>,
     /// (name, values per run, per second; values per transaction).
-    #[serde(serialize_with = "super::compare_json::load")]
+    #[serde(serialize_with = "json::load")]
     pub load: Vec<LoadRow>,
     pub events: Vec<EventRow>,
-    #[serde(serialize_with = "super::compare_json::host")]
+    #[serde(serialize_with = "json::host")]
     pub host: Vec<(String, f64)>,
     /// (device, field, mean value).
-    #[serde(serialize_with = "super::compare_json::devices")]
+    #[serde(serialize_with = "json::devices")]
     pub devices: Vec<(String, String, f64)>,
 }
 
@@ -398,5 +403,5 @@ fn add_event(
     }
 }
 
-pub use super::compare_evidence::{Cell, LoadTest, load_tests};
-pub use super::compare_text::{render, render_cells};
+pub use evidence::{Cell, LoadTest, load_tests};
+pub use text::{render, render_cells};
