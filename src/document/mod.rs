@@ -4,18 +4,22 @@
 //! HTML pages. Below the store, so the store reads fields, not keys.
 //! `awr.rs` (the SLOB model's section), `db.rs` + `pg.rs` + `mysql.rs` (the
 //! database servers' sections), `mpi.rs` (the MPI job and its ranks),
-//! `upgrade.rs` (a `dbio.run.v1` document read under v2's names).
+//! `upgrade.rs` (a `dbio.run.v1` document read under v2's names), `read.rs`
+//! (a stored document back into these types).
 
 pub mod awr;
 pub mod db;
 pub mod mpi;
 pub mod mysql;
 pub mod pg;
+pub mod read;
 pub mod upgrade;
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+pub use read::ReadError;
 
 use crate::config::RunConfig;
 use crate::environment::Environment;
@@ -31,10 +35,10 @@ use crate::storage::{Target, TargetKind};
 /// named rates `_per_s` and sizes with their unit ([`upgrade`] reads v1).
 pub const SCHEMA: &str = "dbio.run.v2";
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
-    pub schema: &'static str,
-    pub dbio_version: &'static str,
+    pub schema: String,
+    pub dbio_version: String,
     pub status: Status,
     pub error: Option<String>,
     /// What interrupted an interrupted run (`Ctrl-C (SIGINT)`, `SIGTERM`).
@@ -85,7 +89,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mpi: Option<mpi::MpiSummary>,
     /// Under MPI, each rank: its host and its own sections, in the run's shape.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<mpi::RankSummary>,
     /// The MariaDB run's report (`--workload mysql`): the server, SHOW
     /// GLOBAL STATUS over the window, load profile, session states,
@@ -94,7 +98,7 @@ pub struct Report {
     pub mysql: Option<mysql::MysqlSummary>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetSummary {
     pub kind: TargetKind,
     pub path: PathBuf,
@@ -110,7 +114,7 @@ pub struct TargetSummary {
 }
 
 /// Latency percentiles in microseconds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub min_us: f64,
     pub mean_us: f64,
@@ -122,7 +126,7 @@ pub struct Latency {
     pub max_us: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpSummary {
     /// I/O requests (system calls or ring submissions) completed in the window.
     pub requests: u64,
@@ -134,7 +138,7 @@ pub struct OpSummary {
     pub latency: Latency,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CpuSummary {
     pub user_s: f64,
     pub sys_s: f64,
@@ -157,7 +161,7 @@ impl CpuSummary {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OutlierSummary {
     pub threshold_ms: f64,
     pub count: u64,
@@ -205,8 +209,8 @@ impl Report {
         let total = summarize(&both, bs, secs);
         let ios = total.requests;
         Report {
-            schema: SCHEMA,
-            dbio_version: env!("CARGO_PKG_VERSION"),
+            schema: SCHEMA.into(),
+            dbio_version: env!("CARGO_PKG_VERSION").into(),
             interrupted_by: (r.status == Status::Interrupted)
                 .then(crate::interrupt::interrupt_cause)
                 .flatten()

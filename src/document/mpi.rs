@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{CpuSummary, OpSummary};
 use crate::harness::Status;
 use crate::workload::slob::instance::Counters;
 
 /// The job of a run under MPI.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MpiSummary {
     pub ranks: u32,
     /// Distinct host names among the ranks.
@@ -31,12 +31,12 @@ pub struct MpiSummary {
     pub imbalance: Option<f64>,
     /// Ranks that never reported (hung past `--mpi-grace`): the run holds
     /// the others' results and is failed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_ranks: Vec<u32>,
 }
 
 /// One rank of a run under MPI: its host and its own sections.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RankSummary {
     pub rank: u32,
     pub host: String,
@@ -60,7 +60,7 @@ pub struct RankSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slob: Option<Counters>,
     /// Its latency histograms by kind: HDR V2 + deflate, base64.
-    pub histograms: BTreeMap<&'static str, String>,
+    pub histograms: BTreeMap<String, String>,
     pub environment: serde_json::Value,
     pub storage: serde_json::Value,
     pub telemetry_window: serde_json::Value,

@@ -178,7 +178,12 @@ fn summary(
         histograms: KINDS
             .iter()
             .filter(|k| own.ops[**k as usize].count > 0)
-            .map(|k| (k.name(), hist_to_base64(&own.ops[*k as usize].hist)))
+            .map(|k| {
+                (
+                    k.name().to_string(),
+                    hist_to_base64(&own.ops[*k as usize].hist),
+                )
+            })
             .collect(),
         environment: r.environment.clone(),
         storage: r.storage.clone(),

@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::choice::{Choice, Named};
 
 use crate::workload::dist::Distribution;
 
 /// What a raw workload asks of the storage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Randread,
@@ -54,7 +54,7 @@ impl Pattern {
 }
 
 /// How I/O is issued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineKind {
     /// pread/pwrite from each session thread, one I/O at a time.
     #[serde(rename = "psync")]
@@ -105,7 +105,7 @@ impl EngineKind {
 }
 
 /// How files are opened and when writes become durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoMode {
     /// O_DIRECT: bypass the page cache (aligned buffers).
@@ -168,7 +168,7 @@ impl IoMode {
 }
 
 /// SLOB-style hot spot, in blocks once resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HotspotConfig {
     pub size_bytes: u64,
     pub offset_bytes: u64,
@@ -177,7 +177,7 @@ pub struct HotspotConfig {
 }
 
 /// When a run stops.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunLength {
     /// Run for `ramp_s + time_s` seconds; measure the last `time_s`.
@@ -187,9 +187,10 @@ pub enum RunLength {
 }
 
 /// Everything one `dbio run` needs, validated.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunConfig {
-    pub workload: &'static str,
+    #[serde(deserialize_with = "deserialize_workload")]
+    pub workload: StaticName,
     pub target: PathBuf,
     /// Data files to lay out in a directory target.
     pub files: u32,
@@ -211,7 +212,10 @@ pub struct RunConfig {
     pub uring: Option<crate::engine::uring::UringOpts>,
     pub io_mode: IoMode,
     pub length: RunLength,
-    #[serde(serialize_with = "serialize_display")]
+    #[serde(
+        serialize_with = "serialize_display",
+        deserialize_with = "deserialize_parsed"
+    )]
     pub distribution: Distribution,
     pub hotspot: Option<HotspotConfig>,
     /// Total target rate over all sessions, I/O requests per second.
@@ -227,13 +231,19 @@ pub struct RunConfig {
     /// The device path the user repeated to allow destroying it.
     pub destroy_device: Option<PathBuf>,
     /// A directory target on the root filesystem under a mount-like path is intended.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_root_fs: bool,
     /// Checks of what the run reads (`--verify`, `--verify-after-write`; raw only).
-    #[serde(skip_serializing_if = "crate::verify::online::VerifyOpts::is_off")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::verify::online::VerifyOpts::is_off"
+    )]
     pub verify: crate::verify::online::VerifyOpts,
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`; raw only).
-    #[serde(skip_serializing_if = "crate::storage::content::ContentSpec::is_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::storage::content::ContentSpec::is_default"
+    )]
     pub content: crate::storage::content::ContentSpec,
     /// The database model's settings (`--workload slob`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -261,4 +271,41 @@ impl RunConfig {
 
 fn serialize_display<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
+}
+
+/// A value stored as its text (`zipf:1.2`) read back through its parser.
+fn deserialize_parsed<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err: std::fmt::Display>,
+{
+    let text = String::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
+}
+
+/// A name from a closed set this build knows (`raw`, `O_DIRECT`), read
+/// back through [`static_name`]; an alias, so serde's derive does not
+/// borrow it from the input.
+pub type StaticName = &'static str;
+
+/// The workloads a stored run may name.
+const WORKLOADS: [&str; 4] = ["raw", "slob", "pg", "mysql"];
+
+/// A stored `workload` read back as this build's name for it (a stop-gap
+/// while the workload is a `&'static str`).
+fn deserialize_workload<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    static_name(d, &WORKLOADS)
+}
+
+/// A stored name read back as the one of `names` it equals.
+pub fn static_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    names: &[&'static str],
+) -> Result<&'static str, D::Error> {
+    let text = String::deserialize(d)?;
+    names
+        .iter()
+        .find(|n| **n == text)
+        .copied()
+        .ok_or_else(|| serde::de::Error::unknown_variant(&text, &[]))
 }

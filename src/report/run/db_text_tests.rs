@@ -329,3 +329,18 @@ fn pg_16_text_shows_io_by_backend_and_background_events() {
         "walwriter IO:WALWrite"
     );
 }
+
+/// A pg and a mysql run's documents read back into the same types: the
+/// servers' sections (flattened setup, counters, waits) survive the trip.
+#[test]
+fn server_documents_read_back_as_written() {
+    for r in [pg_report(), mysql_report()] {
+        let written = serde_json::to_value(&r).unwrap();
+        let back = Report::from_stored(&written).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(serde_json::to_value(&back).unwrap(), written);
+        assert_eq!(
+            super::super::text::render(&back),
+            super::super::text::render(&r)
+        );
+    }
+}

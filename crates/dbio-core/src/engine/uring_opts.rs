@@ -3,12 +3,12 @@
 
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::choice::{Choice, Named};
 
 /// Who runs the kernel's completion work for the ring's requests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Taskrun {
     /// `defer` where the kernel allows it (6.1+), else `none`.
@@ -52,7 +52,7 @@ impl Choice for Taskrun {
 }
 
 /// When queued requests are handed to the kernel (fio's `iodepth_batch_submit`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Submit {
     /// `each` from 2 to [`Submit::EACH_UP_TO`] in flight, else `batch`
@@ -112,7 +112,7 @@ impl Choice for Submit {
 
 /// How each session's ring is set up (`dbio run --fixedbufs` and the like);
 /// recorded in the run's config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UringOpts {
     /// Buffers registered once, so the kernel need not map them per request.
     pub fixedbufs: bool,

@@ -19,7 +19,7 @@
 //! With the defaults (0 and 0) writes are exactly [`block::refresh`]: two
 //! predictable branches more per write.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::block::{self, Header, POOL_FILE, SECTOR};
 use crate::rng::Rng;
@@ -43,7 +43,7 @@ pub enum ContentError {
 }
 
 /// The content settings of a run or a layout.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContentSpec {
     /// Percent of every sector that is zeros (compresses away).
     pub compress_pct: u8,

@@ -15,7 +15,7 @@ use crate::storage::genmap::{GenMap, Settled};
 
 /// What a run checks (`--verify`, `--verify-after-write`), and how often a
 /// writing run makes its lost-write map durable (`--verify-sync-interval`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VerifyOpts {
     /// Every read the workload makes is checked.
     pub reads: bool,

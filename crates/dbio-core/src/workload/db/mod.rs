@@ -213,7 +213,7 @@ pub struct DbPart<S> {
 
 /// A server workload's own options resolved (flattened into its config:
 /// `pg.bin`, `mysql.set`, ...).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ServerConfig {
     /// `--pg-bin`, `--mysql-bin`.
     pub bin: Option<PathBuf>,

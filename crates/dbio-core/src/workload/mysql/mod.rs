@@ -33,7 +33,7 @@ pub mod stats;
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;
@@ -46,7 +46,7 @@ pub const MAX_FILES: u32 = 64;
 pub const DEFAULT_PAGE: u32 = 16384;
 
 /// The resolved settings of a mysql run (part of the run's configuration).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MysqlConfig {
     /// SLOB's shape and mix (schemas, scale, work unit, update pct, cache =
     /// innodb_buffer_pool_size, work loop).
@@ -58,10 +58,21 @@ pub struct MysqlConfig {
     /// .ibd file with innodb_file_per_table); 1 is a table without partitions.
     pub files: u32,
     /// `--io`: innodb_flush_method.
-    pub flush_method: &'static str,
+    #[serde(deserialize_with = "deserialize_flush_method")]
+    pub flush_method: crate::config::StaticName,
     /// `--redo-dir`: innodb_log_group_home_dir (beside the data otherwise).
     pub redo_dir: Option<PathBuf>,
     /// `--mysql-bin`, `--mysql-set`, `--mysql-memory`, `--mysql-url` (flattened).
     #[serde(flatten)]
     pub server: ServerConfig,
+}
+
+/// The flush methods a mysql run may name (`--io direct`, `fsync`, `dsync`).
+const FLUSH_METHODS: [&str; 3] = ["O_DIRECT", "fsync", "O_DSYNC"];
+
+/// A stored `flush_method` read back as this build's name for it.
+fn deserialize_flush_method<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<&'static str, D::Error> {
+    crate::config::static_name(d, &FLUSH_METHODS)
 }

@@ -26,7 +26,7 @@ pub mod stats;
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;
@@ -35,7 +35,7 @@ use crate::workload::slob::SlobConfig;
 pub const PAGE: u32 = 8192;
 
 /// The resolved settings of a pg run (part of the run's configuration).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PgConfig {
     /// SLOB's shape and mix (schemas, scale, work unit, update pct, cache =
     /// shared_buffers, redo dir = WAL dir, work loop).

@@ -26,12 +26,12 @@
 use std::sync::atomic::AtomicU16;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::choice::{Choice, Named};
 
 /// The engine whose logging the model imitates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Flavor {
     /// Oracle: redo change vectors only (SLOB's REDO_STRESS sizes).

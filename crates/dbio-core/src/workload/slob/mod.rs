@@ -33,7 +33,7 @@ mod session;
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::choice::{Choice, Named};
 use crate::config::HotspotConfig;
@@ -45,7 +45,7 @@ pub const COLUMN_BYTES: u32 = 128;
 pub const COMMIT_RECORD_BYTES: u32 = 64;
 
 /// How much redo an update generates per changed block (SLOB's REDO_STRESS).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RedoStress {
     /// 2 of the 19 columns change: 256 bytes of redo per block.
@@ -83,7 +83,7 @@ impl RedoStress {
 }
 
 /// How the log writer makes a write durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RedoSync {
     /// Redo logs opened O_DSYNC: the write returns when durable.
@@ -109,7 +109,7 @@ impl Choice for RedoSync {
 }
 
 /// SLOB's think time: every `every`th operation sleeps `min_s..=max_s`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Think {
     pub every: u32,
     pub min_s: f64,
@@ -117,7 +117,7 @@ pub struct Think {
 }
 
 /// The resolved settings of the model (part of the run's configuration).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SlobConfig {
     pub schemas: u32,
     pub threads_per_schema: u32,
@@ -133,7 +133,7 @@ pub struct SlobConfig {
     pub scan_blocks: u32,
     pub redo_stress: RedoStress,
     /// Whose redo: Oracle's (the default, left out of the JSON) or PostgreSQL's.
-    #[serde(skip_serializing_if = "Flavor::is_oracle")]
+    #[serde(default, skip_serializing_if = "Flavor::is_oracle")]
     pub flavor: Flavor,
     pub hotspot: Option<HotspotConfig>,
     /// Every Nth operation of a session goes to schema 0 (SLOB's HOT_SCHEMA_FREQUENCY).
@@ -146,7 +146,8 @@ pub struct SlobConfig {
     /// Most buffers a DB writer writes in one batch.
     pub dbwr_batch: u32,
     /// The DB writer threads' nice value, where the process may set it
-    /// (`dbwr::raise_priority`).
+    /// (`dbwr::raise_priority`); 0 (unchanged) in runs stored before it was.
+    #[serde(default)]
     pub dbwr_nice: i32,
     /// How the DB writers write (the sessions and the log writer use the
     /// run's `--engine`).
