@@ -532,3 +532,34 @@ fn default_path_follows_db_env_then_xdg_then_home() {
         PathBuf::from("dbio.sqlite")
     );
 }
+
+/// A run document is read into its types before anything is saved: one
+/// that lacks a section the type needs is refused naming the field, and
+/// the store keeps nothing of it.
+#[test]
+fn a_run_document_that_does_not_read_is_refused_naming_the_field() {
+    let mut f = fixture();
+    let mut bad = report();
+    bad.as_object_mut().unwrap().remove("total");
+    let err = save_run(&mut f.store, &bad).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the report does not read as a dbio.run.v2 document: missing field `total`"),
+        "{err}"
+    );
+    assert!(f.store.list(&RunFilter::default()).unwrap().is_empty());
+}
+
+fn save_run(store: &mut Store, report: &Value) -> Result<i64, StoreError> {
+    store.save_run(&NewRun {
+        report,
+        report_text: "",
+        environment: &json!({}),
+        histograms: &[],
+        plan: None,
+        variable: None,
+        cell_key: None,
+        warmup: false,
+        tags: &[],
+    })
+}
