@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use crate::cli::choice::choice;
-use crate::store::export::{self, Format};
+use crate::report::export::runs::{self as export, Format};
 use crate::store::{RunFilter, RunRow, Store, StoreError, fmt_utc, parse_since};
 use crate::terminal;
 use crate::units::{fmt_count, fmt_size};
@@ -180,7 +180,7 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
         } => {
             let run = store.get(id)?;
             if format == Some(ShowFormat::FioJson) {
-                let doc = crate::store::export_fio::fio_json(&run)?;
+                let doc = crate::report::export::fio_json::fio_json(&run)?;
                 let text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
                 writeln!(out, "{text}")?;
             } else if let Some(path) = html {

@@ -6,6 +6,7 @@
 //! here for the run path.
 
 pub mod compare;
+pub mod export;
 pub mod html;
 pub mod plan;
 pub mod run;

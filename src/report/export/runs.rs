@@ -11,9 +11,8 @@ use std::io::Write;
 
 use crate::grid;
 
-use super::runs::RunRow;
-use super::time::fmt_utc;
 use crate::choice::{Choice, Named};
+use crate::store::{RunRow, fmt_utc};
 
 /// Export formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,8 +17,8 @@
 use hdrhistogram::Histogram;
 use serde_json::{Map, Value, json};
 
-use super::{StoreError, StoredRun, decode_histogram, fmt_utc};
 use crate::import::fio_runs::FIO_DEFAULT_PERCENTILES;
+use crate::store::{StoreError, StoredRun, decode_histogram, fmt_utc};
 
 /// Why a run has no fio form.
 fn refuse(run: &StoredRun, why: &str) -> StoreError {
