@@ -156,7 +156,7 @@ fn side(
             None => store.get(*id)?.report,
         });
     }
-    Ok(Side::from_reports(label, ids, &reports))
+    Ok(Side::from_reports(label, ids, &reports)?)
 }
 
 /// One comparison when each side has one session count; otherwise one per

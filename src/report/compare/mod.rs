@@ -16,6 +16,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::document::db::ProfileLine;
+use crate::document::{ReadError, Report, read};
+use crate::storage::chain::Link;
+use crate::workload::slob::events::Side as EventSide;
+
 mod devices;
 mod evidence;
 pub mod json;
@@ -80,13 +85,56 @@ pub(super) fn mean(v: &[f64]) -> f64 {
     }
 }
 
-fn num(v: &Value, path: &str) -> Option<f64> {
-    path.split('.').try_fold(v, |cur, k| cur.get(k))?.as_f64()
+/// A stored run whose document does not read as this build's.
+#[derive(Debug, thiserror::Error)]
+#[error("run {id}'s stored document {source}")]
+pub struct Unreadable {
+    pub id: i64,
+    pub source: ReadError,
 }
 
-fn text(v: &Value, path: &str) -> Option<String> {
-    let x = path.split('.').try_fold(v, |cur, k| cur.get(k))?;
-    match x {
+/// A stored document as compare reads it.
+enum Doc {
+    /// One of dbio's runs, in the run document's types.
+    Run(Box<Report>),
+    /// A run another tool measured and dbio imported (fio): only the
+    /// settings its importer wrote under `config`, a flat map.
+    Imported(BTreeMap<String, String>),
+}
+
+impl Doc {
+    /// `doc` read: a dbio run into its types, anything else as an import.
+    fn read(doc: &Value) -> Result<Doc, ReadError> {
+        if read::is_run(doc) {
+            return Ok(Doc::Run(Box::new(Report::from_stored(doc)?)));
+        }
+        let config = doc.get("config").and_then(Value::as_object);
+        let settings = config
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| IMPORTED_SETTINGS.contains(&k.as_str()))
+            .filter_map(|(k, v)| Some((k.clone(), scalar(v)?)))
+            .collect();
+        Ok(Doc::Imported(settings))
+    }
+}
+
+/// The settings an import's `config` may name that compare shows.
+const IMPORTED_SETTINGS: [&str; 9] = [
+    "workload",
+    "pattern",
+    "sessions",
+    "block_size",
+    "files",
+    "engine",
+    "io_mode",
+    "iodepth",
+    "read_pct",
+];
+
+/// A JSON scalar as a setting's text (null: no setting).
+fn scalar(v: &Value) -> Option<String> {
+    match v {
         Value::String(s) => Some(s.clone()),
         Value::Null => None,
         other => Some(other.to_string()),
@@ -94,81 +142,73 @@ fn text(v: &Value, path: &str) -> Option<String> {
 }
 
 /// The settings worth comparing, from one report.
-fn settings(r: &Value) -> BTreeMap<String, String> {
+fn settings(doc: &Doc) -> BTreeMap<String, String> {
+    let r = match doc {
+        Doc::Run(r) => r,
+        Doc::Imported(s) => return s.clone(),
+    };
+    let c = &r.config;
     let mut s = BTreeMap::new();
-    for key in [
-        "workload",
-        "pattern",
-        "sessions",
-        "block_size",
-        "files",
-        "engine",
-        "io_mode",
-        "iodepth",
-        "read_pct",
-    ] {
-        // In bytes: `config.block_size_bytes` (an import's `config.block_size`).
-        let v = text(r, &format!("config.{key}")).or_else(|| {
-            (key == "block_size")
-                .then(|| text(r, "config.block_size_bytes"))
-                .flatten()
-        });
+    let mut put = |k: &str, v: Option<String>| {
         if let Some(v) = v {
-            s.insert(key.to_string(), v);
+            s.insert(k.to_string(), v);
         }
-    }
-    let db = r["config"]["slob"]
-        .as_object()
-        .map(|m| ("slob", m))
-        .or(r["config"]["pg"]["slob"].as_object().map(|m| ("pg", m)))
-        .or(r["config"]["mysql"]["slob"]
-            .as_object()
-            .map(|m| ("mysql", m)));
+    };
+    put("workload", Some(c.workload.into()));
+    put("pattern", c.pattern.map(|p| p.name().into()));
+    put("sessions", Some(c.sessions.to_string()));
+    put("block_size", Some(c.block_size.to_string()));
+    put("files", Some(c.files.to_string()));
+    put("engine", Some(c.engine.name().into()));
+    put("io_mode", Some(c.io_mode.name().into()));
+    put("iodepth", Some(c.iodepth.to_string()));
+    put("read_pct", c.read_pct.map(|p| p.to_string()));
+    let db = (c.slob.as_ref().map(|m| ("slob", m)))
+        .or(c.pg.as_ref().map(|p| ("pg", &p.slob)))
+        .or(c.mysql.as_ref().map(|m| ("mysql", &m.slob)));
     if let Some((prefix, slob)) = db {
-        for (k, v) in slob {
-            let v = match v {
-                Value::String(x) => x.clone(),
-                Value::Null => continue,
-                other => other.to_string(),
-            };
-            s.insert(format!("{prefix}.{k}"), v);
+        // Every setting of the model, named as the document names it.
+        let fields = serde_json::to_value(slob).unwrap_or_default();
+        for (k, v) in fields.as_object().into_iter().flatten() {
+            if let Some(v) = scalar(v) {
+                s.insert(format!("{prefix}.{k}"), v);
+            }
         }
     }
-    if let Some(t) = text(r, "target.path") {
-        s.insert("target".into(), t);
-    }
-    for link in r["storage"]["links"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        match link["type"].as_str() {
-            Some("filesystem") => {
-                if let Some(t) = link["fs_type"].as_str() {
-                    s.entry("filesystem".into())
-                        .or_insert_with(|| t.to_string());
-                }
-                if let Some(o) = link["mount_options"].as_str() {
-                    s.entry("mount options".into())
-                        .or_insert_with(|| o.to_string());
-                }
+    s.insert(
+        "target".into(),
+        r.target.path.to_string_lossy().into_owned(),
+    );
+    for link in r.storage.iter().flat_map(|c| &c.links) {
+        match link {
+            Link::Filesystem {
+                fs_type,
+                mount_options,
+                ..
+            } => {
+                s.entry("filesystem".into())
+                    .or_insert_with(|| fs_type.clone());
+                s.entry("mount options".into())
+                    .or_insert_with(|| mount_options.clone());
             }
-            Some("device") => {
-                let name = link["name"].as_str().unwrap_or("?");
-                for (what, key) in [("model", "model"), ("scheduler", "scheduler")] {
-                    if let Some(v) = link[key].as_str().filter(|v| !v.is_empty()) {
-                        s.entry(format!("device {name} {what}"))
-                            .or_insert_with(|| v.to_string());
+            Link::Device(d) => {
+                for (what, v) in [("model", &d.model), ("scheduler", &d.scheduler)] {
+                    if let Some(v) = v.as_ref().filter(|v| !v.is_empty()) {
+                        s.entry(format!("device {} {what}", d.name))
+                            .or_insert_with(|| v.clone());
                     }
                 }
             }
-            _ => {}
         }
     }
-    for key in ["hostname", "kernel", "cpus", "memory_bytes"] {
-        if let Some(v) = text(r, &format!("environment.{key}")) {
-            s.insert(format!("host {key}"), v);
-        }
+    let e = &r.environment;
+    for (key, v) in [
+        ("hostname", e.hostname.clone()),
+        ("kernel", e.kernel.clone()),
+        ("cpus", e.cpus.to_string()),
+        ("memory_bytes", e.memory_bytes.to_string()),
+    ] {
+        s.insert(format!("host {key}"), v);
     }
     s
 }
@@ -181,49 +221,133 @@ fn settings(r: &Value) -> BTreeMap<String, String> {
 /// run's), so a SLOB run faces a raw or fio run on "Read MiB", the
 /// latencies and CPU per I/O; the stored metrics of the same names
 /// (`read.mib_per_s`, `read.latency.p99_us`, ...) hold the same numbers.
-fn load_lines(r: &Value) -> Vec<(String, f64, Option<f64>)> {
-    let db = r["slob"]["load_profile"]
-        .as_array()
-        .or(r["pg"]["load_profile"].as_array())
-        .or(r["mysql"]["load_profile"].as_array());
-    let mut out: Vec<(String, f64, Option<f64>)> = db
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|l| {
-            Some((
-                l["name"].as_str()?.to_string(),
-                l["per_second"].as_f64()?,
-                l["per_transaction"].as_f64(),
-            ))
-        })
-        .collect();
-    for (name, path) in [
-        ("Read IO requests", "read.iops"),
-        ("Write IO requests", "write.iops"),
-        ("Read MiB", "read.mib_per_s"),
-        ("Write MiB", "write.mib_per_s"),
-        ("Read avg latency (ms)", "read.latency.mean_us"),
-        ("Read p99 latency (ms)", "read.latency.p99_us"),
-        ("Write avg latency (ms)", "write.latency.mean_us"),
-        ("Write p99 latency (ms)", "write.latency.p99_us"),
-        ("Sync avg latency (ms)", "sync.latency.mean_us"),
-        ("CPU per I/O (us)", "cpu.us_per_io"),
+fn load_lines(doc: &Doc) -> Vec<(String, f64, Option<f64>)> {
+    let Doc::Run(r) = doc else {
+        return Vec::new();
+    };
+    let profile = |l: &ProfileLine| (l.name.clone(), l.per_second, l.per_transaction);
+    let mut out: Vec<(String, f64, Option<f64>)> = match (&r.slob, &r.pg, &r.mysql) {
+        (Some(s), _, _) => (s.load_profile.iter())
+            .map(|l| (l.name.clone(), l.per_second, l.per_transaction))
+            .collect(),
+        (None, Some(p), _) => p.load_profile.iter().map(profile).collect(),
+        (None, None, Some(m)) => m.load_profile.iter().map(profile).collect(),
+        (None, None, None) => Vec::new(),
+    };
+    let (read, write, sync) = (r.read.as_ref(), r.write.as_ref(), r.sync.as_ref());
+    let ms = |us: f64| us / 1e3;
+    for (name, v) in [
+        ("Read IO requests", read.map(|o| o.iops)),
+        ("Write IO requests", write.map(|o| o.iops)),
+        ("Read MiB", read.map(|o| o.mib_per_s)),
+        ("Write MiB", write.map(|o| o.mib_per_s)),
+        ("Read avg latency (ms)", read.map(|o| ms(o.latency.mean_us))),
+        ("Read p99 latency (ms)", read.map(|o| ms(o.latency.p99_us))),
+        (
+            "Write avg latency (ms)",
+            write.map(|o| ms(o.latency.mean_us)),
+        ),
+        (
+            "Write p99 latency (ms)",
+            write.map(|o| ms(o.latency.p99_us)),
+        ),
+        ("Sync avg latency (ms)", sync.map(|o| ms(o.latency.mean_us))),
+        ("CPU per I/O (us)", Some(r.cpu.us_per_io)),
     ] {
         if out.iter().any(|(n, _, _)| n == name) {
             continue;
         }
-        if let Some(v) = num(r, path) {
-            let v = if path.contains("latency") { v / 1e3 } else { v };
+        if let Some(v) = v {
             out.push((name.to_string(), v, None));
         }
     }
     out
 }
 
+/// The foreground wait events of a SLOB run, with DB CPU first.
+fn add_events(events: &mut Vec<EventRow>, doc: &Doc, n: f64) {
+    let Some(s) = (match doc {
+        Doc::Run(r) => r.slob.as_ref(),
+        Doc::Imported(_) => None,
+    }) else {
+        return;
+    };
+    let (cpu, db) = (s.db_cpu_s, s.db_time_s);
+    let pct = if db > 0.0 { 100.0 * cpu / db } else { 0.0 };
+    add_event(events, "DB CPU", "", 0.0, cpu, 0.0, pct, n);
+    for e in s.events.iter().filter(|e| e.side == EventSide::Foreground) {
+        let waits = e.waits as f64;
+        add_event(
+            events,
+            &e.name,
+            &e.class,
+            waits,
+            e.time_s,
+            e.avg_ms,
+            e.pct_db_time,
+            n,
+        );
+    }
+}
+
+/// The host's and each device's statistics over the window, a share `1/n`.
+fn add_telemetry(
+    host: &mut Vec<(String, f64)>,
+    devices: &mut Vec<(String, String, f64)>,
+    doc: &Doc,
+    n: f64,
+) {
+    let Some(w) = (match doc {
+        Doc::Run(r) => r.telemetry_window.as_ref(),
+        Doc::Imported(_) => None,
+    }) else {
+        return;
+    };
+    let h = &w.host;
+    for (field, v) in [
+        ("user_pct", h.user_pct),
+        ("system_pct", h.system_pct),
+        ("iowait_pct", h.iowait_pct),
+        ("idle_pct", h.idle_pct),
+        ("load1", h.load1),
+        ("ctxt_per_s", h.ctxt_per_s),
+    ] {
+        accumulate(host, field, v / n);
+    }
+    for d in &w.devices {
+        let Some(r) = &d.rates else { continue };
+        for (field, v) in [
+            ("r_per_s", r.r_per_s),
+            ("w_per_s", r.w_per_s),
+            ("rkib_per_s", r.rkib_per_s),
+            ("wkib_per_s", r.wkib_per_s),
+            ("r_await_ms", r.r_await_ms),
+            ("w_await_ms", r.w_await_ms),
+            ("aqu_sz", r.aqu_sz),
+            ("util_pct", r.util_pct),
+        ] {
+            match devices
+                .iter_mut()
+                .find(|(dn, f, _)| *dn == d.name && f == field)
+            {
+                Some(x) => x.2 += v / n,
+                None => devices.push((d.name.clone(), field.to_string(), v / n)),
+            }
+        }
+    }
+}
+
 impl Side {
-    /// Averages the report documents of one side.
-    pub fn from_reports(label: String, run_ids: Vec<i64>, reports: &[Value]) -> Side {
+    /// Averages the report documents of one side (`reports[i]` is run
+    /// `run_ids[i]`'s); `Err` names a dbio run whose document does not read.
+    pub fn from_reports(
+        label: String,
+        run_ids: Vec<i64>,
+        reports: &[Value],
+    ) -> Result<Side, Unreadable> {
+        let reports: Vec<Doc> = (reports.iter().zip(&run_ids))
+            .map(|(doc, &id)| Doc::read(doc).map_err(|source| Unreadable { id, source }))
+            .collect::<Result<_, _>>()?;
         // Each setting's distinct values over the runs, in the order seen
         // ("-" for a run without it).
         let per_run: Vec<BTreeMap<String, String>> = reports.iter().map(settings).collect();
@@ -255,7 +379,7 @@ impl Side {
         // Load lines in the first report's order, values from every run.
         let mut load: Vec<LoadRow> = Vec::new();
         let mut per_tx: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for r in reports {
+        for r in &reports {
             for (name, ps, pt) in load_lines(r) {
                 match load.iter_mut().find(|l| l.name == name) {
                     Some(l) => l.per_second.push(ps),
@@ -275,87 +399,16 @@ impl Side {
         }
         let n = reports.len().max(1) as f64;
         let mut events: Vec<EventRow> = Vec::new();
-        for r in reports {
-            let cpu = num(r, "slob.db_cpu_s");
-            let db = num(r, "slob.db_time_s").unwrap_or(0.0);
-            if let Some(cpu) = cpu {
-                add_event(
-                    &mut events,
-                    "DB CPU",
-                    "",
-                    0.0,
-                    cpu,
-                    0.0,
-                    if db > 0.0 { 100.0 * cpu / db } else { 0.0 },
-                    n,
-                );
-            }
-            for e in r["slob"]["events"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-            {
-                if e["side"] != "foreground" {
-                    continue;
-                }
-                add_event(
-                    &mut events,
-                    e["name"].as_str().unwrap_or("?"),
-                    e["class"].as_str().unwrap_or(""),
-                    e["waits"].as_f64().unwrap_or(0.0),
-                    e["time_s"].as_f64().unwrap_or(0.0),
-                    e["avg_ms"].as_f64().unwrap_or(0.0),
-                    e["pct_db_time"].as_f64().unwrap_or(0.0),
-                    n,
-                );
-            }
+        for r in &reports {
+            add_events(&mut events, r, n);
         }
         events.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
         let mut host: Vec<(String, f64)> = Vec::new();
         let mut devices: Vec<(String, String, f64)> = Vec::new();
-        for r in reports {
-            let w = &r["telemetry_window"];
-            for field in [
-                "user_pct",
-                "system_pct",
-                "iowait_pct",
-                "idle_pct",
-                "load1",
-                "ctxt_per_s",
-            ] {
-                if let Some(v) = w["host"][field].as_f64() {
-                    accumulate(&mut host, field, v / n);
-                }
-            }
-            for d in w["devices"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-            {
-                let name = d["name"].as_str().unwrap_or("?").to_string();
-                for field in [
-                    "r_per_s",
-                    "w_per_s",
-                    "rkib_per_s",
-                    "wkib_per_s",
-                    "r_await_ms",
-                    "w_await_ms",
-                    "aqu_sz",
-                    "util_pct",
-                ] {
-                    if let Some(v) = d["rates"][field].as_f64() {
-                        match devices
-                            .iter_mut()
-                            .find(|(dn, f, _)| *dn == name && f == field)
-                        {
-                            Some(x) => x.2 += v / n,
-                            None => devices.push((name.clone(), field.to_string(), v / n)),
-                        }
-                    }
-                }
-            }
+        for r in &reports {
+            add_telemetry(&mut host, &mut devices, r, n);
         }
-        Side {
+        Ok(Side {
             label,
             run_ids,
             settings: settings_all,
@@ -363,7 +416,7 @@ impl Side {
             events,
             host,
             devices,
-        }
+        })
     }
 }
 

@@ -135,7 +135,7 @@ pub(crate) fn sample() -> Report {
 }
 
 /// A SLOB model report from fixed counters and waits.
-fn slob_sample() -> Report {
+pub(crate) fn slob_sample() -> Report {
     use crate::cli::slob::SlobArgs;
     use crate::workload::slob::events::Event;
     use crate::workload::slob::instance::Tally;
