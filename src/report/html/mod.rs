@@ -252,8 +252,17 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             "Summary"
         },
     );
-    p.html(&run_summary::headline(&run.report));
-    p.html(&run_summary::percentile_table(&run.report));
+    // A dbio run in its types; an import (no `dbio.run.*` schema) as stored.
+    let report = match crate::document::Report::from_stored(&run.report) {
+        Ok(r) => Some(r),
+        Err(crate::document::ReadError::Schema(_)) => None,
+        Err(e) => {
+            p.para("note", &format!("This run's stored document {e}."));
+            None
+        }
+    };
+    p.html(&run_summary::headline(report.as_ref()));
+    p.html(&run_summary::percentile_table(report.as_ref()));
     if let Some(c) = run_summary::latency_histogram(run) {
         let fig = figure(
             &c.render(),
@@ -262,7 +271,7 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
         p.html(&format!("<div class=\"charts\">{fig}</div>"));
     }
     p.section("settings", "Settings");
-    p.html(&run_summary::settings(run));
+    p.html(&run_summary::settings(run, report.as_ref()));
     p.section("environment", "Environment");
     let mut d = ReportData::default();
     environment::add_environment_to(&mut d, run, &variable);
