@@ -225,12 +225,21 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
                 .unwrap_or_default()
         ),
     );
+    // A dbio run in its types; an import (no `dbio.run.*` schema) as stored.
+    let report = match crate::document::Report::from_stored(&run.report) {
+        Ok(r) => Some(r),
+        Err(crate::document::ReadError::Schema(_)) => None,
+        Err(e) => {
+            p.para("note", &format!("This run's stored document {e}."));
+            None
+        }
+    };
     if let Some((job, ranks)) = ranks::from_report(&run.report) {
         p.section("ranks", "Ranks (MPI)");
         p.html(&ranks::section(&job, &ranks));
     }
-    let awr = awr::Awr::from_report(&run.report);
-    if let Some(a) = &awr {
+    let awr = report.as_ref().and_then(|r| r.slob.as_ref());
+    if let Some(a) = awr {
         for (id, heading, html) in awr::sections(a) {
             p.section(id, heading);
             p.html(&html);
@@ -252,15 +261,6 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             "Summary"
         },
     );
-    // A dbio run in its types; an import (no `dbio.run.*` schema) as stored.
-    let report = match crate::document::Report::from_stored(&run.report) {
-        Ok(r) => Some(r),
-        Err(crate::document::ReadError::Schema(_)) => None,
-        Err(e) => {
-            p.para("note", &format!("This run's stored document {e}."));
-            None
-        }
-    };
     p.html(&run_summary::headline(report.as_ref()));
     p.html(&run_summary::percentile_table(report.as_ref()));
     if let Some(c) = run_summary::latency_histogram(run) {
