@@ -234,9 +234,9 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             None
         }
     };
-    if let Some((job, ranks)) = ranks::from_report(&run.report) {
+    if let Some((job, ranks)) = report.as_ref().and_then(ranks::from_report) {
         p.section("ranks", "Ranks (MPI)");
-        p.html(&ranks::section(&job, &ranks));
+        p.html(&ranks::section(job, ranks));
     }
     let awr = report.as_ref().and_then(|r| r.slob.as_ref());
     if let Some(a) = awr {
