@@ -16,8 +16,11 @@ use crate::document::{Latency, Report};
 use crate::store::{StoredRun, decode_histogram};
 use crate::units::{fmt_count, fmt_latency_ns};
 
+/// One field of a [`Latency`].
+type LatencyField = fn(&Latency) -> f64;
+
 /// The latency columns: (heading, the field of [`Latency`]).
-const LATENCY: [(&str, fn(&Latency) -> f64); 8] = [
+const LATENCY: [(&str, LatencyField); 8] = [
     ("min", |l| l.min_us),
     ("mean", |l| l.mean_us),
     ("p50", |l| l.p50_us),
