@@ -277,20 +277,7 @@ fn a_document_that_is_not_a_report_is_refused_and_nothing_is_saved() {
         json!({"schema": "other"}),
         json!({"schema": "dbio.run.v1", "status": "completed"}),
     ] {
-        let err = f
-            .store
-            .save_run(&NewRun {
-                report: &bad,
-                report_text: "",
-                environment: &json!({}),
-                histograms: &[],
-                plan: None,
-                variable: None,
-                cell_key: None,
-                warmup: false,
-                tags: &[],
-            })
-            .unwrap_err();
+        let err = save_run(&mut f.store, &bad).unwrap_err();
         assert!(matches!(err, StoreError::BadReport { .. }), "{err}");
     }
     let err = f.store.add_tags(1, &["two words".into()]).unwrap_err();
