@@ -456,5 +456,33 @@ fn add_event(
     }
 }
 
+/// What `dbio compare` writes (through `report::export`'s text, JSON and
+/// HTML).
+pub enum Comparison {
+    /// Each side of one session count (or none said): one cell.
+    One(Cell),
+    /// One cell per session count both sides have; `notes` and `left_out`
+    /// (session counts only one side had) said under them.
+    PerSessions {
+        cells: Vec<Cell>,
+        notes: Vec<String>,
+        left_out: Vec<String>,
+    },
+}
+
+impl Comparison {
+    /// The cells, and what is said under them.
+    pub fn cells_and_notes(&self) -> (&[Cell], Vec<String>) {
+        match self {
+            Comparison::One(c) => (std::slice::from_ref(c), Vec::new()),
+            Comparison::PerSessions {
+                cells,
+                notes,
+                left_out,
+            } => (cells, [notes.as_slice(), left_out.as_slice()].concat()),
+        }
+    }
+}
+
 pub use evidence::{Cell, LoadTest, load_tests};
 pub use text::{render, render_cells};

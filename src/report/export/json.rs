@@ -1,11 +1,13 @@
 //! JSON: the runs table as an array with one object per line, keys in
 //! column order, so a row greps as a line; a stored run as its document,
-//! indented.
+//! indented; a comparison as `dbio.compare.v2` (docs/json.md).
 
 use std::io::Write;
 
 use super::Exporter;
 use super::runs::{Cell, Table};
+use crate::report::compare::Comparison;
+use crate::report::compare::json::SCHEMA as COMPARE_SCHEMA;
 use crate::store::StoredRun;
 
 /// JSON.
@@ -89,6 +91,30 @@ impl Exporter<StoredRun> for Json {
     type Error = std::io::Error;
     fn write(&self, run: &StoredRun, out: &mut dyn Write) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(&run.report).expect("JSON values serialize");
+        writeln!(out, "{text}")
+    }
+}
+
+impl Exporter<Comparison> for Json {
+    type Error = std::io::Error;
+    fn write(&self, c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+        let doc = match c {
+            Comparison::One(cell) => serde_json::json!({
+                "schema": COMPARE_SCHEMA,
+                "sessions": cell.sessions,
+                "first": cell.first,
+                "second": cell.second,
+                "tests": cell.tests,
+            }),
+            Comparison::PerSessions {
+                cells, left_out, ..
+            } => serde_json::json!({
+                "schema": COMPARE_SCHEMA,
+                "cells": cells,
+                "left_out": left_out,
+            }),
+        };
+        let text = serde_json::to_string_pretty(&doc).expect("the comparison serializes");
         writeln!(out, "{text}")
     }
 }
