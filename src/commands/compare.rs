@@ -173,7 +173,7 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &a, None, a.label.clone())?,
             side(store, &b, None, b.label.clone())?,
         );
-        return write(args, &Comparison::One(cell));
+        return write(args, &Comparison::One(Box::new(cell)));
     }
     let common: Vec<Option<u32>> = ca.intersection(&cb).copied().collect();
     if common.is_empty() {

@@ -460,7 +460,7 @@ fn add_event(
 /// HTML).
 pub enum Comparison {
     /// Each side of one session count (or none said): one cell.
-    One(Cell),
+    One(Box<Cell>),
     /// One cell per session count both sides have; `notes` and `left_out`
     /// (session counts only one side had) said under them.
     PerSessions {
