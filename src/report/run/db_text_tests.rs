@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::cli::slob::SlobArgs;
-use crate::report::Report;
-use crate::report::db::Setup;
+use crate::document::Report;
+use crate::document::db::Setup;
 use crate::workload::db::DbPart;
 use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;
@@ -56,7 +56,7 @@ fn parts<S: Default + Clone>(edges: (S, S)) -> Vec<DbPart<S>> {
 }
 
 fn pg_report() -> Report {
-    use crate::report::pg::PgSummary;
+    use crate::document::pg::PgSummary;
     use crate::workload::pg::PgConfig;
     use crate::workload::pg::stats::COLUMNS;
     let mut r = super::super::tests::sample();
@@ -87,7 +87,7 @@ fn pg_report() -> Report {
 }
 
 fn mysql_report() -> Report {
-    use crate::report::mysql::MysqlSummary;
+    use crate::document::mysql::MysqlSummary;
     use crate::workload::mysql::MysqlConfig;
     let mut r = super::super::tests::sample();
     r.config.workload = "mysql";
@@ -173,8 +173,8 @@ fn pg_snapshot(v: Vec<f64>) -> crate::workload::pg::stats::Snapshot {
     crate::workload::pg::stats::Snapshot(v, Vec::new())
 }
 
-fn pg_facts() -> crate::report::pg::ServerFacts {
-    crate::report::pg::ServerFacts {
+fn pg_facts() -> crate::document::pg::ServerFacts {
+    crate::document::pg::ServerFacts {
         version: "PostgreSQL 15.20 (Debian 15.20-0+deb12u1)".into(),
         bin_dir: "/usr/lib/postgresql/15/bin".into(),
         data_dir: "/mnt/xfs/dbio/dbio-pg/data".into(),
@@ -221,8 +221,8 @@ fn mysql_snapshots(
     )
 }
 
-fn mysql_facts() -> crate::report::mysql::ServerFacts {
-    crate::report::mysql::ServerFacts {
+fn mysql_facts() -> crate::document::mysql::ServerFacts {
+    crate::document::mysql::ServerFacts {
         version: "10.11.19-MariaDB-0+deb12u1".into(),
         data_dir: "/var/lib/mysql".into(),
         redo_dir: "/var/lib/mysql".into(),
@@ -257,7 +257,7 @@ fn load() -> crate::workload::db::data::LoadReport {
 /// blks_read, and the background processes' sampled waits.
 #[test]
 fn pg_16_text_shows_io_by_backend_and_background_events() {
-    use crate::report::pg::PgSummary;
+    use crate::document::pg::PgSummary;
     use crate::workload::pg::stats::{COLUMNS, IO_COLUMNS, Snapshot};
     let mut r = pg_report();
     let io = |k: f64| {
