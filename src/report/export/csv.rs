@@ -1,11 +1,14 @@
 //! CSV (RFC 4180; a cell a spreadsheet would run as a formula is
-//! neutralised by `grid::csv`): the runs table.
+//! neutralised by `grid::csv`): the runs table; `dbio report`'s table or
+//! statistics.
 
 use std::io::Write;
 
 use super::Exporter;
 use super::runs::{Cell, Table};
 use crate::grid;
+use crate::report::plan::PlanReport;
+use crate::report::plan::{stats_text, table};
 
 /// Comma-separated values.
 pub struct Csv;
@@ -27,5 +30,19 @@ impl Exporter<Table> for Csv {
                 .collect()
         }));
         out.write_all(grid::csv(&table).as_bytes())
+    }
+}
+
+/// CSV is one table: the statistics (one line per cell) or the scaling
+/// replace the SLOB.R table, whose values they carry.
+impl Exporter<PlanReport<'_>> for Csv {
+    type Error = std::io::Error;
+    fn write(&self, r: &PlanReport<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+        let text = match (r.stats, r.scaling) {
+            (Some(s), _) => stats_text::summary_csv(s),
+            (None, Some(s)) => stats_text::scaling_csv(s),
+            (None, None) => table::csv(r.table),
+        };
+        out.write_all(text.as_bytes())
     }
 }

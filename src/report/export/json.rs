@@ -1,6 +1,7 @@
 //! JSON: the runs table as an array with one object per line, keys in
 //! column order, so a row greps as a line; a stored run as its document,
-//! indented; a comparison as `dbio.compare.v2` (docs/json.md).
+//! indented; a comparison as `dbio.compare.v2` (docs/json.md); `dbio
+//! report`'s table with its statistics.
 
 use std::io::Write;
 
@@ -8,6 +9,7 @@ use super::Exporter;
 use super::runs::{Cell, Table};
 use crate::report::compare::Comparison;
 use crate::report::compare::json::SCHEMA as COMPARE_SCHEMA;
+use crate::report::plan::PlanReport;
 use crate::store::StoredRun;
 
 /// JSON.
@@ -115,6 +117,14 @@ impl Exporter<Comparison> for Json {
             }),
         };
         let text = serde_json::to_string_pretty(&doc).expect("the comparison serializes");
+        writeln!(out, "{text}")
+    }
+}
+
+impl Exporter<PlanReport<'_>> for Json {
+    type Error = std::io::Error;
+    fn write(&self, r: &PlanReport<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(r).expect("the report serializes");
         writeln!(out, "{text}")
     }
 }

@@ -1,10 +1,13 @@
-//! Markdown tables: the runs table.
+//! Markdown tables: the runs table; `dbio report`'s table and statistics.
 
 use std::io::Write;
 
 use super::Exporter;
 use super::runs::{Cell, Table};
 use crate::grid;
+use crate::report::plan::PlanReport;
+use crate::report::plan::stats_text::Style;
+use crate::terminal;
 
 /// A Markdown table.
 pub struct Markdown;
@@ -32,5 +35,12 @@ impl Exporter<Table> for Markdown {
             writeln!(out, "| {} |", cells.join(" | "))?;
         }
         Ok(())
+    }
+}
+
+impl Exporter<PlanReport<'_>> for Markdown {
+    type Error = std::io::Error;
+    fn write(&self, r: &PlanReport<'_>, out: &mut dyn Write) -> std::io::Result<()> {
+        out.write_all(terminal::text(&r.styled(Style::Markdown)).as_bytes())
     }
 }

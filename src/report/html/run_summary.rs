@@ -287,13 +287,13 @@ fn group(key: &str) -> &'static str {
     }
 }
 
-/// The settings: the command line (of a dbio run), then a table grouped
-/// by heading (an import's: the settings its importer stored).
+/// The settings: the command line (of a dbio run: an import is not one
+/// dbio can make again), then the stored settings in a table grouped by
+/// heading.
 pub fn settings(run: &StoredRun, report: Option<&Report>) -> String {
-    let config = match report {
-        Some(r) => serde_json::to_value(&r.config).unwrap_or_default(),
-        None => run.report.get("config").cloned().unwrap_or(Value::Null),
-    };
+    // Every setting as stored (a field added since an old run was stored
+    // is not shown at a default it never had).
+    let config = run.report.get("config").cloned().unwrap_or(Value::Null);
     let o = report.map_or_else(String::new, |r| {
         format!(
             "<p class=\"note\">The same run again (its seed included):</p>\n<pre class=\"cmd\">{}</pre>\n",
