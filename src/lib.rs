@@ -17,6 +17,7 @@ pub mod analysis;
 pub mod chart;
 pub mod cli;
 pub mod commands;
+pub mod document;
 pub mod grid;
 pub mod import;
 pub mod interrupt;

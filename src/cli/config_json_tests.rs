@@ -108,10 +108,12 @@ fn server_settings_read_back_as_written() {
 #[test]
 fn golden_documents_config_reads_back() {
     for snap in [
-        include_str!("../report/snapshots/dbio__report__tests__json_report_snapshot.snap"),
-        include_str!("../report/snapshots/dbio__report__db_text__tests__pg_json_snapshot-2.snap"),
+        include_str!("../report/run/snapshots/dbio__report__run__tests__json_report_snapshot.snap"),
         include_str!(
-            "../report/snapshots/dbio__report__db_text__tests__mysql_json_snapshot-2.snap"
+            "../report/run/snapshots/dbio__report__run__db_text__tests__pg_json_snapshot-2.snap"
+        ),
+        include_str!(
+            "../report/run/snapshots/dbio__report__run__db_text__tests__mysql_json_snapshot-2.snap"
         ),
     ] {
         let doc: serde_json::Value = serde_json::from_str(snap.split("---\n").nth(2).unwrap())

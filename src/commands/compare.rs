@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
-use crate::report::compare::{Cell, Side, render, render_cells};
-use crate::report::compare_json;
+use crate::report::compare::{Cell, Comparison, Side};
+use crate::report::export::{Exporter, Html, Json, Text};
 use crate::store::{RunFilter, Store};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -156,7 +156,7 @@ fn side(
             None => store.get(*id)?.report,
         });
     }
-    Ok(Side::from_reports(label, ids, &reports))
+    Ok(Side::from_reports(label, ids, &reports)?)
 }
 
 /// One comparison when each side has one session count; otherwise one per
@@ -173,19 +173,7 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &a, None, a.label.clone())?,
             side(store, &b, None, b.label.clone())?,
         );
-        if let Some(path) = &args.html {
-            return write_page(path, &[cell], &[]);
-        }
-        return super::output::print(&match args.format {
-            Format::Text => crate::terminal::text(&render(&cell.first, &cell.second)).into_owned(),
-            Format::Json => json(&serde_json::json!({
-                "schema": compare_json::SCHEMA,
-                "sessions": cell.sessions,
-                "first": cell.first,
-                "second": cell.second,
-                "tests": cell.tests,
-            })),
-        });
+        return write(args, &Comparison::One(Box::new(cell)));
     }
     let common: Vec<Option<u32>> = ca.intersection(&cb).copied().collect();
     if common.is_empty() {
@@ -229,33 +217,41 @@ pub fn execute(args: &CompareArgs, store: &Store) -> anyhow::Result<()> {
             side(store, &b, Some(s), at(&b))?,
         ));
     }
-    if let Some(path) = &args.html {
-        return write_page(path, &cells, &[notes, left_out].concat());
-    }
-    super::output::print(&match args.format {
-        Format::Text => {
-            let text = render_cells(&cells, &[notes, left_out.clone()].concat());
-            crate::terminal::text(&text).into_owned()
-        }
-        Format::Json => json(&serde_json::json!({
-            "schema": compare_json::SCHEMA,
-            "cells": cells,
-            "left_out": left_out,
-        })),
-    })
+    write(
+        args,
+        &Comparison::PerSessions {
+            cells,
+            notes,
+            left_out,
+        },
+    )
 }
 
-fn json(v: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(v).expect("the comparison serializes") + "\n"
+/// The comparison in the format asked for: `--html FILE`, else text or
+/// JSON on stdout.
+fn write(args: &CompareArgs, c: &Comparison) -> anyhow::Result<()> {
+    if let Some(path) = &args.html {
+        return write_page(path, c);
+    }
+    let mut out = Vec::new();
+    match args.format {
+        Format::Text => Text.write(c, &mut out)?,
+        Format::Json => Json.write(c, &mut out)?,
+    }
+    super::output::print(&String::from_utf8_lossy(&out))
 }
 
 /// Writes the comparison's HTML page to `path` and says so on stderr.
-fn write_page(path: &std::path::Path, cells: &[Cell], notes: &[String]) -> anyhow::Result<()> {
+fn write_page(path: &std::path::Path, c: &Comparison) -> anyhow::Result<()> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    let page =
-        crate::report::html::compare::compare_page(cells, notes, &crate::store::fmt_utc(now));
+    let mut page = Vec::new();
+    let html = Html {
+        generated: crate::store::fmt_utc(now),
+    };
+    html.write(c, &mut page)?;
+    let page = String::from_utf8_lossy(&page);
     crate::report::html::write(path, &page)?;
     eprintln!(
         "wrote {} ({} KiB)",

@@ -6,7 +6,7 @@
 use clap::Args;
 
 use super::CommandError;
-use crate::report::metric_names::{meaning, nearest, unit};
+use crate::report::plan::metric_names::{meaning, nearest, unit};
 use crate::store::Store;
 
 #[derive(Args, Debug)]

@@ -11,10 +11,11 @@ use super::CommandError;
 use crate::analysis::models::Model;
 use crate::cli::choice::choice;
 use crate::commands::runs::FilterArgs;
-use crate::report::select::{Measure, Pick};
-use crate::report::stats::{self, RunValue};
-use crate::report::stats_text::{self, Style};
-use crate::report::table::{self, Point, Table};
+use crate::report::export::{Csv, Exporter, Json, Markdown, Text};
+use crate::report::plan::PlanReport;
+use crate::report::plan::select::{Measure, Pick};
+use crate::report::plan::stats::{self, RunValue};
+use crate::report::plan::table::{self, Point};
 use crate::store::Store;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,7 +68,7 @@ pub struct ReportArgs {
     pub plan_file: Option<std::path::PathBuf>,
 }
 
-pub use crate::report::select::MODEL_METRIC;
+pub use crate::report::plan::select::MODEL_METRIC;
 
 /// Runs outside a plan (no variable) are one row of the table: refused
 /// when the runs it counts (`counted`: those with a value) are of
@@ -207,65 +208,21 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
         .stats
         .then(|| stats::summary(&label, &runs, args.relative_to.as_deref()));
     let scaling = args.scaling.then(|| stats::scaling(&runs));
-    let out = render(args.format, &t, summary.as_ref(), scaling.as_deref());
-    super::output::print(&out)?;
+    let report = PlanReport {
+        table: &t,
+        stats: summary.as_ref(),
+        scaling: scaling.as_deref(),
+    };
+    let mut out = Vec::new();
+    match args.format {
+        Format::Text => Text.write(&report, &mut out)?,
+        Format::Markdown => Markdown.write(&report, &mut out)?,
+        Format::Csv => Csv.write(&report, &mut out)?,
+        Format::Json => Json.write(&report, &mut out)?,
+    }
+    super::output::print(&String::from_utf8_lossy(&out))?;
     if missing > 0 {
         eprintln!("note: {missing} selected run(s) have no {label} and were left out");
     }
     Ok(())
-}
-
-/// The JSON document: the table, and the statistics asked for.
-#[derive(serde::Serialize)]
-struct Document<'a> {
-    #[serde(flatten)]
-    table: &'a Table,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stats: Option<&'a stats::Summary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    scaling: Option<&'a [stats::ScalingFit]>,
-}
-
-/// The table, then the statistics and the scaling when asked for. CSV is
-/// one table: the statistics (one line per cell) or the scaling replace
-/// the SLOB.R table, whose values they carry.
-fn render(
-    format: Format,
-    t: &Table,
-    summary: Option<&stats::Summary>,
-    scaling: Option<&[stats::ScalingFit]>,
-) -> String {
-    let styled = |style| {
-        let mut o = match style {
-            Style::Text => table::text(t),
-            Style::Markdown => table::markdown(t),
-        };
-        if let Some(s) = summary {
-            o += "\n";
-            o += &stats_text::summary(s, style);
-        }
-        if let Some(s) = scaling {
-            o += "\n";
-            o += &stats_text::scaling(&t.metric, s, style);
-        }
-        o
-    };
-    match format {
-        // Variable names and labels from plans and imports, escaped.
-        Format::Text => crate::terminal::text(&styled(Style::Text)).into_owned(),
-        Format::Markdown => crate::terminal::text(&styled(Style::Markdown)).into_owned(),
-        Format::Csv => match (summary, scaling) {
-            (Some(s), _) => stats_text::summary_csv(s),
-            (None, Some(s)) => stats_text::scaling_csv(s),
-            (None, None) => table::csv(t),
-        },
-        Format::Json => {
-            let doc = Document {
-                table: t,
-                stats: summary,
-                scaling,
-            };
-            serde_json::to_string_pretty(&doc).expect("the report serializes") + "\n"
-        }
-    }
 }

@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use crate::cli::choice::choice;
-use crate::store::export::{self, Format};
+use crate::report::export::runs::{self as export, Format};
+use crate::report::export::{Exporter, FioJson, Html, Json, Text};
 use crate::store::{RunFilter, RunRow, Store, StoreError, fmt_utc, parse_since};
 use crate::terminal;
 use crate::units::{fmt_count, fmt_size};
@@ -180,14 +181,16 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
         } => {
             let run = store.get(id)?;
             if format == Some(ShowFormat::FioJson) {
-                let doc = crate::store::export_fio::fio_json(&run)?;
-                let text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
-                writeln!(out, "{text}")?;
+                FioJson.write(&run, out)?;
             } else if let Some(path) = html {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as i64);
-                let page = crate::report::html::run_page(&run, &fmt_utc(now));
+                let mut page = Vec::new();
+                let html = Html {
+                    generated: fmt_utc(now),
+                };
+                html.write(&run, &mut page)?;
                 std::fs::write(&path, page).map_err(|e| StoreError::Output {
                     source: std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
                 })?;
@@ -196,14 +199,14 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
                     "wrote {}",
                     terminal::field(&path.display().to_string())
                 )?;
-            } else if json || environment {
-                let doc = if json { &run.report } else { &run.environment };
-                let text = serde_json::to_string_pretty(doc).expect("JSON values serialize");
+            } else if json {
+                Json.write(&run, out)?;
+            } else if environment {
+                let text =
+                    serde_json::to_string_pretty(&run.environment).expect("JSON values serialize");
                 writeln!(out, "{text}")?;
             } else {
-                // As printed, with control characters escaped (a run saved
-                // by an earlier build, a name imported from fio's JSON).
-                out.write_all(terminal::text(&run.report_text).as_bytes())?;
+                Text.write(&run, out)?;
                 out.write_all(show_footer(&run.row).as_bytes())?;
             }
         }

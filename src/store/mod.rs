@@ -10,15 +10,12 @@
 //!
 //! Files: [`schema`] (DDL, migrations), `runs` (save, list, get, delete,
 //! tags, notes), `extract` (what a report contributes to columns and rows),
-//! [`export`] (csv, json, markdown), [`export_fio`] (a raw run as fio's
-//! JSON), `time`
-//! (UTC timestamps), [`imports`] (runs other tools measured, saved per file
+//! `time` (UTC timestamps), [`imports`] (runs other tools measured, saved per file
 //! in one transaction), [`unsaved`] (a run the store could not take, kept
-//! in a side file for `dbio import run`). `dbio runs` is `commands/runs.rs`.
+//! in a side file for `dbio import run`). `dbio runs` is `commands/runs.rs`;
+//! its exports (CSV, JSON, Markdown, fio's JSON) are `report/export/`.
 
 mod catalog;
-pub mod export;
-pub mod export_fio;
 mod extract;
 pub mod imports;
 mod runs;
@@ -40,7 +37,6 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-pub use export::Format;
 pub use imports::ImportedRun;
 pub use runs::{KeyMetrics, OutlierRow, RunFilter, RunRow, SeriesKind, SeriesRow, StoredRun};
 pub use time::{NotATime, fmt_utc, parse_since};

@@ -441,7 +441,7 @@ impl Store {
             let json = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
             Ok(Some(StoredRun {
                 row,
-                report: without_model_pattern(crate::report::upgrade::upgrade(json(&report))),
+                report: without_model_pattern(crate::document::upgrade::upgrade(json(&report))),
                 report_text,
                 environment: json(&environment),
                 metrics,

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use super::*;
 
 const JSON_SNAPSHOT: &str =
-    include_str!("../report/snapshots/dbio__report__tests__json_report_snapshot.snap");
+    include_str!("../report/run/snapshots/dbio__report__run__tests__json_report_snapshot.snap");
 const TEXT_SNAPSHOT: &str =
-    include_str!("../report/snapshots/dbio__report__tests__text_report_snapshot.snap");
+    include_str!("../report/run/snapshots/dbio__report__run__tests__text_report_snapshot.snap");
 
 /// The body of an insta snapshot (after its `---` header).
 pub(crate) fn snapshot_body(snap: &str) -> &str {
@@ -277,20 +277,7 @@ fn a_document_that_is_not_a_report_is_refused_and_nothing_is_saved() {
         json!({"schema": "other"}),
         json!({"schema": "dbio.run.v1", "status": "completed"}),
     ] {
-        let err = f
-            .store
-            .save_run(&NewRun {
-                report: &bad,
-                report_text: "",
-                environment: &json!({}),
-                histograms: &[],
-                plan: None,
-                variable: None,
-                cell_key: None,
-                warmup: false,
-                tags: &[],
-            })
-            .unwrap_err();
+        let err = save_run(&mut f.store, &bad).unwrap_err();
         assert!(matches!(err, StoreError::BadReport { .. }), "{err}");
     }
     let err = f.store.add_tags(1, &["two words".into()]).unwrap_err();
@@ -531,4 +518,35 @@ fn default_path_follows_db_env_then_xdg_then_home() {
         default_path_from(None, None, None),
         PathBuf::from("dbio.sqlite")
     );
+}
+
+/// A run document is read into its types before anything is saved: one
+/// that lacks a section the type needs is refused naming the field, and
+/// the store keeps nothing of it.
+#[test]
+fn a_run_document_that_does_not_read_is_refused_naming_the_field() {
+    let mut f = fixture();
+    let mut bad = report();
+    bad.as_object_mut().unwrap().remove("total");
+    let err = save_run(&mut f.store, &bad).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the report does not read as a dbio.run.v2 document: missing field `total`"),
+        "{err}"
+    );
+    assert!(f.store.list(&RunFilter::default()).unwrap().is_empty());
+}
+
+fn save_run(store: &mut Store, report: &Value) -> Result<i64, StoreError> {
+    store.save_run(&NewRun {
+        report,
+        report_text: "",
+        environment: &json!({}),
+        histograms: &[],
+        plan: None,
+        variable: None,
+        cell_key: None,
+        warmup: false,
+        tags: &[],
+    })
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::tests::report;
 use super::*;
+use crate::report::export::runs as export;
 use crate::vocab;
 
 fn imported(variable: &str, iops: f64) -> ImportedRun {
@@ -164,7 +165,7 @@ fn imports_are_saved_in_one_transaction_and_listed() {
     assert!(list.contains("awr-info:slob -"), "{list}");
     let mut out = Vec::new();
     export::write(
-        Format::Csv,
+        export::Format::Csv,
         &all,
         &Default::default(),
         &Default::default(),

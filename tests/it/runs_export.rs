@@ -82,7 +82,7 @@ fn a_slob_run_exports_whole_wide_and_long() {
     let mut lines = wide.lines();
     let header = fields(lines.next().unwrap());
     let row = fields(lines.next().unwrap());
-    let base = dbio::store::export::column_names();
+    let base = dbio::report::export::runs::column_names();
     assert_eq!(header[..base.len()], base[..]);
     let extra: Vec<&String> = header[base.len()..].iter().collect();
     assert_eq!(extra, want.iter().map(|(n, _)| n).collect::<Vec<_>>());

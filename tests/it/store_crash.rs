@@ -14,8 +14,9 @@ use hdrhistogram::Histogram;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-const JSON_SNAPSHOT: &str =
-    include_str!("../../src/report/snapshots/dbio__report__tests__json_report_snapshot.snap");
+const JSON_SNAPSHOT: &str = include_str!(
+    "../../src/report/run/snapshots/dbio__report__run__tests__json_report_snapshot.snap"
+);
 /// Seconds in the fixture's series (longer transactions: more to interrupt).
 const SERIES_POINTS: usize = 600;
 /// Metric rows of the fixture: 60 summary numbers, 15 host and 2 x 19 device

@@ -3,16 +3,16 @@
 //! chain of filesystem and devices under the target) is resolved by
 //! `target::chain` and recorded beside it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
     pub hostname: String,
     pub kernel: String,
     pub cpu_model: String,
     pub cpus: usize,
     pub memory_bytes: u64,
-    pub dbio_version: &'static str,
+    pub dbio_version: String,
 }
 
 impl Environment {
@@ -30,7 +30,7 @@ impl Environment {
                 .map(|n| n.get())
                 .unwrap_or(0),
             memory_bytes: mem_total(&meminfo),
-            dbio_version: env!("CARGO_PKG_VERSION"),
+            dbio_version: env!("CARGO_PKG_VERSION").into(),
         }
     }
 }

@@ -7,123 +7,63 @@
 
 use std::fmt::Write;
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use super::page::{figure, key_values, table, td};
 use crate::chart::{BarChart, BarSeries, HBar, HBarChart, color, escape};
-use crate::report::awr::BUCKETS_US;
-use crate::report::awr_text::bucket_name;
+use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary};
+use crate::report::run::awr_text::bucket_name;
 use crate::units::{fmt_count, fmt_size};
+use crate::workload::slob::events::Side;
 
-/// The parts of `report::awr::SlobSummary` the page shows.
-#[derive(Debug, Deserialize)]
-pub struct Awr {
-    pub elapsed_s: f64,
-    pub db_time_s: f64,
-    pub db_cpu_s: f64,
-    #[serde(default)]
-    pub cpu_wait_s: f64,
-    pub load_profile: Vec<LoadLine>,
-    pub counters: Counters,
-    pub events: Vec<Event>,
-    pub io_by_function: Vec<FunctionIo>,
-    #[serde(default)]
-    pub cache_hit_pct: f64,
+/// The SLOB model's section of the run document, as the page shows it.
+pub type Awr = SlobSummary;
+
+/// The foreground wait events, longest total time first.
+fn foreground(a: &Awr) -> Vec<&EventSummary> {
+    let mut fg: Vec<&EventSummary> = a
+        .events
+        .iter()
+        .filter(|e| e.side == Side::Foreground)
+        .collect();
+    fg.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
+    fg
 }
 
-#[derive(Debug, Deserialize)]
-pub struct LoadLine {
-    pub name: String,
-    pub per_second: f64,
-    pub per_transaction: Option<f64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Counters {
-    pub redo_bytes: u64,
-    pub redo_written_bytes: u64,
-    pub redo_writes: u64,
-    pub redo_wastage_bytes: u64,
-    pub log_switches: u64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Event {
-    pub name: String,
-    pub class: String,
-    pub side: String,
-    pub waits: u64,
-    pub time_s: f64,
-    pub avg_ms: f64,
-    pub pct_db_time: f64,
-    pub histogram: Vec<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct FunctionIo {
-    pub function: String,
-    pub read_requests_per_s: f64,
-    pub read_mib_per_s: f64,
-    pub write_requests_per_s: f64,
-    pub write_mib_per_s: f64,
-    pub avg_ms: f64,
-}
-
-impl Awr {
-    /// The `slob` part of a stored report; `None` for other runs.
-    pub fn from_report(report: &Value) -> Option<Awr> {
-        serde_json::from_value(report.get("slob")?.clone()).ok()
-    }
-
-    fn foreground(&self) -> Vec<&Event> {
-        let mut fg: Vec<&Event> = self
-            .events
-            .iter()
-            .filter(|e| e.side == "foreground")
-            .collect();
-        fg.sort_by(|a, b| b.time_s.total_cmp(&a.time_s));
-        fg
-    }
-
-    /// DB CPU, CPU wait when it is over 1% of DB time (as the terminal
-    /// report), then the foreground events by time: (name, class, time, %).
-    fn top_rows(&self) -> Vec<(String, String, Option<&Event>, f64, f64)> {
-        let share = |t: f64| {
-            if self.db_time_s > 0.0 {
-                100.0 * t / self.db_time_s
-            } else {
-                0.0
-            }
-        };
-        let mut rows = vec![(
-            "DB CPU".to_string(),
-            "CPU".to_string(),
+/// DB CPU, CPU wait when it is over 1% of DB time (as the terminal
+/// report), then the foreground events by time: (name, class, time, %).
+fn top_rows(a: &Awr) -> Vec<(String, String, Option<&EventSummary>, f64, f64)> {
+    let share = |t: f64| {
+        if a.db_time_s > 0.0 {
+            100.0 * t / a.db_time_s
+        } else {
+            0.0
+        }
+    };
+    let mut rows = vec![(
+        "DB CPU".to_string(),
+        "CPU".to_string(),
+        None,
+        a.db_cpu_s,
+        share(a.db_cpu_s),
+    )];
+    if a.db_time_s > 0.0 && a.cpu_wait_s > 0.01 * a.db_time_s {
+        rows.push((
+            "CPU wait".into(),
+            "CPU (run queue)".into(),
             None,
-            self.db_cpu_s,
-            share(self.db_cpu_s),
-        )];
-        if self.db_time_s > 0.0 && self.cpu_wait_s > 0.01 * self.db_time_s {
-            rows.push((
-                "CPU wait".into(),
-                "CPU (run queue)".into(),
-                None,
-                self.cpu_wait_s,
-                share(self.cpu_wait_s),
-            ));
-        }
-        for e in self.foreground() {
-            rows.push((
-                e.name.clone(),
-                e.class.clone(),
-                Some(e),
-                e.time_s,
-                e.pct_db_time,
-            ));
-        }
-        rows
+            a.cpu_wait_s,
+            share(a.cpu_wait_s),
+        ));
     }
+    for e in foreground(a) {
+        rows.push((
+            e.name.clone(),
+            e.class.clone(),
+            Some(e),
+            e.time_s,
+            e.pct_db_time,
+        ));
+    }
+    rows
 }
 
 /// A stable colour per wait class, so a class reads the same in every chart.
@@ -210,7 +150,7 @@ pub fn load_profile_html(a: &Awr) -> String {
 /// Top Timed Events: bars of the share of DB time, then AWR's table.
 pub fn top_events_chart(a: &Awr) -> HBarChart {
     let mut c = HBarChart::new("Top timed events (foreground)", "% of DB time");
-    for (name, class, e, time, pct) in a.top_rows() {
+    for (name, class, e, time, pct) in top_rows(a) {
         let text = match e {
             Some(e) => format!(
                 "{pct:.1}% · {time:.1} s · {} waits · {:.3} ms avg",
@@ -229,7 +169,7 @@ pub fn top_events_chart(a: &Awr) -> HBarChart {
     c
 }
 
-fn event_table(rows: &[(String, String, Option<&Event>, f64, f64)], share: &str) -> String {
+fn event_table(rows: &[(String, String, Option<&EventSummary>, f64, f64)], share: &str) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|(name, class, e, time, pct)| {
@@ -252,7 +192,7 @@ fn event_table(rows: &[(String, String, Option<&Event>, f64, f64)], share: &str)
 
 /// AWR's Top Timed Events table.
 pub fn top_events_table(a: &Awr) -> String {
-    event_table(&a.top_rows(), "%DB time")
+    event_table(&top_rows(a), "%DB time")
 }
 
 /// Background Wait Events (share of the window), as the terminal report.
@@ -260,7 +200,7 @@ pub fn background_table(a: &Awr) -> String {
     let rows: Vec<_> = a
         .events
         .iter()
-        .filter(|e| e.side == "background")
+        .filter(|e| e.side == Side::Background)
         .map(|e| {
             (
                 e.name.clone(),

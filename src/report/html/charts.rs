@@ -10,8 +10,8 @@ use crate::chart::scale::value_label;
 use crate::chart::{
     Axis, BarChart, BarSeries, Dash, Marker, Note, ScaleKind, Series, VLine, XyChart, color,
 };
-use crate::report::stats::{self, ScalingFit, values};
-pub use crate::report::stats::{Cells, cells, is_throughput};
+use crate::report::plan::stats::{self, ScalingFit, values};
+pub use crate::report::plan::stats::{Cells, cells, is_throughput};
 
 /// The distinct session counts, sorted.
 fn session_counts(runs: &[RunValue]) -> Vec<u32> {

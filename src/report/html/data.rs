@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use super::environment::add_environment;
 use super::timeline::Timeline;
-use crate::report::select::{Measure, Pick};
+use crate::report::plan::select::{Measure, Pick};
 use crate::store::{RunFilter, Store, StoreError, decode_histogram};
 
-pub use crate::report::stats::RunValue;
+pub use crate::report::plan::stats::RunValue;
 
 /// Latency percentiles of one kind in one cell, from the cell's histograms
 /// merged (not an average of per-run percentiles).

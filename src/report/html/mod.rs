@@ -56,7 +56,7 @@ pub struct Options<'a> {
 pub fn report_page(
     data: &ReportData,
     o: &Options,
-) -> Result<String, crate::report::table::NoBaseline> {
+) -> Result<String, crate::report::plan::table::NoBaseline> {
     let variables: Vec<&str> = data.arms.iter().map(|a| a.variable.as_str()).collect();
     let mut p = Page::new(
         &format!("dbio report: {}", data.metric),
@@ -225,12 +225,21 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
                 .unwrap_or_default()
         ),
     );
-    if let Some((job, ranks)) = ranks::from_report(&run.report) {
+    // A dbio run in its types; an import (no `dbio.run.*` schema) as stored.
+    let report = match crate::document::Report::from_stored(&run.report) {
+        Ok(r) => Some(r),
+        Err(crate::document::ReadError::Schema(_)) => None,
+        Err(e) => {
+            p.para("note", &format!("This run's stored document {e}."));
+            None
+        }
+    };
+    if let Some((job, ranks)) = report.as_ref().and_then(ranks::from_report) {
         p.section("ranks", "Ranks (MPI)");
-        p.html(&ranks::section(&job, &ranks));
+        p.html(&ranks::section(job, ranks));
     }
-    let awr = awr::Awr::from_report(&run.report);
-    if let Some(a) = &awr {
+    let awr = report.as_ref().and_then(|r| r.slob.as_ref());
+    if let Some(a) = awr {
         for (id, heading, html) in awr::sections(a) {
             p.section(id, heading);
             p.html(&html);
@@ -252,8 +261,8 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             "Summary"
         },
     );
-    p.html(&run_summary::headline(&run.report));
-    p.html(&run_summary::percentile_table(&run.report));
+    p.html(&run_summary::headline(report.as_ref()));
+    p.html(&run_summary::percentile_table(report.as_ref()));
     if let Some(c) = run_summary::latency_histogram(run) {
         let fig = figure(
             &c.render(),
@@ -262,7 +271,7 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
         p.html(&format!("<div class=\"charts\">{fig}</div>"));
     }
     p.section("settings", "Settings");
-    p.html(&run_summary::settings(run));
+    p.html(&run_summary::settings(run, report.as_ref()));
     p.section("environment", "Environment");
     let mut d = ReportData::default();
     environment::add_environment_to(&mut d, run, &variable);

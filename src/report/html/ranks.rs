@@ -4,56 +4,14 @@
 //! imbalance), each rank's IOPS as a bar, and the per-rank table the
 //! terminal prints (`ranks::text`) with the same numbers.
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use super::page::{figure, key_values, table, td};
 use crate::chart::{HBar, HBarChart, color, escape};
-
-/// The job: the parts of `ranks::MpiSummary` the page shows.
-#[derive(Debug, Deserialize)]
-pub struct Job {
-    pub ranks: u32,
-    pub hosts: u32,
-    #[serde(default)]
-    pub library: String,
-    pub start_skew_us: f64,
-    pub first_done_s: f64,
-    pub last_done_s: f64,
-    pub imbalance: Option<f64>,
-}
-
-/// One rank: the parts of `ranks::RankSummary` the page shows.
-#[derive(Debug, Deserialize)]
-pub struct Rank {
-    pub rank: u32,
-    pub host: String,
-    pub status: String,
-    pub error: Option<String>,
-    pub sessions: u32,
-    pub start_offset_us: f64,
-    pub done_s: f64,
-    pub total: Total,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Total {
-    pub iops: f64,
-    pub mib_per_s: f64,
-    pub latency: Latency,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Latency {
-    pub mean_us: f64,
-    pub p99_us: f64,
-}
+use crate::document::Report;
+use crate::document::mpi::{MpiSummary as Job, RankSummary as Rank};
 
 /// The job and its ranks; `None` for a run of one process.
-pub fn from_report(report: &Value) -> Option<(Job, Vec<Rank>)> {
-    let job = serde_json::from_value(report.get("mpi")?.clone()).ok()?;
-    let ranks = serde_json::from_value(report.get("ranks")?.clone()).ok()?;
-    Some((job, ranks))
+pub fn from_report(report: &Report) -> Option<(&Job, &[Rank])> {
+    Some((report.mpi.as_ref()?, &report.ranks))
 }
 
 /// The section's markup: the job's facts, a bar per rank, the table.
@@ -130,7 +88,7 @@ fn rank_table(ranks: &[Rank]) -> String {
                 num(format!("{:.2}", k.done_s)),
                 td(&match &k.error {
                     Some(e) => format!("failed: {e}"),
-                    None => k.status.clone(),
+                    None => k.status.name().to_string(),
                 }),
             ]
         })
@@ -141,29 +99,77 @@ fn rank_table(ranks: &[Rank]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::document::{CpuSummary, Latency, OpSummary};
+    use crate::harness::Status;
 
-    fn rank(i: u32, host: &str, iops: f64, error: Option<&str>) -> Value {
-        json!({"rank": i, "host": host, "status": if error.is_some() {"failed"} else {"completed"},
-               "error": error, "sessions": 2, "start_offset_us": 12.4, "done_s": 1.234,
-               "total": {"iops": iops, "mib_per_s": 3.5, "requests": 10,
-                         "latency": {"mean_us": 150.0, "p99_us": 2500.0}}})
+    fn rank(i: u32, host: &str, iops: f64, error: Option<&str>) -> Rank {
+        let total = OpSummary {
+            requests: 10,
+            iops,
+            mib_per_s: 3.5,
+            latency: Latency {
+                mean_us: 150.0,
+                p99_us: 2500.0,
+                ..Latency::default()
+            },
+            ..OpSummary::default()
+        };
+        Rank {
+            rank: i,
+            host: host.into(),
+            status: if error.is_some() {
+                Status::Failed
+            } else {
+                Status::Completed
+            },
+            error: error.map(String::from),
+            sessions: 2,
+            start_offset_us: 12.4,
+            start_skew_us: 0.0,
+            measured_s: 1.0,
+            done_s: 1.234,
+            peak_rss_bytes: 0,
+            read: None,
+            write: None,
+            sync: None,
+            total,
+            cpu: CpuSummary {
+                user_s: 0.0,
+                sys_s: 0.0,
+                us_per_io: 0.0,
+            },
+            slob: None,
+            histograms: Default::default(),
+            environment: serde_json::Value::Null,
+            storage: serde_json::Value::Null,
+            telemetry_window: serde_json::Value::Null,
+        }
     }
 
     #[test]
     fn a_run_of_one_process_has_no_rank_section() {
-        assert!(from_report(&json!({"total": {}})).is_none());
+        assert!(from_report(&crate::report::run::tests::sample()).is_none());
     }
 
     #[test]
     fn the_section_shows_the_job_and_every_rank_escaped() {
-        let report = json!({
-            "mpi": {"ranks": 2, "hosts": 1, "library": "Open MPI v4.1.4", "start_skew_us": 37.6,
-                    "first_done_s": 1.0, "last_done_s": 1.5, "imbalance": 2.0},
-            "ranks": [rank(0, "a<b", 2000.0, None), rank(1, "a<b", 1000.0, Some("disk & gone"))],
+        let mut report = crate::report::run::tests::sample();
+        report.mpi = Some(Job {
+            ranks: 2,
+            hosts: 1,
+            library: "Open MPI v4.1.4".into(),
+            start_skew_us: 37.6,
+            first_done_s: 1.0,
+            last_done_s: 1.5,
+            imbalance: Some(2.0),
+            missing_ranks: Vec::new(),
         });
+        report.ranks = vec![
+            rank(0, "a<b", 2000.0, None),
+            rank(1, "a<b", 1000.0, Some("disk & gone")),
+        ];
         let (job, ranks) = from_report(&report).unwrap();
-        let html = section(&job, &ranks);
+        let html = section(job, ranks);
         assert!(
             html.contains("<th>ranks</th><td>2 on 1 host</td>"),
             "{html}"
@@ -172,7 +178,7 @@ mod tests {
         assert!(html.contains("<td class=\"num\">2000</td><td class=\"num\">3.5</td><td class=\"num\">0.150</td><td class=\"num\">2.500</td>"), "{html}");
         assert!(html.contains("<td>failed: disk &amp; gone</td>"));
         assert!(html.contains("<td>a&lt;b</td>") && !html.contains("a<b"));
-        assert_eq!(iops_chart(&ranks).bars.len(), 2);
+        assert_eq!(iops_chart(ranks).bars.len(), 2);
         assert_eq!(html.matches("class=\"bar\"").count(), 2, "{html}");
     }
 }

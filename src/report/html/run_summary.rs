@@ -11,35 +11,25 @@ use serde_json::Value;
 
 use super::page::{table, td};
 use crate::chart::{BarChart, BarSeries, color, escape};
+use crate::config::{Pattern, RunConfig, RunLength};
+use crate::document::{Latency, Report};
 use crate::store::{StoredRun, decode_histogram};
 use crate::units::{fmt_count, fmt_latency_ns};
 
-/// The kinds a run reports, in the terminal's order, with their names
-/// (total: reads and writes together).
-const KINDS: [(&str, &str); 4] = [
-    ("read", "read"),
-    ("write", "write"),
-    ("sync", "sync"),
-    ("total", "total"),
-];
+/// One field of a [`Latency`].
+type LatencyField = fn(&Latency) -> f64;
 
-/// The latency columns: (report field, heading).
-const LATENCY: [(&str, &str); 8] = [
-    ("min_us", "min"),
-    ("mean_us", "mean"),
-    ("p50_us", "p50"),
-    ("p90_us", "p90"),
-    ("p99_us", "p99"),
-    ("p99_9_us", "p99.9"),
-    ("p99_99_us", "p99.99"),
-    ("max_us", "max"),
+/// The latency columns: (heading, the field of [`Latency`]).
+const LATENCY: [(&str, LatencyField); 8] = [
+    ("min", |l| l.min_us),
+    ("mean", |l| l.mean_us),
+    ("p50", |l| l.p50_us),
+    ("p90", |l| l.p90_us),
+    ("p99", |l| l.p99_us),
+    ("p99.9", |l| l.p99_9_us),
+    ("p99.99", |l| l.p99_99_us),
+    ("max", |l| l.max_us),
 ];
-
-fn num(v: &Value, path: &str) -> Option<f64> {
-    path.split('.')
-        .try_fold(v, |v, k| v.get(k))
-        .and_then(Value::as_f64)
-}
 
 /// A latency given in µs, in the unit that reads best (`850ns`, `12.4us`, `3.21ms`).
 fn latency(us: Option<f64>) -> String {
@@ -47,28 +37,19 @@ fn latency(us: Option<f64>) -> String {
 }
 
 /// The headline numbers of a run: IOPS, MiB/s, mean and p99 latency of all
-/// its I/O, sessions and the window's length.
-pub fn headline(report: &Value) -> String {
-    let total = report.get("total").filter(|t| !t.is_null());
-    let Some(t) = total else {
+/// its I/O, sessions and the window's length (`None`: not a dbio run).
+pub fn headline(report: Option<&Report>) -> String {
+    let Some(r) = report else {
         return "<p class=\"note\">No I/O completed in the measurement window.</p>\n".into();
     };
+    let t = &r.total;
     let tiles = [
-        ("IOPS", fmt_count(num(t, "iops").unwrap_or(0.0))),
-        (
-            "MiB/s",
-            format!("{:.1}", num(t, "mib_per_s").unwrap_or(0.0)),
-        ),
-        ("mean latency", latency(num(t, "latency.mean_us"))),
-        ("p99 latency", latency(num(t, "latency.p99_us"))),
-        (
-            "sessions",
-            num(report, "config.sessions").map_or("-".into(), |s| format!("{s:.0}")),
-        ),
-        (
-            "measured",
-            num(report, "measured_s").map_or("-".into(), |s| format!("{s:.1} s")),
-        ),
+        ("IOPS", fmt_count(t.iops)),
+        ("MiB/s", format!("{:.1}", t.mib_per_s)),
+        ("mean latency", latency(Some(t.latency.mean_us))),
+        ("p99 latency", latency(Some(t.latency.p99_us))),
+        ("sessions", r.config.sessions.to_string()),
+        ("measured", format!("{:.1} s", r.measured_s)),
     ];
     let mut o = String::from("<div class=\"headline\">");
     for (what, value) in tiles {
@@ -84,24 +65,32 @@ pub fn headline(report: &Value) -> String {
 
 /// Requests, rates and latency percentiles per operation, as fio prints
 /// them (a row per kind that completed any request).
-pub fn percentile_table(report: &Value) -> String {
+pub fn percentile_table(report: Option<&Report>) -> String {
     let mut header: Vec<String> = ["operation", "requests", "IOPS", "MiB/s"]
         .map(String::from)
         .to_vec();
-    header.extend(LATENCY.iter().map(|(_, h)| h.to_string()));
+    header.extend(LATENCY.iter().map(|(h, _)| h.to_string()));
     let num_td = |s: String| format!("<td class=\"num\">{}</td>", escape(&s));
-    let rows: Vec<Vec<String>> = KINDS
-        .iter()
-        .filter_map(|(k, name)| {
-            let v = report.get(*k).filter(|v| !v.is_null())?;
+    let kinds = report.map_or_else(Vec::new, |r| {
+        vec![
+            ("read", r.read.as_ref()),
+            ("write", r.write.as_ref()),
+            ("sync", r.sync.as_ref()),
+            ("total", Some(&r.total)),
+        ]
+    });
+    let rows: Vec<Vec<String>> = kinds
+        .into_iter()
+        .filter_map(|(name, v)| {
+            let v = v?;
             let mut row = vec![
                 td(name),
-                num_td(fmt_count(num(v, "requests")?)),
-                num_td(fmt_count(num(v, "iops").unwrap_or(0.0))),
-                num_td(format!("{:.1}", num(v, "mib_per_s").unwrap_or(0.0))),
+                num_td(fmt_count(v.requests as f64)),
+                num_td(fmt_count(v.iops)),
+                num_td(format!("{:.1}", v.mib_per_s)),
             ];
-            for (field, _) in LATENCY {
-                row.push(num_td(latency(num(v, &format!("latency.{field}")))));
+            for (_, field) in LATENCY {
+                row.push(num_td(latency(Some(field(&v.latency)))));
             }
             Some(row)
         })
@@ -195,9 +184,8 @@ fn bucket_label(b: u32) -> String {
 /// included), from its stored settings: every setting of a raw run; of a
 /// model or server run its target, sessions, length and seed (the rest is
 /// in the settings table).
-pub fn command_line(config: &Value) -> String {
-    let text = |k: &str| config.get(k).and_then(Value::as_str).map(str::to_string);
-    let int = |k: &str| config.get(k).and_then(Value::as_u64);
+pub fn command_line(config: &RunConfig) -> String {
+    let c = config;
     let mut words: Vec<String> = vec!["dbio".into(), "run".into()];
     let mut opt = |name: &str, value: Option<String>| {
         if let Some(v) = value {
@@ -205,51 +193,44 @@ pub fn command_line(config: &Value) -> String {
             words.push(shell_word(&v));
         }
     };
-    opt("target", text("target"));
-    opt("workload", text("workload"));
-    let raw = text("workload").as_deref() == Some("raw");
-    if raw {
-        opt("pattern", text("pattern"));
-        if text("pattern").as_deref() == Some("randrw") {
-            opt("read-pct", int("read_pct").map(|p| p.to_string()));
+    opt("target", Some(c.target.to_string_lossy().into_owned()));
+    opt("workload", Some(c.workload.name().into()));
+    let raw_cfg = c.workload.raw();
+    let raw = raw_cfg.is_some();
+    if let Some(r) = raw_cfg {
+        opt("pattern", Some(r.pattern.name().into()));
+        if r.pattern == Pattern::Randrw {
+            opt("read-pct", Some(r.read_pct.to_string()));
         }
-    }
-    if raw {
         opt(
             "files",
-            int("files").filter(|f| *f != 1).map(|f| f.to_string()),
+            Some(c.files).filter(|f| *f != 1).map(|f| f.to_string()),
         );
-        opt("size", int("size_bytes").map(size_word));
-        opt("bs", int("block_size_bytes").map(size_word));
+        opt("size", c.size_bytes.map(size_word));
+        opt("bs", Some(size_word(u64::from(c.block_size))));
     }
-    opt("sessions", int("sessions").map(|s| s.to_string()));
+    opt("sessions", Some(c.sessions.to_string()));
     if raw {
-        opt("engine", text("engine"));
+        opt("engine", Some(c.engine.name().into()));
         opt(
             "iodepth",
-            int("iodepth").filter(|d| *d > 1).map(|d| d.to_string()),
+            Some(c.iodepth).filter(|d| *d > 1).map(|d| d.to_string()),
         );
-        opt("io", text("io_mode"));
+        opt("io", Some(c.io_mode.name().into()));
     }
-    let length = config.get("length");
-    let time = |k: &str| {
-        length
-            .and_then(|l| l.get("time"))
-            .and_then(|t| t.get(k))
-            .and_then(Value::as_f64)
-    };
-    opt("time", time("time_s").map(seconds));
-    opt("ramp", time("ramp_s").filter(|r| *r > 0.0).map(seconds));
-    let ops = length
-        .and_then(|l| l.get("ops"))
-        .and_then(|o| o.get("ops"))
-        .and_then(Value::as_u64);
-    opt("ops", ops.map(|o| o.to_string()));
-    if raw {
-        opt("dist", text("distribution").filter(|d| d != "uniform"));
-        opt("rate", int("rate_iops").map(|r| r.to_string()));
+    match c.length {
+        RunLength::Time { time_s, ramp_s } => {
+            opt("time", Some(seconds(time_s)));
+            opt("ramp", Some(ramp_s).filter(|r| *r > 0.0).map(seconds));
+        }
+        RunLength::Ops { ops } => opt("ops", Some(ops.to_string())),
     }
-    opt("seed", int("seed").map(|s| s.to_string()));
+    if let Some(r) = raw_cfg {
+        let dist = r.distribution.to_string();
+        opt("dist", Some(dist).filter(|d| d != "uniform"));
+        opt("rate", c.rate_iops.map(|r| r.to_string()));
+    }
+    opt("seed", Some(c.seed.to_string()));
     words.join(" ")
 }
 
@@ -307,13 +288,19 @@ fn group(key: &str) -> &'static str {
     }
 }
 
-/// The settings: the command line, then a table grouped by heading.
-pub fn settings(run: &StoredRun) -> String {
+/// The settings: the command line (of a dbio run: an import is not one
+/// dbio can make again), then the stored settings in a table grouped by
+/// heading.
+pub fn settings(run: &StoredRun, report: Option<&Report>) -> String {
+    // Every setting as stored (a field added since an old run was stored
+    // is not shown at a default it never had).
     let config = run.report.get("config").cloned().unwrap_or(Value::Null);
-    let o = format!(
-        "<p class=\"note\">The same run again (its seed included):</p>\n<pre class=\"cmd\">{}</pre>\n",
-        escape(&command_line(&config))
-    );
+    let o = report.map_or_else(String::new, |r| {
+        format!(
+            "<p class=\"note\">The same run again (its seed included):</p>\n<pre class=\"cmd\">{}</pre>\n",
+            escape(&command_line(&r.config))
+        )
+    });
     let flat = super::data::flatten_config(Some(&config));
     let order = [
         "Target",
@@ -350,13 +337,31 @@ mod tests {
 
     #[test]
     fn the_command_line_reads_back_as_the_run() {
-        let config = serde_json::json!({
-            "target": "/mnt/my data/it's", "workload": "raw", "pattern": "randrw",
-            "read_pct": 70, "files": 2, "size_bytes": 67108864u64, "block_size_bytes": 8192,
-            "sessions": 4, "engine": "io_uring", "iodepth": 8, "io_mode": "direct",
-            "length": {"time": {"time_s": 3.0, "ramp_s": 0.5}}, "distribution": "zipf:1.2",
-            "rate_iops": null, "seed": 7
-        });
+        use crate::config::{EngineKind, IoMode, RawConfig, WorkloadConfig};
+        let config = RunConfig {
+            target: "/mnt/my data/it's".into(),
+            workload: WorkloadConfig::Raw(RawConfig {
+                pattern: Pattern::Randrw,
+                read_pct: 70,
+                distribution: "zipf:1.2".parse().unwrap(),
+                uring: None,
+                verify: Default::default(),
+            }),
+            files: 2,
+            size_bytes: Some(67108864),
+            block_size: 8192,
+            sessions: 4,
+            engine: EngineKind::IoUring,
+            iodepth: 8,
+            io_mode: IoMode::Direct,
+            length: RunLength::Time {
+                time_s: 3.0,
+                ramp_s: 0.5,
+            },
+            rate_iops: None,
+            seed: 7,
+            ..crate::report::run::tests::sample().config
+        };
         let line = command_line(&config);
         assert_eq!(
             line,
@@ -369,13 +374,14 @@ mod tests {
     /// A command line → its settings → the page's command line → the same settings.
     #[test]
     fn the_command_line_makes_the_same_settings() {
-        let config = |argv: &[&str]| -> Value {
+        let config = |argv: &[&str]| -> RunConfig {
             let cli = crate::cli::try_parse_from(argv).unwrap();
             let crate::cli::Command::Run(args) = cli.command else {
                 panic!("a run")
             };
-            serde_json::to_value(args.into_config().unwrap()).unwrap()
+            args.into_config().unwrap()
         };
+        let value = |c: &RunConfig| serde_json::to_value(c).unwrap();
         for argv in [
             &[
                 "dbio",
@@ -441,7 +447,7 @@ mod tests {
             let first = config(argv);
             let line = command_line(&first);
             let words: Vec<&str> = line.split_whitespace().collect();
-            let again = config(&words);
+            let (first, again) = (value(&first), value(&config(&words)));
             let raw = first["workload"] == "raw";
             let keys = [
                 "target",

@@ -11,9 +11,9 @@ use super::page::{key_values, table, td};
 use crate::analysis::CiMethod;
 use crate::chart::escape;
 use crate::chart::scale::value_label;
-pub use crate::report::stats::ALPHA;
-use crate::report::stats::{self, cell_stats};
-use crate::report::table::{self as slob, Cell, Point};
+pub use crate::report::plan::stats::ALPHA;
+use crate::report::plan::stats::{self, cell_stats};
+use crate::report::plan::table::{self as slob, Cell, Point};
 
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
@@ -71,7 +71,7 @@ fn outliers(rs: &[&RunValue]) -> Vec<(i64, f64)> {
 pub fn slob_table(
     data: &ReportData,
     relative_to: Option<&str>,
-) -> Result<String, crate::report::table::NoBaseline> {
+) -> Result<String, crate::report::plan::table::NoBaseline> {
     let points: Vec<Point> = data.runs.iter().map(Point::from).collect();
     let t = if data.readwrite.is_empty() {
         slob::build(&data.metric, &points, relative_to)?
@@ -356,7 +356,7 @@ mod tests {
             value: 1000.0,
             trimmed: true,
             cv: Some(0.9),
-            ci95: Some(crate::report::stats::Interval {
+            ci95: Some(crate::report::plan::stats::Interval {
                 low: 200.0,
                 high: 9000.0,
                 method,

@@ -91,7 +91,7 @@ fn the_metric_chart_has_a_line_per_variable_with_the_tables_ci_and_every_run() {
     assert_eq!(ext4.points[0], (1.0, 5050.0));
     // The whisker is the 95% CI the table prints for that cell, not min–max.
     let cells = charts::cells(&d.runs);
-    let cell = crate::report::stats::cell_stats("EXT4", Some(1), &cells["EXT4"][&1]).unwrap();
+    let cell = crate::report::plan::stats::cell_stats("EXT4", Some(1), &cells["EXT4"][&1]).unwrap();
     let ci = cell.ci95.unwrap();
     assert_eq!(ext4.whiskers[0], (1.0, ci.low, ci.high));
     assert_ne!(ext4.whiskers[0], (1.0, 4900.0, 9000.0));

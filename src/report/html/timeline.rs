@@ -5,9 +5,9 @@
 //! mpstat %user, %sys, %iowait), as pairs of charts on the same time axis.
 //! Panels without data are left out, and [`Timeline::left_out`] says why.
 
-use serde_json::Value;
-
 use crate::chart::{Axis, Band, Dash, Marker, Series, XyChart, color};
+use crate::document::Report;
+use crate::samplers::{diskstats, telemetry};
 use crate::store::{SeriesKind, SeriesRow, StoredRun};
 
 /// One kind's slice of a second.
@@ -57,75 +57,55 @@ pub struct Timeline {
     pub telemetry: Vec<TelemetryPoint>,
 }
 
-fn num(v: Option<&Value>, key: &str) -> f64 {
-    v.and_then(|v| v.get(key))
-        .and_then(Value::as_f64)
-        .unwrap_or(f64::NAN)
+impl TelemetryPoint {
+    /// One interval of the run document's telemetry (NaN: a device's
+    /// rates not recorded).
+    fn of(p: &telemetry::TelemetryPoint) -> TelemetryPoint {
+        let devices = p
+            .devices
+            .iter()
+            .map(|d| {
+                let r =
+                    |f: fn(&diskstats::DeviceRates) -> f64| d.rates.as_ref().map_or(f64::NAN, f);
+                DeviceRates {
+                    name: d.name.clone(),
+                    r_per_s: r(|r| r.r_per_s),
+                    w_per_s: r(|r| r.w_per_s),
+                    rkib_per_s: r(|r| r.rkib_per_s),
+                    wkib_per_s: r(|r| r.wkib_per_s),
+                    r_await_ms: r(|r| r.r_await_ms),
+                    w_await_ms: r(|r| r.w_await_ms),
+                    util_pct: r(|r| r.util_pct),
+                }
+            })
+            .collect();
+        TelemetryPoint {
+            t_s: p.t_s,
+            user_pct: p.host.user_pct,
+            system_pct: p.host.system_pct,
+            iowait_pct: p.host.iowait_pct,
+            devices,
+        }
+    }
 }
 
 impl Timeline {
     /// Takes the series from the store's rows and the telemetry from the
-    /// stored report document.
+    /// stored report document (an import's: none).
     pub fn from_run(run: &StoredRun, variable: &str) -> Timeline {
-        let telemetry = run
-            .report
-            .get("telemetry")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .map(|p| {
-                let host = p.get("host");
-                let devices = p
-                    .get("devices")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|d| {
-                        let r = d.get("rates");
-                        DeviceRates {
-                            name: d
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or("?")
-                                .to_string(),
-                            r_per_s: num(r, "r_per_s"),
-                            w_per_s: num(r, "w_per_s"),
-                            rkib_per_s: num(r, "rkib_per_s"),
-                            wkib_per_s: num(r, "wkib_per_s"),
-                            r_await_ms: num(r, "r_await_ms"),
-                            w_await_ms: num(r, "w_await_ms"),
-                            util_pct: num(r, "util_pct"),
-                        }
-                    })
-                    .collect();
-                TelemetryPoint {
-                    t_s: num(Some(p), "t_s"),
-                    user_pct: num(host, "user_pct"),
-                    system_pct: num(host, "system_pct"),
-                    iowait_pct: num(host, "iowait_pct"),
-                    devices,
-                }
-            })
-            .collect();
+        let report = Report::from_stored(&run.report).ok();
+        let r = report.as_ref();
         Timeline {
             run_id: run.row.id,
             variable: variable.to_string(),
             sessions: run.row.sessions.unwrap_or(0) as u32,
-            slob: run.report.get("slob").is_some_and(Value::is_object),
-            ramp_s: run
-                .report
-                .get("ramp_s")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0),
-            end_s: ["ramp_s", "measured_s"]
-                .iter()
-                .map(|k| run.report.get(*k).and_then(Value::as_f64))
-                .sum::<Option<f64>>()
-                .filter(|e| *e > 0.0),
+            slob: r.is_some_and(|r| r.slob.is_some()),
+            ramp_s: r.map_or(0.0, |r| r.ramp_s),
+            end_s: r.map(|r| r.ramp_s + r.measured_s).filter(|e| *e > 0.0),
             series: run.series.clone(),
-            telemetry,
+            telemetry: r.map_or_else(Vec::new, |r| {
+                r.telemetry.iter().map(TelemetryPoint::of).collect()
+            }),
         }
     }
 

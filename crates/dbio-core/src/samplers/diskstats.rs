@@ -34,14 +34,14 @@
 use std::collections::HashMap;
 use std::io::{self, Read};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where the kernel publishes the counters.
 pub const PATH: &str = "/proc/diskstats";
 
 /// One device's cumulative counters, as read from a line of /proc/diskstats.
 /// Fields the kernel's format lacks are zero (see `fields`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskCounters {
     pub major: u32,
     pub minor: u32,
@@ -71,7 +71,7 @@ pub struct DiskCounters {
 
 /// iostat's extended statistics for one device over one interval.
 /// Sizes in kB are kibibytes (iostat's "kB": 2 sectors).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceRates {
     pub r_per_s: f64,
     pub w_per_s: f64,

@@ -12,12 +12,12 @@
 
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::diskstats::{counter_delta, read_file};
 
 /// Cumulative CPU time of all CPUs, in jiffies (USER_HZ), from the `cpu` line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTimes {
     pub user: u64,
     pub nice: u64,
@@ -47,7 +47,7 @@ impl CpuTimes {
 }
 
 /// One reading of the host counters and gauges.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostCounters {
     pub cpu: CpuTimes,
     /// Context switches since boot.
@@ -65,7 +65,7 @@ pub struct HostCounters {
 
 /// Host rates over one interval; the load average and the dirty and
 /// writeback sizes are the values at the interval's end.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostRates {
     pub user_pct: f64,
     pub nice_pct: f64,

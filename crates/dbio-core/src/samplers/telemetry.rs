@@ -25,7 +25,7 @@
 //! Gauges (load average, dirty and writeback kB) have no counters: a summary
 //! gives their mean over every reading from the first mark to the second.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::diskstats::{self, DeviceRates, DiskCounters, DiskDelta};
 use super::host::{self, HostCounters, HostRates};
@@ -33,14 +33,14 @@ use crate::measure::clock::now_ns;
 
 /// One device's rates in a point or summary; `None` when the device was not
 /// in /proc/diskstats at one of the two readings (removed, or not yet added).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceSample {
     pub name: String,
     pub rates: Option<DeviceRates>,
 }
 
 /// Rates over one sampling interval, ending `t_s` seconds into the run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TelemetryPoint {
     /// The caller's time label for the end of the interval.
     pub t_s: f64,
@@ -51,7 +51,7 @@ pub struct TelemetryPoint {
 }
 
 /// Averages over a window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TelemetrySummary {
     /// The window's length.
     pub seconds: f64,

@@ -23,7 +23,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where the kernel lists this process's mounts.
 const MOUNTINFO: &str = "/proc/self/mountinfo";
@@ -39,14 +39,14 @@ pub enum ChainError {
 }
 
 /// A target and everything under it, top (the target's filesystem) first.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Chain {
     pub target: PathBuf,
     pub links: Vec<Link>,
 }
 
 /// One layer of the chain.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Link {
     /// A file or directory's filesystem. `mount_options` are the mount's
@@ -63,7 +63,7 @@ pub enum Link {
 
 /// A block device as sysfs describes it. Queue attributes of a partition
 /// are its disk's.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DeviceLink {
     /// Kernel name, e.g. "vda1", "loop2", "dm-0".
     pub name: String,
@@ -85,7 +85,7 @@ pub struct DeviceLink {
     pub loop_direct_io: Option<bool>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceKind {
     Disk,

@@ -39,7 +39,7 @@ pub const MAX_STREAMS: u32 = 64;
 const LAYOUT_STREAM: u64 = 1 << 32;
 
 /// What laying out did (or that an existing layout was reused).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LayoutReport {
     pub reused: bool,
     pub bytes: u64,

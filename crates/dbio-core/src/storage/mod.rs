@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use rustix::fs::{Mode, OFlags};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::engine::open_flags;
@@ -81,7 +81,7 @@ impl TargetError {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     Directory,

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why the ranks' regions of a shared device cannot be laid out.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,7 @@ pub enum RegionError {
 }
 
 /// A rank's byte range of a shared block device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Region {
     /// The rank, and how many ranks share the device.
     pub rank: u32,

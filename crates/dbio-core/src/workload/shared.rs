@@ -16,6 +16,17 @@ pub enum Status {
     Failed,
 }
 
+impl Status {
+    /// The name the run document and the store give it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Completed => "completed",
+            Status::Interrupted => "interrupted",
+            Status::Failed => "failed",
+        }
+    }
+}
+
 /// State every thread reads; written only by the control thread (and by a
 /// thread that fails).
 pub struct Shared {

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ServerError;
 
@@ -22,7 +22,7 @@ pub const SCATTER: u64 = 2_654_435_761;
 pub const MAX_SCALE: u64 = 3_000_000_000;
 
 /// How the data was made.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LoadReport {
     pub reused: bool,
     pub tables: u32,

@@ -89,7 +89,7 @@ pub fn delta(a: &Snapshot, b: &Snapshot) -> BTreeMap<String, f64> {
 }
 
 /// A wait event over the window.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WaitDelta {
     /// performance_schema's name, e.g. `wait/io/file/innodb/innodb_log_file`.
     pub event: String,

@@ -13,7 +13,7 @@
 //! counts and times to `pg_stat_io` (`object = 'wal'`). The stored names
 //! stay the 15 names whatever the server.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The counters, by the (PostgreSQL 15) views' own column names.
 pub const COLUMNS: [&str; 26] = [
@@ -191,7 +191,7 @@ impl Snapshot {
 }
 
 /// What changed between two snapshots (times in ms).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Delta {
     pub xact_commit: f64,
     pub xact_rollback: f64,
@@ -220,12 +220,12 @@ pub struct Delta {
     pub wal_write_time_ms: f64,
     pub wal_sync_time_ms: f64,
     /// pg_stat_io over data files by backend type (16+; absent before).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io: Vec<IoLine>,
 }
 
 /// One backend type's I/O on data files over the window (pg_stat_io).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct IoLine {
     pub backend_type: String,
     pub reads: f64,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::measure::stats::OpStats;
 
 /// Who waits for an event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     /// Sessions: counted in DB time.

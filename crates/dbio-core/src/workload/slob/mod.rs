@@ -146,7 +146,8 @@ pub struct SlobConfig {
     /// Most buffers a DB writer writes in one batch.
     pub dbwr_batch: u32,
     /// The DB writer threads' nice value, where the process may set it
-    /// (`dbwr::raise_priority`).
+    /// (`dbwr::raise_priority`); 0 (unchanged) in runs stored before it was.
+    #[serde(default)]
     pub dbwr_nice: i32,
     /// How the DB writers write (the sessions and the log writer use the
     /// run's `--engine`).

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::db::{DbOps, DeviceReads, ProfileLine, Setup, profile};
 use crate::samplers::telemetry::TelemetrySummary;
@@ -18,7 +18,7 @@ use crate::workload::mysql::stats::{WaitDelta, delta, wait_deltas};
 /// How far InnoDB's and the device's reads may differ and still agree.
 pub const AGREE_PCT: f64 = 10.0;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MysqlSummary {
     /// "10.11.19-MariaDB-0+deb12u1".
     pub version: String,
@@ -43,7 +43,7 @@ pub struct MysqlSummary {
 }
 
 /// InnoDB's reads and the device's.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct InnodbReads {
     /// Innodb_data_reads: read requests InnoDB issued.
     pub innodb_requests: f64,

@@ -17,8 +17,21 @@
 use hdrhistogram::Histogram;
 use serde_json::{Map, Value, json};
 
-use super::{StoreError, StoredRun, decode_histogram, fmt_utc};
+use super::Exporter;
+use crate::document::Report;
 use crate::import::fio_runs::FIO_DEFAULT_PERCENTILES;
+use crate::store::{StoreError, StoredRun, decode_histogram, fmt_utc};
+
+/// fio 3's `--output-format=json`.
+pub struct FioJson;
+
+impl Exporter<StoredRun> for FioJson {
+    type Error = StoreError;
+    fn write(&self, run: &StoredRun, out: &mut dyn std::io::Write) -> Result<(), StoreError> {
+        let text = serde_json::to_string_pretty(&fio_json(run)?).expect("JSON values serialize");
+        writeln!(out, "{text}").map_err(|source| StoreError::Output { source })
+    }
+}
 
 /// Why a run has no fio form.
 fn refuse(run: &StoredRun, why: &str) -> StoreError {
@@ -175,11 +188,10 @@ pub fn fio_json(run: &StoredRun) -> Result<Value, StoreError> {
     for (op, bytes) in &run.histograms {
         hists.insert(op.as_str(), decode_histogram(bytes)?);
     }
-    let cfg = run.report.get("config").cloned().unwrap_or(Value::Null);
-    let text = |k: &str| cfg.get(k).and_then(Value::as_str).map(str::to_string);
-    let engine = text("engine")
-        .or(r.engine.clone())
-        .unwrap_or_else(|| "psync".into());
+    let doc = Report::from_stored(&run.report)
+        .map_err(|e| refuse(run, &format!("has a document that {e}")))?;
+    let cfg = &doc.config;
+    let engine = cfg.engine.name().to_string();
     let sync_engine = engine == "psync";
     let sessions = r.sessions.unwrap_or(1).max(1) as u64;
     let runtime_ms = (m.or0("measured_s") * 1e3).round() as u64;
@@ -187,9 +199,10 @@ pub fn fio_json(run: &StoredRun) -> Result<Value, StoreError> {
     let mut opt = |k: &str, v: String| {
         opts.insert(k.into(), Value::String(v));
     };
-    if let Some(p) = text("pattern").or(r.pattern.clone()) {
-        opt("rw", fio_rw(&p).to_string());
-        if let Some(pct) = cfg.get("read_pct").and_then(Value::as_u64)
+    let raw = cfg.workload.raw();
+    if let Some(p) = raw.map(|r| r.pattern.name()).or(r.pattern.as_deref()) {
+        opt("rw", fio_rw(p).to_string());
+        if let Some(pct) = raw.map(|r| r.read_pct)
             && p.ends_with("rw")
         {
             opt("rwmixread", pct.to_string());
@@ -199,11 +212,9 @@ pub fn fio_json(run: &StoredRun) -> Result<Value, StoreError> {
         opt("bs", bs.to_string());
     }
     opt("ioengine", engine.clone());
-    if let Some(d) = cfg.get("iodepth").and_then(Value::as_u64) {
-        opt("iodepth", d.to_string());
-    }
+    opt("iodepth", cfg.iodepth.to_string());
     opt("numjobs", sessions.to_string());
-    if let Some(s) = cfg.get("size_bytes").and_then(Value::as_u64) {
+    if let Some(s) = cfg.size_bytes {
         opt("size", s.to_string());
     }
     if let Some(t) = &r.target {

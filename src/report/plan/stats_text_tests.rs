@@ -2,7 +2,7 @@
 //! runs (seed 001's shape: XFS peaks at 4 sessions and collapses at 16).
 
 use super::*;
-use crate::report::stats::{self, RunValue};
+use crate::report::plan::stats::{self, RunValue};
 
 fn sample() -> Vec<RunValue> {
     let mut runs = Vec::new();

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::compare::Side;
+use super::Side;
 
 /// A side's devices in the order they were first seen.
 pub(super) fn device_names(s: &Side) -> Vec<String> {

@@ -157,7 +157,7 @@ mod tests {
             "ranks": [{"rank": 1, "telemetry_window": {"host": {"intr_s": 3.0}, "devices": []}}],
         });
         let v2 = upgrade(v1);
-        assert_eq!(v2["schema"], crate::report::SCHEMA);
+        assert_eq!(v2["schema"], crate::document::SCHEMA);
         assert_eq!(v2["config"]["block_size_bytes"], 8192);
         assert_eq!(v2["config"]["sessions"], 4);
         assert_eq!(v2["config"]["mysql"]["page_size_bytes"], 16384);

@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use super::Report;
-use super::db::{DbOps, DeviceReads, ProfileLine, Setup};
+use crate::document::Report;
+use crate::document::db::{DbOps, DeviceReads, ProfileLine, Setup};
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::slob::SlobConfig;
 

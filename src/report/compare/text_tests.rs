@@ -2,18 +2,35 @@
 //! difference, latency units, the evidence words, cells per session count.
 
 use super::*;
+use crate::document::Report;
+use crate::report::run::tests::{sample, slob_sample};
+use crate::storage::chain::Link;
 use serde_json::{Value, json};
 
+/// A whole raw run document (the run report's sample) with only reads,
+/// changed by `edit`.
+fn doc(mut r: Report, edit: impl FnOnce(&mut Report)) -> Value {
+    r.write = None;
+    r.sync = None;
+    edit(&mut r);
+    serde_json::to_value(&r).unwrap()
+}
+
 fn report(target: &str, device: &str, r_per_s: f64) -> Value {
-    json!({
-        "config": {"workload": "raw", "sessions": 4},
-        "target": {"path": target},
-        "storage": {"links": [
-            {"type": "filesystem", "fs_type": "xfs", "mount_options": "rw,noatime"},
-            {"type": "device", "name": device, "scheduler": "none"},
-        ]},
-        "read": {"iops": r_per_s},
-        "telemetry_window": {"devices": [{"name": device, "rates": {"r_per_s": r_per_s, "util_pct": 50.0}}]},
+    doc(sample(), |r| {
+        r.config.sessions = 4;
+        r.target.path = target.into();
+        for link in &mut r.storage.as_mut().unwrap().links {
+            match link {
+                Link::Filesystem { mount_options, .. } => *mount_options = "rw,noatime".into(),
+                Link::Device(d) => d.name = device.into(),
+            }
+        }
+        r.read.as_mut().unwrap().iops = r_per_s;
+        let w = r.telemetry_window.as_mut().unwrap();
+        w.devices[0].name = device.into();
+        let rates = w.devices[0].rates.as_mut().unwrap();
+        (rates.r_per_s, rates.util_pct) = (r_per_s, 50.0);
     })
 }
 
@@ -24,12 +41,14 @@ fn long_settings_are_shown_whole_and_lab_devices_face_each_other() {
         "XFS".into(),
         vec![1],
         &[report(&format!("{long}XFS/dbio"), "loop0", 1000.0)],
-    );
+    )
+    .unwrap();
     let b = Side::from_reports(
         "EXT4".into(),
         vec![2],
         &[report(&format!("{long}EXT4/dbio"), "loop1", 1500.0)],
-    );
+    )
+    .unwrap();
     let text = render(&a, &b);
     assert!(text.contains(&format!("  1st  {long}XFS/dbio\n")), "{text}");
     assert!(
@@ -69,16 +88,19 @@ fn a_row_keeps_the_digits_its_difference_needs() {
 
 /// A raw run's report with the given latencies (µs) and read IOPS.
 fn raw(read_mean_us: f64, read_iops: f64) -> Value {
-    json!({
-        "config": {"workload": "raw", "sessions": 1},
-        "read": {"iops": read_iops, "mib_per_s": read_iops * 8192.0 / 1048576.0,
-                 "latency": {"mean_us": read_mean_us, "p99_us": 10.0 * read_mean_us}},
+    doc(sample(), |r| {
+        r.config.sessions = 1;
+        let read = r.read.as_mut().unwrap();
+        read.iops = read_iops;
+        read.mib_per_s = read_iops * 8192.0 / 1048576.0;
+        (read.latency.mean_us, read.latency.p99_us) = (read_mean_us, 10.0 * read_mean_us);
+        r.cpu.us_per_io = read_iops / 100.0;
     })
 }
 
 fn side(label: &str, reports: &[Value]) -> Side {
     let ids = (1..=reports.len() as i64).collect();
-    Side::from_reports(label.into(), ids, reports)
+    Side::from_reports(label.into(), ids, reports).unwrap()
 }
 
 fn row<'a>(text: &'a str, name: &str) -> &'a str {
@@ -161,16 +183,22 @@ fn a_setting_that_varies_within_a_side_is_never_the_same() {
 
 #[test]
 fn a_slob_run_faces_a_raw_run_line_by_line() {
-    let slob = json!({
-        "config": {"workload": "slob", "sessions": 1},
-        "slob": {"load_profile": [
-            {"name": "Read IO requests", "per_second": 2000.0, "per_transaction": null},
-            {"name": "Read IO (MB)", "per_second": 15.625, "per_transaction": null},
-            {"name": "Transactions", "per_second": 50.0, "per_transaction": null},
-        ]},
-        "read": {"iops": 2000.0, "mib_per_s": 15.625,
-                 "latency": {"mean_us": 250.0, "p99_us": 2500.0}},
-        "cpu": {"us_per_io": 12.0},
+    let slob = doc(slob_sample(), |r| {
+        r.config.sessions = 1;
+        let line = |name: &str, per_second: f64| crate::document::awr::LoadLine {
+            name: name.into(),
+            per_second,
+            per_transaction: None,
+        };
+        r.slob.as_mut().unwrap().load_profile = vec![
+            line("Read IO requests", 2000.0),
+            line("Read IO (MB)", 15.625),
+            line("Transactions", 50.0),
+        ];
+        let read = r.read.as_mut().unwrap();
+        (read.iops, read.mib_per_s) = (2000.0, 15.625);
+        (read.latency.mean_us, read.latency.p99_us) = (250.0, 2500.0);
+        r.cpu.us_per_io = 12.0;
     });
     let a = side("RAW", &[raw(100.0, 1000.0)]);
     let b = side("SLOB", &[slob]);
@@ -188,4 +216,22 @@ fn a_slob_run_faces_a_raw_run_line_by_line() {
     // The SLOB run's own lines stay, the raw side has none of them.
     assert!(row(&text, "Transactions").contains(" - "), "{text}");
     assert!(row(&text, "Read IO (MB)").contains(" - "), "{text}");
+}
+
+#[test]
+fn a_run_whose_document_does_not_read_is_named_and_an_import_gives_its_settings() {
+    let mut bad = raw(1.0, 1.0);
+    bad.as_object_mut().unwrap().remove("cpu");
+    let err = Side::from_reports("A".into(), vec![7], &[bad]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "run 7's stored document does not read as a dbio.run.v2 document: missing field `cpu`"
+    );
+    let fio = json!({"schema": "dbio.import.fio.v1",
+        "config": {"workload": "raw", "block_size": 4096, "engine": "libaio", "pattern": null}});
+    let s = side("FIO", &[fio]);
+    assert_eq!(s.settings["block_size"], "4096");
+    assert_eq!(s.settings["engine"], "libaio");
+    assert!(!s.settings.contains_key("pattern"));
+    assert!(s.load.is_empty());
 }

@@ -6,9 +6,9 @@
 
 use std::fmt::Write;
 
-use super::Report;
 use super::db_text;
-use super::mysql::{AGREE_PCT, MysqlSummary};
+use crate::document::Report;
+use crate::document::mysql::{AGREE_PCT, MysqlSummary};
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::mysql::MysqlConfig;
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::cli::slob::SlobArgs;
 use crate::config::WorkloadConfig;
-use crate::report::Report;
-use crate::report::db::Setup;
+use crate::document::Report;
+use crate::document::db::Setup;
 use crate::workload::db::DbPart;
 use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;
@@ -57,7 +57,7 @@ fn parts<S: Default + Clone>(edges: (S, S)) -> Vec<DbPart<S>> {
 }
 
 fn pg_report() -> Report {
-    use crate::report::pg::PgSummary;
+    use crate::document::pg::PgSummary;
     use crate::workload::pg::PgConfig;
     use crate::workload::pg::stats::COLUMNS;
     let mut r = super::super::tests::sample();
@@ -87,7 +87,7 @@ fn pg_report() -> Report {
 }
 
 fn mysql_report() -> Report {
-    use crate::report::mysql::MysqlSummary;
+    use crate::document::mysql::MysqlSummary;
     use crate::workload::mysql::MysqlConfig;
     let mut r = super::super::tests::sample();
     r.config.workload = WorkloadConfig::Mysql(MysqlConfig {
@@ -172,8 +172,8 @@ fn pg_snapshot(v: Vec<f64>) -> crate::workload::pg::stats::Snapshot {
     crate::workload::pg::stats::Snapshot(v, Vec::new())
 }
 
-fn pg_facts() -> crate::report::pg::ServerFacts {
-    crate::report::pg::ServerFacts {
+fn pg_facts() -> crate::document::pg::ServerFacts {
+    crate::document::pg::ServerFacts {
         version: "PostgreSQL 15.20 (Debian 15.20-0+deb12u1)".into(),
         bin_dir: "/usr/lib/postgresql/15/bin".into(),
         data_dir: "/mnt/xfs/dbio/dbio-pg/data".into(),
@@ -220,8 +220,8 @@ fn mysql_snapshots(
     )
 }
 
-fn mysql_facts() -> crate::report::mysql::ServerFacts {
-    crate::report::mysql::ServerFacts {
+fn mysql_facts() -> crate::document::mysql::ServerFacts {
+    crate::document::mysql::ServerFacts {
         version: "10.11.19-MariaDB-0+deb12u1".into(),
         data_dir: "/var/lib/mysql".into(),
         redo_dir: "/var/lib/mysql".into(),
@@ -256,7 +256,7 @@ fn load() -> crate::workload::db::data::LoadReport {
 /// blks_read, and the background processes' sampled waits.
 #[test]
 fn pg_16_text_shows_io_by_backend_and_background_events() {
-    use crate::report::pg::PgSummary;
+    use crate::document::pg::PgSummary;
     use crate::workload::pg::stats::{COLUMNS, IO_COLUMNS, Snapshot};
     let mut r = pg_report();
     let io = |k: f64| {
@@ -327,4 +327,19 @@ fn pg_16_text_shows_io_by_backend_and_background_events() {
         v["pg"]["background_waits"][1]["event"],
         "walwriter IO:WALWrite"
     );
+}
+
+/// A pg and a mysql run's documents read back into the same types: the
+/// servers' sections (flattened setup, counters, waits) survive the trip.
+#[test]
+fn server_documents_read_back_as_written() {
+    for r in [pg_report(), mysql_report()] {
+        let written = serde_json::to_value(&r).unwrap();
+        let back = Report::from_stored(&written).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(serde_json::to_value(&back).unwrap(), written);
+        assert_eq!(
+            super::super::text::render(&back),
+            super::super::text::render(&r)
+        );
+    }
 }

@@ -8,14 +8,14 @@
 //! cache absorbed between them; pg_stat_io's too on 16+). Rendered by
 //! `pg_text`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::db::{DbOps, DeviceReads, ProfileLine, Setup, profile};
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::workload::pg::run::PgPart;
 use crate::workload::pg::stats::Delta;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PgSummary {
     /// "PostgreSQL 15.x (...)".
     pub version: String,
@@ -38,7 +38,7 @@ pub struct PgSummary {
 }
 
 /// Physical reads three ways.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PhysicalReads {
     /// Blocks PostgreSQL read (its buffer misses: from the OS, page cache or device).
     pub pg_blocks: f64,

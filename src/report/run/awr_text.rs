@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
-use super::Report;
-use super::awr::{BUCKETS_US, EventSummary, SlobSummary};
+use crate::document::Report;
+use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary};
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::Side;

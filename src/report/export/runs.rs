@@ -1,6 +1,7 @@
-//! `dbio runs export`: runs as CSV (RFC 4180, formulas neutralised),
-//! JSON (an array of objects, keys in column order) or a Markdown table.
-//! All three come from one table of typed cells, so they always agree.
+//! `dbio runs export`'s product: the runs table, one table of typed cells
+//! that `csv.rs` (RFC 4180, formulas neutralised), `json.rs` (an array of
+//! objects, keys in column order) and `markdown.rs` write, so the three
+//! always agree.
 //!
 //! Wide (the default): one row per run, the run's columns, then one column
 //! per stored metric the `--metrics` patterns select. Long (`--long`): one
@@ -9,11 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
-use crate::grid;
-
-use super::runs::RunRow;
-use super::time::fmt_utc;
+use super::{Csv, Exporter, Json, Markdown};
 use crate::choice::{Choice, Named};
+use crate::store::{RunRow, fmt_utc};
 
 /// Export formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +32,7 @@ impl Choice for Format {
 
 /// One exported value.
 #[derive(Clone, Debug, PartialEq)]
-enum Cell {
+pub enum Cell {
     Null,
     Int(i64),
     Num(f64),
@@ -155,13 +154,19 @@ pub fn unmatched<'a>(
         .collect()
 }
 
-/// A table: column names and rows of cells.
-struct Table {
-    names: Vec<String>,
-    rows: Vec<Vec<Cell>>,
+/// The runs table: column names and rows of cells.
+pub struct Table {
+    pub names: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
 }
 
-fn table(rows: &[RunRow], sel: &Selection, metrics: &BTreeMap<i64, Vec<(String, f64)>>) -> Table {
+/// `rows` with the metrics `sel` selects out of `metrics` (run id → its
+/// stored metrics).
+pub fn table(
+    rows: &[RunRow],
+    sel: &Selection,
+    metrics: &BTreeMap<i64, Vec<(String, f64)>>,
+) -> Table {
     let chosen = |id: i64| {
         metrics
             .get(&id)
@@ -216,121 +221,10 @@ pub fn write(
 ) -> std::io::Result<()> {
     let t = table(rows, sel, metrics);
     match format {
-        Format::Csv => csv(&t, out),
-        Format::Json => json(&t, out),
-        Format::Markdown => markdown(&t, out),
+        Format::Csv => Csv.write(&t, out),
+        Format::Json => Json.write(&t, out),
+        Format::Markdown => Markdown.write(&t, out),
     }
-}
-
-fn csv(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut table = vec![t.names.clone()];
-    table.extend(t.rows.iter().map(|r| {
-        r.iter()
-            .map(|c| match c {
-                Cell::Null => String::new(),
-                Cell::Int(v) => v.to_string(),
-                Cell::Num(v) => v.to_string(),
-                Cell::Bool(v) => v.to_string(),
-                Cell::Text(s) => s.clone(),
-                Cell::List(v) => v.join(" "),
-            })
-            .collect()
-    }));
-    out.write_all(grid::csv(&table).as_bytes())
-}
-
-impl serde::Serialize for Cell {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Cell::Null => s.serialize_unit(),
-            Cell::Int(v) => s.serialize_i64(*v),
-            // NaN and infinities are null, as serde_json writes them.
-            Cell::Num(v) => s.serialize_f64(*v),
-            Cell::Bool(v) => s.serialize_bool(*v),
-            Cell::Text(v) => s.serialize_str(v),
-            Cell::List(v) => v.serialize(s),
-        }
-    }
-}
-
-/// One exported row: its cells under the table's column names, in order.
-struct JsonRow<'a>(&'a [String], &'a [Cell]);
-
-impl serde::Serialize for JsonRow<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().zip(self.1))
-    }
-}
-
-/// The export's layout: an array with one object per line (`"name": value`
-/// pairs separated by `, `), nested lists compact, so a row greps as a line.
-#[derive(Default)]
-struct RowPerLine {
-    depth: usize,
-}
-
-impl serde_json::ser::Formatter for RowPerLine {
-    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.depth += 1;
-        w.write_all(b"[")
-    }
-    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.depth -= 1;
-        w.write_all(if self.depth == 0 { b"\n]" } else { b"]" })
-    }
-    fn begin_array_value<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        match (self.depth, first) {
-            (1, true) => w.write_all(b"\n  "),
-            (1, false) => w.write_all(b",\n  "),
-            (_, true) => Ok(()),
-            (_, false) => w.write_all(b","),
-        }
-    }
-    fn begin_object_key<W: ?Sized + Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        if first { Ok(()) } else { w.write_all(b", ") }
-    }
-    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-}
-
-fn json(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
-    let rows: Vec<JsonRow> = t.rows.iter().map(|r| JsonRow(&t.names, r)).collect();
-    let mut ser = serde_json::Serializer::with_formatter(&mut *out, RowPerLine::default());
-    // An I/O error comes back as itself (a closed pipe stays a closed pipe).
-    serde::Serialize::serialize(&rows, &mut ser).map_err(std::io::Error::from)?;
-    writeln!(out)
-}
-
-/// Markdown with a spaced rule (`| --- |`) and `yes`/blank booleans, as
-/// spreadsheet-minded readers paste it; cells escaped as `grid` does.
-fn markdown(t: &Table, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "| {} |", t.names.join(" | "))?;
-    let rule: Vec<&str> = t.names.iter().map(|_| "---").collect();
-    writeln!(out, "| {} |", rule.join(" | "))?;
-    for r in &t.rows {
-        let cells: Vec<String> = r
-            .iter()
-            .map(|c| match c {
-                Cell::Null => String::new(),
-                Cell::Int(v) => v.to_string(),
-                Cell::Num(v) => grid::readable(*v),
-                Cell::Bool(v) => if *v { "yes" } else { "" }.to_string(),
-                Cell::Text(s) => grid::markdown_cell(s),
-                Cell::List(v) => v.join(" "),
-            })
-            .collect();
-        writeln!(out, "| {} |", cells.join(" | "))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::compare::{Cell, EventRow, LoadRow, LoadTest, Side, TOP, load_tests, mean, varies};
-use super::compare_devices::{device_names, pair_devices, pair_label, paired_settings};
-use super::stats::ALPHA;
+use super::devices::{device_names, pair_devices, pair_label, paired_settings};
+use super::{Cell, EventRow, LoadRow, LoadTest, Side, TOP, load_tests, mean, varies};
 use crate::analysis::compare::{MAX_RUNS, POWER};
+use crate::report::plan::stats::ALPHA;
 
 fn pct_diff(a: f64, b: f64) -> String {
     if !a.is_finite() || !b.is_finite() {
@@ -337,5 +337,5 @@ fn truncate(s: &str, n: usize) -> &str {
 }
 
 #[cfg(test)]
-#[path = "compare_text_tests.rs"]
+#[path = "text_tests.rs"]
 mod tests;

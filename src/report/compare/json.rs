@@ -12,8 +12,8 @@ use serde::Serializer;
 use serde::ser::SerializeSeq;
 use serde_json::{Map, Value, json};
 
-use super::compare::LoadRow;
-use super::compare_evidence::LoadTest;
+use super::LoadRow;
+use super::evidence::LoadTest;
 
 /// The `schema` of `dbio compare --format json`. v2: host and device fields
 /// under the run document's `dbio.run.v2` names (`ctxt_per_s`, `r_per_s`,

@@ -27,7 +27,7 @@ pub struct RunValue {
     pub value: f64,
 }
 
-impl From<&RunValue> for crate::report::table::Point {
+impl From<&RunValue> for crate::report::plan::table::Point {
     fn from(r: &RunValue) -> Self {
         Self {
             variable: r.variable.clone(),

@@ -7,9 +7,9 @@
 
 use std::fmt::Write;
 
-use super::Report;
 use super::db_text;
-use super::pg::PgSummary;
+use crate::document::Report;
+use crate::document::pg::PgSummary;
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::pg::PgConfig;
 use crate::workload::pg::stats::Delta;

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::measure::stats::OpStats;
 use crate::workload::slob::events::{EVENTS, Event, EventStats, Side};
@@ -17,7 +17,7 @@ pub const BUCKETS_US: [u64; 12] = [
     64, 128, 256, 512, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 1_000_000,
 ];
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SlobSummary {
     pub elapsed_s: f64,
     /// Session time in operations (busy or waiting) over the window.
@@ -44,17 +44,17 @@ pub struct SlobSummary {
     pub lgwr_thread: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LoadLine {
-    pub name: &'static str,
+    pub name: String,
     pub per_second: f64,
     pub per_transaction: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EventSummary {
-    pub name: &'static str,
-    pub class: &'static str,
+    pub name: String,
+    pub class: String,
     pub side: Side,
     pub waits: u64,
     pub time_s: f64,
@@ -65,9 +65,9 @@ pub struct EventSummary {
     pub histogram: Vec<u64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FunctionIo {
-    pub function: &'static str,
+    pub function: String,
     pub read_requests_per_s: f64,
     pub read_mib_per_s: f64,
     pub write_requests_per_s: f64,
@@ -120,8 +120,8 @@ impl SlobSummary {
         let db_cpu_s = c.db_cpu_ns as f64 / 1e9;
         let fg_wait_s = all.events.foreground_ns() as f64 / 1e9;
         let tx = c.transactions as f64;
-        let line = |name, v: f64| LoadLine {
-            name,
+        let line = |name: &str, v: f64| LoadLine {
+            name: name.into(),
             per_second: v / secs,
             per_transaction: (tx > 0.0).then(|| v / tx),
         };
@@ -146,7 +146,7 @@ impl SlobSummary {
             .map(|&e| event(&all.events, e, db_time_s, secs))
             .filter(|e| e.waits > 0)
             .collect();
-        let func = |name, t: &Tally, reads: bool| {
+        let func = |name: &str, t: &Tally, reads: bool| {
             let w = &t.window;
             let (reqs, lat_ns) = if reads {
                 let seq = t.events.get(Event::DbFileSequentialRead);
@@ -169,7 +169,7 @@ impl SlobSummary {
                 w.write_bytes
             };
             FunctionIo {
-                function: name,
+                function: name.into(),
                 read_requests_per_s: w.read_requests as f64 / secs,
                 read_mib_per_s: mb(w.read_bytes) / secs,
                 write_requests_per_s: if name == "LGWR" {
@@ -222,8 +222,8 @@ fn event(s: &EventStats, e: Event, db_time_s: f64, secs: f64) -> EventSummary {
         secs
     };
     EventSummary {
-        name: e.name(),
-        class: e.class(),
+        name: e.name().into(),
+        class: e.class().into(),
         side: e.side(),
         waits: st.count,
         time_s,

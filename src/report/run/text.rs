@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::{OpSummary, Report};
 use crate::config::{IoMode, RunLength, WorkloadConfig};
+use crate::document::{OpSummary, Report};
 use crate::harness::Status;
 use crate::samplers::telemetry::TelemetrySummary;
 use crate::units::{fmt_count, fmt_size};

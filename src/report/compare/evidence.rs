@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
-use super::compare::Side;
-use super::stats::ALPHA;
+use super::Side;
 use crate::analysis::compare::{Evidence, evidence};
+use crate::report::plan::stats::ALPHA;
 
 /// The evidence of one load profile line: Welch's test of the 2nd side's
 /// runs against the 1st's, the effect size and, when not significant, the
@@ -40,7 +40,7 @@ pub struct Cell {
     pub sessions: Option<u32>,
     pub first: Side,
     pub second: Side,
-    #[serde(serialize_with = "super::compare_json::tests")]
+    #[serde(serialize_with = "super::json::tests")]
     pub tests: Vec<LoadTest>,
 }
 

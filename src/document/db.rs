@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Latency, OpSummary, summarize};
 use crate::measure::stats::OpStats;
@@ -18,7 +18,7 @@ use crate::workload::db::data::LoadReport;
 
 /// The server's settings, its memory limit and the data, as every server's
 /// summary shows them (flattened into it after the server's own fields).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Setup {
     /// The settings as the server reports them (name, value).
     pub settings: Vec<(String, String)>,
@@ -47,7 +47,7 @@ impl Setup {
 /// The reads of the device under the data over the window (flattened into
 /// each server's physical reads; null on tmpfs or when no device was
 /// resolved).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DeviceReads {
     pub device: Option<String>,
     pub device_requests: Option<f64>,
@@ -74,7 +74,7 @@ impl DeviceReads {
 }
 
 /// The operations and waits of a database run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DbOps {
     /// What dbio issued in the window.
     pub selects: u64,
@@ -97,20 +97,20 @@ pub struct DbOps {
     pub waits: Vec<WaitLine>,
     /// The server's own processes sampled at the same time when busy
     /// (`PROCESS EVENT`; absent where the server does not show them).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background_waits: Vec<WaitLine>,
     /// Why the server's counters are missing, if they are.
     pub sampler_error: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ProfileLine {
-    pub name: &'static str,
+    pub name: String,
     pub per_second: f64,
     pub per_transaction: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WaitLine {
     /// The wait's name, or `CPU` for an active session not waiting.
     pub event: String,
@@ -236,7 +236,7 @@ pub fn profile(secs: f64, transactions: f64, lines: &[(&'static str, f64)]) -> V
     lines
         .iter()
         .map(|&(name, v)| ProfileLine {
-            name,
+            name: name.into(),
             per_second: v / secs,
             per_transaction: Some(v / tx),
         })

@@ -1,0 +1,13 @@
+//! One run's report as the terminal shows it: `text.rs` (the run: summary,
+//! latency, outliers, telemetry), `awr_text.rs` (the SLOB model's AWR-style
+//! sections), `db_text.rs` (what the pg and mysql reports share),
+//! `pg_text.rs` and `mysql_text.rs` (each server's own counters).
+
+pub mod awr_text;
+mod db_text;
+mod mysql_text;
+mod pg_text;
+pub mod text;
+
+#[cfg(test)]
+pub(crate) mod tests;
