@@ -26,6 +26,24 @@ pub(crate) fn report() -> Value {
     serde_json::from_str(snapshot_body(JSON_SNAPSHOT)).unwrap()
 }
 
+/// The SLOB model's settings as a run document holds them.
+fn slob_settings() -> Value {
+    let slob = crate::cli::slob::SlobArgs {
+        dbwr_engine: Some(crate::config::EngineKind::Psync),
+        db_writers: Some(1),
+        ..Default::default()
+    }
+    .into_config(
+        Some(4),
+        8192,
+        1,
+        None,
+        Some(std::path::Path::new("/mnt/xfs/dbio")),
+    )
+    .expect("defaults are valid");
+    serde_json::to_value(slob).unwrap()
+}
+
 pub(crate) fn report_text() -> &'static str {
     snapshot_body(TEXT_SNAPSHOT)
 }
@@ -301,7 +319,12 @@ fn list_filters_by_plan_variable_tag_workload_and_since() {
         rep["started_unix_ms"] = t.into();
         rep["config"]["workload"] = workload.into();
         rep["config"]["pattern"] = pattern.into();
-        rep.clone()
+        let mut r = rep.clone();
+        if workload == "slob" {
+            // A model run's document carries the model's settings.
+            r["config"]["slob"] = slob_settings();
+        }
+        r
     };
     let (ra, rb) = (at(t0, "raw", "randread"), at(t0 + day, "raw", "randwrite"));
     let (rc, rd) = (
