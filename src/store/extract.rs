@@ -36,7 +36,7 @@ pub(crate) struct Extracted {
 }
 
 /// Top-level objects whose numbers all become metrics.
-const METRIC_ROOTS: [&str; 5] = ["read", "write", "sync", "total", "cpu"];
+const METRIC_ROOTS: [&str; 6] = ["read", "write", "sync", "total", "cpu", "open_loop"];
 /// Other numbers worth a metric row.
 const METRIC_EXTRAS: [&str; 5] = [
     "measured_s",

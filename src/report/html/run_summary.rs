@@ -248,6 +248,7 @@ pub fn command_line(config: &Value) -> String {
     if raw {
         opt("dist", text("distribution").filter(|d| d != "uniform"));
         opt("rate", int("rate_iops").map(|r| r.to_string()));
+        opt("arrival", text("arrival").filter(|a| a != "uniform"));
     }
     opt("seed", int("seed").map(|s| s.to_string()));
     words.join(" ")

@@ -31,6 +31,7 @@ const SYNC_BIT: u64 = 1 << 32;
 const ENTER_GETEVENTS: u32 = 1 << 0;
 const ENTER_SQ_WAKEUP: u32 = 1 << 1;
 const ENTER_SQ_WAIT: u32 = 1 << 2;
+const ENTER_EXT_ARG: u32 = 1 << 3;
 const ENTER_REGISTERED_RING: u32 = 1 << 4;
 const REGISTER_RING_FDS: u32 = 20;
 const UNREGISTER_RING_FDS: u32 = 21;
@@ -335,6 +336,49 @@ fn register_ring_fd(ring: RawFd) -> io::Result<RawFd> {
     Ok(up.offset as RawFd)
 }
 
+/// `struct __kernel_timespec`.
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// `struct io_uring_getevents_arg`: io_uring_enter's extended argument.
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// io_uring_enter(2) with IORING_ENTER_EXT_ARG: waits for `min_complete`
+/// completions or until `arg`'s timeout (ETIME).
+fn sys_enter_arg(
+    fd: RawFd,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    arg: &GeteventsArg,
+) -> io::Result<usize> {
+    // SAFETY: `arg` and the timespec it points to outlive the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_enter,
+            fd,
+            to_submit,
+            min_complete,
+            flags,
+            arg as *const GeteventsArg,
+            std::mem::size_of::<GeteventsArg>(),
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r as usize)
+}
+
 /// io_uring_enter(2) without a signal mask or extra argument.
 #[inline]
 fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
@@ -453,6 +497,41 @@ impl Engine for Uring {
                 return Ok(reaped);
             }
         }
+    }
+
+    fn reap_within<F: FnMut(Completion)>(
+        &mut self,
+        timeout_ns: u64,
+        mut done: F,
+    ) -> io::Result<u32> {
+        // Submit what is queued and look without waiting first.
+        let reaped = self.reap(0, &mut done)?;
+        if reaped > 0 || self.sqpoll {
+            return Ok(reaped);
+        }
+        let ts = Timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as i64,
+            tv_nsec: (timeout_ns % 1_000_000_000) as i64,
+        };
+        let arg = GeteventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: &ts as *const Timespec as u64,
+        };
+        let flags = ENTER_GETEVENTS | ENTER_EXT_ARG | self.enter_flags;
+        match sys_enter_arg(self.enter_fd, 0, 1, flags, &arg) {
+            // Timed out, a signal (Ctrl-C), or a CQ overflow to reap first:
+            // the caller looks again.
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(self.drain(&mut done))
     }
 }
 

@@ -60,6 +60,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         distribution: Distribution::Uniform,
         hotspot: None,
         rate_iops: None,
+        arrival: None,
         seed: 7,
         load_parallel: 1,
         outlier_ms: 500.0,
