@@ -427,7 +427,7 @@ fn an_open_loop_above_capacity_counts_the_backlog_from_the_due_time() {
     let mut cfg = config(&t, 1, time(0.5, 0.0));
     cfg.iodepth = 1;
     // Far beyond what one session issues: the schedule runs ahead.
-    cfg.rate_iops = Some(1_000_000_000);
+    cfg.rate_iops = Some(50_000_000);
     cfg.arrival = Some(crate::config::Arrival::Uniform);
     let r = raw_run(&cfg, &t);
     let o = r.stats.open.as_deref().expect("due times kept");

@@ -18,6 +18,10 @@ pub struct DueStats {
     pub lateness: OpStats,
     /// Requests issued more than [`LATE_NS`] after their due time.
     pub late: u64,
+    /// Requests that fell due inside the measurement window, issued or not
+    /// (what was asked of the storage there: a Poisson schedule's count
+    /// varies around rate × time).
+    pub fell_due: u64,
 }
 
 impl DueStats {
@@ -45,6 +49,7 @@ impl DueStats {
         }
         self.lateness.merge(&other.lateness);
         self.late += other.late;
+        self.fell_due += other.fell_due;
     }
 }
 

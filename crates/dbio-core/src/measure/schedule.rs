@@ -71,6 +71,17 @@ impl Schedule {
         self.next += self.gap();
     }
 
+    /// Moves past every request due before `until`, counting those due
+    /// from `from` on (the requests a session that ended left unissued).
+    pub fn skip_until(&mut self, from: u64, until: u64) -> u64 {
+        let mut n = 0;
+        while self.due() < until {
+            n += u64::from(self.due() >= from);
+            self.advance();
+        }
+        n
+    }
+
     #[inline]
     fn gap(&mut self) -> f64 {
         match self.arrival {

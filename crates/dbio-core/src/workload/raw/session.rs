@@ -149,6 +149,7 @@ impl Session<'_> {
                 break;
             }
         }
+        self.unissued(&st);
         SessionEnd {
             last_ns: st.last_ns,
             issued: st.issued,
@@ -180,6 +181,16 @@ impl Session<'_> {
             issued: 0,
             last_ns: 0,
         }
+    }
+
+    /// Counts the requests that fell due in the window but were never
+    /// issued (a backlog when the session ended).
+    fn unissued(&mut self, st: &Loop) {
+        let (Some(s), Some(o)) = (&mut self.schedule, self.stats.open.as_deref_mut()) else {
+            return;
+        };
+        let until = self.shared.end_ns.load(Relaxed).min(now_ns());
+        o.fell_due += s.skip_until(st.ramp_end, until);
     }
 
     /// Issues requests while there is room: read-backs first, then the
@@ -221,6 +232,9 @@ impl Session<'_> {
                     }
                 }
                 s.advance();
+                if let Some(o) = self.stats.open.as_deref_mut() {
+                    o.fell_due += u64::from(due >= st.ramp_end);
+                }
             }
             if !self.issue_next(st, now, due) {
                 break;
