@@ -75,6 +75,7 @@ pub fn meaning(name: &str) -> String {
         ),
         "pg" => format!("PostgreSQL: {}", words(&rest(1))),
         "mysql" => format!("MariaDB/InnoDB: {}", words(&rest(1))),
+        "open_loop" => super::open_loop::meaning(&rest(1)),
         "measured_s" => "length of the measurement window".into(),
         "ramp_s" => "warm-up before the window, not counted".into(),
         "outliers" => match parts.get(1).copied() {
@@ -98,6 +99,9 @@ fn kind_field(f: &str) -> String {
     if let Some(l) = f.strip_prefix("latency.") {
         return latency(l);
     }
+    if let Some(l) = f.strip_prefix("due.") {
+        return format!("{} from the due time (--rate)", latency(l));
+    }
     match f {
         "iops" => "requests per second".into(),
         "mib_per_s" => "MiB per second".into(),
@@ -109,7 +113,7 @@ fn kind_field(f: &str) -> String {
 }
 
 /// `p99_9_us` → `99.9th percentile latency`.
-fn latency(f: &str) -> String {
+pub(super) fn latency(f: &str) -> String {
     let stat = f.trim_end_matches("_us").trim_end_matches("_ms");
     match stat {
         "min" => "shortest latency".into(),

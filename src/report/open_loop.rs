@@ -101,6 +101,27 @@ pub fn due_latencies(d: &DueStats, ops: [Option<&mut OpSummary>; 2], total: &mut
     total.due = Some(latency_of(&both));
 }
 
+/// The meaning of the metric `open_loop.<field>` (`report --metric`).
+pub fn meaning(field: &str) -> String {
+    let of = |what: &str| format!("open loop (--rate): {what}");
+    if let Some(l) = field.strip_prefix("lateness.latency.") {
+        return of(&format!(
+            "issue lateness (issue − due time), {}",
+            super::metric_names::latency(l)
+        ));
+    }
+    of(match field {
+        "asked_per_s" => "requests per second asked",
+        "due_per_s" => "requests per second that fell due in the window",
+        "achieved_per_s" => "requests per second completed in the window",
+        "lateness.late" => "requests issued late",
+        "lateness.late_pct" => "share of requests issued late, %",
+        "lateness.late_after_us" => "lateness above which a request is late",
+        "lateness.requests" => "requests whose lateness was measured",
+        _ => field,
+    })
+}
+
 /// "asked 50.0K/s, achieved 31.0K/s: saturated", naming what fell due
 /// when a Poisson schedule's count strayed from the asked rate.
 fn verdict(asked: f64, due: f64, achieved: f64) -> String {
