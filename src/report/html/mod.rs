@@ -22,6 +22,7 @@ pub mod charts;
 pub mod compare;
 pub mod data;
 pub mod environment;
+pub mod open_loop;
 pub mod page;
 pub mod ranks;
 pub mod run_summary;
@@ -254,6 +255,7 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
     );
     p.html(&run_summary::headline(&run.report));
     p.html(&run_summary::percentile_table(&run.report));
+    p.html(&open_loop::section(&run.report));
     if let Some(c) = run_summary::latency_histogram(run) {
         let fig = figure(
             &c.render(),
