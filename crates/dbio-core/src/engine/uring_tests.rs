@@ -228,7 +228,7 @@ fn a_refused_setting_is_one_line_naming_it() {
 #[test]
 fn reap_within_gives_up_at_its_timeout_and_returns_a_completion() {
     let (_dir, f) = stamped();
-    let mut bufs = BufPool::new(BS, 2);
+    let bufs = BufPool::new(BS, 2);
     let mut e = Uring::with_opts(
         &[f.as_raw_fd()],
         Some(&bufs),
