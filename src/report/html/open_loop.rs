@@ -9,15 +9,8 @@ use super::page::{table, td};
 use crate::chart::escape;
 use crate::units::fmt_latency_ns;
 
-/// Percentiles shown: (report field, heading).
-const COLUMNS: [(&str, &str); 6] = [
-    ("p50_us", "p50"),
-    ("p90_us", "p90"),
-    ("p99_us", "p99"),
-    ("p99_9_us", "p99.9"),
-    ("p99_99_us", "p99.99"),
-    ("max_us", "max"),
-];
+/// Percentiles shown: the run's table's from p50 on (report field, heading).
+const COLUMNS: &[(&str, &str)] = super::run_summary::LATENCY.split_at(2).1;
 
 /// The section's HTML, or an empty string for a closed-loop run.
 pub fn section(report: &Value) -> String {
@@ -58,7 +51,7 @@ pub fn section(report: &Value) -> String {
 
 fn row(name: &str, l: &Value) -> Vec<String> {
     let mut r = vec![td(name)];
-    for (field, _) in COLUMNS {
+    for &(field, _) in COLUMNS {
         let v = l.get(field).and_then(Value::as_f64);
         let s = v.map_or_else(|| "-".into(), |us| fmt_latency_ns(us * 1e3));
         r.push(format!("<td class=\"num\">{}</td>", escape(&s)));

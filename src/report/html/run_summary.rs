@@ -24,7 +24,7 @@ const KINDS: [(&str, &str); 4] = [
 ];
 
 /// The latency columns: (report field, heading).
-const LATENCY: [(&str, &str); 8] = [
+pub(super) const LATENCY: [(&str, &str); 8] = [
     ("min_us", "min"),
     ("mean_us", "mean"),
     ("p50_us", "p50"),

@@ -361,7 +361,25 @@ fn sys_enter_arg(
     flags: u32,
     arg: &GeteventsArg,
 ) -> io::Result<usize> {
-    // SAFETY: `arg` and the timespec it points to outlive the call.
+    let size = std::mem::size_of::<GeteventsArg>();
+    enter_syscall(
+        fd,
+        (to_submit, min_complete, flags),
+        (arg as *const GeteventsArg).cast(),
+        size,
+    )
+}
+
+/// The system call itself; `arg` is null or points to `size` bytes that
+/// outlive the call.
+#[inline]
+fn enter_syscall(
+    fd: RawFd,
+    (to_submit, min_complete, flags): (u32, u32, u32),
+    arg: *const libc::c_void,
+    size: usize,
+) -> io::Result<usize> {
+    // SAFETY: `arg` is null or valid for the call (the callers' promise).
     let r = unsafe {
         libc::syscall(
             libc::SYS_io_uring_enter,
@@ -369,8 +387,8 @@ fn sys_enter_arg(
             to_submit,
             min_complete,
             flags,
-            arg as *const GeteventsArg,
-            std::mem::size_of::<GeteventsArg>(),
+            arg,
+            size,
         )
     };
     if r < 0 {
@@ -382,22 +400,7 @@ fn sys_enter_arg(
 /// io_uring_enter(2) without a signal mask or extra argument.
 #[inline]
 fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
-    // SAFETY: no pointers are passed.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_io_uring_enter,
-            fd,
-            to_submit,
-            min_complete,
-            flags,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r as usize)
+    enter_syscall(fd, (to_submit, min_complete, flags), std::ptr::null(), 0)
 }
 
 /// IORING_(UN)REGISTER_RING_FDS of one ring fd.

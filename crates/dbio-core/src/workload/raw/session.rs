@@ -262,14 +262,20 @@ impl Session<'_> {
         };
         // SAFETY: the slot's buffer stays untouched until reaped.
         if let Err(e) = unsafe { self.engine.queue(&io) } {
-            let id = self.id;
-            self.shared
-                .fail(format!("session {id}: cannot queue I/O: {e}"));
-            st.free.push(slot);
+            self.not_queued(st, slot, &e);
             return false;
         }
         st.inflight += 1;
         true
+    }
+
+    /// A request the engine refused: the run fails, the slot is free again.
+    #[cold]
+    fn not_queued(&self, st: &mut Loop, slot: u32, e: &std::io::Error) {
+        let id = self.id;
+        self.shared
+            .fail(format!("session {id}: cannot queue I/O: {e}"));
+        st.free.push(slot);
     }
 
     /// Queues the workload's next request, due at `due` (issued at `now`).
@@ -332,10 +338,7 @@ impl Session<'_> {
                     inflight::clear(&f[slot as usize]);
                 }
             }
-            let id = self.id;
-            self.shared
-                .fail(format!("session {id}: cannot queue I/O: {e}"));
-            st.free.push(slot);
+            self.not_queued(st, slot, &e);
             return false;
         }
         st.inflight += 1;
