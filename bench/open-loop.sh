@@ -98,7 +98,7 @@ print("| dbio | %s | %.0f | %.0f | %s | %s | %s | %.1f | %s | %s |" % (label, o[
 }
 
 # Lay the file out once (an --ops run), outside every measurement.
-"$DBIO" run --quiet --target "$TARGET" --size ${FILE_MB}m --pattern randread --bs 4k --ops 1 >/dev/null
+"$DBIO" run --quiet --target "$TARGET" --size ${FILE_MB}m --pattern randread --bs 4k --sessions 1 --ops 1 >/dev/null
 
 echo "open loop at $RATE/s, $SESSIONS psync sessions, 4 KiB random reads of a ${FILE_MB} MiB tmpfs file, ${TIME} s after 1 s ramp; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
