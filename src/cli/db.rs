@@ -80,6 +80,7 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), Refused> {
             "keys are uniform",
         ),
         (a.rate.is_some(), "--rate", "sessions run flat out"),
+        (a.arrival.is_some(), "--arrival", "sessions run flat out"),
         (a.iodepth != 1, "--iodepth", "the server issues the I/O"),
         (
             a.uring.given().is_some(),

@@ -41,6 +41,7 @@ pub const FIO_NAMES: &[(&str, &str)] = &[
         "rate_iops",
         "--rate (requests per second over all sessions)",
     ),
+    ("rate_process", "--arrival (uniform, poisson)"),
     ("randseed", "--seed"),
     (
         "random_distribution",

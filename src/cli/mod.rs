@@ -9,7 +9,8 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::cli::slob::SlobArgs;
 use crate::cli::uring::UringArgs;
 use crate::config::{
-    EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength, WorkloadConfig,
+    Arrival, EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength,
+    WorkloadConfig,
 };
 use crate::units::{fmt_size, parse_seconds, parse_size};
 use crate::workload::dist::Distribution;
@@ -350,9 +351,13 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hotspot_frequency: Option<u32>,
 
-    /// Issue at most this many requests per second in total (latency at a fixed load).
+    /// Open loop: this many requests per second in total fall due on a schedule that never waits for completions; latency is counted from the due time and from the issue.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub rate: Option<u64>,
+
+    /// How --rate's requests fall due: evenly spaced, or a Poisson process [default: uniform].
+    #[arg(long, value_parser = choice::<Arrival>())]
+    pub arrival: Option<Arrival>,
 
     /// Streams writing the data files when dbio lays them out, each with 8 writes of 1 MiB in flight (SLOB's LOAD_PARALLEL_DEGREE) [default: the number of cores].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::storage::layout::MAX_STREAMS as i64))]
@@ -660,6 +665,12 @@ impl RunArgs {
             self.hotspot_frequency,
         )?;
         self.check_random_only(pattern, hotspot.is_some())?;
+        if self.arrival.is_some() && self.rate.is_none() {
+            return Err(
+                "--arrival shapes --rate's schedule; give --rate N (requests per second) with it"
+                    .into(),
+            );
+        }
         if let Some(rate) = self.rate
             && rate < u64::from(sessions)
         {
@@ -689,6 +700,7 @@ impl RunArgs {
             length,
             hotspot,
             rate_iops: self.rate,
+            arrival: self.rate.map(|_| self.arrival.unwrap_or(Arrival::Uniform)),
             load_parallel: self.load_parallel(),
             destroy_device: self.destroy_device.clone(),
             ..self.shared(WorkloadConfig::Raw(raw))
@@ -715,6 +727,7 @@ impl RunArgs {
             },
             hotspot: None,
             rate_iops: None,
+            arrival: None,
             seed: self.seed.unwrap_or_else(random_seed),
             load_parallel: 1,
             outlier_ms: self.outlier_ms,
@@ -860,6 +873,7 @@ impl RunArgs {
                 "use --hotspot-mb",
             ),
             (self.rate.is_some(), "--rate", "use --think-frequency"),
+            (self.arrival.is_some(), "--arrival", "use --think-frequency"),
             (
                 self.iodepth != 1,
                 "--iodepth",

@@ -34,6 +34,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "hotspot_offset_mb",
             "hotspot_frequency",
             "rate",
+            "arrival",
             "seed",
         ],
     ),

@@ -11,6 +11,7 @@ pub mod awr;
 pub mod db;
 pub mod mpi;
 pub mod mysql;
+pub mod open_loop;
 pub mod pg;
 pub mod read;
 pub mod upgrade;
@@ -96,6 +97,10 @@ pub struct Report {
     /// InnoDB's reads beside the device's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mysql: Option<mysql::MysqlSummary>,
+    /// An open-loop run's rate asked and achieved, verdict and lateness
+    /// (`--rate`; absent in a closed loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<open_loop::OpenLoop>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -135,7 +140,12 @@ pub struct OpSummary {
     pub bytes: u64,
     pub iops: f64,
     pub mib_per_s: f64,
+    /// Service time: from each request's issue to its completion.
     pub latency: Latency,
+    /// An open-loop run's latency from each request's due time (`--rate`):
+    /// the service time plus any wait for a free session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<Latency>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -171,7 +181,6 @@ pub struct OutlierSummary {
 }
 
 pub(crate) fn summarize(s: &OpStats, block_size: u32, secs: f64) -> OpSummary {
-    let us = |ns: u64| ns as f64 / 1e3;
     let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     OpSummary {
         requests: s.count,
@@ -179,20 +188,26 @@ pub(crate) fn summarize(s: &OpStats, block_size: u32, secs: f64) -> OpSummary {
         bytes: s.bytes,
         iops: per_s(s.count as f64),
         mib_per_s: per_s(s.bytes as f64 / (1 << 20) as f64),
-        latency: if s.count == 0 {
-            Latency::default()
-        } else {
-            Latency {
-                min_us: us(s.min_ns),
-                mean_us: s.mean_ns() / 1e3,
-                p50_us: us(s.quantile_ns(0.5)),
-                p90_us: us(s.quantile_ns(0.9)),
-                p99_us: us(s.quantile_ns(0.99)),
-                p99_9_us: us(s.quantile_ns(0.999)),
-                p99_99_us: us(s.quantile_ns(0.9999)),
-                max_us: us(s.max_ns),
-            }
-        },
+        latency: latency_of(s),
+        due: None,
+    }
+}
+
+/// The percentiles of `s` in microseconds (all 0 when it is empty).
+pub(crate) fn latency_of(s: &OpStats) -> Latency {
+    let us = |ns: u64| ns as f64 / 1e3;
+    if s.count == 0 {
+        return Latency::default();
+    }
+    Latency {
+        min_us: us(s.min_ns),
+        mean_us: s.mean_ns() / 1e3,
+        p50_us: us(s.quantile_ns(0.5)),
+        p90_us: us(s.quantile_ns(0.9)),
+        p99_us: us(s.quantile_ns(0.99)),
+        p99_9_us: us(s.quantile_ns(0.999)),
+        p99_99_us: us(s.quantile_ns(0.9999)),
+        max_us: us(s.max_ns),
     }
 }
 
@@ -206,7 +221,12 @@ impl Report {
         };
         let mut both = r.stats.ops[Kind::Read as usize].clone();
         both.merge(&r.stats.ops[Kind::Write as usize]);
-        let total = summarize(&both, bs, secs);
+        let mut total = summarize(&both, bs, secs);
+        let (mut read, mut write) = (op(Kind::Read), op(Kind::Write));
+        if let Some(d) = r.stats.open.as_deref() {
+            open_loop::due_latencies(d, [read.as_mut(), write.as_mut()], &mut total);
+        }
+        let open_loop = open_loop::OpenLoop::new(cfg, &r, &total);
         let ios = total.requests;
         Report {
             schema: SCHEMA.into(),
@@ -233,8 +253,8 @@ impl Report {
             measured_s: secs,
             start_skew_us: r.start_skew_us,
             peak_rss_bytes: r.peak_rss_bytes,
-            read: op(Kind::Read),
-            write: op(Kind::Write),
+            read,
+            write,
             sync: op(Kind::Sync),
             total,
             cpu: CpuSummary::new(&r.cpu, ios),
@@ -254,6 +274,7 @@ impl Report {
             mpi: None,
             ranks: Vec::new(),
             mysql: None,
+            open_loop,
         }
     }
 }

@@ -87,12 +87,13 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, Unfit> {
         dbio_version: Some(r.dbio_version.clone()),
     };
     let mut metrics = Vec::new();
-    let sections: [(&str, Option<Value>); 5] = [
+    let sections: [(&str, Option<Value>); 6] = [
         ("read", section(&r.read)),
         ("write", section(&r.write)),
         ("sync", section(&r.sync)),
         ("total", section(&r.total)),
         ("cpu", section(&r.cpu)),
+        ("open_loop", section(&r.open_loop)),
     ];
     for (root, v) in &sections {
         if let Some(v) = v {

@@ -41,6 +41,7 @@ mod mysql;
 mod mysql_paths;
 mod mysql_url;
 mod non_utf8_paths;
+mod open_loop;
 mod output_file;
 mod pg;
 mod pg_plans;
@@ -115,6 +116,7 @@ fn main() {
         mysql_paths::tests(),
         mysql_url::tests(),
         non_utf8_paths::tests(),
+        open_loop::tests(),
         output_file::tests(),
         pg::tests(),
         pg_plans::tests(),

@@ -171,6 +171,38 @@ impl IoMode {
     }
 }
 
+/// How the requests of an open-loop run (`--rate`) fall due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced: one every sessions/rate seconds in each session.
+    Uniform,
+    /// A Poisson process: exponential gaps from the run's seeded generator.
+    Poisson,
+}
+
+impl Choice for Arrival {
+    const ALL: &'static [(Self, Named)] = &[
+        (
+            Arrival::Uniform,
+            Named::help("uniform", "evenly spaced requests (the default)"),
+        ),
+        (
+            Arrival::Poisson,
+            Named::help("poisson", "exponential gaps, as independent users arrive"),
+        ),
+    ];
+}
+
+impl Arrival {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Uniform => "uniform",
+            Arrival::Poisson => "poisson",
+        }
+    }
+}
+
 /// SLOB-style hot spot, in blocks once resolved.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HotspotConfig {
@@ -212,9 +244,16 @@ pub struct RunConfig {
     pub io_mode: IoMode,
     pub length: RunLength,
     pub hotspot: Option<HotspotConfig>,
-    /// Total target rate over all sessions, I/O requests per second
-    /// (shared: the raw workload paces to it today; the others will).
+    /// Total rate asked over all sessions (`--rate`), per second: I/O
+    /// requests (raw runs only, so far). With it the run is open-loop:
+    /// requests fall due on a schedule that never waits for completions,
+    /// and latency is counted from the due time as well as from the issue.
+    /// Shared, as the databases' operations will be paced by it too.
     pub rate_iops: Option<u64>,
+    /// How requests fall due under `rate_iops` (`--arrival`); `None`
+    /// exactly when there is no rate (a closed loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
     pub seed: u64,
     /// Streams laying out the data files (`--load-parallel`); how the
     /// target is written, not what is measured (not in the report; 1 when

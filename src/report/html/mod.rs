@@ -22,6 +22,7 @@ pub mod charts;
 pub mod compare;
 pub mod data;
 pub mod environment;
+pub mod open_loop;
 pub mod page;
 pub mod ranks;
 pub mod run_summary;
@@ -263,6 +264,7 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
     );
     p.html(&run_summary::headline(report.as_ref()));
     p.html(&run_summary::percentile_table(report.as_ref()));
+    p.html(&open_loop::section(report.as_ref()));
     if let Some(c) = run_summary::latency_histogram(run) {
         let fig = figure(
             &c.render(),

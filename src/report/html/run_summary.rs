@@ -20,7 +20,7 @@ use crate::units::{fmt_count, fmt_latency_ns};
 type LatencyField = fn(&Latency) -> f64;
 
 /// The latency columns: (heading, the field of [`Latency`]).
-const LATENCY: [(&str, LatencyField); 8] = [
+pub(super) const LATENCY: [(&str, LatencyField); 8] = [
     ("min", |l| l.min_us),
     ("mean", |l| l.mean_us),
     ("p50", |l| l.p50_us),
@@ -229,6 +229,12 @@ pub fn command_line(config: &RunConfig) -> String {
         let dist = r.distribution.to_string();
         opt("dist", Some(dist).filter(|d| d != "uniform"));
         opt("rate", c.rate_iops.map(|r| r.to_string()));
+        opt(
+            "arrival",
+            c.arrival
+                .map(|a| a.name().to_string())
+                .filter(|a| a != "uniform"),
+        );
     }
     opt("seed", Some(c.seed.to_string()));
     words.join(" ")

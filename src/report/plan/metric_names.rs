@@ -75,6 +75,7 @@ pub fn meaning(name: &str) -> String {
         ),
         "pg" => format!("PostgreSQL: {}", words(&rest(1))),
         "mysql" => format!("MariaDB/InnoDB: {}", words(&rest(1))),
+        "open_loop" => open_loop_meaning(&rest(1)),
         "measured_s" => "length of the measurement window".into(),
         "ramp_s" => "warm-up before the window, not counted".into(),
         "outliers" => match parts.get(1).copied() {
@@ -98,6 +99,9 @@ fn kind_field(f: &str) -> String {
     if let Some(l) = f.strip_prefix("latency.") {
         return latency(l);
     }
+    if let Some(l) = f.strip_prefix("due.") {
+        return format!("{} from the due time (--rate)", latency(l));
+    }
     match f {
         "iops" => "requests per second".into(),
         "mib_per_s" => "MiB per second".into(),
@@ -109,7 +113,7 @@ fn kind_field(f: &str) -> String {
 }
 
 /// `p99_9_us` → `99.9th percentile latency`.
-fn latency(f: &str) -> String {
+pub(super) fn latency(f: &str) -> String {
     let stat = f.trim_end_matches("_us").trim_end_matches("_ms");
     match stat {
         "min" => "shortest latency".into(),
@@ -257,6 +261,27 @@ pub fn nearest<'a>(
         .take(n)
         .map(|(_, _, name)| name)
         .collect()
+}
+
+/// The meaning of the metric `open_loop.<field>` (`report --metric`).
+fn open_loop_meaning(field: &str) -> String {
+    let of = |what: &str| format!("open loop (--rate): {what}");
+    if let Some(l) = field.strip_prefix("lateness.latency.") {
+        return of(&format!(
+            "issue lateness (issue − due time), {}",
+            latency(l)
+        ));
+    }
+    of(match field {
+        "asked_per_s" => "requests per second asked",
+        "due_per_s" => "requests per second that fell due in the window",
+        "achieved_per_s" => "requests per second completed in the window",
+        "lateness.late" => "requests issued late",
+        "lateness.late_pct" => "share of requests issued late, %",
+        "lateness.late_after_us" => "lateness above which a request is late",
+        "lateness.requests" => "requests whose lateness was measured",
+        _ => field,
+    })
 }
 
 #[cfg(test)]

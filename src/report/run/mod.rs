@@ -6,6 +6,7 @@
 pub mod awr_text;
 mod db_text;
 mod mysql_text;
+mod open_loop_text;
 mod pg_text;
 pub mod text;
 

@@ -35,6 +35,7 @@ pub(crate) fn sample() -> Report {
         },
         hotspot: None,
         rate_iops: None,
+        arrival: None,
         seed: 42,
         load_parallel: 1,
         outlier_ms: 500.0,

@@ -90,7 +90,7 @@ pub fn render(r: &Report) -> String {
         ));
     }
     if let Some(rate) = c.rate_iops {
-        extras.push(format!("rate {rate} IOPS"));
+        extras.push(format!("rate {rate}/s"));
     }
     extras.push(format!("seed {}", c.seed));
     let window = match c.length {
@@ -167,6 +167,7 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
     if r.read.is_none() && r.write.is_none() {
         let _ = writeln!(o, "(no I/O completed in the measurement window)");
     }
+    super::open_loop_text::section(o, r);
     let _ = writeln!(
         o,
         "\nlatency (min .. max) in the unit each value reads best in (ns, us, ms, s). requests = I/O calls completed; blocks = {} blocks they moved.",

@@ -2,6 +2,7 @@
 //! devices that always clean up, the binary), and how a test is registered
 //! with what it needs from the machine.
 #![allow(dead_code)]
+pub mod blkio;
 pub mod browser;
 pub mod cli;
 pub mod layers;
@@ -34,6 +35,8 @@ pub enum Need {
     /// The kernel's block tracepoints (CONFIG_BLK_DEV_IO_TRACE: every
     /// block device has a `trace` directory in sysfs).
     BlockTracing,
+    /// The block I/O cgroup v1 with its throttle (`blkio.throttle.read_iops_device`).
+    BlkioThrottle,
 }
 
 impl Need {
@@ -69,6 +72,10 @@ impl Need {
                 .flatten()
                 .any(|e| e.path().join("trace").is_dir()))
             .then(|| "needs block tracing (CONFIG_BLK_DEV_IO_TRACE)".into()),
+            Need::BlkioThrottle => (!std::path::Path::new(blkio::ROOT)
+                .join("blkio.throttle.read_iops_device")
+                .is_file())
+            .then(|| "needs the blkio cgroup v1 with throttling".into()),
         }
     }
 }

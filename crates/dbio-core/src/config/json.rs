@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength, WorkloadConfig,
+    Arrival, EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength,
+    WorkloadConfig,
 };
 use crate::engine::uring::UringOpts;
 use crate::storage::content::ContentSpec;
@@ -41,6 +42,8 @@ pub(super) struct RunConfigJson {
     distribution: Distribution,
     hotspot: Option<HotspotConfig>,
     rate_iops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    arrival: Option<Arrival>,
     seed: u64,
     outlier_ms: f64,
     interval_s: f64,
@@ -141,6 +144,7 @@ impl From<RunConfig> for RunConfigJson {
             distribution: raw.distribution,
             hotspot: c.hotspot,
             rate_iops: c.rate_iops,
+            arrival: c.arrival,
             seed: c.seed,
             outlier_ms: c.outlier_ms,
             interval_s: c.interval_s,
@@ -192,6 +196,7 @@ impl TryFrom<RunConfigJson> for RunConfig {
             length: j.length,
             hotspot: j.hotspot,
             rate_iops: j.rate_iops,
+            arrival: j.arrival,
             seed: j.seed,
             load_parallel: 1,
             outlier_ms: j.outlier_ms,

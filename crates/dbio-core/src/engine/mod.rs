@@ -76,6 +76,15 @@ pub trait Engine {
     /// Submits what is queued, waits for at least `min` completions, and
     /// passes every available completion to `done`. Returns how many.
     fn reap<F: FnMut(Completion)>(&mut self, min: u32, done: F) -> io::Result<u32>;
+
+    /// As `reap(1, done)`, but waits at most `timeout_ns` for the first
+    /// completion (an open-loop session's next request falls due then);
+    /// returns 0 when none came. An engine that completes a request when it
+    /// is queued (psync, null) never waits here.
+    fn reap_within<F: FnMut(Completion)>(&mut self, timeout_ns: u64, done: F) -> io::Result<u32> {
+        let _ = timeout_ns;
+        self.reap(1, done)
+    }
 }
 
 impl<E: Engine + ?Sized> Engine for Box<E> {
@@ -88,6 +97,9 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
     }
     fn reap<F: FnMut(Completion)>(&mut self, min: u32, done: F) -> io::Result<u32> {
         (**self).reap(min, done)
+    }
+    fn reap_within<F: FnMut(Completion)>(&mut self, timeout_ns: u64, done: F) -> io::Result<u32> {
+        (**self).reap_within(timeout_ns, done)
     }
 }
 
@@ -202,6 +214,15 @@ impl Engine for AnyEngine {
             AnyEngine::Psync(e) => e.reap(min, done),
             AnyEngine::Uring(e) => e.reap(min, done),
             AnyEngine::Null(e) => e.reap(min, done),
+        }
+    }
+
+    #[inline]
+    fn reap_within<F: FnMut(Completion)>(&mut self, timeout_ns: u64, done: F) -> io::Result<u32> {
+        match self {
+            AnyEngine::Psync(e) => e.reap_within(timeout_ns, done),
+            AnyEngine::Uring(e) => e.reap_within(timeout_ns, done),
+            AnyEngine::Null(e) => e.reap_within(timeout_ns, done),
         }
     }
 }

@@ -31,6 +31,7 @@ const SYNC_BIT: u64 = 1 << 32;
 const ENTER_GETEVENTS: u32 = 1 << 0;
 const ENTER_SQ_WAKEUP: u32 = 1 << 1;
 const ENTER_SQ_WAIT: u32 = 1 << 2;
+const ENTER_EXT_ARG: u32 = 1 << 3;
 const ENTER_REGISTERED_RING: u32 = 1 << 4;
 const REGISTER_RING_FDS: u32 = 20;
 const UNREGISTER_RING_FDS: u32 = 21;
@@ -273,10 +274,50 @@ fn register_ring_fd(ring: RawFd) -> io::Result<RawFd> {
     Ok(up.offset as RawFd)
 }
 
-/// io_uring_enter(2) without a signal mask or extra argument.
+/// `struct __kernel_timespec`.
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// `struct io_uring_getevents_arg`: io_uring_enter's extended argument.
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// io_uring_enter(2) with IORING_ENTER_EXT_ARG: waits for `min_complete`
+/// completions or until `arg`'s timeout (ETIME).
+fn sys_enter_arg(
+    fd: RawFd,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    arg: &GeteventsArg,
+) -> io::Result<usize> {
+    let size = std::mem::size_of::<GeteventsArg>();
+    enter_syscall(
+        fd,
+        (to_submit, min_complete, flags),
+        (arg as *const GeteventsArg).cast(),
+        size,
+    )
+}
+
+/// The system call itself; `arg` is null or points to `size` bytes that
+/// outlive the call.
 #[inline]
-fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
-    // SAFETY: no pointers are passed.
+fn enter_syscall(
+    fd: RawFd,
+    (to_submit, min_complete, flags): (u32, u32, u32),
+    arg: *const libc::c_void,
+    size: usize,
+) -> io::Result<usize> {
+    // SAFETY: `arg` is null or valid for the call (the callers' promise).
     let r = unsafe {
         libc::syscall(
             libc::SYS_io_uring_enter,
@@ -284,14 +325,20 @@ fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Re
             to_submit,
             min_complete,
             flags,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
+            arg,
+            size,
         )
     };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(r as usize)
+}
+
+/// io_uring_enter(2) without a signal mask or extra argument.
+#[inline]
+fn sys_enter(fd: RawFd, to_submit: u32, min_complete: u32, flags: u32) -> io::Result<usize> {
+    enter_syscall(fd, (to_submit, min_complete, flags), std::ptr::null(), 0)
 }
 
 /// IORING_(UN)REGISTER_RING_FDS of one ring fd.
@@ -391,6 +438,41 @@ impl Engine for Uring {
                 return Ok(reaped);
             }
         }
+    }
+
+    fn reap_within<F: FnMut(Completion)>(
+        &mut self,
+        timeout_ns: u64,
+        mut done: F,
+    ) -> io::Result<u32> {
+        // Submit what is queued and look without waiting first.
+        let reaped = self.reap(0, &mut done)?;
+        if reaped > 0 || self.sqpoll {
+            return Ok(reaped);
+        }
+        let ts = Timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as i64,
+            tv_nsec: (timeout_ns % 1_000_000_000) as i64,
+        };
+        let arg = GeteventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: &ts as *const Timespec as u64,
+        };
+        let flags = ENTER_GETEVENTS | ENTER_EXT_ARG | self.enter_flags;
+        match sys_enter_arg(self.enter_fd, 0, 1, flags, &arg) {
+            // Timed out, a signal (Ctrl-C), or a CQ overflow to reap first:
+            // the caller looks again.
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(self.drain(&mut done))
     }
 }
 

@@ -222,3 +222,47 @@ fn a_refused_setting_is_one_line_naming_it() {
     .to_string();
     assert!(err.contains("--registerfiles false"), "{err}");
 }
+
+/// `reap_within` waits no longer than asked when nothing completes, and
+/// returns a completion that comes (an open-loop session's wait).
+#[test]
+fn reap_within_gives_up_at_its_timeout_and_returns_a_completion() {
+    let (_dir, f) = stamped();
+    let bufs = BufPool::new(BS, 2);
+    let mut e = Uring::with_opts(
+        &[f.as_raw_fd()],
+        Some(&bufs),
+        2,
+        SyncAfterWrite::None,
+        UringOpts::default(),
+    )
+    .unwrap();
+    let t = crate::measure::clock::now_ns();
+    let n = e
+        .reap_within(5_000_000, |_| panic!("nothing was queued"))
+        .unwrap();
+    let waited = crate::measure::clock::now_ns() - t;
+    assert_eq!(n, 0);
+    assert!(
+        (4_000_000..200_000_000).contains(&waited),
+        "waited {waited} ns"
+    );
+    let io = Io {
+        kind: OpKind::Read,
+        file: 0,
+        offset: 0,
+        len: BS as u32,
+        buf: bufs.ptr(0),
+        slot: 0,
+    };
+    // SAFETY: the buffer outlives the request, reaped below.
+    unsafe { e.queue(&io) }.unwrap();
+    let mut got = 0;
+    let until = crate::measure::clock::now_ns() + 1_000_000_000;
+    while got == 0 && crate::measure::clock::now_ns() < until {
+        got += e
+            .reap_within(100_000_000, |c| assert_eq!(c.res, BS as i32))
+            .unwrap();
+    }
+    assert_eq!(got, 1);
+}

@@ -55,6 +55,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         length,
         hotspot: None,
         rate_iops: None,
+        arrival: None,
         seed: 7,
         load_parallel: 1,
         outlier_ms: 500.0,
@@ -455,5 +456,64 @@ fn an_observer_sees_every_second_once_in_order_and_every_request() {
     assert!(
         in_series >= measured && in_series <= measured + 2 * 4,
         "{in_series} {measured}"
+    );
+}
+
+#[test]
+fn a_closed_loop_keeps_no_due_times() {
+    let (_d, t) = target();
+    let r = raw_run(&config(&t, 2, RunLength::Ops { ops: 100 }), &t);
+    assert!(r.stats.open.is_none());
+}
+
+#[test]
+fn an_open_loop_below_capacity_issues_on_time_at_the_asked_rate() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 2, time(1.0, 0.0));
+    cfg.rate_iops = Some(4000);
+    cfg.arrival = Some(crate::config::Arrival::Poisson);
+    let r = raw_run(&cfg, &t);
+    let done = total(&r.stats) as f64;
+    assert!(
+        (3600.0..=4400.0).contains(&done),
+        "4000/s for 1 s gave {done}"
+    );
+    let o = r.stats.open.as_deref().expect("due times kept");
+    assert_eq!(
+        o.lateness.count,
+        total(&r.stats),
+        "every request's lateness"
+    );
+    let due = o.due[Kind::Read as usize].count + o.due[Kind::Write as usize].count;
+    assert_eq!(due, total(&r.stats));
+    // The null engine completes at once: from the due time, a request waits
+    // only for its issue.
+    let read = &o.due[Kind::Read as usize];
+    assert!(read.min_ns >= r.stats.ops[Kind::Read as usize].min_ns);
+}
+
+#[test]
+fn an_open_loop_above_capacity_counts_the_backlog_from_the_due_time() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 1, time(0.5, 0.0));
+    cfg.iodepth = 1;
+    // Far beyond what one session issues: the schedule runs ahead.
+    cfg.rate_iops = Some(50_000_000);
+    cfg.arrival = Some(crate::config::Arrival::Uniform);
+    let r = raw_run(&cfg, &t);
+    let o = r.stats.open.as_deref().expect("due times kept");
+    let service = r.stats.ops[Kind::Read as usize].quantile_ns(0.99);
+    let due = o.due[Kind::Read as usize].quantile_ns(0.99);
+    // The backlog grows through the run: the latest requests wait for
+    // most of it.
+    assert!(due > 100_000_000, "due p99 {due} ns");
+    assert!(
+        due > 1000 * service,
+        "due p99 {due} vs service p99 {service}"
+    );
+    assert!(
+        o.late as f64 > 0.9 * o.lateness.count as f64,
+        "{} late",
+        o.late
     );
 }

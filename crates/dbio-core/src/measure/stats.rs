@@ -5,6 +5,8 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::due::DueStats;
+
 /// Highest latency a histogram tracks (slower ones are clamped to it): 60 s.
 pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
 /// Outliers kept per session; more are counted but not listed.
@@ -132,6 +134,9 @@ pub struct SessionStats {
     pub ops: [OpStats; 3],
     pub outliers: Vec<Outlier>,
     pub outliers_unlisted: u64,
+    /// An open-loop run's due-time latencies and lateness (`ops` holds the
+    /// service times); None in a closed loop, where due = issue.
+    pub open: Option<Box<DueStats>>,
 }
 
 impl SessionStats {
@@ -140,6 +145,15 @@ impl SessionStats {
             ops: Default::default(),
             outliers: Vec::with_capacity(64),
             outliers_unlisted: 0,
+            open: None,
+        }
+    }
+
+    /// Statistics of a session of an open-loop run (made before its start).
+    pub fn open_loop() -> Self {
+        SessionStats {
+            open: Some(Box::default()),
+            ..Self::new()
         }
     }
 
@@ -164,6 +178,9 @@ impl SessionStats {
         }
         self.outliers.extend_from_slice(&other.outliers);
         self.outliers_unlisted += other.outliers_unlisted;
+        if let Some(o) = &other.open {
+            self.open.get_or_insert_default().merge(o);
+        }
     }
 }
 

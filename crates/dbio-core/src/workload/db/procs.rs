@@ -154,7 +154,16 @@ mod tests {
         )
         .unwrap();
         let child: u32 = line.trim().parse().unwrap();
-        assert!(live(child, "sleep"));
+        // The shell prints the child's pid when it forks; the child is
+        // `sleep` once it has exec'd.
+        let t0 = std::time::Instant::now();
+        while !live(child, "sleep") {
+            assert!(
+                t0.elapsed().as_secs() < 10,
+                "the group's child never ran sleep"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         kill_group(group.id());
         assert!(!group.wait().unwrap().success());
         let t0 = std::time::Instant::now();

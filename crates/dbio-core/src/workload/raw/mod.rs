@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use super::dist::{BlockPicker, Hotspot};
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
-use crate::config::{EngineKind, RawConfig, RunConfig, RunLength};
+use crate::config::{Arrival, EngineKind, RawConfig, RunConfig, RunLength};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, SyncAfterWrite};
+use crate::measure::schedule::Schedule;
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
@@ -38,8 +39,6 @@ pub struct Raw<'a> {
     picker: BlockPicker,
     /// Requests in total for `--ops`.
     quota_total: Option<u64>,
-    /// Nanoseconds between one session's requests for `--rate`.
-    interval_ns: u64,
     /// The generations of the blocks, when the run writes a directory
     /// target that keeps a lost-write map.
     map: Option<Tracked>,
@@ -73,7 +72,6 @@ impl<'a> Raw<'a> {
         let hotspot = resolve_hotspot(cfg, target)?;
         let picker = BlockPicker::new(raw.distribution, target.total_blocks(), hotspot)
             .map_err(|e| SetupError::Invalid(format!("--dist {}: {e}", raw.distribution)))?;
-        let n = u64::from(cfg.sessions);
         let in_flight = u64::from(cfg.sessions) * u64::from(cfg.iodepth);
         let writes_dir = cfg.writes() && target.kind == TargetKind::Directory;
         let map = if writes_dir && in_flight <= MAX_IN_FLIGHT {
@@ -112,7 +110,6 @@ impl<'a> Raw<'a> {
                 RunLength::Ops { ops } => Some(ops),
                 RunLength::Time { .. } => None,
             },
-            interval_ns: cfg.rate_iops.map(|r| 1_000_000_000 * n / r).unwrap_or(0),
             map,
             floors,
             interrupted,
@@ -235,7 +232,7 @@ impl Workload for Raw<'_> {
             target: self.target,
             io_mode: cfg.io_mode,
             quota: self.quota(id),
-            interval_ns: self.interval_ns,
+            schedule: open_loop(cfg, id),
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
@@ -256,7 +253,10 @@ impl Workload for Raw<'_> {
             ),
             bufs: p.bufs,
             rng: Rng::for_stream(cfg.seed, u64::from(id)),
-            stats: SessionStats::new(),
+            stats: match cfg.rate_iops {
+                Some(_) => SessionStats::open_loop(),
+                None => SessionStats::new(),
+            },
             series: SeriesWriter::new(series),
         };
         let end = s.run();
@@ -268,6 +268,19 @@ impl Workload for Raw<'_> {
         }
     }
 }
+
+/// Session `id`'s schedule of an open-loop run (`--rate`), or None. Its
+/// gaps have a generator stream of their own, so that a Poisson run asks
+/// for the same blocks as a uniform one.
+pub fn open_loop(cfg: &RunConfig, id: u32) -> Option<Schedule> {
+    let rate = cfg.rate_iops?;
+    let arrival = cfg.arrival.unwrap_or(Arrival::Uniform);
+    let rng = Rng::for_stream(cfg.seed, SCHEDULE_STREAMS + u64::from(id));
+    Some(Schedule::new(rate, arrival, id, cfg.sessions, rng))
+}
+
+/// Where the schedules' generator streams start (beyond every session's).
+const SCHEDULE_STREAMS: u64 = 1 << 40;
 
 /// Refuses `--verify` where it cannot judge without false failures, and
 /// loads the floors a read-only run judges against and what interrupted

@@ -1,0 +1,99 @@
+//! A really slow device for the tests: a blkio cgroup (v1) that throttles a
+//! block device's I/O per second, and commands started inside it. The
+//! cgroup is removed when dropped (its processes moved out first), also when
+//! the test fails.
+
+use std::fs;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where the blkio controller is mounted.
+pub const ROOT: &str = "/sys/fs/cgroup/blkio";
+
+/// A blkio cgroup of the test's own.
+pub struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    /// A cgroup that lets `device` serve at most `read_iops` reads and
+    /// `write_iops` writes per second to the processes in it.
+    pub fn new(device: &Path, read_iops: u32, write_iops: u32) -> Throttle {
+        let dir = Path::new(ROOT).join(format!("dbio-test-{}-{}", std::process::id(), unique()));
+        fs::create_dir(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+        let t = Throttle { dir };
+        let majmin = majmin(device);
+        t.set(
+            "blkio.throttle.read_iops_device",
+            &format!("{majmin} {read_iops}"),
+        );
+        t.set(
+            "blkio.throttle.write_iops_device",
+            &format!("{majmin} {write_iops}"),
+        );
+        t
+    }
+
+    fn set(&self, file: &str, value: &str) {
+        let p = self.dir.join(file);
+        fs::write(&p, value).unwrap_or_else(|e| panic!("write {value:?} to {}: {e}", p.display()));
+    }
+
+    /// `cmd`, made to enter the cgroup before it runs its program, at a
+    /// high CPU priority (nice -15): the other tests and builds on a busy
+    /// machine should not decide when it issues its requests.
+    pub fn inside(&self, cmd: &mut Command) {
+        let procs = fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.join("cgroup.procs"))
+            .expect("open the cgroup's cgroup.procs");
+        let fd = procs.as_raw_fd();
+        // The file stays open in the parent until the child has started
+        // (kept alive by the closure, which the Command owns).
+        let keep = std::sync::Arc::new(procs);
+        // SAFETY: the child only calls write(2) on an open descriptor
+        // (async-signal-safe, no allocation) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let _ = &keep;
+                libc::setpriority(libc::PRIO_PROCESS, 0, -15);
+                // "0": the writing process itself.
+                let r = libc::write(fd, b"0".as_ptr().cast(), 1);
+                if r == 1 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let root = Path::new(ROOT).join("cgroup.procs");
+        let procs = fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = fs::write(&root, pid);
+        }
+        if let Err(e) = fs::remove_dir(&self.dir) {
+            eprintln!("blkio: cannot remove {}: {e}", self.dir.display());
+        }
+    }
+}
+
+fn majmin(device: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = fs::metadata(device)
+        .unwrap_or_else(|e| panic!("{}: {e}", device.display()))
+        .rdev();
+    format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
