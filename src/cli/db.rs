@@ -248,6 +248,7 @@ pub fn resolve(
         slob: None,
         mysql: None,
         pg: None,
+        replay: None,
     };
     let server = ServerConfig {
         bin: server.bin,

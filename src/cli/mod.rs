@@ -717,6 +717,7 @@ impl RunArgs {
             slob: None,
             pg: None,
             mysql: None,
+            replay: None,
         })
     }
 }
@@ -818,6 +819,7 @@ impl RunArgs {
             slob: Some(slob),
             pg: None,
             mysql: None,
+            replay: None,
         })
     }
 }

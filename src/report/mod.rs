@@ -307,6 +307,7 @@ mod tests {
             pg: None,
             mysql: None,
             slob: None,
+            replay: None,
         };
         let target = Target {
             kind: TargetKind::Directory,

@@ -244,12 +244,18 @@ pub struct RunConfig {
     /// The MariaDB run's settings (`--workload mysql`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mysql: Option<crate::workload::mysql::MysqlConfig>,
+    /// The replay's settings and its trace's shape (`--workload replay`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::workload::replay::ReplayConfig>,
 }
 
 impl RunConfig {
     /// True when the run writes to its data: a raw pattern that writes, or a
     /// database model with updates.
     pub fn writes(&self) -> bool {
+        if let Some(r) = &self.replay {
+            return r.facts.writes();
+        }
         match (self.pattern, &self.slob, &self.pg) {
             (Some(p), _, _) => p.writes(),
             (None, Some(s), _) => s.update_pct > 0,

@@ -71,6 +71,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         pg: None,
         mysql: None,
         slob: None,
+        replay: None,
     }
 }
 

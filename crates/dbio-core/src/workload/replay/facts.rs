@@ -1,0 +1,122 @@
+//! What a replay needs to know of its trace before the start, from one
+//! pass over it as a stream (memory bounded by the number of threads and
+//! the requests each had in flight, never by the trace's length): how many
+//! requests of each kind, the bytes it reaches (its extent), its longest
+//! request, the threads that issued it and how many requests each had in
+//! flight at most.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::trace::{self, Entry, Op, Request, TraceError};
+
+/// A trace's shape, as a replay plans it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceFacts {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+    /// One byte past the furthest byte any request touches.
+    pub extent_bytes: u64,
+    /// The longest request, bytes.
+    pub max_len_bytes: u32,
+    /// Issue times of the first and the last request, ns from the trace's start.
+    pub first_issue_ns: u64,
+    pub last_issue_ns: u64,
+    /// The issuing threads (thread id, 0 where the trace does not say), in
+    /// order of their first request.
+    pub threads: Vec<u32>,
+    /// The most requests one thread had in flight at once (1 when the
+    /// trace has no completion times).
+    pub max_in_flight: u32,
+    /// The devices the trace names.
+    pub devices: Vec<String>,
+}
+
+impl TraceFacts {
+    /// Seconds from the first issue to the last.
+    pub fn span_s(&self) -> f64 {
+        (self.last_issue_ns - self.first_issue_ns) as f64 / 1e9
+    }
+
+    /// True when replaying it writes (writes or discards).
+    pub fn writes(&self) -> bool {
+        self.writes + self.discards > 0
+    }
+}
+
+/// The thread a request belongs to (0 when the trace does not say).
+#[inline]
+pub fn thread_of(r: &Request) -> u32 {
+    r.tid.or(r.pid).unwrap_or(0)
+}
+
+/// Requests each captured thread has in flight: at a request's issue, the
+/// earlier requests of its thread that had not completed yet.
+#[derive(Default)]
+pub struct InFlight {
+    completions: HashMap<u32, BinaryHeap<Reverse<u64>>>,
+}
+
+impl InFlight {
+    /// The requests in flight on `r`'s thread when it was issued, itself
+    /// included (1 for a request without a completion time).
+    pub fn at_issue(&mut self, r: &Request) -> u32 {
+        let heap = self.completions.entry(thread_of(r)).or_default();
+        while heap.peek().is_some_and(|c| c.0 <= r.issue_ns) {
+            heap.pop();
+        }
+        match r.complete_ns {
+            Some(c) => {
+                heap.push(Reverse(c));
+                heap.len() as u32
+            }
+            None => 1,
+        }
+    }
+}
+
+/// Reads the trace in `paths` once.
+pub fn scan(paths: &[PathBuf]) -> Result<TraceFacts, TraceError> {
+    let mut f = TraceFacts {
+        max_in_flight: 1,
+        ..TraceFacts::default()
+    };
+    let mut inflight = InFlight::default();
+    let mut seen: HashMap<u32, ()> = HashMap::new();
+    for e in trace::open(paths)? {
+        let r = match e? {
+            Entry::Device(d) => {
+                f.devices.push(d.name);
+                continue;
+            }
+            Entry::Request(r) => r,
+        };
+        if f.requests == 0 {
+            f.first_issue_ns = r.issue_ns;
+        }
+        f.requests += 1;
+        f.last_issue_ns = f.last_issue_ns.max(r.issue_ns);
+        match r.op {
+            Op::Read => f.reads += 1,
+            Op::Write => f.writes += 1,
+            Op::Flush => f.flushes += 1,
+            Op::Discard => f.discards += 1,
+        }
+        if r.len > 0 {
+            f.extent_bytes = f.extent_bytes.max(r.offset + u64::from(r.len));
+            f.max_len_bytes = f.max_len_bytes.max(r.len);
+        }
+        let t = thread_of(&r);
+        if seen.insert(t, ()).is_none() {
+            f.threads.push(t);
+        }
+        f.max_in_flight = f.max_in_flight.max(inflight.at_issue(&r));
+    }
+    Ok(f)
+}
