@@ -21,6 +21,7 @@ pub mod mysql;
 pub mod pg;
 pub mod plan;
 pub mod progress;
+pub mod replay;
 mod refused;
 pub mod run_help;
 pub mod run_options;
@@ -435,6 +436,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub mysql: crate::cli::mysql::MysqlArgs,
+
+    #[command(flatten)]
+    pub replay: crate::cli::replay::ReplayArgs,
 }
 
 /// The workloads `--workload` names.
@@ -448,6 +452,8 @@ pub enum WorkloadKind {
     Pg,
     /// The SLOB method on a real MariaDB/InnoDB that dbio starts on the target (docs/mysql.md).
     Mysql,
+    /// A captured or imported block trace, at its captured times or faster (--trace; docs/replay.md).
+    Replay,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, Refused> {
@@ -566,6 +572,14 @@ impl RunArgs {
                 if f.is_oracle() { "oracle" } else { "postgres" }
             ).into());
         }
+        if self.workload != WorkloadKind::Replay
+            && let Some(opt) = self.replay.first_given()
+        {
+            return Err(format!(
+                "{opt} applies to --workload replay; add --workload replay or drop {opt}"
+            )
+            .into());
+        }
         if self.workload == WorkloadKind::Pg {
             if let Some(opt) = self.mysql.first_given() {
                 return Err(format!(
@@ -588,6 +602,9 @@ impl RunArgs {
             return Err(
                 format!("{opt} applies to --workload pg; add --workload pg or drop {opt}").into(),
             );
+        }
+        if self.workload == WorkloadKind::Replay {
+            return self.into_replay_config();
         }
         if self.workload == WorkloadKind::Slob {
             return self.into_slob_config();

@@ -100,6 +100,9 @@ pub fn run(
         progress: show_progress,
     };
     let (report, histograms) = match (&cfg.pg, &cfg.slob) {
+        (None, None) if cfg.replay.is_some() => {
+            super::run_replay::run(cfg, &target, &shared, opts)?
+        }
         (None, None) if cfg.mysql.is_some() => {
             let my = cfg.mysql.as_ref().expect("checked");
             super::run_db::run(my, &target, server(opts))?

@@ -15,6 +15,7 @@ pub mod metric_names;
 pub mod mysql;
 mod mysql_text;
 pub mod pg;
+pub mod replay;
 mod pg_text;
 mod rformat;
 pub mod select;
@@ -103,6 +104,10 @@ pub struct Report {
     /// InnoDB's reads beside the device's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mysql: Option<mysql::MysqlSummary>,
+    /// A replay's faithfulness (`--workload replay`): the replay beside
+    /// its capture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::workload::replay::faith::Faithfulness>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -261,6 +266,7 @@ impl Report {
             mpi: None,
             ranks: Vec::new(),
             mysql: None,
+            replay: None,
         }
     }
 }

@@ -1,0 +1,183 @@
+//! The options of `--workload replay` (`--trace`, `--speed`, `--map`) and
+//! their validation into a [`ReplayConfig`]: the trace is read once here
+//! (as a stream) so that a missing, damaged or oversized trace is refused
+//! in one line before anything is laid out.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{DEFAULT_BS, Refused, RunArgs, random_seed};
+use crate::config::{EngineKind, RunConfig, RunLength};
+use crate::workload::MAX_SESSIONS;
+use crate::workload::dist::Distribution;
+use crate::workload::replay::{MapMode, ReplayConfig, Sessions, Speed, facts};
+
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Replay (--workload replay; docs/replay.md)")]
+pub struct ReplayArgs {
+    /// The trace to replay: a dbio trace (`dbio capture`), a fio iolog v2/v3, or blktrace's per-CPU files (repeat --trace for each).
+    #[arg(long = "trace", value_name = "FILE")]
+    pub trace: Vec<PathBuf>,
+
+    /// How fast: 1x (the captured issue times), 2x, 0.5x, or max (as fast as each captured thread's concurrency allows) [default: 1x].
+    #[arg(long, value_parser = parse_speed)]
+    pub speed: Option<Speed>,
+
+    /// How captured offsets land on a target smaller than the trace: modulo (wrap) or scale (stretch) [default: none; a trace that does not fit is refused].
+    #[arg(long, value_parser = parse_map)]
+    pub map: Option<MapMode>,
+}
+
+impl ReplayArgs {
+    /// The first replay option given, for a refusal on another workload.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (!self.trace.is_empty(), "--trace"),
+            (self.speed.is_some(), "--speed"),
+            (self.map.is_some(), "--map"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+}
+
+fn parse_speed(s: &str) -> Result<Speed, Refused> {
+    if s == "max" {
+        return Ok(Speed::Max);
+    }
+    match s.strip_suffix('x').unwrap_or(s).parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(Speed::Factor(v)),
+        _ => Err("must be a factor above 0 (1x as captured, 2x, 0.5x) or max".into()),
+    }
+}
+
+fn parse_map(s: &str) -> Result<MapMode, Refused> {
+    match s {
+        "modulo" => Ok(MapMode::Modulo),
+        "scale" => Ok(MapMode::Scale),
+        _ => Err("must be modulo or scale".into()),
+    }
+}
+
+impl RunArgs {
+    /// `--workload replay`: refuses what the trace decides, reads the trace
+    /// once, and sizes a directory target to it.
+    pub(super) fn into_replay_config(self) -> Result<RunConfig, Refused> {
+        let decided = [
+            (self.pattern.is_some(), "--pattern"),
+            (self.read_pct.is_some(), "--read-pct"),
+            (self.dist != Distribution::Uniform, "--dist"),
+            (self.hotspot_mb.is_some(), "--hotspot-mb"),
+            (self.rate.is_some(), "--rate"),
+            (self.ops.is_some(), "--ops"),
+            (self.time.is_some(), "--time"),
+            (self.ramp.is_some(), "--ramp"),
+        ];
+        if let Some(opt) = self.slob.first_given() {
+            return Err(format!(
+                "{opt} applies to --workload slob; --workload replay issues the trace's requests"
+            )
+            .into());
+        }
+        if let Some((_, opt)) = decided.iter().find(|(given, _)| *given) {
+            return Err(format!(
+                "{opt} does not apply to --workload replay: the trace decides what is asked and when; drop {opt}"
+            )
+            .into());
+        }
+        if self.replay.trace.is_empty() {
+            return Err(
+                "--workload replay needs --trace FILE (a dbio trace, a fio iolog, or blktrace's per-CPU files)".into(),
+            );
+        }
+        for t in &self.replay.trace {
+            super::utf8_path("--trace", t)?;
+        }
+        let source = self
+            .replay
+            .trace
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let facts = facts::scan(&self.replay.trace).map_err(|e| format!("--trace: {e}"))?;
+        if facts.requests == 0 {
+            return Err(format!("--trace {source}: the trace holds no request; nothing to replay").into());
+        }
+        let sessions = match self.sessions {
+            Some(n) => Sessions::Pool(n),
+            None if facts.threads.len() > MAX_SESSIONS as usize => {
+                return Err(format!(
+                    "--trace {source}: {} threads issued the trace, more than {MAX_SESSIONS} sessions; give --sessions N to replay it with a pool of N",
+                    facts.threads.len()
+                )
+                .into());
+            }
+            None => Sessions::PerThread,
+        };
+        let iodepth = match self.engine {
+            EngineKind::Psync if self.iodepth > 1 => {
+                return Err(format!(
+                    "--iodepth {} needs --engine io_uring (psync has one I/O in flight per session)",
+                    self.iodepth
+                )
+                .into());
+            }
+            EngineKind::Psync => 1,
+            _ => self.iodepth.max(facts.max_in_flight).min(4096),
+        };
+        let bs = self.bs.unwrap_or(DEFAULT_BS);
+        let is_device = crate::storage::device::is_block_device(&self.target);
+        let size = match (self.size, is_device) {
+            (Some(s), _) => Some(s),
+            (None, true) => None,
+            // A directory: as large as the trace reaches, in whole blocks per file.
+            (None, false) => {
+                let per_file = facts.extent_bytes.div_ceil(u64::from(self.files)).max(1);
+                Some(per_file.next_multiple_of(u64::from(bs)) * u64::from(self.files))
+            }
+        };
+        let requests = facts.requests;
+        let replay = ReplayConfig {
+            trace: self.replay.trace,
+            source,
+            speed: self.replay.speed.unwrap_or(Speed::Factor(1.0)),
+            map: self.replay.map,
+            sessions,
+            facts,
+        };
+        Ok(RunConfig {
+            workload: "replay",
+            target: self.target,
+            files: self.files,
+            size_bytes: size,
+            block_size: bs,
+            pattern: None,
+            read_pct: None,
+            sessions: replay.session_count(),
+            iodepth,
+            engine: self.engine,
+            uring: self.uring.into_opts(self.engine)?,
+            io_mode: self.io_mode,
+            length: RunLength::Ops { ops: requests },
+            distribution: Distribution::Uniform,
+            hotspot: None,
+            rate_iops: None,
+            seed: self.seed.unwrap_or_else(random_seed),
+            load_parallel: self
+                .load_parallel
+                .unwrap_or_else(crate::storage::layout::default_streams),
+            outlier_ms: self.outlier_ms,
+            interval_s: self.interval,
+            destroy_device: self.destroy_device,
+            allow_root_fs: self.allow_root_fs,
+            verify: Default::default(),
+            content: Default::default(),
+            slob: None,
+            pg: None,
+            mysql: None,
+            replay: Some(replay),
+        })
+    }
+}
