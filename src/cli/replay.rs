@@ -138,6 +138,15 @@ impl RunArgs {
                 Some(per_file.next_multiple_of(u64::from(bs)) * u64::from(self.files))
             }
         };
+        if let Some(size) = size.filter(|&s| !is_device && s < facts.extent_bytes)
+            && self.replay.map.is_none()
+        {
+            return Err(format!(
+                "--trace {source}: the trace reaches byte {} and --size {size} is smaller; give --map modulo or --map scale, or a --size of at least {}",
+                facts.extent_bytes, facts.extent_bytes
+            )
+            .into());
+        }
         let requests = facts.requests;
         let replay = ReplayConfig {
             trace: self.replay.trace,

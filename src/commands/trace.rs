@@ -117,14 +117,28 @@ impl Sink {
     }
 }
 
-fn convert(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
-    if a.output.symlink_metadata().is_ok() {
+/// Refuses an `--output` that exists or whose directory does not (exit 2).
+pub(crate) fn check_new_output(output: &Path) -> Result<(), CommandError> {
+    if output.symlink_metadata().is_ok() {
         return Err(CommandError::Usage(format!(
             "--output {} exists: dbio never overwrites a file; give a new name",
-            a.output.display()
-        ))
-        .into());
+            output.display()
+        )));
     }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(CommandError::Usage(format!(
+            "--output {}: the directory {} does not exist",
+            output.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+fn convert(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    check_new_output(&a.output)?;
     let entries = trace::open(&a.input).map_err(read_error)?;
     let sink = match a.to {
         To::Native => Sink::Native(native::Writer::create(&a.output)?),
