@@ -105,17 +105,21 @@ impl RunArgs {
         if facts.requests == 0 {
             return Err(format!("--trace {source}: the trace holds no request; nothing to replay").into());
         }
+        let per_thread_in_flight = self.engine == EngineKind::Psync;
         let sessions = match self.sessions {
             Some(n) => Sessions::Pool(n),
-            None if facts.threads.len() > MAX_SESSIONS as usize => {
-                return Err(format!(
-                    "--trace {source}: {} threads issued the trace, more than {MAX_SESSIONS} sessions; give --sessions N to replay it with a pool of N",
-                    facts.threads.len()
-                )
-                .into());
-            }
-            None => Sessions::PerThread,
+            None => Sessions::PerThread {
+                per_thread_in_flight,
+            },
         };
+        let count = ReplayConfig::count(&facts, sessions);
+        if count > u64::from(MAX_SESSIONS) {
+            return Err(format!(
+                "--trace {source}: replaying its {} threads takes {count} sessions (psync: one per request a thread had in flight), more than {MAX_SESSIONS}; give --engine io_uring, or --sessions N for a pool of N",
+                facts.threads.len()
+            )
+            .into());
+        }
         let iodepth = match self.engine {
             EngineKind::Psync if self.iodepth > 1 => {
                 return Err(format!(
@@ -138,11 +142,22 @@ impl RunArgs {
                 Some(per_file.next_multiple_of(u64::from(bs)) * u64::from(self.files))
             }
         };
-        if let Some(size) = size.filter(|&s| !is_device && s < facts.extent_bytes)
+        // The room the trace lands in: --size, else the device's size.
+        let room = match (size, is_device) {
+            (None, true) => crate::storage::device::probe(&self.target)
+                .ok()
+                .map(|d| d.size_bytes),
+            (s, _) => s,
+        };
+        if let Some(room) = room.filter(|&r| r < facts.extent_bytes)
             && self.replay.map.is_none()
         {
+            let what = match self.size {
+                Some(_) => format!("--size {room}"),
+                None => format!("{} ({room} bytes)", self.target.display()),
+            };
             return Err(format!(
-                "--trace {source}: the trace reaches byte {} and --size {size} is smaller; give --map modulo or --map scale, or a --size of at least {}",
+                "--trace {source}: the trace reaches byte {} and {what} is smaller; give --map modulo or --map scale, or room for {} bytes",
                 facts.extent_bytes, facts.extent_bytes
             )
             .into());

@@ -10,6 +10,7 @@ mod common;
 mod bad_input;
 mod block_devices;
 mod capture;
+mod replay;
 mod cli_help;
 mod compare;
 mod device_gate;
@@ -83,6 +84,7 @@ fn main() {
         block_devices::tests(),
         cli_help::tests(),
         capture::tests(),
+        replay::tests(),
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),

@@ -8,6 +8,7 @@ pub mod loopdev;
 pub mod run;
 pub mod server;
 pub mod store;
+pub mod trace;
 
 use libtest_mimic::Trial;
 

@@ -28,9 +28,8 @@ pub struct TraceFacts {
     /// Issue times of the first and the last request, ns from the trace's start.
     pub first_issue_ns: u64,
     pub last_issue_ns: u64,
-    /// The issuing threads (thread id, 0 where the trace does not say), in
-    /// order of their first request.
-    pub threads: Vec<u32>,
+    /// The issuing threads, in order of their first request.
+    pub threads: Vec<ThreadFacts>,
     /// The most requests one thread had in flight at once (1 when the
     /// trace has no completion times).
     pub max_in_flight: u32,
@@ -48,6 +47,17 @@ impl TraceFacts {
     pub fn writes(&self) -> bool {
         self.writes + self.discards > 0
     }
+}
+
+/// One issuing thread of a trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadFacts {
+    /// Its thread id (the process id where the trace has no thread; 0
+    /// where it says neither).
+    pub tid: u32,
+    pub requests: u64,
+    /// The most requests it had in flight at once.
+    pub max_in_flight: u32,
 }
 
 /// The thread a request belongs to (0 when the trace does not say).
@@ -88,7 +98,7 @@ pub fn scan(paths: &[PathBuf]) -> Result<TraceFacts, TraceError> {
         ..TraceFacts::default()
     };
     let mut inflight = InFlight::default();
-    let mut seen: HashMap<u32, ()> = HashMap::new();
+    let mut seen: HashMap<u32, usize> = HashMap::new();
     for e in trace::open(paths)? {
         let r = match e? {
             Entry::Device(d) => {
@@ -112,11 +122,19 @@ pub fn scan(paths: &[PathBuf]) -> Result<TraceFacts, TraceError> {
             f.extent_bytes = f.extent_bytes.max(r.offset + u64::from(r.len));
             f.max_len_bytes = f.max_len_bytes.max(r.len);
         }
-        let t = thread_of(&r);
-        if seen.insert(t, ()).is_none() {
-            f.threads.push(t);
-        }
-        f.max_in_flight = f.max_in_flight.max(inflight.at_issue(&r));
+        let tid = thread_of(&r);
+        let i = *seen.entry(tid).or_insert_with(|| {
+            f.threads.push(ThreadFacts {
+                tid,
+                ..ThreadFacts::default()
+            });
+            f.threads.len() - 1
+        });
+        let depth = inflight.at_issue(&r);
+        let t = &mut f.threads[i];
+        t.requests += 1;
+        t.max_in_flight = t.max_in_flight.max(depth);
+        f.max_in_flight = f.max_in_flight.max(depth);
     }
     Ok(f)
 }

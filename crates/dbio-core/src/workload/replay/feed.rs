@@ -104,22 +104,61 @@ impl Mapper {
     }
 }
 
+/// Sessions taking requests in turn: `n` from `first`, `next` the next.
+#[derive(Clone, Copy)]
+struct Turns {
+    first: u32,
+    n: u32,
+    next: u32,
+}
+
+impl Turns {
+    #[inline]
+    fn take(&mut self) -> u32 {
+        let s = self.first + self.next;
+        self.next = (self.next + 1) % self.n;
+        s
+    }
+}
+
 /// Which session takes a captured thread's requests.
 enum Route {
-    PerThread(HashMap<u32, u32>),
-    Pool { n: u32, next: u32 },
+    PerThread(HashMap<u32, Turns>),
+    Pool(Turns),
 }
 
 impl Route {
+    fn new(rc: &ReplayConfig) -> Route {
+        let per_thread_in_flight = match rc.sessions {
+            Sessions::Pool(n) => {
+                return Route::Pool(Turns {
+                    first: 0,
+                    n,
+                    next: 0,
+                });
+            }
+            Sessions::PerThread {
+                per_thread_in_flight,
+            } => per_thread_in_flight,
+        };
+        let mut first = 0;
+        let mut m = HashMap::new();
+        for t in &rc.facts.threads {
+            let n = match per_thread_in_flight {
+                true => t.max_in_flight.max(1),
+                false => 1,
+            };
+            m.insert(t.tid, Turns { first, n, next: 0 });
+            first += n;
+        }
+        Route::PerThread(m)
+    }
+
     #[inline]
     fn session(&mut self, r: &Request) -> u32 {
         match self {
-            Route::PerThread(m) => m.get(&thread_of(r)).copied().unwrap_or(0),
-            Route::Pool { n, next } => {
-                let s = *next;
-                *next = (s + 1) % *n;
-                s
-            }
+            Route::PerThread(m) => m.get_mut(&thread_of(r)).map_or(0, Turns::take),
+            Route::Pool(t) => t.take(),
         }
     }
 }
@@ -149,17 +188,7 @@ impl Feed {
         spares: Receiver<Batch>,
     ) -> Result<Feed, TraceError> {
         let n = outboxes.len();
-        let route = match rc.sessions {
-            Sessions::PerThread => Route::PerThread(
-                rc.facts
-                    .threads
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &t)| (t, i as u32))
-                    .collect(),
-            ),
-            Sessions::Pool(n) => Route::Pool { n, next: 0 },
-        };
+        let route = Route::new(rc);
         Ok(Feed {
             entries: trace::open(&rc.trace)?,
             mapper,

@@ -76,8 +76,10 @@ impl MapMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Sessions {
-    /// A session per captured thread, issuing that thread's requests.
-    PerThread,
+    /// Sessions per captured thread, issuing that thread's requests: one
+    /// (io_uring, its ring as deep as the thread's requests in flight), or
+    /// as many as the thread had in flight (psync), taking them in turn.
+    PerThread { per_thread_in_flight: bool },
     /// This many sessions, taking the requests in turn.
     Pool(u32),
 }
@@ -99,9 +101,24 @@ pub struct ReplayConfig {
 impl ReplayConfig {
     /// The number of sessions.
     pub fn session_count(&self) -> u32 {
-        match self.sessions {
-            Sessions::PerThread => self.facts.threads.len().max(1) as u32,
-            Sessions::Pool(n) => n,
+        Self::count(&self.facts, self.sessions) as u32
+    }
+
+    /// The sessions `sessions` makes for a trace of `facts`.
+    pub fn count(facts: &TraceFacts, sessions: Sessions) -> u64 {
+        match sessions {
+            Sessions::PerThread {
+                per_thread_in_flight,
+            } => facts
+                .threads
+                .iter()
+                .map(|t| match per_thread_in_flight {
+                    true => u64::from(t.max_in_flight.max(1)),
+                    false => 1,
+                })
+                .sum::<u64>()
+                .max(1),
+            Sessions::Pool(n) => u64::from(n),
         }
     }
 }
@@ -242,6 +259,7 @@ impl Workload for Replay<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .expect("one feed");
+        session::fine_timers();
         let feed = Feed::open(self.rc, self.mapper, txs, spares)
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
         Ok(Prepared::Feed(Box::new(feed)))
