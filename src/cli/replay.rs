@@ -16,8 +16,8 @@ use crate::workload::replay::{MapMode, ReplayConfig, Sessions, Speed, facts};
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Replay (--workload replay; docs/replay.md)")]
 pub struct ReplayArgs {
-    /// The trace to replay: a dbio trace (`dbio capture`), a fio iolog v2/v3, or blktrace's per-CPU files (repeat --trace for each).
-    #[arg(long = "trace", value_name = "FILE")]
+    /// The trace to replay: a dbio trace (`dbio capture`), a fio iolog v2/v3, blktrace's per-CPU files (repeat --trace for each), or the id of a run stored with --capture.
+    #[arg(long = "trace", value_name = "FILE|RUN")]
     pub trace: Vec<PathBuf>,
 
     /// How fast: 1x (the captured issue times), 2x, 0.5x, or max (as fast as each captured thread's concurrency allows) [default: 1x].
@@ -27,6 +27,14 @@ pub struct ReplayArgs {
     /// How captured offsets land on a target smaller than the trace: modulo (wrap) or scale (stretch) [default: none; a trace that does not fit is refused].
     #[arg(long, value_parser = parse_map)]
     pub map: Option<MapMode>,
+
+    /// Record every block request to the device under the target while the run goes (the kernel's block tracepoints), kept in the store with the run: `dbio trace convert RUN`, `--workload replay --trace RUN` (docs/replay.md).
+    #[arg(long)]
+    pub capture: bool,
+
+    /// The stored run `--trace` named (its trace written out to a file).
+    #[arg(skip)]
+    pub from_run: Option<i64>,
 }
 
 impl ReplayArgs {
@@ -94,13 +102,16 @@ impl RunArgs {
         for t in &self.replay.trace {
             super::utf8_path("--trace", t)?;
         }
-        let source = self
-            .replay
-            .trace
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let source = match self.replay.from_run {
+            Some(id) => format!("run {id}"),
+            None => self
+                .replay
+                .trace
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
         let facts = facts::scan(&self.replay.trace).map_err(|e| format!("--trace: {e}"))?;
         if facts.requests == 0 {
             return Err(format!("--trace {source}: the trace holds no request; nothing to replay").into());

@@ -228,6 +228,7 @@ impl Executor for LabExecutor<'_> {
             warmup: r.warmup,
             tags: built.tags.clone(),
             lab: Some(built.info.clone()),
+            capture: false,
         };
         run_args(self.store, self.interrupt, &args, &meta)
     }

@@ -21,6 +21,7 @@ pub mod run;
 mod run_db;
 mod run_mysql;
 pub mod run_pg;
+pub mod run_capture;
 pub mod run_replay;
 pub mod runs;
 pub mod trace;

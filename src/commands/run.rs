@@ -41,6 +41,8 @@ pub struct RunMeta {
     /// Storage `dbio lab` built for the run: shown under the report and
     /// saved in the run's environment as `lab`.
     pub lab: Option<crate::lab::LabInfo>,
+    /// Capture the block requests to the target's device (`--capture`).
+    pub capture: bool,
 }
 
 /// A finished run: how it ended and its id in the store.
@@ -92,6 +94,10 @@ pub fn run(
         interval_s: cfg.interval_s,
         interrupt,
         status,
+    };
+    let capturing = match meta.capture {
+        true => Some(super::run_capture::start(&cfg.target, store)?),
+        false => None,
     };
     let server = |opts| super::run_db::Ctx {
         cfg,
@@ -146,7 +152,14 @@ pub fn run(
             )
         }
     };
-    let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
+    let captured = capturing.map(super::run_capture::Capturing::stop);
+    let outcome = show_and_save(&report, &histograms, output, quiet, store, meta);
+    match (captured, &outcome) {
+        (Some(c), Ok(o)) => c.keep(store, o.run_id),
+        (Some(c), Err(_)) => c.discard(),
+        (None, _) => {}
+    }
+    let outcome = outcome?;
     progress.json(&serde_json::json!({
         "event": "saved",
         "run_id": outcome.run_id,
@@ -408,6 +421,7 @@ pub fn execute(
     let (quiet, db) = (args.quiet, args.db.clone());
     let meta = RunMeta {
         tags: args.tags.clone(),
+        capture: args.replay.capture,
         ..Default::default()
     };
     for t in &meta.tags {
@@ -415,15 +429,34 @@ pub fn execute(
     }
     let asked_cache = args.slob.cache;
     let progress = args.progress.clone();
+    let mut args = args;
+    let mut opener = Some(open_store);
+    // `--trace RUN`: the run's stored trace, written out for the replay.
+    let (store, _stored) = match super::trace::run_id_of(&args.replay.trace) {
+        Some(id) if args.workload == crate::cli::WorkloadKind::Replay => {
+            let store = opener.take().expect("opened once")(db.clone())?;
+            let stored = super::trace::StoredTrace::write(&store, id)?;
+            args.replay.trace = vec![stored.path.clone()];
+            args.replay.from_run = Some(id);
+            (Some(store), Some(stored))
+        }
+        _ => (None, None),
+    };
     let cfg = args
         .into_config()
         .map_err(|e| CommandError::Usage(e.into()))?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
+    if meta.capture {
+        super::run_capture::device_under(&cfg.target)?;
+    }
     let progress = progress
         .resolve(output == Output::Json, quiet)
         .map_err(|e| CommandError::Usage(e.into()))?;
     say_rounding(&cfg, asked_cache);
-    let mut store = open_store(db)?;
+    let mut store = match store {
+        Some(s) => s,
+        None => opener.take().expect("opened once")(db)?,
+    };
     store
         .ensure_writable()
         .map_err(|e| CommandError::Usage(e.to_string()))?;

@@ -28,11 +28,11 @@ fn sizes(o: Option<&OpSide>) -> String {
     o.sizes
         .iter()
         .map(|s| {
-            format!(
-                "≤{} {:.0}%",
-                fmt_size(s.up_to_bytes),
-                100.0 * s.requests as f64 / o.requests.max(1) as f64
-            )
+            let pct = 100.0 * s.requests as f64 / o.requests.max(1) as f64;
+            match pct < 1.0 {
+                true => format!("≤{} <1%", fmt_size(s.up_to_bytes)),
+                false => format!("≤{} {pct:.0}%", fmt_size(s.up_to_bytes)),
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
