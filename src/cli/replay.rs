@@ -114,7 +114,9 @@ impl RunArgs {
         };
         let facts = facts::scan(&self.replay.trace).map_err(|e| format!("--trace: {e}"))?;
         if facts.requests == 0 {
-            return Err(format!("--trace {source}: the trace holds no request; nothing to replay").into());
+            return Err(
+                format!("--trace {source}: the trace holds no request; nothing to replay").into(),
+            );
         }
         let per_thread_in_flight = self.engine == EngineKind::Psync;
         let sessions = match self.sessions {

@@ -38,7 +38,10 @@ pub fn device_under(target: &Path) -> Result<PathBuf, CommandError> {
         .find(|p| p.exists())
         .unwrap_or(Path::new("/"));
     let c = chain::resolve(existing).map_err(|e| {
-        CommandError::Usage(format!("--capture: cannot find the device under {}: {e}", target.display()))
+        CommandError::Usage(format!(
+            "--capture: cannot find the device under {}: {e}",
+            target.display()
+        ))
     })?;
     c.links
         .iter()
@@ -60,7 +63,11 @@ pub fn device_under(target: &Path) -> Result<PathBuf, CommandError> {
 pub fn start(target: &Path, store: &Store) -> Result<Capturing, CommandError> {
     let device = device_under(target)?;
     let t = Target::resolve(&device).map_err(|e| CommandError::Usage(format!("--capture: {e}")))?;
-    let dir = store.path().parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = store
+        .path()
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let file = dir.join(format!(".dbio-capture-{}.dbtrace", std::process::id()));
     let _ = std::fs::remove_file(&file); // a previous run's, killed before storing it
     let opts = Options {
@@ -74,18 +81,23 @@ pub fn start(target: &Path, store: &Store) -> Result<Capturing, CommandError> {
     let s = stop.clone();
     let thread = std::thread::Builder::new()
         .name("dbio-capture".into())
-        .spawn(move || capture::capture(&opts, &s, move || {
-            let _ = ready_tx.send(());
-        }))
+        .spawn(move || {
+            capture::capture(&opts, &s, move || {
+                let _ = ready_tx.send(());
+            })
+        })
         .map_err(|e| CommandError::Failed(format!("--capture: cannot start its thread: {e}")))?;
     if ready.recv().is_err() {
         // The capture ended before it began: its error says why.
-        let e = thread.join().map_err(|_| CommandError::Failed("--capture: the capture thread panicked".into()))?;
+        let e = thread
+            .join()
+            .map_err(|_| CommandError::Failed("--capture: the capture thread panicked".into()))?;
         let _ = std::fs::remove_file(&file);
         return Err(CommandError::Failed(format!(
             "--capture on {}: {}",
             device.display(),
-            e.err().map_or("it stopped before it started".into(), |e| e.to_string())
+            e.err()
+                .map_or("it stopped before it started".into(), |e| e.to_string())
         )));
     }
     Ok(Capturing {
@@ -100,13 +112,12 @@ impl Capturing {
     /// Stops the capture (the run's window is over).
     pub fn stop(self) -> Captured {
         self.stop.store(true, Ordering::SeqCst);
-        let outcome = self
-            .thread
-            .join()
-            .unwrap_or_else(|_| Err(CaptureError::Device {
+        let outcome = self.thread.join().unwrap_or_else(|_| {
+            Err(CaptureError::Device {
                 path: self.device.clone(),
                 what: "the capture thread panicked".into(),
-            }));
+            })
+        });
         Captured {
             outcome,
             file: self.file,
@@ -135,7 +146,10 @@ impl Captured {
                 store.save_trace(run_id, &self.file, &row).map(|()| out)
             }
             Err(e) => {
-                eprintln!("warning: --capture on {dev} failed: {}", crate::terminal::line(&e.to_string()));
+                eprintln!(
+                    "warning: --capture on {dev} failed: {}",
+                    crate::terminal::line(&e.to_string())
+                );
                 let _ = std::fs::remove_file(&self.file);
                 return;
             }
@@ -149,7 +163,11 @@ impl Captured {
                 out.summary.writes,
                 out.summary.flushes,
                 out.lost_events,
-                if out.lost_events > 0 { " (the trace is incomplete)" } else { "" }
+                if out.lost_events > 0 {
+                    " (the trace is incomplete)"
+                } else {
+                    ""
+                }
             ),
             Err(e) => eprintln!(
                 "warning: the captured trace was not kept: {}",

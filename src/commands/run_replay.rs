@@ -18,7 +18,7 @@ pub fn run(
     target: &Target,
     shared: &Shared,
     opts: harness::Options,
-) -> Result<(Report, Vec<(String, Vec<u8>)>), CommandError> {
+) -> Result<(Report, super::run_db::Histograms), CommandError> {
     let rc = cfg.replay.as_ref().expect("a replay run");
     let work = Replay::new(cfg, rc, target, shared).map_err(|e| match e {
         SetupError::Target(e) => CommandError::Failed(e.to_string()),

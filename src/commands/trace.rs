@@ -103,10 +103,16 @@ impl StoredTrace {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let path = dir.join(format!(".dbio-trace-run-{id}-{}.dbtrace", std::process::id()));
+        let path = dir.join(format!(
+            ".dbio-trace-run-{id}-{}.dbtrace",
+            std::process::id()
+        ));
         let _ = std::fs::remove_file(&path);
         std::fs::write(&path, data).map_err(|e| {
-            CommandError::Failed(format!("cannot write run {id}'s trace to {}: {e}", path.display()))
+            CommandError::Failed(format!(
+                "cannot write run {id}'s trace to {}: {e}",
+                path.display()
+            ))
         })?;
         Ok(StoredTrace { path })
     }

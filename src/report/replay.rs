@@ -61,7 +61,9 @@ pub fn render(f: &Faithfulness) -> String {
         let n = |x: Option<&OpSide>| x.map_or(0, |o| o.requests).to_string();
         line(&format!("  {name}s"), n(a), n(b));
         if name == "read" || name == "write" {
-            let m = |x: Option<&OpSide>| x.map_or("-".into(), |o| format!("{:.0} B", o.mean_size_bytes));
+            let m = |x: Option<&OpSide>| {
+                x.map_or("-".into(), |o| format!("{:.0} B", o.mean_size_bytes))
+            };
             line(&format!("  {name} mean size"), m(a), m(b));
         }
     }
@@ -103,14 +105,25 @@ pub fn render(f: &Faithfulness) -> String {
             let _ = writeln!(o, "issue error: none asked (--speed max)");
         }
     }
-    let _ = writeln!(o, "latency (captured: the block layer's; replayed: dbio's, from issue)");
+    let _ = writeln!(
+        o,
+        "latency (captured: the block layer's; replayed: dbio's, from issue)"
+    );
     for name in ["read", "write", "flush"] {
         let (a, b) = (op(c, name), op(r, name));
         if a.is_none() && b.is_none() {
             continue;
         }
-        let _ = writeln!(o, "  {name:<7} captured  {}", q(&a.and_then(|x| x.latency.clone())));
-        let _ = writeln!(o, "  {name:<7} replayed  {}", q(&b.and_then(|x| x.latency.clone())));
+        let _ = writeln!(
+            o,
+            "  {name:<7} captured  {}",
+            q(&a.and_then(|x| x.latency.clone()))
+        );
+        let _ = writeln!(
+            o,
+            "  {name:<7} replayed  {}",
+            q(&b.and_then(|x| x.latency.clone()))
+        );
         if let Some(d) = f.due_latency.iter().find(|d| d.op == name) {
             let _ = writeln!(o, "  {name:<7} from due  {}", q(&Some(d.latency.clone())));
         }

@@ -20,7 +20,12 @@ pub struct TraceRow {
 
 impl Store {
     /// Keeps the dbio trace in `file` with run `run_id`.
-    pub fn save_trace(&mut self, run_id: i64, file: &Path, row: &TraceRow) -> Result<(), StoreError> {
+    pub fn save_trace(
+        &mut self,
+        run_id: i64,
+        file: &Path,
+        row: &TraceRow,
+    ) -> Result<(), StoreError> {
         let data = std::fs::read(file).map_err(|source| StoreError::Read {
             path: file.to_path_buf(),
             source,
@@ -85,7 +90,8 @@ mod tests {
     fn a_trace_is_kept_with_its_run_and_goes_with_it() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.sqlite")).unwrap();
-        let id = super::super::tests::save(&mut store, &super::super::tests::report(), None, None, &[]);
+        let id =
+            super::super::tests::save(&mut store, &super::super::tests::report(), None, None, &[]);
         let file = dir.path().join("t.dbtrace");
         let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
         std::fs::write(&file, &bytes).unwrap();

@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
-use crate::common::trace::{Capturing, diskstats, tracefs_to_myself};
 use crate::common::run::{Run, dbio};
 use crate::common::store::temp_store;
+use crate::common::trace::{Capturing, diskstats, tracefs_to_myself};
 
 crate::tests! {
     a_raw_run_is_captured_whole_and_nothing_is_left [Root, BlockTracing],

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
-use crate::common::run::{Run, num};
+use crate::common::run::{Run, dbio, num};
 use crate::common::store::temp_store;
 use crate::common::trace::{Capturing, disk_fields, tracefs_to_myself};
 
@@ -23,6 +23,8 @@ crate::tests! {
     fio_iologs_replay_at_their_times_and_faster [Tool("fio")],
     offsets_map_onto_a_smaller_device_and_flushes_reach_it [Root],
     a_slob_run_captured_on_xfs_replays_on_another_device [Root, BlockTracing, Tool("mkfs.xfs")],
+    a_run_captured_with_capture_is_kept_converted_and_replayed [Root, BlockTracing],
+    capture_on_a_target_without_a_device_is_refused_before_anything,
 }
 
 const MIB: u64 = 1 << 20;
@@ -69,14 +71,23 @@ fn fio_iologs_replay_at_their_times_and_faster() {
     // About 0.6 s of requests, 500 reads and 500 writes a second.
     fio_iolog(dir.path(), &log, 500, 600);
     let text = std::fs::read_to_string(&log).unwrap();
-    let count = |act: &str| text.lines().filter(|l| l.contains(&format!(" {act} "))).count() as u64;
+    let count = |act: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!(" {act} ")))
+            .count() as u64
+    };
     let (reads, writes) = (count("read"), count("write"));
     let target = dir.path().join("t");
     let asked = replay(&target, &log, &[]);
     let span = num(&asked, "replay.captured.span_s");
     assert!(span > 0.4 && span < 2.0, "fio's requests span {span} s");
     let mut spans = Vec::new();
-    for (speed, engine) in [("1x", "psync"), ("1x", "io_uring"), ("2x", "psync"), ("max", "psync")] {
+    for (speed, engine) in [
+        ("1x", "psync"),
+        ("1x", "io_uring"),
+        ("2x", "psync"),
+        ("max", "psync"),
+    ] {
         let r = if speed == "1x" && engine == "psync" {
             asked.clone()
         } else {
@@ -142,14 +153,30 @@ fn offsets_map_onto_a_smaller_device_and_flushes_reach_it() {
     let flushes = disk_fields(&name)[15];
     let r = replay(&dev.path, &log, &["--map", "modulo"]);
     assert_eq!(num(&r, "write.requests"), 10.0);
-    assert_eq!(num(&r, "sync.requests"), 5.0, "the syncs replayed as fdatasync");
+    assert_eq!(
+        num(&r, "sync.requests"),
+        5.0,
+        "the syncs replayed as fdatasync"
+    );
     let flushed = disk_fields(&name)[15] - flushes;
     assert!(flushed >= 5, "{flushed} flushes reached the device");
     for k in 0..10 {
         assert!(written(&dev.path, 4 * MIB + k * 4096), "modulo block {k}");
-        assert!(!written(&dev.path, 10 * MIB + k * 4096), "scale's place, not yet");
+        assert!(
+            !written(&dev.path, 10 * MIB + k * 4096),
+            "scale's place, not yet"
+        );
     }
-    let r = replay(&dev.path, &log, &["--map", "scale", "--destroy-device", dev.path.to_str().unwrap()]);
+    let r = replay(
+        &dev.path,
+        &log,
+        &[
+            "--map",
+            "scale",
+            "--destroy-device",
+            dev.path.to_str().unwrap(),
+        ],
+    );
     assert_eq!(num(&r, "read.requests"), 1.0);
     for k in 0..10 {
         // Scaled by a half: 2 KiB apart (sector-aligned), each 4 KiB long.
@@ -171,7 +198,9 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("slob.dbtrace");
     // Laid out first, so the capture holds the run alone.
-    Run::slob(&mnt).args(&["--time", "1", "--scale", "16M"]).json();
+    Run::slob(&mnt)
+        .args(&["--time", "1", "--scale", "16M"])
+        .json();
     let cap = Capturing::start(&[&a.path], &trace);
     Run::slob(&mnt)
         .args(&["--time", "4", "--scale", "16M", "--update-pct", "30"])
@@ -187,7 +216,11 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     // writer's 64).
     let r = replay(&b.path, &trace, &["--engine", "io_uring"]);
     let after = disk_fields(&name);
-    let d: Vec<f64> = after.iter().zip(&before).map(|(x, y)| (x - y) as f64).collect();
+    let d: Vec<f64> = after
+        .iter()
+        .zip(&before)
+        .map(|(x, y)| (x - y) as f64)
+        .collect();
     let cn = |k: &str| c[k].as_u64().unwrap() as f64;
     let (cspan, rspan) = (
         num(&r, "replay.captured.span_s"),
@@ -196,7 +229,8 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     // A replayed flush is an fdatasync of the device: the block layer
     // counts its empty preflush write as a write of no sectors, beside
     // the flush. The writes with data are the others.
-    let (reads, writes, flushes) = (d[0], d[4] - d[15], d[15]);
+    let fdatasyncs = num(&r, "sync.requests");
+    let (reads, writes, flushes) = (d[0], d[4] - fdatasyncs, d[15]);
     let report = format!(
         "captured {c}\ndevice: reads {reads} writes with data {writes} (all {}) sectors r/w {} {} flushes {flushes}\nspans {cspan} {rspan}\n{}",
         d[4], d[2], d[6], r["replay"]
@@ -204,8 +238,14 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     eprintln!("{report}");
     let within = |got: f64, want: f64| (got - want).abs() <= want * 0.05;
     // Reads and writes a second, mean sizes and flushes within 5%.
-    assert!(within(reads / rspan, cn("reads") / cspan), "reads/s\n{report}");
-    assert!(within(writes / rspan, cn("writes") / cspan), "writes/s\n{report}");
+    assert!(
+        within(reads / rspan, cn("reads") / cspan),
+        "reads/s\n{report}"
+    );
+    assert!(
+        within(writes / rspan, cn("writes") / cspan),
+        "writes/s\n{report}"
+    );
     assert!(
         within(d[2] * 512.0 / reads, cn("read_bytes") / cn("reads")),
         "read size\n{report}"
@@ -218,7 +258,7 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     // count is lower where two sessions' fdatasyncs overlapped and the
     // block layer merged them into one flush (here 249 of 300; XFS's own
     // flushes in the capture did not overlap).
-    assert_eq!(num(&r, "sync.requests"), cn("flushes"), "{report}");
+    assert_eq!(fdatasyncs, cn("flushes"), "{report}");
     assert!(
         flushes <= cn("flushes") * 1.05 && flushes >= cn("flushes") * 0.75,
         "flushes\n{report}"
@@ -234,4 +274,81 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     eprintln!("issue error p50 {p50} us, p99 {p99} us");
     assert!(p50 < 100.0, "issue error p50 {p50} us\n{report}");
     assert!(p99 < 100_000.0, "issue error p99 {p99} us\n{report}");
+}
+
+fn a_run_captured_with_capture_is_kept_converted_and_replayed() {
+    let _tracefs = tracefs_to_myself();
+    let _store = temp_store();
+    let a = LoopDev::new(64 * MIB, true);
+    let b = LoopDev::new(64 * MIB, true);
+    let out = Run::raw(&a.path)
+        .args(&[
+            "--pattern",
+            "randwrite",
+            "--ops",
+            "2000",
+            "--bs",
+            "4k",
+            "--capture",
+        ])
+        .args(&["--json"])
+        .output();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = run["run_id"].as_i64().unwrap().to_string();
+    assert!(err.contains("lost events: 0"), "{err}");
+    assert!(err.contains(&format!("kept with run {id}")), "{err}");
+    // Out of the store as a fio iolog: the run's 2000 writes of 4 KiB.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.iolog");
+    let conv = dbio()
+        .args(["trace", "convert", "--to", "iolog", "--output"])
+        .arg(&log)
+        .arg(&id)
+        .output()
+        .unwrap();
+    assert!(
+        conv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&conv.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let writes: Vec<&str> = text.lines().filter(|l| l.contains(" write ")).collect();
+    assert_eq!(writes.len(), 2000);
+    assert!(
+        writes.iter().all(|l| l.ends_with(" 4096")),
+        "{:?}",
+        &writes[..3]
+    );
+    // Replayed from the store on another device: the same writes.
+    let r = Run::raw(&b.path)
+        .args(&["--workload", "replay", "--trace", &id])
+        .json();
+    assert_eq!(num(&r, "write.requests"), 2000.0);
+    assert_eq!(r["config"]["replay"]["source"], format!("run {id}"));
+    // No such run: one line, exit 2.
+    let o = Run::raw(&b.path)
+        .args(&["--workload", "replay", "--trace", "999"])
+        .output();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("no run 999"), "{e}");
+}
+
+fn capture_on_a_target_without_a_device_is_refused_before_anything() {
+    let _store = temp_store();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = shm.path().join("t");
+    let out = Run::raw(&target)
+        .args(&["--size", "4M", "--time", "1", "--capture"])
+        .output();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--capture") && err.contains("no block device"),
+        "{err}"
+    );
+    assert!(!target.exists(), "nothing made");
 }

@@ -103,4 +103,3 @@ pub fn disk_fields(name: &str) -> Vec<u64> {
         .unwrap_or_else(|| panic!("{name} not in /proc/diskstats"));
     f[3..].iter().map(|x| x.parse().unwrap()).collect()
 }
-

@@ -89,8 +89,9 @@ impl Mapper {
         let at = match self.mode {
             None => offset,
             Some(MapMode::Modulo) => offset % self.size,
-            Some(MapMode::Scale) => (u128::from(offset) * u128::from(self.size)
-                / u128::from(self.extent)) as u64,
+            Some(MapMode::Scale) => {
+                (u128::from(offset) * u128::from(self.size) / u128::from(self.extent)) as u64
+            }
         };
         let at = at / self.align * self.align;
         let file = at / self.file_bytes;
@@ -238,7 +239,9 @@ impl Feed {
         let depth = self.inflight.at_issue(r);
         self.part.captured.issued(op, r.len, r.issue_ns, gap);
         if let Some(c) = r.complete_ns {
-            self.part.captured.completed(op, c.saturating_sub(r.issue_ns));
+            self.part
+                .captured
+                .completed(op, c.saturating_sub(r.issue_ns));
         }
         let kind = match r.op {
             Op::Read => OpKind::Read,
@@ -278,7 +281,10 @@ impl Feed {
         let Some(tx) = &self.outboxes[s] else {
             return false;
         };
-        let next = self.spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let next = self
+            .spares
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
         let batch = std::mem::replace(&mut self.filling[s], next);
         match tx.try_send(batch) {
             Ok(()) => true,
@@ -299,7 +305,10 @@ impl Feed {
             let Some(tx) = &self.outboxes[o] else {
                 continue;
             };
-            let next = self.spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            let next = self
+                .spares
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
             let batch = std::mem::replace(&mut self.filling[o], next);
             match tx.try_send(batch) {
                 Ok(()) => {}

@@ -8,8 +8,8 @@
 //! set beside the capture in the faithfulness report (`faith`). `facts`
 //! is the one pass over the trace before the start.
 
-pub mod faith;
 pub mod facts;
+pub mod faith;
 pub mod feed;
 pub mod session;
 
@@ -136,10 +136,13 @@ pub struct Replay<'a> {
     /// Each session's end of its batch channel, taken by its thread.
     inboxes: Mutex<Vec<Option<Receiver<Batch>>>>,
     /// The feed's ends: the sessions' channels and the spare batches.
-    outboxes: Mutex<Option<(Vec<SyncSender<Batch>>, Receiver<Batch>)>>,
+    outboxes: Mutex<Option<Outboxes>>,
     /// Where sessions hand back their emptied batches.
     spare: Sender<Batch>,
 }
+
+/// The feed's ends of the channels: each session's, and the spare batches'.
+type Outboxes = (Vec<SyncSender<Batch>>, Receiver<Batch>);
 
 /// A replay thread's state before the start.
 pub enum Prepared {

@@ -229,7 +229,9 @@ impl Session {
                     // Reap what has completed; sleep or spin a little if nothing.
                     if due.saturating_sub(now_ns()) > SPIN_NS {
                         std::thread::sleep(Duration::from_nanos(
-                            (due - now_ns().min(due)).saturating_sub(SPIN_NS).min(50_000),
+                            (due - now_ns().min(due))
+                                .saturating_sub(SPIN_NS)
+                                .min(50_000),
                         ));
                     }
                     0
@@ -260,7 +262,10 @@ impl Session {
             match reaped {
                 Ok(n) => in_flight -= n as usize,
                 Err(e) => {
-                    shared.fail(format!("replay session {}: waiting for I/O failed: {e}", self.id));
+                    shared.fail(format!(
+                        "replay session {}: waiting for I/O failed: {e}",
+                        self.id
+                    ));
                     break;
                 }
             }
@@ -289,7 +294,10 @@ impl Session {
 
     /// Queues `it` (due at `due`, 0 at `--speed max`).
     fn issue(&mut self, it: Item, due: u64, t0: u64) -> std::io::Result<()> {
-        let slot = self.free.pop().expect("a free slot while in flight < depth");
+        let slot = self
+            .free
+            .pop()
+            .expect("a free slot while in flight < depth");
         let buf = self.bufs.ptr(slot as usize);
         let now = now_ns();
         let io = Io {
