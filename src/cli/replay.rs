@@ -113,7 +113,7 @@ impl RunArgs {
                 .join(" "),
         };
         let facts = facts::scan(&self.replay.trace).map_err(|e| format!("--trace: {e}"))?;
-        if facts.requests == 0 {
+        if facts.requests() == 0 {
             return Err(
                 format!("--trace {source}: the trace holds no request; nothing to replay").into(),
             );
@@ -175,7 +175,7 @@ impl RunArgs {
             )
             .into());
         }
-        let requests = facts.requests;
+        let requests = facts.requests();
         let replay = ReplayConfig {
             trace: self.replay.trace,
             source,

@@ -288,26 +288,9 @@ fn bad_capture_input_is_one_line_and_exit_2() {
     );
 }
 
-/// Runs fio writing its iolog to `log`.
+/// Runs fio writing its iolog of 300 requests to `log`.
 fn fio_iolog(dir: &Path, log: &Path) {
-    let out = Command::new("fio")
-        .arg("--name=iolog")
-        .arg(format!("--filename={}", dir.join("data").display()))
-        .args([
-            "--size=4M",
-            "--rw=randrw",
-            "--bs=4k",
-            "--number_ios=300",
-            "--ioengine=psync",
-        ])
-        .arg(format!("--write_iolog={}", log.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::trace::fio_iolog(dir, log, &["--number_ios=300"]);
 }
 
 fn fio_iologs_made_by_fio_import_and_convert() {

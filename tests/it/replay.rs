@@ -9,7 +9,6 @@
 //! against the capture.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -31,20 +30,8 @@ const MIB: u64 = 1 << 20;
 
 /// fio's randrw at `iops` reads and `iops` writes a second, `ios` requests, into `log`.
 fn fio_iolog(dir: &Path, log: &Path, iops: u32, ios: u32) {
-    let out = Command::new("fio")
-        .arg("--name=iolog")
-        .arg(format!("--filename={}", dir.join("data").display()))
-        .args(["--size=4M", "--rw=randrw", "--bs=4k", "--ioengine=psync"])
-        .arg(format!("--number_ios={ios}"))
-        .arg(format!("--rate_iops={iops}"))
-        .arg(format!("--write_iolog={}", log.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ios, iops) = (format!("--number_ios={ios}"), format!("--rate_iops={iops}"));
+    crate::common::trace::fio_iolog(dir, log, &[&ios, &iops]);
 }
 
 /// The requests of `op` on one side of a replay's faithfulness report.

@@ -103,3 +103,21 @@ pub fn disk_fields(name: &str) -> Vec<u64> {
         .unwrap_or_else(|| panic!("{name} not in /proc/diskstats"));
     f[3..].iter().map(|x| x.parse().unwrap()).collect()
 }
+
+/// Runs fio's 4 KiB randrw with psync over a 4 MiB file in `dir`, with
+/// `extra` options, writing its iolog to `log`.
+pub fn fio_iolog(dir: &Path, log: &Path, extra: &[&str]) {
+    let out = Command::new("fio")
+        .arg("--name=iolog")
+        .arg(format!("--filename={}", dir.join("data").display()))
+        .args(["--size=4M", "--rw=randrw", "--bs=4k", "--ioengine=psync"])
+        .args(extra)
+        .arg(format!("--write_iolog={}", log.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

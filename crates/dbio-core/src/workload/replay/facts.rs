@@ -11,41 +11,32 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::{self, Entry, Op, Request, TraceError};
+use crate::trace::{self, Entry, Request, Summary, TraceError};
 
 /// A trace's shape, as a replay plans it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceFacts {
-    pub requests: u64,
-    pub reads: u64,
-    pub writes: u64,
-    pub flushes: u64,
-    pub discards: u64,
+    /// Its requests by operation, first and last issue, devices.
+    pub summary: Summary,
     /// One byte past the furthest byte any request touches.
     pub extent_bytes: u64,
     /// The longest request, bytes.
     pub max_len_bytes: u32,
-    /// Issue times of the first and the last request, ns from the trace's start.
-    pub first_issue_ns: u64,
-    pub last_issue_ns: u64,
     /// The issuing threads, in order of their first request.
     pub threads: Vec<ThreadFacts>,
     /// The most requests one thread had in flight at once (1 when the
     /// trace has no completion times).
     pub max_in_flight: u32,
-    /// The devices the trace names.
-    pub devices: Vec<String>,
 }
 
 impl TraceFacts {
-    /// Seconds from the first issue to the last.
-    pub fn span_s(&self) -> f64 {
-        (self.last_issue_ns - self.first_issue_ns) as f64 / 1e9
+    pub fn requests(&self) -> u64 {
+        self.summary.requests
     }
 
     /// True when replaying it writes (writes or discards).
     pub fn writes(&self) -> bool {
-        self.writes + self.discards > 0
+        self.summary.writes + self.summary.discards > 0
     }
 }
 
@@ -100,24 +91,11 @@ pub fn scan(paths: &[PathBuf]) -> Result<TraceFacts, TraceError> {
     let mut inflight = InFlight::default();
     let mut seen: HashMap<u32, usize> = HashMap::new();
     for e in trace::open(paths)? {
-        let r = match e? {
-            Entry::Device(d) => {
-                f.devices.push(d.name);
-                continue;
-            }
-            Entry::Request(r) => r,
+        let e = e?;
+        f.summary.add(&e);
+        let Entry::Request(r) = e else {
+            continue;
         };
-        if f.requests == 0 {
-            f.first_issue_ns = r.issue_ns;
-        }
-        f.requests += 1;
-        f.last_issue_ns = f.last_issue_ns.max(r.issue_ns);
-        match r.op {
-            Op::Read => f.reads += 1,
-            Op::Write => f.writes += 1,
-            Op::Flush => f.flushes += 1,
-            Op::Discard => f.discards += 1,
-        }
         if r.len > 0 {
             f.extent_bytes = f.extent_bytes.max(r.offset + u64::from(r.len));
             f.max_len_bytes = f.max_len_bytes.max(r.len);

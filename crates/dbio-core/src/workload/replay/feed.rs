@@ -195,7 +195,7 @@ impl Feed {
             mapper,
             route,
             speed: rc.speed,
-            first_issue_ns: rc.facts.first_issue_ns,
+            first_issue_ns: rc.facts.summary.first_issue_ns,
             outboxes: outboxes.into_iter().map(Some).collect(),
             filling: (0..n).map(|_| Vec::with_capacity(BATCH)).collect(),
             spares,
