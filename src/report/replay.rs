@@ -59,7 +59,11 @@ pub fn render(f: &Faithfulness) -> String {
             continue;
         }
         let n = |x: Option<&OpSide>| x.map_or(0, |o| o.requests).to_string();
-        line(&format!("  {name}s"), n(a), n(b));
+        let label = match name {
+            "flush" => "flushes".to_string(),
+            _ => format!("{name}s"),
+        };
+        line(&format!("  {label}"), n(a), n(b));
         if name == "read" || name == "write" {
             let m = |x: Option<&OpSide>| {
                 x.map_or("-".into(), |o| format!("{:.0} B", o.mean_size_bytes))

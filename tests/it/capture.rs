@@ -516,7 +516,7 @@ fn blktrace_files_built_from_the_layout_import() {
     );
     assert_eq!(t["devices"], serde_json::json!(["8:16"]));
     // In issue order (each paired with its completion: none incomplete
-    // above), as an iolog v3.
+    // above), as an iolog v3 (times in µs).
     let iolog = dir.path().join("out.iolog");
     ok(dbio()
         .args(["trace", "convert", "--to", "iolog", "--output"])
@@ -531,10 +531,10 @@ fn blktrace_files_built_from_the_layout_import() {
     assert_eq!(
         io,
         [
-            "0 8:16 write 51200 8192",
-            "0 8:16 read 256000 4096",
-            "0 8:16 write 460800 4096",
-            "0 8:16 sync 0 0"
+            "2 8:16 write 51200 8192",
+            "3 8:16 read 256000 4096",
+            "9 8:16 write 460800 4096",
+            "9 8:16 sync 0 0"
         ]
     );
 }

@@ -293,3 +293,6 @@ impl Workload for Replay<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
