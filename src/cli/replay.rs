@@ -14,7 +14,7 @@ use crate::workload::dist::Distribution;
 use crate::workload::replay::{MapMode, ReplayConfig, Sessions, Speed, facts};
 
 #[derive(Args, Debug, Default)]
-#[command(next_help_heading = "Replay (--workload replay; docs/replay.md)")]
+#[command(next_help_heading = "Traces (--capture, --workload replay; docs/replay.md)")]
 pub struct ReplayArgs {
     /// The trace to replay: a dbio trace (`dbio capture`), a fio iolog v2/v3, blktrace's per-CPU files (repeat --trace for each), or the id of a run stored with --capture.
     #[arg(long = "trace", value_name = "FILE|RUN")]
