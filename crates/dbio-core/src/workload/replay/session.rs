@@ -48,6 +48,15 @@ struct Flight {
     issued_ns: u64,
 }
 
+/// A session's running counts.
+#[derive(Default)]
+struct Counts {
+    in_flight: usize,
+    issued: u64,
+    /// Its last completion, ns after the start.
+    last_ns: u64,
+}
+
 /// What a session hands back besides its counts.
 pub struct SessionEnd {
     pub last_ns: u64,
@@ -182,114 +191,120 @@ impl Session {
         series: &mut SeriesWriter,
     ) -> SessionEnd {
         let t0 = shared.start_ns.load(Relaxed);
-        let depth = self.engine.depth() as usize;
-        let (mut in_flight, mut issued, mut last_ns) = (0usize, 0u64, 0u64);
+        let mut n = Counts::default();
         loop {
-            // Issue what is due while there is room.
-            let mut wait_for = None;
-            while in_flight < depth && !shared.stop.load(Relaxed) {
-                let it = match self.next_item(shared, in_flight) {
-                    Next::Item(it) => it,
-                    Next::NotYet | Next::Done => break,
-                };
-                let due = match self.speed {
-                    Speed::Max => {
-                        if in_flight >= usize::from(it.depth).min(depth) {
-                            break;
-                        }
-                        0
-                    }
-                    Speed::Factor(_) => t0 + it.due_ns,
-                };
-                if due > 0 && now_ns() < due {
-                    if in_flight > 0 {
-                        wait_for = Some(due);
-                        break;
-                    }
-                    wait_until(due, shared);
-                    if shared.stop.load(Relaxed) {
-                        break;
-                    }
-                }
-                if let Err(e) = self.issue(it, due, t0) {
-                    shared.fail(format!("replay session {}: cannot queue I/O: {e}", self.id));
-                    break;
-                }
-                in_flight += 1;
-                issued += 1;
-            }
-            if in_flight == 0 {
+            let wait_for = self.issue_due(shared, t0, &mut n);
+            if n.in_flight == 0 {
                 if shared.stop.load(Relaxed) || self.drained && self.next >= self.batch.len() {
                     break;
                 }
                 continue;
             }
+            // Waiting for a due time: reap what has completed meanwhile.
             let min = match wait_for {
                 Some(due) => {
-                    // Reap what has completed; sleep or spin a little if nothing.
-                    if due.saturating_sub(now_ns()) > SPIN_NS {
-                        std::thread::sleep(Duration::from_nanos(
-                            (due - now_ns().min(due))
-                                .saturating_sub(SPIN_NS)
-                                .min(50_000),
-                        ));
-                    }
+                    pause_before(due);
                     0
                 }
                 None => 1,
             };
-            let mut failed = None;
-            let reaped = {
-                let Session {
-                    flights,
-                    free,
-                    stats,
-                    part,
-                    ..
-                } = self;
-                self.engine.reap(min, |c: Completion| {
-                    let end = now_ns();
-                    let f = flights[c.slot as usize];
-                    free.push(c.slot);
-                    last_ns = end - t0;
-                    if c.res != f.item.len as i32 {
-                        failed.get_or_insert((c, f));
-                        return;
-                    }
-                    done(stats, part, series, f, end, t0);
-                })
-            };
-            match reaped {
-                Ok(n) => in_flight -= n as usize,
-                Err(e) => {
-                    shared.fail(format!(
-                        "replay session {}: waiting for I/O failed: {e}",
-                        self.id
-                    ));
-                    break;
-                }
-            }
-            if let Some((c, f)) = failed {
-                let file = files.get(f.item.file as usize).cloned().unwrap_or_default();
-                shared.fail(format!(
-                    "replaying a {} of {} bytes at byte {} of {} failed: {}",
-                    crate::trace::Op::ALL[usize::from(f.item.op)].name(),
-                    f.item.len,
-                    f.item.offset,
-                    file.display(),
-                    explain_result(c.res, u64::from(f.item.len), io_mode)
-                ));
+            if let Err(why) = self.reap_some(min, t0, series, &mut n, (files, io_mode)) {
+                shared.fail(why);
                 break;
             }
         }
         // A stopped session still reaps what it issued.
-        while in_flight > 0 {
+        while n.in_flight > 0 {
             match self.engine.reap(1, |_| {}) {
-                Ok(n) => in_flight -= n as usize,
+                Ok(k) => n.in_flight -= k as usize,
                 Err(_) => break,
             }
         }
-        SessionEnd { last_ns, issued }
+        SessionEnd {
+            last_ns: n.last_ns,
+            issued: n.issued,
+        }
+    }
+
+    /// Issues what is due while there is room; the due time of the next
+    /// request when it is not due yet and others are in flight.
+    fn issue_due(&mut self, shared: &Shared, t0: u64, n: &mut Counts) -> Option<u64> {
+        let depth = self.engine.depth() as usize;
+        while n.in_flight < depth && !shared.stop.load(Relaxed) {
+            let it = match self.next_item(shared, n.in_flight) {
+                Next::Item(it) => it,
+                Next::NotYet | Next::Done => return None,
+            };
+            let due = match self.speed {
+                Speed::Max if n.in_flight >= usize::from(it.depth).min(depth) => return None,
+                Speed::Max => 0,
+                Speed::Factor(_) => t0 + it.due_ns,
+            };
+            if due > 0 && now_ns() < due {
+                if n.in_flight > 0 {
+                    return Some(due);
+                }
+                wait_until(due, shared);
+                if shared.stop.load(Relaxed) {
+                    return None;
+                }
+            }
+            if let Err(e) = self.issue(it, due, t0) {
+                shared.fail(format!("replay session {}: cannot queue I/O: {e}", self.id));
+                return None;
+            }
+            n.in_flight += 1;
+            n.issued += 1;
+        }
+        None
+    }
+
+    /// Reaps at least `min` completions and records them; the run's error
+    /// line when a request failed.
+    fn reap_some(
+        &mut self,
+        min: u32,
+        t0: u64,
+        series: &mut SeriesWriter,
+        n: &mut Counts,
+        (files, io_mode): (&[PathBuf], IoMode),
+    ) -> Result<(), String> {
+        let mut failed = None;
+        let Session {
+            engine,
+            flights,
+            free,
+            stats,
+            part,
+            ..
+        } = self;
+        let last_ns = &mut n.last_ns;
+        let reaped = engine.reap(min, |c: Completion| {
+            let end = now_ns();
+            let f = flights[c.slot as usize];
+            free.push(c.slot);
+            *last_ns = end - t0;
+            if c.res != f.item.len as i32 {
+                failed.get_or_insert((c, f));
+                return;
+            }
+            done(stats, part, series, f, end, t0);
+        });
+        let k = reaped
+            .map_err(|e| format!("replay session {}: waiting for I/O failed: {e}", self.id))?;
+        n.in_flight -= k as usize;
+        let Some((c, f)) = failed else {
+            return Ok(());
+        };
+        let file = files.get(f.item.file as usize).cloned().unwrap_or_default();
+        Err(format!(
+            "replaying a {} of {} bytes at byte {} of {} failed: {}",
+            crate::trace::Op::ALL[usize::from(f.item.op)].name(),
+            f.item.len,
+            f.item.offset,
+            file.display(),
+            explain_result(c.res, u64::from(f.item.len), io_mode)
+        ))
     }
 
     /// Queues `it` (due at `due`, 0 at `--speed max`).
@@ -353,6 +368,16 @@ fn done(
     part.replayed.completed(op, lat);
     if f.item.due_ns > 0 {
         part.due_latency(op, end.saturating_sub(t0 + f.item.due_ns));
+    }
+}
+
+/// With requests in flight and the next not yet due: sleeps a little (at
+/// most 50 µs, so completions are timed close to when they come) unless
+/// the due time is closer than `SPIN_NS`.
+fn pause_before(due: u64) {
+    let left = due.saturating_sub(now_ns());
+    if left > SPIN_NS {
+        std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(50_000)));
     }
 }
 
