@@ -142,6 +142,7 @@ impl RunArgs {
                 .into());
             }
             EngineKind::Psync => 1,
+            // As deep as the deepest captured thread (more with --iodepth).
             _ => self.iodepth.max(facts.max_in_flight).min(4096),
         };
         let bs = self.bs.unwrap_or(DEFAULT_BS);

@@ -120,6 +120,7 @@ fn run_help_is_grouped_and_short_help_is_short() {
         "SLOB model (--workload slob):",
         "PostgreSQL (--workload pg):",
         "MariaDB (--workload mysql):",
+        "Traces (--capture, --workload replay; docs/replay.md):",
         "Examples:",
     ];
     assert_eq!(headings(&long), want, "{long}");

@@ -228,8 +228,10 @@ fn a_trace_replays_whole_at_its_times_faster_and_at_max() {
         match speed {
             Speed::Max => assert!(f.issue_error.is_none()),
             Speed::Factor(_) => {
+                // Tens of µs on a quiet host; a session kept off the CPU
+                // for 25 ms on a busy one made the median 1.2 ms once.
                 let e = f.issue_error.as_ref().unwrap();
-                assert!(e.p50_us < 1000.0, "{speed}: {e:?}");
+                assert!(e.p50_us < 5000.0, "{speed}: {e:?}");
             }
         }
         spans.push(f.replayed.span_s);
