@@ -155,7 +155,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
         Command::Capture(args) => commands::capture::execute(&args),
-        Command::Trace { command } => commands::trace::execute(command),
+        Command::Trace { command } => commands::trace::execute(command, open_store),
         Command::Completions(args) => {
             commands::manual::completions(&args)?;
             Ok(ExitCode::SUCCESS)

@@ -56,6 +56,7 @@ pub fn check(cfg: &RunConfig) -> Result<(), PreflightError> {
             check_hotspot(cfg, data)?;
             check_space(cfg, data, None)
         }
+        WorkloadConfig::Replay(_) => check_space(cfg, data, None),
         WorkloadConfig::Slob(s) => check_space(cfg, data, Some(s)),
         WorkloadConfig::Pg(pg) => match pg.server.url {
             Some(_) => Ok(()),

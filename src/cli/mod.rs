@@ -26,6 +26,7 @@ pub mod pg;
 pub mod plan;
 pub mod progress;
 mod refused;
+pub mod replay;
 pub mod run_help;
 pub mod run_options;
 pub mod slob;
@@ -449,6 +450,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub metrics: crate::cli::metrics::MetricsArgs,
+
+    #[command(flatten)]
+    pub replay: crate::cli::replay::ReplayArgs,
 }
 
 /// The workloads `--workload` names.
@@ -462,6 +466,8 @@ pub enum WorkloadKind {
     Pg,
     /// The SLOB method on a real MariaDB/InnoDB that dbio starts on the target (docs/mysql.md).
     Mysql,
+    /// A captured or imported block trace, at its captured times or faster (--trace; docs/replay.md).
+    Replay,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, Refused> {
@@ -536,6 +542,14 @@ impl RunArgs {
         self.check_paths()?;
         self.check_checks()?;
         self.check_content()?;
+        if self.workload != WorkloadKind::Replay
+            && let Some(opt) = self.replay.first_given()
+        {
+            return Err(format!(
+                "{opt} applies to --workload replay; add --workload replay or drop {opt}"
+            )
+            .into());
+        }
         match self.workload {
             WorkloadKind::Pg => {
                 if let Some(opt) = self.mysql.first_given() {
@@ -547,6 +561,10 @@ impl RunArgs {
                 self.into_pg_config()
             }
             WorkloadKind::Mysql => self.into_mysql_config(),
+            WorkloadKind::Replay => {
+                self.refuse_server_options()?;
+                self.into_replay_config()
+            }
             WorkloadKind::Slob => {
                 self.refuse_server_options()?;
                 self.into_slob_config()

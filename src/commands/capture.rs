@@ -52,21 +52,7 @@ fn options(args: &CaptureArgs) -> anyhow::Result<Options> {
             args.buffer_kb
         )));
     }
-    if args.output.symlink_metadata().is_ok() {
-        return Err(usage(format!(
-            "--output {} exists: dbio never overwrites a file; give a new name",
-            args.output.display()
-        )));
-    }
-    if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(usage(format!(
-            "--output {}: the directory {} does not exist",
-            args.output.display(),
-            dir.display()
-        )));
-    }
+    super::trace::check_new_output(&args.output)?;
     let mut targets = Vec::new();
     for d in &args.devices {
         let t = Target::resolve(d).map_err(|e| usage(e.to_string()))?;

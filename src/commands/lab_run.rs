@@ -229,6 +229,7 @@ impl Executor for LabExecutor<'_> {
             tags: built.tags.clone(),
             lab: Some(built.info.clone()),
             live: None,
+            capture: false,
         };
         run_args(self.store, self.interrupt, &args, &meta)
     }

@@ -141,6 +141,9 @@ pub fn measure<'a, P: Peers>(
         WorkloadConfig::Slob(slob) => slob_run(cfg, slob, &target, &shared, opts, how, peers)?,
         WorkloadConfig::Pg(pg) => reported(run_db::run(pg, &target, ctx(opts))?),
         WorkloadConfig::Mysql(my) => reported(run_db::run(my, &target, ctx(opts))?),
+        WorkloadConfig::Replay(rc) => reported(super::run_replay::run(
+            cfg, rc, &target, &shared, opts, peers,
+        )?),
     };
     Ok(Measured { target, ran })
 }
@@ -171,7 +174,7 @@ impl Ran<'_> {
 }
 
 /// The workload's refusal of its setup, as a command error.
-fn setup_error(e: SetupError) -> CommandError {
+pub(super) fn setup_error(e: SetupError) -> CommandError {
     match e {
         SetupError::Target(e) => CommandError::Failed(e.to_string()),
         e => CommandError::Usage(e.to_string()),
@@ -184,7 +187,9 @@ fn setup_error(e: SetupError) -> CommandError {
 fn target<P: Peers>(cfg: &RunConfig, how: &How, peers: &P) -> Result<Target, CommandError> {
     let server = |s: &ServerConfig| run_db::target(cfg, s, how.announce).map_err(layout_error);
     match &cfg.workload {
-        WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) => peers.target(cfg, how),
+        WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) | WorkloadConfig::Replay(_) => {
+            peers.target(cfg, how)
+        }
         WorkloadConfig::Pg(pg) => server(&pg.server),
         WorkloadConfig::Mysql(my) => {
             if my.server.url.is_none() {

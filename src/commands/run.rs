@@ -44,6 +44,8 @@ pub struct RunMeta {
     pub lab: Option<crate::lab::LabInfo>,
     /// Live metrics (`--metrics-listen`, `--metrics-textfile`): not saved.
     pub live: Option<crate::metrics::Live>,
+    /// Capture the block requests to the target's device (`--capture`).
+    pub capture: bool,
 }
 
 /// A finished run: how it ended and its id in the store.
@@ -74,9 +76,30 @@ pub fn run(
         interrupt,
         observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
     };
-    let Measured { target, ran } = measure(cfg, &how, &Alone)?;
+    // `--capture`: the block layer's record of the run, kept with it.
+    let capturing = match meta.capture {
+        true => Some(super::run_capture::start(&cfg.target, store)?),
+        false => None,
+    };
+    let measured = measure(cfg, &how, &Alone);
+    let captured = capturing.map(super::run_capture::Capturing::stop);
+    let Measured { target, ran } = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            if let Some(c) = captured {
+                c.discard();
+            }
+            return Err(e);
+        }
+    };
     let (report, histograms) = ran.report(cfg, &target, Environment::capture());
-    let outcome = show_and_save(&report, &histograms, output, quiet, store, meta)?;
+    let outcome = show_and_save(&report, &histograms, output, quiet, store, meta);
+    match (captured, &outcome) {
+        (Some(c), Ok(o)) => c.keep(store, o.run_id),
+        (Some(c), Err(_)) => c.discard(),
+        (None, _) => {}
+    }
+    let outcome = outcome?;
     if let Some(w) = &watch {
         w.saved(outcome.run_id);
     }
@@ -345,6 +368,7 @@ pub fn execute(
     let (quiet, db) = (args.quiet, args.db.clone());
     let mut meta = RunMeta {
         tags: args.tags.clone(),
+        capture: args.replay.capture,
         ..Default::default()
     };
     for t in &meta.tags {
@@ -352,16 +376,35 @@ pub fn execute(
     }
     let asked_cache = args.slob.cache;
     let progress = args.progress.clone();
+    let mut args = args;
+    let mut opener = Some(open_store);
+    // `--trace RUN`: the run's stored trace, written out for the replay.
+    let (store, _stored) = match super::trace::run_id_of(&args.replay.trace) {
+        Some(id) if args.workload == crate::cli::WorkloadKind::Replay => {
+            let store = opener.take().expect("opened once")(db.clone())?;
+            let stored = super::trace::StoredTrace::write(&store, id)?;
+            args.replay.trace = vec![stored.path.clone()];
+            args.replay.from_run = Some(id);
+            (Some(store), Some(stored))
+        }
+        _ => (None, None),
+    };
     let cfg = args
         .into_config()
         .map_err(|e| CommandError::Usage(e.into()))?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
+    if meta.capture {
+        super::run_capture::device_under(&cfg.target)?;
+    }
     let progress = progress
         .resolve(output == Output::Json, quiet)
         .map_err(|e| CommandError::Usage(e.into()))?;
     say_rounding(&cfg, asked_cache);
     let live = start_metrics(&metrics, quiet)?;
-    let mut store = open_store(db)?;
+    let mut store = match store {
+        Some(s) => s,
+        None => opener.take().expect("opened once")(db)?,
+    };
     store
         .ensure_writable()
         .map_err(|e| CommandError::Usage(e.to_string()))?;

@@ -40,9 +40,12 @@ pub enum To {
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// The trace: one file, or blktrace's per-CPU files of one device.
-    #[arg(required = true, value_name = "FILE")]
+    /// The trace: one file, blktrace's per-CPU files of one device, or the id of a run stored with `--capture`.
+    #[arg(required = true, value_name = "FILE|RUN")]
     pub input: Vec<PathBuf>,
+    /// The results store a RUN is read from [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
     /// The file to write (never over an existing one).
     #[arg(long, value_name = "FILE")]
     pub output: PathBuf,
@@ -51,10 +54,73 @@ pub struct ConvertArgs {
     pub to: To,
 }
 
-pub fn execute(command: TraceCommand) -> anyhow::Result<ExitCode> {
+pub fn execute(
+    command: TraceCommand,
+    open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<crate::store::Store>,
+) -> anyhow::Result<ExitCode> {
     match command {
         TraceCommand::Show(a) => show(&a),
-        TraceCommand::Convert(a) => convert(&a),
+        TraceCommand::Convert(mut a) => {
+            let Some(id) = run_id_of(&a.input) else {
+                return convert(&a);
+            };
+            check_new_output(&a.output)?;
+            let store = open_store(a.db.take())?;
+            let stored = StoredTrace::write(&store, id)?;
+            a.input = vec![stored.path.clone()];
+            convert(&a)
+        }
+    }
+}
+
+/// The run id `inputs` names: one argument of digits that is not a file.
+pub(crate) fn run_id_of(inputs: &[PathBuf]) -> Option<i64> {
+    match inputs {
+        [one] if one.symlink_metadata().is_err() => one.to_str()?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A stored run's trace written out to a file beside the store for as long
+/// as this lives.
+pub(crate) struct StoredTrace {
+    pub path: PathBuf,
+}
+
+impl StoredTrace {
+    /// Run `id`'s trace; a run without one, or no such run, is a usage error.
+    pub(crate) fn write(store: &crate::store::Store, id: i64) -> Result<StoredTrace, CommandError> {
+        let Some((_, data)) = store
+            .load_trace(id)
+            .map_err(|e| CommandError::Usage(e.to_string()))?
+        else {
+            return Err(CommandError::Usage(format!(
+                "run {id} has no trace: capture one with `dbio run --capture`"
+            )));
+        };
+        let dir = store
+            .path()
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let path = dir.join(format!(
+            ".dbio-trace-run-{id}-{}.dbtrace",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        std::fs::write(&path, data).map_err(|e| {
+            CommandError::Failed(format!(
+                "cannot write run {id}'s trace to {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(StoredTrace { path })
+    }
+}
+
+impl Drop for StoredTrace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -117,14 +183,28 @@ impl Sink {
     }
 }
 
-fn convert(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
-    if a.output.symlink_metadata().is_ok() {
+/// Refuses an `--output` that exists or whose directory does not (exit 2).
+pub(crate) fn check_new_output(output: &Path) -> Result<(), CommandError> {
+    if output.symlink_metadata().is_ok() {
         return Err(CommandError::Usage(format!(
             "--output {} exists: dbio never overwrites a file; give a new name",
-            a.output.display()
-        ))
-        .into());
+            output.display()
+        )));
     }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        return Err(CommandError::Usage(format!(
+            "--output {}: the directory {} does not exist",
+            output.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+fn convert(a: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    check_new_output(&a.output)?;
     let entries = trace::open(&a.input).map_err(read_error)?;
     let sink = match a.to {
         To::Native => Sink::Native(native::Writer::create(&a.output)?),

@@ -101,6 +101,10 @@ pub struct Report {
     /// (`--rate`; absent in a closed loop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<open_loop::OpenLoop>,
+    /// A replay's faithfulness (`--workload replay`): the replay beside
+    /// its capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::workload::replay::faith::Faithfulness>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -275,6 +279,7 @@ impl Report {
             ranks: Vec::new(),
             mysql: None,
             open_loop,
+            replay: None,
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod imports;
 mod runs;
 pub mod schema;
 mod time;
+pub mod traces;
 pub mod unsaved;
 
 #[cfg(test)]

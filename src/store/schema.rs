@@ -21,7 +21,7 @@ pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Forward migrations, oldest first: `MIGRATIONS[i]` goes from version `i`
 /// to `i + 1`. Append only; never edit a released entry.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Version 1: runs with their report, tags, metrics, histograms, series and
 /// outliers.
@@ -145,6 +145,20 @@ SELECT r.id,
        (SELECT value FROM metrics m WHERE m.run_id = r.id AND m.name = 'cpu.us_per_io') AS cpu_us_per_io,
        r.note, r.source, r.source_file, r.model
 FROM runs r;
+"#;
+
+/// Version 3: block traces captured with a run (`dbio run --capture`),
+/// one per run: dbio's trace format as written (zlib-compressed inside),
+/// with its request count and the events the kernel lost.
+const V3: &str = r#"
+CREATE TABLE traces (
+    run_id      INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    format      TEXT NOT NULL CHECK (format IN ('dbtrace')),
+    requests    INTEGER NOT NULL,
+    lost_events INTEGER NOT NULL,
+    devices     TEXT NOT NULL,
+    data        BLOB NOT NULL
+) STRICT;
 "#;
 
 /// What an open SQLite file is, judged from its header pragmas and schema.

@@ -283,6 +283,27 @@ const CASES: &[Case] = &[
     (&["runs", "list", "--db", "{W}/missing/a/b/x.sqlite"], &["missing/a/b does not exist", "--db"]),
     (&["run", "--target", "{W}/t", "--size", "4M", "--time", "1", "--db", "{W}/missing/x.sqlite"], &["missing does not exist"]),
     (&["runs", "purge"], &["purge"]),
+    // capture and trace
+    (&["capture", "--device", "{W}/afile", "--output", "{W}/c.dbtrace"], &["afile"]),
+    (&["capture", "--device", "{W}/afile", "--output", "{W}/c.dbtrace", "--time", "0"], &["--time", "0"]),
+    (&["capture", "--device", "{W}/afile", "--output", "{W}/no/dir/c.dbtrace"], &["--output", "no/dir"]),
+    (&["capture", "--output", "{W}/c.dbtrace"], &["--device"]),
+    (&["trace", "show", "{W}/missing.iolog"], &["missing.iolog"]),
+    (&["trace", "show", "{W}/import/garbage.txt"], &["garbage.txt", "not a trace"]),
+    (&["trace", "convert", "{W}/import/small.iolog", "--output", "{W}/no/dir/out"], &["--output", "no/dir"]),
+    (&["trace", "convert", "{W}/import/small.iolog", "--output", "{W}/afile"], &["--output", "afile", "exists"]),
+    (&["trace", "convert", "{W}/import/small.iolog", "--output", "{W}/o", "--to", "csv"], &["--to", "csv"]),
+    // replay
+    (&["run", "--workload", "replay", "--target", "{W}/t"], &["--trace"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/missing.iolog"], &["--trace", "missing.iolog"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/garbage.txt"], &["--trace", "garbage.txt"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/bad.iolog"], &["--trace", "bad.iolog", "line 3"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--speed", "0"], &["--speed", "0"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--speed", "fast"], &["--speed", "fast"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--map", "wrap"], &["--map", "wrap"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--size", "1M"], &["--size", "--map", "8392704"]),
+    (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--time", "5"], &["--time", "replay"]),
+    (&["run", "--target", "{W}/t", "--trace", "{W}/import/small.iolog"], &["--trace", "--workload replay"]),
     // clean
     (&["clean", "--target", "{W}/no/such/dir"], &["no/such/dir"]),
     (&["clean", "--target", "{W}/afile"], &["afile"]),
@@ -360,6 +381,16 @@ fn world() -> tempfile::TempDir {
     .unwrap();
     std::fs::write(p.join("import/empty.json"), "").unwrap();
     std::fs::write(p.join("import/garbage.txt"), "this|is|not\nawr|info\n").unwrap();
+    std::fs::write(
+        p.join("import/small.iolog"),
+        "fio version 3 iolog\n0 /f add\n5 /f read 0 4096\n9 /f write 8388608 4096\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("import/bad.iolog"),
+        "fio version 3 iolog\n0 /f add\n5 /f read 10\n",
+    )
+    .unwrap();
     std::fs::write(p.join("afile"), "not a directory\n").unwrap();
     std::fs::create_dir_all(p.join("store")).unwrap();
     let out = Command::new(binary())

@@ -5,9 +5,8 @@
 //! in the test read, converted and replayed by fio; blktrace files built
 //! byte by byte from `blktrace_api.h`; bad input in one line, exit 2.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,6 +14,7 @@ use serde_json::Value;
 use crate::common::loopdev::LoopDev;
 use crate::common::run::{Run, dbio};
 use crate::common::store::temp_store;
+use crate::common::trace::{Capturing, diskstats, tracefs_to_myself};
 
 crate::tests! {
     a_raw_run_is_captured_whole_and_nothing_is_left [Root, BlockTracing],
@@ -28,93 +28,6 @@ crate::tests! {
 
 const MIB: u64 = 1 << 20;
 const INSTANCES: &str = "/sys/kernel/tracing/instances";
-
-/// One capture at a time in this test binary: each test checks what its
-/// own capture left in tracefs (instances, the mount) without another
-/// test's capture changing it meanwhile.
-static TRACEFS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn tracefs_to_myself() -> std::sync::MutexGuard<'static, ()> {
-    TRACEFS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A running `dbio capture`, stopped with SIGINT (Ctrl-C) by the test, or
-/// killed if the test fails first.
-struct Capturing {
-    child: Option<Child>,
-    stderr: std::sync::mpsc::Receiver<String>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Capturing {
-    fn start(devices: &[&Path], output: &Path) -> Capturing {
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
-        cmd.arg("capture").arg("--json").arg("--output").arg(output);
-        for d in devices {
-            cmd.arg("--device").arg(d);
-        }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start dbio capture");
-        let err = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let c = Capturing {
-            child: Some(child),
-            stderr: rx,
-            reader: Some(reader),
-        };
-        let line = c
-            .stderr
-            .recv_timeout(Duration::from_secs(20))
-            .expect("capture says it is capturing");
-        assert!(line.starts_with("capturing block requests"), "{line}");
-        c
-    }
-
-    /// Ctrl-C, then its JSON and stderr.
-    fn stop(mut self) -> (Value, String) {
-        let child = self.child.take().unwrap();
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&child),
-            rustix::process::Signal::INT,
-        )
-        .unwrap();
-        let out = child.wait_with_output().unwrap();
-        // Every line it wrote, once its stderr is closed.
-        let _ = self.reader.take().unwrap().join();
-        let err: Vec<String> = self.stderr.try_iter().collect();
-        let err = err.join("\n");
-        assert!(out.status.success(), "capture failed: {err}");
-        (serde_json::from_slice(&out.stdout).expect("JSON"), err)
-    }
-}
-
-impl Drop for Capturing {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// Reads and writes completed on `name`, from /proc/diskstats.
-fn diskstats(name: &str) -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
-    let f: Vec<&str> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f[2] == name)
-        .unwrap_or_else(|| panic!("{name} not in /proc/diskstats"));
-    (f[3].parse().unwrap(), f[7].parse().unwrap())
-}
 
 fn our_instances() -> Vec<String> {
     std::fs::read_dir(INSTANCES)
@@ -375,26 +288,9 @@ fn bad_capture_input_is_one_line_and_exit_2() {
     );
 }
 
-/// Runs fio writing its iolog to `log`.
+/// Runs fio writing its iolog of 300 requests to `log`.
 fn fio_iolog(dir: &Path, log: &Path) {
-    let out = Command::new("fio")
-        .arg("--name=iolog")
-        .arg(format!("--filename={}", dir.join("data").display()))
-        .args([
-            "--size=4M",
-            "--rw=randrw",
-            "--bs=4k",
-            "--number_ios=300",
-            "--ioengine=psync",
-        ])
-        .arg(format!("--write_iolog={}", log.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::trace::fio_iolog(dir, log, &["--number_ios=300"]);
 }
 
 fn fio_iologs_made_by_fio_import_and_convert() {
@@ -620,7 +516,7 @@ fn blktrace_files_built_from_the_layout_import() {
     );
     assert_eq!(t["devices"], serde_json::json!(["8:16"]));
     // In issue order (each paired with its completion: none incomplete
-    // above), as an iolog v3.
+    // above), as an iolog v3 (times in µs).
     let iolog = dir.path().join("out.iolog");
     ok(dbio()
         .args(["trace", "convert", "--to", "iolog", "--output"])
@@ -635,10 +531,10 @@ fn blktrace_files_built_from_the_layout_import() {
     assert_eq!(
         io,
         [
-            "0 8:16 write 51200 8192",
-            "0 8:16 read 256000 4096",
-            "0 8:16 write 460800 4096",
-            "0 8:16 sync 0 0"
+            "2 8:16 write 51200 8192",
+            "3 8:16 read 256000 4096",
+            "9 8:16 write 460800 4096",
+            "9 8:16 sync 0 0"
         ]
     );
 }

@@ -121,6 +121,7 @@ fn run_help_is_grouped_and_short_help_is_short() {
         "PostgreSQL (--workload pg):",
         "MariaDB (--workload mysql):",
         "Live metrics:",
+        "Traces (--capture, --workload replay; docs/replay.md):",
         "Examples:",
     ];
     assert_eq!(headings(&long), want, "{long}");

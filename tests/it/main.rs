@@ -49,6 +49,7 @@ mod pg_trust;
 mod plan_examples;
 mod plan_run;
 mod progress;
+mod replay;
 mod report_html;
 mod report_kinds;
 mod report_slob_html;
@@ -86,6 +87,7 @@ fn main() {
         block_devices::tests(),
         cli_help::tests(),
         capture::tests(),
+        replay::tests(),
         compare::tests(),
         device_gate::tests(),
         fio_json::tests(),

@@ -55,7 +55,7 @@ fn non_utf8_paths_are_refused_for_every_workload_before_anything_is_made() {
         a
     };
     let mut cases: Vec<(String, &str, Vec<OsString>)> = Vec::new();
-    for w in ["raw", "slob", "pg", "mysql"] {
+    for w in ["raw", "slob", "pg", "mysql", "replay"] {
         let mut a = small(w);
         a.extend([arg("--target"), bad.clone().into()]);
         cases.push((format!("{w} --target"), "--target", a));
@@ -64,6 +64,10 @@ fn non_utf8_paths_are_refused_for_every_workload_before_anything_is_made() {
     a.extend([arg("--target"), good.clone().into()]);
     a.extend([arg("--redo-dir"), bad.clone().into()]);
     cases.push(("slob --redo-dir".into(), "--redo-dir", a));
+    let mut a = vec![arg("run"), arg("--workload"), arg("replay")];
+    a.extend([arg("--target"), good.clone().into()]);
+    a.extend([arg("--trace"), bad.clone().into()]);
+    cases.push(("replay --trace".into(), "--trace", a));
     let mut a = small("raw");
     a.extend([arg("--target"), good.clone().into()]);
     a.extend([arg("--db"), bad.clone().into()]);

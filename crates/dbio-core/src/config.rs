@@ -275,7 +275,7 @@ pub struct RunConfig {
 
 /// Which workload a run is, with the settings only it has. Adding one is a
 /// variant here and the arms the compiler then asks for (ARCHITECTURE.md,
-/// "where to add things"), e.g. a future `Replay(ReplayConfig)`.
+/// "where to add things"), as `Replay` was.
 #[derive(Clone, Debug)]
 pub enum WorkloadConfig {
     /// `--workload raw`: patterns of block I/O on files or a device.
@@ -286,6 +286,9 @@ pub enum WorkloadConfig {
     Pg(crate::workload::pg::PgConfig),
     /// `--workload mysql`: SLOB's shape on a real MariaDB.
     Mysql(crate::workload::mysql::MysqlConfig),
+    /// `--workload replay`: a captured or imported block trace, with the
+    /// trace's shape.
+    Replay(crate::workload::replay::ReplayConfig),
 }
 
 /// The raw workload's own settings.
@@ -311,6 +314,7 @@ impl WorkloadConfig {
             WorkloadConfig::Slob(_) => "slob",
             WorkloadConfig::Pg(_) => "pg",
             WorkloadConfig::Mysql(_) => "mysql",
+            WorkloadConfig::Replay(_) => "replay",
         }
     }
 
@@ -318,7 +322,10 @@ impl WorkloadConfig {
     pub fn raw(&self) -> Option<&RawConfig> {
         match self {
             WorkloadConfig::Raw(r) => Some(r),
-            WorkloadConfig::Slob(_) | WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => None,
+            WorkloadConfig::Slob(_)
+            | WorkloadConfig::Pg(_)
+            | WorkloadConfig::Mysql(_)
+            | WorkloadConfig::Replay(_) => None,
         }
     }
 
@@ -327,7 +334,10 @@ impl WorkloadConfig {
     pub fn model(&self) -> Option<&crate::workload::slob::SlobConfig> {
         match self {
             WorkloadConfig::Slob(s) => Some(s),
-            WorkloadConfig::Raw(_) | WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => None,
+            WorkloadConfig::Raw(_)
+            | WorkloadConfig::Pg(_)
+            | WorkloadConfig::Mysql(_)
+            | WorkloadConfig::Replay(_) => None,
         }
     }
 
@@ -335,7 +345,7 @@ impl WorkloadConfig {
     /// `None` for raw.
     pub fn shape(&self) -> Option<&crate::workload::slob::SlobConfig> {
         match self {
-            WorkloadConfig::Raw(_) => None,
+            WorkloadConfig::Raw(_) | WorkloadConfig::Replay(_) => None,
             WorkloadConfig::Slob(s) => Some(s),
             WorkloadConfig::Pg(pg) => Some(&pg.slob),
             WorkloadConfig::Mysql(my) => Some(&my.slob),
@@ -345,7 +355,7 @@ impl WorkloadConfig {
     /// The server's own options, for a workload on a database server.
     pub fn server(&self) -> Option<&crate::workload::db::ServerConfig> {
         match self {
-            WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) => None,
+            WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) | WorkloadConfig::Replay(_) => None,
             WorkloadConfig::Pg(pg) => Some(&pg.server),
             WorkloadConfig::Mysql(my) => Some(&my.server),
         }
@@ -361,6 +371,7 @@ impl RunConfig {
             WorkloadConfig::Slob(s) => s.update_pct > 0,
             WorkloadConfig::Pg(pg) => pg.slob.update_pct > 0,
             WorkloadConfig::Mysql(my) => my.slob.update_pct > 0,
+            WorkloadConfig::Replay(r) => r.facts.writes(),
         }
     }
 

@@ -108,6 +108,9 @@ pub fn render(r: &Report) -> String {
     };
     let _ = writeln!(o, "status   {status}\n");
     io_sections(&mut o, r);
+    if let Some(f) = &r.replay {
+        o.push_str(&super::replay_text::render(f));
+    }
     o
 }
 

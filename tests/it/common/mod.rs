@@ -11,6 +11,7 @@ pub mod prometheus;
 pub mod run;
 pub mod server;
 pub mod store;
+pub mod trace;
 
 use libtest_mimic::Trial;
 

@@ -19,6 +19,7 @@ use crate::verify::online::VerifyOpts;
 use crate::workload::dist::Distribution;
 use crate::workload::mysql::MysqlConfig;
 use crate::workload::pg::PgConfig;
+use crate::workload::replay::ReplayConfig;
 use crate::workload::slob::SlobConfig;
 
 /// `config` in the run document.
@@ -60,12 +61,16 @@ pub(super) struct RunConfigJson {
     pg: Option<PgConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     mysql: Option<MysqlConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replay: Option<ReplayConfig>,
 }
 
 /// Why a document's `config` is not a run's settings.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigJsonError {
-    #[error("config.workload {0:?} is not a workload this dbio knows (raw, slob, pg, mysql)")]
+    #[error(
+        "config.workload {0:?} is not a workload this dbio knows (raw, slob, pg, mysql, replay)"
+    )]
     Unknown(String),
     #[error("config.workload is {workload:?} but config.{missing} is missing")]
     Missing {
@@ -80,6 +85,7 @@ struct Parts {
     slob: Option<SlobConfig>,
     pg: Option<PgConfig>,
     mysql: Option<MysqlConfig>,
+    replay: Option<ReplayConfig>,
 }
 
 /// A database run's fields in the flat shape: no pattern, uniform keys.
@@ -101,6 +107,7 @@ fn split(w: WorkloadConfig) -> Parts {
         slob: None,
         pg: None,
         mysql: None,
+        replay: None,
     };
     match w {
         WorkloadConfig::Raw(r) => Parts {
@@ -119,6 +126,10 @@ fn split(w: WorkloadConfig) -> Parts {
             mysql: Some(my),
             ..none
         },
+        WorkloadConfig::Replay(r) => Parts {
+            replay: Some(r),
+            ..none
+        },
     }
 }
 
@@ -127,6 +138,8 @@ impl From<RunConfig> for RunConfigJson {
         let workload = c.workload.name().to_string();
         let parts = split(c.workload);
         let raw = parts.raw.as_ref().unwrap_or(&NO_RAW);
+        // A replay's io_uring set-up is `uring`, as a raw run's.
+        let uring = raw.uring.or(parts.replay.as_ref().and_then(|r| r.uring));
         RunConfigJson {
             workload,
             target: c.target,
@@ -138,7 +151,7 @@ impl From<RunConfig> for RunConfigJson {
             sessions: c.sessions,
             iodepth: c.iodepth,
             engine: c.engine,
-            uring: raw.uring,
+            uring,
             io_mode: c.io_mode,
             length: c.length,
             distribution: raw.distribution,
@@ -155,6 +168,7 @@ impl From<RunConfig> for RunConfigJson {
             slob: parts.slob,
             pg: parts.pg,
             mysql: parts.mysql,
+            replay: parts.replay,
         }
     }
 }
@@ -174,6 +188,11 @@ impl RunConfigJson {
             "slob" => WorkloadConfig::Slob(self.slob.take().ok_or(missing("slob", "slob"))?),
             "pg" => WorkloadConfig::Pg(self.pg.take().ok_or(missing("pg", "pg"))?),
             "mysql" => WorkloadConfig::Mysql(self.mysql.take().ok_or(missing("mysql", "mysql"))?),
+            "replay" => {
+                let mut r = self.replay.take().ok_or(missing("replay", "replay"))?;
+                r.uring = self.uring;
+                WorkloadConfig::Replay(r)
+            }
             other => return Err(ConfigJsonError::Unknown(other.to_string())),
         })
     }

@@ -19,6 +19,19 @@ use crate::config::{EngineKind, IoMode};
 pub enum OpKind {
     Read = 0,
     Write = 1,
+    /// A write that is durable when it completes (RWF_DSYNC: a replayed
+    /// FUA write).
+    WriteDsync = 2,
+    /// `fdatasync` of the file (a replayed cache flush); no data, `len` 0.
+    Flush = 3,
+}
+
+impl OpKind {
+    /// True for the kinds that carry data out of the buffer.
+    #[inline]
+    pub fn writes(self) -> bool {
+        matches!(self, OpKind::Write | OpKind::WriteDsync)
+    }
 }
 
 /// One request: `len` bytes at `offset` of file number `file`, into or out of `buf`.

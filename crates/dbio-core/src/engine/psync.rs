@@ -89,6 +89,15 @@ impl Engine for Psync {
                     unsafe { std::slice::from_raw_parts(io.buf.cast_const(), len) },
                     io.offset,
                 ),
+                OpKind::WriteDsync => rustix::io::pwritev2(
+                    f,
+                    &[std::io::IoSlice::new(unsafe {
+                        std::slice::from_raw_parts(io.buf.cast_const(), len)
+                    })],
+                    io.offset,
+                    rustix::io::ReadWriteFlags::DSYNC,
+                ),
+                OpKind::Flush => rustix::fs::fdatasync(f).map(|()| 0),
             };
             match r {
                 Ok(n) => break n as i32,

@@ -156,6 +156,13 @@ impl Uring {
                     (OpKind::Write, false) => opcode::Write::new($fd, io.buf, io.len)
                         .offset(io.offset)
                         .build(),
+                    (OpKind::WriteDsync, _) => opcode::Write::new($fd, io.buf, io.len)
+                        .offset(io.offset)
+                        .rw_flags(libc::RWF_DSYNC as _)
+                        .build(),
+                    (OpKind::Flush, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
                 }
             };
         }

@@ -2,7 +2,8 @@
 //! `fio version 2 iolog`, then `FILE add|open|close` and
 //! `FILE read|write|sync|datasync|trim|wait OFFSET LENGTH` (a `wait` waits
 //! OFFSET µs after the previous one) — and version 3, every line led by
-//! its time in ms from the start (no `wait`). Read line by line into
+//! its time in µs from the start (no `wait`; fio 3.33 writes µs:
+//! a 1 s run's last line is near 1000000). Read line by line into
 //! [`Entry`]s; written as version 3.
 
 use std::collections::HashMap;
@@ -90,12 +91,12 @@ impl Reader {
 
     fn parse_fields(&mut self, text: &str) -> Result<Option<Entry>, TraceError> {
         let mut f = text.split_whitespace();
-        let ms = match self.v3 {
-            true => Some(self.number(f.next(), "timestamp (ms)")?),
+        let us = match self.v3 {
+            true => Some(self.number(f.next(), "timestamp (µs)")?),
             false => None,
         };
         let Some(file) = f.next() else {
-            return match ms {
+            return match us {
                 None => Ok(None), // a blank line
                 Some(_) => Err(self.bad("a timestamp and nothing else")),
             };
@@ -103,8 +104,8 @@ impl Reader {
         let action = f
             .next()
             .ok_or_else(|| self.bad(format!("no action after {file:?}")))?;
-        let now = match ms {
-            Some(ms) => ms.saturating_mul(1_000_000),
+        let now = match us {
+            Some(us) => us.saturating_mul(1000),
             None => self.clock_ns,
         };
         let op = match action {
@@ -199,12 +200,12 @@ impl Iterator for Reader {
     }
 }
 
-/// Writes entries as fio iolog v3 (times in ms from the trace's start).
+/// Writes entries as fio iolog v3 (times in µs from the trace's start).
 pub struct Writer {
     out: BufWriter<File>,
     path: PathBuf,
     names: Vec<String>,
-    last_ms: u64,
+    last_us: u64,
 }
 
 impl Writer {
@@ -215,7 +216,7 @@ impl Writer {
             out: BufWriter::new(f),
             path: path.to_path_buf(),
             names: Vec::new(),
-            last_ms: 0,
+            last_us: 0,
         };
         w.line(format_args!("{V3}"))?;
         Ok(w)
@@ -239,13 +240,13 @@ impl Writer {
                     });
                 }
                 self.names.push(d.name.clone());
-                let ms = self.last_ms;
-                self.line(format_args!("{ms} {} add", d.name))?;
-                self.line(format_args!("{ms} {} open", d.name))
+                let us = self.last_us;
+                self.line(format_args!("{us} {} add", d.name))?;
+                self.line(format_args!("{us} {} open", d.name))
             }
             Entry::Request(r) => {
-                let ms = r.issue_ns / 1_000_000;
-                self.last_ms = self.last_ms.max(ms);
+                let us = r.issue_ns / 1000;
+                self.last_us = self.last_us.max(us);
                 let name = &self.names[usize::from(r.device)];
                 let act = match r.op {
                     Op::Read => "read",
@@ -253,17 +254,17 @@ impl Writer {
                     Op::Discard => "trim",
                     Op::Flush => "sync",
                 };
-                writeln!(self.out, "{ms} {name} {act} {} {}", r.offset, r.len)
+                writeln!(self.out, "{us} {name} {act} {} {}", r.offset, r.len)
                     .map_err(|e| TraceError::io("write", &self.path, e))
             }
         }
     }
 
     pub fn finish(mut self) -> Result<(), TraceError> {
-        let ms = self.last_ms;
+        let us = self.last_us;
         for i in 0..self.names.len() {
             let name = self.names[i].clone();
-            self.line(format_args!("{ms} {name} close"))?;
+            self.line(format_args!("{us} {name} close"))?;
         }
         let f = self
             .out

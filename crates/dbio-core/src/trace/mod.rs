@@ -272,7 +272,7 @@ pub fn open(paths: &[PathBuf]) -> Result<Entries, TraceError> {
 }
 
 /// Counts of a trace, by operation: what a capture or import says it holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     pub requests: u64,
     pub reads: u64,

@@ -153,7 +153,7 @@ fn an_iolog_v2_with_waits_and_a_v3_read_into_requests() {
     assert!(matches!(
         e[1],
         Entry::Request(Request {
-            issue_ns: 7_000_000,
+            issue_ns: 7_000,
             op: Op::Write,
             ..
         })
@@ -170,7 +170,7 @@ fn a_bad_iolog_line_is_named_by_file_and_line() {
         ),
         (
             "fio version 3 iolog\n0 /f add\nx /f read 0 1\n",
-            "line 3: timestamp (ms) \"x\" is not a whole number",
+            "line 3: timestamp (µs) \"x\" is not a whole number",
         ),
         (
             "fio version 3 iolog\n0 /f add\n0 /f wait 100 0\n",
@@ -215,7 +215,7 @@ fn iolog_v3_written_reads_back() {
     let text = std::fs::read_to_string(&p).unwrap();
     assert_eq!(
         text,
-        "fio version 3 iolog\n0 /dev/loop0 add\n0 /dev/loop0 open\n2 /dev/loop0 write 4096 4096\n3 /dev/loop0 sync 0 4096\n3 /dev/loop0 close\n"
+        "fio version 3 iolog\n0 /dev/loop0 add\n0 /dev/loop0 open\n2000 /dev/loop0 write 4096 4096\n3500 /dev/loop0 sync 0 4096\n3500 /dev/loop0 close\n"
     );
     let back = read_all(&p).unwrap();
     assert_eq!(back.len(), 3);

@@ -16,6 +16,7 @@ pub mod dist;
 pub mod mysql;
 pub mod pg;
 pub mod raw;
+pub mod replay;
 pub mod shared;
 pub mod slob;
 

@@ -434,9 +434,12 @@ impl Session<'_> {
     fn record(&mut self, st: &Loop, m: InFlight, end: u64, sync_ns: u64) {
         let bs = u64::from(self.target.block_size);
         let lat = end - m.start;
+        // A raw run issues reads and plain writes only (replay's kinds
+        // would count as the writes and syncs they are).
         let k = match m.kind {
             OpKind::Read => Kind::Read,
-            OpKind::Write => Kind::Write,
+            OpKind::Write | OpKind::WriteDsync => Kind::Write,
+            OpKind::Flush => Kind::Sync,
         };
         self.series.record(k, end - st.t0, lat, bs);
         if sync_ns > 0 {
@@ -477,7 +480,8 @@ impl Session<'_> {
         };
         let what = match m.kind {
             OpKind::Read => "reading",
-            OpKind::Write => "writing",
+            OpKind::Write | OpKind::WriteDsync => "writing",
+            OpKind::Flush => "syncing",
         };
         let bs = target.block_size;
         let why = if c.res < 0 {

@@ -27,7 +27,7 @@ pub mod keys;
 pub mod locks;
 pub mod run;
 
-mod dbwr;
+pub(crate) mod dbwr;
 mod lgwr;
 mod session;
 

@@ -1,0 +1,303 @@
+//! `--workload replay`: issues a captured or imported block trace against
+//! a target — offsets mapped onto it, each request at its captured issue
+//! time (open loop: a late request never delays the next one's due time),
+//! or as fast as the captured concurrency allows (`--speed max`). A feed
+//! thread reads the trace as a stream and hands each session its requests
+//! in batches (`feed`); each session waits for a request's due time,
+//! issues it with its engine and times it (`session`); what both count is
+//! set beside the capture in the faithfulness report (`faith`). `facts`
+//! is the one pass over the trace before the start.
+
+pub mod facts;
+pub mod faith;
+pub mod feed;
+pub mod session;
+
+use std::fmt;
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+
+use serde::{Deserialize, Serialize};
+
+use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
+use crate::config::{EngineKind, RunConfig};
+use crate::engine::buf::BufPool;
+use crate::engine::{AnyEngine, SyncAfterWrite};
+use crate::measure::stats::SessionStats;
+use crate::samplers::series::{SeriesWriter, SessionSeries};
+use crate::storage::genmap_file;
+use crate::storage::{OpenFiles, Target, TargetKind};
+pub use facts::TraceFacts;
+use faith::Part;
+use feed::{Batch, Feed, Mapper};
+
+/// How fast the trace is replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speed {
+    /// Due times are the captured issue times divided by this (1 = as captured).
+    Factor(f64),
+    /// Each request as soon as its session has fewer requests in flight
+    /// than its captured thread had when it issued it.
+    Max,
+}
+
+impl fmt::Display for Speed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Speed::Factor(x) => write!(f, "{x}x"),
+            Speed::Max => f.write_str("max"),
+        }
+    }
+}
+
+/// How captured offsets land on a target smaller than the trace's extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MapMode {
+    /// The offset modulo the target's size.
+    Modulo,
+    /// The offset times the target's size over the trace's extent.
+    Scale,
+}
+
+impl MapMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            MapMode::Modulo => "modulo",
+            MapMode::Scale => "scale",
+        }
+    }
+}
+
+/// Which session issues a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sessions {
+    /// Sessions per captured thread, issuing that thread's requests: one
+    /// (io_uring, its ring as deep as the thread's requests in flight), or
+    /// as many as the thread had in flight (psync), taking them in turn.
+    PerThread { per_thread_in_flight: bool },
+    /// This many sessions, taking the requests in turn.
+    Pool(u32),
+}
+
+/// `--workload replay`'s settings, with what the pass over the trace found.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplayConfig {
+    /// The trace: one file, or blktrace's per-CPU files (a stored run's
+    /// trace is written out to a file first).
+    pub trace: Vec<PathBuf>,
+    /// What `--trace` named (a file, or `run N`).
+    pub source: String,
+    pub speed: Speed,
+    pub map: Option<MapMode>,
+    pub sessions: Sessions,
+    pub facts: TraceFacts,
+    /// How each session's io_uring is set up (`--fixedbufs`, …; with
+    /// `--engine io_uring`): the run document keeps it as `config.uring`,
+    /// as for a raw run.
+    #[serde(skip)]
+    pub uring: Option<crate::engine::uring::UringOpts>,
+}
+
+impl ReplayConfig {
+    /// The number of sessions.
+    pub fn session_count(&self) -> u32 {
+        Self::count(&self.facts, self.sessions) as u32
+    }
+
+    /// The sessions `sessions` makes for a trace of `facts`.
+    pub fn count(facts: &TraceFacts, sessions: Sessions) -> u64 {
+        match sessions {
+            Sessions::PerThread {
+                per_thread_in_flight,
+            } => facts
+                .threads
+                .iter()
+                .map(|t| match per_thread_in_flight {
+                    true => u64::from(t.max_in_flight.max(1)),
+                    false => 1,
+                })
+                .sum::<u64>()
+                .max(1),
+            Sessions::Pool(n) => u64::from(n),
+        }
+    }
+}
+
+/// A replay over a prepared target.
+pub struct Replay<'a> {
+    cfg: &'a RunConfig,
+    rc: &'a ReplayConfig,
+    shared: &'a Shared,
+    target: &'a Target,
+    _files: OpenFiles,
+    fds: Vec<RawFd>,
+    mapper: Mapper,
+    sessions: u32,
+    /// Each session's end of its batch channel, taken by its thread.
+    inboxes: Mutex<Vec<Option<Receiver<Batch>>>>,
+    /// The feed's ends: the sessions' channels and the spare batches.
+    outboxes: Mutex<Option<Outboxes>>,
+    /// Where sessions hand back their emptied batches.
+    spare: Sender<Batch>,
+}
+
+/// The feed's ends of the channels: each session's, and the spare batches'.
+type Outboxes = (Vec<SyncSender<Batch>>, Receiver<Batch>);
+
+/// A replay thread's state before the start.
+pub enum Prepared {
+    Session(Box<session::Session>),
+    Feed(Box<Feed>),
+}
+
+/// Batches waiting per session: the feed reads at most this far ahead of it.
+const BATCHES_AHEAD: usize = 4;
+
+impl<'a> Replay<'a> {
+    /// Opens the target and checks that the trace fits it (or is mapped).
+    pub fn new(
+        cfg: &'a RunConfig,
+        rc: &'a ReplayConfig,
+        target: &'a Target,
+        shared: &'a Shared,
+    ) -> Result<Self, SetupError> {
+        let mapper = Mapper::new(rc, target).map_err(SetupError::Invalid)?;
+        let files = target.open(cfg.io_mode, rc.facts.writes())?;
+        if rc.facts.writes() && target.kind == TargetKind::Directory {
+            // Replayed writes carry no stamps: the map no longer applies.
+            genmap_file::retire(
+                &target.path,
+                "a replay wrote these blocks with the trace's offsets and no stamps",
+            )
+            .map_err(|e| SetupError::Invalid(e.to_string()))?;
+        }
+        let sessions = rc.session_count();
+        let (mut txs, mut rxs) = (Vec::new(), Vec::new());
+        for _ in 0..sessions {
+            let (tx, rx) = mpsc::sync_channel(BATCHES_AHEAD);
+            txs.push(tx);
+            rxs.push(Some(rx));
+        }
+        let (spare, spares) = mpsc::channel();
+        Ok(Replay {
+            cfg,
+            rc,
+            shared,
+            target,
+            fds: files.raw(),
+            _files: files,
+            mapper,
+            sessions,
+            inboxes: Mutex::new(rxs),
+            outboxes: Mutex::new(Some((txs, spares))),
+            spare,
+        })
+    }
+
+    fn prepare_session(&self, id: u32) -> Result<session::Session, SetupError> {
+        let cfg = self.cfg;
+        let inbox = self.inboxes.lock().unwrap_or_else(|p| p.into_inner())[id as usize]
+            .take()
+            .expect("each session prepared once");
+        if cfg.engine == EngineKind::Psync {
+            crate::engine::psync::private_fd_table();
+        }
+        let depth = match cfg.engine {
+            EngineKind::Psync => 1,
+            _ => cfg.iodepth,
+        };
+        let len = (self.rc.facts.max_len_bytes as usize)
+            .max(512)
+            .next_multiple_of(4096);
+        let bufs = BufPool::new(len, depth as usize);
+        let opts = self.rc.uring.unwrap_or_default();
+        let engine = AnyEngine::new(
+            cfg.engine,
+            &self.fds,
+            Some(&bufs),
+            depth,
+            SyncAfterWrite::None,
+            opts,
+        )
+        .map_err(|source| SetupError::Engine {
+            who: format!("replay session {id}"),
+            engine: cfg.engine.name(),
+            source,
+        })?;
+        session::fine_timers();
+        Ok(session::Session::new(
+            id,
+            engine,
+            (bufs, len),
+            inbox,
+            self.spare.clone(),
+            self.rc.speed,
+            cfg.seed,
+        ))
+    }
+}
+
+impl Workload for Replay<'_> {
+    type Thread = Prepared;
+    type Part = Part;
+
+    fn threads(&self) -> Threads {
+        Threads {
+            sessions: self.sessions,
+            background: vec!["dbio-replay-feed".into()],
+        }
+    }
+
+    fn storage(&self) -> Vec<PathBuf> {
+        vec![self.target.path.clone()]
+    }
+
+    fn prepare(&self, t: u32) -> Result<Prepared, SetupError> {
+        if t < self.sessions {
+            return Ok(Prepared::Session(Box::new(self.prepare_session(t)?)));
+        }
+        let (txs, spares) = self
+            .outboxes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("one feed");
+        session::fine_timers();
+        let feed = Feed::open(self.rc, self.mapper, txs, spares)
+            .map_err(|e| SetupError::Invalid(e.to_string()))?;
+        Ok(Prepared::Feed(Box::new(feed)))
+    }
+
+    fn run(&self, _t: u32, state: Prepared, series: &SessionSeries) -> ThreadEnd<Part> {
+        match state {
+            Prepared::Feed(mut f) => {
+                f.run(self.shared);
+                ThreadEnd {
+                    stats: SessionStats::new(),
+                    last_ns: 0,
+                    issued: 0,
+                    part: f.into_part(),
+                }
+            }
+            Prepared::Session(mut s) => {
+                let mut w = SeriesWriter::new(series);
+                let end = s.run(self.shared, &self.target.files, self.cfg.io_mode, &mut w);
+                let (stats, part) = s.into_parts();
+                ThreadEnd {
+                    stats,
+                    last_ns: end.last_ns,
+                    issued: end.issued,
+                    part,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,398 @@
+//! One replay session: takes its requests from the feed in batches, waits
+//! for each one's due time (sleeping while it is far, spinning the last
+//! microseconds), issues it with its engine and times it from issue and
+//! from its due time. With io_uring it keeps reaping while it waits, so a
+//! completion is timed when it comes, and at `--speed max` it keeps as many
+//! requests in flight as the captured thread had. Nothing is allocated or
+//! locked per request: batches are handed over and back whole.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::time::Duration;
+
+use super::Speed;
+use super::faith::Part;
+use super::feed::{Batch, Item};
+use crate::config::IoMode;
+use crate::engine::buf::BufPool;
+use crate::engine::{AnyEngine, Completion, Engine, Io, OpKind, explain_result};
+use crate::measure::clock::now_ns;
+use crate::measure::stats::{Kind, SessionStats};
+use crate::rng::Rng;
+use crate::samplers::series::SeriesWriter;
+use crate::workload::Shared;
+
+/// Closer than this to a due time, a session spins instead of sleeping.
+const SPIN_NS: u64 = 20_000;
+
+/// The nice value of a replay's threads where the process may raise it
+/// (root): on a busy host a woken session otherwise waits tens of ms for
+/// a CPU (measured on 2 busy cores, null engine: issue error p99 45 ms at
+/// nice 0).
+pub const REPLAY_NICE: i32 = -10;
+
+/// Asks the kernel to wake this thread's sleeps on time (a timer slack of
+/// 1 ns instead of 50 µs) and to run it before ordinary threads where it
+/// may: a replay sleeps until due times.
+pub fn fine_timers() {
+    // SAFETY: sets only the calling thread's timer slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
+    crate::workload::slob::dbwr::raise_priority(REPLAY_NICE);
+}
+
+/// A request in flight.
+#[derive(Clone, Copy)]
+struct Flight {
+    item: Item,
+    issued_ns: u64,
+}
+
+/// A session's running counts.
+#[derive(Default)]
+struct Counts {
+    in_flight: usize,
+    issued: u64,
+    /// Its last completion, ns after the start.
+    last_ns: u64,
+}
+
+/// What a session hands back besides its counts.
+pub struct SessionEnd {
+    pub last_ns: u64,
+    pub issued: u64,
+}
+
+pub struct Session {
+    id: u32,
+    engine: AnyEngine,
+    bufs: BufPool,
+    inbox: Receiver<Batch>,
+    spare: Sender<Batch>,
+    speed: Speed,
+    batch: Batch,
+    next: usize,
+    /// The feed closed this session's channel and every batch is taken.
+    drained: bool,
+    flights: Vec<Flight>,
+    free: Vec<u32>,
+    stats: SessionStats,
+    part: Part,
+    last_issue: Option<u64>,
+}
+
+/// Where the next request comes from.
+enum Next {
+    Item(Item),
+    /// None waiting now (requests are in flight: reap them meanwhile).
+    NotYet,
+    Done,
+}
+
+impl Session {
+    pub fn new(
+        id: u32,
+        engine: AnyEngine,
+        (mut bufs, buf_len): (BufPool, usize),
+        inbox: Receiver<Batch>,
+        spare: Sender<Batch>,
+        speed: Speed,
+        seed: u64,
+    ) -> Session {
+        let depth = engine.depth() as usize;
+        let mut rng = Rng::for_stream(seed, u64::from(id));
+        for s in 0..depth {
+            rng.fill(bufs.slot_mut(s, buf_len)); // written data does not compress
+        }
+        Session {
+            id,
+            engine,
+            bufs,
+            inbox,
+            spare,
+            speed,
+            batch: Vec::new(),
+            next: 0,
+            drained: false,
+            flights: vec![
+                Flight {
+                    item: Item {
+                        due_ns: 0,
+                        offset: 0,
+                        file: 0,
+                        len: 0,
+                        kind: OpKind::Read,
+                        op: 0,
+                        depth: 1,
+                    },
+                    issued_ns: 0,
+                };
+                depth
+            ],
+            free: (0..depth as u32).rev().collect(),
+            stats: SessionStats::new(),
+            part: Part::default(),
+            last_issue: None,
+        }
+    }
+
+    pub fn into_parts(self) -> (SessionStats, Part) {
+        (self.stats, self.part)
+    }
+
+    /// The next request: from the batch in hand, else the next batch
+    /// (waited for only when nothing is in flight).
+    fn next_item(&mut self, shared: &Shared, in_flight: usize) -> Next {
+        loop {
+            if let Some(it) = self.batch.get(self.next) {
+                return Next::Item(*it);
+            }
+            if self.drained {
+                return Next::Done;
+            }
+            let got = if in_flight > 0 {
+                match self.inbox.try_recv() {
+                    Ok(b) => Ok(b),
+                    Err(TryRecvError::Empty) => return Next::NotYet,
+                    Err(TryRecvError::Disconnected) => Err(()),
+                }
+            } else {
+                match self.inbox.recv_timeout(Duration::from_millis(20)) {
+                    Ok(b) => Ok(b),
+                    Err(RecvTimeoutError::Timeout) if shared.stop.load(Relaxed) => Err(()),
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => Err(()),
+                }
+            };
+            match got {
+                Ok(b) => {
+                    let mut old = std::mem::replace(&mut self.batch, b);
+                    self.next = 0;
+                    if old.capacity() > 0 {
+                        old.clear();
+                        let _ = self.spare.send(old);
+                    }
+                }
+                Err(()) => {
+                    self.drained = true;
+                    return Next::Done;
+                }
+            }
+        }
+    }
+
+    /// Issues every request of its batches at its due time until the
+    /// trace ends or the run stops.
+    pub fn run(
+        &mut self,
+        shared: &Shared,
+        files: &[PathBuf],
+        io_mode: IoMode,
+        series: &mut SeriesWriter,
+    ) -> SessionEnd {
+        let t0 = shared.start_ns.load(Relaxed);
+        let mut n = Counts::default();
+        loop {
+            let wait_for = self.issue_due(shared, t0, &mut n);
+            if n.in_flight == 0 {
+                if shared.stop.load(Relaxed) || self.drained && self.next >= self.batch.len() {
+                    break;
+                }
+                continue;
+            }
+            // Waiting for a due time: reap what has completed meanwhile.
+            let min = match wait_for {
+                Some(due) => {
+                    pause_before(due);
+                    0
+                }
+                None => 1,
+            };
+            if let Err(why) = self.reap_some(min, t0, series, &mut n, (files, io_mode)) {
+                shared.fail(why);
+                break;
+            }
+        }
+        // A stopped session still reaps what it issued.
+        while n.in_flight > 0 {
+            match self.engine.reap(1, |_| {}) {
+                Ok(k) => n.in_flight -= k as usize,
+                Err(_) => break,
+            }
+        }
+        SessionEnd {
+            last_ns: n.last_ns,
+            issued: n.issued,
+        }
+    }
+
+    /// Issues what is due while there is room; the due time of the next
+    /// request when it is not due yet and others are in flight.
+    fn issue_due(&mut self, shared: &Shared, t0: u64, n: &mut Counts) -> Option<u64> {
+        let depth = self.engine.depth() as usize;
+        while n.in_flight < depth && !shared.stop.load(Relaxed) {
+            let it = match self.next_item(shared, n.in_flight) {
+                Next::Item(it) => it,
+                Next::NotYet | Next::Done => return None,
+            };
+            let due = match self.speed {
+                Speed::Max if n.in_flight >= usize::from(it.depth).min(depth) => return None,
+                Speed::Max => 0,
+                Speed::Factor(_) => t0 + it.due_ns,
+            };
+            if due > 0 && now_ns() < due {
+                if n.in_flight > 0 {
+                    return Some(due);
+                }
+                wait_until(due, shared);
+                if shared.stop.load(Relaxed) {
+                    return None;
+                }
+            }
+            if let Err(e) = self.issue(it, due, t0) {
+                shared.fail(format!("replay session {}: cannot queue I/O: {e}", self.id));
+                return None;
+            }
+            n.in_flight += 1;
+            n.issued += 1;
+        }
+        None
+    }
+
+    /// Reaps at least `min` completions and records them; the run's error
+    /// line when a request failed.
+    fn reap_some(
+        &mut self,
+        min: u32,
+        t0: u64,
+        series: &mut SeriesWriter,
+        n: &mut Counts,
+        (files, io_mode): (&[PathBuf], IoMode),
+    ) -> Result<(), String> {
+        let mut failed = None;
+        let Session {
+            engine,
+            flights,
+            free,
+            stats,
+            part,
+            ..
+        } = self;
+        let last_ns = &mut n.last_ns;
+        let reaped = engine.reap(min, |c: Completion| {
+            let end = now_ns();
+            let f = flights[c.slot as usize];
+            free.push(c.slot);
+            *last_ns = end - t0;
+            if c.res != f.item.len as i32 {
+                failed.get_or_insert((c, f));
+                return;
+            }
+            done(stats, part, series, f, end, t0);
+        });
+        let k = reaped
+            .map_err(|e| format!("replay session {}: waiting for I/O failed: {e}", self.id))?;
+        n.in_flight -= k as usize;
+        let Some((c, f)) = failed else {
+            return Ok(());
+        };
+        let file = files.get(f.item.file as usize).cloned().unwrap_or_default();
+        Err(format!(
+            "replaying a {} of {} bytes at byte {} of {} failed: {}",
+            crate::trace::Op::ALL[usize::from(f.item.op)].name(),
+            f.item.len,
+            f.item.offset,
+            file.display(),
+            explain_result(c.res, u64::from(f.item.len), io_mode)
+        ))
+    }
+
+    /// Queues `it` (due at `due`, 0 at `--speed max`).
+    fn issue(&mut self, it: Item, due: u64, t0: u64) -> std::io::Result<()> {
+        let slot = self
+            .free
+            .pop()
+            .expect("a free slot while in flight < depth");
+        let buf = self.bufs.ptr(slot as usize);
+        let now = now_ns();
+        let io = Io {
+            kind: it.kind,
+            file: it.file,
+            offset: it.offset,
+            len: it.len,
+            buf,
+            slot,
+        };
+        self.flights[slot as usize] = Flight {
+            item: it,
+            issued_ns: now,
+        };
+        // SAFETY: the slot's buffer is untouched until its completion is reaped.
+        if let Err(e) = unsafe { self.engine.queue(&io) } {
+            self.free.push(slot);
+            return Err(e);
+        }
+        self.next += 1;
+        let gap = self.last_issue.map(|l| now - l);
+        self.last_issue = Some(now);
+        self.part
+            .replayed
+            .issued(usize::from(it.op), it.len, now - t0, gap);
+        if due > 0 {
+            self.part.issue_error(now.saturating_sub(due));
+        }
+        Ok(())
+    }
+}
+
+/// Records a completed request.
+#[inline]
+fn done(
+    stats: &mut SessionStats,
+    part: &mut Part,
+    series: &mut SeriesWriter,
+    f: Flight,
+    end: u64,
+    t0: u64,
+) {
+    let lat = end - f.issued_ns;
+    let op = usize::from(f.item.op);
+    let kind = match f.item.kind {
+        OpKind::Read => Kind::Read,
+        OpKind::Write | OpKind::WriteDsync => Kind::Write,
+        OpKind::Flush => Kind::Sync,
+    };
+    let bytes = u64::from(f.item.len);
+    series.record(kind, end - t0, lat, bytes);
+    stats.op(kind).record(lat, bytes);
+    part.replayed.completed(op, lat);
+    if f.item.due_ns > 0 {
+        part.due_latency(op, end.saturating_sub(t0 + f.item.due_ns));
+    }
+}
+
+/// With requests in flight and the next not yet due: sleeps a little (at
+/// most 50 µs, so completions are timed close to when they come) unless
+/// the due time is closer than `SPIN_NS`.
+fn pause_before(due: u64) {
+    let left = due.saturating_sub(now_ns());
+    if left > SPIN_NS {
+        std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(50_000)));
+    }
+}
+
+/// Sleeps until `SPIN_NS` before `due`, then spins to it.
+fn wait_until(due: u64, shared: &Shared) {
+    loop {
+        let now = now_ns();
+        if now >= due || shared.stop.load(Relaxed) {
+            return;
+        }
+        let left = due - now;
+        if left > SPIN_NS {
+            std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(20_000_000)));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}

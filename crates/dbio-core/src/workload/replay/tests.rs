@@ -1,0 +1,239 @@
+//! The replay in-process: offsets mapped onto a target (modulo, scale,
+//! sector-aligned, kept inside a data file; a trace past the target
+//! refused without a mapping), and a trace replayed whole by the null
+//! engine through the harness — at its times, twice as fast, and at max
+//! keeping each thread's requests in flight.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use super::faith::{Faithfulness, Part};
+use super::feed::Mapper;
+use super::{MapMode, Replay, ReplayConfig, Sessions, Speed, TraceFacts, facts};
+use crate::config::{EngineKind, IoMode, RunConfig, RunLength, WorkloadConfig};
+use crate::harness::{self, Options};
+use crate::storage::{Target, TargetKind};
+use crate::trace::{Comm, Device, Entry, Flags, Op, Request, native};
+use crate::workload::Shared;
+
+const KIB: u64 = 1024;
+
+/// A directory target of `files` files of 64 blocks of 4 KiB.
+fn target(dir: &Path, files: u32) -> Target {
+    let paths: Vec<PathBuf> = (0..files).map(|i| dir.join(format!("f{i}"))).collect();
+    for p in &paths {
+        std::fs::File::create(p)
+            .unwrap()
+            .set_len(256 * KIB)
+            .unwrap();
+    }
+    Target {
+        kind: TargetKind::Directory,
+        path: dir.to_path_buf(),
+        files: paths,
+        block_size: 4096,
+        blocks_per_file: 64,
+        id: 0,
+        logical_sector: None,
+        layout: None,
+        region: None,
+        locks: Default::default(),
+    }
+}
+
+fn replay_config(
+    trace: PathBuf,
+    facts: TraceFacts,
+    speed: Speed,
+    map: Option<MapMode>,
+) -> ReplayConfig {
+    ReplayConfig {
+        trace: vec![trace],
+        source: "test".into(),
+        speed,
+        map,
+        sessions: Sessions::PerThread {
+            per_thread_in_flight: false,
+        },
+        facts,
+        uring: None,
+    }
+}
+
+#[test]
+fn offsets_land_modulo_scaled_aligned_and_inside_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = target(dir.path(), 2); // 512 KiB in two files
+    let facts = TraceFacts {
+        extent_bytes: 1024 * KIB,
+        max_len_bytes: 8192,
+        ..TraceFacts::default()
+    };
+    let rc = |map| replay_config(PathBuf::new(), facts.clone(), Speed::Factor(1.0), map);
+    let e = Mapper::new(&rc(None), &t).unwrap_err();
+    assert!(e.contains("--map") && e.contains("1048576"), "{e}");
+    let m = Mapper::new(&rc(Some(MapMode::Modulo)), &t).unwrap();
+    assert_eq!(m.map(600 * KIB, 4096), (0, 88 * KIB));
+    assert_eq!(m.map(800 * KIB, 4096), (1, 32 * KIB));
+    assert_eq!(m.map(1000, 512), (0, 512), "aligned down to the sector");
+    assert_eq!(m.map(254 * KIB, 8192), (0, 248 * KIB), "kept inside file 0");
+    let s = Mapper::new(&rc(Some(MapMode::Scale)), &t).unwrap();
+    assert_eq!(s.map(600 * KIB, 4096), (1, 44 * KIB));
+    assert_eq!(s.map(1020 * KIB, 4096), (1, 252 * KIB));
+    let long = TraceFacts {
+        max_len_bytes: 512 * 1024,
+        ..facts.clone()
+    };
+    let r = replay_config(PathBuf::new(), long, Speed::Max, Some(MapMode::Modulo));
+    assert!(
+        Mapper::new(&r, &t)
+            .unwrap_err()
+            .contains("longer than a data file")
+    );
+}
+
+/// A trace of 2 threads: thread 1 a read every 2 ms, thread 2 a write
+/// every 2 ms (1 ms after), each in flight 3 ms (so 2 at once), then a
+/// flush and a discard on thread 2.
+fn write_trace(path: &Path, per_thread: u64) {
+    let mut w = native::Writer::create(path).unwrap();
+    w.write(&Entry::Device(Device {
+        index: 0,
+        name: "/dev/test".into(),
+        number: None,
+    }))
+    .unwrap();
+    let req = |issue_ns: u64, tid: u32, op: Op, offset: u64| Request {
+        issue_ns,
+        complete_ns: Some(issue_ns + 3_000_000),
+        device: 0,
+        offset,
+        len: if matches!(op, Op::Flush) { 0 } else { 4096 },
+        op,
+        flags: Flags::default(),
+        pid: Some(tid),
+        tid: Some(tid),
+        comm: Comm::new(b"t"),
+    };
+    for i in 0..per_thread {
+        let at = i * 2_000_000;
+        w.write(&Entry::Request(req(at, 1, Op::Read, i * 4096)))
+            .unwrap();
+        w.write(&Entry::Request(req(at + 1_000_000, 2, Op::Write, i * 8192)))
+            .unwrap();
+    }
+    let end = per_thread * 2_000_000;
+    w.write(&Entry::Request(req(end, 2, Op::Flush, 0))).unwrap();
+    w.write(&Entry::Request(req(end, 2, Op::Discard, 0)))
+        .unwrap();
+    w.finish().unwrap();
+}
+
+fn config(target: &Target, rc: ReplayConfig) -> RunConfig {
+    RunConfig {
+        target: target.path.clone(),
+        files: 1,
+        size_bytes: Some(target.size_bytes()),
+        block_size: 4096,
+        sessions: rc.session_count(),
+        iodepth: 4,
+        engine: EngineKind::Null,
+        io_mode: IoMode::Buffered,
+        length: RunLength::Ops {
+            ops: rc.facts.requests(),
+        },
+        hotspot: None,
+        rate_iops: None,
+        arrival: None,
+        seed: 7,
+        load_parallel: 1,
+        outlier_ms: 500.0,
+        interval_s: 1.0,
+        destroy_device: None,
+        allow_root_fs: false,
+        content: Default::default(),
+        workload: WorkloadConfig::Replay(rc),
+    }
+}
+
+fn replay(trace: &Path, speed: Speed) -> (Faithfulness, Vec<Part>) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = target(dir.path(), 1);
+    let facts = facts::scan(&[trace.to_path_buf()]).unwrap();
+    let cfg = config(
+        &t,
+        replay_config(trace.to_path_buf(), facts, speed, Some(MapMode::Modulo)),
+    );
+    let WorkloadConfig::Replay(rc) = &cfg.workload else {
+        unreachable!("a replay's config")
+    };
+    let shared = Shared::new(0.0);
+    let work = Replay::new(&cfg, rc, &t, &shared).unwrap();
+    let interrupt = AtomicBool::new(false);
+    let opts = Options {
+        time_s: None,
+        interval_s: 1.0,
+        interrupt: &interrupt,
+        status: None,
+        observer: None,
+    };
+    let out = harness::run(&work, &shared, opts);
+    assert_eq!(out.result.error, None);
+    (Faithfulness::of(rc, &out.parts), out.parts)
+}
+
+#[test]
+fn a_trace_replays_whole_at_its_times_faster_and_at_max() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.dbtrace");
+    write_trace(&trace, 50);
+    let facts = facts::scan(std::slice::from_ref(&trace)).unwrap();
+    assert_eq!(facts.requests(), 102);
+    assert_eq!(facts.threads.len(), 2);
+    // Two at once per thread; three at the end (a write, the flush and
+    // the discard, issued together).
+    assert_eq!(facts.max_in_flight, 3);
+    assert_eq!(
+        facts
+            .threads
+            .iter()
+            .map(|t| t.max_in_flight)
+            .collect::<Vec<_>>(),
+        [2, 3]
+    );
+    assert_eq!(facts.extent_bytes, 49 * 8192 + 4096);
+    let mut spans = Vec::new();
+    for speed in [Speed::Factor(1.0), Speed::Factor(2.0), Speed::Max] {
+        let (f, parts) = replay(&trace, speed);
+        let by = |side: &super::faith::SideSummary, op: &str| {
+            side.ops
+                .iter()
+                .find(|o| o.op == op)
+                .map_or(0, |o| o.requests)
+        };
+        for op in ["read", "write", "flush"] {
+            assert_eq!(by(&f.replayed, op), by(&f.captured, op), "{speed} {op}");
+        }
+        assert_eq!((by(&f.replayed, "read"), by(&f.replayed, "flush")), (50, 1));
+        assert_eq!(f.skipped_discards, 1, "the discard counted, not replayed");
+        // Sessions 0 and 1 took thread 1's and thread 2's requests.
+        assert_eq!(parts[0].replayed.requests[0], 50);
+        assert_eq!(parts[1].replayed.requests[1], 50);
+        assert_eq!(f.captured.span_s, 0.1);
+        match speed {
+            Speed::Max => assert!(f.issue_error.is_none()),
+            Speed::Factor(_) => {
+                // Tens of µs on a quiet host; a session kept off the CPU
+                // for 25 ms on a busy one made the median 1.2 ms once.
+                let e = f.issue_error.as_ref().unwrap();
+                assert!(e.p50_us < 5000.0, "{speed}: {e:?}");
+            }
+        }
+        spans.push(f.replayed.span_s);
+    }
+    // A woken session may wait for a CPU on a busy host (10 ms seen on 2
+    // shared cores): one late last request stretches a span by that much.
+    let near = |got: f64, want: f64| (got - want).abs() <= want * 0.1 + 0.015;
+    assert!(near(spans[0], 0.1) && near(spans[1], 0.05), "{spans:?}");
+    assert!(spans[2] < 0.02, "{spans:?}");
+}
