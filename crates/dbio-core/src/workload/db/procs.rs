@@ -135,8 +135,17 @@ mod tests {
     fn a_signalled_process_ends_and_a_killed_group_ends_whole() {
         use std::os::unix::process::CommandExt;
         use std::process::Command;
+        // A child takes its new name a moment after its parent is released
+        // from the spawn (vfork's parent wakes before exec renames the child).
+        let named = |pid: u32| {
+            let t0 = std::time::Instant::now();
+            while !live(pid, "sleep") {
+                assert!(t0.elapsed().as_secs() < 10, "{pid} never ran sleep");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
         let mut one = Command::new("sleep").arg("30").spawn().unwrap();
-        assert!(live(one.id(), "sleep"));
+        named(one.id());
         signal(one.id(), Signal::TERM);
         assert!(!one.wait().unwrap().success());
         assert!(!live(one.id(), "sleep"), "reaped: no such process");
@@ -154,16 +163,8 @@ mod tests {
         )
         .unwrap();
         let child: u32 = line.trim().parse().unwrap();
-        // The shell prints the child's pid when it forks; the child is
-        // `sleep` once it has exec'd.
-        let t0 = std::time::Instant::now();
-        while !live(child, "sleep") {
-            assert!(
-                t0.elapsed().as_secs() < 10,
-                "the group's child never ran sleep"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        // The shell prints the child's pid when it forks.
+        named(child);
         kill_group(group.id());
         assert!(!group.wait().unwrap().success());
         let t0 = std::time::Instant::now();
