@@ -68,6 +68,14 @@ pub fn run(
 ) -> Result<RunOutcome, CommandError> {
     let (plan, variable) = (meta.plan.as_deref(), meta.variable.as_deref());
     let watch = meta.live.as_ref().map(|l| l.watch(cfg, plan, variable));
+    // `--capture`: the block layer's record of the run, kept with it,
+    // started once the target is ready (its layout is not the run's).
+    let capturing = std::cell::RefCell::new(None);
+    let start_capture = || -> Result<(), CommandError> {
+        let c = super::run_capture::start(&cfg.target, store)?;
+        *capturing.borrow_mut() = Some(c);
+        Ok(())
+    };
     let how = How {
         progress,
         // Plans (quiet, one line per run) say it too: once per target.
@@ -75,14 +83,14 @@ pub fn run(
         notes: output == Output::Text && !quiet,
         interrupt,
         observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
-    };
-    // `--capture`: the block layer's record of the run, kept with it.
-    let capturing = match meta.capture {
-        true => Some(super::run_capture::start(&cfg.target, store)?),
-        false => None,
+        before_run: meta
+            .capture
+            .then_some(&start_capture as &dyn Fn() -> Result<(), CommandError>),
     };
     let measured = measure(cfg, &how, &Alone);
-    let captured = capturing.map(super::run_capture::Capturing::stop);
+    let captured = capturing
+        .into_inner()
+        .map(super::run_capture::Capturing::stop);
     let Measured { target, ran } = match measured {
         Ok(m) => m,
         Err(e) => {

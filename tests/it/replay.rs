@@ -23,6 +23,7 @@ crate::tests! {
     offsets_map_onto_a_smaller_device_and_flushes_reach_it [Root],
     a_slob_run_captured_on_xfs_replays_on_another_device [Root, BlockTracing, Tool("mkfs.xfs")],
     a_run_captured_with_capture_is_kept_converted_and_replayed [Root, BlockTracing],
+    a_capture_holds_the_run_not_the_layout_before_it [Root, BlockTracing],
     capture_on_a_target_without_a_device_is_refused_before_anything,
 }
 
@@ -330,6 +331,54 @@ fn a_run_captured_with_capture_is_kept_converted_and_replayed() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("no run 999"), "{e}");
+}
+
+fn a_capture_holds_the_run_not_the_layout_before_it() {
+    let _tracefs = tracefs_to_myself();
+    let _store = temp_store();
+    let mut a = LoopDev::new(256 * MIB, true);
+    a.mkfs("xfs");
+    let mnt = a.mount();
+    // A fresh directory: dbio lays out 32 MiB in 1 MiB writes, then reads.
+    let out = Run::raw(&mnt.join("t"))
+        .args(&["--pattern", "randread", "--size", "32M", "--bs", "4k"])
+        .args(&["--ops", "3000", "--capture", "--json"])
+        .output();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let layout = &run["target"]["layout"];
+    assert_eq!(layout["reused"], false, "a fresh layout: {layout}");
+    assert_eq!(layout["bytes"], 32 << 20, "{layout}");
+    let id = run["run_id"].as_i64().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.iolog");
+    let conv = dbio()
+        .args(["trace", "convert", "--to", "iolog", "--output"])
+        .arg(&log)
+        .arg(&id)
+        .output()
+        .unwrap();
+    assert!(
+        conv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&conv.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let size = |l: &str| l.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok());
+    let reads = text.lines().filter(|l| l.contains(" read ")).count();
+    // The layout wrote 32 MiB (in requests the device split); a read run
+    // writes at most some filesystem metadata.
+    let written: u64 = text
+        .lines()
+        .filter(|l| l.contains(" write "))
+        .filter_map(size)
+        .sum();
+    assert!(reads >= 3000, "{reads} reads captured");
+    assert!(
+        written < 1 << 20,
+        "{written} bytes of writes captured: the layout's"
+    );
 }
 
 fn capture_on_a_target_without_a_device_is_refused_before_anything() {
