@@ -86,7 +86,7 @@ pub struct How<'a> {
     pub observer: Option<&'a dyn harness::Observer>,
     /// What to start once the target is ready, just before the workload
     /// (`--capture`; for a server, before dbio starts it).
-    pub before_run: Option<&'a dyn Fn() -> Result<(), CommandError>>,
+    pub before_run: Option<&'a (dyn Fn() -> Result<(), CommandError> + Sync)>,
 }
 
 /// Starts what `how` wants started just before the workload.

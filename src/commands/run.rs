@@ -70,10 +70,11 @@ pub fn run(
     let watch = meta.live.as_ref().map(|l| l.watch(cfg, plan, variable));
     // `--capture`: the block layer's record of the run, kept with it,
     // started once the target is ready (its layout is not the run's).
-    let capturing = std::cell::RefCell::new(None);
+    let capturing = std::sync::Mutex::new(None);
+    let store_path = store.path().to_path_buf();
     let start_capture = || -> Result<(), CommandError> {
-        let c = super::run_capture::start(&cfg.target, store)?;
-        *capturing.borrow_mut() = Some(c);
+        let c = super::run_capture::start(&cfg.target, &store_path)?;
+        *capturing.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
         Ok(())
     };
     let how = How {
@@ -85,11 +86,12 @@ pub fn run(
         observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
         before_run: meta
             .capture
-            .then_some(&start_capture as &dyn Fn() -> Result<(), CommandError>),
+            .then_some(&start_capture as &(dyn Fn() -> Result<(), CommandError> + Sync)),
     };
     let measured = measure(cfg, &how, &Alone);
     let captured = capturing
         .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
         .map(super::run_capture::Capturing::stop);
     let Measured { target, ran } = match measured {
         Ok(m) => m,

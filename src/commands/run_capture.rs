@@ -59,12 +59,11 @@ pub fn device_under(target: &Path) -> Result<PathBuf, CommandError> {
 }
 
 /// Starts capturing the device under `target` into a file beside the
-/// store, once the tracepoints are on.
-pub fn start(target: &Path, store: &Store) -> Result<Capturing, CommandError> {
+/// store at `store_path`, once the tracepoints are on.
+pub fn start(target: &Path, store_path: &Path) -> Result<Capturing, CommandError> {
     let device = device_under(target)?;
     let t = Target::resolve(&device).map_err(|e| CommandError::Usage(format!("--capture: {e}")))?;
-    let dir = store
-        .path()
+    let dir = store_path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
