@@ -20,7 +20,7 @@ if [ "$1" != "--" ]; then PAIRS=$1; shift; fi
 shift
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT INT TERM
-export DBIO_DB="$WORK/store.sqlite"
+# A store per build: a newer build migrates its store past what an older reads.
 
 pick() {
     python3 -c '
@@ -36,8 +36,8 @@ print(ex, lp["Transactions"], lp["Logical read (blocks)"],
 }
 
 for i in $(seq "$PAIRS"); do
-    "$A" run --workload slob --json --quiet "$@" | pick >> "$WORK/a"
-    "$B" run --workload slob --json --quiet "$@" | pick >> "$WORK/b"
+    DBIO_DB="$WORK/a.sqlite" "$A" run --workload slob --json --quiet "$@" | pick >> "$WORK/a"
+    DBIO_DB="$WORK/b.sqlite" "$B" run --workload slob --json --quiet "$@" | pick >> "$WORK/b"
 done
 
 python3 - "$WORK/a" "$WORK/b" <<'PY'

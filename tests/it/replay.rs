@@ -297,20 +297,7 @@ fn a_run_captured_with_capture_is_kept_converted_and_replayed() {
     assert!(err.contains("lost events: 0"), "{err}");
     assert!(err.contains(&format!("kept with run {id}")), "{err}");
     // Out of the store as a fio iolog: the run's 2000 writes of 4 KiB.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("run.iolog");
-    let conv = dbio()
-        .args(["trace", "convert", "--to", "iolog", "--output"])
-        .arg(&log)
-        .arg(&id)
-        .output()
-        .unwrap();
-    assert!(
-        conv.status.success(),
-        "{}",
-        String::from_utf8_lossy(&conv.stderr)
-    );
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = stored_as_iolog(&id);
     let writes: Vec<&str> = text.lines().filter(|l| l.contains(" write ")).collect();
     assert_eq!(writes.len(), 2000);
     assert!(
@@ -351,20 +338,7 @@ fn a_capture_holds_the_run_not_the_layout_before_it() {
     assert_eq!(layout["reused"], false, "a fresh layout: {layout}");
     assert_eq!(layout["bytes"], 32 << 20, "{layout}");
     let id = run["run_id"].as_i64().unwrap().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("run.iolog");
-    let conv = dbio()
-        .args(["trace", "convert", "--to", "iolog", "--output"])
-        .arg(&log)
-        .arg(&id)
-        .output()
-        .unwrap();
-    assert!(
-        conv.status.success(),
-        "{}",
-        String::from_utf8_lossy(&conv.stderr)
-    );
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = stored_as_iolog(&id);
     let size = |l: &str| l.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok());
     let reads = text.lines().filter(|l| l.contains(" read ")).count();
     // The layout wrote 32 MiB (in requests the device split); a read run
@@ -379,6 +353,24 @@ fn a_capture_holds_the_run_not_the_layout_before_it() {
         written < 1 << 20,
         "{written} bytes of writes captured: the layout's"
     );
+}
+
+/// Run `id`'s stored trace, written out by `dbio trace convert` as a fio iolog.
+fn stored_as_iolog(id: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.iolog");
+    let conv = dbio()
+        .args(["trace", "convert", "--to", "iolog", "--output"])
+        .arg(&log)
+        .arg(id)
+        .output()
+        .unwrap();
+    assert!(
+        conv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&conv.stderr)
+    );
+    std::fs::read_to_string(&log).unwrap()
 }
 
 fn capture_on_a_target_without_a_device_is_refused_before_anything() {
