@@ -18,8 +18,11 @@ use crate::common::prometheus::{Prometheus, free_port, get, request};
 use crate::common::run::{dbio, num};
 use crate::common::store::{store_path, temp_store};
 
+/// What a test asks to serve on: the loopback, a port the kernel chooses.
+const ANY_PORT: &str = "127.0.0.1:0";
+
 /// A raw run of `secs` seconds on `target` serving metrics on `addr`, started in the background.
-fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Child {
+fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Serving {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
     c.env("DBIO_DB", store_path())
         .args([
@@ -46,42 +49,95 @@ fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Child {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    c.spawn().unwrap()
+    Serving::start(c.spawn().unwrap())
 }
 
-/// Kills the child on drop unless it was waited for (a failing test leaves no dbio behind).
-struct Reaped(Option<Child>);
+/// A dbio process serving metrics: the address is the one it says on
+/// stderr (a test asks for port 0, so that no other test can take its port
+/// between choosing and binding), the rest of stderr is kept for the failure
+/// message, and the process is killed on drop unless it was waited for (a
+/// failing test leaves no dbio behind).
+struct Serving {
+    child: Option<Child>,
+    addr: String,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
 
-impl Reaped {
+impl Serving {
+    /// Waits for `child` to say where it serves (after a pg run's initdb, say).
+    fn start(mut child: Child) -> Serving {
+        let err = child.stderr.take().expect("stderr piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut all = String::new();
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                if let Some((_, rest)) = line.split_once("live metrics at http://") {
+                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_owned());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        let mut s = Serving {
+            child: Some(child),
+            addr: String::new(),
+            stderr: Some(reader),
+        };
+        match rx.recv_timeout(Duration::from_secs(300)) {
+            Ok(addr) => s.addr = addr,
+            Err(e) => s.fail(&format!("no metrics address said ({e})")),
+        }
+        s
+    }
+
+    /// Panics with `why` and what the process said, killing it first.
+    fn fail(&mut self, why: &str) -> ! {
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.kill();
+        }
+        let out = self.collect();
+        panic!("{why}; dbio said: {}", stderr(&out))
+    }
+
+    fn collect(&mut self) -> Output {
+        let mut out = self.child.take().unwrap().wait_with_output().unwrap();
+        out.stderr = self.stderr.take().unwrap().join().unwrap().into_bytes();
+        out
+    }
+
+    /// Waits for the process to end; its stdout and whole stderr.
     fn wait(mut self) -> Output {
-        self.0.take().unwrap().wait_with_output().unwrap()
+        self.collect()
+    }
+
+    /// Waits until `/api/live` says the run has `secs` seconds collected;
+    /// fails at once when the process ended first.
+    fn wait_elapsed(&mut self, secs: f64) -> Value {
+        let t = Instant::now();
+        loop {
+            if let Ok(r) = get(&self.addr, "/api/live", None)
+                && let Ok(v) = serde_json::from_str::<Value>(&r.body)
+                && v["run"]["elapsed_s"].as_f64().unwrap_or(0.0) >= secs
+            {
+                return v;
+            }
+            let ended = self.child.as_mut().unwrap().try_wait().unwrap();
+            if ended.is_some() || t.elapsed() > Duration::from_secs(120) {
+                self.fail(&format!("the run at {} never reached {secs} s", self.addr));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 
-impl Drop for Reaped {
+impl Drop for Serving {
     fn drop(&mut self) {
-        if let Some(c) = self.0.as_mut() {
+        if let Some(c) = self.child.as_mut() {
             let _ = c.kill();
             let _ = c.wait();
         }
-    }
-}
-
-/// Waits until the endpoint's `/api/live` says the run has `secs` seconds collected.
-fn wait_elapsed(addr: &str, secs: f64) -> Value {
-    let t = Instant::now();
-    loop {
-        if let Ok(r) = get(addr, "/api/live", None)
-            && let Ok(v) = serde_json::from_str::<Value>(&r.body)
-            && v["run"]["elapsed_s"].as_f64().unwrap_or(0.0) >= secs
-        {
-            return v;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(120),
-            "the run at {addr} never reached {secs} s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -104,7 +160,7 @@ fn prometheus_rate_of_the_request_counter_is_the_stored_iops() {
     let target = parent.join("t");
     let addr = format!("127.0.0.1:{}", free_port());
     let prom = Prometheus::start(&addr);
-    let run = Reaped(Some(spawn_run(&target, &addr, 10, &["--rate", "3000"])));
+    let run = spawn_run(&target, &addr, 10, &["--rate", "3000"]);
     let out = run.wait();
     assert!(out.status.success(), "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -214,21 +270,13 @@ fn the_live_page_draws_charts_that_change() {
     let _store = temp_store();
     let browser = chromium().expect("chromium (scripts/test.sh installs it)");
     let dir = tempfile::tempdir().unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
     // Long enough for two screenshots however slow Chromium starts; ended by Ctrl-C.
-    let run = Reaped(Some(spawn_run(
-        &dir.path().join("t"),
-        &addr,
-        300,
-        &["--rate", "2000"],
-    )));
-    wait_elapsed(&addr, 3.0);
-    let url = format!("http://{addr}/");
+    let mut run = spawn_run(&dir.path().join("t"), ANY_PORT, 300, &["--rate", "2000"]);
+    run.wait_elapsed(3.0);
+    let url = format!("http://{}/", run.addr);
     let (first, dom) = screenshot(&browser, &url, dir.path(), "1.png");
-    let now = wait_elapsed(&addr, 0.0)["run"]["elapsed_s"]
-        .as_f64()
-        .unwrap();
-    wait_elapsed(&addr, now + 3.0);
+    let now = run.wait_elapsed(0.0)["run"]["elapsed_s"].as_f64().unwrap();
+    run.wait_elapsed(now + 3.0);
     let (second, _) = screenshot(&browser, &url, dir.path(), "2.png");
     for caption in [
         "Throughput",
@@ -248,7 +296,7 @@ fn the_live_page_draws_charts_that_change() {
         "ink {ink}, line pixels {hits:?}"
     );
     assert_ne!(first, second, "the charts changed between the screenshots");
-    let pid = run.0.as_ref().unwrap().id() as i32;
+    let pid = run.child.as_ref().unwrap().id() as i32;
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(pid, libc::SIGINT) };
     let out = run.wait();
@@ -304,13 +352,12 @@ fn board_metrics() -> Vec<String> {
 fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
     let plan = dir.path().join("live.toml");
     std::fs::write(
         &plan,
         format!(
-            "name = \"live \\\"plan\\\"\"\nrepeats = 2\norder = \"sequential\"\nmetrics_listen = \"{addr}\"\n\n\
-             [workload]\nsize = \"4M\"\ntime = \"4s\"\npattern = \"randrw\"\nio = \"buffered\"\nrate = 2000\n\n\
+            "name = \"live \\\"plan\\\"\"\nrepeats = 2\norder = \"sequential\"\nmetrics_listen = \"{ANY_PORT}\"\n\n\
+             [workload]\nsize = \"4M\"\ntime = \"6s\"\npattern = \"randrw\"\nio = \"buffered\"\nrate = 2000\n\n\
              [variables]\nA = {{ target = \"{}\" }}\n",
             dir.path().join("a").display()
         ),
@@ -325,14 +372,14 @@ fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let child = Reaped(Some(child));
+    let mut child = Serving::start(child);
     // The second run: the plan has one run done.
     let t = Instant::now();
     let (live, exposition) = loop {
-        let v = wait_elapsed(&addr, 2.0);
+        let v = child.wait_elapsed(2.0);
         if v["plan"]["done"] == 1 {
             let om = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
-            break (v, get(&addr, "/metrics", Some(om)).unwrap());
+            break (v, get(&child.addr, "/metrics", Some(om)).unwrap());
         }
         assert!(t.elapsed() < Duration::from_secs(120), "{v}");
         std::thread::sleep(Duration::from_millis(200));
@@ -385,15 +432,14 @@ fn the_textfile_and_the_endpoint_pass_promtool() {
     let dir = tempfile::tempdir().unwrap();
     let textdir = dir.path().join("textfile");
     std::fs::create_dir(&textdir).unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let run = spawn_run(
+    let mut run = spawn_run(
         &dir.path().join("t"),
-        &addr,
-        4,
+        ANY_PORT,
+        8,
         &["--metrics-textfile", textdir.to_str().unwrap()],
     );
-    let run = Reaped(Some(run));
-    wait_elapsed(&addr, 2.0);
+    run.wait_elapsed(2.0);
+    let addr = run.addr.clone();
     let plain = get(&addr, "/metrics", None).unwrap();
     assert!(
         plain.head.contains("text/plain; version=0.0.4"),
@@ -561,7 +607,6 @@ fn a_pg_runs_waits_are_exposed_and_the_board_queries_them() {
         .unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = crate::pg::PgDir::on_tmpfs();
-    let addr = format!("127.0.0.1:{}", free_port());
     let args = [
         "--sessions",
         "2",
@@ -572,9 +617,10 @@ fn a_pg_runs_waits_are_exposed_and_the_board_queries_them() {
         "--update-pct",
         "20",
     ];
-    let run = Reaped(Some(d.spawn(
-        &[&args[..], &["--time", "8", "--metrics-listen", &addr]].concat(),
-    )));
+    let run = Serving::start(
+        d.spawn(&[&args[..], &["--time", "8", "--metrics-listen", ANY_PORT]].concat()),
+    );
+    let addr = &run.addr;
     // initdb and the load come first; then the sampler publishes about once a second.
     let t = Instant::now();
     let body = loop {
