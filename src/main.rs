@@ -60,7 +60,7 @@ fn store_path(command: &Command) -> Option<PathBuf> {
         | Command::Completions(_)
         | Command::Man(_) => return None,
         Command::Lab {
-            command: commands::lab::LabCommand::Run { db, .. },
+            command: dbio::cli::lab::LabCommand::Run { db, .. },
         } => db,
         Command::Lab { .. } => return None,
         Command::Plan { db, .. }
@@ -211,7 +211,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Lab { command } => {
             let db = match &command {
-                commands::lab::LabCommand::Run { db, .. } => db.clone(),
+                dbio::cli::lab::LabCommand::Run { db, .. } => db.clone(),
                 _ => None,
             };
             let interrupt = interrupt_flag();

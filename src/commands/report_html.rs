@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::CommandError;
-use super::report::ReportArgs;
-use crate::commands::runs::FilterArgs;
+use crate::cli::report::ReportArgs;
+use crate::cli::runs::FilterArgs;
 use crate::report::html::{self, Options, data};
 use crate::store::Store;
 

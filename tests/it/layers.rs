@@ -28,7 +28,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("core::config", "core::verify", 2),
     ("core::config", "core::workload", 14),
     // The other subcommands' arguments, still beside their handlers.
-    ("dbio::cli", "dbio::commands", 11),
     ("dbio::commands", "dbio::ranks", 3),
     ("dbio::lab", "dbio::cli", 1),
     ("dbio::plan", "dbio::cli", 5),
