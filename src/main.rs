@@ -152,6 +152,7 @@ fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
 
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Run(args) if args.mpi => dbio::ranks::run(*args, open_store),
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
         Command::Capture(args) => commands::capture::execute(&args),
@@ -180,7 +181,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     commands::CommandError::Usage(dbio::metrics::MPI_REFUSED.into()).into(),
                 );
             }
-            commands::plan::execute_mpi(&plan, db, open_store)
+            dbio::ranks::plan(&plan, db, open_store)
         }
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// Where images go when `image_dir` is not given.
+pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp";
+
 /// `dbio lab ...`
 #[derive(clap::Subcommand, Debug)]
 pub enum LabCommand {
@@ -44,7 +47,7 @@ pub struct DiscardArgs {
     #[arg(long, default_value = "2G", value_parser = crate::units::parse_size)]
     pub image_size: u64,
     /// Directory for the image (its filesystem receives the hole punching).
-    #[arg(long, default_value = crate::plan::lab::DEFAULT_IMAGE_DIR)]
+    #[arg(long, default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
     /// Loop device direct I/O on the image.
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]

@@ -27,13 +27,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("core::config", "core::storage", 2),
     ("core::config", "core::verify", 2),
     ("core::config", "core::workload", 14),
-    // The other subcommands' arguments, still beside their handlers.
-    ("dbio::commands", "dbio::ranks", 3),
-    ("dbio::lab", "dbio::cli", 1),
-    ("dbio::plan", "dbio::cli", 5),
-    ("dbio::plan", "dbio::lab", 1),
-    ("dbio::plan", "dbio::ranks", 1),
-    ("dbio::report", "dbio::plan", 2),
 ];
 
 fn imports_between_modules_follow_the_table_in_architecture_md() {
