@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The phrase returned by [`Distribution::from_str`] for anything it cannot accept.
-const PARSE_HINT: &str = "expected uniform, zipf:THETA (THETA > 0, not 1, e.g. zipf:1.2) \
+pub(crate) const PARSE_HINT: &str = "expected uniform, zipf:THETA (THETA > 0, not 1, e.g. zipf:1.2) \
                           or pareto:H (0 < H < 1, e.g. pareto:0.9)";
 
 /// Which blocks are popular.
