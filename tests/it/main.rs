@@ -42,6 +42,7 @@ mod mysql_paths;
 mod mysql_url;
 mod non_utf8_paths;
 mod open_loop;
+mod open_loop_ops;
 mod output_file;
 mod pg;
 mod pg_plans;
