@@ -120,6 +120,7 @@ fn main() {
         mysql_url::tests(),
         non_utf8_paths::tests(),
         open_loop::tests(),
+        open_loop_ops::tests(),
         output_file::tests(),
         pg::tests(),
         pg_plans::tests(),
