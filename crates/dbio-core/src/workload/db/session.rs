@@ -58,7 +58,6 @@ pub fn run<C: SlobClient, S: Default>(
     let own = id / slob.threads_per_schema;
     let mut picker = KeyPicker::new(slob, own, seed ^ u64::from(own).wrapping_mul(0x9E37_79B9));
     let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
-    let scale = slob.scale_blocks;
     let mut rng = Rng::for_stream(seed, u64::from(id));
     let mut series = SeriesWriter::new(slot);
     let mut part = DbPart::<S>::default();
@@ -73,12 +72,9 @@ pub fn run<C: SlobClient, S: Default>(
         None => SessionStats::new(),
     };
     loop {
-        let slot = match &mut pace {
-            Some(p) => match due(p, shared, &mut measured) {
-                Some(s) => Some(s),
-                None => break,
-            },
-            None => None,
+        let slot = match pace.as_mut().map(|p| due(p, shared, &mut measured)) {
+            Some(None) => break, // nothing more falls due, or stopped
+            s => s.flatten(),
         };
         if shared.stop.load(Relaxed)
             || now_ns() >= shared.end_ns.load(Relaxed)
@@ -96,19 +92,7 @@ pub fn run<C: SlobClient, S: Default>(
             }
         }
         let op = mix.next_op();
-        // Keys lo..=hi, or for a scan pages lo..hi (one row each).
-        let (schema, lo, hi, n) = match op {
-            OpType::Scan => {
-                let b = picker.scan(&mut rng);
-                let n = u64::from(slob.scan_blocks).min(scale);
-                let first = b % scale;
-                (b / scale, first as i64, (first + n) as i64, n)
-            }
-            _ => {
-                let (s, key, n) = picker.key_range(&mut rng);
-                (s, key as i64, (key + n - 1) as i64, n)
-            }
-        };
+        let (schema, lo, hi, n) = keys(op, &mut picker, &mut rng, slob);
         let table = schema as u32;
         let t0 = slot.map_or_else(now_ns, |s| s.start);
         let done = match op {
@@ -159,6 +143,29 @@ pub fn run<C: SlobClient, S: Default>(
         last_ns,
         issued: ops,
         part,
+    }
+}
+
+/// The schema and the keys `lo..=hi` of operation `op` — for a scan pages
+/// `lo..hi` (one row each) — and how many rows it reads.
+fn keys(
+    op: OpType,
+    picker: &mut KeyPicker,
+    rng: &mut Rng,
+    slob: &SlobConfig,
+) -> (u64, i64, i64, u64) {
+    let scale = slob.scale_blocks;
+    match op {
+        OpType::Scan => {
+            let b = picker.scan(rng);
+            let n = u64::from(slob.scan_blocks).min(scale);
+            let first = b % scale;
+            (b / scale, first as i64, (first + n) as i64, n)
+        }
+        OpType::Select | OpType::Update => {
+            let (s, key, n) = picker.key_range(rng);
+            (s, key as i64, (key + n - 1) as i64, n)
+        }
     }
 }
 
