@@ -76,6 +76,10 @@ fn slob_below_capacity_achieves_the_rate_and_due_is_service() {
     // would be seconds: see the test below).
     let (due, service) = (&ops["due"], &ops["service"]);
     let (d, s) = (num(due, "p50_us"), num(service, "p50_us"));
+    eprint!(
+        "{}; op p50 due {d} us, service {s} us ... ",
+        ol["verdict"].as_str().unwrap()
+    );
     assert!(d >= s && d - s < 1000.0, "p50: due {d} us, service {s} us");
     assert!(num(due, "p99_us") < 100_000.0, "due {due}");
     // Stored: the metrics hold both, and the terminal text and the page
@@ -161,6 +165,11 @@ fn slob_far_above_capacity_is_saturated_and_due_time_latency_grows() {
     // Due time grows linearly with an operation's place in the window:
     // its median is about half its maximum, not near it.
     let ratio = num(due, "p50_us") / num(due, "max_us");
+    eprint!(
+        "{verdict}; op p50 due {} us, service {} us ... ",
+        num(due, "p50_us"),
+        num(service, "p50_us")
+    );
     assert!((0.3..0.7).contains(&ratio), "due p50 / max {ratio}: {due}");
 }
 
@@ -206,6 +215,12 @@ fn kept_up(r: &Value, rate: f64) {
     assert!((achieved / rate - 1.0).abs() < 0.05, "asked {rate}/s: {ol}");
     assert_eq!(ol["saturated"], false, "{ol}");
     let ops = &ol["operations"];
+    eprint!(
+        "{}; txn p50 due {} us, service {} us ... ",
+        ol["verdict"].as_str().unwrap(),
+        num(&ops["due"], "p50_us"),
+        num(&ops["service"], "p50_us")
+    );
     for p in ["p50_us", "p99_us", "max_us"] {
         assert!(num(&ops["due"], p) >= num(&ops["service"], p), "{p}: {ops}");
     }
