@@ -235,6 +235,26 @@ fn kept_up(r: &Value, rate: f64) {
     ] {
         assert!(text.contains(needle), "{needle:?} not in\n{text}");
     }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("run.html");
+    let out = dbio()
+        .args(["runs", "show", &id, "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for needle in [
+        "transactions from due time",
+        "transactions service",
+        "start lateness",
+    ] {
+        assert!(html.contains(needle), "{needle:?} not in the page");
+    }
 }
 
 fn pg_achieves_the_asked_transactions_per_second() {
