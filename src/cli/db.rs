@@ -10,7 +10,7 @@ use crate::cli::Refused;
 use std::path::PathBuf;
 
 use crate::cli::RunArgs;
-use crate::config::{RunConfig, RunLength, WorkloadConfig};
+use crate::config::{Paced, RunConfig, RunLength, WorkloadConfig};
 use crate::workload::db::ServerConfig;
 use crate::workload::dist::Distribution;
 use crate::workload::slob::SlobConfig;
@@ -79,8 +79,6 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), Refused> {
             "--dist",
             "keys are uniform",
         ),
-        (a.rate.is_some(), "--rate", "sessions run flat out"),
-        (a.arrival.is_some(), "--arrival", "sessions run flat out"),
         (a.iodepth != 1, "--iodepth", "the server issues the I/O"),
         (
             a.uring.given().is_some(),
@@ -200,6 +198,7 @@ pub fn resolve(
     check_shape(&slob, &server, i)?;
     let sessions = slob.sessions();
     let length = length(work_loop, sessions, a.time, a.ramp)?;
+    let (rate_iops, arrival) = a.pacing(sessions, Paced::Transactions, slob.think.is_some())?;
     let size = slob.scale_blocks * u64::from(slob.schemas) * u64::from(page);
     let server = ServerConfig {
         bin: server.bin,
@@ -215,6 +214,8 @@ pub fn resolve(
         sessions,
         length,
         hotspot,
+        rate_iops,
+        arrival,
         ..a.shared(workload(slob, redo_dir, server))
     })
 }

@@ -9,7 +9,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::cli::slob::SlobArgs;
 use crate::cli::uring::UringArgs;
 use crate::config::{
-    Arrival, EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength,
+    Arrival, EngineKind, HotspotConfig, IoMode, Paced, Pattern, RawConfig, RunConfig, RunLength,
     WorkloadConfig,
 };
 use crate::units::{fmt_size, parse_seconds, parse_size};
@@ -28,6 +28,7 @@ pub mod manual;
 pub mod metric_names;
 pub mod metrics;
 pub mod mysql;
+mod pace;
 pub mod pg;
 pub mod plan;
 pub mod progress;
@@ -362,7 +363,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub hotspot_frequency: Option<u32>,
 
-    /// Open loop: this many requests per second in total fall due on a schedule that never waits for completions; latency is counted from the due time and from the issue.
+    /// Open loop: this many per second in total (raw: I/O requests; slob: operations; pg, mysql: transactions) fall due on a schedule that never waits for completions; latency is counted from the due time and from the start.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub rate: Option<u64>,
 
@@ -693,21 +694,7 @@ impl RunArgs {
             self.hotspot_frequency,
         )?;
         self.check_random_only(pattern, hotspot.is_some())?;
-        if self.arrival.is_some() && self.rate.is_none() {
-            return Err(
-                "--arrival shapes --rate's schedule; give --rate N (requests per second) with it"
-                    .into(),
-            );
-        }
-        if let Some(rate) = self.rate
-            && rate < u64::from(sessions)
-        {
-            return Err(format!(
-                "--rate {rate} is below one request per second per session (--sessions {})",
-                sessions
-            )
-            .into());
-        }
+        let (rate_iops, arrival) = self.pacing(sessions, Paced::Requests, false)?;
         let raw = RawConfig {
             pattern,
             read_pct,
@@ -727,8 +714,8 @@ impl RunArgs {
             iodepth: self.iodepth,
             length,
             hotspot,
-            rate_iops: self.rate,
-            arrival: self.rate.map(|_| self.arrival.unwrap_or(Arrival::Uniform)),
+            rate_iops,
+            arrival,
             load_parallel: self.load_parallel(),
             destroy_device: self.destroy_device.clone(),
             ..self.shared(WorkloadConfig::Raw(raw))
@@ -874,12 +861,16 @@ impl RunArgs {
         )?;
         let sessions = slob.sessions();
         let length = db::length(work_loop, sessions, self.time, self.ramp)?;
+        let (rate_iops, arrival) =
+            self.pacing(sessions, Paced::Operations, slob.think.is_some())?;
         Ok(RunConfig {
             files: self.files,
             size_bytes: Some(slob.tablespace_blocks() * u64::from(bs)),
             sessions,
             length,
             hotspot,
+            rate_iops,
+            arrival,
             load_parallel: self.load_parallel(),
             destroy_device: self.destroy_device.clone(),
             ..self.shared(WorkloadConfig::Slob(slob))
@@ -900,8 +891,6 @@ impl RunArgs {
                 "--dist",
                 "use --hotspot-mb",
             ),
-            (self.rate.is_some(), "--rate", "use --think-frequency"),
-            (self.arrival.is_some(), "--arrival", "use --think-frequency"),
             (
                 self.iodepth != 1,
                 "--iodepth",

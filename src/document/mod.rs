@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use read::ReadError;
 
-use crate::config::RunConfig;
+use crate::config::{Paced, RunConfig};
 use crate::environment::Environment;
 use crate::harness::{RunResult, Status};
 use crate::measure::stats::{Kind, OpStats, Outlier};
@@ -227,7 +227,8 @@ impl Report {
         both.merge(&r.stats.ops[Kind::Write as usize]);
         let mut total = summarize(&both, bs, secs);
         let (mut read, mut write) = (op(Kind::Read), op(Kind::Write));
-        if let Some(d) = r.stats.open.as_deref() {
+        // A raw run's requests are what its rate paced: each has a due time.
+        if let (Some(d), Some(Paced::Requests)) = (r.stats.open.as_deref(), cfg.workload.paced()) {
             open_loop::due_latencies(d, [read.as_mut(), write.as_mut()], &mut total);
         }
         let open_loop = open_loop::OpenLoop::new(cfg, &r, &total);

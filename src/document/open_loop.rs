@@ -1,12 +1,14 @@
 //! An open-loop run's section of the report (`--rate`): the rate asked and
 //! achieved with a verdict in words, each operation's latency from its due
-//! time (beside the service time in `read`/`write`), and how late requests
-//! were issued. Absent from a closed-loop run's document.
+//! time (a raw run's requests: beside the service time in `read`/`write`;
+//! the model's operations and the servers' transactions: both here, in
+//! `operations`), and how late they were started. Absent from a
+//! closed-loop run's document.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Latency, OpSummary, latency_of};
-use crate::config::{Arrival, EngineKind, RunConfig};
+use crate::config::{Arrival, EngineKind, Paced, RunConfig};
 use crate::harness::RunResult;
 use crate::measure::due::{DueStats, LATE_NS};
 use crate::measure::stats::Kind;
@@ -36,6 +38,26 @@ pub struct OpenLoop {
     /// queue (one line), when their concurrency bounds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
+    /// What the rate paced when it was not I/O requests: the SLOB model's
+    /// operations or a server's transactions, with their latencies (absent
+    /// for a raw run, whose requests' are `read.due` and `read.latency`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations: Option<PacedOps>,
+}
+
+/// The operations (or transactions) an open-loop run paced, measured in
+/// its window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PacedOps {
+    /// "operations" (the SLOB model's executes) or "transactions" (a
+    /// server's: a select, an update with its commit, a scan).
+    pub unit: String,
+    /// Completed in the window.
+    pub count: u64,
+    /// From each one's due time to its end: what a user waits.
+    pub due: Latency,
+    /// From its start to its end: the service time.
+    pub service: Latency,
 }
 
 /// Issue lateness (issue − due time) over the requests measured.
@@ -62,7 +84,13 @@ impl OpenLoop {
                 0.0
             }
         };
-        let (achieved, due) = (per_s(total.requests), per_s(d.fell_due));
+        let paced = cfg.workload.paced().unwrap_or(Paced::Requests);
+        let operations = paced_ops(paced, d);
+        let (completed, service_us) = match &operations {
+            Some(o) => (o.count, o.service.mean_us),
+            None => (total.requests, total.latency.mean_us),
+        };
+        let (achieved, due) = (per_s(completed), per_s(d.fell_due));
         let saturated = achieved < SATURATED_BELOW * due;
         let l = &d.lateness;
         Some(OpenLoop {
@@ -83,8 +111,23 @@ impl OpenLoop {
                 },
                 latency: latency_of(l),
             },
-            bound: bound(cfg, asked, total.latency.mean_us),
+            bound: bound(cfg, paced, asked, service_us),
+            operations,
         })
+    }
+}
+
+/// The paced operations' section: None for a raw run (its requests are
+/// the run's reads and writes).
+fn paced_ops(paced: Paced, d: &DueStats) -> Option<PacedOps> {
+    match paced {
+        Paced::Requests => None,
+        Paced::Operations | Paced::Transactions => Some(PacedOps {
+            unit: paced.name().into(),
+            count: d.op_service.count,
+            due: latency_of(&d.op_due),
+            service: latency_of(&d.op_service),
+        }),
     }
 }
 
@@ -122,16 +165,19 @@ fn verdict(asked: f64, due: f64, achieved: f64) -> String {
 }
 
 /// When the sessions' concurrency bounds the rate: each psync session has
-/// one request in flight, an io_uring session `iodepth`; at the mean
-/// service time they complete at most concurrency / service per second.
-fn bound(cfg: &RunConfig, asked: f64, service_us: f64) -> Option<String> {
+/// one request in flight, an io_uring session `iodepth`, a session of the
+/// model or a server one operation; at the mean service time they
+/// complete at most concurrency / service per second.
+fn bound(cfg: &RunConfig, paced: Paced, asked: f64, service_us: f64) -> Option<String> {
     if service_us <= 0.0 {
         return None;
     }
-    let (per_session, what) = match cfg.engine {
-        EngineKind::Psync => (1, "psync sessions, one request each,"),
-        EngineKind::IoUring => (cfg.iodepth, "io_uring sessions at --iodepth"),
-        EngineKind::Null => return None,
+    let (per_session, what) = match (paced, cfg.engine) {
+        (Paced::Operations, _) => (1, "sessions, one operation at a time,"),
+        (Paced::Transactions, _) => (1, "sessions, one transaction at a time,"),
+        (Paced::Requests, EngineKind::Psync) => (1, "psync sessions, one request each,"),
+        (Paced::Requests, EngineKind::IoUring) => (cfg.iodepth, "io_uring sessions at --iodepth"),
+        (Paced::Requests, EngineKind::Null) => return None,
     };
     let concurrency = u64::from(cfg.sessions) * u64::from(per_session);
     let most = concurrency as f64 * 1e6 / service_us;
@@ -179,13 +225,29 @@ mod tests {
         cfg.engine = EngineKind::Psync;
         cfg.sessions = 4;
         // 4 sessions at 1 ms: 4000/s at most.
-        let b = bound(&cfg, 5000.0, 1000.0).expect("bounded");
+        let r = Paced::Requests;
+        let b = bound(&cfg, r, 5000.0, 1000.0).expect("bounded");
         assert!(b.starts_with("4 psync sessions"), "{b}");
         assert!(b.contains("at most 4000/s"), "{b}");
-        assert_eq!(bound(&cfg, 3000.0, 1000.0), None);
+        assert_eq!(bound(&cfg, r, 3000.0, 1000.0), None);
         cfg.engine = EngineKind::IoUring;
         cfg.iodepth = 8;
-        assert_eq!(bound(&cfg, 30_000.0, 1000.0), None);
-        assert!(bound(&cfg, 40_000.0, 1000.0).unwrap().contains("or depth"));
+        assert_eq!(bound(&cfg, r, 30_000.0, 1000.0), None);
+        assert!(
+            bound(&cfg, r, 40_000.0, 1000.0)
+                .unwrap()
+                .contains("or depth")
+        );
+        // A server's sessions: one transaction each, whatever the engine.
+        let b = bound(&cfg, Paced::Transactions, 5000.0, 1000.0).expect("bounded");
+        assert!(
+            b.starts_with("4 sessions, one transaction at a time,"),
+            "{b}"
+        );
+        assert!(
+            b.contains("at most 4000/s") && b.ends_with("add sessions"),
+            "{b}"
+        );
+        assert_eq!(bound(&cfg, Paced::Operations, 3000.0, 1000.0), None);
     }
 }

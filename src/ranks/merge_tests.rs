@@ -172,3 +172,59 @@ fn a_failed_rank_fails_the_run_naming_its_rank_and_host() {
     // No rank completed anything: no ratio to give.
     assert_eq!(m.mpi.imbalance, None);
 }
+
+#[test]
+fn open_loop_due_times_and_lateness_merge_exactly_and_closed_ranks_send_none() {
+    use crate::measure::due::DueStats;
+    let mut all = DueStats::default();
+    let mut ranks = vec![SessionStats::open_loop(), SessionStats::open_loop()];
+    for i in 0..20_000u64 {
+        let rank = (i % 2) as usize;
+        // Rank 1 is behind: its requests start up to 40 ms after they fell due.
+        let late = rank as u64 * ((i * 7919) % 40_000_000);
+        let (due, start, end) = (i * 1000, i * 1000 + late, i * 1000 + late + 90_000);
+        for d in [&mut all, ranks[rank].open.as_deref_mut().unwrap()] {
+            d.record(Kind::Read, due, start, end, 8192);
+            d.record_op(due, start, end + 10_000);
+            d.fell_due += 1;
+        }
+    }
+    let results: Vec<RunResult> = ranks
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| result(s, T0 + i as u64 * 10_000, 10.0))
+        .collect();
+    let wire: Vec<RankResult> = results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| sent(i as u32, r))
+        .collect();
+    let local = results.into_iter().next().unwrap();
+    let m = merge(wire, local, 8192, "test MPI".into()).unwrap();
+    let d = m.result.stats.open.as_deref().expect("merged due times");
+    assert_eq!((d.late, d.fell_due), (all.late, all.fell_due));
+    assert!(all.late > 9_000, "rank 1's requests are late: {}", all.late);
+    for (got, want) in [
+        (&d.due[0], &all.due[0]),
+        (&d.lateness, &all.lateness),
+        (&d.op_due, &all.op_due),
+        (&d.op_service, &all.op_service),
+    ] {
+        assert_eq!((got.count, got.sum_ns), (want.count, want.sum_ns));
+        assert_eq!((got.min_ns, got.max_ns), (want.min_ns, want.max_ns));
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            assert_eq!(got.quantile_ns(q), want.quantile_ns(q), "q={q}");
+        }
+    }
+    // A closed-loop rank sends no due times, and its merge has none.
+    let closed = result(SessionStats::new(), T0, 10.0);
+    let wire = sent(0, &closed);
+    assert!(wire.open.is_none());
+    assert!(
+        !String::from_utf8(wire.encode())
+            .unwrap()
+            .contains("\"open\"")
+    );
+    let m = merge(vec![wire], closed, 8192, "test MPI".into()).unwrap();
+    assert!(m.result.stats.open.is_none());
+}

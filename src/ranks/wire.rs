@@ -1,7 +1,8 @@
 //! What each rank sends to rank 0 once its run is over: its exact counters
 //! and HDR latency histograms (V2 + deflate, base64: the HdrHistogram log
-//! encoding), per-second series, outliers, and its host's environment,
-//! storage chain and telemetry window, as one JSON document.
+//! encoding) — under `--rate` its due-time and lateness histograms too —,
+//! per-second series, outliers, and its host's environment, storage chain
+//! and telemetry window, as one JSON document.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::environment::Environment;
 use crate::harness::{RunResult, Status};
+use crate::measure::due::DueStats;
 use crate::measure::stats::{OpStats, Outlier, SessionStats};
 use crate::samplers::series::SecondPoint;
 use crate::store::{StoreError, decode_histogram, encode_histogram};
@@ -24,6 +26,8 @@ pub enum WireError {
     SlobShape(u32),
     #[error("rank {rank} sent {kinds} operation kinds, not 3")]
     OpKinds { rank: u32, kinds: usize },
+    #[error("rank {rank} sent due-time latencies of {kinds} operation kinds, not 2")]
+    DueKinds { rank: u32, kinds: usize },
     #[error("rank {0}: {1}")]
     Rank(u32, Box<WireError>),
     #[error("a rank's result does not parse: {0}")]
@@ -64,6 +68,51 @@ pub struct RankResult {
     pub telemetry_window: serde_json::Value,
     /// The SLOB model's tallies: sessions, DB writers, log writer.
     pub slob: Option<Vec<WireTally>>,
+    /// An open-loop run's (`--rate`) due-time statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<WireDue>,
+}
+
+/// An open-loop rank's due-time latencies, lateness and counts, exact.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireDue {
+    /// Read, write requests from their due time.
+    pub due: Vec<WireOp>,
+    pub op_due: WireOp,
+    pub op_service: WireOp,
+    pub lateness: WireOp,
+    pub late: u64,
+    pub fell_due: u64,
+}
+
+impl WireDue {
+    fn new(d: &DueStats) -> Self {
+        WireDue {
+            due: d.due.iter().map(WireOp::new).collect(),
+            op_due: WireOp::new(&d.op_due),
+            op_service: WireOp::new(&d.op_service),
+            lateness: WireOp::new(&d.lateness),
+            late: d.late,
+            fell_due: d.fell_due,
+        }
+    }
+
+    fn stats(&self, rank: u32) -> Result<DueStats, WireError> {
+        let [read, write] = &self.due[..] else {
+            return Err(WireError::DueKinds {
+                rank,
+                kinds: self.due.len(),
+            });
+        };
+        Ok(DueStats {
+            due: [read.stats()?, write.stats()?],
+            op_due: self.op_due.stats()?,
+            op_service: self.op_service.stats()?,
+            lateness: self.lateness.stats()?,
+            late: self.late,
+            fell_due: self.fell_due,
+        })
+    }
 }
 
 /// One SLOB model tally: AWR counters (window and whole run) and wait events.
@@ -113,6 +162,7 @@ impl RankResult {
             storage: json(&r.chain),
             telemetry_window: json(&r.window),
             slob: None,
+            open: r.stats.open.as_deref().map(WireDue::new),
         }
     }
 
@@ -172,6 +222,12 @@ impl RankResult {
         }
         s.outliers = self.outliers.clone();
         s.outliers_unlisted = self.outliers_unlisted;
+        if let Some(o) = &self.open {
+            let d = o
+                .stats(self.rank)
+                .map_err(|e| WireError::Rank(self.rank, Box::new(e)))?;
+            s.open = Some(Box::new(d));
+        }
         Ok(s)
     }
 

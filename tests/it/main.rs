@@ -42,6 +42,7 @@ mod mysql_paths;
 mod mysql_url;
 mod non_utf8_paths;
 mod open_loop;
+mod open_loop_ops;
 mod output_file;
 mod pg;
 mod pg_plans;
@@ -119,6 +120,7 @@ fn main() {
         mysql_url::tests(),
         non_utf8_paths::tests(),
         open_loop::tests(),
+        open_loop_ops::tests(),
         output_file::tests(),
         pg::tests(),
         pg_plans::tests(),

@@ -22,6 +22,7 @@ crate::tests! {
     ranks_sharing_a_directory_are_refused_before_anything_is_written [Tool("mpirun")],
     ctrl_c_on_mpirun_stores_the_partial_run_marked_interrupted [Tool("mpirun")],
     the_slob_model_on_three_ranks_adds_up_to_one_database_run [Tool("mpirun")],
+    an_open_loop_run_on_two_ranks_merges_its_due_times [Tool("mpirun")],
 }
 
 /// One MPI job at a time, each with a backing directory of its own for
@@ -425,4 +426,66 @@ fn the_slob_model_on_three_ranks_adds_up_to_one_database_run() {
             .iter()
             .any(|(op, _)| op == "event.log_file_sync")
     );
+}
+
+/// `--rate` under MPI: each rank paces its own sessions at the rate, the
+/// job asked the ranks' rates together, and rank 0 merges the ranks'
+/// due-time and lateness histograms into the run's open-loop section.
+fn an_open_loop_run_on_two_ranks_merges_its_due_times() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = format!("{}/r{{rank}}", dir.path().display());
+    let (out, left) = mpirun(
+        2,
+        &[
+            "--target",
+            &target,
+            "--size",
+            "8M",
+            "--pattern",
+            "randread",
+            "--sessions",
+            "2",
+            "--time",
+            "3",
+            "--rate",
+            "1000",
+            "--seed",
+            "3",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(left.is_empty(), "segments left: {left:?}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ol = &r["open_loop"];
+    let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"));
+    // Two ranks at 1000/s each: the job asked 2000/s and got it.
+    assert_eq!(f(ol, "asked_per_s"), 2000.0, "{ol}");
+    assert_eq!(ol["saturated"], false, "{ol}");
+    assert!(
+        (f(ol, "achieved_per_s") / 2000.0 - 1.0).abs() < 0.05,
+        "{ol}"
+    );
+    // Every request of every rank has its lateness and due time merged.
+    let ranks = r["ranks"].as_array().unwrap();
+    let requests: u64 = ranks
+        .iter()
+        .map(|k| k["read"]["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(r["read"]["requests"].as_u64().unwrap(), requests);
+    assert_eq!(
+        ol["lateness"]["requests"].as_u64().unwrap(),
+        requests,
+        "{ol}"
+    );
+    assert!(requests > 5_000, "{requests}");
+    let (due, service) = (&r["read"]["due"], &r["read"]["latency"]);
+    for p in ["p50_us", "p99_us", "max_us"] {
+        assert!(
+            f(due, p) >= f(service, p),
+            "{p}: due {due}, service {service}"
+        );
+    }
+    assert!(r["total"]["due"].is_object(), "{}", r["total"]);
 }

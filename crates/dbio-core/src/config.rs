@@ -249,10 +249,11 @@ pub struct RunConfig {
     pub length: RunLength,
     pub hotspot: Option<HotspotConfig>,
     /// Total rate asked over all sessions (`--rate`), per second: I/O
-    /// requests (raw runs only, so far). With it the run is open-loop:
-    /// requests fall due on a schedule that never waits for completions,
-    /// and latency is counted from the due time as well as from the issue.
-    /// Shared, as the databases' operations will be paced by it too.
+    /// requests for raw, operations for the SLOB model, transactions for
+    /// the servers ([`WorkloadConfig::paced`]). With it the run is
+    /// open-loop: they fall due on a schedule that never waits for
+    /// completions, and latency is counted from the due time as well as
+    /// from the start.
     pub rate_iops: Option<u64>,
     /// How requests fall due under `rate_iops` (`--arrival`); `None`
     /// exactly when there is no rate (a closed loop).
@@ -310,7 +311,45 @@ pub struct RawConfig {
     pub verify: verify::VerifyOpts,
 }
 
+/// What one unit of `--rate` is in a workload: what falls due on its
+/// sessions' schedules, and is timed from its due time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paced {
+    /// Each I/O request (raw): many in flight per session.
+    Requests,
+    /// Each operation of the SLOB model (an "execute": a select, an update
+    /// with its commit, or a scan), one at a time per session.
+    Operations,
+    /// Each transaction on a database server (SLOB's select, update +
+    /// COMMIT, or scan), one at a time per session.
+    Transactions,
+}
+
+impl Paced {
+    /// The unit in words (plural): "requests", "operations", "transactions".
+    pub fn name(self) -> &'static str {
+        match self {
+            Paced::Requests => "requests",
+            Paced::Operations => "operations",
+            Paced::Transactions => "transactions",
+        }
+    }
+}
+
 impl WorkloadConfig {
+    /// What `--rate` paces in this workload; `None` for a workload that
+    /// takes no rate (replay keeps its trace's own times). The one place a
+    /// workload says it accepts `--rate` (and so `dbio curve` and
+    /// `--latency-target`).
+    pub fn paced(&self) -> Option<Paced> {
+        match self {
+            WorkloadConfig::Raw(_) => Some(Paced::Requests),
+            WorkloadConfig::Slob(_) => Some(Paced::Operations),
+            WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => Some(Paced::Transactions),
+            WorkloadConfig::Replay(_) => None,
+        }
+    }
+
     /// `--workload NAME`'s word (`workload` in the JSON, the store's column).
     pub fn name(&self) -> &'static str {
         match self {

@@ -1,7 +1,8 @@
 //! An open-loop run's part of its page (`--rate`): the verdict in words,
-//! each operation's latency from its due time beside its service time, how
-//! late requests were issued, and the warning when the sessions bound the
-//! rate. Nothing for a closed-loop run.
+//! each operation's latency from its due time beside its service time (a
+//! raw run's reads and writes; the model's operations, a server's
+//! transactions), how late they were started, and the warning when the
+//! sessions bound the rate. Nothing for a closed-loop run.
 
 use super::page::{table, td};
 use crate::chart::escape;
@@ -38,13 +39,22 @@ pub fn section(report: Option<&Report>) -> String {
             rows.push(row(&format!("{kind} service"), &op.latency));
         }
     }
+    if let Some(p) = &ol.operations {
+        rows.push(row(&format!("{} from due time", p.unit), &p.due));
+        rows.push(row(&format!("{} service", p.unit), &p.service));
+    }
     let late = &ol.lateness;
-    rows.push(row("issue lateness", &late.latency));
+    let (unit, issued, from, label) = match &ol.operations {
+        Some(p) => (p.unit.as_str(), "started", "its start", "start lateness"),
+        None => ("requests", "issued", "the issue", "issue lateness"),
+    };
+    rows.push(row(label, &late.latency));
     o += &table("pct", &header, &rows);
     o += &format!(
-        "<p class=\"note\">{} of {} requests ({:.1}%) were issued more than {} after their due time. From the due time = what a user of the storage waits; service = from the issue.</p>\n",
+        "<p class=\"note\">{} of {} {} ({:.1}%) were {issued} more than {} after their due time. From the due time = what a user of the storage waits; service = from {from}.</p>\n",
         late.late,
         late.requests,
+        escape(unit),
         late.late_pct,
         fmt_latency_ns(late.late_after_us * 1e3)
     );
@@ -93,6 +103,7 @@ mod tests {
                 latency: lat(2400.0),
             },
             bound: Some("4 psync sessions <busy>".into()),
+            operations: None,
         });
         let h = section(Some(&report));
         assert!(h.contains("asked 800/s, achieved 419/s: saturated"), "{h}");

@@ -272,7 +272,21 @@ fn open_loop_meaning(field: &str) -> String {
             latency(l)
         ));
     }
+    for (prefix, from) in [
+        ("operations.due.", "from its due time"),
+        ("operations.service.", "from its start (service)"),
+    ] {
+        if let Some(l) = field.strip_prefix(prefix) {
+            return of(&format!(
+                "a paced operation's (slob) or transaction's (pg, mysql) latency {from}, {}",
+                latency(l)
+            ));
+        }
+    }
     of(match field {
+        "operations.count" => {
+            "operations (slob) or transactions (pg, mysql) completed in the window"
+        }
         "asked_per_s" => "requests per second asked",
         "due_per_s" => "requests per second that fell due in the window",
         "achieved_per_s" => "requests per second completed in the window",

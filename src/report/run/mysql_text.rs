@@ -72,6 +72,7 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
         }
     }
     db_text::operations(&mut o, &s.ops);
+    super::open_loop_text::section(&mut o, r);
 
     if s.server.is_some() {
         let n = |k: &str| s.counter(k);

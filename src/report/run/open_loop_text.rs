@@ -1,6 +1,7 @@
 //! The terminal lines of an open-loop run (`--rate`): the verdict, each
-//! operation's latency from its due time under its service time, lateness,
-//! and a warning when the sessions bound the rate.
+//! operation's latency from its due time under its service time (a raw
+//! run's reads and writes; the model's operations, a server's
+//! transactions), lateness, and a warning when the sessions bound the rate.
 
 use std::fmt::Write as _;
 
@@ -28,6 +29,11 @@ pub fn section(o: &mut String, r: &Report) {
         row(o, &format!("{name} due"), due);
         row(o, &format!("{name} service"), service);
     }
+    if let Some(p) = &ol.operations {
+        let name = short(&p.unit);
+        row(o, &format!("{name} due"), &p.due);
+        row(o, &format!("{name} service"), &p.service);
+    }
     lateness(o, ol);
     if let Some(b) = &ol.bound {
         let _ = writeln!(o, "warning: {b}");
@@ -47,12 +53,24 @@ fn row(o: &mut String, name: &str, l: &Latency) {
     );
 }
 
+/// A row's name for a paced unit ("operations" → "op").
+fn short(unit: &str) -> &'static str {
+    match unit {
+        "transactions" => "txn",
+        _ => "op",
+    }
+}
+
 fn lateness(o: &mut String, ol: &OpenLoop) {
     let l = &ol.lateness;
     let us = |v: f64| fmt_latency_ns(v * 1e3);
+    let (unit, issued) = match &ol.operations {
+        Some(p) => (p.unit.as_str(), "started"),
+        None => ("requests", "issued"),
+    };
     let _ = writeln!(
         o,
-        "lateness {} of {} requests ({:.1}%) issued more than {} after their due time; p50 {}, p99 {}, p99.9 {}, max {}",
+        "lateness {} of {} {unit} ({:.1}%) {issued} more than {} after their due time; p50 {}, p99 {}, p99.9 {}, max {}",
         l.late,
         l.requests,
         l.late_pct,
@@ -62,8 +80,16 @@ fn lateness(o: &mut String, ol: &OpenLoop) {
         us(l.latency.p99_9_us),
         us(l.latency.max_us)
     );
-    let _ = writeln!(
-        o,
-        "due = latency from the time a request fell due (what a user of the storage waits); service = from its issue."
-    );
+    let _ = match &ol.operations {
+        Some(p) => writeln!(
+            o,
+            "{0} due = latency from the time each of the {1} fell due (what a user of the storage waits); {0} service = from its start.",
+            short(&p.unit),
+            p.unit
+        ),
+        None => writeln!(
+            o,
+            "due = latency from the time a request fell due (what a user of the storage waits); service = from its issue."
+        ),
+    };
 }

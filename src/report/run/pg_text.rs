@@ -53,6 +53,7 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
     db_text::top_events(&mut o, &s.ops);
     db_text::background_events(&mut o, &s.ops);
     db_text::operations(&mut o, &s.ops);
+    super::open_loop_text::section(&mut o, r);
 
     if let Some(d) = &s.server {
         let _ = writeln!(

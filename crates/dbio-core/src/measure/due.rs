@@ -1,7 +1,11 @@
 //! What an open-loop run (`--rate`) measures besides service time: each
 //! request's latency from its due time (what a user of the storage waits:
 //! the service time plus any wait for the session to be free), and how late
-//! it was issued. Kept per session like `stats::OpStats`, merged at the end.
+//! it was issued. A raw run paces I/O requests (their service times are
+//! the run's read and write latencies); the SLOB model and the servers
+//! pace whole operations or transactions, whose latencies from their due
+//! time and from their start are kept here too. Kept per session like
+//! `stats::OpStats`, merged at the end.
 
 use super::stats::{Kind, OpStats};
 
@@ -12,9 +16,14 @@ pub const LATE_NS: u64 = 10_000;
 /// One session's due-time latencies (reads and writes) and issue lateness.
 #[derive(Clone, Debug, Default)]
 pub struct DueStats {
-    /// Completion − due time, per kind (read, write).
+    /// Completion − due time, per kind (read, write) of paced I/O requests.
     pub due: [OpStats; 2],
-    /// Issue − due time of every request measured.
+    /// Paced operations or transactions (the model, the servers):
+    /// end − due time ...
+    pub op_due: OpStats,
+    /// ... and end − start (their service time).
+    pub op_service: OpStats,
+    /// Issue − due time of every request (or operation) measured.
     pub lateness: OpStats,
     /// Requests issued more than [`LATE_NS`] after their due time.
     pub late: u64,
@@ -35,6 +44,17 @@ impl DueStats {
         self.late += u64::from(lateness > LATE_NS);
     }
 
+    /// Records a paced operation (or transaction) that fell due at `due`,
+    /// started at `start` and ended at `end` (ns).
+    #[inline]
+    pub fn record_op(&mut self, due: u64, start: u64, end: u64) {
+        let lateness = start.saturating_sub(due);
+        self.op_due.record(end.saturating_sub(due), 0);
+        self.op_service.record(end.saturating_sub(start), 0);
+        self.lateness.record(lateness, 0);
+        self.late += u64::from(lateness > LATE_NS);
+    }
+
     /// The due-time latencies of `k` (None for `sync`, which has no due time).
     pub fn of(&self, k: Kind) -> Option<&OpStats> {
         match k {
@@ -47,6 +67,8 @@ impl DueStats {
         for (a, b) in self.due.iter_mut().zip(&other.due) {
             a.merge(b);
         }
+        self.op_due.merge(&other.op_due);
+        self.op_service.merge(&other.op_service);
         self.lateness.merge(&other.lateness);
         self.late += other.late;
         self.fell_due += other.fell_due;
@@ -75,5 +97,23 @@ mod tests {
         m.merge(&d);
         m.merge(&d);
         assert_eq!((m.lateness.count, m.late, m.due[0].count), (6, 2, 4));
+    }
+
+    #[test]
+    fn a_paced_operation_counts_its_wait_for_the_session_in_due_not_service() {
+        let mut d = DueStats::default();
+        // Started 3 ms after it fell due, ran 2 ms.
+        d.record_op(1_000_000, 4_000_000, 6_000_000);
+        // On time, 1 ms.
+        d.record_op(10_000_000, 10_000_000, 11_000_000);
+        assert_eq!((d.op_due.min_ns, d.op_due.max_ns), (1_000_000, 5_000_000));
+        assert_eq!(
+            (d.op_service.min_ns, d.op_service.max_ns),
+            (1_000_000, 2_000_000)
+        );
+        assert_eq!((d.lateness.count, d.late, d.due[0].count), (2, 1, 0));
+        let mut m = d.clone();
+        m.merge(&d);
+        assert_eq!((m.op_due.count, m.op_service.count, m.late), (4, 4, 2));
     }
 }

@@ -9,7 +9,7 @@
 //! that is not yet due sleeps and then spins the last stretch, so that it is
 //! issued within microseconds of its time.
 
-use crate::config::Arrival;
+use crate::config::{Arrival, RunConfig};
 use crate::rng::Rng;
 
 use super::clock::now_ns;
@@ -19,6 +19,9 @@ use super::clock::now_ns;
 const SPIN_NS: u64 = 150_000;
 /// The longest sleep before the stop flag is looked at again.
 const NAP_NS: u64 = 20_000_000;
+
+/// Where the schedules' generator streams start (beyond every session's).
+const SCHEDULE_STREAMS: u64 = 1 << 40;
 
 /// One session's due times.
 #[derive(Clone)]
@@ -52,6 +55,17 @@ impl Schedule {
             Arrival::Poisson => s.gap(),
         };
         s
+    }
+
+    /// Session `id`'s schedule of a run with `--rate` (None without one),
+    /// at its share of the rate. Its gaps have a generator stream of their
+    /// own, so that a Poisson run asks for the same blocks (or keys) as a
+    /// uniform one.
+    pub fn of_run(cfg: &RunConfig, id: u32) -> Option<Self> {
+        let rate = cfg.rate_iops?;
+        let arrival = cfg.arrival.unwrap_or(Arrival::Uniform);
+        let rng = Rng::for_stream(cfg.seed, SCHEDULE_STREAMS + u64::from(id));
+        Some(Schedule::new(rate, arrival, id, cfg.sessions, rng))
     }
 
     /// Starts the schedule at `t0` (the run's start).

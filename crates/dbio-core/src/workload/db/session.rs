@@ -4,13 +4,19 @@
 //! physically contiguous pages — with SLOB's hot spot, hot schema and think
 //! time, each operation timed from the client (select, update, commit,
 //! scan). The server's client is a [`SlobClient`]; the loop is the same.
+//! Under `--rate` each operation is a transaction that starts at its due
+//! time (`measure::pace`), or at once when the session is behind, and is
+//! timed from both.
 
 use std::sync::atomic::Ordering::*;
 use std::time::Duration;
 
 use super::DbPart;
+use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
-use crate::measure::stats::Kind;
+use crate::measure::pace::{Pacer, Slot};
+use crate::measure::schedule::Schedule;
+use crate::measure::stats::{Kind, SessionStats};
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::workload::slob::SlobConfig;
@@ -35,22 +41,23 @@ pub trait SlobClient {
     }
 }
 
-/// Runs session `id` until the window ends, `--work-loop` operations are
-/// done, or the run stops. `page` is the server's page (bytes per row).
+/// Runs session `id` of `cfg` until the window ends, `--work-loop`
+/// operations are done, or the run stops. `page` is the server's page
+/// (bytes per row).
 #[allow(clippy::too_many_arguments)]
 pub fn run<C: SlobClient, S: Default>(
     client: &mut C,
     id: u32,
     slob: &SlobConfig,
-    seed: u64,
+    cfg: &RunConfig,
     page: u32,
     shared: &Shared,
     slot: &SessionSeries,
 ) -> ThreadEnd<DbPart<S>> {
+    let seed = cfg.seed;
     let own = id / slob.threads_per_schema;
     let mut picker = KeyPicker::new(slob, own, seed ^ u64::from(own).wrapping_mul(0x9E37_79B9));
     let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
-    let scale = slob.scale_blocks;
     let mut rng = Rng::for_stream(seed, u64::from(id));
     let mut series = SeriesWriter::new(slot);
     let mut part = DbPart::<S>::default();
@@ -59,7 +66,16 @@ pub fn run<C: SlobClient, S: Default>(
     let mut ops = 0u64;
     let mut last_ns = 0;
     let mut before_window = shared.ramp_ns > 0;
+    let mut pace = Schedule::of_run(cfg, id).map(|s| Pacer::new(s, start, ramp_end));
+    let mut measured = match pace {
+        Some(_) => SessionStats::open_loop(),
+        None => SessionStats::new(),
+    };
     loop {
+        let slot = match pace.as_mut().map(|p| due(p, shared, &mut measured)) {
+            Some(None) => break, // nothing more falls due, or stopped
+            s => s.flatten(),
+        };
         if shared.stop.load(Relaxed)
             || now_ns() >= shared.end_ns.load(Relaxed)
             || slob.work_loop.is_some_and(|n| ops >= n)
@@ -76,21 +92,9 @@ pub fn run<C: SlobClient, S: Default>(
             }
         }
         let op = mix.next_op();
-        // Keys lo..=hi, or for a scan pages lo..hi (one row each).
-        let (schema, lo, hi, n) = match op {
-            OpType::Scan => {
-                let b = picker.scan(&mut rng);
-                let n = u64::from(slob.scan_blocks).min(scale);
-                let first = b % scale;
-                (b / scale, first as i64, (first + n) as i64, n)
-            }
-            _ => {
-                let (s, key, n) = picker.key_range(&mut rng);
-                (s, key as i64, (key + n - 1) as i64, n)
-            }
-        };
+        let (schema, lo, hi, n) = keys(op, &mut picker, &mut rng, slob);
         let table = schema as u32;
-        let t0 = now_ns();
+        let t0 = slot.map_or_else(now_ns, |s| s.start);
         let done = match op {
             OpType::Update => client.update(table, lo, hi).map(Some),
             OpType::Scan => client.scan(table, lo, hi).map(|_| None),
@@ -121,6 +125,9 @@ pub fn run<C: SlobClient, S: Default>(
                 part.commit.record(t2 - t1, 0);
             }
             part.rows += n;
+            if let (Some(s), Some(open)) = (slot, measured.open.as_deref_mut()) {
+                open.record_op(s.due, s.start, t2);
+            }
         }
         if let Some(t) = slob.think
             && ops.is_multiple_of(u64::from(t.every))
@@ -128,12 +135,49 @@ pub fn run<C: SlobClient, S: Default>(
             think(shared, t.min_s + (t.max_s - t.min_s) * rng.next_f64());
         }
     }
+    if let (Some(p), Some(open)) = (&mut pace, measured.open.as_deref_mut()) {
+        p.finish(shared.end_ns.load(Relaxed), open);
+    }
     ThreadEnd {
+        stats: measured,
         last_ns,
         issued: ops,
         part,
-        ..ThreadEnd::default()
     }
+}
+
+/// The schema and the keys `lo..=hi` of operation `op` — for a scan pages
+/// `lo..hi` (one row each) — and how many rows it reads.
+fn keys(
+    op: OpType,
+    picker: &mut KeyPicker,
+    rng: &mut Rng,
+    slob: &SlobConfig,
+) -> (u64, i64, i64, u64) {
+    let scale = slob.scale_blocks;
+    match op {
+        OpType::Scan => {
+            let b = picker.scan(rng);
+            let n = u64::from(slob.scan_blocks).min(scale);
+            let first = b % scale;
+            (b / scale, first as i64, (first + n) as i64, n)
+        }
+        OpType::Select | OpType::Update => {
+            let (s, key, n) = picker.key_range(rng);
+            (s, key as i64, (key + n - 1) as i64, n)
+        }
+    }
+}
+
+/// Waits for the next transaction's due time (`--rate`); None when nothing
+/// more falls due in the run or it stops.
+fn due(p: &mut Pacer, shared: &Shared, stats: &mut SessionStats) -> Option<Slot> {
+    let open = stats.open.get_or_insert_default();
+    p.next(
+        shared.end_ns.load(Relaxed),
+        || shared.stop.load(Relaxed),
+        open,
+    )
 }
 
 /// SLOB's think time: idle (not an operation), cut short by the end of the

@@ -174,7 +174,7 @@ impl Workload for Mysql<'_> {
                     own: &own,
                     hot: hot.as_ref(),
                 };
-                session::run(&mut c, t, slob, self.cfg.seed, self.page, self.shared, slot)
+                session::run(&mut c, t, slob, self.cfg, self.page, self.shared, slot)
             }
             Thread::Sampler { conn, before } => {
                 let mut m = MysqlMonitor { conn: *conn };

@@ -240,15 +240,7 @@ impl Workload for Pg<'_> {
                     hot: hot.as_ref(),
                     flushed_at_edge: &self.flushed_at_edge,
                 };
-                let end = session::run(
-                    &mut c,
-                    t,
-                    slob,
-                    self.cfg.seed,
-                    super::PAGE,
-                    self.shared,
-                    slot,
-                );
+                let end = session::run(&mut c, t, slob, self.cfg, super::PAGE, self.shared, slot);
                 // Disconnect now: the backend flushes its statistics as it exits.
                 drop(c);
                 end

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::dist::{BlockPicker, Hotspot};
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
-use crate::config::{Arrival, EngineKind, RawConfig, RunConfig, RunLength};
+use crate::config::{EngineKind, RawConfig, RunConfig, RunLength};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, SyncAfterWrite};
 use crate::measure::schedule::Schedule;
@@ -232,7 +232,7 @@ impl Workload for Raw<'_> {
             target: self.target,
             io_mode: cfg.io_mode,
             quota: self.quota(id),
-            schedule: open_loop(cfg, id),
+            schedule: Schedule::of_run(cfg, id),
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),
@@ -268,19 +268,6 @@ impl Workload for Raw<'_> {
         }
     }
 }
-
-/// Session `id`'s schedule of an open-loop run (`--rate`), or None. Its
-/// gaps have a generator stream of their own, so that a Poisson run asks
-/// for the same blocks as a uniform one.
-pub fn open_loop(cfg: &RunConfig, id: u32) -> Option<Schedule> {
-    let rate = cfg.rate_iops?;
-    let arrival = cfg.arrival.unwrap_or(Arrival::Uniform);
-    let rng = Rng::for_stream(cfg.seed, SCHEDULE_STREAMS + u64::from(id));
-    Some(Schedule::new(rate, arrival, id, cfg.sessions, rng))
-}
-
-/// Where the schedules' generator streams start (beyond every session's).
-const SCHEDULE_STREAMS: u64 = 1 << 40;
 
 /// Refuses `--verify` where it cannot judge without false failures, and
 /// loads the floors a read-only run judges against and what interrupted

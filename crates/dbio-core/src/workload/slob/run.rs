@@ -24,6 +24,7 @@ use crate::engine::AnyEngine;
 use crate::engine::SyncAfterWrite;
 use crate::engine::buf::BufPool;
 use crate::measure::clock::now_ns;
+use crate::measure::schedule::Schedule;
 use crate::measure::stats::SessionStats;
 use crate::rng::Rng;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
@@ -343,8 +344,12 @@ fn session(
         rows: Vec::with_capacity(slob.work_unit as usize),
         clock: 0,
         outlier_ns: c.outlier_ns,
+        schedule: Schedule::of_run(c.cfg, id),
         tally: Tally::default(),
-        stats: SessionStats::new(),
+        stats: match c.cfg.rate_iops {
+            Some(_) => SessionStats::open_loop(),
+            None => SessionStats::new(),
+        },
         series: SeriesWriter::new(slot),
     };
     s.run();

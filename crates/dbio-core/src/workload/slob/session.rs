@@ -4,7 +4,9 @@
 //! rows it updates ("enq: TX - row lock contention" when another session's
 //! transaction holds one), and waits for the log writer at commit ("log file
 //! sync"). Every wait is recorded in exactly one event; everything else in an
-//! operation is DB CPU.
+//! operation is DB CPU. Under `--rate` each operation starts at its due time
+//! (`measure::pace`), or at once when the session is behind, and is timed
+//! from both.
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
@@ -20,6 +22,8 @@ use crate::engine::buf::BufPool;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::thread_cpu_ns;
+use crate::measure::pace::{Pacer, Slot};
+use crate::measure::schedule::Schedule;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::rng::Rng;
 use crate::samplers::series::SeriesWriter;
@@ -52,6 +56,9 @@ pub struct Session<'a, E: Engine> {
     /// changes are placed in the window by it, so they cost no clock read.
     pub clock: u64,
     pub outlier_ns: u64,
+    /// When operations fall due (`--rate`), or None: each starts when the
+    /// one before ended (or its think time did).
+    pub schedule: Option<Schedule>,
     pub tally: Tally,
     pub stats: SessionStats,
     pub series: SeriesWriter<'a>,
@@ -69,7 +76,19 @@ impl<E: Engine> Session<'_, E> {
         // reads per operation, not four.
         let mut start = now_ns();
         let mut cpu0 = thread_cpu_ns();
+        let mut pace = self
+            .schedule
+            .take()
+            .map(|s| Pacer::new(s, t0, t0 + self.inst.run.ramp_ns));
         while done < quota {
+            let mut slot = None;
+            if let Some(p) = &mut pace {
+                let Some(s) = self.due(p) else {
+                    break;
+                };
+                // The wait for the due time is idle, not DB CPU.
+                (start, cpu0, slot) = (s.start, thread_cpu_ns(), Some(s));
+            }
             self.clock = start;
             if self.inst.stopping() || start >= self.inst.run.end_ns.load(Acquire) {
                 break;
@@ -109,7 +128,15 @@ impl<E: Engine> Session<'_, E> {
             });
             self.tally.window.db_time_ns += busy;
             self.tally.total.db_time_ns += end - start;
+            if let (Some(s), Some(open)) = (slot, self.stats.open.as_deref_mut())
+                && self.inst.in_window(end)
+            {
+                open.record_op(s.due, s.start, end);
+            }
             start = self.think(done).unwrap_or(end);
+        }
+        if let (Some(p), Some(open)) = (&mut pace, self.stats.open.as_deref_mut()) {
+            p.finish(self.inst.run.end_ns.load(Acquire), open);
         }
         // A physical read's latency is exactly its read event's wait (same
         // clock reads, same window): the read histogram is the two read
@@ -120,6 +147,14 @@ impl<E: Engine> Session<'_, E> {
             read.add(&self.tally.events.get(e).hist)
                 .expect("an auto-resizing histogram takes any other");
         }
+    }
+
+    /// Waits for the next operation's due time (`--rate`); None when
+    /// nothing more falls due in the run or it stops.
+    fn due(&mut self, p: &mut Pacer) -> Option<Slot> {
+        let run = &self.inst.run;
+        let open = self.stats.open.get_or_insert_default();
+        p.next(run.end_ns.load(Acquire), || run.stop.load(Acquire), open)
     }
 
     fn select(&mut self, blocks: &[u64]) -> bool {

@@ -124,6 +124,7 @@ fn session<'a>(
         rows: Vec::with_capacity(8),
         clock: now_ns(),
         outlier_ns: u64::MAX,
+        schedule: None,
         tally: Tally::default(),
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
