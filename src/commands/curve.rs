@@ -64,6 +64,9 @@ impl Curve<'_> {
         cfg.rate_iops = rate;
         cfg.arrival = rate.map(|_| self.arrival);
         let rep = 1 + self.points.iter().filter(|p| p.label == label).count();
+        // A probe's repeats draw other offsets and arrivals: independent
+        // runs, not the same one again.
+        cfg.seed = self.cfg.seed.wrapping_add(rep as u64 - 1);
         let cell_key = match rate {
             Some(r) => format!("{variable}|rate={r}|rep={rep}"),
             None => format!("{variable}|rep={rep}"),

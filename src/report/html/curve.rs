@@ -8,7 +8,7 @@
 //! chart come from `report::plan::curve`.
 
 use super::page::{table, td};
-use crate::chart::scale::value_label;
+use crate::chart::scale::{linear_ticks, value_label};
 use crate::chart::{Axis, Dash, Marker, Series, VLine, XyChart, escape};
 use crate::document::Latency;
 use crate::report::plan::curve::{CurvePoint, PERCENTILES};
@@ -21,9 +21,14 @@ const SERVICE: &str = "#0072B2";
 /// The chart of `points` (open-loop points sorted by achieved rate; the
 /// closed-loop maximum as a vertical line).
 pub fn chart(points: &[CurvePoint]) -> XyChart {
+    // Room right of the closed-loop maximum for its line's label.
+    let widest = points.iter().map(|p| p.achieved_per_s).fold(0.0, f64::max);
+    let (_, _, ticks) = linear_ticks(0.0, widest * 1.12, 6);
     let mut c = XyChart::new(
         "Latency against throughput (reads and writes together)",
-        Axis::linear("achieved requests/s").from_zero(),
+        Axis::linear("achieved requests/s")
+            .from_zero()
+            .with_ticks(ticks),
         Axis::log("ms (log scale)"),
     );
     let mut open: Vec<&CurvePoint> = points.iter().filter(|p| p.asked_per_s.is_some()).collect();

@@ -111,7 +111,8 @@ pub fn load(
         let variable = r.variable.clone().unwrap_or_else(|| "-".into());
         let sessions = r.sessions.unwrap_or(0) as u32;
         if let Ok(doc) = crate::document::Report::from_stored(&run.report) {
-            data.curve.push(CurvePoint::of(r.id, &variable, &doc));
+            let label = crate::report::plan::curve::label(&variable);
+            data.curve.push(CurvePoint::of(r.id, label, &doc));
         }
         data.runs.push(RunValue {
             id: r.id,

@@ -40,8 +40,28 @@ impl CurvePoint {
     }
 }
 
-/// The columns of latency each row shows: (heading, field).
-pub const PERCENTILES: [(&str, fn(&Latency) -> f64); 3] = [
+/// A point's label from its variable in the set: `050%` as `50%`, `0400/s`
+/// as `400/s` (the store pads them so that they sort as numbers).
+pub fn label(variable: &str) -> &str {
+    let padded = variable.len() > 1
+        && variable.starts_with('0')
+        && (variable.ends_with('%') || variable.ends_with("/s"));
+    if !padded {
+        return variable;
+    }
+    let trimmed = variable.trim_start_matches('0');
+    if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+        trimmed
+    } else {
+        &variable[variable.len() - trimmed.len() - 1..]
+    }
+}
+
+/// A column of latency: its heading and its field.
+pub type Percentile = (&'static str, fn(&Latency) -> f64);
+
+/// The columns of latency each row shows.
+pub const PERCENTILES: [Percentile; 3] = [
     ("p50", |l| l.p50_us),
     ("p99", |l| l.p99_us),
     ("p99.9", |l| l.p99_9_us),
@@ -94,6 +114,16 @@ mod tests {
             p99_9_us: 20.0 * p50,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn padded_variables_read_as_numbers() {
+        assert_eq!(label("050%"), "50%");
+        assert_eq!(label("100%"), "100%");
+        assert_eq!(label("0400/s"), "400/s");
+        assert_eq!(label("00/s"), "0/s");
+        assert_eq!(label("max"), "max");
+        assert_eq!(label("0ld"), "0ld");
     }
 
     #[test]
