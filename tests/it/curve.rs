@@ -231,6 +231,7 @@ fn a_latency_target_search_lands_within_10_percent_of_the_throttle() {
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
+    agrees_with_its_probes(&stdout, "slow-search", "total.due.p99_us", 300e3);
     let (rate, pm) = answer(&stdout);
     eprintln!(
         "answer {rate}/s ±{pm}% in {:.0} s",
@@ -264,6 +265,83 @@ fn a_latency_target_search_lands_within_10_percent_of_the_throttle() {
             key.starts_with(&format!("{var}|rate={asked}|rep=")),
             "{key}"
         );
+    }
+}
+
+/// The answer against the set's stored probes, recounted from their
+/// documents: a probe meets the target when its run kept up and `field`
+/// is within `limit_us`, and a rate's runs decide by majority. "met at X/s,
+/// missed at Y/s": X's runs met, Y's missed, and half their gap is within
+/// 5% of their middle; "met at the measured maximum": the maximum's probe
+/// met. Returns the rates probed in order.
+fn agrees_with_its_probes(stdout: &str, set_name: &str, field: &str, limit_us: f64) -> Vec<u64> {
+    let runs = set(set_name);
+    let mut order: Vec<u64> = Vec::new();
+    let mut votes: std::collections::BTreeMap<u64, (usize, usize)> = Default::default();
+    for (_, _, doc) in &runs[1..] {
+        let rate = num(doc, "open_loop.asked_per_s") as u64;
+        let met = doc["open_loop"]["saturated"] == false && num(doc, field) <= limit_us;
+        let v = votes.entry(rate).or_default();
+        v.0 += usize::from(met);
+        v.1 += 1;
+        if order.last() != Some(&rate) {
+            order.push(rate);
+        }
+    }
+    let verdict = |rate: u64| {
+        let (met, n) = votes[&rate];
+        assert!(n == 1 || n == 3, "{rate}/s run {n} times: {stdout}");
+        2 * met > n
+    };
+    let line = stdout.lines().find(|l| l.contains("/s at ")).unwrap();
+    if let Some(bracket) = line
+        .split("met at ")
+        .nth(1)
+        .filter(|_| line.contains("missed at"))
+    {
+        let rate = |s: &str| -> u64 { s.split("/s").next().unwrap().parse().unwrap() };
+        let met = rate(bracket);
+        let missed = rate(line.split("missed at ").nth(1).unwrap());
+        assert!(verdict(met), "{met}/s met: {stdout}");
+        assert!(!verdict(missed), "{missed}/s missed: {stdout}");
+        assert!(met < missed, "{stdout}");
+        let mid = (met + missed) as f64 / 2.0;
+        assert!((missed - met) as f64 / 2.0 <= 0.05 * mid, "{stdout}");
+    } else {
+        assert!(line.contains("met at the measured maximum"), "{line}");
+        assert_eq!(order.len(), 1, "one probe, at the maximum: {stdout}");
+        assert!(verdict(order[0]), "{stdout}");
+    }
+    order
+}
+
+fn a_tighter_target_is_bisected_and_its_bracket_agrees_with_the_store() {
+    let _store = temp_store();
+    let dev = crate::open_loop::device();
+    let t = Throttle::new(&dev.path, THROTTLE, THROTTLE);
+    // p99.9 within 150 ms: at the throttle a 3 s run's worst requests wait
+    // longer than that, at a quarter of it they do not (about 30-60 ms here).
+    let out = curve(
+        &t,
+        &dev.path,
+        &[
+            "--time",
+            "3",
+            "--arrival",
+            "poisson",
+            "--latency-target",
+            "p99.9=150ms",
+            "--name",
+            "tight-search",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let order = agrees_with_its_probes(&stdout, "tight-search", "total.due.p99_9_us", 150e3);
+    eprintln!("probed {order:?}");
+    // Halving from the maximum: each rate before the first met is half the
+    // one before it.
+    for w in order.windows(2).take_while(|w| w[1] < w[0]) {
+        assert!(w[1] == w[0] / 2 || w[1] == 40, "{order:?}: {stdout}");
     }
 }
 
@@ -326,5 +404,6 @@ fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
 crate::tests! {
     a_curve_is_one_set_and_its_chart_renders_in_chromium [Root, BlkioThrottle, Tool("chromium")],
     a_latency_target_search_lands_within_10_percent_of_the_throttle [Root, BlkioThrottle],
+    a_tighter_target_is_bisected_and_its_bracket_agrees_with_the_store [Root, BlkioThrottle],
     bad_input_is_one_line_exit_2_and_nothing_laid_out,
 }
