@@ -356,6 +356,49 @@ fn a_tighter_targets_answer_agrees_with_its_stored_probes() {
     }
 }
 
+/// Ctrl-C during a curve's runs: exit 130, one line naming the set and
+/// where its runs are, the interrupted run kept in the set.
+fn ctrl_c_ends_the_curve_and_keeps_its_runs() {
+    let _store = temp_store();
+    let dir = tempfile::Builder::new()
+        .prefix("dbio-curve-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let target = dir.path().join("data");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args(["curve", "--quiet", "--name", "stopped", "--size", "16M"])
+        .args(["--time", "4", "--bs", "4k", "--target"])
+        .arg(&target)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the maximum's window (the layout of 16 MiB on tmpfs is quick).
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: curve stopped: interrupted during run ")
+            && last.contains("dbio report --plan stopped"),
+        "{err}"
+    );
+    let store = Store::open(&store_path()).unwrap();
+    let rows = store
+        .list(&RunFilter {
+            plan: Some("stopped".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(rows.len(), 1, "the interrupted maximum is kept");
+    assert_eq!(rows[0].status, "interrupted");
+    assert_eq!(rows[0].variable.as_deref(), Some("max"));
+}
+
 /// One line on stderr, exit 2, no target laid out and no store made.
 fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
     let dir = tempfile::tempdir().unwrap();
@@ -417,4 +460,5 @@ crate::tests! {
     a_latency_target_search_lands_within_10_percent_of_the_throttle [Root, BlkioThrottle],
     a_tighter_targets_answer_agrees_with_its_stored_probes [Root, BlkioThrottle],
     bad_input_is_one_line_exit_2_and_nothing_laid_out,
+    ctrl_c_ends_the_curve_and_keeps_its_runs,
 }
