@@ -22,12 +22,16 @@ use crate::report::plan::curve::{CurvePoint, table};
 use crate::samplers::progress::Progress;
 use crate::store::{RunFilter, Store};
 
-/// Whether a workload's runs can be paced by a rate (`RunConfig::rate_iops`):
-/// the one place a curve asks. A workload whose configuration accepts
-/// `--rate` moves to the first arm.
-fn paced(w: &WorkloadConfig) -> Result<(), CommandError> {
+/// What a workload's rate (`RunConfig::rate_iops`) counts, read from a
+/// closed-loop run's document: the one place a curve asks whether a
+/// workload can be paced. A workload whose configuration takes `--rate`
+/// gets an arm here that returns its throughput in the rate's unit.
+type Throughput = fn(&Report) -> f64;
+
+fn paced(w: &WorkloadConfig) -> Result<Throughput, CommandError> {
     let name = match w {
-        WorkloadConfig::Raw(_) => return Ok(()),
+        // Requests per second over all sessions.
+        WorkloadConfig::Raw(_) => return Ok(|r| r.total.iops),
         WorkloadConfig::Slob(_) => "slob",
         WorkloadConfig::Pg(_) => "pg",
         WorkloadConfig::Mysql(_) => "mysql",
@@ -48,6 +52,8 @@ struct Curve<'a> {
     progress: Progress,
     quiet: bool,
     interrupt: &'a AtomicBool,
+    /// The maximum's throughput in the rate's unit.
+    throughput: Throughput,
     points: Vec<CurvePoint>,
 }
 
@@ -143,7 +149,7 @@ impl Curve<'_> {
     /// The closed-loop maximum: its throughput, refused when it is zero.
     fn maximum(&mut self) -> Result<f64, CommandError> {
         let doc = self.run("max", "max", None)?;
-        let max = doc.total.iops;
+        let max = (self.throughput)(&doc);
         if max < 1.0 {
             return Err(self.stopped(CommandError::Failed(format!(
                 "the maximum run completed {max:.2} requests per second: no rate to derive from it"
@@ -282,7 +288,7 @@ pub fn execute(
         .resolve(false, quiet)
         .map_err(|e| CommandError::Usage(e.into()))?;
     let cfg = run_args.into_config().map_err(usage)?;
-    paced(&cfg.workload)?;
+    let throughput = paced(&cfg.workload)?;
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     let mut store = open_store(db)?;
     store
@@ -300,6 +306,7 @@ pub fn execute(
         progress,
         quiet,
         interrupt: &interrupt,
+        throughput,
         points: Vec::new(),
     };
     let max = curve.maximum()?;
