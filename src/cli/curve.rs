@@ -192,6 +192,27 @@ fn parse_name(s: &str) -> Result<String, Refused> {
     }
 }
 
+/// `dbio run`'s options that describe a single run, hidden from `dbio curve
+/// --help` (still parsed, so that each is refused by name).
+const SINGLE_RUN: [&str; 9] = [
+    "ops",
+    "rate",
+    "json",
+    "output",
+    "mpi",
+    "region_per_rank",
+    "capture",
+    "metrics_listen",
+    "metrics_textfile",
+];
+
+/// `dbio curve`'s clap command without the options it refuses in its help.
+pub fn arrange(curve: clap::Command) -> clap::Command {
+    SINGLE_RUN
+        .iter()
+        .fold(curve, |c, id| c.mut_arg(*id, |a| a.hide(true)))
+}
+
 impl CurveArgs {
     /// The points asked, sorted, each once.
     pub fn points(&self) -> Vec<u8> {
@@ -292,6 +313,24 @@ mod tests {
         assert!(e("p99=1").contains("not a latency"));
         assert!(e("p99=0ms").contains("above zero"));
         assert!(e("commit.p99=1ms").contains("commit or wait-event"));
+    }
+
+    #[test]
+    fn single_run_options_are_hidden_from_its_help_but_parsed() {
+        let help = crate::cli::command()
+            .find_subcommand_mut("curve")
+            .expect("dbio curve")
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("--latency-target") && help.contains("--sessions"));
+        for opt in ["--json", "--ops", "--rate", "--mpi", "--output"] {
+            let listed = help
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{opt} ")));
+            assert!(!listed, "{opt} listed in {help}");
+        }
+        let parsed = crate::cli::try_parse_from(["dbio", "curve", "--json"]);
+        assert!(parsed.is_ok(), "refused later, by name");
     }
 
     #[test]

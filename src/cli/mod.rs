@@ -68,7 +68,9 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommands(negatives)
     }
-    negatives(Cli::command()).mut_subcommand("run", run_help::arrange)
+    negatives(Cli::command())
+        .mut_subcommand("run", run_help::arrange)
+        .mut_subcommand("curve", curve::arrange)
 }
 
 /// Parses a full command line (`dbio ...`) as the binary does.
