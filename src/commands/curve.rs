@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use super::CommandError;
 use super::curve_search::{Answer, Log, Sample, Search};
 use super::run::{self, Output, RunMeta};
-use crate::cli::curve::{CurveArgs, LatencyTarget};
+use crate::cli::curve::{CurveArgs, LatencyTarget, TargetOp};
 use crate::config::{Arrival, RunConfig, WorkloadConfig};
 use crate::document::Report;
 use crate::harness::Status;
@@ -40,6 +40,28 @@ fn paced(w: &WorkloadConfig) -> Result<Throughput, CommandError> {
     Err(CommandError::Usage(format!(
         "dbio curve paces its runs with --rate, which --workload {name} does not take yet; a curve runs --workload raw"
     )))
+}
+
+/// A target on reads or writes refused up front when the run makes none
+/// of them (`read.p99` with `--pattern randwrite`).
+fn judgeable(target: &LatencyTarget, cfg: &RunConfig) -> Result<(), CommandError> {
+    let WorkloadConfig::Raw(raw) = &cfg.workload else {
+        return Ok(());
+    };
+    let none = match target.op {
+        TargetOp::Read => raw.read_pct == 0,
+        TargetOp::Write => raw.read_pct == 100,
+        TargetOp::Total => false,
+    };
+    if none {
+        return Err(CommandError::Usage(format!(
+            "--latency-target names {} latency, but --pattern {} makes no {}s; target total (e.g. p99=1ms) or choose a pattern that does",
+            target.op.name(),
+            raw.pattern.name(),
+            target.op.name()
+        )));
+    }
+    Ok(())
 }
 
 /// The curve being made: its settings, the store, its points so far.
@@ -195,7 +217,7 @@ impl Curve<'_> {
             let doc = self.run(&v, &format!("{rate}/s"), Some(rate))?;
             let s = Sample::of(target, &doc);
             if s.value_us.is_none() {
-                return Err(self.stopped(CommandError::Usage(format!(
+                return Err(self.stopped(CommandError::Failed(format!(
                     "run {} has no {} latency to judge --latency-target {target} by",
                     self.points.last().map_or(0, |p| p.run_id),
                     target.op.name()
@@ -289,6 +311,9 @@ pub fn execute(
         .map_err(|e| CommandError::Usage(e.into()))?;
     let cfg = run_args.into_config().map_err(usage)?;
     let throughput = paced(&cfg.workload)?;
+    if let Some(t) = &target {
+        judgeable(t, &cfg)?;
+    }
     crate::preflight::check(&cfg).map_err(|e| CommandError::Usage(e.to_string()))?;
     let mut store = open_store(db)?;
     store
@@ -338,7 +363,7 @@ pub fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::curve::{Basis, TargetOp};
+    use crate::cli::curve::Basis;
 
     #[test]
     fn the_answer_line_states_rate_target_and_precision() {

@@ -433,6 +433,10 @@ fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
         ),
         (&["--name", "a b"], "not a set name"),
         (&["--json"], "--json does not apply to dbio curve"),
+        (
+            &["--pattern", "randwrite", "--latency-target", "read.p99=1ms"],
+            "--pattern randwrite makes no reads",
+        ),
         (&["--workload", "slob"], "--workload slob does not take yet"),
         (&["--arrival", "bursty"], "--arrival"),
     ];
