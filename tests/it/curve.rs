@@ -40,6 +40,20 @@ impl Slow {
         }
     }
 
+    /// A search for `target` in 3 s runs with Poisson arrivals, as set `name`.
+    fn search(&self, target: &str, name: &str) -> Output {
+        self.curve(&[
+            "--time",
+            "3",
+            "--arrival",
+            "poisson",
+            "--latency-target",
+            target,
+            "--name",
+            name,
+        ])
+    }
+
     /// `dbio curve ARGS` of 4 KiB random reads by 40 psync sessions on the
     /// device (enough that a request seldom waits for a free one below the
     /// throttle), inside the throttle.
@@ -234,16 +248,7 @@ fn a_latency_target_search_lands_within_10_percent_of_the_throttle() {
     // grows by the excess every second (the run is saturated, which misses
     // any target); below it the p99 stays under the throttle's own 100 ms
     // slices (up to about 200 ms at low rates, 10-70 ms near the throttle).
-    let out = slow.curve(&[
-        "--time",
-        "3",
-        "--arrival",
-        "poisson",
-        "--latency-target",
-        "p99=300ms",
-        "--name",
-        "slow-search",
-    ]);
+    let out = slow.search("p99=300ms", "slow-search");
     let stdout = String::from_utf8_lossy(&out.stdout);
     agrees_with_its_probes(&stdout, "slow-search", "total.due.p99_us", 300e3);
     let (rate, pm) = answer(&stdout);
@@ -336,16 +341,7 @@ fn a_tighter_targets_answer_agrees_with_its_stored_probes() {
     // 30-60 ms here), so the search mostly halves and bisects (here once:
     // 413, 206, 103, 154, 180, 193/s); on a quiet device the maximum may
     // meet it. Either way the answer must be what its probes say.
-    let out = slow.curve(&[
-        "--time",
-        "3",
-        "--arrival",
-        "poisson",
-        "--latency-target",
-        "p99.9=150ms",
-        "--name",
-        "tight-search",
-    ]);
+    let out = slow.search("p99.9=150ms", "tight-search");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let order = agrees_with_its_probes(&stdout, "tight-search", "total.due.p99_9_us", 150e3);
     eprintln!("probed {order:?}");
