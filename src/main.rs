@@ -53,6 +53,7 @@ fn main() -> ExitCode {
 fn store_path(command: &Command) -> Option<PathBuf> {
     let db = match command {
         Command::Run(a) => &a.db,
+        Command::Curve(a) => &a.run.db,
         Command::Verify(a) => &a.db,
         Command::Clean(_)
         | Command::Capture(_)
@@ -154,6 +155,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) if args.mpi => dbio::ranks::run(*args, open_store),
         Command::Run(args) => commands::run::execute(*args, open_store),
+        Command::Curve(args) => commands::curve::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
         Command::Capture(args) => commands::capture::execute(&args),
         Command::Trace { command } => commands::trace::execute(command, open_store),

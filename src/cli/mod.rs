@@ -20,6 +20,7 @@ pub use refused::Refused;
 pub mod capture;
 pub mod choice;
 pub mod compare;
+pub mod curve;
 pub mod db;
 pub mod hints;
 pub mod import;
@@ -68,7 +69,9 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommands(negatives)
     }
-    negatives(Cli::command()).mut_subcommand("run", run_help::arrange)
+    negatives(Cli::command())
+        .mut_subcommand("run", run_help::arrange)
+        .mut_subcommand("curve", curve::arrange)
 }
 
 /// Parses a full command line (`dbio ...`) as the binary does.
@@ -201,6 +204,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a workload against a target and report what the storage did.
     Run(Box<RunArgs>),
+    /// A latency-throughput curve: a maximum run, then open-loop runs at percentages of it (or the highest rate meeting --latency-target), stored as one set.
+    Curve(Box<crate::cli::curve::CurveArgs>),
     /// Remove the data files dbio laid out in a directory (and nothing else).
     Clean(CleanArgs),
     /// Run an experiment plan (variables x sessions x repeats), resumable.

@@ -73,6 +73,19 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[("Run 41 against run 42", "dbio compare 41 42")],
     ),
     (
+        "dbio-curve",
+        &[
+            (
+                "A curve of 8k random reads: the maximum, then 10..100% of it",
+                "dbio curve --target /mnt/xfs/dbio --pattern randread --sessions 32 --time 30 --name xfs-curve",
+            ),
+            (
+                "The highest rate at which reads and writes keep a due-time p99 of 2 ms",
+                "dbio curve --target /mnt/xfs/dbio --sessions 32 --time 10 --latency-target p99=2ms",
+            ),
+        ],
+    ),
+    (
         "dbio-plan",
         &[
             (

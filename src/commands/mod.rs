@@ -6,6 +6,8 @@
 pub mod capture;
 pub mod clean;
 pub mod compare;
+pub mod curve;
+mod curve_search;
 pub mod import;
 pub mod lab;
 mod lab_run;

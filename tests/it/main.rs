@@ -12,6 +12,7 @@ mod block_devices;
 mod capture;
 mod cli_help;
 mod compare;
+mod curve;
 mod device_gate;
 mod fio_json;
 mod import_awr;
@@ -90,6 +91,7 @@ fn main() {
         capture::tests(),
         replay::tests(),
         compare::tests(),
+        curve::tests(),
         device_gate::tests(),
         fio_json::tests(),
         import_awr::tests(),

@@ -27,7 +27,7 @@ const SECS: u32 = 8;
 /// A 64 MiB direct-I/O loop device that holds data (not holes, which the
 /// filesystem under it would answer without reading), written through the
 /// device with O_DIRECT so that none of it waits in a page cache.
-fn device() -> LoopDev {
+pub(crate) fn device() -> LoopDev {
     use std::os::unix::fs::OpenOptionsExt;
     let dev = LoopDev::new(64 << 20, true);
     let mut f = std::fs::OpenOptions::new()

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::environment::add_environment;
 use super::timeline::Timeline;
+use crate::report::plan::curve::CurvePoint;
 use crate::report::plan::select::{Measure, Pick};
 use crate::store::{RunFilter, Store, StoreError, decode_histogram};
 
@@ -73,6 +74,9 @@ pub struct ReportData {
     /// Plan names among the runs.
     pub plans: Vec<String>,
     pub timelines: Vec<Timeline>,
+    /// Every run's point on a latency-throughput curve, when any of them
+    /// ran open loop (`dbio curve`, `--rate`); empty otherwise.
+    pub curve: Vec<CurvePoint>,
 }
 
 /// Reads the selection from the store.
@@ -106,6 +110,10 @@ pub fn load(
         }
         let variable = r.variable.clone().unwrap_or_else(|| "-".into());
         let sessions = r.sessions.unwrap_or(0) as u32;
+        if let Ok(doc) = crate::document::Report::from_stored(&run.report) {
+            let label = crate::report::plan::curve::label(&variable);
+            data.curve.push(CurvePoint::of(r.id, label, &doc));
+        }
         data.runs.push(RunValue {
             id: r.id,
             variable: variable.clone(),
@@ -152,6 +160,9 @@ pub fn load(
             p999_ms: h.value_at_quantile(0.999) as f64 / 1e6,
         })
         .collect();
+    if !data.curve.iter().any(|p| p.asked_per_s.is_some()) {
+        data.curve.clear();
+    }
     let (shared, varying, per_arm) = split_settings(&configs);
     data.shared = shared;
     if data.plans.is_empty() {

@@ -5,7 +5,8 @@
 //!   and outliers, Welch's verdicts, the metric and latency over sessions,
 //!   bars relative to a baseline, scaling with the USL fit, one run per arm
 //!   over time beside its device and host telemetry, the environment of
-//!   each arm and the plan.
+//!   each arm and the plan; for open-loop runs (`dbio curve`) latency
+//!   against throughput, the hockey stick (`curve`).
 //! * [`run_page`]: `dbio runs show ID --html`: one run over time; for a
 //!   SLOB model run first its AWR content (`awr`: load profile, top events
 //!   and wait histograms drawn, I/O by function); for a run under MPI the
@@ -20,6 +21,7 @@
 pub mod awr;
 pub mod charts;
 pub mod compare;
+pub mod curve;
 pub mod data;
 pub mod environment;
 pub mod open_loop;
@@ -130,6 +132,20 @@ pub fn report_page(
         );
     }
     p.html(&format!("<div class=\"charts\">{figs}</div>"));
+
+    if !data.curve.is_empty() {
+        p.section("curve", "Latency against throughput");
+        p.html(&format!(
+            "<div class=\"charts\">{}</div>",
+            figure(
+                &curve::chart(&data.curve).render(),
+                "Each open-loop run at its achieved rate: from the due time (what a user of the storage waits) and from the issue (service), \
+                 p50 solid, p99 dashed, p99.9 dotted. Where the due-time lines leave the service lines the storage no longer keeps up \
+                 and requests wait for it; the vertical line is the closed-loop maximum. Hover a point for its numbers.",
+            )
+        ));
+        p.html(&curve::points_table(&data.curve));
+    }
 
     let lat = charts::latency_vs_sessions(data);
     if !lat.is_empty() {

@@ -3,8 +3,10 @@
 //! (the SLOB.R table), `stats.rs` + `stats_text.rs` (`--stats`,
 //! `--scaling`), `select.rs` (which value a run shows), `rformat.rs`
 //! (numbers as R prints them), `metric_names.rs` (a stored metric name's
-//! unit and meaning).
+//! unit and meaning), `curve.rs` (a latency-throughput curve's points and
+//! its table, for `dbio curve` and the HTML report's hockey stick).
 
+pub mod curve;
 pub mod metric_names;
 pub(crate) mod rformat;
 pub mod select;
