@@ -15,7 +15,7 @@ use super::CommandError;
 use super::curve_search::{Answer, Log, Sample, Search};
 use super::run::{self, Output, RunMeta};
 use crate::cli::curve::{CurveArgs, LatencyTarget, TargetOp};
-use crate::config::{Arrival, RunConfig, WorkloadConfig};
+use crate::config::{Arrival, Paced, RunConfig, WorkloadConfig};
 use crate::document::Report;
 use crate::harness::Status;
 use crate::report::plan::curve::{CurvePoint, table};
@@ -23,23 +23,29 @@ use crate::samplers::progress::Progress;
 use crate::store::{RunFilter, Store};
 
 /// What a workload's rate (`RunConfig::rate_iops`) counts, read from a
-/// closed-loop run's document: the one place a curve asks whether a
-/// workload can be paced. A workload whose configuration takes `--rate`
-/// gets an arm here that returns its throughput in the rate's unit.
+/// closed-loop run's document. Which workloads take a rate is
+/// `WorkloadConfig::paced`; a curve reads its points' latencies from the
+/// requests' due-time and service histograms, so it takes the workloads
+/// paced by request (raw). The model's operations and the servers'
+/// transactions are paced too (`open_loop.operations`), but their points
+/// are not read yet: refused in one line.
 type Throughput = fn(&Report) -> f64;
 
 fn paced(w: &WorkloadConfig) -> Result<Throughput, CommandError> {
-    let name = match w {
+    match w.paced() {
         // Requests per second over all sessions.
-        WorkloadConfig::Raw(_) => return Ok(|r| r.total.iops),
-        WorkloadConfig::Slob(_) => "slob",
-        WorkloadConfig::Pg(_) => "pg",
-        WorkloadConfig::Mysql(_) => "mysql",
-        WorkloadConfig::Replay(_) => "replay",
-    };
-    Err(CommandError::Usage(format!(
-        "dbio curve paces its runs with --rate, which --workload {name} does not take yet; a curve runs --workload raw"
-    )))
+        Some(Paced::Requests) => Ok(|r| r.total.iops),
+        Some(unit) => Err(CommandError::Usage(format!(
+            "dbio curve draws request latencies; --workload {} is paced in {} (dbio run --workload {} --rate N), but a curve of them is not built yet: a curve runs --workload raw",
+            w.name(),
+            unit.name(),
+            w.name()
+        ))),
+        None => Err(CommandError::Usage(format!(
+            "dbio curve paces its runs with --rate, which --workload {} does not take (it keeps its trace's own times); a curve runs --workload raw",
+            w.name()
+        ))),
+    }
 }
 
 /// A target on reads or writes refused up front when the run makes none
