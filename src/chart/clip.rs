@@ -37,7 +37,14 @@ pub fn reach(kind: ScaleKind, lo: f64, hi: f64) -> Option<(f64, f64)> {
 /// interval `lo`–`hi`; `clipped_low`/`clipped_high` say which end was cut
 /// at the frame: that end gets an arrowhead (class `clipped`) with the
 /// whole interval in its tooltip instead of a cap.
-pub fn whisker(svg: &mut Svg, x: f64, (a, b): (f64, f64), (lo, hi): (f64, f64), cut: Cut, attrs: &str) {
+pub fn whisker(
+    svg: &mut Svg,
+    x: f64,
+    (a, b): (f64, f64),
+    (lo, hi): (f64, f64),
+    cut: Cut,
+    attrs: &str,
+) {
     svg.line(x, a, x, b, attrs);
     let tip = format!(
         "95% interval {} – {}: clipped at the axis",
@@ -81,10 +88,7 @@ mod tests {
         let (lo, hi) = reach(ScaleKind::Linear, 20_000.0, 68_000.0).unwrap();
         assert_eq!((lo, hi), (-28_000.0, 116_000.0));
         // One point: half its size either way.
-        assert_eq!(
-            reach(ScaleKind::Linear, 100.0, 100.0),
-            Some((50.0, 150.0))
-        );
+        assert_eq!(reach(ScaleKind::Linear, 100.0, 100.0), Some((50.0, 150.0)));
         assert_eq!(reach(ScaleKind::Log, 1.0, 10.0), Some((0.1, 100.0)));
         assert_eq!(reach(ScaleKind::Linear, f64::INFINITY, 1.0), None);
     }
@@ -96,7 +100,14 @@ mod tests {
             low: false,
             high: true,
         };
-        whisker(&mut svg, 50.0, (90.0, 10.0), (3.0, 1.5e9), cut, "stroke=\"#000\"");
+        whisker(
+            &mut svg,
+            50.0,
+            (90.0, 10.0),
+            (3.0, 1.5e9),
+            cut,
+            "stroke=\"#000\"",
+        );
         let out = svg.finish();
         assert_eq!(out.matches("class=\"clipped\"").count(), 1, "{out}");
         assert!(out.contains("1.50G: clipped"), "{out}");

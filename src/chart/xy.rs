@@ -137,13 +137,20 @@ impl XyChart {
         let top = TITLE_H + rows * LEGEND_ROW + 8.0;
         let (w, h) = (self.width, self.height);
         let (px0, px1, py0, py1) = (left, w - RIGHT, h - BOTTOM, top);
+        // Dodged series are drawn apart: their points stay off the frame.
+        let inset_x = INSET
+            + self
+                .series
+                .iter()
+                .map(|s| s.offset_px.abs())
+                .fold(0.0, f64::max);
         let f = Frame {
             xs: Scale {
                 kind: self.x.kind,
                 lo: xlo,
                 hi: xhi,
-                r0: px0 + INSET,
-                r1: px1 - INSET,
+                r0: px0 + inset_x,
+                r1: px1 - inset_x,
             },
             ys: Scale {
                 kind: self.y.kind,
