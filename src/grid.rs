@@ -1,8 +1,12 @@
 //! Tables and numbers as dbio prints them, in one place: rows of strings laid
 //! out as aligned terminal text, Markdown or CSV (RFC 4180), and the
-//! rounding of numbers in report tables and exports.
+//! rounding of numbers in report tables and exports; text output fitted to
+//! the terminal's width ([`fit`]).
 
 use std::fmt::Write;
+
+mod fit;
+pub use fit::{fit, terminal_width, wrap};
 
 /// A number as the report tables print it: no decimals from 100 up, two
 /// from 1, four below; in scientific notation from [`HUGE`] up (the bound
