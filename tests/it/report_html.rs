@@ -568,7 +568,9 @@ fn a_comparison_page_shows_both_sides_and_each_lines_change() {
 /// BTRFS sits just under EXT4 (ratios of 0.97–0.99, labels at the
 /// baseline).
 fn awr_info_of_three_filesystems() -> String {
-    let cells: [(&str, &[(u32, &[u32])]); 3] = [
+    /// A session count and its runs' physical reads per second.
+    type Cell<'a> = (u32, &'a [u32]);
+    let cells: [(&str, &[Cell]); 3] = [
         (
             "EXT4",
             &[
