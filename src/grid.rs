@@ -1,12 +1,20 @@
 //! Tables and numbers as dbio prints them, in one place: rows of strings laid
 //! out as aligned terminal text, Markdown or CSV (RFC 4180), and the
-//! rounding of numbers in report tables and exports.
+//! rounding of numbers in report tables and exports; text output fitted to
+//! the terminal's width ([`fit`]).
 
 use std::fmt::Write;
 
+mod fit;
+pub use fit::{fit, terminal_width, wrap};
+
 /// A number as the report tables print it: no decimals from 100 up, two
-/// from 1, four below.
+/// from 1, four below; in scientific notation from [`HUGE`] up (the bound
+/// of an interval two runs far apart give).
 pub fn num(v: f64) -> String {
+    if v.abs() >= HUGE {
+        return format!("{v:.3e}");
+    }
     let digits = if v.abs() >= 100.0 {
         0
     } else if v.abs() >= 1.0 {
@@ -16,6 +24,10 @@ pub fn num(v: f64) -> String {
     };
     format!("{v:.digits$}")
 }
+
+/// From here up a number is printed as `4.444e29` (a plain one of 30 digits
+/// widens its column past any terminal).
+pub const HUGE: f64 = 1e15;
 
 /// A number rounded for reading (exports, `runs list`): `1000`, `12.3`, `0.358`.
 pub fn readable(v: f64) -> String {
@@ -197,5 +209,6 @@ mod tests {
             [num(40123.4), num(12.345), num(0.12345), num(-250.6)],
             ["40123", "12.35", "0.1235", "-251"]
         );
+        assert_eq!(num(4.4436e29), "4.444e29");
     }
 }

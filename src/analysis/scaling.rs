@@ -9,6 +9,7 @@
 //! above it has; [`fit_usl`] fits every point. Non-finite points are
 //! ignored.
 
+use super::compare::Evidence;
 use super::summary::summarize;
 
 /// The fraction of the initial slope below which [`knee`] says scaling
@@ -39,7 +40,22 @@ pub struct Collapse {
     pub to: f64,
     /// (from - to) / from · 100.
     pub drop_pct: f64,
+    /// Welch's t-test of the runs at `at_sessions` against the peak's;
+    /// `None` with fewer than two runs on a side.
+    pub evidence: Option<Evidence>,
 }
+
+impl Collapse {
+    /// Whether a report should flag it: the drop is significant, or
+    /// untested (a run per session count: nothing says it is noise). Two
+    /// runs of 20K and 68K under a peak of 60K are not flagged.
+    pub fn flagged(&self) -> bool {
+        self.evidence.is_none_or(|e| e.significant)
+    }
+}
+
+/// The significance level of [`Collapse::evidence`].
+pub const COLLAPSE_ALPHA: f64 = 0.05;
 
 /// A Universal Scalability Law fit, X(N) = λN / (1 + σ(N−1) + κN(N−1)).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -123,23 +139,43 @@ pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// A collapse: the first N past the peak whose value is more than
-/// [`COLLAPSE_FRACTION`] below the peak. `None` when there is none.
+/// [`COLLAPSE_FRACTION`] below the peak and whose runs do not refute it
+/// ([`Collapse::flagged`]); else the first such N with the runs against
+/// it. `None` when no N falls that far.
 pub fn collapse(points: &[(f64, f64)]) -> Option<Collapse> {
     let p = peak(points)?;
     if p.throughput <= 0.0 {
         return None;
     }
-    per_n_values(points)
+    let candidates: Vec<Collapse> = per_n_values(points)
         .into_iter()
-        .filter(|&(n, _)| n > p.sessions)
-        .find(|&(_, x)| x < (1.0 - COLLAPSE_FRACTION) * p.throughput)
+        .filter(|&(n, x)| n > p.sessions && x < (1.0 - COLLAPSE_FRACTION) * p.throughput)
         .map(|(n, x)| Collapse {
             after_sessions: p.sessions,
             at_sessions: n,
             from: p.throughput,
             to: x,
             drop_pct: (p.throughput - x) / p.throughput * 100.0,
+            evidence: evidence(points, p.sessions, n),
         })
+        .collect();
+    candidates
+        .iter()
+        .find(|c| c.flagged())
+        .or(candidates.first())
+        .copied()
+}
+
+/// The evidence of the runs at `n` against those at `peak_n`.
+fn evidence(points: &[(f64, f64)], peak_n: f64, n: f64) -> Option<Evidence> {
+    let at = |k: f64| -> Vec<f64> {
+        points
+            .iter()
+            .filter(|p| p.0 == k && p.1.is_finite())
+            .map(|p| p.1)
+            .collect()
+    };
+    super::compare::evidence(&at(peak_n), &at(n), COLLAPSE_ALPHA)
 }
 
 /// The USL curve of `fit` at `n` sessions.

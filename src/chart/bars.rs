@@ -95,18 +95,18 @@ impl BarChart {
                 r##"font-size="11" fill="#333""##,
             );
         }
-        self.draw_bars(&mut svg, &ys, area);
+        let reference_y = self.reference.as_ref().map(|(r, _)| ys.map(*r));
+        self.draw_bars(&mut svg, &ys, area, reference_y);
         // The reference line; its label is in the legend.
-        if let Some((r, _)) = &self.reference {
-            let y = ys.map(*r);
-            svg.line(px0, y, px1, y, REFERENCE);
+        if let Some(y) = reference_y {
+            svg.line(px0, y, px1, y, &format!("class=\"reference\" {REFERENCE}"));
         }
         svg.rect(
             px0,
             py1,
             px1 - px0,
             py0 - py1,
-            r##"fill="none" stroke="#333""##,
+            r##"class="frame" fill="none" stroke="#333""##,
         );
         svg.axis_titles(
             (px0, py0, px1, py1),
@@ -139,8 +139,15 @@ impl BarChart {
     }
 
     /// Each group's name and bars in the plot area (left, right, bottom,
-    /// top), each bar's value above it where it fits.
-    fn draw_bars(&self, svg: &mut Svg, ys: &Scale, (px0, px1, py0, _): (f64, f64, f64, f64)) {
+    /// top), each bar's value above it where it fits and clear of the
+    /// reference line at `reference_y`.
+    fn draw_bars(
+        &self,
+        svg: &mut Svg,
+        ys: &Scale,
+        (px0, px1, py0, _): (f64, f64, f64, f64),
+        reference_y: Option<f64>,
+    ) {
         let n = self.series.len().max(1) as f64;
         let gw = (px1 - px0) / self.groups.len().max(1) as f64;
         let bw = (gw * 0.8 / n).min(48.0);
@@ -177,7 +184,7 @@ impl BarChart {
                 if self.value_labels && bw >= text_width(&text, 10.0) {
                     svg.text(
                         x + bw / 2.0,
-                        y - 4.0,
+                        label_baseline(y, reference_y),
                         Anchor::Middle,
                         &text,
                         r##"font-size="10" fill="#222""##,
@@ -199,6 +206,18 @@ impl BarChart {
             svg.line(x, 35.0, x + 22.0, 35.0, REFERENCE);
             svg.text(x + 27.0, 39.0, Anchor::Start, l, r##"fill="#222""##);
         }
+    }
+}
+
+/// Where a bar's value label sits: 4 px above the bar's top, or above
+/// the reference line where the line would cross it (a bar just short of
+/// the baseline: "0.98×" struck through).
+fn label_baseline(bar_top: f64, reference_y: Option<f64>) -> f64 {
+    let y = bar_top - 4.0;
+    match reference_y {
+        // The 10 px text spans about y − 10 … y + 3.
+        Some(r) if r > y - 11.0 && r < y + 4.0 => r - 5.0,
+        _ => y,
     }
 }
 
@@ -236,6 +255,16 @@ mod tests {
         assert!(out.contains("RAW = 1"));
         // The tallest bar (3.4) reaches near the top: the axis goes to 4.
         assert!(out.contains(">4<"), "{out}");
+    }
+
+    #[test]
+    fn a_value_label_the_reference_line_would_cross_moves_above_it() {
+        // A bar 6 px short of the line: its label would be struck through.
+        assert_eq!(label_baseline(106.0, Some(100.0)), 95.0);
+        // Clear of the line: 4 px above the bar.
+        assert_eq!(label_baseline(50.0, Some(100.0)), 46.0);
+        assert_eq!(label_baseline(100.0, Some(100.0)), 96.0);
+        assert_eq!(label_baseline(106.0, None), 102.0);
     }
 
     #[test]

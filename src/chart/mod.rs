@@ -7,12 +7,14 @@
 //! * [`palette`]: the Okabe–Ito colour-blind-safe colours, dashes, markers.
 //! * [`xy`]: line and scatter charts, made of [`parts`] (axes, series with
 //!   whiskers, bands, vertical lines, notes).
+//! * [`clip`]: whiskers held near the data, cut and marked past it.
 //! * [`bars`]: grouped bar charts with a reference line.
 //! * [`hbars`]: horizontal bars for long names ranked by value.
 //!
 //! What dbio draws with them is in `report::html::charts`.
 
 pub mod bars;
+pub mod clip;
 pub mod hbars;
 pub mod palette;
 pub mod parts;

@@ -117,6 +117,9 @@ pub fn log_ticks(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
 /// many decimals as `step` (the distance between ticks) needs below.
 pub fn label(v: f64, step: f64) -> String {
     let a = v.abs();
+    if a >= crate::grid::HUGE && a.is_finite() {
+        return format!("{v:.2e}");
+    }
     let (scaled, suffix, step) = if a >= 1e9 {
         (v / 1e9, "G", step / 1e9)
     } else if a >= 1e6 {
@@ -233,5 +236,7 @@ mod tests {
         assert_eq!(value_label(65068.0), "65.1K");
         assert_eq!(value_label(0.2361), "0.236");
         assert_eq!(value_label(123.4), "123");
+        // An interval's bound of 30 digits stays short.
+        assert_eq!(value_label(4.4436e29), "4.44e29");
     }
 }

@@ -5,6 +5,7 @@
 //! vertical markers (a knee) and notes at points (a peak, a collapse),
 //! their labels moved down until none overlaps another.
 
+use super::clip;
 use super::palette::Marker;
 pub use super::parts::{Axis, Band, Note, Series, VLine};
 use super::scale::{Scale, ScaleKind, label, linear_ticks, log_ticks};
@@ -50,10 +51,12 @@ fn draw_series(svg: &mut Svg, f: &Frame, s: &Series) {
         if !(f.accepts(x, lo) && f.accepts(x, hi)) {
             continue;
         }
-        let (cx, a, b) = (px(x), f.ys.map(lo), f.ys.map(hi));
-        svg.line(cx, a, cx, b, &attrs);
-        svg.line(cx - 4.0, a, cx + 4.0, a, &attrs);
-        svg.line(cx - 4.0, b, cx + 4.0, b, &attrs);
+        let cut = clip::Cut {
+            low: lo < f.ys.lo,
+            high: hi > f.ys.hi,
+        };
+        let (a, b) = (f.ys.map(lo.max(f.ys.lo)), f.ys.map(hi.min(f.ys.hi)));
+        clip::whisker(svg, px(x), (a, b), (lo, hi), cut, &attrs);
     }
     if s.line {
         let pts: Vec<(f64, f64)> = s
@@ -134,20 +137,29 @@ impl XyChart {
         let top = TITLE_H + rows * LEGEND_ROW + 8.0;
         let (w, h) = (self.width, self.height);
         let (px0, px1, py0, py1) = (left, w - RIGHT, h - BOTTOM, top);
+        // Dodged series are drawn apart: their points stay off the frame.
+        let inset_x = INSET
+            + self
+                .series
+                .iter()
+                .map(|s| s.offset_px.abs())
+                .fold(0.0, f64::max);
         let f = Frame {
             xs: Scale {
                 kind: self.x.kind,
                 lo: xlo,
                 hi: xhi,
-                r0: px0 + INSET,
-                r1: px1 - INSET,
+                r0: px0 + inset_x,
+                r1: px1 - inset_x,
             },
             ys: Scale {
                 kind: self.y.kind,
                 lo: ylo,
                 hi: yhi,
-                r0: py0,
-                r1: py1,
+                // Inset like x: a value at an axis' end (0 %sys, the
+                // highest run) is drawn inside the frame, not on it.
+                r0: py0 - INSET,
+                r1: py1 + INSET,
             },
             px0,
             px1,
@@ -230,7 +242,7 @@ impl XyChart {
             py1,
             px1 - px0,
             py0 - py1,
-            r##"fill="none" stroke="#333" stroke-width="1""##,
+            r##"class="frame" fill="none" stroke="#333" stroke-width="1""##,
         );
         svg.axis_titles(
             (px0, py0, px1, py1),
@@ -335,13 +347,12 @@ impl XyChart {
             for &(x, y) in &s.points {
                 vals.push(if is_x { x } else { y });
             }
-            for &(x, lo, hi) in &s.whiskers {
-                if is_x {
-                    vals.push(x);
-                } else {
-                    vals.extend([lo, hi]);
-                }
+            if is_x {
+                vals.extend(s.whiskers.iter().map(|w| w.0));
             }
+        }
+        if !is_x {
+            vals.extend(self.whisker_ends(&vals));
         }
         for n in &self.notes {
             vals.push(if is_x { n.x } else { n.y });
@@ -379,6 +390,22 @@ impl XyChart {
             (_, ScaleKind::Linear) => linear_ticks(lo, hi, 5),
             (_, ScaleKind::Log) => log_ticks(lo, hi),
         }
+    }
+
+    /// The whiskers' ends, each held within [`clip::reach`] of the y
+    /// values `ys` (drawn past it, a whisker is cut and marked).
+    fn whisker_ends(&self, ys: &[f64]) -> Vec<f64> {
+        let kind = self.y.kind;
+        let ys: Vec<f64> = ys.iter().copied().filter(|&v| placeable(kind, v)).collect();
+        let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (min, max) = clip::reach(kind, lo, hi).unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+        self.series
+            .iter()
+            .flat_map(|s| s.whiskers.iter().flat_map(|w| [w.1, w.2]))
+            .filter(|&v| placeable(kind, v))
+            .map(|v| v.clamp(min, max))
+            .collect()
     }
 
     fn legend_layout(&self, left: f64) -> Vec<LegendItem> {

@@ -191,3 +191,61 @@ fn dodged_series_draw_their_whiskers_apart() {
     assert_eq!(stems.len(), 6);
     assert!((stems[3] - stems[0] - 9.0).abs() < 0.02, "{stems:?}");
 }
+
+/// The `cy` of every circle marker of a point (not the legend's).
+fn circle_ys(svg: &str) -> Vec<f64> {
+    svg.split("<circle")
+        .skip(1)
+        .filter(|c| c[..c.find("/>").unwrap_or(c.len())].contains("class=\"point\""))
+        .filter_map(|c| {
+            let at = c.find("cy=\"")? + 4;
+            c[at..at + c[at..].find('"')?].parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn points_at_an_axis_end_are_drawn_inside_the_frame() {
+    // A host CPU panel: %sys at 0 and %user at 100, the axis from zero.
+    let mut c = XyChart::new(
+        "host CPU",
+        Axis::linear("s"),
+        Axis::linear("% of all CPUs").from_zero(),
+    );
+    let mut sys = Series::new("%sys", "#0072B2");
+    sys.marker = Marker::Circle;
+    sys.points = vec![(1.0, 0.0), (2.0, 0.0), (3.0, 100.0)];
+    c.series.push(sys);
+    let out = c.render();
+    let frame = &out[out.find("class=\"frame\"").unwrap()..];
+    let attr = |name: &str| -> f64 {
+        let at = out[..out.find("class=\"frame\"").unwrap()]
+            .rfind(&format!("{name}=\""))
+            .unwrap()
+            + name.len()
+            + 2;
+        out[at..at + out[at..].find('"').unwrap()].parse().unwrap()
+    };
+    let (top, bottom) = (attr("y"), attr("y") + attr("height"));
+    let ys = circle_ys(&out);
+    assert_eq!(ys.len(), 3, "{frame}");
+    for y in ys {
+        assert!(
+            y > top + 5.0 && y < bottom - 5.0,
+            "a point at y {y} on the frame {top}..{bottom}"
+        );
+    }
+}
+
+#[test]
+fn a_whisker_far_wider_than_the_points_is_cut_and_marked() {
+    let mut c = XyChart::new("t", Axis::linear("n"), Axis::linear("x").from_zero());
+    let mut s = Series::new("XFS", "#0072B2");
+    s.points = vec![(1.0, 60_000.0), (2.0, 44_000.0)];
+    s.whiskers = vec![(2.0, 1.8, 1.5e9), (1.0, 57_000.0, 62_000.0)];
+    c.series.push(s);
+    let out = c.render();
+    assert_eq!(out.matches("class=\"clipped\"").count(), 1, "{out}");
+    // The axis ends near the data (120K), not at 1.5G.
+    assert!(!out.contains(">2G<") && !out.contains(">1.5G<"), "{out}");
+}

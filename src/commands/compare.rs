@@ -203,10 +203,15 @@ fn write(args: &CompareArgs, c: &Comparison) -> anyhow::Result<()> {
     }
     let mut out = Vec::new();
     match args.format {
-        Format::Text => Text.write(c, &mut out)?,
-        Format::Json => Json.write(c, &mut out)?,
+        Format::Text => {
+            Text.write(c, &mut out)?;
+            super::output::print_text(&String::from_utf8_lossy(&out))
+        }
+        Format::Json => {
+            Json.write(c, &mut out)?;
+            super::output::print(&String::from_utf8_lossy(&out))
+        }
     }
-    super::output::print(&String::from_utf8_lossy(&out))
 }
 
 /// Writes the comparison's HTML page to `path` and says so on stderr.

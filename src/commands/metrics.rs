@@ -45,7 +45,7 @@ pub fn execute(args: &MetricsArgs, store: &Store) -> anyhow::Result<()> {
             meaning(name),
         ]);
     }
-    super::output::print(&crate::grid::text(&rows, "llrl"))
+    super::output::print_text(&crate::grid::text(&rows, "llrl"))
 }
 
 /// What to add to "no run has METRIC": the nearest stored names, and

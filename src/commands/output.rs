@@ -30,6 +30,12 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes a text report to stdout fitted to the terminal's width
+/// ([`crate::grid::fit`]: `COLUMNS`, else the terminal's; whole in a pipe).
+pub fn print_text(text: &str) -> anyhow::Result<()> {
+    print(&crate::grid::fit(text, crate::grid::terminal_width()))
+}
+
 /// Writes `text` to stdout for a command whose work goes on whatever
 /// happens to its output (a run is saved even when nobody reads its
 /// report); a write error other than a closed pipe is said on stderr.

@@ -168,7 +168,11 @@ pub fn execute(args: &ReportArgs, store: &Store) -> anyhow::Result<()> {
         Format::Csv => Csv.write(&report, &mut out)?,
         Format::Json => Json.write(&report, &mut out)?,
     }
-    super::output::print(&String::from_utf8_lossy(&out))?;
+    let out = String::from_utf8_lossy(&out);
+    match args.format {
+        Format::Text => super::output::print_text(&out)?,
+        Format::Markdown | Format::Csv | Format::Json => super::output::print(&out)?,
+    }
     if missing > 0 {
         eprintln!("note: {missing} selected run(s) have no {label} and were left out");
     }

@@ -186,7 +186,10 @@ pub(crate) fn show_and_save(
     // A closed stdout (`| head`) does not stop the run from being saved.
     // Control characters in a path, tag or name reach the terminal escaped.
     super::output::print_anyway(&match output {
-        Output::Text => crate::terminal::text(&rendered).into_owned(),
+        Output::Text => crate::grid::fit(
+            &crate::terminal::text(&rendered),
+            crate::grid::terminal_width(),
+        ),
         // In the report's field order; it serialized above already.
         Output::Json => with_run_id(report, &report_json, run_id.as_ref().ok().copied()),
         Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",

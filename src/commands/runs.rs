@@ -37,7 +37,8 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
                     terminal::field(&store.path().display().to_string())
                 )?;
             } else {
-                out.write_all(list_table(&rows).as_bytes())?;
+                let width = crate::grid::terminal_width();
+                out.write_all(crate::grid::fit(&list_table(&rows), width).as_bytes())?;
             }
         }
         RunsCommand::Show {
@@ -74,8 +75,12 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
                     serde_json::to_string_pretty(&run.environment).expect("JSON values serialize");
                 writeln!(out, "{text}")?;
             } else {
-                Text.write(&run, out)?;
-                out.write_all(show_footer(&run.row).as_bytes())?;
+                let mut text = Vec::new();
+                Text.write(&run, &mut text)?;
+                text.extend_from_slice(show_footer(&run.row).as_bytes());
+                let width = crate::grid::terminal_width();
+                let text = crate::grid::fit(&String::from_utf8_lossy(&text), width);
+                out.write_all(text.as_bytes())?;
             }
         }
         RunsCommand::Delete { ids } => {

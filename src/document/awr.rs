@@ -12,10 +12,29 @@ use crate::workload::slob::events::{EVENTS, Event, EventStats, Side};
 use crate::workload::slob::instance::{Counters, Tally};
 use crate::workload::slob::run::SlobRun;
 
-/// Upper bounds of the wait event histogram buckets, µs (the last is open).
-pub const BUCKETS_US: [u64; 12] = [
+/// Upper bounds of the wait event histogram buckets, µs: each twice the
+/// one before from 64 µs to 512 ms, then 1 s; a last bucket (open) counts
+/// everything slower.
+pub const BUCKETS_US: [u64; 15] = [
+    64, 128, 256, 512, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000,
+    512_000, 1_000_000,
+];
+
+/// The bounds of a document written before the buckets were continuous
+/// (13 counts: from 64 ms straight to 1 s).
+pub const BUCKETS_US_V1: [u64; 12] = [
     64, 128, 256, 512, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 1_000_000,
 ];
+
+/// The bounds of a stored histogram of `counts` counts: an earlier
+/// build's 13 are read with [`BUCKETS_US_V1`].
+pub fn bucket_bounds(counts: usize) -> &'static [u64] {
+    if counts == BUCKETS_US_V1.len() + 1 {
+        &BUCKETS_US_V1
+    } else {
+        &BUCKETS_US
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SlobSummary {
@@ -247,7 +266,7 @@ mod tests {
     /// the last everything slower.
     #[test]
     fn histogram_buckets_end_where_the_docs_say() {
-        const EDGES_NS: [u64; 12] = [
+        const EDGES_NS: [u64; 15] = [
             64_255,
             128_511,
             257_023,
@@ -259,6 +278,9 @@ mod tests {
             16_056_319,
             32_112_639,
             64_225_279,
+            128_450_559,
+            256_901_119,
+            513_802_239,
             1_002_438_655,
         ];
         for (i, edge) in EDGES_NS.into_iter().enumerate() {
@@ -267,9 +289,25 @@ mod tests {
             s.record(edge + 1, 0);
             s.record(BUCKETS_US[i] * 1000, 0);
             let h = histogram(&s);
-            assert_eq!(h.len(), 13);
+            assert_eq!(h.len(), 16);
             assert_eq!(h[i], 2, "bucket {i}: the bound and its edge {edge} ns");
             assert_eq!(h[i + 1], 1, "bucket {i}: {} ns is the next one's", edge + 1);
         }
+    }
+
+    /// No bucket spans more than twice its lower bound: 100 ms and 600 ms
+    /// waits land in different buckets (both were in 64 ms – 1 s).
+    #[test]
+    fn the_buckets_are_continuous() {
+        for w in BUCKETS_US.windows(2) {
+            assert!(w[1] <= 2 * w[0], "{} µs to {} µs", w[0], w[1]);
+        }
+        let mut s = OpStats::default();
+        s.record(100_000_000, 0);
+        s.record(600_000_000, 0);
+        let h = histogram(&s);
+        assert_eq!((h[11], h[14]), (1, 1), "{h:?}");
+        assert_eq!(bucket_bounds(13), &BUCKETS_US_V1[..]);
+        assert_eq!(bucket_bounds(h.len()), &BUCKETS_US[..]);
     }
 }

@@ -193,7 +193,32 @@ fn a_models_layout_names_data_files_and_redo_logs() {
     assert_eq!(saved["run_id"], report["run_id"]);
 }
 
+/// The README's first command says it builds first and about how long,
+/// and names the layout lines as the run prints them (the test above).
+fn the_readmes_first_command_says_it_builds_first_and_how_long() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = &readme[readme.find("```sh\n").expect("a first command") + 6..];
+    let first = block.lines().next().unwrap();
+    assert!(
+        first.starts_with("cargo run --release -- run") && first.contains("# build"),
+        "{first}"
+    );
+    let after = block[block.find("```").unwrap() + 3..].trim_start();
+    let para = &after[..after.find("\n\n").unwrap()];
+    let para = para.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        para.contains("compiles dbio first") && para.contains("about 2 minutes"),
+        "{para}"
+    );
+    assert!(
+        para.contains("`data files`, `redo logs`"),
+        "the layout lines by name: {para}"
+    );
+}
+
 crate::tests! {
+    the_readmes_first_command_says_it_builds_first_and_how_long,
     a_models_layout_names_data_files_and_redo_logs,
     stderr_piped_gets_a_plain_line_per_second,
     jsonl_in_a_file_is_the_stored_series_and_names_the_run,

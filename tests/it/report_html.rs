@@ -204,6 +204,10 @@ URING = {{ engine = "io_uring", iodepth = 4 }}
     assert!(r.console.is_empty(), "console messages: {:#?}", r.console);
     let (ink, _, hits) = pixels(&r.png, &[BLUE]);
     assert!(ink > 0.05 && hits[0] > 200, "{ink} {hits:?}");
+    // The host CPU panel's %sys and %iowait (near 0) inside the frame.
+    assert!(html.contains(">%sys<"), "the host CPU panel");
+    let problems = layout_problems(&run_page, &html, dir.path(), 2400);
+    assert!(problems.starts_with("checked 0"), "{problems}");
 }
 
 fn the_console_check_sees_a_page_that_reaches_out() {
@@ -317,8 +321,10 @@ fn cell<'a>(html: &'a str, name: &str, column: usize) -> &'a str {
 }
 
 /// A script that lists, in the DOM Chromium dumps, every element of the
-/// page wider than its box or than the page, and every section with nothing
-/// in it (the page's own policy forbids scripts: the test's copy drops it).
+/// page wider than its box or than the page, overlapping chart labels, a
+/// point drawn on a chart's frame, a label the reference line crosses, and
+/// every section with nothing in it (the page's own policy forbids
+/// scripts: the test's copy drops it).
 const LAYOUT_CHECK: &str = r#"<script>
 addEventListener('load', () => {
   const bad = [];
@@ -337,6 +343,24 @@ addEventListener('load', () => {
       const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
       const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
       if (w > 1 && h > 1) bad.push('overlapping labels "' + a.textContent + '" and "' + b.textContent + '"');
+    }
+  }
+  for (const svg of document.querySelectorAll('main svg')) {
+    const frame = svg.querySelector('.frame');
+    if (frame) {
+      const f = frame.getBoundingClientRect();
+      for (const p of svg.querySelectorAll('.point')) {
+        const r = p.getBoundingClientRect();
+        const cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+        if (Math.abs(cy - f.top) < 1.5 || Math.abs(cy - f.bottom) < 1.5 || Math.abs(cx - f.left) < 1.5 || Math.abs(cx - f.right) < 1.5) bad.push('a point on the frame of "' + svg.querySelector('title').textContent + '"');
+      }
+    }
+    for (const line of svg.querySelectorAll('.reference')) {
+      const l = line.getBoundingClientRect();
+      for (const t of svg.querySelectorAll('text')) {
+        const r = t.getBoundingClientRect();
+        if (r.width > 0 && r.left < l.right && r.right > l.left && r.top < l.bottom && r.bottom > l.top) bad.push('the reference line crosses "' + t.textContent + '"');
+      }
     }
   }
   for (const h of document.querySelectorAll('main h2')) {
@@ -537,7 +561,186 @@ fn a_comparison_page_shows_both_sides_and_each_lines_change() {
     assert!(problems.starts_with("checked 0"), "{problems}");
 }
 
+/// An awr_info.sh file of three filesystems over 1–32 sessions (readers):
+/// EXT4 falls at 32 sessions in three close runs; XFS has two runs at 32
+/// sessions far apart (20K and 68K under a peak of 60K: a log-normal
+/// interval reaching past a billion, a fall the runs do not support);
+/// BTRFS sits just under EXT4 (ratios of 0.97–0.99, labels at the
+/// baseline).
+fn awr_info_of_three_filesystems() -> String {
+    /// A session count and its runs' physical reads per second.
+    type Cell<'a> = (u32, &'a [u32]);
+    let cells: [(&str, &[Cell]); 3] = [
+        (
+            "EXT4",
+            &[
+                (1, &[9000, 9100, 9050]),
+                (4, &[30000, 31000, 30500]),
+                (16, &[40000, 41000, 40500]),
+                (32, &[25000, 26000, 25500]),
+            ],
+        ),
+        (
+            "XFS",
+            &[
+                (1, &[10000, 10500, 9800]),
+                (4, &[36000, 37000, 35500]),
+                (16, &[60000, 61000, 59000]),
+                (32, &[20000, 68000]),
+            ],
+        ),
+        (
+            "BTRFS",
+            &[
+                (1, &[8900, 8950, 9000]),
+                (4, &[29800, 30300, 30100]),
+                (16, &[39200, 39700, 39500]),
+                (32, &[25100, 25300, 25200]),
+            ],
+        ),
+    ];
+    let mut t = String::from("FILE|READERS|WRITERS|ELAPSED|PREADS|PWRITES|REDO|TOP WAIT|\n");
+    for (fs, by_sessions) in cells {
+        for (sessions, reads) in by_sessions {
+            for (i, r) in reads.iter().enumerate() {
+                t += &format!(
+                    "SLOB-AWR-{fs}-{i}.0.{sessions}|{sessions}|0|300|{r}|2|1000|db file sequential read|\n"
+                );
+            }
+        }
+    }
+    t
+}
+
+/// The y axis' tick labels of a chart (`950`, `12.5K`, `1.2M`) as numbers.
+fn y_ticks(svg: &str) -> Vec<f64> {
+    svg.split("<text ")
+        .filter(|t| t.contains("text-anchor=\"end\" font-size=\"11\""))
+        .filter_map(|t| {
+            let l = &t[t.find('>')? + 1..t.find("</text>")?];
+            let (num, mult) = match l.chars().last()? {
+                'K' => (&l[..l.len() - 1], 1e3),
+                'M' => (&l[..l.len() - 1], 1e6),
+                'G' => (&l[..l.len() - 1], 1e9),
+                _ => (l, 1.0),
+            };
+            Some(num.parse::<f64>().ok()? * mult)
+        })
+        .collect()
+}
+
+/// A plan report's charts fit their data: an interval far wider than the
+/// runs is cut at the axis and marked (not stretching it a thousandfold),
+/// no point sits on a frame, no ratio label is struck through by the
+/// baseline or overlaps another, and a fall after the peak is flagged as a
+/// collapse only where the runs support it (Welch's test).
+fn a_plan_reports_charts_fit_their_data_and_flag_only_supported_collapses() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let awr = dir.path().join("awr_info.txt");
+    std::fs::write(&awr, awr_info_of_three_filesystems()).unwrap();
+    ok(&dbio(&[
+        "import",
+        "awr-info",
+        awr.to_str().unwrap(),
+        "--plan",
+        "fs",
+    ]));
+    let metric = [
+        "report",
+        "--plan",
+        "fs",
+        "--metric",
+        "db.physical_reads_per_s",
+    ];
+    let stats: serde_json::Value = serde_json::from_str(&ok(&dbio(
+        &[&metric[..], &["--stats", "--format", "json"]].concat(),
+    )))
+    .unwrap();
+    let xfs = stats["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variable"] == "SLOB-AWR-XFS")
+        .unwrap();
+    let wide = &xfs["cells"][3]["ci95"];
+    assert_eq!(wide["method"], "log_normal", "{wide}");
+    let wide_high = wide["high"].as_f64().unwrap();
+
+    let page = dir.path().join("fs.html");
+    ok(&dbio(
+        &[
+            &metric[..],
+            &[
+                "--relative-to",
+                "SLOB-AWR-EXT4",
+                "--html",
+                page.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    ));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let svgs = charts(&html);
+    let over = svgs
+        .iter()
+        .find(|s| s.contains("db.physical_reads_per_s vs sessions"))
+        .expect("the metric over sessions");
+    let top = y_ticks(over).into_iter().fold(0.0, f64::max);
+    assert!(
+        top > 68_000.0 && top <= 200_000.0,
+        "the y axis ends at {top}, not near the runs' 68K (the interval reaches {wide_high})"
+    );
+    assert!(wide_high > 100.0 * top, "{wide_high} against {top}");
+    let clipped = dbio::chart::scale::value_label(wide_high);
+    assert_eq!(
+        over.matches("class=\"clipped\"").count(),
+        1,
+        "one interval cut: {over}"
+    );
+    assert!(
+        over.contains(&format!("{clipped}: clipped at the axis")),
+        "{over}"
+    );
+
+    // EXT4's fall is flagged; XFS's, from two runs far apart, is not.
+    let scaling = |var: &str| {
+        *svgs
+            .iter()
+            .find(|s| s.contains(&format!("{var}: scaling of")))
+            .unwrap()
+    };
+    assert!(scaling("SLOB-AWR-EXT4").contains("collapse −37%"));
+    assert!(!scaling("SLOB-AWR-XFS").contains("collapse"));
+    let table = &html[html.find("<h2 id=\"scaling\"").unwrap()..];
+    let row = |var: &str| {
+        table
+            .split("<tr>")
+            .find(|r| r.starts_with(&format!("<td>{var}</td>")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        row("SLOB-AWR-EXT4").contains(
+            "class=\"flag\">40.5K → 25.5K at 32 sessions (−37%), significant at 3+3 runs"
+        ),
+        "{}",
+        row("SLOB-AWR-EXT4")
+    );
+    assert!(
+        row("SLOB-AWR-XFS").contains("<td>no (−27% at 32 is not significant at 3+2 runs"),
+        "{}",
+        row("SLOB-AWR-XFS")
+    );
+    let text = ok(&dbio(&[&metric[..], &["--scaling"]].concat()));
+    assert!(text.contains("no (−27% at 32 is not significant"), "{text}");
+
+    let problems = layout_problems(&page, &html, dir.path(), 4000);
+    assert!(problems.starts_with("checked 0"), "{problems}");
+}
+
 crate::tests! {
+    a_plan_reports_charts_fit_their_data_and_flag_only_supported_collapses [Tool("chromium")],
     a_comparison_page_shows_both_sides_and_each_lines_change,
     a_raw_runs_page_shows_headline_percentiles_histogram_and_its_command_line,
     a_plans_html_report_renders_in_chromium_with_every_chart_drawn [Tool("chromium")],

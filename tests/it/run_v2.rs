@@ -19,6 +19,7 @@ crate::tests!(
     fresh_documents_name_rates_per_s_and_sizes_with_units,
     v1_documents_read_through_upgrade_with_the_same_numbers,
     readers_of_stored_runs_see_v2_names_for_old_and_new_runs,
+    wait_histograms_are_continuous_and_old_ones_keep_their_bounds,
 );
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
@@ -510,4 +511,61 @@ fn readers_of_stored_runs_see_v2_names_for_old_and_new_runs() {
     );
     assert!(new["ci95"]["low"].as_f64().unwrap() < new["ci95"]["high"].as_f64().unwrap());
     assert!(new["ci95"]["method"].is_string());
+}
+
+/// The bucket names of the wait event histogram table on `runs show ID
+/// --html`'s page (`≤64us` … `≤1s`, then `>1s`).
+fn wait_buckets(id: i64, dir: &Path) -> Vec<String> {
+    let page = dir.join(format!("run{id}.html"));
+    ok(&[
+        "runs",
+        "show",
+        &id.to_string(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let mut names: Vec<String> = html
+        .split("<th>")
+        .skip(1)
+        .filter_map(|t| t.split("</th>").next())
+        .filter(|t| t.starts_with('≤'))
+        .map(str::to_string)
+        .collect();
+    assert!(html.contains("<th>&gt;1s</th>"), "the open bucket");
+    names.push(">1s".into());
+    names
+}
+
+/// A new SLOB run's wait histogram doubles its bound from 64 µs to 512 ms
+/// then 1 s (no jump from 64 ms to 1 s); a run stored by an earlier build
+/// (13 counts) is read with the bounds it was made with.
+fn wait_histograms_are_continuous_and_old_ones_keep_their_bounds() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let old = v1_fixture("slob");
+    let old_id = save(&old);
+    let fresh = fresh_slob(dir.path());
+    let fresh_id = fresh["run_id"].as_i64().unwrap();
+    let new = wait_buckets(fresh_id, dir.path());
+    assert_eq!(
+        new,
+        [
+            "≤64us", "≤128us", "≤256us", "≤512us", "≤1ms", "≤2ms", "≤4ms", "≤8ms", "≤16ms",
+            "≤32ms", "≤64ms", "≤128ms", "≤256ms", "≤512ms", "≤1s", ">1s"
+        ]
+    );
+    for e in fresh["slob"]["events"].as_array().unwrap() {
+        assert_eq!(e["histogram"].as_array().unwrap().len(), new.len(), "{e}");
+    }
+    let was = wait_buckets(old_id, dir.path());
+    assert_eq!(was.len(), 13);
+    assert_eq!(&was[10..], ["≤64ms", "≤1s", ">1s"]);
+    assert_eq!(
+        old["slob"]["events"][0]["histogram"]
+            .as_array()
+            .unwrap()
+            .len(),
+        was.len()
+    );
 }

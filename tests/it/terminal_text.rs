@@ -286,7 +286,115 @@ fn verify_report_and_clean_show_a_hostile_path_escaped() {
     assert_escaped("clean", &removed);
 }
 
+/// The output of `args`, with `COLUMNS` set when `columns` is.
+fn text_at(args: &[&str], columns: Option<usize>) -> String {
+    let mut c = dbio();
+    c.args(args);
+    match columns {
+        Some(n) => c.env("COLUMNS", n.to_string()),
+        None => c.env_remove("COLUMNS"),
+    };
+    let out = ok(&args.join(" "), c.output().unwrap());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Every word of `whole` is in `fitted` as often or more (rewrapped, or
+/// stacked: a stacked table repeats its first column), nothing left out.
+fn same_words(whole: &str, fitted: &str) {
+    let count = |t: &str| {
+        let mut m = std::collections::BTreeMap::new();
+        for w in t.split_whitespace() {
+            *m.entry(w.to_string()).or_insert(0usize) += 1;
+        }
+        m
+    };
+    let (a, b) = (count(whole), count(fitted));
+    let joined: String = fitted.split_whitespace().collect();
+    for (w, n) in &a {
+        if w.chars().count() > 40 {
+            // Longer than a line: cut across lines, its characters kept.
+            assert!(joined.contains(w.as_str()), "{w:?} lost:\n{fitted}");
+            continue;
+        }
+        assert!(
+            b.get(w).is_some_and(|m| m >= n),
+            "{w:?} ({n} times) not all kept:\n{fitted}"
+        );
+    }
+}
+
+/// Text reports fit the terminal's width (`COLUMNS`, as a terminal's own
+/// width would): tables too wide go on under themselves led by their
+/// first column, long lines wrap, nothing is lost; a pipe without
+/// `COLUMNS` gets whole lines.
+fn text_reports_fit_the_terminals_width_and_lose_nothing() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    for pattern in ["randrw", "randread"] {
+        null_run(&target, &["--pattern", pattern, "--quiet"]);
+    }
+    let run = [
+        "run",
+        "--engine",
+        "null",
+        "--size",
+        "1M",
+        "--time",
+        "1",
+        "--pattern",
+        "randrw",
+        "--quiet",
+        "--target",
+    ];
+    let run: Vec<&str> = run
+        .iter()
+        .copied()
+        .chain([target.to_str().unwrap()])
+        .collect();
+    for args in [
+        &run[..],
+        &["runs", "list"],
+        &["runs", "show", "1"],
+        &["compare", "1", "2"],
+        &["report", "--stats", "--workload", "randrw"],
+        &["metrics"],
+    ] {
+        let whole = text_at(args, None);
+        let fitted = text_at(args, Some(60));
+        let what = args[..args.len().min(2)].join(" ");
+        assert!(
+            widest(&fitted) <= 60,
+            "{what}: {}\n{fitted}",
+            widest(&fitted)
+        );
+        if args[0] != "run" {
+            // A new run's numbers differ from the last one's.
+            same_words(&whole, &fitted);
+        }
+        if args[0] != "metrics" {
+            assert!(
+                widest(&whole) > 60,
+                "{what} has lines wider than 60:\n{whole}"
+            );
+        }
+    }
+    // The run report's latency table goes on under itself: p99.99 kept.
+    let fitted = text_at(&run, Some(60));
+    assert!(
+        fitted
+            .lines()
+            .any(|l| l.split_whitespace().eq(["p99.99", "max"])),
+        "{fitted}"
+    );
+}
+
 crate::tests! {
+    text_reports_fit_the_terminals_width_and_lose_nothing,
     a_hostile_target_and_note_show_escaped,
     verify_report_and_clean_show_a_hostile_path_escaped,
     fio_job_and_file_names_show_escaped [Tool("fio")],

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::page::{figure, key_values, table, td};
 use crate::chart::{BarChart, BarSeries, HBar, HBarChart, color, escape};
-use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary};
+use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary, bucket_bounds};
 use crate::report::run::awr_text::bucket_name;
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::slob::events::Side;
@@ -246,8 +246,12 @@ pub fn io_by_function_html(a: &Awr) -> String {
 
 /// The histogram's bucket names: each upper bound (marked `≤` in tables,
 /// bare under the bars of a chart "up to"), then ">1s".
-fn bucket_names(mark: &str) -> Vec<String> {
-    BUCKETS_US
+fn bucket_names(a: &Awr, mark: &str) -> Vec<String> {
+    let counts = a
+        .events
+        .first()
+        .map_or(BUCKETS_US.len() + 1, |e| e.histogram.len());
+    bucket_bounds(counts)
         .iter()
         .map(|&b| format!("{mark}{}", bucket_name(b)))
         .chain([">1s".to_string()])
@@ -256,7 +260,7 @@ fn bucket_names(mark: &str) -> Vec<String> {
 
 /// One bar chart per event: the share of its waits in each bucket.
 pub fn histogram_charts(a: &Awr) -> Vec<BarChart> {
-    let groups = bucket_names("");
+    let groups = bucket_names(a, "");
     a.events
         .iter()
         .filter(|e| e.waits > 0)
@@ -301,7 +305,7 @@ pub fn histogram_charts(a: &Awr) -> Vec<BarChart> {
 /// AWR's Wait Event Histogram table (% of waits in each bucket).
 pub fn histogram_table(a: &Awr) -> String {
     let mut header = headers(&["Event", "Waits"]);
-    header.extend(bucket_names("≤"));
+    header.extend(bucket_names(a, "≤"));
     let rows: Vec<Vec<String>> = a
         .events
         .iter()

@@ -284,7 +284,7 @@ pub fn scaling(data: &ReportData) -> Vec<Scaling> {
                     color: color(i),
                 });
             }
-            if let Some(col) = &fit.collapse {
+            if let Some(col) = fit.collapse.filter(|c| c.flagged()) {
                 c.notes.push(Note {
                     x: col.at_sessions,
                     y: col.to,

@@ -13,6 +13,7 @@ use crate::chart::escape;
 use crate::chart::scale::value_label;
 pub use crate::report::plan::stats::ALPHA;
 use crate::report::plan::stats::{self, cell_stats};
+use crate::report::plan::stats_text::unsupported_collapse;
 use crate::report::plan::table::{self as slob, Cell, Point};
 
 fn pct(v: f64) -> String {
@@ -186,13 +187,16 @@ pub fn scaling_table(s: &[Scaling]) -> String {
                 .knee
                 .map_or("none (still scaling)".into(), |k| format!("{k} sessions"));
             let collapse = match &x.collapse {
-                Some(c) => format!(
-                    "<td class=\"flag\">{} → {} at {} sessions (−{:.0}%)</td>",
+                Some(c) if c.flagged() => format!(
+                    "<td class=\"flag\">{} → {} at {} sessions (−{:.0}%){}</td>",
                     value_label(c.from),
                     value_label(c.to),
                     c.at_sessions,
-                    c.drop_pct
+                    c.drop_pct,
+                    c.evidence
+                        .map_or(String::new(), |e| format!(", {}", escape(&e.words())))
                 ),
+                Some(c) => td(&unsupported_collapse(c)),
                 None => td("no"),
             };
             let usl = match (&x.usl, &x.no_fit) {

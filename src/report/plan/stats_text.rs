@@ -86,7 +86,8 @@ outlier runs: outside Tukey's fences (1.5 IQR) of their own session count's runs
 const SCALING_NOTE: &str =
     "peak: the highest value over the session counts, each the table's cell (SLOB.R trimmed mean);
 knee: where a session starts adding less than half of what the first ones added;
-collapse: the first session count more than 20% below the peak after it, then the lowest;
+collapse: the first session count more than 20% below the peak after it, then the lowest,
+when Welch's t-test on their runs finds the drop significant (α = 0.05) or has a run a side;
 USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run
 (σ contention, κ coherency, λ one session's throughput)";
 
@@ -233,6 +234,9 @@ fn collapse(x: &ScalingFit) -> String {
     let Some(c) = x.collapse else {
         return "no".into();
     };
+    if !c.flagged() {
+        return unsupported_collapse(&c);
+    }
     let mut o = format!(
         "{} → {} at {} (−{:.0}%)",
         num(c.from),
@@ -240,6 +244,9 @@ fn collapse(x: &ScalingFit) -> String {
         c.at_sessions,
         c.drop_pct
     );
+    if let Some(e) = c.evidence {
+        let _ = write!(o, ", {}", e.words());
+    }
     if let Some((n, low)) = x.lowest_after_peak().filter(|l| l.1 < c.to) {
         let _ = write!(
             o,
@@ -249,6 +256,13 @@ fn collapse(x: &ScalingFit) -> String {
         );
     }
     o
+}
+
+/// A fall past the peak that the runs do not support: "no (−27% at 32
+/// is not significant at 3+2 runs (p=0.524, …))".
+pub fn unsupported_collapse(c: &crate::analysis::Collapse) -> String {
+    let why = c.evidence.map_or(String::new(), |e| e.words());
+    format!("no (−{:.0}% at {} is {why})", c.drop_pct, c.at_sessions)
 }
 
 /// Peak, knee, collapse and the USL fit per variable, as text or Markdown.
@@ -329,6 +343,7 @@ pub fn scaling_csv(s: &[ScalingFit]) -> String {
             "collapse_at",
             "collapse_to",
             "collapse_drop_pct",
+            "collapse_p",
             "usl_sigma",
             "usl_kappa",
             "usl_lambda",
@@ -350,6 +365,10 @@ pub fn scaling_csv(s: &[ScalingFit]) -> String {
             opt(x.collapse.map(|c| c.at_sessions)),
             opt(x.collapse.map(|c| c.to)),
             opt(x.collapse.map(|c| c.drop_pct)),
+            opt(x
+                .collapse
+                .and_then(|c| c.evidence)
+                .map(|e| e.welch.p_two_sided)),
             opt(x.usl.map(|f| f.sigma)),
             opt(x.usl.map(|f| f.kappa)),
             opt(x.usl.map(|f| f.lambda)),

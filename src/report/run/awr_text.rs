@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::document::Report;
-use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary};
+use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary, bucket_bounds};
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::Side;
@@ -202,7 +202,11 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
         .max(35)
         + 1;
     let mut head = format!("{:<width$}{:>9}", "Event", "Waits");
-    for b in BUCKETS_US {
+    let counts = s
+        .events
+        .first()
+        .map_or(BUCKETS_US.len() + 1, |e| e.histogram.len());
+    for &b in bucket_bounds(counts) {
         head.push_str(&format!("{:>7}", bucket_name(b)));
     }
     head.push_str(&format!("{:>7}", ">1s"));
