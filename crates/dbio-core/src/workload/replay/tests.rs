@@ -176,6 +176,7 @@ fn replay(trace: &Path, speed: Speed) -> (Faithfulness, Vec<Part>) {
         interrupt: &interrupt,
         status: None,
         observer: None,
+        window: None,
     };
     let out = harness::run(&work, &shared, opts);
     assert_eq!(out.result.error, None);
