@@ -52,6 +52,7 @@ fn replay_config(
         source: "test".into(),
         speed,
         map,
+        rt: false,
         sessions: Sessions::PerThread {
             per_thread_in_flight: false,
         },
