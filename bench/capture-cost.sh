@@ -45,7 +45,7 @@ iops() {
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print((d["read"]["requests"] + d["write"]["requests"]) / d["measured_s"])'
+print((sum((d.get(k) or {}).get("requests", 0) for k in ("read", "write"))) / d["measured_s"])'
 }
 run() {
     "$DBIO" run --target "$MNT/t" --time "$TIME" --json --quiet "${ARGS[@]}" "$@" 2>"$WORK/err" | iops

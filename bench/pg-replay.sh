@@ -75,7 +75,7 @@ ID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])'
 echo "== B: ext4 on $B; replay of run $ID with io_uring"
 # The replay's data files laid out first (a raw run of one request), so
 # that B's counters over the replay hold the replay alone.
-"$DBIO" run --target "$WORK/b/replay" --size 1536M --ops 1 --quiet >/dev/null 2>&1
+"$DBIO" run --target "$WORK/b/replay" --size 1536M --sessions 1 --ops 1 --quiet >/dev/null
 before=$(stats "$B")
 "$DBIO" run --workload replay --trace "$ID" --target "$WORK/b/replay" --engine io_uring \
     --size 1536M --map scale

@@ -72,7 +72,7 @@ pick() {
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-n = d["read"]["requests"] + d["write"]["requests"]
+n = sum((d.get(k) or {}).get("requests", 0) for k in ("read", "write"))
 print(n / d["measured_s"], d["peak_rss_bytes"] / 2**20)'
 }
 
