@@ -32,6 +32,10 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub capture: bool,
 
+    /// Run the replay's sessions and its feed at real-time priority (SCHED_FIFO 1; root or CAP_SYS_NICE): a wake-up at a due time no longer waits for other processes' turn on the CPU. A session that never sleeps (--speed max on a fast target) is then held back by the kernel's real-time throttle.
+    #[arg(long)]
+    pub rt: bool,
+
     /// The stored run `--trace` named (its trace written out to a file).
     #[arg(skip)]
     pub from_run: Option<i64>,
@@ -44,6 +48,7 @@ impl ReplayArgs {
             (!self.trace.is_empty(), "--trace"),
             (self.speed.is_some(), "--speed"),
             (self.map.is_some(), "--map"),
+            (self.rt, "--rt"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))
@@ -182,6 +187,7 @@ impl RunArgs {
             source,
             speed: self.replay.speed.unwrap_or(Speed::Factor(1.0)),
             map: self.replay.map,
+            rt: self.replay.rt,
             sessions,
             facts,
             uring: self.uring.clone().into_opts(self.engine)?,

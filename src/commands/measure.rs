@@ -84,14 +84,9 @@ pub struct How<'a> {
     pub interrupt: &'a AtomicBool,
     /// Who else watches each second (live metrics), if anyone.
     pub observer: Option<&'a dyn harness::Observer>,
-    /// What to start once the target is ready, just before the workload
-    /// (`--capture`; for a server, before dbio starts it).
-    pub before_run: Option<&'a (dyn Fn() -> Result<(), CommandError> + Sync)>,
-}
-
-/// Starts what `how` wants started just before the workload.
-fn ready(how: &How) -> Result<(), CommandError> {
-    how.before_run.map_or(Ok(()), |start| start())
+    /// What records only while the run's threads run (`--capture`): not
+    /// the layout, a server's start and load before them, nor its stop.
+    pub window: Option<&'a dyn harness::Window>,
 }
 
 /// What a run measured, by workload.
@@ -132,6 +127,7 @@ pub fn measure<'a, P: Peers>(
         interrupt: how.interrupt,
         status: StatusLine::new(how.progress.clone(), cfg.total_s(), cfg.ramp_s()),
         observer: how.observer,
+        window: how.window,
     };
     let sync = peers.start_sync();
     let ctx = |opts| run_db::Ctx {
@@ -143,25 +139,15 @@ pub fn measure<'a, P: Peers>(
     };
     let ran = match &cfg.workload {
         WorkloadConfig::Raw(raw) => {
-            ready(how)?;
             let work = Raw::new(cfg, raw, &target, &shared).map_err(setup_error);
             raw_run(peers.agree(work)?, &shared, opts, how, sync)
         }
         WorkloadConfig::Slob(slob) => slob_run(cfg, slob, &target, &shared, opts, how, peers)?,
-        WorkloadConfig::Pg(pg) => {
-            ready(how)?;
-            reported(run_db::run(pg, &target, ctx(opts))?)
-        }
-        WorkloadConfig::Mysql(my) => {
-            ready(how)?;
-            reported(run_db::run(my, &target, ctx(opts))?)
-        }
-        WorkloadConfig::Replay(rc) => {
-            ready(how)?;
-            reported(super::run_replay::run(
-                cfg, rc, &target, &shared, opts, peers,
-            )?)
-        }
+        WorkloadConfig::Pg(pg) => reported(run_db::run(pg, &target, ctx(opts))?),
+        WorkloadConfig::Mysql(my) => reported(run_db::run(my, &target, ctx(opts))?),
+        WorkloadConfig::Replay(rc) => reported(super::run_replay::run(
+            cfg, rc, &target, &shared, opts, peers,
+        )?),
     };
     Ok(Measured { target, ran })
 }
@@ -265,7 +251,6 @@ fn slob_run<'a, P: Peers>(
         slob_run::prepare_redo(slob, cfg.seed, how.progress, stop).map_err(layout_error)
     });
     let redo = peers.agree(redo)?;
-    ready(how)?;
     let work = Slob::new(cfg, slob, target, redo, shared).map_err(setup_error);
     let work = peers.agree(work)?;
     let out = harness::run_synced(&work, shared, opts, peers.start_sync());

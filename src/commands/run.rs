@@ -68,15 +68,12 @@ pub fn run(
 ) -> Result<RunOutcome, CommandError> {
     let (plan, variable) = (meta.plan.as_deref(), meta.variable.as_deref());
     let watch = meta.live.as_ref().map(|l| l.watch(cfg, plan, variable));
-    // `--capture`: the block layer's record of the run, kept with it,
-    // started once the target is ready (its layout is not the run's).
-    let capturing = std::sync::Mutex::new(None);
+    // `--capture`: the block layer's record of the run's threads, kept
+    // with it (not the layout, nor a server's start, load and stop).
     let store_path = store.path().to_path_buf();
-    let start_capture = || -> Result<(), CommandError> {
-        let c = super::run_capture::start(&cfg.target, &store_path)?;
-        *capturing.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
-        Ok(())
-    };
+    let capture = meta
+        .capture
+        .then(|| super::run_capture::CaptureWindow::new(&cfg.target, &store_path));
     let how = How {
         progress,
         // Plans (quiet, one line per run) say it too: once per target.
@@ -84,15 +81,10 @@ pub fn run(
         notes: output == Output::Text && !quiet,
         interrupt,
         observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
-        before_run: meta
-            .capture
-            .then_some(&start_capture as &(dyn Fn() -> Result<(), CommandError> + Sync)),
+        window: capture.as_ref().map(|c| c as &dyn harness::Window),
     };
     let measured = measure(cfg, &how, &Alone);
-    let captured = capturing
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .map(super::run_capture::Capturing::stop);
+    let captured = capture.and_then(super::run_capture::CaptureWindow::captured);
     let Measured { target, ran } = match measured {
         Ok(m) => m,
         Err(e) => {

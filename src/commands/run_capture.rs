@@ -1,14 +1,17 @@
 //! `dbio run --capture`: the block requests to the device under the target
-//! recorded while the run goes (the kernel's tracepoints in a tracefs
-//! instance of dbio's own, `trace::capture`, on a thread of its own),
-//! kept in the store with the run, and how many events were lost said.
+//! recorded while the run's threads run (the kernel's tracepoints in a
+//! tracefs instance of dbio's own, `trace::capture`, on a thread of its
+//! own, opened and closed by the harness as the run's [`Window`]: not the
+//! layout, a server's start, load or stop), kept in the store with the
+//! run, and how many events were lost said.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::CommandError;
+use crate::harness::Window;
 use crate::storage::chain::{self, Link};
 use crate::store::Store;
 use crate::store::traces::TraceRow;
@@ -27,6 +30,57 @@ pub struct Captured {
     outcome: Result<Outcome, CaptureError>,
     file: PathBuf,
     device: PathBuf,
+}
+
+/// `--capture` as the run's window: started when the run's threads are
+/// ready, stopped when they have ended.
+pub struct CaptureWindow<'a> {
+    target: &'a Path,
+    store_path: &'a Path,
+    state: Mutex<Phase>,
+}
+
+/// Where a [`CaptureWindow`] is.
+enum Phase {
+    NotStarted,
+    Running(Capturing),
+    Stopped(Captured),
+}
+
+impl<'a> CaptureWindow<'a> {
+    /// A capture of the device under `target`, into a file beside the store.
+    pub fn new(target: &'a Path, store_path: &'a Path) -> Self {
+        CaptureWindow {
+            target,
+            store_path,
+            state: Mutex::new(Phase::NotStarted),
+        }
+    }
+
+    /// What was captured, stopped now if the run did not stop it (a run
+    /// that failed before its threads started has none).
+    pub fn captured(self) -> Option<Captured> {
+        match self.state.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Phase::NotStarted => None,
+            Phase::Running(c) => Some(c.stop()),
+            Phase::Stopped(c) => Some(c),
+        }
+    }
+}
+
+impl Window for CaptureWindow<'_> {
+    fn open(&self) -> Result<(), String> {
+        let c = start(self.target, self.store_path).map_err(|e| e.to_string())?;
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Phase::Running(c);
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Phase::Running(c) = std::mem::replace(&mut *state, Phase::NotStarted) {
+            *state = Phase::Stopped(c.stop());
+        }
+    }
 }
 
 /// The device under `target` (its filesystem's, or the device itself;

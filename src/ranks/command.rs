@@ -114,7 +114,7 @@ pub(super) fn run_rank(
         notes: show,
         interrupt: &interrupt,
         observer: None,
-        before_run: None,
+        window: None,
     };
     let Measured { target, ran } = measure(&cfg, &how, &Rank { world, region })?;
     let job = job_config(&cfg, &template, world.size);

@@ -307,6 +307,7 @@ const CASES: &[Case] = &[
     (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--map", "wrap"], &["--map", "wrap"]),
     (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--size", "1M"], &["--size", "--map", "8392704"]),
     (&["run", "--workload", "replay", "--target", "{W}/t", "--trace", "{W}/import/small.iolog", "--time", "5"], &["--time", "replay"]),
+    (&["run", "--target", "{W}/t", "--rt", "--time", "1"], &["--rt", "--workload replay"]),
     (&["run", "--target", "{W}/t", "--trace", "{W}/import/small.iolog"], &["--trace", "--workload replay"]),
     // clean
     (&["clean", "--target", "{W}/no/such/dir"], &["no/such/dir"]),

@@ -13,13 +13,15 @@ use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
 use crate::common::run::{Run, dbio};
+use crate::common::server::ServerDir;
 use crate::common::store::temp_store;
-use crate::common::trace::{Capturing, diskstats, tracefs_to_myself};
+use crate::common::trace::{Capturing, disk_fields, diskstats, tracefs_to_myself};
 
 crate::tests! {
     a_raw_run_is_captured_whole_and_nothing_is_left [Root, BlockTracing],
     a_partition_is_captured_through_its_disk [Root, BlockTracing],
     a_killed_capture_s_instance_is_removed_by_the_next [Root, BlockTracing],
+    a_pg_run_s_capture_holds_its_sessions_not_the_server_s_start_load_or_stop [Root, BlockTracing, Postgres, Tool("mkfs.xfs")],
     bad_capture_input_is_one_line_and_exit_2,
     fio_iologs_made_by_fio_import_and_convert [Tool("fio")],
     blktrace_files_built_from_the_layout_import,
@@ -128,6 +130,78 @@ fn a_raw_run_is_captured_whole_and_nothing_is_left() {
         our_instances()
     );
     assert_eq!(tracefs_mounted(), mounted_before);
+}
+
+/// A pg run with `--capture` on XFS over a direct-io loop device: dbio
+/// makes the cluster, starts the server and loads 47 MiB of tables (then
+/// checkpoints them), all written to the device; the capture holds only
+/// what happened while the sessions ran — their commits' WAL writes and
+/// flushes, none of the load's data — and no request later than the
+/// sessions' end (the server's shutdown checkpoint comes after).
+fn a_pg_run_s_capture_holds_its_sessions_not_the_server_s_start_load_or_stop() {
+    let _tracefs = tracefs_to_myself();
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let mut dev = LoopDev::new(1 << 30, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let d = ServerDir::under(&mnt, "pg", "dbio-pg/run/.s.PGSQL.5432");
+    let written = || disk_fields(&dev.name())[6] * 512;
+    let before = written();
+    let out = d.run(&[
+        "--sessions",
+        "2",
+        "--scale",
+        "3000",
+        "--update-pct",
+        "20",
+        "--work-loop",
+        "100",
+        "--capture",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let device_wrote = written() - before;
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = run["run_id"].as_i64().unwrap().to_string();
+    assert!(err.contains("lost events: 0"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.dbtrace");
+    ok(dbio()
+        .args(["trace", "convert", "--output"])
+        .arg(&file)
+        .arg(&id));
+    let t = show(&[&file]);
+    eprintln!(
+        "device wrote {device_wrote} bytes in the run; captured: {t}\nrun: {}",
+        run["pg"]
+    );
+    // The load wrote its tables (47 MiB) and checkpointed them: the
+    // device saw them, the capture did not.
+    assert!(
+        device_wrote > 40 << 20,
+        "the device wrote {device_wrote} bytes"
+    );
+    assert!(
+        n(&t, "write_bytes") < 8 << 20,
+        "{} bytes of writes captured (the load's?) of {device_wrote}",
+        n(&t, "write_bytes")
+    );
+    // The sessions' 200 transactions, a fifth of them updates: their
+    // commits wrote WAL and flushed it.
+    assert!(n(&t, "writes") > 0 && n(&t, "flushes") > 0, "{t}");
+    // Nothing after the sessions ended: the last request was issued within
+    // the run's time (ns from the capture's start, just before the clock).
+    let secs = run["ramp_s"].as_f64().unwrap_or(0.0) + run["measured_s"].as_f64().unwrap();
+    let last_s = n(&t, "last_issue_ns") as f64 / 1e9;
+    assert!(
+        last_s < secs + 0.5,
+        "a request {last_s:.2} s after the capture began; the run took {secs:.2} s"
+    );
+    drop(d);
+    drop(dev);
 }
 
 fn a_partition_is_captured_through_its_disk() {

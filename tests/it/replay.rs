@@ -25,6 +25,7 @@ crate::tests! {
     a_run_captured_with_capture_is_kept_converted_and_replayed [Root, BlockTracing],
     a_capture_holds_the_run_not_the_layout_before_it [Root, BlockTracing],
     capture_on_a_target_without_a_device_is_refused_before_anything,
+    rt_runs_the_sessions_and_the_feed_under_sched_fifo [Root],
 }
 
 const MIB: u64 = 1 << 20;
@@ -388,4 +389,88 @@ fn capture_on_a_target_without_a_device_is_refused_before_anything() {
         "{err}"
     );
     assert!(!target.exists(), "nothing made");
+}
+
+/// The scheduling policy (field 41 of /proc/PID/task/TID/stat) of each of
+/// `pid`'s threads whose name starts with one of `names`.
+fn policies(pid: u32, names: &[&str]) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = &stat[open + 1..close];
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        if names.iter().any(|n| name.starts_with(n)) {
+            out.push((name.to_string(), fields[38].parse().unwrap()));
+        }
+    }
+    out
+}
+
+/// `--rt`: while a timed replay runs, its sessions and its feed are
+/// SCHED_FIFO threads (policy 1); without it, ordinary ones (0). The
+/// trace is 3000 requests 1 ms apart, replayed by the null engine.
+fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("timed.iolog");
+    let mut text = String::from("fio version 3 iolog\n0 data add\n0 data open\n");
+    for i in 1..=3000u64 {
+        text += &format!("{} data read {} 4096\n", i * 1000, (i * 7919 % 4096) * 4096);
+    }
+    text += "3000000 data close\n";
+    std::fs::write(&log, text).unwrap();
+    let target = dir.path().join("t");
+    for rt in [false, true] {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+        cmd.env("DBIO_DB", crate::common::store::store_path())
+            .args([
+                "run",
+                "--workload",
+                "replay",
+                "--engine",
+                "null",
+                "--json",
+                "--target",
+            ])
+            .arg(&target)
+            .arg("--trace")
+            .arg(&log);
+        if rt {
+            cmd.arg("--rt");
+        }
+        let child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let names = ["dbio-session", "dbio-replay-fee"];
+        let mut seen = Vec::new();
+        let t0 = std::time::Instant::now();
+        while seen.len() < 2 && t0.elapsed() < Duration::from_secs(20) {
+            seen = policies(child.id(), &names);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert_eq!(seen.len(), 2, "the session and the feed, running: {seen:?}");
+        let want = u32::from(rt);
+        assert!(seen.iter().all(|(_, p)| *p == want), "--rt {rt}: {seen:?}");
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["config"]["replay"]["rt"].as_bool().unwrap_or(false), rt);
+        eprintln!(
+            "--rt {rt}: issue error p50 {} us, p99 {} us, max {} us",
+            num(&r, "replay.issue_error.p50_us"),
+            num(&r, "replay.issue_error.p99_us"),
+            num(&r, "replay.issue_error.max_us"),
+        );
+    }
 }

@@ -13,6 +13,7 @@ mod observe;
 mod sync_tests;
 #[cfg(test)]
 mod tests;
+mod window;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
@@ -29,6 +30,7 @@ use gate::Gate;
 
 pub use crate::workload::Status;
 pub use observe::Observer;
+pub use window::Window;
 
 /// Everything a run measured.
 pub struct RunResult {
@@ -71,6 +73,9 @@ pub struct Options<'a> {
     pub status: Option<StatusLine>,
     /// Watches the run from the control thread (a live metrics endpoint).
     pub observer: Option<&'a dyn Observer>,
+    /// Opened when every thread is ready, closed when every thread ended
+    /// (`--capture`).
+    pub window: Option<&'a dyn Window>,
 }
 
 /// A run's result and what each thread counted besides it (in thread
@@ -170,6 +175,10 @@ pub fn run_synced<W: Workload>(
         // together (or, if not every thread could start, release them to end).
         gate.wait_ready(handles.len() as u32);
         let mut go = handles.len() == total as usize;
+        if let Some(Err(e)) = opts.window.filter(|_| go).map(|w| w.open()) {
+            shared.fail(e);
+            go = false;
+        }
         if let Some(Err(NotStarted(e))) = sync.map(|s| s.start(shared.error())) {
             shared.fail(e);
             go = false;
@@ -204,6 +213,9 @@ pub fn run_synced<W: Workload>(
         work.sessions_ended();
         ends.extend(handles.map(join));
         ends.resize_with(total as usize, Default::default);
+        if let Some(w) = opts.window {
+            w.close();
+        }
         (control, ends, start_unix_ns)
     });
 

@@ -103,6 +103,7 @@ fn go<W: Workload>(w: &W, shared: &Shared, cfg: &RunConfig, stop: &AtomicBool) -
             interrupt: stop,
             status: None,
             observer: None,
+            window: None,
         },
     )
 }
@@ -436,6 +437,7 @@ fn an_observer_sees_every_second_once_in_order_and_every_request() {
         interrupt: &stop,
         status: None,
         observer: Some(&rec),
+        window: None,
     };
     let r = run(&work, &shared, opts).result;
     assert_eq!(r.status, Status::Completed);
@@ -516,4 +518,61 @@ fn an_open_loop_above_capacity_counts_the_backlog_from_the_due_time() {
         "{} late",
         o.late
     );
+}
+
+/// A window that counts its calls and can refuse to open.
+struct Counting {
+    opened: AtomicU64,
+    closed: AtomicU64,
+    refuse: bool,
+}
+
+impl super::Window for Counting {
+    fn open(&self) -> Result<(), String> {
+        self.opened.fetch_add(1, SeqCst);
+        match self.refuse {
+            true => Err("--capture on /dev/x: no tracing here".into()),
+            false => Ok(()),
+        }
+    }
+    fn close(&self) {
+        assert_eq!(self.opened.load(SeqCst), 1, "closed after it opened");
+        self.closed.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn a_window_opens_once_before_the_start_and_its_refusal_fails_the_run_unstarted() {
+    let (_d, t) = target();
+    for refuse in [false, true] {
+        let cfg = config(&t, 2, RunLength::Ops { ops: 200 });
+        let shared = Shared::new(0.0);
+        let work = Raw::new(&cfg, raw(&cfg), &t, &shared).unwrap();
+        let w = Counting {
+            opened: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
+            refuse,
+        };
+        let stop = AtomicBool::new(false);
+        let opts = Options {
+            time_s: None,
+            interval_s: 1.0,
+            interrupt: &stop,
+            status: None,
+            observer: None,
+            window: Some(&w),
+        };
+        let r = run(&work, &shared, opts).result;
+        assert_eq!((w.opened.into_inner(), w.closed.into_inner()), (1, 1));
+        match refuse {
+            false => assert_eq!((r.status, r.issued), (Status::Completed, 200)),
+            true => {
+                assert_eq!((r.status, r.issued), (Status::Failed, 0));
+                assert_eq!(
+                    r.error.as_deref(),
+                    Some("--capture on /dev/x: no tracing here")
+                );
+            }
+        }
+    }
 }

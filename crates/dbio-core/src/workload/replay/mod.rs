@@ -94,6 +94,9 @@ pub struct ReplayConfig {
     pub source: String,
     pub speed: Speed,
     pub map: Option<MapMode>,
+    /// The sessions and the feed at real-time priority (`--rt`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rt: bool,
     pub sessions: Sessions,
     pub facts: TraceFacts,
     /// How each session's io_uring is set up (`--fixedbufs`, …; with
@@ -229,7 +232,7 @@ impl<'a> Replay<'a> {
             engine: cfg.engine.name(),
             source,
         })?;
-        session::fine_timers();
+        session::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
         Ok(session::Session::new(
             id,
             engine,
@@ -267,7 +270,7 @@ impl Workload for Replay<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .expect("one feed");
-        session::fine_timers();
+        session::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
         let feed = Feed::open(self.rc, self.mapper, txs, spares)
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
         Ok(Prepared::Feed(Box::new(feed)))

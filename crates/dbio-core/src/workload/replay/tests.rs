@@ -52,6 +52,7 @@ fn replay_config(
         source: "test".into(),
         speed,
         map,
+        rt: false,
         sessions: Sessions::PerThread {
             per_thread_in_flight: false,
         },
@@ -176,6 +177,7 @@ fn replay(trace: &Path, speed: Speed) -> (Faithfulness, Vec<Part>) {
         interrupt: &interrupt,
         status: None,
         observer: None,
+        window: None,
     };
     let out = harness::run(&work, &shared, opts);
     assert_eq!(out.result.error, None);
