@@ -269,6 +269,10 @@ pub struct RunConfig {
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`: the
     /// workloads that write their own blocks, raw and slob).
     pub content: crate::storage::content::ContentSpec,
+    /// Steady state (`--steady-state`, `--precondition`): rounds judged by
+    /// the PTS's rules end the run once steady; the length's `time_s` is
+    /// then the cap. `None`: the run lasts its length.
+    pub steady: Option<crate::steady::Steady>,
     /// Which workload, with the settings only it has.
     pub workload: WorkloadConfig,
 }

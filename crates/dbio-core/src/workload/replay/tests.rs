@@ -152,6 +152,7 @@ fn config(target: &Target, rc: ReplayConfig) -> RunConfig {
         destroy_device: None,
         allow_root_fs: false,
         content: Default::default(),
+        steady: None,
         workload: WorkloadConfig::Replay(rc),
     }
 }
@@ -176,6 +177,7 @@ fn replay(trace: &Path, speed: Speed) -> (Faithfulness, Vec<Part>) {
         interrupt: &interrupt,
         status: None,
         observer: None,
+        steady: None,
     };
     let out = harness::run(&work, &shared, opts);
     assert_eq!(out.result.error, None);
