@@ -132,6 +132,7 @@ pub fn measure<'a, P: Peers>(
         interrupt: how.interrupt,
         status: StatusLine::new(how.progress.clone(), cfg.total_s(), cfg.ramp_s()),
         observer: how.observer,
+        steady: cfg.steady.map(|s| s.rules),
     };
     let sync = peers.start_sync();
     let ctx = |opts| run_db::Ctx {
