@@ -1,0 +1,198 @@
+//! `--steady-state` on a really slow device: a direct-I/O loop device
+//! throttled by the blkio cgroup, dbio started inside the cgroup. A
+//! constant throttle is steady after one window of rounds; a throttle
+//! lowered mid-run (800/s, then 400/s) is not called steady until the
+//! window lies after the change, and the steady window's rate is the new
+//! one; a throttle that keeps changing hits the cap and the report says so
+//! in words. `--precondition` writes the device it was given twice over,
+//! sequentially, before the rounds.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::common::blkio::Throttle;
+use crate::common::loopdev::LoopDev;
+use crate::common::store::{store_path, temp_store};
+
+/// `dbio run` of 4 KiB random reads by 8 psync sessions on `dev`, inside
+/// `t`, with `extra` options; the child, started.
+fn spawn(t: &Throttle, dev: &Path, extra: &[&str]) -> std::process::Child {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
+    cmd.env("DBIO_DB", store_path())
+        .args(["run", "--quiet", "--target"])
+        .arg(dev)
+        .args([
+            "--pattern",
+            "randread",
+            "--bs",
+            "4k",
+            "--sessions",
+            "8",
+            "--seed",
+            "5",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    t.inside(&mut cmd);
+    cmd.spawn().expect("start dbio")
+}
+
+/// The child's stdout once it ended well.
+fn finished(child: std::process::Child) -> Vec<u8> {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(v, |v, k| &v[k])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} in {v}"))
+}
+
+fn unix_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1e3
+}
+
+fn a_constant_throttle_is_steady_after_one_window() {
+    let _store = temp_store();
+    let dev = LoopDev::new(64 << 20, true);
+    let t = Throttle::new(&dev.path, 400, 400);
+    let args = [
+        "--json",
+        "--steady-state",
+        "--round",
+        "1s",
+        "--steady-window",
+        "4",
+        "--time",
+        "30",
+    ];
+    let r: Value = serde_json::from_slice(&finished(spawn(&t, &dev.path, &args))).unwrap();
+    let s = &r["steady_state"];
+    assert_eq!(s["reached"], true, "{s}");
+    let after = num(s, "reached_after_s");
+    // One window is 4 s; a first round slower to start may push it a round on.
+    assert!((4.0..=6.0).contains(&after), "steady after {after} s: {s}");
+    assert!(num(&r, "measured_s") < after + 1.0, "{}", r["measured_s"]);
+    let iops = num(s, "window.total.iops");
+    assert!(
+        (iops / 400.0 - 1.0).abs() < 0.1,
+        "steady window {iops} I/O/s"
+    );
+    assert_eq!(s["rules"]["metric"], "iops");
+    assert_eq!(s["rounds"].as_array().unwrap().len() as f64, after);
+}
+
+fn a_drift_is_not_steady_until_the_window_is_past_it() {
+    let _store = temp_store();
+    let dev = LoopDev::new(64 << 20, true);
+    let t = Throttle::new(&dev.path, 800, 800);
+    let (round, window) = (2.0, 4.0);
+    let args = [
+        "--json",
+        "--steady-state",
+        "--round",
+        "2s",
+        "--steady-window",
+        "4",
+        "--time",
+        "40",
+    ];
+    let child = spawn(&t, &dev.path, &args);
+    // Inside the second round: well before a first window (8 s) could end.
+    std::thread::sleep(Duration::from_millis(3000));
+    t.limit(&dev.path, 400, 400);
+    let changed_ms = unix_ms();
+    let r: Value = serde_json::from_slice(&finished(child)).unwrap();
+    let change_s = (changed_ms - num(&r, "started_unix_ms")) / 1e3;
+    assert!(
+        change_s > 0.0 && change_s < round * window,
+        "the throttle changed {change_s} s after the start: not inside the first window"
+    );
+    let s = &r["steady_state"];
+    assert_eq!(s["reached"], true, "{s}");
+    let rounds = s["rounds"].as_array().unwrap();
+    let first = num(&rounds[0], "iops");
+    assert!(
+        first > 650.0,
+        "the first round ran at the first throttle: {first}"
+    );
+    // The window starts after the change; a round holding the change may
+    // be part of it only when the change fell in its first quarter (the
+    // range rule lets a round 1/4 at 800 pass among rounds at 400).
+    let start = num(s, "window.start_s");
+    assert!(
+        start >= change_s - round / 4.0,
+        "steady window from {start} s, the change at {change_s:.2} s: {s}"
+    );
+    let after = num(s, "reached_after_s");
+    assert!(
+        after >= change_s + round * (window - 1.0),
+        "{after} {change_s}"
+    );
+    let iops = num(s, "window.total.iops");
+    assert!(
+        (iops / 400.0 - 1.0).abs() < 0.1,
+        "steady window {iops} I/O/s"
+    );
+    // Measured until the window ended, not to the cap of 40 s.
+    assert!(num(&r, "measured_s") < after + 1.0);
+}
+
+fn a_cap_without_steady_state_says_so_in_words() {
+    let _store = temp_store();
+    let dev = LoopDev::new(64 << 20, true);
+    let t = Throttle::new(&dev.path, 800, 800);
+    let args = [
+        "--steady-state",
+        "--round",
+        "1s",
+        "--steady-window",
+        "3",
+        "--time",
+        "6",
+    ];
+    let child = spawn(&t, &dev.path, &args);
+    // 200/s and 800/s by turns of 2 s: every window of three 1 s rounds
+    // holds a change, so none is within 20% of its mean.
+    let out = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            for i in 0..5 {
+                std::thread::sleep(Duration::from_millis(2000));
+                let v = if i % 2 == 0 { 200 } else { 800 };
+                t.limit(&dev.path, v, v);
+            }
+        });
+        String::from_utf8(finished(child)).unwrap()
+    });
+    assert!(
+        out.contains("steady state  not steady: the cap ended the run after 6 rounds"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the last window (rounds 4-6) failed the range"),
+        "{out}"
+    );
+    assert!(out.contains("rounds of 1 s judged on iops"), "{out}");
+    assert!(out.contains("band "), "{out}");
+}
+
+crate::tests! {
+    a_constant_throttle_is_steady_after_one_window [Root, BlkioThrottle],
+    a_drift_is_not_steady_until_the_window_is_past_it [Root, BlkioThrottle],
+    a_cap_without_steady_state_says_so_in_words [Root, BlkioThrottle],
+}
