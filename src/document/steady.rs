@@ -40,10 +40,10 @@ pub fn verdict(s: &SteadyState) -> String {
         .map(|w| format!("rounds {}-{}", w.first_round, w.last_round))
         .unwrap_or_default();
     let figures = format!(
-        "{} {} {} mean, range {range:.1}% (rule {}%), slope {slope:.1}% (rule {}%)",
+        "{} mean {} {}, range {range:.1}% (rule {}%), slope {slope:.1}% (rule {}%)",
+        m.name(),
         value(m, j.mean),
         m.unit(),
-        m.name(),
         r.range_pct,
         r.slope_pct
     );
@@ -105,7 +105,7 @@ mod tests {
     fn a_steady_run_says_when_and_which_rounds() {
         let v = verdict(&feed(&[800, 400, 400, 400, 400]));
         assert!(
-            v.starts_with("steady after 4 s (rounds 2-4 of 1 s: 400 I/O/s iops mean"),
+            v.starts_with("steady after 4 s (rounds 2-4 of 1 s: iops mean 400 I/O/s"),
             "{v}"
         );
     }

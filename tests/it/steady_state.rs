@@ -191,7 +191,92 @@ fn a_cap_without_steady_state_says_so_in_words() {
     assert!(out.contains("band "), "{out}");
 }
 
+/// A steady run's page (`runs show --html`) in Chromium: the verdict as
+/// the report has it, the rounds chart drawn with its dashed band and the
+/// steady window shaded, the window's table, no console message; and the
+/// page's command line asks for the same steady state again.
+fn a_steady_runs_page_draws_its_rounds_and_band_in_chromium() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    let out = crate::common::run::dbio()
+        .args(["run", "--target"])
+        .arg(&target)
+        .args([
+            "--size",
+            "4M",
+            "--engine",
+            "null",
+            "--rate",
+            "2000",
+            "--steady-state",
+            "--round",
+            "1s",
+            "--steady-window",
+            "3",
+            "--time",
+            "20",
+            "--json",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["steady_state"]["reached"], true, "{}", r["steady_state"]);
+    let id = r["run_id"].as_i64().unwrap().to_string();
+    let page = dir.path().join("run.html");
+    let shown = crate::common::run::dbio()
+        .args(["runs", "show", &id, "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let after = num(&r, "steady_state.reached_after_s");
+    assert!(
+        html.contains(&format!("Steady state: steady after {after} s (rounds ")),
+        "verdict"
+    );
+    assert!(
+        html.contains("--steady-state --round 1s --steady-window 3"),
+        "command line"
+    );
+    let browser =
+        crate::common::browser::chromium().expect("chromium (scripts/test.sh installs it)");
+    let shot = crate::common::browser::render(&browser, &page, dir.path(), 3000);
+    assert!(shot.console.is_empty(), "{:?}", shot.console);
+    let svg = crate::common::browser::charts(&shot.dom)
+        .into_iter()
+        .find(|s| s.contains("Steady state: rounds of 1 s"))
+        .expect("the rounds chart in the DOM");
+    assert!(crate::common::browser::drawn(svg), "{svg}");
+    assert!(svg.contains("stroke-dasharray"), "the band, dashed: {svg}");
+    assert!(
+        svg.contains(">steady<"),
+        "the window shaded and named: {svg}"
+    );
+    assert_eq!(
+        svg.matches("class=\"point\"").count(),
+        3,
+        "a point per round"
+    );
+    assert!(
+        shot.dom.contains("class=\"steady-window\""),
+        "the window's table"
+    );
+}
+
 crate::tests! {
+    a_steady_runs_page_draws_its_rounds_and_band_in_chromium [Tool("chromium")],
     a_constant_throttle_is_steady_after_one_window [Root, BlkioThrottle],
     a_drift_is_not_steady_until_the_window_is_past_it [Root, BlkioThrottle],
     a_cap_without_steady_state_says_so_in_words [Root, BlkioThrottle],
