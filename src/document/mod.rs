@@ -111,6 +111,9 @@ pub struct Report {
     /// whether and when it was steady, and the steady window's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::harness::rounds::SteadyState>,
+    /// What `--precondition` wrote before a steady-state run's rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<steady::Preconditioned>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -287,6 +290,7 @@ impl Report {
             open_loop,
             replay: None,
             steady_state: r.steady,
+            precondition: None,
         }
     }
 }

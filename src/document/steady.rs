@@ -1,10 +1,23 @@
 //! A steady-state run's section (`steady_state`, written by the harness's
 //! rounds: `harness::rounds::SteadyState`) said in words, the same for the
 //! terminal report and the HTML run page: whether and after how long the
-//! run was steady, or why its last window was not when the cap ended it.
+//! run was steady, or why its last window was not when the cap ended it;
+//! and what `--precondition` wrote before the rounds.
+
+use serde::{Deserialize, Serialize};
 
 use crate::harness::rounds::SteadyState;
 use crate::steady::Metric;
+
+/// What `--precondition` wrote before the rounds (`precondition` in the
+/// run document): the whole target, sequentially, `passes` times.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Preconditioned {
+    pub passes: u32,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub mib_per_s: f64,
+}
 
 /// A value of `metric` as the report shows it (no unit).
 pub fn value(metric: Metric, v: f64) -> String {
@@ -13,6 +26,17 @@ pub fn value(metric: Metric, v: f64) -> String {
         Metric::Bw => format!("{v:.1}"),
         Metric::P99 => format!("{v:.0}"),
     }
+}
+
+/// What preconditioning wrote, in words.
+pub fn preconditioned(p: &Preconditioned) -> String {
+    format!(
+        "the whole target written sequentially {} times ({}) in {:.1} s ({:.0} MiB/s) before the rounds",
+        p.passes,
+        crate::units::fmt_size(p.bytes),
+        p.seconds,
+        p.mib_per_s
+    )
 }
 
 /// Percent of `mean` that `part` is (0 for an empty mean).

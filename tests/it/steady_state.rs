@@ -275,7 +275,96 @@ fn a_steady_runs_page_draws_its_rounds_and_band_in_chromium() {
     );
 }
 
+/// Sectors written to `dev` so far (/sys/block/NAME/stat, field 7).
+fn sectors_written(dev: &LoopDev) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{}/stat", dev.name())).unwrap();
+    stat.split_whitespace().nth(6).unwrap().parse().unwrap()
+}
+
+/// `--precondition` on a device a read-only run names: the device is
+/// written sequentially twice over (its own counters say so: exactly twice
+/// its size, not a sector more), then the rounds run to steady state.
+fn a_precondition_writes_the_device_twice_then_runs_to_steady() {
+    let _store = temp_store();
+    let dev = LoopDev::new(16 << 20, true);
+    let before = sectors_written(&dev);
+    let out = crate::common::run::dbio()
+        .args(["run", "--target"])
+        .arg(&dev.path)
+        .args([
+            "--pattern",
+            "randread",
+            "--bs",
+            "64k",
+            "--sessions",
+            "2",
+            "--precondition",
+            "--round",
+            "1s",
+            "--steady-window",
+            "3",
+            "--time",
+            "30",
+            "--json",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = (sectors_written(&dev) - before) * 512;
+    assert_eq!(written, 2 * (16 << 20), "bytes written to the device");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["precondition"]["passes"], 2, "{}", r["precondition"]);
+    assert_eq!(r["precondition"]["bytes"], 2 * (16 << 20));
+    assert_eq!(r["config"]["steady_state"]["precondition"], true);
+    assert!(r["steady_state"]["rounds"].as_array().unwrap().len() >= 3);
+    assert!(
+        r["write"].is_null(),
+        "the fill is not the run's result: {}",
+        r["write"]
+    );
+}
+
+/// `--precondition` writes, so the write gate applies to a device a
+/// read-only run could use: one holding a filesystem is refused in one line
+/// naming --destroy-device, and nothing is written to it.
+fn a_precondition_goes_through_the_write_gate() {
+    let _store = temp_store();
+    let dev = LoopDev::new(16 << 20, true);
+    dev.mkfs("ext4");
+    let before = sectors_written(&dev);
+    let out = crate::common::run::dbio()
+        .args(["run", "--target"])
+        .arg(&dev.path)
+        .args([
+            "--pattern",
+            "randread",
+            "--precondition",
+            "--round",
+            "1s",
+            "--time",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("ext4") && stderr.contains("--destroy-device"),
+        "{stderr}"
+    );
+    assert_eq!(sectors_written(&dev), before, "nothing written");
+    assert!(dev.fsck_clean(), "the filesystem is intact");
+}
+
 crate::tests! {
+    a_precondition_writes_the_device_twice_then_runs_to_steady [Root],
+    a_precondition_goes_through_the_write_gate [Root, Tool("mkfs.ext4")],
     a_steady_runs_page_draws_its_rounds_and_band_in_chromium [Tool("chromium")],
     a_constant_throttle_is_steady_after_one_window [Root, BlkioThrottle],
     a_drift_is_not_steady_until_the_window_is_past_it [Root, BlkioThrottle],

@@ -367,9 +367,12 @@ impl WorkloadConfig {
 }
 
 impl RunConfig {
-    /// True when the run writes to its data: a raw pattern that writes, or a
-    /// database workload with updates.
+    /// True when the run writes to its data: a raw pattern that writes, a
+    /// database workload with updates, or `--precondition`.
     pub fn writes(&self) -> bool {
+        if self.steady.is_some_and(|s| s.precondition) {
+            return true; // the sequential fill before the rounds
+        }
         match &self.workload {
             WorkloadConfig::Raw(r) => r.pattern.writes(),
             WorkloadConfig::Slob(s) => s.update_pct > 0,

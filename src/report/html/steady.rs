@@ -8,16 +8,23 @@ use crate::chart::escape;
 use crate::chart::palette::{Dash, Marker, color};
 use crate::chart::xy::{Axis, Band, Series, XyChart};
 use crate::document::Report;
-use crate::document::steady::{value, verdict};
+use crate::document::steady::{preconditioned, value, verdict};
 use crate::harness::rounds::{SteadyState, WindowOp};
 use crate::units::{fmt_count, fmt_latency_ns};
 
 /// The section's HTML, or an empty string for a run without steady state.
 pub fn section(report: Option<&Report>) -> String {
-    let Some(s) = report.and_then(|r| r.steady_state.as_ref()) else {
+    let Some((r, s)) = report.and_then(|r| r.steady_state.as_ref().map(|s| (r, s))) else {
         return String::new();
     };
-    let mut o = format!(
+    let mut o = String::new();
+    if let Some(p) = &r.precondition {
+        o += &format!(
+            "<p class=\"note\">Preconditioned: {}.</p>\n",
+            escape(&preconditioned(p))
+        );
+    }
+    o += &format!(
         "<p class=\"note\" id=\"steady-verdict\">Steady state: {}.</p>\n",
         escape(&verdict(s))
     );

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::document::Report;
-use crate::document::steady::{value, verdict};
+use crate::document::steady::{preconditioned, value, verdict};
 use crate::harness::rounds::{SteadyState, WindowOp};
 use crate::units::{fmt_count, fmt_latency_ns};
 
@@ -15,6 +15,9 @@ pub fn section(o: &mut String, r: &Report) {
     let Some(s) = &r.steady_state else {
         return;
     };
+    if let Some(p) = &r.precondition {
+        let _ = writeln!(o, "precondition  {}", preconditioned(p));
+    }
     let _ = writeln!(o, "steady state  {}", verdict(s));
     if let Some(w) = &s.window {
         let what = if s.reached {
