@@ -157,10 +157,7 @@ fn refuse_workload(cfg: &RunConfig, asked: &str, precondition: bool) -> Result<(
         WorkloadConfig::Slob(_) | WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_)
             if precondition =>
         {
-            Err(format!(
-                "--precondition writes the whole target sequentially, which only --workload raw may do (a database's files are its own); drop --precondition or use --workload raw"
-            )
-            .into())
+            Err("--precondition writes the whole target sequentially, which only --workload raw may do (a database's files are its own); drop --precondition or use --workload raw".into())
         }
         WorkloadConfig::Slob(_) | WorkloadConfig::Pg(_) | WorkloadConfig::Mysql(_) => Ok(()),
     }

@@ -132,7 +132,7 @@ impl Rules {
 
     /// `--round` in whole seconds, at least one.
     pub fn round_seconds(s: f64) -> Result<u32, RulesError> {
-        if !(s >= 1.0) {
+        if s.is_nan() || s < 1.0 {
             return Err(RulesError::RoundTooShort(s));
         }
         if s.fract() != 0.0 || s > f64::from(u32::MAX) {
