@@ -624,7 +624,7 @@ fn a_pg_runs_waits_are_exposed_and_the_board_queries_them() {
     // initdb and the load come first; then the sampler publishes about once a second.
     let t = Instant::now();
     let body = loop {
-        if let Ok(r) = get(&addr, "/metrics", None)
+        if let Ok(r) = get(addr, "/metrics", None)
             && r.body.contains("dbio_db_wait_seconds_total{")
         {
             break r.body;

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod content;
 mod json;
+pub mod uring;
+pub mod verify;
 pub use json::ConfigJsonError;
 
 use crate::choice::{Choice, Named};
@@ -268,7 +271,7 @@ pub struct RunConfig {
     pub allow_root_fs: bool,
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`: the
     /// workloads that write their own blocks, raw and slob).
-    pub content: crate::storage::content::ContentSpec,
+    pub content: content::ContentSpec,
     /// Steady state (`--steady-state`, `--precondition`): rounds judged by
     /// the PTS's rules end the run once steady; the length's `time_s` is
     /// then the cap. `None`: the run lasts its length.
@@ -305,9 +308,9 @@ pub struct RawConfig {
     pub distribution: Distribution,
     /// How each session's io_uring is set up (`--fixedbufs`,
     /// `--sqthread-poll`, …): with `--engine io_uring` only.
-    pub uring: Option<crate::engine::uring::UringOpts>,
+    pub uring: Option<uring::UringOpts>,
     /// Checks of what the run reads (`--verify`, `--verify-after-write`).
-    pub verify: crate::verify::online::VerifyOpts,
+    pub verify: verify::VerifyOpts,
 }
 
 impl WorkloadConfig {

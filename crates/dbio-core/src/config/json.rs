@@ -9,13 +9,13 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::content::ContentSpec;
+use super::uring::UringOpts;
+use super::verify::VerifyOpts;
 use super::{
     Arrival, EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength,
     WorkloadConfig,
 };
-use crate::engine::uring::UringOpts;
-use crate::storage::content::ContentSpec;
-use crate::verify::online::VerifyOpts;
 use crate::workload::dist::Distribution;
 use crate::workload::mysql::MysqlConfig;
 use crate::workload::pg::PgConfig;
