@@ -229,6 +229,16 @@ fn a_steady_runs_page_draws_its_rounds_and_band_in_chromium() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["steady_state"]["reached"], true, "{}", r["steady_state"]);
     let id = r["run_id"].as_i64().unwrap().to_string();
+    // The steady window's figures are stored metrics (report, compare, plans).
+    let metrics = crate::common::run::dbio().arg("metrics").output().unwrap();
+    let metrics = String::from_utf8_lossy(&metrics.stdout);
+    for name in [
+        "steady.total.iops",
+        "steady.reached_after_s",
+        "steady.read.p99_us",
+    ] {
+        assert!(metrics.contains(name), "{name} in: {metrics}");
+    }
     let page = dir.path().join("run.html");
     let shown = crate::common::run::dbio()
         .args(["runs", "show", &id, "--html"])
