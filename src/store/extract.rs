@@ -150,7 +150,7 @@ fn steady_metrics(s: &SteadyState, out: &mut Vec<(String, f64)>) {
             ("total", Some(&w.total)),
         ];
         for (kind, op) in kinds {
-            if let Some(v) = op.and_then(|op| section(op)) {
+            if let Some(v) = op.and_then(section) {
                 flatten(&format!("steady.{kind}"), &v, out);
             }
         }
