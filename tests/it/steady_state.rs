@@ -145,6 +145,10 @@ fn a_drift_is_not_steady_until_the_window_is_past_it() {
         "{after} {change_s}"
     );
     let iops = num(s, "window.total.iops");
+    eprintln!(
+        "drift: throttle 800 -> 400/s at {change_s:.2} s; rounds {:?}; steady after {after} s, window from {start} s at {iops:.1} I/O/s",
+        rounds.iter().map(|r| num(r, "iops")).collect::<Vec<_>>()
+    );
     assert!(
         (iops / 400.0 - 1.0).abs() < 0.1,
         "steady window {iops} I/O/s"
