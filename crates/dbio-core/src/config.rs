@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub mod content;
+pub mod dist;
 mod json;
 pub mod uring;
 pub mod verify;
@@ -14,7 +15,7 @@ pub use json::ConfigJsonError;
 
 use crate::choice::{Choice, Named};
 
-use crate::workload::dist::Distribution;
+use dist::Distribution;
 
 /// What a raw workload asks of the storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

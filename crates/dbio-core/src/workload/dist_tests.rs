@@ -2,6 +2,7 @@
 //! checks against the exact laws, with fixed seeds.
 
 use super::*;
+use crate::config::dist::PARSE_HINT;
 use std::collections::HashMap;
 use std::time::Instant;
 
