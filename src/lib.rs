@@ -9,8 +9,8 @@
 //! See ARCHITECTURE.md.
 
 pub use dbio_core::{
-    choice, config, engine, environment, harness, measure, rng, samplers, storage, terminal, trace,
-    units, verify, vocab, workload,
+    choice, config, engine, environment, harness, measure, rng, samplers, steady, storage,
+    terminal, trace, units, verify, vocab, workload,
 };
 
 pub mod analysis;

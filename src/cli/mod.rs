@@ -40,6 +40,7 @@ pub mod run_help;
 pub mod run_options;
 pub mod runs;
 pub mod slob;
+pub mod steady;
 pub mod trace;
 pub mod uring;
 pub mod verify;
@@ -469,6 +470,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub replay: crate::cli::replay::ReplayArgs,
+
+    #[command(flatten)]
+    pub steady: crate::cli::steady::SteadyArgs,
 }
 
 /// The workloads `--workload` names.
@@ -553,8 +557,17 @@ pub(crate) fn utf8_path(option: &str, path: &std::path::Path) -> Result<(), Refu
 const DEFAULT_BS: u32 = 8192;
 
 impl RunArgs {
-    /// Checks the combinations clap cannot and resolves defaults.
+    /// Checks the combinations clap cannot and resolves defaults, then
+    /// steady state (`--steady-state`: `--time` becomes its cap).
     pub fn into_config(self) -> Result<RunConfig, Refused> {
+        let (steady, time, mpi) = (self.steady.clone(), self.time, self.mpi);
+        let mut cfg = self.into_workload_config()?;
+        steady.apply(&mut cfg, time, mpi)?;
+        Ok(cfg)
+    }
+
+    /// The workload's settings and what every run shares.
+    fn into_workload_config(self) -> Result<RunConfig, Refused> {
         self.check_paths()?;
         self.check_checks()?;
         self.check_content()?;
@@ -755,6 +768,7 @@ impl RunArgs {
             destroy_device: None,
             allow_root_fs: self.allow_root_fs,
             content: self.content(),
+            steady: None,
             workload,
         }
     }

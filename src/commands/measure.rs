@@ -15,6 +15,7 @@ use super::run::{histograms, layout_error, slob_ended, slob_report};
 use super::run_db;
 pub use super::run_db::Histograms;
 use crate::config::{RunConfig, WorkloadConfig};
+use crate::document::steady::Preconditioned;
 use crate::environment::Environment;
 use crate::harness::{self, RunResult, StartSync};
 use crate::report::Report;
@@ -91,8 +92,13 @@ pub struct How<'a> {
 
 /// What a run measured, by workload.
 pub enum Ran<'a> {
-    /// The raw workload: the result and its thread count.
-    Raw { result: RunResult, threads: u32 },
+    /// The raw workload: the result, its thread count, and the
+    /// preconditioning before it (`--precondition`).
+    Raw {
+        result: RunResult,
+        threads: u32,
+        pre: Option<Preconditioned>,
+    },
     /// The SLOB model: the result, the model's tallies, its thread count.
     Slob {
         slob: &'a SlobConfig,
@@ -127,6 +133,7 @@ pub fn measure<'a, P: Peers>(
         interrupt: how.interrupt,
         status: StatusLine::new(how.progress.clone(), cfg.total_s(), cfg.ramp_s()),
         observer: how.observer,
+        steady: cfg.steady.map(|s| s.rules),
         window: how.window,
     };
     let sync = peers.start_sync();
@@ -139,8 +146,14 @@ pub fn measure<'a, P: Peers>(
     };
     let ran = match &cfg.workload {
         WorkloadConfig::Raw(raw) => {
+            let pre = match cfg.steady {
+                Some(s) if s.precondition => {
+                    Some(super::precondition::fill(cfg, raw, &target, how)?)
+                }
+                _ => None,
+            };
             let work = Raw::new(cfg, raw, &target, &shared).map_err(setup_error);
-            raw_run(peers.agree(work)?, &shared, opts, how, sync)
+            raw_run(peers.agree(work)?, &shared, opts, how, sync, pre)
         }
         WorkloadConfig::Slob(slob) => slob_run(cfg, slob, &target, &shared, opts, how, peers)?,
         WorkloadConfig::Pg(pg) => reported(run_db::run(pg, &target, ctx(opts))?),
@@ -162,9 +175,11 @@ impl Ran<'_> {
         env: Environment,
     ) -> (Report, Histograms) {
         match self {
-            Ran::Raw { result, .. } => {
+            Ran::Raw { result, pre, .. } => {
                 let histograms = histograms(&result);
-                (Report::new(cfg, target, result, env), histograms)
+                let mut report = Report::new(cfg, target, result, env);
+                report.precondition = pre;
+                (report, histograms)
             }
             Ran::Slob {
                 slob, result, run, ..
@@ -220,6 +235,7 @@ fn raw_run<'a>(
     opts: harness::Options,
     how: &How,
     sync: Option<&dyn StartSync>,
+    pre: Option<Preconditioned>,
 ) -> Ran<'a> {
     let result = harness::run_synced(&work, shared, opts, sync).result;
     let threads = work.threads().total();
@@ -234,7 +250,11 @@ fn raw_run<'a>(
             crate::terminal::line(&e.to_string())
         ),
     }
-    Ran::Raw { result, threads }
+    Ran::Raw {
+        result,
+        threads,
+        pre,
+    }
 }
 
 /// The SLOB model: its redo logs laid out, then the harness.

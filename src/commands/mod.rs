@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod output;
 pub mod output_file;
 pub mod plan;
+mod precondition;
 pub mod report;
 pub mod report_html;
 pub mod run;

@@ -4,7 +4,8 @@
 //! HTML pages. Below the store, so the store reads fields, not keys.
 //! `awr.rs` (the SLOB model's section), `db.rs` + `pg.rs` + `mysql.rs` (the
 //! database servers' sections), `mpi.rs` (the MPI job and its ranks),
-//! `upgrade.rs` (a `dbio.run.v1` document read under v2's names), `read.rs`
+//! `steady.rs` (a steady-state run's verdict in words), `upgrade.rs` (a
+//! `dbio.run.v1` document read under v2's names), `read.rs`
 //! (a stored document back into these types).
 
 pub mod awr;
@@ -14,6 +15,7 @@ pub mod mysql;
 pub mod open_loop;
 pub mod pg;
 pub mod read;
+pub mod steady;
 pub mod upgrade;
 
 use std::path::PathBuf;
@@ -105,6 +107,13 @@ pub struct Report {
     /// its capture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::workload::replay::faith::Faithfulness>,
+    /// A `--steady-state` run's rounds, the band of its last window,
+    /// whether and when it was steady, and the steady window's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::harness::rounds::SteadyState>,
+    /// What `--precondition` wrote before a steady-state run's rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<steady::Preconditioned>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -281,6 +290,8 @@ impl Report {
             mysql: None,
             open_loop,
             replay: None,
+            steady_state: r.steady,
+            precondition: None,
         }
     }
 }

@@ -239,7 +239,9 @@ fn merged(
     grace_s: f64,
 ) -> Result<Option<(Report, Histograms, Option<String>)>, CommandError> {
     let (result, slob, threads) = match ran {
-        Ran::Raw { result, threads } => (result, None, threads),
+        Ran::Raw {
+            result, threads, ..
+        } => (result, None, threads),
         Ran::Slob {
             slob,
             result,

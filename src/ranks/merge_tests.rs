@@ -43,6 +43,7 @@ fn result(stats: SessionStats, start_unix_ns: u64, measured_s: f64) -> RunResult
         window: None,
         start_skew_us: 7.0,
         peak_rss_bytes: 1 << 20,
+        steady: None,
     }
 }
 

@@ -17,6 +17,7 @@ use crate::document::db::DbOps;
 use crate::document::mysql::MysqlSummary;
 use crate::document::pg::PgSummary;
 use crate::document::{ReadError, Report};
+use crate::harness::rounds::SteadyState;
 use crate::measure::stats::Outlier;
 use crate::samplers::series::{KindPoint, SecondPoint};
 use crate::samplers::telemetry::TelemetrySummary;
@@ -122,12 +123,38 @@ pub(crate) fn extract(report: &Value) -> Result<Extracted, Unfit> {
     if let Some(m) = &r.mysql {
         mysql_metrics(&r, m, &mut metrics);
     }
+    if let Some(s) = &r.steady_state {
+        steady_metrics(s, &mut metrics);
+    }
     Ok(Extracted {
         columns,
         metrics,
         series: r.series.iter().map(series_row).collect(),
         outliers: r.outliers.list.iter().map(outlier_row).collect(),
     })
+}
+
+/// A steady-state run's verdict and its window's figures: `steady.reached`
+/// (1 or 0), `steady.reached_after_s`, `steady.rounds`, and
+/// `steady.<read|write|total>.<field>` of the steady (or last) window.
+fn steady_metrics(s: &SteadyState, out: &mut Vec<(String, f64)>) {
+    out.push(("steady.reached".into(), if s.reached { 1.0 } else { 0.0 }));
+    if let Some(t) = s.reached_after_s {
+        out.push(("steady.reached_after_s".into(), f64::from(t)));
+    }
+    out.push(("steady.rounds".into(), s.rounds.len() as f64));
+    if let Some(w) = &s.window {
+        let kinds = [
+            ("read", w.read.as_ref()),
+            ("write", w.write.as_ref()),
+            ("total", Some(&w.total)),
+        ];
+        for (kind, op) in kinds {
+            if let Some(v) = op.and_then(section) {
+                flatten(&format!("steady.{kind}"), &v, out);
+            }
+        }
+    }
 }
 
 /// A section as the JSON it is stored as (null sections: none).

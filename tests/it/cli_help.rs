@@ -122,6 +122,7 @@ fn run_help_is_grouped_and_short_help_is_short() {
         "MariaDB (--workload mysql):",
         "Live metrics:",
         "Traces (--capture, --workload replay; docs/replay.md):",
+        "Steady state:",
         "Examples:",
     ];
     assert_eq!(headings(&long), want, "{long}");

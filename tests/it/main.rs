@@ -64,6 +64,7 @@ mod signals_pipes;
 mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_model;
+mod steady_state;
 mod store_crash;
 mod store_unsaved;
 mod store_v1;
@@ -135,6 +136,7 @@ fn main() {
         report_slob_html::tests(),
         report_stats::tests(),
         signals_pipes::tests(),
+        steady_state::tests(),
         run_raw::tests(),
         run_v2::tests(),
         runs_export::tests(),

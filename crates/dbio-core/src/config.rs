@@ -274,6 +274,10 @@ pub struct RunConfig {
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`: the
     /// workloads that write their own blocks, raw and slob).
     pub content: content::ContentSpec,
+    /// Steady state (`--steady-state`, `--precondition`): rounds judged by
+    /// the PTS's rules end the run once steady; the length's `time_s` is
+    /// then the cap. `None`: the run lasts its length.
+    pub steady: Option<crate::steady::Steady>,
     /// Which workload, with the settings only it has.
     pub workload: WorkloadConfig,
 }
@@ -406,9 +410,12 @@ impl WorkloadConfig {
 }
 
 impl RunConfig {
-    /// True when the run writes to its data: a raw pattern that writes, or a
-    /// database workload with updates.
+    /// True when the run writes to its data: a raw pattern that writes, a
+    /// database workload with updates, or `--precondition`.
     pub fn writes(&self) -> bool {
+        if self.steady.is_some_and(|s| s.precondition) {
+            return true; // the sequential fill before the rounds
+        }
         match &self.workload {
             WorkloadConfig::Raw(r) => r.pattern.writes(),
             WorkloadConfig::Slob(s) => s.update_pct > 0,

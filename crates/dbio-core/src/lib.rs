@@ -17,6 +17,7 @@ pub mod harness;
 pub mod measure;
 pub mod rng;
 pub mod samplers;
+pub mod steady;
 pub mod storage;
 pub mod terminal;
 pub mod trace;

@@ -10,7 +10,8 @@
 //! * [`run_page`]: `dbio runs show ID --html`: one run over time; for a
 //!   SLOB model run first its AWR content (`awr`: load profile, top events
 //!   and wait histograms drawn, I/O by function); for a run under MPI the
-//!   job and its per-rank table (`ranks`).
+//!   job and its per-rank table (`ranks`); for a `--steady-state` run its
+//!   rounds with the steady band and the steady window (`steady`).
 //!
 //! Files: `data` (reading the store), `awr` (a SLOB run's AWR sections),
 //! `ranks` (a run under MPI: each rank), `environment` (host and storage
@@ -28,6 +29,7 @@ pub mod open_loop;
 pub mod page;
 pub mod ranks;
 pub mod run_summary;
+pub mod steady;
 pub mod tables;
 pub mod timeline;
 
@@ -305,6 +307,11 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             "The share of each operation's requests in each latency bucket: up to the bucket's label, above the one before (powers of two, every bucket from the fastest request's to the slowest's; hover a bar for its bucket), from the run's exact histograms.",
         );
         p.html(&format!("<div class=\"charts\">{fig}</div>"));
+    }
+    let steady = steady::section(report.as_ref());
+    if !steady.is_empty() {
+        p.section("steady", "Steady state");
+        p.html(&steady);
     }
     p.section("settings", "Settings");
     p.html(&run_summary::settings(run, report.as_ref()));

@@ -237,7 +237,33 @@ pub fn command_line(config: &RunConfig) -> String {
         );
     }
     opt("seed", Some(c.seed.to_string()));
+    if let Some(st) = &c.steady {
+        steady_words(&mut words, st);
+    }
     words.join(" ")
+}
+
+/// `--steady-state` (or `--precondition`) and every rule, as given.
+fn steady_words(words: &mut Vec<String>, st: &crate::steady::Steady) {
+    let r = &st.rules;
+    words.push(
+        if st.precondition {
+            "--precondition"
+        } else {
+            "--steady-state"
+        }
+        .into(),
+    );
+    for (name, v) in [
+        ("round", format!("{}s", r.round_s)),
+        ("steady-window", r.window.to_string()),
+        ("steady-range", format!("{}%", r.range_pct)),
+        ("steady-slope", format!("{}%", r.slope_pct)),
+        ("steady-on", r.metric.name().to_string()),
+    ] {
+        words.push(format!("--{name}"));
+        words.push(shell_word(&v));
+    }
 }
 
 /// A size as `--size` takes it: `64M`, `8k`, or bytes.
@@ -290,6 +316,7 @@ fn group(key: &str) -> &'static str {
         "slob" => "SLOB model",
         "pg" => "PostgreSQL",
         "mysql" => "MariaDB",
+        "steady_state" => "Steady state",
         _ => "Other",
     }
 }
@@ -449,6 +476,27 @@ mod tests {
                 "--seed",
                 "1",
             ],
+            &[
+                "dbio",
+                "run",
+                "--target",
+                "/tmp/w",
+                "--steady-state",
+                "--round",
+                "2s",
+                "--steady-window",
+                "4",
+                "--steady-range",
+                "15%",
+                "--steady-slope",
+                "7.5",
+                "--steady-on",
+                "p99",
+                "--time",
+                "40",
+                "--seed",
+                "2",
+            ],
         ] {
             let first = config(argv);
             let line = command_line(&first);
@@ -471,6 +519,7 @@ mod tests {
                 "io_mode",
                 "distribution",
                 "rate_iops",
+                "steady_state",
             ];
             for k in keys.iter().take(if raw { keys.len() } else { 5 }) {
                 assert_eq!(first.get(k), again.get(k), "{k}: {argv:?} -> {line}");

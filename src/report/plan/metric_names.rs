@@ -76,6 +76,7 @@ pub fn meaning(name: &str) -> String {
         "pg" => format!("PostgreSQL: {}", words(&rest(1))),
         "mysql" => format!("MariaDB/InnoDB: {}", words(&rest(1))),
         "open_loop" => open_loop_meaning(&rest(1)),
+        "steady" => steady_meaning(&rest(1)),
         "measured_s" => "length of the measurement window".into(),
         "ramp_s" => "warm-up before the window, not counted".into(),
         "outliers" => match parts.get(1).copied() {
@@ -263,6 +264,22 @@ pub fn nearest<'a>(
         .collect()
 }
 
+/// The meaning of the metric `steady.<field>` (`--steady-state`).
+fn steady_meaning(field: &str) -> String {
+    let what = match field {
+        "reached" => "1 when the last window of rounds was steady, else 0".to_string(),
+        "reached_after_s" => "time from the start to the end of the steady window".into(),
+        "rounds" => "rounds run".into(),
+        f => match f.split_once('.') {
+            Some((kind @ ("read" | "write" | "total"), rest)) => {
+                format!("the steady window's {kind}: {}", words(rest))
+            }
+            _ => words(f),
+        },
+    };
+    format!("steady state (--steady-state): {what}")
+}
+
 /// The meaning of the metric `open_loop.<field>` (`report --metric`).
 fn open_loop_meaning(field: &str) -> String {
     let of = |what: &str| format!("open loop (--rate): {what}");
@@ -301,6 +318,18 @@ fn open_loop_meaning(field: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steady_state_names_say_what_they_are() {
+        assert_eq!(unit("steady.total.iops"), "/s");
+        assert_eq!(unit("steady.read.p99_us"), "µs");
+        assert_eq!(unit("steady.reached_after_s"), "s");
+        assert!(
+            meaning("steady.total.iops")
+                .starts_with("steady state (--steady-state): the steady window's total")
+        );
+        assert!(meaning("steady.reached").contains("1 when"));
+    }
 
     #[test]
     fn names_read_as_units_and_words() {

@@ -43,6 +43,7 @@ pub(crate) fn sample() -> Report {
         destroy_device: None,
         allow_root_fs: false,
         content: Default::default(),
+        steady: None,
         workload: WorkloadConfig::Raw(RawConfig {
             pattern: Pattern::Randrw,
             read_pct: 70,
@@ -119,6 +120,7 @@ pub(crate) fn sample() -> Report {
         window: Some(sample_window()),
         start_skew_us: 41.5,
         peak_rss_bytes: 96 << 20,
+        steady: None,
     };
     let env = Environment {
         hostname: "db1".into(),

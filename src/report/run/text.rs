@@ -118,7 +118,7 @@ pub fn render(r: &Report) -> String {
 pub(super) fn io_sections(o: &mut String, r: &Report) {
     let c = &r.config;
     let t = &r.target;
-
+    super::steady_text::section(o, r);
     let _ = writeln!(
         o,
         "{:<7}{:>11}{:>11}{:>10}{:>10} |{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",

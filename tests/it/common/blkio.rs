@@ -24,16 +24,22 @@ impl Throttle {
         let dir = Path::new(ROOT).join(format!("dbio-test-{}-{}", std::process::id(), unique()));
         fs::create_dir(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
         let t = Throttle { dir };
+        t.limit(device, read_iops, write_iops);
+        t
+    }
+
+    /// Changes the limits, also while processes in the cgroup do I/O (a
+    /// device whose speed drifts mid-run).
+    pub fn limit(&self, device: &Path, read_iops: u32, write_iops: u32) {
         let majmin = majmin(device);
-        t.set(
+        self.set(
             "blkio.throttle.read_iops_device",
             &format!("{majmin} {read_iops}"),
         );
-        t.set(
+        self.set(
             "blkio.throttle.write_iops_device",
             &format!("{majmin} {write_iops}"),
         );
-        t
     }
 
     fn set(&self, file: &str, value: &str) {

@@ -63,6 +63,8 @@ pub(super) struct RunConfigJson {
     mysql: Option<MysqlConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     replay: Option<ReplayConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    steady_state: Option<crate::steady::Steady>,
 }
 
 /// Why a document's `config` is not a run's settings.
@@ -169,6 +171,7 @@ impl From<RunConfig> for RunConfigJson {
             pg: parts.pg,
             mysql: parts.mysql,
             replay: parts.replay,
+            steady_state: c.steady,
         }
     }
 }
@@ -223,6 +226,7 @@ impl TryFrom<RunConfigJson> for RunConfig {
             destroy_device: j.destroy_device,
             allow_root_fs: j.allow_root_fs,
             content: j.content,
+            steady: j.steady_state,
             workload,
         })
     }

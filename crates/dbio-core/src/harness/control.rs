@@ -1,6 +1,7 @@
 //! The control thread's loop, the same for every workload: the window's
 //! edges (CPU time, telemetry counters), one series point per second with the
-//! live status line, telemetry every interval, and Ctrl-C.
+//! live status line, telemetry every interval, Ctrl-C, and under
+//! `--steady-state` the end of the window once its rounds are steady.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 
@@ -12,6 +13,7 @@ use crate::samplers::telemetry::{self, Snapshot, Telemetry, TelemetryPoint, Tele
 use crate::workload::Shared;
 
 use super::Observer;
+use super::rounds::{Rounds, SteadyState};
 
 /// What the control thread saw.
 pub struct Control {
@@ -20,6 +22,7 @@ pub struct Control {
     pub series: Vec<SecondPoint>,
     pub telemetry: Vec<TelemetryPoint>,
     pub window: Option<TelemetrySummary>,
+    pub steady: Option<SteadyState>,
 }
 
 /// Everything the control thread watches.
@@ -38,6 +41,8 @@ pub struct Watch<'a> {
     pub interval_ns: u64,
     /// Told of each second and telemetry point as they are made.
     pub observer: Option<&'a dyn Observer>,
+    /// The steady-state rounds, when the run looks for steady state.
+    pub rounds: Option<Rounds>,
 }
 
 /// One edge of the measurement window: CPU time and telemetry counters.
@@ -54,20 +59,30 @@ impl Watch<'_> {
         }
     }
 
-    /// Second `sec`'s point, shown to the observer if there is one.
-    fn second(&self, sec: u32) -> SecondPoint {
+    /// Second `sec`'s point, shown to the observer if there is one and
+    /// counted in the steady-state rounds if the run has them (only a
+    /// second wholly inside the window: not the tail after its end).
+    fn second(&mut self, sec: u32) -> SecondPoint {
         let ramp = f64::from(sec) < self.ramp_s;
-        match self.observer {
-            None => series::collect(self.slots, sec, ramp),
-            Some(o) => {
-                let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
-                o.second(&p, &hists);
-                if let Some(w) = self.shared.live_waits() {
-                    o.waits(&w);
-                }
-                p
+        if self.observer.is_none() && self.rounds.is_none() {
+            return series::collect(self.slots, sec, ramp);
+        }
+        let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
+        if let Some(o) = self.observer {
+            o.second(&p, &hists);
+            if let Some(w) = self.shared.live_waits() {
+                o.waits(&w);
             }
         }
+        let start = self.shared.start_ns.load(SeqCst);
+        let inside = start + u64::from(sec + 1) * 1_000_000_000 <= self.shared.end_ns.load(SeqCst);
+        if let Some(r) = self.rounds.as_mut().filter(|_| inside)
+            && r.second(&p, &hists)
+        {
+            // Steady: the window ends now, as at a deadline.
+            self.shared.end_window(now_ns());
+        }
+        p
     }
 }
 
@@ -96,10 +111,8 @@ pub fn control(mut w: Watch) -> Control {
         if first.is_none() && now >= ramp_end {
             first = Some(w.edge());
         }
-        if let Some(d) = deadline
-            && last.is_none()
-            && now >= d
-        {
+        let steady = w.rounds.as_ref().is_some_and(Rounds::reached);
+        if last.is_none() && (deadline.is_some_and(|d| now >= d) || steady) {
             last = Some(w.edge());
         }
         if !interrupted && w.interrupt.load(SeqCst) {
@@ -169,5 +182,6 @@ pub fn control(mut w: Watch) -> Control {
         series,
         telemetry,
         window,
+        steady: w.rounds.take().map(Rounds::finish),
     }
 }

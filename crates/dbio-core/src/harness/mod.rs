@@ -9,6 +9,7 @@
 pub mod control;
 mod gate;
 mod observe;
+pub mod rounds;
 #[cfg(test)]
 mod sync_tests;
 #[cfg(test)]
@@ -56,6 +57,8 @@ pub struct RunResult {
     /// The process's peak resident memory when the threads were joined
     /// (getrusage's ru_maxrss): the cache, every thread's memory, the rest.
     pub peak_rss_bytes: u64,
+    /// A `--steady-state` run's rounds, verdict and steady window.
+    pub steady: Option<rounds::SteadyState>,
 }
 
 /// Stack of each thread of a run: the workloads keep their state on the
@@ -73,6 +76,9 @@ pub struct Options<'a> {
     pub status: Option<StatusLine>,
     /// Watches the run from the control thread (a live metrics endpoint).
     pub observer: Option<&'a dyn Observer>,
+    /// End the window once the last rounds are steady (`--steady-state`;
+    /// `time_s` is then the cap).
+    pub steady: Option<crate::steady::Rules>,
     /// Opened when every thread is ready, closed when every thread ended
     /// (`--capture`).
     pub window: Option<&'a dyn Window>,
@@ -202,6 +208,7 @@ pub fn run_synced<W: Workload>(
             telemetry: Some(telemetry),
             interval_ns: (opts.interval_s * 1e9) as u64,
             observer: opts.observer,
+            rounds: opts.steady.map(rounds::Rounds::new),
         });
         let mut handles = handles.into_iter();
         // A thread that panicked (a dbio bug) has failed the run: it adds nothing.
@@ -253,6 +260,7 @@ pub fn run_synced<W: Workload>(
             window: control.window,
             start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
             peak_rss_bytes: crate::measure::cpu::peak_rss_bytes(),
+            steady: control.steady,
         },
         parts,
     }

@@ -44,6 +44,7 @@ fn run_with(answer: Result<(), NotStarted>) -> (super::RunResult, Vec<(Option<St
         interrupt: &AtomicBool::new(false),
         status: None,
         observer: None,
+        steady: None,
         window: None,
     };
     let r = run_synced(&work, &shared, opts, Some(&others)).result;

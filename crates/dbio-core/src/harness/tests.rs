@@ -63,6 +63,7 @@ pub(super) fn config(target: &Target, sessions: u32, length: RunLength) -> RunCo
         destroy_device: None,
         allow_root_fs: false,
         content: Default::default(),
+        steady: None,
         workload: WorkloadConfig::Raw(RawConfig {
             pattern: Pattern::Randrw,
             read_pct: 50,
@@ -103,6 +104,7 @@ fn go<W: Workload>(w: &W, shared: &Shared, cfg: &RunConfig, stop: &AtomicBool) -
             interrupt: stop,
             status: None,
             observer: None,
+            steady: None,
             window: None,
         },
     )
@@ -437,6 +439,7 @@ fn an_observer_sees_every_second_once_in_order_and_every_request() {
         interrupt: &stop,
         status: None,
         observer: Some(&rec),
+        steady: None,
         window: None,
     };
     let r = run(&work, &shared, opts).result;
@@ -518,6 +521,47 @@ fn an_open_loop_above_capacity_counts_the_backlog_from_the_due_time() {
         "{} late",
         o.late
     );
+}
+
+/// A paced run on the null engine holds its rate: with `--steady-state`
+/// it ends after one window of rounds, long before its cap, and the
+/// steady window's rate is the one asked.
+#[test]
+fn a_steady_rate_ends_the_run_after_one_window() {
+    let (_d, t) = target();
+    let mut cfg = config(&t, 2, time(30.0, 0.0));
+    cfg.rate_iops = Some(2000);
+    let shared = Shared::new(0.0);
+    let work = Raw::new(&cfg, raw(&cfg), &t, &shared).unwrap();
+    let stop = AtomicBool::new(false);
+    let rules = crate::steady::Rules {
+        round_s: 1,
+        window: 3,
+        ..Default::default()
+    };
+    let opts = Options {
+        time_s: Some(30.0),
+        interval_s: 1.0,
+        interrupt: &stop,
+        status: None,
+        observer: None,
+        steady: Some(rules),
+    };
+    let began = Instant::now();
+    let r = run(&work, &shared, opts).result;
+    assert_eq!(r.status, Status::Completed);
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    let s = r.steady.expect("a steady-state run reports its rounds");
+    assert!(s.reached, "{s:?}");
+    assert_eq!(s.rounds.len(), 3, "{s:?}");
+    assert_eq!(s.reached_after_s, Some(3));
+    assert!((r.measured_s - 3.0).abs() < 0.5, "{}", r.measured_s);
+    let w = s.window.expect("the steady window");
+    assert!((w.total.iops - 2000.0).abs() < 2000.0 * 0.02, "{w:?}");
 }
 
 /// A window that counts its calls and can refuse to open.

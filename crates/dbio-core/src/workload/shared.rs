@@ -125,6 +125,12 @@ impl Shared {
 
     /// Stops every thread at `now` (Ctrl-C): the window ends there.
     pub fn interrupt(&self, now: u64) {
+        self.end_window(now);
+    }
+
+    /// Ends the window at `now` and stops every thread, the run completed
+    /// (its steady state reached, `--steady-state`).
+    pub fn end_window(&self, now: u64) {
         self.end_ns.fetch_min(now, SeqCst);
         self.stop.store(true, SeqCst);
     }

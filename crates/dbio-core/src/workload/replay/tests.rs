@@ -153,6 +153,7 @@ fn config(target: &Target, rc: ReplayConfig) -> RunConfig {
         destroy_device: None,
         allow_root_fs: false,
         content: Default::default(),
+        steady: None,
         workload: WorkloadConfig::Replay(rc),
     }
 }
@@ -177,6 +178,7 @@ fn replay(trace: &Path, speed: Speed) -> (Faithfulness, Vec<Part>) {
         interrupt: &interrupt,
         status: None,
         observer: None,
+        steady: None,
         window: None,
     };
     let out = harness::run(&work, &shared, opts);
