@@ -83,6 +83,7 @@ pub fn fill(
         interrupt: how.interrupt,
         status: None,
         observer: None,
+        window: None,
         steady: None,
     };
     let result = harness::run(&work, &shared, opts).result;

@@ -546,6 +546,7 @@ fn a_steady_rate_ends_the_run_after_one_window() {
         status: None,
         observer: None,
         steady: Some(rules),
+        window: None,
     };
     let began = Instant::now();
     let r = run(&work, &shared, opts).result;
@@ -604,6 +605,7 @@ fn a_window_opens_once_before_the_start_and_its_refusal_fails_the_run_unstarted(
             interrupt: &stop,
             status: None,
             observer: None,
+            steady: None,
             window: Some(&w),
         };
         let r = run(&work, &shared, opts).result;
