@@ -38,6 +38,8 @@ pub enum LabCommand {
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
+        #[command(flatten)]
+        metrics: crate::cli::metrics::MetricsArgs,
     },
     /// Remove what a crashed or killed lab left (mounts, loop devices, images it listed) and nothing else.
     Cleanup {
@@ -107,9 +109,18 @@ pub fn execute(
 ) -> anyhow::Result<()> {
     let is_root = rustix::process::geteuid().is_root();
     match cmd {
-        LabCommand::Run { plan, dry_run, .. } => {
-            super::lab_run::run(&plan, dry_run, is_root, open_store, interrupt)
-        }
+        LabCommand::Run {
+            plan,
+            dry_run,
+            metrics,
+            ..
+        } => super::lab_run::run(
+            &plan,
+            (dry_run, &metrics.wanted()),
+            is_root,
+            open_store,
+            interrupt,
+        ),
         LabCommand::Cleanup { dry_run } => {
             if !dry_run {
                 prereq::check_root(is_root, "cleanup").map_err(CommandError::from)?;

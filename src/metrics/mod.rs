@@ -23,7 +23,7 @@ use crate::config::{RunConfig, RunLength};
 use crate::harness::Observer;
 use crate::samplers::series::{SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
-use crate::workload::db::sampler::LiveWaits;
+use crate::workload::live::LiveDb;
 use state::{Labels, State};
 
 /// Why live metrics could not start: one line, a usage error (exit 2).
@@ -71,6 +71,16 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 pub struct Wanted {
     pub listen: Option<SocketAddr>,
     pub textfile: Option<PathBuf>,
+}
+
+impl Wanted {
+    /// The command line's choice, else the plan file's (key by key).
+    pub fn or(self, plan: &Wanted) -> Wanted {
+        Wanted {
+            listen: self.listen.or(plan.listen),
+            textfile: self.textfile.or_else(|| plan.textfile.clone()),
+        }
+    }
 }
 
 /// The live view shared by the control thread (through [`RunWatch`]), the
@@ -204,8 +214,8 @@ impl Observer for RunWatch {
         self.live.update(|s| s.telemetry(point));
     }
 
-    fn waits(&self, waits: &LiveWaits) {
-        self.live.update(|s| s.waits(waits));
+    fn db(&self, db: &LiveDb) {
+        self.live.update(|s| s.db(db));
     }
 
     fn ended(&self, interrupted: bool) {

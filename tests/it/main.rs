@@ -22,6 +22,7 @@ mod lab;
 mod layers;
 mod manual;
 mod metrics;
+mod metrics_lab;
 mod metrics_live;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -99,6 +100,7 @@ fn main() {
         layers::tests(),
         manual::tests(),
         metrics::tests(),
+        metrics_lab::tests(),
         metrics_live::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),

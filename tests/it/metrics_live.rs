@@ -19,7 +19,7 @@ use crate::common::run::{dbio, num};
 use crate::common::store::{store_path, temp_store};
 
 /// What a test asks to serve on: the loopback, a port the kernel chooses.
-const ANY_PORT: &str = "127.0.0.1:0";
+pub(crate) const ANY_PORT: &str = "127.0.0.1:0";
 
 /// A raw run of `secs` seconds on `target` serving metrics on `addr`, started in the background.
 fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Serving {
@@ -57,15 +57,15 @@ fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Serving {
 /// between choosing and binding), the rest of stderr is kept for the failure
 /// message, and the process is killed on drop unless it was waited for (a
 /// failing test leaves no dbio behind).
-struct Serving {
+pub(crate) struct Serving {
     child: Option<Child>,
-    addr: String,
+    pub(crate) addr: String,
     stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Serving {
     /// Waits for `child` to say where it serves (after a pg run's initdb, say).
-    fn start(mut child: Child) -> Serving {
+    pub(crate) fn start(mut child: Child) -> Serving {
         let err = child.stderr.take().expect("stderr piped");
         let (tx, rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
@@ -93,7 +93,7 @@ impl Serving {
     }
 
     /// Panics with `why` and what the process said, killing it first.
-    fn fail(&mut self, why: &str) -> ! {
+    pub(crate) fn fail(&mut self, why: &str) -> ! {
         if let Some(c) = self.child.as_mut() {
             let _ = c.kill();
         }
@@ -107,8 +107,13 @@ impl Serving {
         out
     }
 
+    /// True while the process has not ended.
+    pub(crate) fn running(&mut self) -> bool {
+        self.child.as_mut().unwrap().try_wait().unwrap().is_none()
+    }
+
     /// Waits for the process to end; its stdout and whole stderr.
-    fn wait(mut self) -> Output {
+    pub(crate) fn wait(mut self) -> Output {
         self.collect()
     }
 
@@ -141,7 +146,7 @@ impl Drop for Serving {
     }
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 

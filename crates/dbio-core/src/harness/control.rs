@@ -10,6 +10,7 @@ use crate::samplers::series::{self, SecondPoint, SessionSeries};
 use crate::samplers::status::StatusLine;
 use crate::samplers::telemetry::{self, Snapshot, Telemetry, TelemetryPoint, TelemetrySummary};
 use crate::workload::Shared;
+use crate::workload::live::LiveDb;
 
 use super::Observer;
 
@@ -38,6 +39,9 @@ pub struct Watch<'a> {
     pub interval_ns: u64,
     /// Told of each second and telemetry point as they are made.
     pub observer: Option<&'a dyn Observer>,
+    /// What a database workload has counted so far (asked each second
+    /// when there is an observer).
+    pub live: &'a dyn Fn() -> Option<LiveDb>,
 }
 
 /// One edge of the measurement window: CPU time and telemetry counters.
@@ -62,8 +66,8 @@ impl Watch<'_> {
             Some(o) => {
                 let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
                 o.second(&p, &hists);
-                if let Some(w) = self.shared.live_waits() {
-                    o.waits(&w);
+                if let Some(db) = (self.live)() {
+                    o.db(&db);
                 }
                 p
             }
@@ -157,6 +161,10 @@ pub fn control(mut w: Watch) -> Control {
         st.finish();
     }
     if let Some(o) = w.observer {
+        // What the sessions counted to their end (the tail may have had no second left).
+        if let Some(db) = (w.live)() {
+            o.db(&db);
+        }
         o.ended(interrupted);
     }
     let window = match (&first.tele, &last.tele) {

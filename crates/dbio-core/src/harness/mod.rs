@@ -176,6 +176,7 @@ pub fn run_synced<W: Workload>(
         }
         let start_unix_ns = shared.begin(opts.time_s);
         if let Some(o) = opts.observer {
+            shared.watched.store(true, SeqCst);
             o.started(start_unix_ns);
         }
         gate.open(go);
@@ -193,6 +194,7 @@ pub fn run_synced<W: Workload>(
             telemetry: Some(telemetry),
             interval_ns: (opts.interval_s * 1e9) as u64,
             observer: opts.observer,
+            live: &|| work.live().or_else(|| shared.live()),
         });
         let mut handles = handles.into_iter();
         // A thread that panicked (a dbio bug) has failed the run: it adds nothing.
