@@ -174,14 +174,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     metrics,
                 },
             db,
-        } => {
-            if metrics != Default::default() {
-                return Err(
-                    commands::CommandError::Usage(dbio::metrics::MPI_REFUSED.into()).into(),
-                );
-            }
-            commands::plan::execute_mpi(&plan, db, open_store)
-        }
+        } => commands::plan::execute_mpi(&plan, (db, metrics.wanted()), open_store),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();

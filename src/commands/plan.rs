@@ -128,7 +128,7 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
 #[cfg(feature = "mpi")]
 pub fn execute_mpi(
     plan: &std::path::Path,
-    db: Option<std::path::PathBuf>,
+    db: (Option<std::path::PathBuf>, crate::metrics::Wanted),
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let open_store = |db| open_store(db).map_err(CommandError::from);
@@ -139,7 +139,7 @@ pub fn execute_mpi(
 #[cfg(not(feature = "mpi"))]
 pub fn execute_mpi(
     _: &std::path::Path,
-    _: Option<std::path::PathBuf>,
+    _: (Option<std::path::PathBuf>, crate::metrics::Wanted),
     _: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
     Err(CommandError::Usage(super::run::NO_MPI.into()).into())

@@ -364,9 +364,6 @@ pub fn execute(
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let metrics = args.metrics.wanted();
-    if args.mpi && metrics != Default::default() {
-        return Err(CommandError::Usage(crate::metrics::MPI_REFUSED.into()).into());
-    }
     if args.mpi {
         return run_mpi(args, open_store);
     }

@@ -5,12 +5,14 @@
 //! the `mpi` cargo feature, the MPI side: `world` (start barrier, errors
 //! agreed by every rank, gathering), `command` (`dbio run --mpi`) `plan`
 //! (`dbio plan run --mpi`: every rank walks the plan, rank 0 stores) and
-//! `shared_device` (`--region-per-rank`: one device, a region per rank)
-//! and `watch` (the heartbeats that end a job whose rank hangs before the
-//! start).
+//! `shared_device` (`--region-per-rank`: one device, a region per rank),
+//! `watch` (the heartbeats that end a job whose rank hangs before the
+//! start) and `live` (each rank's live metrics, `--metrics-listen`).
 
 #[cfg(feature = "mpi")]
 pub mod command;
+#[cfg(feature = "mpi")]
+mod live;
 pub mod merge;
 #[cfg(feature = "mpi")]
 pub mod plan;

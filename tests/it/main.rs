@@ -25,6 +25,8 @@ mod metrics;
 mod metrics_lab;
 mod metrics_live;
 #[cfg(feature = "mpi")]
+mod metrics_mpi;
+#[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_faults;
@@ -102,6 +104,8 @@ fn main() {
         metrics::tests(),
         metrics_lab::tests(),
         metrics_live::tests(),
+        #[cfg(feature = "mpi")]
+        metrics_mpi::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]

@@ -27,7 +27,7 @@ pub static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 const SOCKET: &str = "dbio-mysql/run/mysqld.sock";
 
 /// A target directory the mysql user can reach (`ServerDir`).
-struct MyDir(ServerDir);
+pub(crate) struct MyDir(ServerDir);
 
 impl std::ops::Deref for MyDir {
     type Target = ServerDir;
@@ -37,7 +37,7 @@ impl std::ops::Deref for MyDir {
 }
 
 impl MyDir {
-    fn on_tmpfs() -> MyDir {
+    pub(crate) fn on_tmpfs() -> MyDir {
         MyDir(ServerDir::on_tmpfs("mysql", SOCKET))
     }
 
