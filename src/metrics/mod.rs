@@ -121,6 +121,11 @@ struct Inner {
     state: Mutex<State>,
     /// Signalled each time the state changes (the textfile writer waits on it).
     changed: Condvar,
+    /// The generation the textfile holds, held while it is written: the
+    /// writer thread and the run's last write never write at once, and the
+    /// last one written is not written again (so no write is under way when
+    /// the process ends after the run's last write).
+    written: Mutex<u64>,
 }
 
 impl Live {
@@ -174,6 +179,15 @@ impl Live {
     /// The exposition as `format` asks, of the state now.
     pub fn exposition(&self, format: expo::Format) -> String {
         expo::render(&self.lock(), format)
+    }
+
+    /// The state's generation and its exposition in text format 0.0.4.
+    fn generation_text(&self) -> (u64, String) {
+        let state = self.lock();
+        (
+            state.generation,
+            expo::render(&state, expo::Format::Prometheus),
+        )
     }
 
     /// The live page's data (`/api/live`) as JSON.

@@ -8,7 +8,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::expo::Format;
 use super::{Live, MetricsError};
 
 /// The file written in DIR.
@@ -89,7 +88,13 @@ fn write(file: &Path, body: &str) -> std::io::Result<()> {
 /// Writes the exposition to `file` now (a failure is a warning, once per process).
 pub fn write_now(file: &Path, live: &Live) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let body = format!("{HEADER}{}", live.exposition(Format::Prometheus));
+    let mut written = live.inner.written.lock().unwrap_or_else(|p| p.into_inner());
+    let (generation, text) = live.generation_text();
+    if *written == generation && generation > 0 {
+        return; // that state is in the file already
+    }
+    *written = generation;
+    let body = format!("{HEADER}{text}");
     if let Err(e) = write(file, &body)
         && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
     {
