@@ -13,11 +13,12 @@ use serde_json::Value;
 use crate::common::prometheus::get;
 use crate::common::store::temp_store;
 use crate::metrics_live::{ANY_PORT, Serving, stderr};
-use crate::mpi::{alone, job, mpirun};
+use crate::mpi::{alone, job, launch, mpirun};
 
 crate::tests! {
     every_rank_serves_its_own_view_with_a_rank_label [Tool("mpirun")],
     a_rank_that_cannot_bind_ends_the_job_in_one_line [Tool("mpirun")],
+    a_plan_under_mpi_serves_each_ranks_runs_and_the_plans_progress [Tool("mpirun")],
 }
 
 /// The sum of the samples of `family` whose line has `label`.
@@ -148,6 +149,76 @@ fn a_rank_that_cannot_bind_ends_the_job_in_one_line() {
         assert!(
             !dir.path().join(format!("r{r}")).exists(),
             "rank {r} laid out nothing"
+        );
+    }
+}
+
+fn a_plan_under_mpi_serves_each_ranks_runs_and_the_plans_progress() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let plan = dir.path().join("live.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"mpi live\"\nrepeats = 1\norder = \"sequential\"\nmetrics_listen = \"{ANY_PORT}\"\n\n\
+             [workload]\nsize = \"8M\"\ntime = \"3s\"\n\n\
+             [variables]\nA = {{ target = \"{0}/a{{rank}}\" }}\nB = {{ target = \"{0}/b{{rank}}\" }}\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap().to_string();
+    let ((out, seen), left) = alone(|| {
+        let child = launch(2, &["plan", "run", &plan, "--mpi"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ranks = Serving::start_n(child, 2);
+        // (rank, variable, runs done) as each rank's endpoint showed them.
+        let mut seen: Vec<(usize, String, f64)> = Vec::new();
+        let t = Instant::now();
+        while ranks.running() && t.elapsed() < Duration::from_secs(90) {
+            for (r, addr) in ranks.addrs.clone().iter().enumerate() {
+                let Ok(resp) = get(addr, "/metrics", None) else {
+                    continue;
+                };
+                let done = total(&resp.body, "dbio_plan_runs_done", "plan=\"mpi live\"");
+                let variable = resp
+                    .body
+                    .lines()
+                    .find(|l| l.starts_with("dbio_requests_total{"))
+                    .and_then(|l| l.split("variable=\"").nth(1))
+                    .and_then(|v| v.split('"').next())
+                    .map(str::to_string);
+                if let Some(v) = variable {
+                    assert!(
+                        resp.body.contains(&format!("rank=\"{r}\"")),
+                        "{}",
+                        resp.body
+                    );
+                    seen.push((r, v, done));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        (ranks.wait(), seen)
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(left.is_empty(), "segments left: {left:?}");
+    for r in 0..2 {
+        for v in ["A", "B"] {
+            assert!(
+                seen.iter().any(|(rank, var, _)| *rank == r && var == v),
+                "rank {r} served run {v}: {seen:?}"
+            );
+        }
+        // Run B comes after run A is done: the plan's progress on every rank.
+        assert!(
+            seen.iter()
+                .any(|(rank, var, done)| *rank == r && var == "B" && *done >= 1.0),
+            "{seen:?}"
         );
     }
 }
