@@ -237,14 +237,14 @@ pub const FAMILIES: &[Family] = &[
         Counter,
         Run,
         &["process", "event", "class"],
-        "Seconds a database run's sessions (process session) or background processes (process background) spent in each wait event (class: its wait class) or CPU: measured by the SLOB model, estimated from the sampled activity for pg and mysql (samples / rate).",
+        "Seconds a database run's sessions (process session), background processes (process background) or server threads together (process server) spent in each wait event (class: its wait class) or CPU: measured by the SLOB model and MariaDB's performance_schema, estimated from the sampled activity for pg and mysql sessions (samples / rate).",
     ),
     f(
         "dbio_db_waits",
         Counter,
         Run,
         &["process", "event", "class"],
-        "Waits counted in each wait event (the SLOB model; pg and mysql sample their activity and count no waits).",
+        "Waits counted in each wait event (the SLOB model; MariaDB's performance_schema, server-wide, process server; PostgreSQL counts none).",
     ),
     f(
         "dbio_db_commits",

@@ -13,6 +13,9 @@ pub enum Process {
     Session,
     /// The server's (or the model's) background processes: writers, checkpointer.
     Background,
+    /// Every thread of the server together (MariaDB's performance_schema
+    /// summaries, which count each wait server-wide).
+    Server,
 }
 
 impl Process {
@@ -21,6 +24,7 @@ impl Process {
         match self {
             Process::Session => "session",
             Process::Background => "background",
+            Process::Server => "server",
         }
     }
 }

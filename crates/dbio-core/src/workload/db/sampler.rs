@@ -37,6 +37,11 @@ pub trait Monitor {
     fn activity(&self, _first: &Self::Snapshot, _now: &Self::Snapshot) -> Activity {
         Activity::default()
     }
+    /// Waits the server counts and times itself between two snapshots
+    /// (a live view's; none where the server only shows its activity).
+    fn counted_waits(&self, _first: &Self::Snapshot, _now: &Self::Snapshot) -> Vec<LiveWait> {
+        Vec::new()
+    }
 }
 
 /// Sampled waits by name: dbio's sessions', and the server's background
@@ -131,7 +136,7 @@ fn live<M: Monitor>(
         (Process::Session, &part.waits.sessions),
         (Process::Background, &part.waits.background),
     ];
-    let waits = sides
+    let mut waits: Vec<LiveWait> = sides
         .into_iter()
         .flat_map(|(process, map)| map.iter().map(move |(e, n)| (process, e, n)))
         .map(|(process, event, n)| LiveWait {
@@ -143,10 +148,11 @@ fn live<M: Monitor>(
         })
         .collect();
     // A failed read shows nothing new; the run's own edges decide.
-    let activity = m
-        .snapshot()
-        .map(|now| m.activity(first, &now))
-        .unwrap_or_default();
+    let mut activity = Activity::default();
+    if let Ok(now) = m.snapshot() {
+        activity = m.activity(first, &now);
+        waits.extend(m.counted_waits(first, &now));
+    }
     LiveDb {
         seq,
         waits,

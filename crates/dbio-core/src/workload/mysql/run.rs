@@ -24,7 +24,7 @@ use crate::samplers::series::SessionSeries;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
-use crate::workload::live::Activity;
+use crate::workload::live::{Activity, LiveWait};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 /// Samples of the process list per second.
@@ -270,6 +270,10 @@ impl Monitor for MysqlMonitor {
 
     fn activity(&self, first: &Snapshot, now: &Snapshot) -> Activity {
         super::stats::activity(first, now, self.page)
+    }
+
+    fn counted_waits(&self, first: &Snapshot, now: &Snapshot) -> Vec<LiveWait> {
+        super::stats::live_waits(first, now)
     }
 
     fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {

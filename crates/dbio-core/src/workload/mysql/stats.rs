@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use mysql::prelude::Queryable;
 
-use crate::workload::live::{Activity, WriterIo};
+use crate::workload::live::{Activity, LiveWait, Process, WriterIo};
 
 /// The counters kept, in InnoDB's (and the server's) own words.
 /// (MariaDB 10.11 has no Innodb_rows_* or Innodb_os_log_fsyncs: the
@@ -111,6 +111,22 @@ pub fn activity(a: &Snapshot, b: &Snapshot, page_size: u32) -> Activity {
     }
 }
 
+/// performance_schema's waits between two snapshots for a live view,
+/// server-wide: counted and timed by the server, classed by the event's
+/// first three parts (`wait/io/file` of `wait/io/file/innodb/innodb_log_file`).
+pub fn live_waits(a: &Snapshot, b: &Snapshot) -> Vec<LiveWait> {
+    wait_deltas(a, b)
+        .into_iter()
+        .map(|w| LiveWait {
+            process: Process::Server,
+            class: w.event.splitn(4, '/').take(3).collect::<Vec<_>>().join("/"),
+            seconds: w.time_ms / 1e3,
+            count: Some(w.waits as u64),
+            event: w.event,
+        })
+        .collect()
+}
+
 /// A wait event over the window.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WaitDelta {
@@ -207,5 +223,12 @@ mod tests {
             (100.0, 100.0, 1000.0)
         );
         assert_eq!((d[1].waits, d[1].time_ms, d[1].avg_us), (4.0, 8.0, 2000.0));
+        // Live: the same, server-wide, in seconds, classed by the event's first three parts.
+        let live = live_waits(&a, &b);
+        assert_eq!(live.len(), 2);
+        assert_eq!(live[0].event, "wait/io/file/innodb/innodb_data_file");
+        assert_eq!(live[0].class, "wait/io/file");
+        assert_eq!((live[0].count, live[0].seconds), (Some(100), 0.1));
+        assert_eq!(live[1].process, Process::Server);
     }
 }
