@@ -60,7 +60,7 @@ fn store_path(command: &Command) -> Option<PathBuf> {
         | Command::Completions(_)
         | Command::Man(_) => return None,
         Command::Lab {
-            command: commands::lab::LabCommand::Run { db, .. },
+            command: dbio::cli::lab::LabCommand::Run { db, .. },
         } => db,
         Command::Lab { .. } => return None,
         Command::Plan { db, .. }
@@ -152,6 +152,7 @@ fn open_store(db: Option<PathBuf>) -> anyhow::Result<Store> {
 
 fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Run(args) if args.mpi => dbio::ranks::run(*args, open_store),
         Command::Run(args) => commands::run::execute(*args, open_store),
         Command::Clean(args) => commands::clean::execute(&args),
         Command::Capture(args) => commands::capture::execute(&args),
@@ -174,7 +175,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     metrics,
                 },
             db,
-        } => commands::plan::execute_mpi(&plan, (db, metrics.wanted()), open_store),
+        } => dbio::ranks::plan(&plan, (db, metrics.wanted()), open_store),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();
@@ -204,7 +205,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Lab { command } => {
             let db = match &command {
-                commands::lab::LabCommand::Run { db, .. } => db.clone(),
+                dbio::cli::lab::LabCommand::Run { db, .. } => db.clone(),
                 _ => None,
             };
             let interrupt = interrupt_flag();

@@ -17,9 +17,15 @@ use crate::workload::dist::Distribution;
 use choice::choice;
 pub use refused::Refused;
 
+pub mod capture;
 pub mod choice;
+pub mod compare;
 pub mod db;
 pub mod hints;
+pub mod import;
+pub mod lab;
+pub mod manual;
+pub mod metric_names;
 pub mod metrics;
 pub mod mysql;
 pub mod pg;
@@ -27,10 +33,14 @@ pub mod plan;
 pub mod progress;
 mod refused;
 pub mod replay;
+pub mod report;
 pub mod run_help;
 pub mod run_options;
+pub mod runs;
 pub mod slob;
+pub mod trace;
 pub mod uring;
+pub mod verify;
 
 #[cfg(test)]
 mod config_json_tests;
@@ -203,7 +213,7 @@ pub enum Command {
     /// The SLOB.R table of stored runs: variables x sessions, trimmed means of a metric.
     Report {
         #[command(flatten)]
-        args: crate::commands::report::ReportArgs,
+        args: report::ReportArgs,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
@@ -211,7 +221,7 @@ pub enum Command {
     /// Two runs or selections side by side: AWR's compare period report.
     Compare {
         #[command(flatten)]
-        args: crate::commands::compare::CompareArgs,
+        args: compare::CompareArgs,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
@@ -219,7 +229,7 @@ pub enum Command {
     /// Import runs measured by other tools (SLOB awr_info.sh, fio JSON) into the store.
     Import {
         #[command(subcommand)]
-        command: crate::commands::import::ImportCommand,
+        command: import::ImportCommand,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
@@ -227,14 +237,14 @@ pub enum Command {
     /// Filesystem lab: build ext4/XFS/btrfs arms on loop or named devices, run a plan, tear down; TRIM tests.
     Lab {
         #[command(subcommand)]
-        command: crate::commands::lab::LabCommand,
+        command: lab::LabCommand,
     },
     /// Read every block of a target back and name each damaged one (zeroed, checksum, misdirected, torn, lost).
-    Verify(crate::commands::verify::VerifyArgs),
+    Verify(verify::VerifyArgs),
     /// List, show, export, tag or delete stored runs.
     Runs {
         #[command(subcommand)]
-        command: crate::commands::runs::RunsCommand,
+        command: runs::RunsCommand,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, global = true, value_name = "PATH")]
         db: Option<PathBuf>,
@@ -242,22 +252,22 @@ pub enum Command {
     /// List the metric names of the stored runs with their units and meaning (for report --metric, runs export --metrics).
     Metrics {
         #[command(flatten)]
-        args: crate::commands::metrics::MetricsArgs,
+        args: metric_names::MetricsArgs,
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
     },
     /// Record every block request to devices (the kernel's block tracepoints) into a trace file.
-    Capture(crate::commands::capture::CaptureArgs),
+    Capture(capture::CaptureArgs),
     /// Show or convert block I/O traces (dbio's, fio iolog v2/v3, blktrace's per-CPU files).
     Trace {
         #[command(subcommand)]
-        command: crate::commands::trace::TraceCommand,
+        command: trace::TraceCommand,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
-    Completions(crate::commands::manual::CompletionsArgs),
+    Completions(manual::CompletionsArgs),
     /// Print dbio's man page (roff) on stdout, or write every page with --dir.
-    Man(crate::commands::manual::ManArgs),
+    Man(manual::ManArgs),
 }
 
 #[derive(Args, Debug)]
@@ -1050,7 +1060,7 @@ pub(crate) mod tests {
         assert!(matches!(
             cli.command,
             Command::Lab {
-                command: crate::commands::lab::LabCommand::Run { db: Some(_), .. }
+                command: lab::LabCommand::Run { db: Some(_), .. }
             }
         ));
     }

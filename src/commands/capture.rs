@@ -3,35 +3,15 @@
 //! dbio trace file, until `--time` passes or Ctrl-C, and says how many
 //! requests it holds and how many events the kernel lost.
 
-use std::path::PathBuf;
+use crate::cli::capture::CaptureArgs;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Args;
 
 use super::CommandError;
-use crate::trace::capture::{self, CaptureError, DEFAULT_BUFFER_KB, Options, Outcome, Target};
+use crate::trace::capture::{self, CaptureError, Options, Outcome, Target};
 use crate::trace::tracefs::TracefsError;
-
-#[derive(Args, Debug)]
-pub struct CaptureArgs {
-    /// A block device to trace (a partition is traced through its disk); repeat for more.
-    #[arg(long = "device", value_name = "DEV", required = true)]
-    pub devices: Vec<PathBuf>,
-    /// Stop after this many seconds [default: at Ctrl-C or SIGTERM].
-    #[arg(long, value_name = "S")]
-    pub time: Option<f64>,
-    /// The trace file to write (dbio's format; `dbio trace convert` makes a fio iolog). Never overwritten.
-    #[arg(long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// The kernel's trace buffer per CPU, in KiB.
-    #[arg(long, value_name = "KIB", default_value_t = DEFAULT_BUFFER_KB)]
-    pub buffer_kb: u32,
-    /// What was captured as JSON on stdout (schema `dbio.capture.v1`).
-    #[arg(long)]
-    pub json: bool,
-}
 
 fn usage(what: String) -> anyhow::Error {
     CommandError::Usage(what).into()

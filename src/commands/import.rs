@@ -5,78 +5,17 @@
 //! dbio kept in a side file when the store could not take it
 //! (`store::unsaved`).
 
+use crate::cli::import::{AwrInfoArgs, FioArgs, ImportCommand};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
 
 use super::CommandError;
 use crate::analysis::models::Facts;
-use crate::cli::choice::choice;
-use crate::import::{ImportError, ModelArg, awr_info, awr_runs, fio, fio_runs, naming};
+use crate::import::{ImportError, awr_info, awr_runs, fio, fio_runs, naming};
 use crate::store::{ImportedRun, Store, unsaved};
-
-#[derive(Subcommand, Debug)]
-pub enum ImportCommand {
-    /// SLOB's misc/awr_info.sh output (pipe-separated, one row per AWR report).
-    AwrInfo(AwrInfoArgs),
-    /// fio 3.x --output-format=json or json+ output (also client/server).
-    Fio(FioArgs),
-    /// A run dbio measured but could not save (the store locked, read-only or
-    /// full): the file its error line named, saved now as it would have been.
-    Run(RunFileArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct RunFileArgs {
-    /// The files (`STORE.unsaved/*.json`); each is removed once its run is stored.
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-}
-
-/// Options every importer has.
-#[derive(Args, Debug)]
-pub struct CommonArgs {
-    /// The file to import.
-    pub file: PathBuf,
-    /// Store the runs under this plan name (select them with `dbio report --plan NAME`).
-    #[arg(long, value_name = "NAME")]
-    pub plan: Option<String>,
-    /// Tag every imported run (repeatable).
-    #[arg(long = "tag", value_name = "TAG")]
-    pub tags: Vec<String>,
-    /// Show how the file would be imported (variables, sessions, models) and store nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Import a file again even though runs from it are stored already.
-    #[arg(long)]
-    pub again: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct AwrInfoArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Read the variable (and sessions, writers, readers) from FILE names with
-    /// this regex: named groups variable, sessions, writers, readers.
-    #[arg(long, value_name = "RE", allow_hyphen_values = true)]
-    pub variable_regex: Option<String>,
-    /// The SLOB.R model of every run of the file, instead of SLOB.R's rules
-    /// (readwrite is stored as writes: READWRITE is computed over WRITES runs).
-    #[arg(long, value_parser = choice::<ModelArg>())]
-    pub model: Option<ModelArg>,
-}
-
-#[derive(Args, Debug)]
-pub struct FioArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// The variable of the runs (a row of `dbio report`), e.g. the filesystem.
-    #[arg(long, value_name = "NAME")]
-    pub variable: Option<String>,
-}
 
 /// Runs one `dbio import` subcommand.
 pub fn execute(cmd: ImportCommand, store: &mut Store, out: &mut dyn Write) -> anyhow::Result<()> {

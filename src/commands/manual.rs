@@ -1,40 +1,14 @@
 //! `dbio completions SHELL` and `dbio man`: shell completions and man pages
 //! generated from the CLI's own definition, so they never drift from it.
 
+use crate::cli::manual::{CompletionsArgs, ManArgs, Shell};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
 
 use super::CommandError;
 use super::output::write_error;
-
-/// The shells dbio writes completions for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
-    Bash,
-    Zsh,
-    Fish,
-    Elvish,
-    #[value(name = "powershell")]
-    PowerShell,
-}
-
-#[derive(Args, Debug)]
-pub struct CompletionsArgs {
-    /// The shell to complete in, e.g. `dbio completions bash > /etc/bash_completion.d/dbio`.
-    #[arg(value_enum)]
-    pub shell: Shell,
-}
-
-#[derive(Args, Debug)]
-pub struct ManArgs {
-    /// Write dbio.1 and one page per subcommand (dbio-run.1, dbio-runs-show.1, …)
-    /// into DIR (made if missing) instead of printing dbio.1 on stdout.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-}
 
 /// Prints the completion script for `args.shell` on stdout.
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<()> {

@@ -3,18 +3,11 @@
 //! --metric`, `report --html` and `runs export --metrics` take — and the
 //! nearest names to one that was not found.
 
-use clap::Args;
+use crate::cli::metric_names::MetricsArgs;
 
 use super::CommandError;
 use crate::report::plan::metric_names::{meaning, nearest, unit};
 use crate::store::Store;
-
-#[derive(Args, Debug)]
-pub struct MetricsArgs {
-    /// Only names containing this text (e.g. latency, p99, dev., event.).
-    #[arg(value_name = "TEXT")]
-    pub filter: Option<String>,
-}
 
 /// Lists the store's metric names (those containing `args.filter`).
 pub fn execute(args: &MetricsArgs, store: &Store) -> anyhow::Result<()> {

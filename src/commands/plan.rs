@@ -124,27 +124,6 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
     Ok(())
 }
 
-/// `dbio plan run PLAN --mpi`: this process is one rank of an MPI job.
-#[cfg(feature = "mpi")]
-pub fn execute_mpi(
-    plan: &std::path::Path,
-    db: (Option<std::path::PathBuf>, crate::metrics::Wanted),
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
-) -> anyhow::Result<std::process::ExitCode> {
-    let open_store = |db| open_store(db).map_err(CommandError::from);
-    Ok(crate::ranks::plan::execute(plan, db, open_store)?)
-}
-
-/// `dbio plan run --mpi` in a build without MPI.
-#[cfg(not(feature = "mpi"))]
-pub fn execute_mpi(
-    _: &std::path::Path,
-    _: (Option<std::path::PathBuf>, crate::metrics::Wanted),
-    _: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
-) -> anyhow::Result<std::process::ExitCode> {
-    Err(CommandError::Usage(super::run::NO_MPI.into()).into())
-}
-
 /// Runs `dbio plan ...`.
 pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> anyhow::Result<()> {
     match cmd {

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::CommandError;
-use super::report::ReportArgs;
-use crate::commands::runs::FilterArgs;
+use crate::cli::report::ReportArgs;
+use crate::cli::runs::FilterArgs;
 use crate::report::html::{self, Options, data};
 use crate::store::Store;
 
@@ -89,9 +89,10 @@ pub fn execute(args: &ReportArgs, path: &Path, store: &Store) -> anyhow::Result<
             }
         )));
     }
+    let plan_file = plan.as_ref().map(crate::plan::Plan::file_facts);
     let opts = Options {
         relative_to: args.relative_to.as_deref(),
-        plan: plan.as_ref(),
+        plan: plan_file.as_ref(),
         selection: describe(&filter),
         store: store.path().display().to_string(),
         generated: now_utc(),

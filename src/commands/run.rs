@@ -144,7 +144,7 @@ pub(crate) fn show_and_save(
     meta: &RunMeta,
 ) -> Result<RunOutcome, CommandError> {
     let mut rendered = text::render(report);
-    rendered.push_str(&crate::ranks::text::render(report));
+    rendered.push_str(&crate::report::run::ranks_text::render(report));
     if let Some(lab) = &meta.lab {
         rendered.push_str(&format!("lab      {}\n", lab.summary));
     }
@@ -364,9 +364,6 @@ pub fn execute(
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let metrics = args.metrics.wanted();
-    if args.mpi {
-        return run_mpi(args, open_store);
-    }
     let output = if args.json {
         Output::Json
     } else {
@@ -461,29 +458,6 @@ pub(crate) fn exit_code(outcome: &RunOutcome, output: Output) -> std::process::E
         }
     }
 }
-
-/// `dbio run --mpi`: this process is one rank of an MPI job.
-#[cfg(feature = "mpi")]
-fn run_mpi(
-    args: crate::cli::RunArgs,
-    open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
-) -> anyhow::Result<std::process::ExitCode> {
-    let open_store = |db| open_store(db).map_err(CommandError::from);
-    Ok(crate::ranks::command::execute(args, open_store)?)
-}
-
-/// `dbio run --mpi` in a build without MPI.
-#[cfg(not(feature = "mpi"))]
-fn run_mpi(
-    _: crate::cli::RunArgs,
-    _: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
-) -> anyhow::Result<std::process::ExitCode> {
-    Err(CommandError::Usage(NO_MPI.into()).into())
-}
-
-/// The error of `--mpi` in a build without MPI.
-#[cfg(not(feature = "mpi"))]
-pub(crate) const NO_MPI: &str = "--mpi: this dbio was built without MPI; build it with `cargo build --release --features mpi` (needs libopenmpi-dev and libclang-dev) and start it under mpirun";
 
 /// Says where a value was adjusted: a buffer cache larger than the data,
 /// a size that does not split into whole blocks per file.

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::report::export::runs::Format;
 use crate::store::tests::{Fixture, environment, fixture, report, report_text, save};
 use crate::store::*;
 

@@ -6,10 +6,10 @@
 //! missing or cut short, saves the findings as a run (workload `verify`)
 //! and exits 1 when anything is wrong.
 
+use crate::cli::verify::VerifyArgs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Args;
 use serde_json::json;
 
 use super::CommandError;
@@ -24,22 +24,6 @@ use crate::verify::classify::CLASSES;
 use crate::verify::findings::{Findings, missing_text, render};
 use crate::verify::interrupted::{Interruption, Known};
 use crate::verify::scan::{Layout, ScanStats, scan};
-
-#[derive(Args, Debug)]
-pub struct VerifyArgs {
-    /// A directory dbio laid out, or a block device dbio wrote.
-    #[arg(long, default_value = crate::cli::DEFAULT_TARGET)]
-    pub target: PathBuf,
-    /// The findings as JSON on stdout (schema `dbio.verify.v1`).
-    #[arg(long)]
-    pub json: bool,
-    /// No progress line.
-    #[arg(long)]
-    pub quiet: bool,
-    /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-}
 
 /// What was verified, and how.
 struct Subject {

@@ -15,24 +15,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Environment variable naming the lab directory (state files and, by
-/// default, mount points).
-pub const DIR_ENV: &str = "DBIO_LAB_DIR";
+pub use crate::plan::lab::{DIR_ENV, lab_dir};
+
 /// The state file format version.
 const VERSION: u32 = 1;
-
-/// The directory of state files (created when the first lab starts).
-pub fn lab_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
-    state.join("dbio/lab")
-}
 
 /// One thing a lab made. Undone in the reverse order of creation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 //! lab arm becomes a plan arm whose `target` is under the arm's mount point
 //! (or is the arm's device, filled in when the device exists).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The `--target` a raw-device arm has in the plan until the lab has made
 /// its device: `/dev/dbio-lab/ARM` (no such node exists; `dbio lab run`
@@ -15,10 +15,25 @@ pub const DEVICE_MARKER: &str = "/dev/dbio-lab/";
 
 /// The image size when `image_size` is not given.
 pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;
-/// Where images go when `image_dir` is not given.
-pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp";
 /// The directory under each mount the runs use when `target` is not given.
 pub const DEFAULT_SUBDIR: &str = "dbio";
+
+/// Environment variable naming the lab directory (state files and, by
+/// default, mount points).
+pub const DIR_ENV: &str = "DBIO_LAB_DIR";
+
+/// The directory of state files (created when the first lab starts).
+pub fn lab_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    state.join("dbio/lab")
+}
 
 /// A filesystem the lab can make, or none (the raw device).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use toml::de::{DeTable, DeValue};
 
 use super::PlanError;
-use super::lab::{Backing, DEFAULT_IMAGE_DIR, DEFAULT_IMAGE_SIZE, DEFAULT_SUBDIR, LabSpec, slug};
+use super::lab::{Backing, DEFAULT_IMAGE_SIZE, DEFAULT_SUBDIR, LabSpec, slug};
 use super::lab_arm::{finish_arm, lab_arm};
 use super::parse::{self, Arm, RawPlan, Src};
+use crate::cli::lab::DEFAULT_IMAGE_DIR;
 use crate::cli::run_options::{self as options, RunOption};
 use crate::units::parse_size;
 
@@ -43,11 +44,9 @@ pub(super) fn parse(
             "has no arms: add [lab.arms] with e.g. XFS = { fs = \"xfs\" } and EXT4 = { fs = \"ext4\" }",
         ));
     };
-    let mount_dir = keys.mount_dir.unwrap_or_else(|| {
-        crate::lab::state::lab_dir()
-            .join("mnt")
-            .join(slug(plan_name))
-    });
+    let mount_dir = keys
+        .mount_dir
+        .unwrap_or_else(|| super::lab::lab_dir().join("mnt").join(slug(plan_name)));
     let mut arms = Vec::new();
     let mut plan_arms = Vec::new();
     for (k, v) in parse::entries(arms_t) {

@@ -227,7 +227,7 @@ fn a_lab_owns_the_arms() {
 fn mount_dirs_default_to_the_lab_dir_and_differ_per_plan() {
     let p = load("name = \"a b\"\n[lab.arms]\nX = { fs = \"xfs\" }\n").unwrap();
     let lab = p.lab.unwrap();
-    assert!(lab.mount_dir.starts_with(crate::lab::state::lab_dir()));
+    assert!(lab.mount_dir.starts_with(super::lab::lab_dir()));
     assert!(lab.mount_dir.ends_with(slug("a b")));
     assert_eq!(lab.arms[0].mountpoint, lab.mount_dir.join("X"));
     assert!(slug("a b").starts_with("a_b-"));

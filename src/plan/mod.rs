@@ -147,6 +147,24 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// What a report page says of this plan.
+    pub fn file_facts(&self) -> crate::report::html::PlanFile {
+        crate::report::html::PlanFile {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            path: self.path.display().to_string(),
+            seed: self.seed,
+            seed_given: self.seed_given,
+            order: self.order.name(),
+            repeats: self.repeats,
+            warmup: self.warmup,
+            arms: self.arms.clone(),
+            cells: self.cells.clone(),
+        }
+    }
+}
+
+impl Plan {
     /// Counted (non-warm-up) runs.
     pub fn counted(&self) -> usize {
         self.runs.iter().filter(|r| !r.warmup).count()

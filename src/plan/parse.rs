@@ -10,6 +10,10 @@ use toml::de::{DeString, DeTable, DeValue};
 use super::{OnFailure, Order, PlanError, Steps};
 use crate::cli::run_options::{self as options, RunOption, Val};
 
+/// The placeholders an MPI rank fills in a path (`ranks::template`); a plan
+/// leaves them to the ranks.
+pub const RANK_PLACEHOLDERS: [&str; 2] = ["rank", "host"];
+
 /// The plan text and how to name it in messages.
 pub(crate) struct Src<'a> {
     pub file: String,
@@ -588,7 +592,7 @@ fn cross_check(src: &Src, plan: &RawPlan) -> Result<(), PlanError> {
         if let Val::Text(t) = &s.val {
             for name in placeholders(t) {
                 let n = options::normalize(&name);
-                let per_rank = crate::ranks::template::PLACEHOLDERS.contains(&n.as_str());
+                let per_rank = RANK_PLACEHOLDERS.contains(&n.as_str());
                 if n != "variable" && !per_rank && !swept.contains(&n.as_str()) {
                     let mut msg = format!("{{{name}}} is neither {{variable}} nor a swept option");
                     if !swept.is_empty() {

@@ -4,9 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-/// The placeholders a rank fills; a plan leaves them to the ranks.
-pub const PLACEHOLDERS: [&str; 2] = ["rank", "host"];
-
 /// `template` with `{rank}` and `{host}` replaced. A template that is not
 /// UTF-8 is returned as it is (it cannot hold a placeholder).
 pub fn expand(template: &Path, rank: u32, host: &str) -> PathBuf {

@@ -2,7 +2,8 @@
 //! runs intact, imported runs are saved whole or not at all, listed,
 //! exported and shown.
 
-use crate::commands::runs::{self as commands, RunsCommand};
+use crate::cli::runs::RunsCommand;
+use crate::commands::runs as commands;
 use rusqlite::Connection;
 use serde_json::json;
 

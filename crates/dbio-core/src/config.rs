@@ -6,12 +6,16 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod content;
+pub mod dist;
 mod json;
+pub mod uring;
+pub mod verify;
 pub use json::ConfigJsonError;
 
 use crate::choice::{Choice, Named};
 
-use crate::workload::dist::Distribution;
+use dist::Distribution;
 
 /// What a raw workload asks of the storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,7 +272,7 @@ pub struct RunConfig {
     pub allow_root_fs: bool,
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`: the
     /// workloads that write their own blocks, raw and slob).
-    pub content: crate::storage::content::ContentSpec,
+    pub content: content::ContentSpec,
     /// Which workload, with the settings only it has.
     pub workload: WorkloadConfig,
 }
@@ -301,9 +305,9 @@ pub struct RawConfig {
     pub distribution: Distribution,
     /// How each session's io_uring is set up (`--fixedbufs`,
     /// `--sqthread-poll`, …): with `--engine io_uring` only.
-    pub uring: Option<crate::engine::uring::UringOpts>,
+    pub uring: Option<uring::UringOpts>,
     /// Checks of what the run reads (`--verify`, `--verify-after-write`).
-    pub verify: crate::verify::online::VerifyOpts,
+    pub verify: verify::VerifyOpts,
 }
 
 impl WorkloadConfig {

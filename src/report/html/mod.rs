@@ -37,13 +37,31 @@ use data::ReportData;
 use page::{Page, figure};
 use timeline::Timeline;
 
+/// What the page says of the plan file the runs came from (`--plan-file`).
+#[derive(Clone, Debug, Default)]
+pub struct PlanFile {
+    pub name: String,
+    pub description: Option<String>,
+    pub path: String,
+    pub seed: u64,
+    /// The seed was written in the file (else derived from the name).
+    pub seed_given: bool,
+    pub order: &'static str,
+    pub repeats: u32,
+    pub warmup: u32,
+    /// The variables (arms), in order.
+    pub arms: Vec<String>,
+    /// The cells, described.
+    pub cells: Vec<String>,
+}
+
 /// What the page says about how it was made.
 #[derive(Clone, Debug, Default)]
 pub struct Options<'a> {
     /// The variable every other is divided by (`--relative-to`).
     pub relative_to: Option<&'a str>,
     /// The plan file, when given (`--plan-file`).
-    pub plan: Option<&'a crate::plan::Plan>,
+    pub plan: Option<&'a PlanFile>,
     /// The selection, as typed (`--plan fs --tag x`) or "all runs".
     pub selection: String,
     /// Where the runs came from.

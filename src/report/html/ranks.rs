@@ -2,7 +2,7 @@
 //! the stored report (`ranks::merge` computed them when the run ended):
 //! the job's line (ranks, hosts, start skew, first and last done,
 //! imbalance), each rank's IOPS as a bar, and the per-rank table the
-//! terminal prints (`ranks::text`) with the same numbers.
+//! terminal prints (`report::run::ranks_text`) with the same numbers.
 
 use super::page::{figure, key_values, table, td};
 use crate::chart::{HBar, HBarChart, color, escape};
@@ -64,7 +64,7 @@ pub fn iops_chart(ranks: &[Rank]) -> HBarChart {
     c
 }
 
-/// The per-rank table, with the numbers as `ranks::text` prints them.
+/// The per-rank table, with the numbers as `run::ranks_text` prints them.
 fn rank_table(ranks: &[Rank]) -> String {
     let num = |v: String| format!("<td class=\"num\">{}</td>", escape(&v));
     let header: Vec<String> = [

@@ -284,7 +284,7 @@ pub fn environment_section(data: &ReportData) -> String {
 
 /// The plan: names, what all runs share, what was swept, and (from the
 /// plan file when given) seed, order and repeats.
-pub fn plan_section(data: &ReportData, plan: Option<&crate::plan::Plan>) -> String {
+pub fn plan_section(data: &ReportData, plan: Option<&super::PlanFile>) -> String {
     let mut o = String::new();
     let mut facts: Vec<(String, String)> = Vec::new();
     match plan {
@@ -293,7 +293,7 @@ pub fn plan_section(data: &ReportData, plan: Option<&crate::plan::Plan>) -> Stri
             if let Some(d) = &p.description {
                 facts.push(("description".into(), d.clone()));
             }
-            facts.push(("file".into(), p.path.display().to_string()));
+            facts.push(("file".into(), p.path.clone()));
             facts.push((
                 "seed".into(),
                 format!(
@@ -306,7 +306,7 @@ pub fn plan_section(data: &ReportData, plan: Option<&crate::plan::Plan>) -> Stri
                     }
                 ),
             ));
-            facts.push(("order".into(), p.order.name().to_string()));
+            facts.push(("order".into(), p.order.to_string()));
             facts.push((
                 "repeats".into(),
                 format!("{} per cell, {} warm-up per arm", p.repeats, p.warmup),

@@ -8,6 +8,7 @@ mod db_text;
 mod mysql_text;
 mod open_loop_text;
 mod pg_text;
+pub mod ranks_text;
 mod replay_text;
 pub mod text;
 

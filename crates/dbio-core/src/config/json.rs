@@ -9,14 +9,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::content::ContentSpec;
+use super::dist::Distribution;
+use super::uring::UringOpts;
+use super::verify::VerifyOpts;
 use super::{
     Arrival, EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength,
     WorkloadConfig,
 };
-use crate::engine::uring::UringOpts;
-use crate::storage::content::ContentSpec;
-use crate::verify::online::VerifyOpts;
-use crate::workload::dist::Distribution;
 use crate::workload::mysql::MysqlConfig;
 use crate::workload::pg::PgConfig;
 use crate::workload::replay::ReplayConfig;
@@ -230,7 +230,7 @@ impl TryFrom<RunConfigJson> for RunConfig {
 
 /// A [`Distribution`] as its text (`zipf:1.2`), which parses back exactly.
 mod as_text {
-    use crate::workload::dist::Distribution;
+    use crate::config::dist::Distribution;
 
     pub fn serialize<S: serde::Serializer>(v: &Distribution, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(v)

@@ -36,9 +36,7 @@ const ENTER_REGISTERED_RING: u32 = 1 << 4;
 const REGISTER_RING_FDS: u32 = 20;
 const UNREGISTER_RING_FDS: u32 = 21;
 
-#[path = "uring_opts.rs"]
-mod opts;
-pub use opts::{SetupError, Submit, Taskrun, UringOpts};
+pub use crate::config::uring::{Submit, Taskrun, UringOpts};
 
 pub struct Uring {
     ring: IoUring,
@@ -652,3 +650,32 @@ fn register_buffers(ring: &IoUring, b: &BufPool) -> Result<(), SetupError> {
 #[cfg(test)]
 #[path = "uring_tests.rs"]
 mod tests;
+
+/// The kernel (or this process's limits) refused an io_uring setting.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("the kernel refused to make an io_uring with {what}: {source}{hint}")]
+    Ring {
+        what: String,
+        hint: &'static str,
+        source: io::Error,
+    },
+    #[error(
+        "cannot register the files with io_uring (--registerfiles): {0}; pass --registerfiles false"
+    )]
+    Files(io::Error),
+    #[error(
+        "cannot register {slots} buffers with io_uring (--fixedbufs): {source}; raise the locked-memory limit (ulimit -l) or pass --fixedbufs false"
+    )]
+    Buffers { slots: usize, source: io::Error },
+    #[error(
+        "cannot register the io_uring's own fd (--register-ring, Linux 5.18+): {0}; pass --register-ring false"
+    )]
+    RingFd(io::Error),
+}
+
+impl From<SetupError> for io::Error {
+    fn from(e: SetupError) -> Self {
+        io::Error::other(e.to_string())
+    }
+}

@@ -19,54 +19,17 @@
 //! With the defaults (0 and 0) writes are exactly [`block::refresh`]: two
 //! predictable branches more per write.
 
-use serde::{Deserialize, Serialize};
-
 use super::block::{self, Header, POOL_FILE, SECTOR};
 use crate::rng::Rng;
 
+pub use crate::config::content::{ContentError, ContentSpec, MAX_COMPRESS_PCT};
+
 /// Blocks in a target's dedupe pool.
 pub(crate) const POOL_BLOCKS: usize = 16;
-/// The largest `--compress-pct`: the stamp and one random word stay.
-pub(crate) const MAX_COMPRESS_PCT: u8 = 90;
 /// Mixed into the target id to seed the pool's content.
 const POOL_SALT: u64 = 0x706f_6f6c_6462_696f;
 
-/// A content setting out of its range.
-#[derive(Debug, thiserror::Error)]
-pub enum ContentError {
-    #[error(
-        "--compress-pct {0} is more than {MAX_COMPRESS_PCT}: every 512-byte sector keeps its 40-byte stamp and a random word; give 0 to {MAX_COMPRESS_PCT}"
-    )]
-    Compress(u8),
-    #[error("--dedupe-pct {0} is more than 100; give 0 to 100")]
-    Dedupe(u8),
-}
-
-/// The content settings of a run or a layout.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContentSpec {
-    /// Percent of every sector that is zeros (compresses away).
-    pub compress_pct: u8,
-    /// Percent of blocks written that are copies of a pool block.
-    pub dedupe_pct: u8,
-}
-
 impl ContentSpec {
-    pub fn is_default(&self) -> bool {
-        *self == ContentSpec::default()
-    }
-
-    /// Checks the percentages; the error names the option and the range.
-    pub fn check(&self) -> Result<(), ContentError> {
-        if self.compress_pct > MAX_COMPRESS_PCT {
-            return Err(ContentError::Compress(self.compress_pct));
-        }
-        if self.dedupe_pct > 100 {
-            return Err(ContentError::Dedupe(self.dedupe_pct));
-        }
-        Ok(())
-    }
-
     /// Where the zeros start in every sector.
     pub(crate) fn zero_from(&self) -> usize {
         SECTOR - (SECTOR * usize::from(self.compress_pct) + 50) / 100

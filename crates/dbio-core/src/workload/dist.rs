@@ -43,12 +43,8 @@
 //! `HOTSPOT_OFFSET_MB` / `HOTSPOT_MB` / `HOTSPOT_FREQUENCY`.
 
 use crate::rng::Rng;
-use std::fmt;
-use std::str::FromStr;
 
-/// The phrase returned by [`Distribution::from_str`] for anything it cannot accept.
-const PARSE_HINT: &str = "expected uniform, zipf:THETA (THETA > 0, not 1, e.g. zipf:1.2) \
-                          or pareto:H (0 < H < 1, e.g. pareto:0.9)";
+pub use crate::config::dist::{Distribution, ParseDistError};
 
 /// Zipf ranks `1..=ZIPF_HEAD` are drawn from an exact CDF table.
 const ZIPF_HEAD: usize = 32;
@@ -56,64 +52,14 @@ const ZIPF_HEAD: usize = 32;
 /// `ζ(n, θ)` sums this many terms exactly and approximates the rest (Euler–Maclaurin).
 const ZETA_EXACT_TERMS: u64 = 1 << 20;
 
-/// Which blocks are popular.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Distribution {
-    /// Every block equally likely.
-    Uniform,
-    /// Rank `r` (1-based) has probability proportional to `r^-theta`; `theta > 0`, `theta != 1`.
-    Zipf { theta: f64 },
-    /// fio's pareto: for `h < 0.5` the hottest fraction `h` of blocks gets `1 - h` of
-    /// accesses (`pareto:h` and `pareto:1-h` split alike); `0 < h < 1`.
-    Pareto { h: f64 },
-}
-
 impl Distribution {
     /// Checks the parameter range.
     fn validate(self) -> Result<Self, DistError> {
         match self {
-            Self::Uniform => Ok(self),
-            Self::Zipf { theta } if theta.is_finite() && theta > 0.0 && theta != 1.0 => Ok(self),
+            _ if self.in_range() => Ok(self),
             Self::Zipf { theta } => Err(DistError::ZipfTheta(theta)),
-            Self::Pareto { h } if h > 0.0 && h < 1.0 => Ok(self),
             Self::Pareto { h } => Err(DistError::ParetoH(h)),
-        }
-    }
-}
-
-/// A `--dist` value that is not a distribution dbio knows (the message lists them).
-#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
-#[error("{PARSE_HINT}")]
-pub struct ParseDistError;
-
-impl FromStr for Distribution {
-    type Err = ParseDistError;
-
-    /// Parses `uniform`, `zipf:THETA` or `pareto:H` (names case-insensitive).
-    fn from_str(s: &str) -> Result<Self, ParseDistError> {
-        let s = s.trim();
-        let (name, param) = match s.split_once(':') {
-            Some((name, param)) => (name.trim(), Some(param.trim())),
-            None => (s, None),
-        };
-        let number = |p: &str| p.parse::<f64>().map_err(|_| ParseDistError);
-        let dist = match param {
-            None if name.eq_ignore_ascii_case("uniform") => Self::Uniform,
-            Some(p) if name.eq_ignore_ascii_case("zipf") => Self::Zipf { theta: number(p)? },
-            Some(p) if name.eq_ignore_ascii_case("pareto") => Self::Pareto { h: number(p)? },
-            _ => return Err(ParseDistError),
-        };
-        dist.validate().map_err(|_| ParseDistError)
-    }
-}
-
-impl fmt::Display for Distribution {
-    /// `uniform`, `zipf:THETA` or `pareto:H`, with the shortest decimal that parses back exactly.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Uniform => f.write_str("uniform"),
-            Self::Zipf { theta } => write!(f, "zipf:{theta}"),
-            Self::Pareto { h } => write!(f, "pareto:{h}"),
+            Self::Uniform => Ok(self),
         }
     }
 }

@@ -1,7 +1,5 @@
 //! How a session's io_uring is set up ([`UringOpts`], recorded in the run's
-//! config) and the error when the kernel refuses a setting.
-
-use std::io;
+//! config; the engine's `uring.rs` makes the ring as it says).
 
 use serde::{Deserialize, Serialize};
 
@@ -138,34 +136,5 @@ impl Default for UringOpts {
             taskrun: Taskrun::Auto,
             submit: Submit::Auto,
         }
-    }
-}
-
-/// The kernel (or this process's limits) refused an io_uring setting.
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    #[error("the kernel refused to make an io_uring with {what}: {source}{hint}")]
-    Ring {
-        what: String,
-        hint: &'static str,
-        source: io::Error,
-    },
-    #[error(
-        "cannot register the files with io_uring (--registerfiles): {0}; pass --registerfiles false"
-    )]
-    Files(io::Error),
-    #[error(
-        "cannot register {slots} buffers with io_uring (--fixedbufs): {source}; raise the locked-memory limit (ulimit -l) or pass --fixedbufs false"
-    )]
-    Buffers { slots: usize, source: io::Error },
-    #[error(
-        "cannot register the io_uring's own fd (--register-ring, Linux 5.18+): {0}; pass --register-ring false"
-    )]
-    RingFd(io::Error),
-}
-
-impl From<SetupError> for io::Error {
-    fn from(e: SetupError) -> Self {
-        io::Error::other(e.to_string())
     }
 }
