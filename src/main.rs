@@ -177,14 +177,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
                     metrics,
                 },
             db,
-        } => {
-            if metrics != Default::default() {
-                return Err(
-                    commands::CommandError::Usage(dbio::metrics::MPI_REFUSED.into()).into(),
-                );
-            }
-            dbio::ranks::plan(&plan, db, open_store)
-        }
+        } => dbio::ranks::plan(&plan, (db, metrics.wanted()), open_store),
         Command::Plan { command, db } => {
             let mut store = open_store(db)?;
             let interrupt = interrupt_flag();

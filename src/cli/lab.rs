@@ -18,6 +18,8 @@ pub enum LabCommand {
         /// The results store [default: $DBIO_DB, else $XDG_DATA_HOME/dbio/dbio.sqlite].
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
+        #[command(flatten)]
+        metrics: super::metrics::MetricsArgs,
     },
     /// Remove what a crashed or killed lab left (mounts, loop devices, images it listed) and nothing else.
     Cleanup {

@@ -49,9 +49,18 @@ pub fn execute(
 ) -> anyhow::Result<()> {
     let is_root = rustix::process::geteuid().is_root();
     match cmd {
-        LabCommand::Run { plan, dry_run, .. } => {
-            super::lab_run::run(&plan, dry_run, is_root, open_store, interrupt)
-        }
+        LabCommand::Run {
+            plan,
+            dry_run,
+            metrics,
+            ..
+        } => super::lab_run::run(
+            &plan,
+            (dry_run, &metrics.wanted()),
+            is_root,
+            open_store,
+            interrupt,
+        ),
         LabCommand::Cleanup { dry_run } => {
             if !dry_run {
                 prereq::check_root(is_root, "cleanup").map_err(CommandError::from)?;

@@ -23,7 +23,7 @@ use crate::store::Store;
 
 pub(super) fn run(
     path: &Path,
-    dry_run: bool,
+    (dry_run, metrics): (bool, &crate::metrics::Wanted),
     is_root: bool,
     open_store: impl FnOnce() -> anyhow::Result<Store>,
     interrupt: &AtomicBool,
@@ -56,6 +56,8 @@ pub(super) fn run(
         return Ok(());
     }
     prereq::check(&plan, &lab, &arms, is_root).map_err(CommandError::from)?;
+    // Bound (or refused) before any arm is built.
+    let live = super::run::start_metrics(&metrics.clone().or(&plan.metrics), false)?;
     let versions = versions(&arms).map_err(CommandError::from)?;
     // A lab of this plan that died leaves its mounts where this one mounts.
     let dir = state::lab_dir();
@@ -70,9 +72,15 @@ pub(super) fn run(
         .map_err(CommandError::from)?;
     eprintln!("lab {}: state file {}", plan.name, st.path().display());
     let mut guard = Guard::new(st);
-    let result = run_arms(
-        &plan, &lab, &arms, &versions, &mut guard, &mut store, interrupt,
-    );
+    let mut exec = LabExecutor {
+        store: &mut store,
+        interrupt,
+        built: HashMap::new(),
+        live,
+        done_before: 0,
+        total: plan.runs.len(),
+    };
+    let result = run_arms(&plan, &lab, &arms, &versions, &mut guard, &mut exec);
     let mut summary = guard.finish(result).map_err(CommandError::from)?;
     // Counted from the store: arms that were complete were never built.
     let now = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
@@ -113,15 +121,10 @@ fn run_arms(
     arms: &[&LabArm],
     versions: &HashMap<FsKind, ToolVersion>,
     guard: &mut Guard,
-    store: &mut Store,
-    interrupt: &AtomicBool,
+    exec: &mut LabExecutor,
 ) -> Result<Summary, LabError> {
+    let interrupt = exec.interrupt;
     let mut total = Summary::default();
-    let mut exec = LabExecutor {
-        store,
-        interrupt,
-        built: HashMap::new(),
-    };
     if lab.same_device {
         let dev = make_backing(guard.state(), plan, lab, 0, "shared")?;
         for (i, arm) in arms.iter().enumerate() {
@@ -142,14 +145,17 @@ fn run_arms(
             exec.built.insert(arm.name.clone(), built);
             let mut sub = plan.clone();
             sub.runs.retain(|r| r.variable == arm.name);
+            // Progress is the whole plan's: every run of the arms not still
+            // to come is done (earlier arms, arms complete before).
+            let to_come = |r: &&PlannedRun| arms[i..].iter().any(|a| a.name == r.variable);
+            exec.done_before = plan.runs.iter().filter(|r| !to_come(r)).count();
             let s = if interrupt.load(Ordering::Relaxed) {
                 Summary {
                     interrupted: true,
                     ..Summary::default()
                 }
             } else {
-                plan::execute(&sub, &mut exec, interrupt)
-                    .map_err(|e| LabError::Failed(e.to_string()))?
+                plan::execute(&sub, exec, interrupt).map_err(|e| LabError::Failed(e.to_string()))?
             };
             cleanup::undo_to(guard.state(), mark, &mut std::io::stderr())?;
             add(&mut total, &s);
@@ -182,7 +188,7 @@ fn run_arms(
         let built = build_arm(guard.state(), lab, arm, &dev, versions, discard)?;
         exec.built.insert(arm.name.clone(), built);
     }
-    plan::execute(plan, &mut exec, interrupt).map_err(|e| LabError::Failed(e.to_string()))
+    plan::execute(plan, exec, interrupt).map_err(|e| LabError::Failed(e.to_string()))
 }
 
 fn add(total: &mut Summary, s: &Summary) {
@@ -197,6 +203,12 @@ struct LabExecutor<'a> {
     store: &'a mut Store,
     interrupt: &'a AtomicBool,
     built: HashMap<String, Built>,
+    /// Live metrics for the whole lab (`--metrics-listen`, `--metrics-textfile`).
+    live: Option<crate::metrics::Live>,
+    /// Runs of the whole plan done before the (one arm's) plan now executed.
+    done_before: usize,
+    /// The whole plan's runs (an arm's plan holds only its own).
+    total: usize,
 }
 
 impl Executor for LabExecutor<'_> {
@@ -228,9 +240,22 @@ impl Executor for LabExecutor<'_> {
             warmup: r.warmup,
             tags: built.tags.clone(),
             lab: Some(built.info.clone()),
-            live: None,
+            live: self.live.clone(),
             capture: false,
         };
         run_args(self.store, self.interrupt, &args, &meta)
+    }
+
+    fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {
+        let Some(live) = &self.live else { return };
+        let done_all = self.done_before + done;
+        // The arm's ETA, scaled to the runs left in the whole plan.
+        let left = plan.runs.len().saturating_sub(done);
+        let left_all = self.total.saturating_sub(done_all);
+        let eta_all = match left {
+            0 => 0.0,
+            n => eta_s * left_all as f64 / n as f64,
+        };
+        live.plan_progress(&plan.name, done_all, self.total, eta_all);
     }
 }

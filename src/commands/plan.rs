@@ -149,10 +149,7 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
             store
                 .ensure_writable()
                 .map_err(|e| CommandError::Usage(e.to_string()))?;
-            let wanted = crate::metrics::Wanted {
-                listen: metrics.metrics_listen.or(plan.metrics.listen),
-                textfile: metrics.metrics_textfile.or(plan.metrics.textfile.clone()),
-            };
+            let wanted = metrics.wanted().or(&plan.metrics);
             let live = run::start_metrics(&wanted, false)?;
             let mut exec = StoreExecutor {
                 store,

@@ -14,6 +14,7 @@ use std::fmt::Write;
 use super::names::{self, CPU_MODES, Family, Type};
 use super::state::{OPS, Phase, RunState, State};
 use crate::samplers::series;
+use crate::workload::live::LiveWait;
 
 /// Which exposition format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,27 +203,55 @@ fn run_families(out: &mut Out, r: &RunState) {
     histograms(out, r, &base);
     devices(out, r, &base);
     host(out, r, &base);
-    waits(out, r, &base);
+    db(out, r, &base);
 }
 
-fn waits(out: &mut Out, r: &RunState, base: &str) {
-    let Some((w, _)) = &r.waits else { return };
-    let name = "dbio_db_wait_seconds";
-    out.head(names::family(name));
-    let hz = w.hz.max(1) as f64;
-    for (process, map) in [
-        ("session", &w.waits.sessions),
-        ("background", &w.waits.background),
-    ] {
-        for (event, n) in map {
-            let labels = format!("{base},process=\"{process}\",event=\"{}\"", escape(event));
-            out.sample_at(
-                &format!("{name}_total"),
-                &labels,
-                *n as f64 / hz,
-                r.second_ms,
-            );
+/// A database run's waits, commits and writer I/O so far.
+fn db(out: &mut Out, r: &RunState, base: &str) {
+    let Some((d, _)) = &r.db else { return };
+    let ms = r.second_ms;
+    let wait = |w: &LiveWait| {
+        format!(
+            "{base},process=\"{}\",event=\"{}\",class=\"{}\"",
+            w.process.name(),
+            escape(&w.event),
+            escape(&w.class)
+        )
+    };
+    if !d.waits.is_empty() {
+        out.head(names::family("dbio_db_wait_seconds"));
+        for w in &d.waits {
+            out.sample_at("dbio_db_wait_seconds_total", &wait(w), w.seconds, ms);
         }
+    }
+    if d.waits.iter().any(|w| w.count.is_some()) {
+        out.head(names::family("dbio_db_waits"));
+        for w in &d.waits {
+            if let Some(n) = w.count {
+                out.sample_at("dbio_db_waits_total", &wait(w), n as f64, ms);
+            }
+        }
+    }
+    let a = &d.activity;
+    if let Some(n) = a.commits {
+        out.head(names::family("dbio_db_commits"));
+        out.sample_at("dbio_db_commits_total", base, n, ms);
+    }
+    let writes: Vec<(String, f64)> = d
+        .writers()
+        .iter()
+        .filter_map(|(w, io)| Some((w.name().to_string(), io.writes?)))
+        .collect();
+    let bytes: Vec<(String, f64)> = d
+        .writers()
+        .iter()
+        .filter_map(|(w, io)| Some((w.name().to_string(), io.bytes?)))
+        .collect();
+    if !writes.is_empty() {
+        out.each("dbio_db_writer_writes", base, &writes, ms);
+    }
+    if !bytes.is_empty() {
+        out.each("dbio_db_writer_written_bytes", base, &bytes, ms);
     }
 }
 

@@ -23,7 +23,7 @@ use crate::config::{RunConfig, RunLength};
 use crate::harness::Observer;
 use crate::samplers::series::{SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
-use crate::workload::db::sampler::LiveWaits;
+use crate::workload::live::LiveDb;
 use state::{Labels, State};
 
 /// Why live metrics could not start: one line, a usage error (exit 2).
@@ -39,6 +39,11 @@ pub enum MetricsError {
     },
     #[error("--metrics-textfile {}: {why}", crate::terminal::field(&path.display().to_string()))]
     Textfile { path: PathBuf, why: String },
+    #[error(
+        "--metrics-listen {addr}: rank {rank} would listen on port {} + {rank}, past 65535: give a lower port, or port 0 for any free one",
+        addr.port()
+    )]
+    RankPort { addr: SocketAddr, rank: u32 },
 }
 
 fn listen_hint(e: &std::io::Error) -> &'static str {
@@ -56,8 +61,23 @@ fn listen_hint(e: &std::io::Error) -> &'static str {
     }
 }
 
-/// Why `--metrics-listen` is refused under MPI (docs/metrics.md).
-pub const MPI_REFUSED: &str = "--metrics-listen and --metrics-textfile do not work with --mpi yet: watch one rank's run without --mpi, or the ranks' hosts with node_exporter (docs/metrics.md)";
+/// Binds `addr` (a refusal names it and the likely fix).
+fn listen(addr: SocketAddr) -> Result<std::net::TcpListener, MetricsError> {
+    std::net::TcpListener::bind(addr).map_err(|source| MetricsError::Listen { addr, source })
+}
+
+/// Where rank `rank` listens: the port plus its rank (port 0 stays 0: any
+/// free port), so that ranks sharing a host do not collide.
+fn rank_addr(mut addr: SocketAddr, rank: Option<u32>) -> Result<SocketAddr, MetricsError> {
+    let (Some(rank), port @ 1..) = (rank, addr.port()) else {
+        return Ok(addr);
+    };
+    let Some(p) = u16::try_from(u32::from(port) + rank).ok() else {
+        return Err(MetricsError::RankPort { addr, rank });
+    };
+    addr.set_port(p);
+    Ok(addr)
+}
 
 /// An `ADDR:PORT` with an IP address (`127.0.0.1:9464`, `[::1]:9464`).
 pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
@@ -73,6 +93,16 @@ pub struct Wanted {
     pub textfile: Option<PathBuf>,
 }
 
+impl Wanted {
+    /// The command line's choice, else the plan file's (key by key).
+    pub fn or(self, plan: &Wanted) -> Wanted {
+        Wanted {
+            listen: self.listen.or(plan.listen),
+            textfile: self.textfile.or_else(|| plan.textfile.clone()),
+        }
+    }
+}
+
 /// The live view shared by the control thread (through [`RunWatch`]), the
 /// HTTP server and the textfile writer. Cloning it shares it.
 #[derive(Clone, Debug)]
@@ -80,8 +110,10 @@ pub struct Live {
     inner: Arc<Inner>,
     /// The address the server listens on (the port chosen when 0 was asked).
     pub addr: Option<SocketAddr>,
-    /// `--metrics-textfile`'s directory.
+    /// The file `--metrics-textfile` writes.
     textfile: Option<PathBuf>,
+    /// This process's MPI rank (a `rank` label on every run metric).
+    rank: Option<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -89,38 +121,47 @@ struct Inner {
     state: Mutex<State>,
     /// Signalled each time the state changes (the textfile writer waits on it).
     changed: Condvar,
+    /// The generation the textfile holds, held while it is written: the
+    /// writer thread and the run's last write never write at once, and the
+    /// last one written is not written again (so no write is under way when
+    /// the process ends after the run's last write).
+    written: Mutex<u64>,
 }
 
 impl Live {
     /// Starts what `wanted` asks, or `None` when it asks nothing. Binds the
     /// address and checks the textfile directory before anything else happens.
     pub fn start(wanted: &Wanted) -> Result<Option<Live>, MetricsError> {
+        Live::start_as(wanted, None)
+    }
+
+    /// [`Live::start`] for MPI rank `rank` (docs/metrics.md, "Under MPI"):
+    /// it listens on the given port plus its rank (any free port for 0),
+    /// writes `dbio-rank-N.prom`, and labels its run metrics with `rank`.
+    pub fn start_as(wanted: &Wanted, rank: Option<u32>) -> Result<Option<Live>, MetricsError> {
         if wanted.listen.is_none() && wanted.textfile.is_none() {
             return Ok(None);
         }
-        let dir = wanted
-            .textfile
-            .as_deref()
-            .map(textfile::check)
-            .transpose()?;
+        let file = match wanted.textfile.as_deref() {
+            Some(dir) => Some(textfile::check(dir, &textfile::file_name(rank))?),
+            None => None,
+        };
         let listener = match wanted.listen {
-            Some(addr) => Some(
-                std::net::TcpListener::bind(addr)
-                    .map_err(|source| MetricsError::Listen { addr, source })?,
-            ),
+            Some(addr) => Some(listen(rank_addr(addr, rank)?)?),
             None => None,
         };
         let mut live = Live {
             inner: Arc::new(Inner::default()),
             addr: None,
-            textfile: dir.clone(),
+            textfile: file.clone(),
+            rank,
         };
         if let Some(l) = listener {
             live.addr = l.local_addr().ok();
             http::serve(l, live.clone());
         }
-        if let Some(dir) = dir {
-            textfile::spawn(dir, live.clone());
+        if let Some(file) = file {
+            textfile::spawn(file, live.clone());
         }
         Ok(Some(live))
     }
@@ -138,6 +179,15 @@ impl Live {
     /// The exposition as `format` asks, of the state now.
     pub fn exposition(&self, format: expo::Format) -> String {
         expo::render(&self.lock(), format)
+    }
+
+    /// The state's generation and its exposition in text format 0.0.4.
+    fn generation_text(&self) -> (u64, String) {
+        let state = self.lock();
+        (
+            state.generation,
+            expo::render(&state, expo::Format::Prometheus),
+        )
     }
 
     /// The live page's data (`/api/live`) as JSON.
@@ -162,7 +212,10 @@ impl Live {
             RunLength::Time { time_s, ramp_s } => (Some(time_s + ramp_s), ramp_s),
             RunLength::Ops { .. } => (None, 0.0),
         };
-        let labels = Labels::new(cfg, plan, variable);
+        let mut labels = Labels::new(cfg, plan, variable);
+        if let Some(r) = self.rank {
+            labels.0.push(("rank", r.to_string()));
+        }
         self.update(|s| s.begin(labels, planned_s, ramp_s));
         RunWatch { live: self.clone() }
     }
@@ -185,8 +238,8 @@ impl RunWatch {
         self.live.update(|s| s.saved(run_id));
         // The run's last state in the textfile now, not when the writer
         // thread next wakes (the process may end first).
-        if let Some(dir) = &self.live.textfile {
-            textfile::write_now(dir, &self.live);
+        if let Some(file) = &self.live.textfile {
+            textfile::write_now(file, &self.live);
         }
     }
 }
@@ -204,8 +257,8 @@ impl Observer for RunWatch {
         self.live.update(|s| s.telemetry(point));
     }
 
-    fn waits(&self, waits: &LiveWaits) {
-        self.live.update(|s| s.waits(waits));
+    fn db(&self, db: &LiveDb) {
+        self.live.update(|s| s.db(db));
     }
 
     fn ended(&self, interrupted: bool) {

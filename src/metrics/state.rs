@@ -13,7 +13,7 @@ use crate::samplers::diskstats::DeviceRates;
 use crate::samplers::host::HostRates;
 use crate::samplers::series::{self, BUCKETS, SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
-use crate::workload::db::sampler::LiveWaits;
+use crate::workload::live::{LiveDb, Process};
 
 /// Seconds (and telemetry points) the live page can show.
 const HISTORY: usize = 900;
@@ -119,11 +119,23 @@ pub struct PageTele {
 }
 
 /// A database run's waits over one stretch for the live page: average
-/// active sessions in each wait (sampled seconds per second).
+/// active sessions in each wait (seconds waited per second).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PageWaits {
     pub t_s: f64,
     pub active: Vec<(String, f64)>,
+}
+
+/// A database run's commits and writer I/O over one stretch for the live
+/// page, per second (None where the database does not count it).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageDb {
+    pub t_s: f64,
+    pub commits: Option<f64>,
+    pub db_writes: Option<f64>,
+    pub log_writes: Option<f64>,
+    pub db_mib: Option<f64>,
+    pub log_mib: Option<f64>,
 }
 
 /// The current or last run.
@@ -152,9 +164,10 @@ pub struct RunState {
     pub stored_id: Option<i64>,
     pub seconds: VecDeque<PagePoint>,
     pub tele: VecDeque<PageTele>,
-    /// A database run's sampled waits so far, and the stretch they were last seen at.
-    pub waits: Option<(LiveWaits, f64)>,
+    /// What a database run counted so far, and the elapsed seconds it was last new at.
+    pub db: Option<(LiveDb, f64)>,
     pub page_waits: VecDeque<PageWaits>,
+    pub page_db: VecDeque<PageDb>,
 }
 
 /// A plan's progress.
@@ -197,8 +210,9 @@ impl State {
             stored_id: None,
             seconds: VecDeque::new(),
             tele: VecDeque::new(),
-            waits: None,
+            db: None,
             page_waits: VecDeque::new(),
+            page_db: VecDeque::new(),
         });
     }
 
@@ -229,8 +243,8 @@ impl State {
         self.with_run(|r| r.telemetry(p));
     }
 
-    pub fn waits(&mut self, w: &LiveWaits) {
-        self.with_run(|r| r.waits(w));
+    pub fn db(&mut self, d: &LiveDb) {
+        self.with_run(|r| r.db(d));
     }
 
     pub fn ended(&mut self, interrupted: bool) {
@@ -270,6 +284,7 @@ impl State {
                 "seconds": r.seconds,
                 "telemetry": r.tele,
                 "waits": r.page_waits,
+                "db": r.page_db,
             })
         });
         serde_json::json!({ "run": run, "plan": self.plan })
@@ -343,40 +358,54 @@ impl RunState {
 }
 
 impl RunState {
-    /// New waits: the change since the last ones, as active sessions.
-    fn waits(&mut self, w: &LiveWaits) {
-        if self
-            .waits
-            .as_ref()
-            .is_some_and(|(p, _)| p.samples == w.samples)
-        {
-            return; // nothing new sampled
+    /// What a database run counted so far: the change since the last time,
+    /// per second, for the page (sessions' waits as average active sessions).
+    fn db(&mut self, d: &LiveDb) {
+        if self.db.as_ref().is_some_and(|(p, _)| p.seq == d.seq) {
+            return; // nothing new
         }
-        let hz = w.hz.max(1) as f64;
-        let prev_at = self.waits.as_ref().map_or(0.0, |(_, at)| *at);
-        let span = (self.elapsed_s - prev_at).max(1.0);
-        let before = |k: &str| {
-            self.waits
-                .as_ref()
-                .and_then(|(p, _)| p.waits.sessions.get(k).copied())
-                .unwrap_or(0)
+        let prev = self.db.as_ref();
+        let span = (self.elapsed_s - prev.map_or(0.0, |(_, at)| *at)).max(1.0);
+        let before = |event: &str| {
+            prev.and_then(|(p, _)| {
+                p.waits
+                    .iter()
+                    .find(|w| w.process == Process::Session && w.event == event)
+            })
+            .map_or(0.0, |w| w.seconds)
         };
-        let mut active: Vec<(String, f64)> = w
+        let mut active: Vec<(String, f64)> = d
             .waits
-            .sessions
             .iter()
-            .map(|(k, n)| (k.clone(), (n - before(k).min(*n)) as f64 / hz / span))
+            .filter(|w| w.process == Process::Session)
+            .map(|w| {
+                (
+                    w.event.clone(),
+                    (w.seconds - before(&w.event)).max(0.0) / span,
+                )
+            })
             .filter(|(_, a)| *a > 0.0)
             .collect();
         active.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let t_s = self.elapsed_s;
+        push_capped(&mut self.page_waits, PageWaits { t_s, active });
+        let was = prev.map(|(p, _)| p.activity).unwrap_or_default();
+        let now = d.activity;
+        let rate =
+            |a: Option<f64>, b: Option<f64>| a.map(|a| (a - b.unwrap_or(0.0)).max(0.0) / span);
+        let mib = |v: Option<f64>| v.map(|v| v / f64::from(1 << 20));
         push_capped(
-            &mut self.page_waits,
-            PageWaits {
-                t_s: self.elapsed_s,
-                active,
+            &mut self.page_db,
+            PageDb {
+                t_s,
+                commits: rate(now.commits, was.commits),
+                db_writes: rate(now.db_writer.writes, was.db_writer.writes),
+                log_writes: rate(now.log_writer.writes, was.log_writer.writes),
+                db_mib: mib(rate(now.db_writer.bytes, was.db_writer.bytes)),
+                log_mib: mib(rate(now.log_writer.bytes, was.log_writer.bytes)),
             },
         );
-        self.waits = Some((w.clone(), self.elapsed_s));
+        self.db = Some((d.clone(), t_s));
     }
 }
 

@@ -10,7 +10,7 @@ use crate::samplers::diskstats::DeviceRates;
 use crate::samplers::host::HostRates;
 use crate::samplers::series::{self, BUCKETS, KindPoint, SecondHists, SecondPoint};
 use crate::samplers::telemetry::{DeviceSample, TelemetryPoint};
-use crate::workload::db::sampler::{LiveWaits, Waits};
+use crate::workload::live::{Activity, LiveDb, LiveWait, Process, WriterIo};
 
 const START_NS: u64 = 1_790_000_000_123_000_000;
 
@@ -67,19 +67,47 @@ fn fed() -> State {
             rates: Some(rates),
         }],
     });
-    let mut waits = Waits::default();
-    waits.sessions.insert("CPU".into(), 20);
-    waits.sessions.insert("IO:DataFileRead".into(), 10);
-    waits
-        .background
-        .insert("checkpointer IO:DataFileWrite".into(), 5);
-    s.waits(&LiveWaits {
-        waits,
-        samples: 20,
-        hz: 10,
-    });
+    s.db(&live_db());
     s.plan_progress("p \"1\"", 3, 8, 120.0);
     s
+}
+
+/// A database run's counts: sampled waits (no count), one counted wait,
+/// commits, the DB writer's writes and bytes, the log writer's bytes only.
+fn live_db() -> LiveDb {
+    let wait = |process, event: &str, class: &str, seconds, count| LiveWait {
+        process,
+        event: event.into(),
+        class: class.into(),
+        seconds,
+        count,
+    };
+    LiveDb {
+        seq: 1,
+        waits: vec![
+            wait(Process::Session, "CPU", "CPU", 2.0, None),
+            wait(Process::Session, "IO:DataFileRead", "IO", 1.0, None),
+            wait(Process::Session, "log file sync", "Commit", 0.2, Some(40)),
+            wait(
+                Process::Background,
+                "checkpointer IO:DataFileWrite",
+                "IO",
+                0.5,
+                None,
+            ),
+        ],
+        activity: Activity {
+            commits: Some(40.0),
+            db_writer: WriterIo {
+                writes: Some(10.0),
+                bytes: Some(81920.0),
+            },
+            log_writer: WriterIo {
+                writes: None,
+                bytes: Some(4096.0),
+            },
+        },
+    }
 }
 
 /// A sample line's value (after the labels, before the timestamp).
@@ -300,14 +328,68 @@ fn sampled_waits_are_seconds_and_the_page_gets_active_sessions() {
     assert_eq!(wait("session", "CPU"), 2.0);
     assert_eq!(wait("session", "IO:DataFileRead"), 1.0);
     assert_eq!(wait("background", "checkpointer IO:DataFileWrite"), 0.5);
+    assert!(
+        text.contains("event=\"IO:DataFileRead\",class=\"IO\""),
+        "{text}"
+    );
+    // Only a counted wait has a count.
+    let counts: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("dbio_db_waits_total{"))
+        .collect();
+    assert_eq!(counts.len(), 1, "{counts:?}");
+    assert!(counts[0].contains("event=\"log file sync\",class=\"Commit\""));
+    assert_eq!(sample_value(counts[0]), 40.0);
     // Over the 2 s collected: 1 session on CPU, 0.5 reading, largest first.
     let page = s.json();
     let active = &page["run"]["waits"][0]["active"];
     assert_eq!(active[0], serde_json::json!(["CPU", 1.0]));
     assert_eq!(active[1], serde_json::json!(["IO:DataFileRead", 0.5]));
-    // Nothing newly sampled: no new point.
+    // Nothing new: no new point.
     let mut s = s;
-    let again = s.run.as_ref().unwrap().waits.clone().unwrap().0;
-    s.waits(&again);
+    s.db(&live_db());
     assert_eq!(s.json()["run"]["waits"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn commits_and_writer_io_are_counters_and_the_page_gets_rates() {
+    let mut s = fed();
+    let text = expo::render(&s, Format::Prometheus);
+    let one = |prefix: &str, label: &str| {
+        let l: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(prefix) && l.contains(label))
+            .collect();
+        assert_eq!(l.len(), 1, "{prefix} {label}: {text}");
+        sample_value(l[0])
+    };
+    assert_eq!(one("dbio_db_commits_total{", ""), 40.0);
+    assert_eq!(one("dbio_db_writer_writes_total{", "writer=\"db\""), 10.0);
+    assert_eq!(
+        one("dbio_db_writer_written_bytes_total{", "writer=\"db\""),
+        81920.0
+    );
+    assert_eq!(
+        one("dbio_db_writer_written_bytes_total{", "writer=\"log\""),
+        4096.0
+    );
+    // The log writer's writes are not counted (MariaDB): no sample, not a 0.
+    let log_writes =
+        |l: &&str| l.starts_with("dbio_db_writer_writes_total{") && l.contains("writer=\"log\"");
+    assert!(!text.lines().any(|l| log_writes(&l)), "{text}");
+    // A second later, 60 more commits and 2 MiB more from the DB writer.
+    let mut later = live_db();
+    later.seq = 2;
+    later.activity.commits = Some(100.0);
+    later.activity.db_writer.bytes = Some(81920.0 + f64::from(2 << 20));
+    s.run.as_mut().unwrap().elapsed_s += 1.0;
+    s.db(&later);
+    let page = s.json();
+    let db = page["run"]["db"].as_array().unwrap();
+    assert_eq!(db.len(), 2);
+    // The first stretch is the 2 s from the start.
+    assert_eq!(db[0]["commits"], 20.0);
+    assert_eq!(db[1]["commits"], 60.0);
+    assert_eq!(db[1]["db_mib"], 2.0);
+    assert_eq!(db[1]["log_writes"], serde_json::Value::Null);
 }

@@ -1,18 +1,26 @@
 //! `--metrics-textfile DIR`: the exposition (text format 0.0.4) written to
-//! `DIR/dbio.prom` whenever the live view changes (each second and each
-//! telemetry interval), for node_exporter's textfile collector: written to
-//! a hidden temporary file in DIR, then renamed over `dbio.prom`, so the
-//! collector never reads half a file.
+//! `DIR/dbio.prom` (an MPI rank's to `DIR/dbio-rank-N.prom`) whenever the
+//! live view changes (each second and each telemetry interval), for
+//! node_exporter's textfile collector: written to a hidden temporary file in
+//! DIR, then renamed over the file, so the collector never reads half a file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::expo::Format;
 use super::{Live, MetricsError};
 
 /// The file written in DIR.
 pub const FILE: &str = "dbio.prom";
+
+/// The file written in DIR: `dbio.prom`, or MPI rank N's `dbio-rank-N.prom`
+/// (ranks sharing a host share its directory).
+pub fn file_name(rank: Option<u32>) -> String {
+    match rank {
+        None => FILE.to_string(),
+        Some(r) => format!("dbio-rank-{r}.prom"),
+    }
+}
 /// The first line of every file dbio writes: a `dbio.prom` without it is not dbio's.
 pub const HEADER: &str = "# dbio live metrics (--metrics-textfile); replaced every interval\n";
 
@@ -23,9 +31,9 @@ fn refuse(dir: &Path, why: impl Into<String>) -> MetricsError {
     }
 }
 
-/// Checks that `dir` is a directory dbio can write `dbio.prom` in, and that
-/// a `dbio.prom` already there is one dbio wrote (never someone else's).
-pub fn check(dir: &Path) -> Result<PathBuf, MetricsError> {
+/// Checks that `dir` is a directory dbio can write `name` in, and that a
+/// `name` already there is one dbio wrote (never someone else's); the file's path.
+pub fn check(dir: &Path, name: &str) -> Result<PathBuf, MetricsError> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
@@ -43,32 +51,33 @@ pub fn check(dir: &Path) -> Result<PathBuf, MetricsError> {
             ));
         }
     }
-    let file = dir.join(FILE);
+    let file = dir.join(name);
     if let Ok(old) = std::fs::read(&file)
         && !old.starts_with(HEADER.as_bytes())
     {
         return Err(refuse(
             dir,
             format!(
-                "{FILE} there was not written by dbio; it is left alone: move it or choose another directory"
+                "{name} there was not written by dbio; it is left alone: move it or choose another directory"
             ),
         ));
     }
-    write(dir, HEADER).map_err(|e| refuse(dir, format!("cannot write {FILE} there: {e}")))?;
-    Ok(dir.to_path_buf())
+    write(&file, HEADER).map_err(|e| refuse(dir, format!("cannot write {name} there: {e}")))?;
+    Ok(file)
 }
 
-/// Writes `body` to `dir/dbio.prom` through a temporary file and a rename.
-fn write(dir: &Path, body: &str) -> std::io::Result<()> {
+/// Writes `body` to `file` through a temporary file beside it and a rename.
+fn write(file: &Path, body: &str) -> std::io::Result<()> {
     // A name per write: the writer thread and the final write may overlap.
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{FILE}.{}.{n}.tmp", std::process::id()));
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = file.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()));
     let done = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(body.as_bytes())?;
         f.sync_data()?;
-        std::fs::rename(&tmp, dir.join(FILE))
+        std::fs::rename(&tmp, file)
     })();
     if done.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -76,22 +85,28 @@ fn write(dir: &Path, body: &str) -> std::io::Result<()> {
     done
 }
 
-/// Writes the exposition now (a failure is a warning, once per process).
-pub fn write_now(dir: &Path, live: &Live) {
+/// Writes the exposition to `file` now (a failure is a warning, once per process).
+pub fn write_now(file: &Path, live: &Live) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let body = format!("{HEADER}{}", live.exposition(Format::Prometheus));
-    if let Err(e) = write(dir, &body)
+    let mut written = live.inner.written.lock().unwrap_or_else(|p| p.into_inner());
+    let (generation, text) = live.generation_text();
+    if *written == generation && generation > 0 {
+        return; // that state is in the file already
+    }
+    *written = generation;
+    let body = format!("{HEADER}{text}");
+    if let Err(e) = write(file, &body)
         && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed)
     {
         eprintln!(
             "warning: --metrics-textfile: cannot write {}: {e}",
-            crate::terminal::field(&dir.join(FILE).display().to_string())
+            crate::terminal::field(&file.display().to_string())
         );
     }
 }
 
-/// Writes the exposition on every change, from a background thread.
-pub fn spawn(dir: PathBuf, live: Live) {
+/// Writes the exposition to `file` on every change, from a background thread.
+pub fn spawn(file: PathBuf, live: Live) {
     let spawned = std::thread::Builder::new()
         .name("dbio-textfile".into())
         .spawn(move || {
@@ -102,7 +117,7 @@ pub fn spawn(dir: PathBuf, live: Live) {
                     continue;
                 }
                 seen = now;
-                write_now(&dir, &live);
+                write_now(&file, &live);
             }
         });
     if let Err(e) = spawned {

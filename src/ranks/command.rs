@@ -43,21 +43,24 @@ pub fn execute(
     } else {
         Output::Text
     };
-    let meta = RunMeta {
-        tags: args.tags.clone(),
-        ..Default::default()
-    };
     let db = args.db.clone();
     let mut store = None;
-    let out = run_rank(
-        &world,
-        args,
-        env,
-        &mut store,
-        || open_store(db),
-        &meta,
-        output,
-    );
+    let out = super::live::start(&world, &args.metrics.wanted()).and_then(|live| {
+        let meta = RunMeta {
+            tags: args.tags.clone(),
+            live,
+            ..Default::default()
+        };
+        run_rank(
+            &world,
+            args,
+            env,
+            &mut store,
+            || open_store(db),
+            &meta,
+            output,
+        )
+    });
     // The universe is finalized as `world` drops, after every rank is here.
     // A failed run is rank 0's to report, with its exit code (mpirun's):
     // the others end quietly with 0, since a rank that exits non-zero
@@ -108,12 +111,14 @@ pub(super) fn run_rank(
     let interrupt = crate::commands::interrupt_flag();
     let show = output == Output::Text && !quiet;
     let progress = Progress::from(show && std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    let (plan, variable) = (meta.plan.as_deref(), meta.variable.as_deref());
+    let watch = meta.live.as_ref().map(|l| l.watch(&cfg, plan, variable));
     let how = How {
         progress: &progress,
         announce: root,
         notes: show,
         interrupt: &interrupt,
-        observer: None,
+        observer: watch.as_ref().map(|w| w as &dyn crate::harness::Observer),
         window: None,
     };
     let Measured { target, ran } = measure(&cfg, &how, &Rank { world, region })?;
@@ -127,6 +132,9 @@ pub(super) fn run_rank(
         .as_mut()
         .ok_or_else(|| CommandError::Failed("rank 0 has no store to save the run in".into()))?;
     let saved = run_cmd::show_and_save(&report, &histograms, output, quiet, store, meta);
+    if let (Some(w), Ok(o)) = (&watch, &saved) {
+        w.saved(o.run_id);
+    }
     if let Some(msg) = hung {
         // The missing rank would never join MPI_Finalize: end every rank.
         if let Err(e) = &saved {

@@ -7,12 +7,14 @@
 //! the `mpi` cargo feature, the MPI side: `world` (start barrier, errors
 //! agreed by every rank, gathering), `command` (`dbio run --mpi`) `plan`
 //! (`dbio plan run --mpi`: every rank walks the plan, rank 0 stores) and
-//! `shared_device` (`--region-per-rank`: one device, a region per rank)
-//! and `watch` (the heartbeats that end a job whose rank hangs before the
-//! start).
+//! `shared_device` (`--region-per-rank`: one device, a region per rank),
+//! `watch` (the heartbeats that end a job whose rank hangs before the
+//! start) and `live` (each rank's live metrics, `--metrics-listen`).
 
 #[cfg(feature = "mpi")]
 pub mod command;
+#[cfg(feature = "mpi")]
+mod live;
 pub mod merge;
 #[cfg(feature = "mpi")]
 pub mod plan;
@@ -39,9 +41,6 @@ pub fn run(
     args: RunArgs,
     open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<ExitCode> {
-    if args.metrics.wanted() != Default::default() {
-        return Err(CommandError::Usage(crate::metrics::MPI_REFUSED.into()).into());
-    }
     let open_store = |db| open_store(db).map_err(CommandError::from);
     #[cfg(feature = "mpi")]
     return Ok(command::execute(args, open_store)?);
@@ -55,7 +54,7 @@ pub fn run(
 /// `dbio plan run PLAN --mpi`: this process is one rank of an MPI job.
 pub fn plan(
     path: &Path,
-    db: Option<PathBuf>,
+    db: (Option<PathBuf>, crate::metrics::Wanted),
     open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<ExitCode> {
     let open_store = |db| open_store(db).map_err(CommandError::from);

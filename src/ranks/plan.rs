@@ -18,13 +18,14 @@ use crate::commands::CommandError;
 use crate::commands::run::{Output, RunMeta};
 use crate::environment::Environment;
 use crate::harness::Status;
+use crate::metrics::{Live, Wanted};
 use crate::plan::{self, Executor, Plan, PlannedRun, RunStatus};
 use crate::store::Store;
 
 /// Runs the plan at `path` as this rank; rank 0 prints and stores.
 pub fn execute(
     path: &Path,
-    db: Option<PathBuf>,
+    (db, metrics): (Option<PathBuf>, Wanted),
     open_store: impl FnOnce(Option<PathBuf>) -> Result<Store, CommandError>,
 ) -> Result<ExitCode, CommandError> {
     let env = Environment::capture();
@@ -33,7 +34,7 @@ pub fn execute(
     let root = world.rank == 0;
     // As for one run (`command::execute`): the error and exit code are
     // rank 0's, the others end with 0 so mpirun does not cut rank 0 short.
-    match walk(&world, path, env, || open_store(db)) {
+    match walk(&world, (path, metrics), env, || open_store(db)) {
         Err(_) if !root => Ok(ExitCode::SUCCESS),
         out => out.map(|()| ExitCode::SUCCESS),
     }
@@ -41,7 +42,7 @@ pub fn execute(
 
 fn walk(
     world: &World,
-    path: &Path,
+    (path, metrics): (&Path, Wanted),
     env: Environment,
     open: impl FnOnce() -> Result<Store, CommandError>,
 ) -> Result<(), CommandError> {
@@ -54,14 +55,7 @@ fn walk(
         ))),
         None => Ok(()),
     })?;
-    world.agree(match plan.metrics == Default::default() {
-        true => Ok(()),
-        false => Err(CommandError::Usage(format!(
-            "{}: metrics_listen / metrics_textfile: {}",
-            path.display(),
-            crate::metrics::MPI_REFUSED
-        ))),
-    })?;
+    let live = super::live::start(world, &metrics.or(&plan.metrics))?;
     let store = world.agree(if root { open().map(Some) } else { Ok(None) })?;
     let interrupt = crate::commands::interrupt_flag();
     // The plan stops when the ranks agree that one was interrupted (after
@@ -74,6 +68,7 @@ fn walk(
         store,
         interrupt: &interrupt,
         stop: &stop,
+        live,
     };
     let mut stderr = std::io::stderr();
     let progress: Option<&mut dyn std::io::Write> = root.then_some(&mut stderr as _);
@@ -97,6 +92,8 @@ struct RankExecutor<'a> {
     interrupt: &'a AtomicBool,
     /// Set on every rank at once when any rank was interrupted.
     stop: &'a AtomicBool,
+    /// This rank's live metrics for the whole plan.
+    live: Option<Live>,
 }
 
 impl Executor for RankExecutor<'_> {
@@ -123,6 +120,7 @@ impl Executor for RankExecutor<'_> {
             variable: Some(r.variable.clone()),
             cell_key: Some(r.cell_key.clone()),
             warmup: r.warmup,
+            live: self.live.clone(),
             ..Default::default()
         };
         let mine = match parse(&r.args) {
@@ -156,6 +154,12 @@ impl Executor for RankExecutor<'_> {
             self.stop.store(true, Ordering::Relaxed);
         }
         Ok(status)
+    }
+
+    fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {
+        if let Some(live) = &self.live {
+            live.plan_progress(&plan.name, done, plan.runs.len(), eta_s);
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use crate::common::store::{store_path, temp_store};
 
 /// Removes what a lab of this test left (and stops its dbio), even when
 /// the test fails. Declare it after the temporary directory.
-struct Leftovers {
+pub(crate) struct Leftovers {
     lab_dir: PathBuf,
     child: Option<Child>,
 }
@@ -53,10 +53,10 @@ impl Drop for Leftovers {
 
 /// A root test's surroundings: its store, a temporary directory (images,
 /// plans) with the lab directory in it, and the guard that cleans up.
-struct Case {
+pub(crate) struct Case {
     left: Leftovers,
-    lab_dir: PathBuf,
-    tmp: tempfile::TempDir,
+    pub(crate) lab_dir: PathBuf,
+    pub(crate) tmp: tempfile::TempDir,
     _store: crate::common::store::TempStore,
 }
 
@@ -81,7 +81,7 @@ impl Case {
 }
 
 /// A case with its own store and state directory (the tests that use it need root).
-fn root_case() -> Case {
+pub(crate) fn root_case() -> Case {
     let store = temp_store();
     let tmp = tempfile::tempdir().unwrap();
     let lab_dir = tmp.path().join("state");
@@ -93,7 +93,7 @@ fn root_case() -> Case {
     }
 }
 
-fn dbio(lab_dir: &Path) -> Command {
+pub(crate) fn dbio(lab_dir: &Path) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
     c.env("DBIO_DB", store_path()).env("DBIO_LAB_DIR", lab_dir);
     c
@@ -108,7 +108,7 @@ fn lab_run(lab_dir: &Path, plan: &Path) -> Output {
         .unwrap()
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
         o.status.code(),
@@ -135,7 +135,7 @@ fn left_in(dir: &Path) -> Vec<String> {
 }
 
 /// No mount or loop device naming `tmp`, no image in it, no state file.
-fn assert_nothing_left(tmp: &Path, lab_dir: &Path) {
+pub(crate) fn assert_nothing_left(tmp: &Path, lab_dir: &Path) {
     let left = left_in(tmp);
     assert!(left.is_empty(), "left mounted or attached: {left:?}");
     assert!(files_ending(tmp, ".img").is_empty(), "images left");
@@ -163,7 +163,7 @@ fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
 
 /// A plan with a [lab] of loop images in `dir`. `run` is the workload's
 /// length (`ops = 200` or `time = 30`), `arms` the [lab.arms] lines.
-fn write_plan(dir: &Path, name: &str, run: &str, lab: &str, arms: &str) -> PathBuf {
+pub(crate) fn write_plan(dir: &Path, name: &str, run: &str, lab: &str, arms: &str) -> PathBuf {
     let p = dir.join(format!("{name}.toml"));
     fs::write(
         &p,

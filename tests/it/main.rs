@@ -23,7 +23,10 @@ mod lab;
 mod layers;
 mod manual;
 mod metrics;
+mod metrics_lab;
 mod metrics_live;
+#[cfg(feature = "mpi")]
+mod metrics_mpi;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(feature = "mpi")]
@@ -103,7 +106,10 @@ fn main() {
         layers::tests(),
         manual::tests(),
         metrics::tests(),
+        metrics_lab::tests(),
         metrics_live::tests(),
+        #[cfg(feature = "mpi")]
+        metrics_mpi::tests(),
         #[cfg(feature = "mpi")]
         mpi::tests(),
         #[cfg(feature = "mpi")]

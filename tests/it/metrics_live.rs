@@ -19,33 +19,24 @@ use crate::common::run::{dbio, num};
 use crate::common::store::{store_path, temp_store};
 
 /// What a test asks to serve on: the loopback, a port the kernel chooses.
-const ANY_PORT: &str = "127.0.0.1:0";
+pub(crate) const ANY_PORT: &str = "127.0.0.1:0";
 
 /// A raw run of `secs` seconds on `target` serving metrics on `addr`, started in the background.
 fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Serving {
+    let raw = ["--size", "8M", "--pattern", "randrw", "--io", "buffered"];
+    let secs = secs.to_string();
+    let length = ["--sessions", "2", "--time", &secs, "--metrics-listen", addr];
+    spawn_dbio(target, &[&raw[..], &length, extra].concat())
+}
+
+/// `dbio run --json --target TARGET ARGS…` in the background, serving metrics.
+fn spawn_dbio(target: &Path, args: &[&str]) -> Serving {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
     c.env("DBIO_DB", store_path())
-        .args([
-            "run",
-            "--json",
-            "--size",
-            "8M",
-            "--pattern",
-            "randrw",
-            "--io",
-            "buffered",
-        ])
-        .args([
-            "--sessions",
-            "2",
-            "--time",
-            &secs.to_string(),
-            "--metrics-listen",
-            addr,
-        ])
+        .args(["run", "--json"])
         .arg("--target")
         .arg(target)
-        .args(extra)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -57,15 +48,22 @@ fn spawn_run(target: &Path, addr: &str, secs: u32, extra: &[&str]) -> Serving {
 /// between choosing and binding), the rest of stderr is kept for the failure
 /// message, and the process is killed on drop unless it was waited for (a
 /// failing test leaves no dbio behind).
-struct Serving {
+pub(crate) struct Serving {
     child: Option<Child>,
-    addr: String,
+    pub(crate) addr: String,
+    /// Every address said, in order (an MPI job's rank 0 says every rank's).
+    pub(crate) addrs: Vec<String>,
     stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Serving {
     /// Waits for `child` to say where it serves (after a pg run's initdb, say).
-    fn start(mut child: Child) -> Serving {
+    pub(crate) fn start(child: Child) -> Serving {
+        Serving::start_n(child, 1)
+    }
+
+    /// Waits for `child` to say `n` addresses it serves at.
+    pub(crate) fn start_n(mut child: Child, n: usize) -> Serving {
         let err = child.stderr.take().expect("stderr piped");
         let (tx, rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
@@ -83,17 +81,24 @@ impl Serving {
         let mut s = Serving {
             child: Some(child),
             addr: String::new(),
+            addrs: Vec::new(),
             stderr: Some(reader),
         };
-        match rx.recv_timeout(Duration::from_secs(300)) {
-            Ok(addr) => s.addr = addr,
-            Err(e) => s.fail(&format!("no metrics address said ({e})")),
+        while s.addrs.len() < n {
+            match rx.recv_timeout(Duration::from_secs(300)) {
+                Ok(addr) => s.addrs.push(addr),
+                Err(e) => s.fail(&format!(
+                    "{} metrics address(es) said of {n} ({e})",
+                    s.addrs.len()
+                )),
+            }
         }
+        s.addr = s.addrs[0].clone();
         s
     }
 
     /// Panics with `why` and what the process said, killing it first.
-    fn fail(&mut self, why: &str) -> ! {
+    pub(crate) fn fail(&mut self, why: &str) -> ! {
         if let Some(c) = self.child.as_mut() {
             let _ = c.kill();
         }
@@ -107,8 +112,13 @@ impl Serving {
         out
     }
 
+    /// True while the process has not ended.
+    pub(crate) fn running(&mut self) -> bool {
+        self.child.as_mut().unwrap().try_wait().unwrap().is_none()
+    }
+
     /// Waits for the process to end; its stdout and whole stderr.
-    fn wait(mut self) -> Output {
+    pub(crate) fn wait(mut self) -> Output {
         self.collect()
     }
 
@@ -141,7 +151,7 @@ impl Drop for Serving {
     }
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -548,11 +558,6 @@ fn a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out() {
         &t,
         &["--metrics-textfile"],
     );
-    refused(
-        &["--mpi", "--metrics-listen", "127.0.0.1:0"],
-        &t,
-        &["--mpi", "docs/metrics.md"],
-    );
     // Someone else's dbio.prom is left alone.
     let other = dir.path().join("other");
     std::fs::create_dir(&other).unwrap();
@@ -592,66 +597,244 @@ fn a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out() {
     drop(held);
 }
 
+/// The samples of `family` in `text` whose line has every one of `labels`.
+fn samples(text: &str, family: &str, labels: &[&str]) -> Vec<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{family}{{")))
+        .filter(|l| labels.iter().all(|x| l.contains(x)))
+        .map(|l| {
+            let v = l.rsplit_once('}').unwrap().1;
+            v.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// The one sample of `family` with `labels`.
+fn sample(text: &str, family: &str, labels: &[&str]) -> f64 {
+    let v = samples(text, family, labels);
+    assert_eq!(v.len(), 1, "{family} {labels:?}: {text}");
+    v[0]
+}
+
+/// `event`'s `waits` in a stored SLOB run's event table (0 when absent).
+fn stored_waits(report: &Value, event: &str) -> f64 {
+    report["slob"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == event)
+        .map_or(0.0, |e| e["waits"].as_f64().unwrap())
+}
+
+fn a_slob_runs_waits_commits_and_writes_are_live_and_end_at_the_runs_totals() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let textdir = dir.path().join("textfile");
+    std::fs::create_dir(&textdir).unwrap();
+    let model = [
+        "--workload",
+        "slob",
+        "--seed",
+        "7",
+        "--sessions",
+        "4",
+        "--scale",
+        "2000",
+        "--cache",
+        "1M",
+        "--update-pct",
+        "30",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+        "--time",
+        "6",
+        "--metrics-listen",
+        ANY_PORT,
+        "--metrics-textfile",
+        textdir.to_str().unwrap(),
+    ];
+    let mut run = spawn_dbio(&dir.path().join("data"), &model);
+    // A scrape while the sessions run: the counts are there already (not
+    // only at the end), and below the run's final ones.
+    run.wait_elapsed(2.0);
+    let during = get(&run.addr, "/metrics", None).unwrap().body;
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The textfile holds the view once every session ended: what the
+    // sessions counted to their end, the stored run's whole-run totals.
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = std::fs::read_to_string(textdir.join("dbio.prom")).unwrap();
+    let read = [
+        "process=\"session\"",
+        "event=\"db file sequential read\"",
+        "class=\"User I/O\"",
+        "workload=\"slob\"",
+    ];
+    let commits = |t: &str| sample(t, "dbio_db_commits_total", &[]);
+    let log = ["writer=\"log\""];
+    // The log writer is a background process in its own event.
+    let lgwr = [
+        "process=\"background\"",
+        "event=\"log file parallel write\"",
+    ];
+    for (what, family, labels) in [
+        ("reads waited", "dbio_db_waits_total", &read[..]),
+        ("read wait time", "dbio_db_wait_seconds_total", &read[..]),
+        ("commits", "dbio_db_commits_total", &[][..]),
+        ("log writer writes", "dbio_db_writer_writes_total", &log[..]),
+        ("log writer waits", "dbio_db_waits_total", &lgwr[..]),
+    ] {
+        let (a, b) = (
+            sample(&during, family, labels),
+            sample(&last, family, labels),
+        );
+        assert!(0.0 < a && a < b, "{what} at 2 s of 6: {a}, at the end {b}");
+    }
+    let total = |k: &str| report["slob"]["run_totals"][k].as_f64().unwrap();
+    assert_eq!(commits(&last), total("transactions"), "{last}");
+    let waits = |event: &str| {
+        let e = format!("event=\"{event}\"");
+        samples(&last, "dbio_db_waits_total", &[&e])
+            .iter()
+            .sum::<f64>()
+    };
+    // Every commit waits once in log file sync; every read request is a read event.
+    assert_eq!(waits("log file sync"), total("transactions"));
+    assert_eq!(
+        waits("db file sequential read") + waits("db file scattered read"),
+        total("read_requests")
+    );
+    // The report's event table counts the window only: never more.
+    assert!(stored_waits(&report, "db file sequential read") <= waits("db file sequential read"));
+    assert!(
+        stored_waits(&report, "db file sequential read") > 0.9 * waits("db file sequential read")
+    );
+    // Every metric the board queries for a database is in a SLOB run's view.
+    for n in board_metrics().iter().filter(|n| n.starts_with("dbio_db_")) {
+        assert!(!samples(&last, n, &[]).is_empty(), "{n}: {last}");
+    }
+}
+
 crate::tests! {
     prometheus_rate_of_the_request_counter_is_the_stored_iops [Tool("prometheus")],
+    a_slob_runs_waits_commits_and_writes_are_live_and_end_at_the_runs_totals,
     the_live_page_draws_charts_that_change [Tool("chromium")],
     a_plans_exposition_has_every_metric_the_grafana_board_queries,
     the_textfile_and_the_endpoint_pass_promtool [Tool("promtool")],
     a_bad_listen_address_or_textfile_dir_is_one_line_exit_2_nothing_laid_out,
-    a_pg_runs_waits_are_exposed_and_the_board_queries_them [Root, Postgres],
+    a_pg_runs_waits_commits_and_writer_io_are_live [Root, Postgres],
+    a_mysql_runs_waits_commits_and_writer_io_are_live [Root, MariaDB],
 }
 
-fn a_pg_runs_waits_are_exposed_and_the_board_queries_them() {
+/// A database server's run, started by `spawn`, serves its sampled waits
+/// (with the workload's label), commits that grow while it runs, and its
+/// writers' bytes (and log writes where the server counts them); waits the
+/// server counts itself (MariaDB's performance_schema) are counted and
+/// timed server-wide. Every database metric the board queries is there but
+/// the waits' count where the server only shows its activity (PostgreSQL).
+fn a_servers_run_is_live(child: Child, workload: &str, counts: bool) {
+    let mut run = Serving::start(child);
+    // initdb and the load come first; then the sampler publishes about once a second.
+    let t = Instant::now();
+    let scrape = |run: &Serving| match get(&run.addr, "/metrics", None) {
+        Ok(r) if r.body.contains("dbio_db_commits_total{") => Some(r.body),
+        _ => None,
+    };
+    let first = loop {
+        if let Some(body) = scrape(&run) {
+            break body;
+        }
+        if !run.running() || t.elapsed() > Duration::from_secs(300) {
+            run.fail("no commits served");
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let Some(later) = scrape(&run) else {
+        run.fail("the run ended 3 s after its first commits were served")
+    };
+    let wl = format!("workload=\"{workload}\"");
+    let commits = |t: &str| sample(t, "dbio_db_commits_total", &[&wl]);
+    assert!(
+        commits(&first) < commits(&later),
+        "commits grow: {} then {}",
+        commits(&first),
+        commits(&later)
+    );
+    let log_bytes = |t: &str| sample(t, "dbio_db_writer_written_bytes_total", &["writer=\"log\""]);
+    assert!(
+        log_bytes(&first) < log_bytes(&later),
+        "updates write the log"
+    );
+    sample(
+        &later,
+        "dbio_db_writer_written_bytes_total",
+        &["writer=\"db\""],
+    );
+    // PostgreSQL counts WAL writes; MariaDB no redo writes.
+    let log_count = samples(&later, "dbio_db_writer_writes_total", &["writer=\"log\""]);
+    assert_eq!(log_count.len(), usize::from(!counts), "{later}");
+    let session = ["process=\"session\"", &wl];
+    assert!(
+        !samples(&later, "dbio_db_wait_seconds_total", &session).is_empty(),
+        "{later}"
+    );
+    let counted = samples(&later, "dbio_db_waits_total", &[]);
+    if counts {
+        // InnoDB's data file I/O, counted and timed by the server.
+        let log = [
+            "process=\"server\"",
+            "event=\"wait/io/file/innodb/innodb_data_file\"",
+            "class=\"wait/io/file\"",
+        ];
+        let n = |t: &str| sample(t, "dbio_db_waits_total", &log);
+        assert!(0.0 < n(&first) && n(&first) < n(&later), "{later}");
+        assert!(sample(&later, "dbio_db_wait_seconds_total", &log) > 0.0);
+    } else {
+        assert!(counted.is_empty(), "sampled: no count");
+    }
+    for n in board_metrics()
+        .iter()
+        .filter(|n| n.starts_with("dbio_db_") && (counts || *n != "dbio_db_waits_total"))
+    {
+        assert!(!samples(&later, n, &[]).is_empty(), "{n}: {later}");
+    }
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// A small update-heavy SLOB mix on a server, 10 s, serving metrics.
+const SERVER_RUN: [&str; 12] = [
+    "--sessions",
+    "2",
+    "--scale",
+    "300",
+    "--cache",
+    "16M",
+    "--update-pct",
+    "30",
+    "--time",
+    "10",
+    "--metrics-listen",
+    ANY_PORT,
+];
+
+fn a_pg_runs_waits_commits_and_writer_io_are_live() {
     let _one = crate::pg::ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|p| p.into_inner());
     let _store = temp_store();
     let d = crate::pg::PgDir::on_tmpfs();
-    let args = [
-        "--sessions",
-        "2",
-        "--scale",
-        "300",
-        "--cache",
-        "16M",
-        "--update-pct",
-        "20",
-    ];
-    let run = Serving::start(
-        d.spawn(&[&args[..], &["--time", "8", "--metrics-listen", ANY_PORT]].concat()),
-    );
-    let addr = &run.addr;
-    // initdb and the load come first; then the sampler publishes about once a second.
-    let t = Instant::now();
-    let body = loop {
-        if let Ok(r) = get(addr, "/metrics", None)
-            && r.body.contains("dbio_db_wait_seconds_total{")
-        {
-            break r.body;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(300),
-            "no waits in 5 minutes"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    };
-    let waits: Vec<&str> = body
-        .lines()
-        .filter(|l| l.starts_with("dbio_db_wait_seconds_total{"))
-        .collect();
-    assert!(
-        waits
-            .iter()
-            .any(|l| l.contains("process=\"session\"") && l.contains("workload=\"pg\"")),
-        "{waits:?}"
-    );
-    // The board's database metrics are in a pg run's exposition.
-    for n in board_metrics().iter().filter(|n| n.starts_with("dbio_db_")) {
-        assert!(
-            body.lines().any(|l| l.starts_with(&format!("{n}{{"))),
-            "{n}"
-        );
-    }
-    let out = run.wait();
-    assert!(out.status.success(), "{}", stderr(&out));
+    a_servers_run_is_live(d.spawn(&SERVER_RUN), "pg", false);
+}
+
+fn a_mysql_runs_waits_commits_and_writer_io_are_live() {
+    let _one = crate::mysql::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = crate::mysql::MyDir::on_tmpfs();
+    a_servers_run_is_live(d.spawn(&SERVER_RUN), "mysql", true);
 }

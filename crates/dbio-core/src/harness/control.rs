@@ -11,6 +11,7 @@ use crate::samplers::series::{self, SecondPoint, SessionSeries};
 use crate::samplers::status::StatusLine;
 use crate::samplers::telemetry::{self, Snapshot, Telemetry, TelemetryPoint, TelemetrySummary};
 use crate::workload::Shared;
+use crate::workload::live::LiveDb;
 
 use super::Observer;
 use super::rounds::{Rounds, SteadyState};
@@ -43,6 +44,9 @@ pub struct Watch<'a> {
     pub observer: Option<&'a dyn Observer>,
     /// The steady-state rounds, when the run looks for steady state.
     pub rounds: Option<Rounds>,
+    /// What a database workload has counted so far (asked each second
+    /// when there is an observer).
+    pub live: &'a dyn Fn() -> Option<LiveDb>,
 }
 
 /// One edge of the measurement window: CPU time and telemetry counters.
@@ -70,8 +74,8 @@ impl Watch<'_> {
         let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
         if let Some(o) = self.observer {
             o.second(&p, &hists);
-            if let Some(w) = self.shared.live_waits() {
-                o.waits(&w);
+            if let Some(db) = (self.live)() {
+                o.db(&db);
             }
         }
         let start = self.shared.start_ns.load(SeqCst);
@@ -170,6 +174,10 @@ pub fn control(mut w: Watch) -> Control {
         st.finish();
     }
     if let Some(o) = w.observer {
+        // What the sessions counted to their end (the tail may have had no second left).
+        if let Some(db) = (w.live)() {
+            o.db(&db);
+        }
         o.ended(interrupted);
     }
     let window = match (&first.tele, &last.tele) {

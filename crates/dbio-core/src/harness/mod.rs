@@ -191,6 +191,7 @@ pub fn run_synced<W: Workload>(
         }
         let start_unix_ns = shared.begin(opts.time_s);
         if let Some(o) = opts.observer {
+            shared.watched.store(true, SeqCst);
             o.started(start_unix_ns);
         }
         gate.open(go);
@@ -209,6 +210,7 @@ pub fn run_synced<W: Workload>(
             interval_ns: (opts.interval_s * 1e9) as u64,
             observer: opts.observer,
             rounds: opts.steady.map(rounds::Rounds::new),
+            live: &|| work.live().or_else(|| shared.live()),
         });
         let mut handles = handles.into_iter();
         // A thread that panicked (a dbio bug) has failed the run: it adds nothing.

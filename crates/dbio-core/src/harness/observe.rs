@@ -7,7 +7,7 @@
 
 use crate::samplers::series::{SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
-use crate::workload::db::sampler::LiveWaits;
+use crate::workload::live::LiveDb;
 
 /// Watches one run from the control thread. Calls come in this order:
 /// `started` once, then `second` and `telemetry` as they are made (seconds
@@ -21,9 +21,10 @@ pub trait Observer: Sync {
     fn second(&self, point: &SecondPoint, hists: &SecondHists);
     /// One telemetry interval: the devices under the target and the host.
     fn telemetry(&self, point: &TelemetryPoint);
-    /// A database run's sampled waits so far, once a second when its
-    /// sampler has published them (other workloads never call it).
-    fn waits(&self, _waits: &LiveWaits) {}
+    /// What a database run (slob, pg, mysql) has counted so far — waits,
+    /// commits, writer I/O — after each second once there is something
+    /// (other workloads never call it).
+    fn db(&self, _db: &LiveDb) {}
     /// The control loop is over (every session ended, or the run was interrupted).
     fn ended(&self, interrupted: bool);
 }

@@ -13,6 +13,7 @@
 
 pub mod db;
 pub mod dist;
+pub mod live;
 pub mod mysql;
 pub mod pg;
 pub mod raw;
@@ -110,4 +111,11 @@ pub trait Workload: Sync {
 
     /// Every session has ended: let the background threads drain and stop.
     fn sessions_ended(&self) {}
+
+    /// What a database workload has counted so far, for a live view: asked
+    /// by the control thread once a second while the run is watched (a
+    /// sampler thread may publish it in [`Shared`] instead).
+    fn live(&self) -> Option<live::LiveDb> {
+        None
+    }
 }

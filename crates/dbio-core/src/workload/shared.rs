@@ -5,6 +5,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
+use super::live::LiveDb;
 use crate::measure::clock::{now_ns, unix_ns};
 
 /// How a run ended.
@@ -39,9 +40,12 @@ pub struct Shared {
     /// Offset that turns a monotonic timestamp into wall-clock ns (write generations).
     pub wall_minus_mono_ns: u64,
     error: Mutex<Option<String>>,
-    /// A database run's waits sampled so far, published by its sampler
-    /// thread about once a second for a live view (never by a session).
-    live_waits: Mutex<Option<crate::workload::db::sampler::LiveWaits>>,
+    /// True while an observer watches the run (a live view): a database
+    /// run's sampler then reads the server's counters once a second too.
+    pub watched: AtomicBool,
+    /// What a database run's sampler thread counted so far, published
+    /// about once a second for a live view (never by a session).
+    live: Mutex<Option<LiveDb>>,
 }
 
 impl Shared {
@@ -54,21 +58,19 @@ impl Shared {
             ramp_ns: (ramp_s * 1e9) as u64,
             wall_minus_mono_ns: unix_ns().saturating_sub(now_ns()),
             error: Mutex::new(None),
-            live_waits: Mutex::new(None),
+            watched: AtomicBool::new(false),
+            live: Mutex::new(None),
         }
     }
 
-    /// The sampler's waits so far (a database run's background thread).
-    pub fn publish_waits(&self, waits: crate::workload::db::sampler::LiveWaits) {
-        *self.live_waits.lock().unwrap_or_else(|p| p.into_inner()) = Some(waits);
+    /// What the sampler counted so far (a database run's background thread).
+    pub fn publish_live(&self, live: LiveDb) {
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
     }
 
-    /// The waits last published, if this run samples any.
-    pub fn live_waits(&self) -> Option<crate::workload::db::sampler::LiveWaits> {
-        self.live_waits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    /// What was last published, if this run samples a server.
+    pub fn live(&self) -> Option<LiveDb> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Starts the clock (between the two barriers): the start, and for a

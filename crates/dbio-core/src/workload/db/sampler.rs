@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::DbPart;
 use crate::measure::clock::now_ns;
 use crate::workload::Shared;
+use crate::workload::live::{Activity, LiveDb, LiveWait, Process};
 
 /// How a sampler reads one server. Errors are whole messages.
 pub trait Monitor {
@@ -28,6 +29,19 @@ pub trait Monitor {
     /// The ramp is over: wait (briefly) until the server has counted what
     /// the sessions did before it, unless `give_up` says to stop waiting.
     fn window_opens(&mut self, _give_up: &dyn Fn() -> bool) {}
+    /// The wait class of a sampled event (empty where the server has none).
+    fn class_of(&self, _event: &str) -> String {
+        String::new()
+    }
+    /// Commits and writer I/O between two snapshots (a live view's).
+    fn activity(&self, _first: &Self::Snapshot, _now: &Self::Snapshot) -> Activity {
+        Activity::default()
+    }
+    /// Waits the server counts and times itself between two snapshots
+    /// (a live view's; none where the server only shows its activity).
+    fn counted_waits(&self, _first: &Self::Snapshot, _now: &Self::Snapshot) -> Vec<LiveWait> {
+        Vec::new()
+    }
 }
 
 /// Sampled waits by name: dbio's sessions', and the server's background
@@ -38,19 +52,7 @@ pub struct Waits {
     pub background: BTreeMap<String, u64>,
 }
 
-/// The waits a sampler has seen so far, for a live view: each sample of a
-/// session in a wait is about `1 / hz` seconds of it (an active-session
-/// history's estimate).
-#[derive(Clone, Debug, Default)]
-pub struct LiveWaits {
-    pub waits: Waits,
-    /// Samples taken so far.
-    pub samples: u64,
-    /// Samples a second.
-    pub hz: u64,
-}
-
-/// How often the sampler publishes its waits for a live view.
+/// How often the sampler publishes what it saw for a live view (when watched).
 const PUBLISH: Duration = Duration::from_secs(1);
 
 /// Runs the sampler until `sessions_done`. `before` is a snapshot taken
@@ -88,6 +90,7 @@ pub fn run<M: Monitor>(
     let tick = Duration::from_nanos(1_000_000_000 / hz.max(1));
     let mut next = Instant::now();
     let mut published = Instant::now();
+    let mut seq = 0;
     while !done() {
         if now_ns() < shared.end_ns.load(Relaxed) {
             if let Err(e) = m.sample(&mut part.waits) {
@@ -96,13 +99,10 @@ pub fn run<M: Monitor>(
             }
             part.samples += 1;
         }
-        if published.elapsed() >= PUBLISH {
+        if published.elapsed() >= PUBLISH && shared.watched.load(Relaxed) {
             published = Instant::now();
-            shared.publish_waits(LiveWaits {
-                waits: part.waits.clone(),
-                samples: part.samples,
-                hz,
-            });
+            seq += 1;
+            shared.publish_live(live(m, &part, hz, seq, &first));
         }
         next += tick;
         let now = Instant::now();
@@ -118,4 +118,44 @@ pub fn run<M: Monitor>(
         Err(e) => part.error = Some(e.0),
     }
     part
+}
+
+/// What the sampler has seen so far, for a live view: each sample of a
+/// process in a wait is about `1 / hz` seconds of it (an active-session
+/// history's estimate); commits and writer I/O since the window's first
+/// edge, read now when the run is watched.
+fn live<M: Monitor>(
+    m: &mut M,
+    part: &DbPart<M::Snapshot>,
+    hz: u64,
+    seq: u64,
+    first: &M::Snapshot,
+) -> LiveDb {
+    let hz = hz.max(1) as f64;
+    let sides = [
+        (Process::Session, &part.waits.sessions),
+        (Process::Background, &part.waits.background),
+    ];
+    let mut waits: Vec<LiveWait> = sides
+        .into_iter()
+        .flat_map(|(process, map)| map.iter().map(move |(e, n)| (process, e, n)))
+        .map(|(process, event, n)| LiveWait {
+            process,
+            event: event.clone(),
+            class: m.class_of(event),
+            seconds: *n as f64 / hz,
+            count: None,
+        })
+        .collect();
+    // A failed read shows nothing new; the run's own edges decide.
+    let mut activity = Activity::default();
+    if let Ok(now) = m.snapshot() {
+        activity = m.activity(first, &now);
+        waits.extend(m.counted_waits(first, &now));
+    }
+    LiveDb {
+        seq,
+        waits,
+        activity,
+    }
 }

@@ -24,6 +24,7 @@ use crate::samplers::series::SessionSeries;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
+use crate::workload::live::{Activity, LiveWait};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 /// Samples of the process list per second.
@@ -177,7 +178,10 @@ impl Workload for Mysql<'_> {
                 session::run(&mut c, t, slob, self.cfg, self.page, self.shared, slot)
             }
             Thread::Sampler { conn, before } => {
-                let mut m = MysqlMonitor { conn: *conn };
+                let mut m = MysqlMonitor {
+                    conn: *conn,
+                    page: self.page,
+                };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
                     ..ThreadEnd::default()
@@ -252,6 +256,8 @@ impl SlobClient for MysqlClient<'_> {
 /// The sampler's view of MariaDB.
 struct MysqlMonitor {
     conn: Conn,
+    /// The server's page size, bytes.
+    page: u32,
 }
 
 impl Monitor for MysqlMonitor {
@@ -260,6 +266,14 @@ impl Monitor for MysqlMonitor {
     fn snapshot(&mut self) -> Result<Snapshot, Refused> {
         Snapshot::read(&mut self.conn)
             .map_err(|e| Refused(format!("reading SHOW GLOBAL STATUS: {e}")))
+    }
+
+    fn activity(&self, first: &Snapshot, now: &Snapshot) -> Activity {
+        super::stats::activity(first, now, self.page)
+    }
+
+    fn counted_waits(&self, first: &Snapshot, now: &Snapshot) -> Vec<LiveWait> {
+        super::stats::live_waits(first, now)
     }
 
     fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use mysql::prelude::Queryable;
 
+use crate::workload::live::{Activity, LiveWait, Process, WriterIo};
+
 /// The counters kept, in InnoDB's (and the server's) own words.
 /// (MariaDB 10.11 has no Innodb_rows_* or Innodb_os_log_fsyncs: the
 /// Handler_* counters count rows; absent counters are left out.)
@@ -88,6 +90,43 @@ pub fn delta(a: &Snapshot, b: &Snapshot) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// Commits and writer I/O between two snapshots, for a live view: the DB
+/// writer is InnoDB's page writes (`Innodb_pages_written`, pages of
+/// `page_size` bytes), the log writer its redo (`Innodb_os_log_written`;
+/// MariaDB counts no redo write requests). A counter the server lacks is None.
+pub fn activity(a: &Snapshot, b: &Snapshot, page_size: u32) -> Activity {
+    let d = delta(a, b);
+    let c = |k: &str| d.get(k).copied();
+    let pages = c("Innodb_pages_written");
+    Activity {
+        commits: c("Com_commit"),
+        db_writer: WriterIo {
+            writes: pages,
+            bytes: pages.map(|p| p * f64::from(page_size)),
+        },
+        log_writer: WriterIo {
+            writes: None,
+            bytes: c("Innodb_os_log_written"),
+        },
+    }
+}
+
+/// performance_schema's waits between two snapshots for a live view,
+/// server-wide: counted and timed by the server, classed by the event's
+/// first three parts (`wait/io/file` of `wait/io/file/innodb/innodb_log_file`).
+pub fn live_waits(a: &Snapshot, b: &Snapshot) -> Vec<LiveWait> {
+    wait_deltas(a, b)
+        .into_iter()
+        .map(|w| LiveWait {
+            process: Process::Server,
+            class: w.event.splitn(4, '/').take(3).collect::<Vec<_>>().join("/"),
+            seconds: w.time_ms / 1e3,
+            count: Some(w.waits as u64),
+            event: w.event,
+        })
+        .collect()
+}
+
 /// A wait event over the window.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WaitDelta {
@@ -146,6 +185,16 @@ mod tests {
         assert_eq!(d["Innodb_buffer_pool_reads"], 60.0);
         assert_eq!(d["Innodb_os_log_written"], 4096.0);
         assert!(!d.contains_key("Uptime"));
+        // Live: commits and redo; no page written counter in either, so none.
+        let live = activity(&a, &b, 16384);
+        assert_eq!(live.commits, Some(15.0));
+        assert_eq!(live.log_writer.bytes, Some(4096.0));
+        assert_eq!(live.db_writer, WriterIo::default());
+        let pages = |n: &str| snap(vec![row("Innodb_pages_written", n)]);
+        let live = activity(&pages("3"), &pages("10"), 16384);
+        assert_eq!(live.db_writer.writes, Some(7.0));
+        assert_eq!(live.db_writer.bytes, Some(7.0 * 16384.0));
+        assert_eq!(live.commits, None);
     }
 
     #[test]
@@ -174,5 +223,12 @@ mod tests {
             (100.0, 100.0, 1000.0)
         );
         assert_eq!((d[1].waits, d[1].time_ms, d[1].avg_us), (4.0, 8.0, 2000.0));
+        // Live: the same, server-wide, in seconds, classed by the event's first three parts.
+        let live = live_waits(&a, &b);
+        assert_eq!(live.len(), 2);
+        assert_eq!(live[0].event, "wait/io/file/innodb/innodb_data_file");
+        assert_eq!(live[0].class, "wait/io/file");
+        assert_eq!((live[0].count, live[0].seconds), (Some(100), 0.1));
+        assert_eq!(live[1].process, Process::Server);
     }
 }

@@ -32,6 +32,7 @@ use crate::samplers::series::SessionSeries;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
+use crate::workload::live::Activity;
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
 /// dbio's sessions in pg_stat_activity ($1 = database, $2 = application
@@ -390,6 +391,14 @@ impl Monitor for PgMonitor<'_> {
             }
         }
         Ok(())
+    }
+
+    fn class_of(&self, event: &str) -> String {
+        super::stats::wait_class(event)
+    }
+
+    fn activity(&self, first: &Snapshot, now: &Snapshot) -> Activity {
+        super::stats::Delta::between(first, now).activity()
     }
 
     /// Every session has flushed what the ramp counted (or a second has

@@ -15,6 +15,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::live::{Activity, WriterIo};
+
 /// The counters, by the (PostgreSQL 15) views' own column names.
 pub const COLUMNS: [&str; 26] = [
     "xact_commit",
@@ -324,6 +326,33 @@ impl Delta {
     pub fn io_reads(&self) -> Option<f64> {
         (!self.io.is_empty()).then(|| self.io.iter().map(|l| l.reads).sum())
     }
+
+    /// Commits and writer I/O for a live view: the DB writer is the
+    /// checkpointer and the background writer (a buffer a write of one
+    /// page), the log writer WAL's writes and the WAL it generated.
+    pub fn activity(&self) -> Activity {
+        let buffers = self.buffers_checkpoint + self.buffers_clean;
+        Activity {
+            commits: Some(self.xact_commit),
+            db_writer: WriterIo {
+                writes: Some(buffers),
+                bytes: Some(buffers * f64::from(super::PAGE)),
+            },
+            log_writer: WriterIo {
+                writes: Some(self.wal_write),
+                bytes: Some(self.wal_bytes),
+            },
+        }
+    }
+}
+
+/// A sampled pg_stat_activity event's wait class: `IO` of `IO:DataFileRead`
+/// and of a background process's `checkpointer IO:DataFileWrite`; `CPU`.
+pub fn wait_class(event: &str) -> String {
+    let last = event.rsplit(' ').next().unwrap_or(event);
+    last.split_once(':')
+        .map_or(last, |(class, _)| class)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -341,6 +370,24 @@ mod tests {
         assert_eq!(d.wal_fpi, 19.0);
         assert_eq!(d.wal_sync_time_ms, 25.0);
         assert_eq!(d.io_reads(), None);
+        // Live: commits, the checkpointer's and background writer's buffers, WAL.
+        let a = d.activity();
+        assert_eq!(a.commits, Some(0.0));
+        assert_eq!(a.db_writer.writes, Some(13.0 + 14.0));
+        assert_eq!(a.db_writer.bytes, Some(27.0 * 8192.0));
+        assert_eq!(
+            (a.log_writer.writes, a.log_writer.bytes),
+            (Some(22.0), Some(20.0))
+        );
+        for (event, class) in [
+            ("IO:DataFileRead", "IO"),
+            ("checkpointer IO:DataFileWrite", "IO"),
+            ("autovacuum worker LWLock:BufferContent", "LWLock"),
+            ("CPU", "CPU"),
+            ("walwriter CPU", "CPU"),
+        ] {
+            assert_eq!(wait_class(event), class, "{event}");
+        }
         // Every column is selected once, by name; 15 reads the 15 views.
         let sql = Sql::new("dbio", 150_004);
         for c in COLUMNS {

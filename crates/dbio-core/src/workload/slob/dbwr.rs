@@ -333,6 +333,9 @@ impl<E: Engine> DbWriter<'_, E> {
             return false;
         }
         let bs = u64::from(inst.cache.block_size());
+        let live = &inst.live[self.thread as usize];
+        live.wait(Event::DbFileParallelWrite, end - t);
+        live.wrote(ok_count, ok_count * bs);
         let w = inst.in_window(end);
         if w {
             self.tally

@@ -75,6 +75,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
         dbwr_done: Default::default(),
         sessions_done: AtomicBool::new(false),
         full_pages: None,
+        live: crate::workload::slob::live::LiveSlot::many(64),
     };
     let last_lsn = 10 * u64::from(BUFFERS);
     inst.log.alloc.store(last_lsn + 1, Release);
@@ -184,6 +185,7 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
         dbwr_done: Default::default(),
         sessions_done: AtomicBool::new(false),
         full_pages: None,
+        live: crate::workload::slob::live::LiveSlot::many(64),
     };
     let stop = AtomicBool::new(false);
     let (mut block, mut pinned) = (0u64, 0);

@@ -96,6 +96,9 @@ pub struct Instance<'a> {
     /// Blocks whose full-page image is logged since the checkpoint began
     /// (`--flavor postgres`; None for Oracle's redo).
     pub full_pages: Option<super::flavor::FullPages>,
+    /// Each thread's live tallies, by thread number (sessions, DB writers,
+    /// the log writer).
+    pub live: Box<[super::live::LiveSlot]>,
 }
 
 impl Instance<'_> {

@@ -192,6 +192,9 @@ impl<E: Engine> LogWriter<'_, E> {
         let lat = end - t;
         let t0 = self.inst.run.start_ns.load(Acquire);
         self.series.record(Kind::Write, end - t0, lat, len);
+        let live = &self.inst.live[self.id as usize];
+        live.wait(Event::LogFileParallelWrite, lat);
+        live.wrote(1, len);
         if self.inst.in_window(end) {
             self.tally.events.record(Event::LogFileParallelWrite, lat);
             self.stats.op(Kind::Write).record(lat, len);

@@ -24,6 +24,7 @@ pub mod flavor;
 pub mod futex;
 pub mod instance;
 pub mod keys;
+pub mod live;
 pub mod locks;
 pub mod run;
 

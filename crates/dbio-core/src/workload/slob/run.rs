@@ -16,6 +16,7 @@ use super::flavor::{Flavor, FullPages};
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
 use super::lgwr::LogWriter;
+use super::live::LiveSlot;
 use super::locks::RowLocks;
 use super::session::Session;
 use super::{RedoSync, SlobConfig};
@@ -149,6 +150,7 @@ impl<'a> Slob<'a> {
             sessions_done: AtomicBool::new(false),
             full_pages: (slob.flavor == Flavor::Postgres)
                 .then(|| FullPages::new(slob.tablespace_blocks())),
+            live: LiveSlot::many((slob.sessions() + slob.db_writers + 1) as usize),
         };
         Ok(Slob {
             cfg,
@@ -304,6 +306,15 @@ impl Workload for Slob<'_> {
         self.inst.sessions_done.store(true, SeqCst);
         self.inst.log.post.notify();
         self.inst.dbwr_post.notify();
+    }
+
+    fn live(&self) -> Option<crate::workload::live::LiveDb> {
+        let (sessions, writers) = (self.slob.sessions(), self.slob.db_writers);
+        Some(super::live::sum(
+            &self.inst.live,
+            sessions as usize,
+            writers as usize,
+        ))
     }
 }
 

@@ -313,6 +313,7 @@ impl<E: Engine> Session<'_, E> {
         // A commit in the series: its wait, and the redo it made durable
         // (so the per-second series has the redo size of the load profile).
         self.series.record(Kind::Sync, now - t0, now - t, redo);
+        inst.live[self.id as usize].commit();
         let w = inst.in_window(now);
         self.tally.count(w, |c| {
             c.transactions += 1;
@@ -548,6 +549,7 @@ impl<E: Engine> Session<'_, E> {
     #[inline]
     fn wait(&mut self, e: Event, from: u64, to: u64) {
         self.clock = to;
+        self.inst.live[self.id as usize].wait(e, to - from);
         if self.inst.in_window(to) {
             self.tally.events.record(e, to - from);
         }

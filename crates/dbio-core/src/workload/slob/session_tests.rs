@@ -93,6 +93,7 @@ fn instance(shared: &Shared, buffers: u32, sessions: u32) -> Instance<'_> {
         dbwr_done: Default::default(),
         sessions_done: AtomicBool::new(false),
         full_pages: None,
+        live: crate::workload::slob::live::LiveSlot::many(64),
     }
 }
 
