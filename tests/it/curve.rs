@@ -433,7 +433,10 @@ fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
             &["--pattern", "randwrite", "--latency-target", "read.p99=1ms"],
             "--pattern randwrite makes no reads",
         ),
-        (&["--workload", "slob"], "--workload slob is paced in operations"),
+        (
+            &["--workload", "slob"],
+            "--workload slob is paced in operations",
+        ),
         (&["--arrival", "bursty"], "--arrival"),
     ];
     for (args, says) in cases {
