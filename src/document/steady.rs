@@ -91,43 +91,46 @@ pub fn verdict(s: &SteadyState) -> String {
     }
 }
 
+/// A steady-state result fed one round a second of `values` reads (1 s
+/// rounds, a window of 3), for the tests of the verdict and of the page.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) fn fed(values: &[u64]) -> SteadyState {
     use crate::harness::rounds::Rounds;
     use crate::samplers::series::{BUCKETS, KindPoint, SecondHists, SecondPoint};
     use crate::steady::Rules;
-
-    fn feed(values: &[u64]) -> SteadyState {
-        let mut r = Rounds::new(Rules {
-            round_s: 1,
-            window: 3,
-            ..Rules::default()
-        });
-        for (t, &ops) in values.iter().enumerate() {
-            let p = SecondPoint {
-                t_s: t as u32,
-                ramp: false,
-                read: KindPoint {
-                    ops,
-                    bytes: ops * 4096,
-                    lat_mean_us: 10.0,
-                    lat_p99_us: 10.0,
-                },
-                write: KindPoint::default(),
-                sync: KindPoint::default(),
-            };
-            let h: SecondHists = [[0; BUCKETS]; 3];
-            if r.second(&p, &h) {
-                break;
-            }
+    let mut r = Rounds::new(Rules {
+        round_s: 1,
+        window: 3,
+        ..Rules::default()
+    });
+    for (t, &ops) in values.iter().enumerate() {
+        let p = SecondPoint {
+            t_s: t as u32,
+            ramp: false,
+            read: KindPoint {
+                ops,
+                bytes: ops * 4096,
+                lat_mean_us: 10.0,
+                lat_p99_us: 10.0,
+            },
+            write: KindPoint::default(),
+            sync: KindPoint::default(),
+        };
+        let h: SecondHists = [[0; BUCKETS]; 3];
+        if r.second(&p, &h) {
+            break;
         }
-        r.finish()
     }
+    r.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn a_steady_run_says_when_and_which_rounds() {
-        let v = verdict(&feed(&[800, 400, 400, 400, 400]));
+        let v = verdict(&fed(&[800, 400, 400, 400, 400]));
         assert!(
             v.starts_with("steady after 4 s (rounds 2-4 of 1 s: iops mean 400 I/O/s"),
             "{v}"
@@ -136,13 +139,13 @@ mod tests {
 
     #[test]
     fn an_unsteady_run_names_the_failed_rule() {
-        let v = verdict(&feed(&[100, 300, 100, 300, 100]));
+        let v = verdict(&fed(&[100, 300, 100, 300, 100]));
         assert!(
             v.starts_with("not steady: the cap ended the run after 5 rounds"),
             "{v}"
         );
         assert!(v.contains("failed the range rule"), "{v}");
-        let short = verdict(&feed(&[100, 100]));
+        let short = verdict(&fed(&[100, 100]));
         assert!(short.contains("fewer than the window of 3"), "{short}");
     }
 }

@@ -125,36 +125,7 @@ fn chart(s: &SteadyState) -> Option<XyChart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::rounds::Rounds;
-    use crate::samplers::series::{BUCKETS, KindPoint, SecondHists, SecondPoint};
-    use crate::steady::Rules;
-
-    fn state(values: &[u64]) -> SteadyState {
-        let mut r = Rounds::new(Rules {
-            round_s: 1,
-            window: 3,
-            ..Rules::default()
-        });
-        for (t, &ops) in values.iter().enumerate() {
-            let p = SecondPoint {
-                t_s: t as u32,
-                ramp: false,
-                read: KindPoint {
-                    ops,
-                    bytes: ops * 4096,
-                    lat_mean_us: 20.0,
-                    lat_p99_us: 20.0,
-                },
-                write: KindPoint::default(),
-                sync: KindPoint::default(),
-            };
-            let h: SecondHists = [[0; BUCKETS]; 3];
-            if r.second(&p, &h) {
-                break;
-            }
-        }
-        r.finish()
-    }
+    use crate::document::steady::fed as state;
 
     #[test]
     fn the_chart_has_every_round_the_band_and_the_window() {
