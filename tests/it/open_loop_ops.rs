@@ -85,16 +85,23 @@ fn slob_below_capacity_achieves_the_rate_and_due_is_service() {
     // Stored: the metrics hold both, and the terminal text and the page
     // of the stored run show them.
     let id = r["run_id"].as_u64().expect("saved").to_string();
-    let text = dbio().args(["runs", "show", &id]).output().unwrap();
-    let text = String::from_utf8(text.stdout).unwrap();
-    for needle in [
-        "open loop  uniform arrivals; asked 200/s",
-        "op due ",
-        "op service ",
-        "operations (",
-    ] {
-        assert!(text.contains(needle), "{needle:?} not in\n{text}");
-    }
+    let dir = tempfile::tempdir().unwrap();
+    shown(
+        &id,
+        dir.path(),
+        &[
+            "open loop  uniform arrivals; asked 200/s",
+            "op due ",
+            "op service ",
+            "operations (",
+        ],
+        &[
+            "operations from due time",
+            "operations service",
+            "start lateness",
+            "kept up",
+        ],
+    );
     let m = dbio()
         .args(["metrics", "open_loop.operations"])
         .output()
@@ -106,26 +113,6 @@ fn slob_below_capacity_achieves_the_rate_and_due_is_service() {
         "open_loop.operations.count",
     ] {
         assert!(m.contains(name), "{name} not stored:\n{m}");
-    }
-    let page = dir.path().join("run.html");
-    let out = dbio()
-        .args(["runs", "show", &id, "--html"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
-    for needle in [
-        "operations from due time",
-        "operations service",
-        "start lateness",
-        "kept up",
-    ] {
-        assert!(html.contains(needle), "{needle:?} not in the page");
     }
 }
 
@@ -206,6 +193,31 @@ fn server_at(d: &crate::common::server::ServerDir, section: &str, rate: u32) -> 
     r
 }
 
+/// Stored run `id`'s terminal text holds every one of `text`, and its
+/// HTML page (written under `dir`) every one of `page`.
+fn shown(id: &str, dir: &std::path::Path, text: &[&str], page: &[&str]) {
+    let out = dbio().args(["runs", "show", id]).output().unwrap();
+    let shown = String::from_utf8(out.stdout).unwrap();
+    for needle in text {
+        assert!(shown.contains(needle), "{needle:?} not in\n{shown}");
+    }
+    let file = dir.join("run.html");
+    let out = dbio()
+        .args(["runs", "show", id, "--html"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&file).unwrap();
+    for needle in page {
+        assert!(html.contains(needle), "{needle:?} not in the page");
+    }
+}
+
 /// The asked rate achieved within 5%, due-time latency at least the
 /// service time, both in the terminal report.
 fn kept_up(r: &Value, rate: f64) {
@@ -225,36 +237,22 @@ fn kept_up(r: &Value, rate: f64) {
         assert!(num(&ops["due"], p) >= num(&ops["service"], p), "{p}: {ops}");
     }
     let id = r["run_id"].as_u64().expect("saved").to_string();
-    let text = dbio().args(["runs", "show", &id]).output().unwrap();
-    let text = String::from_utf8(text.stdout).unwrap();
-    for needle in [
-        "open loop  uniform arrivals",
-        "txn due ",
-        "txn service ",
-        "transactions (",
-    ] {
-        assert!(text.contains(needle), "{needle:?} not in\n{text}");
-    }
     let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("run.html");
-    let out = dbio()
-        .args(["runs", "show", &id, "--html"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    shown(
+        &id,
+        dir.path(),
+        &[
+            "open loop  uniform arrivals",
+            "txn due ",
+            "txn service ",
+            "transactions (",
+        ],
+        &[
+            "transactions from due time",
+            "transactions service",
+            "start lateness",
+        ],
     );
-    let html = std::fs::read_to_string(&page).unwrap();
-    for needle in [
-        "transactions from due time",
-        "transactions service",
-        "start lateness",
-    ] {
-        assert!(html.contains(needle), "{needle:?} not in the page");
-    }
 }
 
 fn pg_achieves_the_asked_transactions_per_second() {
