@@ -7,8 +7,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub mod content;
+pub mod db;
 pub mod dist;
 mod json;
+pub mod replay;
+pub mod slob;
 pub mod uring;
 pub mod verify;
 pub use json::ConfigJsonError;
@@ -290,14 +293,14 @@ pub enum WorkloadConfig {
     /// `--workload raw`: patterns of block I/O on files or a device.
     Raw(RawConfig),
     /// `--workload slob`: the SLOB database model.
-    Slob(crate::workload::slob::SlobConfig),
+    Slob(slob::SlobConfig),
     /// `--workload pg`: SLOB's shape on a real PostgreSQL.
-    Pg(crate::workload::pg::PgConfig),
+    Pg(db::PgConfig),
     /// `--workload mysql`: SLOB's shape on a real MariaDB.
-    Mysql(crate::workload::mysql::MysqlConfig),
+    Mysql(db::MysqlConfig),
     /// `--workload replay`: a captured or imported block trace, with the
     /// trace's shape.
-    Replay(crate::workload::replay::ReplayConfig),
+    Replay(replay::ReplayConfig),
 }
 
 /// The raw workload's own settings.
@@ -378,7 +381,7 @@ impl WorkloadConfig {
 
     /// The SLOB model's settings (`--workload slob`: dbio writes the blocks
     /// and the redo itself); `None` for the others.
-    pub fn model(&self) -> Option<&crate::workload::slob::SlobConfig> {
+    pub fn model(&self) -> Option<&slob::SlobConfig> {
         match self {
             WorkloadConfig::Slob(s) => Some(s),
             WorkloadConfig::Raw(_)
@@ -390,7 +393,7 @@ impl WorkloadConfig {
 
     /// SLOB's shape and mix: the model's own, or the one a server runs;
     /// `None` for raw.
-    pub fn shape(&self) -> Option<&crate::workload::slob::SlobConfig> {
+    pub fn shape(&self) -> Option<&slob::SlobConfig> {
         match self {
             WorkloadConfig::Raw(_) | WorkloadConfig::Replay(_) => None,
             WorkloadConfig::Slob(s) => Some(s),
@@ -400,7 +403,7 @@ impl WorkloadConfig {
     }
 
     /// The server's own options, for a workload on a database server.
-    pub fn server(&self) -> Option<&crate::workload::db::ServerConfig> {
+    pub fn server(&self) -> Option<&db::ServerConfig> {
         match self {
             WorkloadConfig::Raw(_) | WorkloadConfig::Slob(_) | WorkloadConfig::Replay(_) => None,
             WorkloadConfig::Pg(pg) => Some(&pg.server),

@@ -17,10 +17,9 @@ use super::{
     Arrival, EngineKind, HotspotConfig, IoMode, Pattern, RawConfig, RunConfig, RunLength,
     WorkloadConfig,
 };
-use crate::workload::mysql::MysqlConfig;
-use crate::workload::pg::PgConfig;
-use crate::workload::replay::ReplayConfig;
-use crate::workload::slob::SlobConfig;
+use crate::config::db::{MysqlConfig, PgConfig};
+use crate::config::replay::ReplayConfig;
+use crate::config::slob::SlobConfig;
 
 /// `config` in the run document.
 #[derive(Serialize, Deserialize)]

@@ -271,25 +271,7 @@ pub fn open(paths: &[PathBuf]) -> Result<Entries, TraceError> {
     })
 }
 
-/// Counts of a trace, by operation: what a capture or import says it holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Summary {
-    pub requests: u64,
-    pub reads: u64,
-    pub writes: u64,
-    pub flushes: u64,
-    pub discards: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    /// Requests with no completion in the trace.
-    pub incomplete: u64,
-    /// Writes with FUA or a preflush, and requests marked sync.
-    pub fua: u64,
-    pub sync: u64,
-    pub devices: Vec<String>,
-    pub first_issue_ns: u64,
-    pub last_issue_ns: u64,
-}
+pub use crate::config::replay::Summary;
 
 impl Summary {
     pub fn add(&mut self, e: &Entry) {

@@ -17,7 +17,7 @@ pub mod server;
 pub mod session;
 pub mod user;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::measure::stats::OpStats;
 
@@ -211,22 +211,7 @@ pub struct DbPart<S> {
     pub error: Option<String>,
 }
 
-/// A server workload's own options resolved (flattened into its config:
-/// `pg.bin`, `mysql.set`, ...).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ServerConfig {
-    /// `--pg-bin`, `--mysql-bin`.
-    pub bin: Option<PathBuf>,
-    pub set: Vec<(String, String)>,
-    /// `--pg-memory`, `--mysql-memory`: the server's memory limit (a
-    /// cgroup), bytes.
-    pub memory_bytes: Option<u64>,
-    /// `--pg-url`, `--mysql-url` (kept out of reports: it may hold a password).
-    #[serde(skip)]
-    pub url: Option<String>,
-    /// The URL with its password masked, as reports show it.
-    pub url_redacted: Option<String>,
-}
+pub use crate::config::db::ServerConfig;
 
 #[cfg(test)]
 mod tests {

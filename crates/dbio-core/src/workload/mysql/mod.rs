@@ -31,13 +31,6 @@ pub mod server;
 pub mod space;
 pub mod stats;
 
-use std::path::PathBuf;
-
-use serde::{Deserialize, Serialize};
-
-use crate::workload::db::ServerConfig;
-use crate::workload::slob::SlobConfig;
-
 /// Most partitions (`--files`) of a table dbio makes (MariaDB allows 8192;
 /// each is an open .ibd file and a B-tree descent per statement).
 pub const MAX_FILES: u32 = 64;
@@ -45,45 +38,4 @@ pub const MAX_FILES: u32 = 64;
 /// InnoDB's page size when `--bs` is not given.
 pub const DEFAULT_PAGE: u32 = 16384;
 
-/// The innodb_flush_method values dbio sets (`--io direct`, `fsync`, `dsync`).
-pub const FLUSH_METHODS: [&str; 3] = ["O_DIRECT", "fsync", "O_DSYNC"];
-
-/// An innodb_flush_method, one of [`FLUSH_METHODS`] (a name of its own so
-/// that serde reads it through [`flush_method`], not as borrowed text).
-pub type FlushMethod = &'static str;
-
-/// A stored flush method read back as the one of [`FLUSH_METHODS`] it names.
-fn flush_method<'de, D: serde::Deserializer<'de>>(d: D) -> Result<FlushMethod, D::Error> {
-    let text = String::deserialize(d)?;
-    FLUSH_METHODS
-        .into_iter()
-        .find(|m| *m == text)
-        .ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "flush_method {text:?} is not one of {}",
-                FLUSH_METHODS.join(", ")
-            ))
-        })
-}
-
-/// The resolved settings of a mysql run (part of the run's configuration).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MysqlConfig {
-    /// SLOB's shape and mix (schemas, scale, work unit, update pct, cache =
-    /// innodb_buffer_pool_size, work loop).
-    pub slob: SlobConfig,
-    /// `--bs`: innodb_page_size, bytes.
-    #[serde(rename = "page_size_bytes")]
-    pub page_size: u32,
-    /// `--files`: the data files of each table, its HASH partitions (each an
-    /// .ibd file with innodb_file_per_table); 1 is a table without partitions.
-    pub files: u32,
-    /// `--io`: innodb_flush_method, one of [`FLUSH_METHODS`].
-    #[serde(deserialize_with = "flush_method")]
-    pub flush_method: FlushMethod,
-    /// `--redo-dir`: innodb_log_group_home_dir (beside the data otherwise).
-    pub redo_dir: Option<PathBuf>,
-    /// `--mysql-bin`, `--mysql-set`, `--mysql-memory`, `--mysql-url` (flattened).
-    #[serde(flatten)]
-    pub server: ServerConfig,
-}
+pub use crate::config::db::{FLUSH_METHODS, FlushMethod, MysqlConfig};

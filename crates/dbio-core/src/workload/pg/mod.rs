@@ -24,25 +24,7 @@ pub mod server;
 pub mod space;
 pub mod stats;
 
-use std::path::PathBuf;
-
-use serde::{Deserialize, Serialize};
-
-use crate::workload::db::ServerConfig;
-use crate::workload::slob::SlobConfig;
+pub use crate::config::db::PgConfig;
 
 /// PostgreSQL's page size: one SLOB row per page.
 pub const PAGE: u32 = 8192;
-
-/// The resolved settings of a pg run (part of the run's configuration).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PgConfig {
-    /// SLOB's shape and mix (schemas, scale, work unit, update pct, cache =
-    /// shared_buffers, redo dir = WAL dir, work loop).
-    pub slob: SlobConfig,
-    /// Whether --redo-dir was given (WAL beside the data otherwise).
-    pub wal_dir: Option<PathBuf>,
-    /// `--pg-bin`, `--pg-set`, `--pg-memory`, `--pg-url` (flattened).
-    #[serde(flatten)]
-    pub server: ServerConfig,
-}

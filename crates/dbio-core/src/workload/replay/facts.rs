@@ -9,47 +9,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use crate::trace::{self, Entry, Request, TraceError};
 
-use crate::trace::{self, Entry, Request, Summary, TraceError};
-
-/// A trace's shape, as a replay plans it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TraceFacts {
-    /// Its requests by operation, first and last issue, devices.
-    pub summary: Summary,
-    /// One byte past the furthest byte any request touches.
-    pub extent_bytes: u64,
-    /// The longest request, bytes.
-    pub max_len_bytes: u32,
-    /// The issuing threads, in order of their first request.
-    pub threads: Vec<ThreadFacts>,
-    /// The most requests one thread had in flight at once (1 when the
-    /// trace has no completion times).
-    pub max_in_flight: u32,
-}
-
-impl TraceFacts {
-    pub fn requests(&self) -> u64 {
-        self.summary.requests
-    }
-
-    /// True when replaying it writes (writes or discards).
-    pub fn writes(&self) -> bool {
-        self.summary.writes + self.summary.discards > 0
-    }
-}
-
-/// One issuing thread of a trace.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadFacts {
-    /// Its thread id (the process id where the trace has no thread; 0
-    /// where it says neither).
-    pub tid: u32,
-    pub requests: u64,
-    /// The most requests it had in flight at once.
-    pub max_in_flight: u32,
-}
+pub use crate::config::replay::{ThreadFacts, TraceFacts};
 
 /// The thread a request belongs to (0 when the trace does not say).
 #[inline]

@@ -13,15 +13,13 @@ pub mod faith;
 pub mod feed;
 pub mod session;
 
-use std::fmt;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
-use serde::{Deserialize, Serialize};
-
 use super::{SetupError, Shared, ThreadEnd, Threads, Workload};
+pub use crate::config::replay::{MapMode, ReplayConfig, Sessions, Speed, TraceFacts};
 use crate::config::{EngineKind, RunConfig};
 use crate::engine::buf::BufPool;
 use crate::engine::{AnyEngine, SyncAfterWrite};
@@ -29,107 +27,8 @@ use crate::measure::stats::SessionStats;
 use crate::samplers::series::{SeriesWriter, SessionSeries};
 use crate::storage::genmap_file;
 use crate::storage::{OpenFiles, Target, TargetKind};
-pub use facts::TraceFacts;
 use faith::Part;
 use feed::{Batch, Feed, Mapper};
-
-/// How fast the trace is replayed.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Speed {
-    /// Due times are the captured issue times divided by this (1 = as captured).
-    Factor(f64),
-    /// Each request as soon as its session has fewer requests in flight
-    /// than its captured thread had when it issued it.
-    Max,
-}
-
-impl fmt::Display for Speed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Speed::Factor(x) => write!(f, "{x}x"),
-            Speed::Max => f.write_str("max"),
-        }
-    }
-}
-
-/// How captured offsets land on a target smaller than the trace's extent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MapMode {
-    /// The offset modulo the target's size.
-    Modulo,
-    /// The offset times the target's size over the trace's extent.
-    Scale,
-}
-
-impl MapMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            MapMode::Modulo => "modulo",
-            MapMode::Scale => "scale",
-        }
-    }
-}
-
-/// Which session issues a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Sessions {
-    /// Sessions per captured thread, issuing that thread's requests: one
-    /// (io_uring, its ring as deep as the thread's requests in flight), or
-    /// as many as the thread had in flight (psync), taking them in turn.
-    PerThread { per_thread_in_flight: bool },
-    /// This many sessions, taking the requests in turn.
-    Pool(u32),
-}
-
-/// `--workload replay`'s settings, with what the pass over the trace found.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ReplayConfig {
-    /// The trace: one file, or blktrace's per-CPU files (a stored run's
-    /// trace is written out to a file first).
-    pub trace: Vec<PathBuf>,
-    /// What `--trace` named (a file, or `run N`).
-    pub source: String,
-    pub speed: Speed,
-    pub map: Option<MapMode>,
-    /// The sessions and the feed at real-time priority (`--rt`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub rt: bool,
-    pub sessions: Sessions,
-    pub facts: TraceFacts,
-    /// How each session's io_uring is set up (`--fixedbufs`, …; with
-    /// `--engine io_uring`): the run document keeps it as `config.uring`,
-    /// as for a raw run.
-    #[serde(skip)]
-    pub uring: Option<crate::engine::uring::UringOpts>,
-}
-
-impl ReplayConfig {
-    /// The number of sessions.
-    pub fn session_count(&self) -> u32 {
-        Self::count(&self.facts, self.sessions) as u32
-    }
-
-    /// The sessions `sessions` makes for a trace of `facts`.
-    pub fn count(facts: &TraceFacts, sessions: Sessions) -> u64 {
-        match sessions {
-            Sessions::PerThread {
-                per_thread_in_flight,
-            } => facts
-                .threads
-                .iter()
-                .map(|t| match per_thread_in_flight {
-                    true => u64::from(t.max_in_flight.max(1)),
-                    false => 1,
-                })
-                .sum::<u64>()
-                .max(1),
-            Sessions::Pool(n) => u64::from(n),
-        }
-    }
-}
 
 /// A replay over a prepared target.
 pub struct Replay<'a> {

@@ -26,46 +26,7 @@
 use std::sync::atomic::AtomicU16;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
-use serde::{Deserialize, Serialize};
-
-use crate::choice::{Choice, Named};
-
-/// The engine whose logging the model imitates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Flavor {
-    /// Oracle: redo change vectors only (SLOB's REDO_STRESS sizes).
-    #[default]
-    Oracle,
-    /// PostgreSQL: WAL records, plus a full-page image of each block the
-    /// first time it changes after a checkpoint begins.
-    Postgres,
-}
-
-impl Choice for Flavor {
-    const ALL: &'static [(Self, Named)] = &[
-        (
-            Flavor::Oracle,
-            Named::help(
-                "oracle",
-                "Oracle: redo change vectors only (SLOB's REDO_STRESS sizes)",
-            ),
-        ),
-        (
-            Flavor::Postgres,
-            Named::help(
-                "postgres",
-                "PostgreSQL: WAL records, plus a full-page image of each block the first time it changes after a checkpoint begins",
-            ),
-        ),
-    ];
-}
-
-impl Flavor {
-    pub fn is_oracle(&self) -> bool {
-        *self == Flavor::Oracle
-    }
-}
+pub use crate::config::slob::Flavor;
 
 /// WAL per changed row: a HOT heap update record (~66 B) and half a prune
 /// record (PostgreSQL 15, SLOB's table, measured: 1.45 records per change).
