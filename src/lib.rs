@@ -23,6 +23,7 @@ pub mod import;
 pub mod interrupt;
 pub mod lab;
 pub mod metrics;
+pub mod options;
 pub mod plan;
 pub mod preflight;
 pub mod ranks;

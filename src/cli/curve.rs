@@ -6,7 +6,7 @@
 
 use clap::Args;
 
-use super::{Refused, RunArgs};
+use crate::options::{Refused, RunArgs};
 use crate::units::parse_seconds;
 
 /// The points of a curve when `--points` is not given: vdbench's.

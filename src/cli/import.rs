@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::choice::choice;
 use crate::import::ModelArg;
+use crate::options::choice::choice;
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {

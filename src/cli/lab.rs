@@ -2,8 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Where images go when `image_dir` is not given.
-pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp";
+use crate::plan::lab::DEFAULT_IMAGE_DIR;
 
 /// `dbio lab ...`
 #[derive(clap::Subcommand, Debug)]
@@ -19,7 +18,7 @@ pub enum LabCommand {
         #[arg(long, value_name = "PATH")]
         db: Option<PathBuf>,
         #[command(flatten)]
-        metrics: super::metrics::MetricsArgs,
+        metrics: crate::options::metrics::MetricsArgs,
     },
     /// Remove what a crashed or killed lab left (mounts, loop devices, images it listed) and nothing else.
     Cleanup {

@@ -18,7 +18,7 @@ pub enum PlanCommand {
         mpi: bool,
         /// Live metrics for the whole plan (overrides the plan file's `metrics_listen` / `metrics_textfile`).
         #[command(flatten)]
-        metrics: crate::cli::metrics::MetricsArgs,
+        metrics: crate::options::metrics::MetricsArgs,
     },
     /// Show which runs of a plan are completed and what is left.
     Status {

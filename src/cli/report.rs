@@ -3,8 +3,8 @@
 use clap::{Args, ValueEnum};
 
 use crate::analysis::models::Model;
-use crate::cli::choice::choice;
 use crate::cli::runs::FilterArgs;
+use crate::options::choice::choice;
 use crate::report::plan::select::MODEL_METRIC;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

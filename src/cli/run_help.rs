@@ -5,7 +5,7 @@
 
 use clap::{Args, Command};
 
-use super::uring::UringArgs;
+use crate::options::uring::UringArgs;
 
 /// `run`'s own options under their headings, in the order shown (the
 /// model's, PostgreSQL's and MariaDB's carry their own headings).

@@ -1,6 +1,6 @@
 //! `dbio runs`'s subcommands and the run filter other commands share.
 
-use crate::cli::choice::choice;
+use crate::options::choice::choice;
 use crate::report::export::runs::Format;
 use crate::store::parse_since;
 

@@ -7,7 +7,7 @@ use clap::Args;
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     /// A directory dbio laid out, or a block device dbio wrote.
-    #[arg(long, default_value = crate::cli::DEFAULT_TARGET)]
+    #[arg(long, default_value = crate::options::DEFAULT_TARGET)]
     pub target: PathBuf,
     /// The findings as JSON on stdout (schema `dbio.verify.v1`).
     #[arg(long)]

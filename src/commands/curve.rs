@@ -300,7 +300,7 @@ pub fn execute(
     args: CurveArgs,
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<ExitCode> {
-    let usage = |e: crate::cli::Refused| CommandError::Usage(e.into());
+    let usage = |e: crate::options::Refused| CommandError::Usage(e.into());
     args.refuse_run_options().map_err(usage)?;
     let (points, target, precision) = (args.points(), args.latency_target, args.precision);
     let mut run_args = args.run;

@@ -59,7 +59,7 @@ pub fn hint(store: &Store, typed: &str) -> String {
 
 fn hint_from(typed: &str, names: &[(String, u64)]) -> String {
     let names: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
-    let near = nearest(typed, &names, 5, crate::cli::run_options::edit_distance);
+    let near = nearest(typed, &names, 5, crate::options::table::edit_distance);
     match near.is_empty() {
         true => format!("; dbio metrics lists the {} stored names", names.len()),
         false => format!(

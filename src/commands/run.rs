@@ -355,7 +355,7 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
 /// `dbio run`: checks everything before anything is written, opens the
 /// store, runs, and maps how the run ended to the exit code.
 pub fn execute(
-    args: crate::cli::RunArgs,
+    args: crate::options::RunArgs,
     open_store: impl FnOnce(Option<std::path::PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<std::process::ExitCode> {
     let metrics = args.metrics.wanted();
@@ -379,7 +379,7 @@ pub fn execute(
     let mut opener = Some(open_store);
     // `--trace RUN`: the run's stored trace, written out for the replay.
     let (store, _stored) = match super::trace::run_id_of(&args.replay.trace) {
-        Some(id) if args.workload == crate::cli::WorkloadKind::Replay => {
+        Some(id) if args.workload == crate::options::WorkloadKind::Replay => {
             let store = opener.take().expect("opened once")(db.clone())?;
             let stored = super::trace::StoredTrace::write(&store, id)?;
             args.replay.trace = vec![stored.path.clone()];

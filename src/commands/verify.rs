@@ -54,10 +54,10 @@ pub fn execute(
     open_store: impl FnOnce(Option<PathBuf>) -> anyhow::Result<Store>,
 ) -> anyhow::Result<ExitCode> {
     // Its findings and saved run name the target as text.
-    crate::cli::utf8_path("--target", &args.target)
+    crate::options::utf8_path("--target", &args.target)
         .map_err(|e| CommandError::Usage(e.to_string()))?;
     if let Some(db) = &args.db {
-        crate::cli::utf8_path("--db", db).map_err(|e| CommandError::Usage(e.to_string()))?;
+        crate::options::utf8_path("--db", db).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
     let subject = subject(&args.target)?;
     let mut store = open_store(args.db.clone())?;

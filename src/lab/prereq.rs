@@ -94,7 +94,7 @@ pub fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 /// redo logs when they live beside it. None when the arguments do not parse
 /// (the plan's own checks say why).
 fn run_footprint(args: &[String]) -> Option<u64> {
-    let cfg = crate::cli::run_options::parse_run(args).ok()?;
+    let cfg = crate::options::table::parse_run(args).ok()?;
     let data = cfg.size_bytes.unwrap_or(crate::plan::DEFAULT_DIR_SIZE);
     let redo = cfg.workload.model().map_or(0, |s| {
         if s.redo_dir.starts_with(&cfg.target) {
@@ -232,7 +232,7 @@ mod tests {
         // 4 schemas x 2000 blocks of 8 KiB, rounded up to whole extents of
         // 128 blocks (8064 blocks, 63 MiB), and 3 redo logs beside them.
         let p = lab_plan("workload = \"slob\"\nscale = \"2000\"\ntime = 1");
-        let redo = 3 * crate::cli::slob::DEFAULT_REDO_FILE_SIZE;
+        let redo = 3 * crate::options::slob::DEFAULT_REDO_FILE_SIZE;
         let need = 8064 * 8192 + redo;
         assert_eq!(refusal(&p, 1 << 30), None, "a 1 GiB image holds it");
         let small = (need as f64 / FILL_LIMIT) as u64 - (1 << 20);

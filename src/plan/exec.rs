@@ -365,7 +365,7 @@ pub(crate) fn target_of(args: &[String]) -> Option<String> {
             return Some(v.to_string());
         }
     }
-    Some(crate::cli::DEFAULT_TARGET.to_string())
+    Some(crate::options::DEFAULT_TARGET.to_string())
 }
 
 /// The runs of a plan not in `done`, for callers that want them.

@@ -11,8 +11,8 @@ use super::{
     ASSUMED_IOPS_PER_SESSION, ASSUMED_LAYOUT_BYTES_PER_S, DEFAULT_DIR_SIZE, Order, Plan, PlanError,
     PlannedRun, RUN_OVERHEAD_S,
 };
-use crate::cli::run_options::{self as options, Val};
 use crate::config::RunLength;
+use crate::options::table::{self as options, Val};
 
 /// The arm name used when the plan has no `[variables]`.
 pub const DEFAULT_ARM: &str = "default";

@@ -18,6 +18,9 @@ pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;
 /// The directory under each mount the runs use when `target` is not given.
 pub const DEFAULT_SUBDIR: &str = "dbio";
 
+/// Where images go when `image_dir` is not given.
+pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp";
+
 /// Environment variable naming the lab directory (state files and, by
 /// default, mount points).
 pub const DIR_ENV: &str = "DBIO_LAB_DIR";

@@ -9,7 +9,7 @@ use super::PlanError;
 use super::lab::{DEVICE_MARKER, FsKind, LabArm};
 use super::lab_parse::{sched, unknown};
 use super::parse::{self, Arm, Loc, Setting, Src};
-use crate::cli::run_options::{self as options, RunOption, Val};
+use crate::options::table::{self as options, RunOption, Val};
 
 const ARM_KEYS: &[&str] = &["fs", "mkfs", "mount", "scheduler"];
 

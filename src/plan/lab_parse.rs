@@ -9,8 +9,8 @@ use super::PlanError;
 use super::lab::{Backing, DEFAULT_IMAGE_SIZE, DEFAULT_SUBDIR, LabSpec, slug};
 use super::lab_arm::{finish_arm, lab_arm};
 use super::parse::{self, Arm, RawPlan, Src};
-use crate::cli::lab::DEFAULT_IMAGE_DIR;
-use crate::cli::run_options::{self as options, RunOption};
+use crate::options::table::{self as options, RunOption};
+use crate::plan::lab::DEFAULT_IMAGE_DIR;
 use crate::units::parse_size;
 
 const LAB_KEYS: &[&str] = &[

@@ -9,7 +9,7 @@
 //! * Plan keys under `[workload]`, `[sweep]` and `[variables.*]` are the long
 //!   options of `dbio run` (`_` or `-`), read from the clap definition, and
 //!   every run's argument list is validated with the real parser and
-//!   [`RunArgs::into_config`](crate::cli::RunArgs::into_config) before
+//!   [`RunArgs::into_config`](crate::options::RunArgs::into_config) before
 //!   anything runs. Every bad input is one line: `FILE:LINE: [section] key: message`.
 //! * Each run has a stable `cell_key` (`XFS|bs=8k|sessions=16|rep=2`,
 //!   warm-ups `XFS|warmup=1`); the plan's `name` is its id. Resuming skips

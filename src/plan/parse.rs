@@ -8,7 +8,7 @@ use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
 use super::{OnFailure, Order, PlanError, Steps};
-use crate::cli::run_options::{self as options, RunOption, Val};
+use crate::options::table::{self as options, RunOption, Val};
 
 /// The placeholders an MPI rank fills in a path (`ranks::template`); a plan
 /// leaves them to the ranks.

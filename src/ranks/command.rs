@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 use super::template;
 use super::wire::RankResult;
 use super::world::{World, abort_on_panic};
-use crate::cli::RunArgs;
 use crate::commands::CommandError;
 use crate::commands::measure::{Histograms, How, Measured, Peers, Ran, measure};
 use crate::commands::run::{self as run_cmd, Output, RunMeta, RunOutcome};
 use crate::config::{RunConfig, RunLength};
 use crate::environment::Environment;
 use crate::harness::{StartSync, Status};
+use crate::options::RunArgs;
 use crate::report::Report;
 use crate::samplers::progress::Progress;
 use crate::storage::Target;
@@ -327,7 +327,7 @@ fn check(mut args: RunArgs, world: &World, env: &Environment) -> Result<RunConfi
     for t in &args.tags {
         crate::store::validate_tag(t).map_err(|e| CommandError::Usage(e.to_string()))?;
     }
-    use crate::cli::WorkloadKind;
+    use crate::options::WorkloadKind;
     if !matches!(args.workload, WorkloadKind::Raw | WorkloadKind::Slob) {
         return Err(CommandError::Usage(NO_SERVER_UNDER_MPI.into()));
     }

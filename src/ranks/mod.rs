@@ -32,8 +32,8 @@ pub use merge::{MpiSummary, RankSummary};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::cli::RunArgs;
 use crate::commands::CommandError;
+use crate::options::RunArgs;
 use crate::store::Store;
 
 /// `dbio run --mpi`: this process is one rank of an MPI job.

@@ -169,7 +169,7 @@ impl Executor for RankExecutor<'_> {
 struct BadRunArgs(String);
 
 /// `dbio run ARGS` parsed; every run of a plan is quiet, one line each.
-fn parse(args: &[String]) -> Result<crate::cli::RunArgs, BadRunArgs> {
+fn parse(args: &[String]) -> Result<crate::options::RunArgs, BadRunArgs> {
     let mut argv = vec!["dbio".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
     match crate::cli::try_parse_from(&argv)

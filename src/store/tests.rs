@@ -28,7 +28,7 @@ pub(crate) fn report() -> Value {
 
 /// The SLOB model's settings as a run document holds them.
 fn slob_settings() -> Value {
-    let slob = crate::cli::slob::SlobArgs {
+    let slob = crate::options::slob::SlobArgs {
         dbwr_engine: Some(crate::config::EngineKind::Psync),
         db_writers: Some(1),
         ..Default::default()

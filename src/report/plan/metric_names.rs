@@ -372,7 +372,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let d = crate::cli::run_options::edit_distance;
+        let d = crate::options::table::edit_distance;
         assert_eq!(
             nearest("read.p99", &names, 5, d),
             ["read.latency.p99_us", "read.latency.p99_9_us"]

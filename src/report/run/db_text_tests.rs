@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::cli::slob::SlobArgs;
 use crate::config::WorkloadConfig;
 use crate::document::Report;
 use crate::document::db::Setup;
+use crate::options::slob::SlobArgs;
 use crate::workload::db::DbPart;
 use crate::workload::db::ServerConfig;
 use crate::workload::slob::SlobConfig;

@@ -137,7 +137,7 @@ pub(crate) fn sample() -> Report {
 
 /// A SLOB model report from fixed counters and waits.
 pub(crate) fn slob_sample() -> Report {
-    use crate::cli::slob::SlobArgs;
+    use crate::options::slob::SlobArgs;
     use crate::workload::slob::events::Event;
     use crate::workload::slob::instance::Tally;
     let mut r = sample();

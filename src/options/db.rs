@@ -6,11 +6,11 @@
 //! ([`resolve`]: SLOB's shape, the run's length from `--work-loop` or
 //! `--time`, the [`RunConfig`] every workload has).
 
-use crate::cli::Refused;
+use crate::options::Refused;
 use std::path::PathBuf;
 
-use crate::cli::RunArgs;
 use crate::config::{Paced, RunConfig, RunLength, WorkloadConfig};
+use crate::options::RunArgs;
 use crate::workload::db::ServerConfig;
 use crate::workload::dist::Distribution;
 use crate::workload::slob::SlobConfig;
@@ -188,7 +188,7 @@ pub fn resolve(
             i.makes
         ).into());
     }
-    let hotspot = crate::cli::hotspot(a.hotspot_mb, a.hotspot_offset_mb, a.hotspot_frequency)?;
+    let hotspot = crate::options::hotspot(a.hotspot_mb, a.hotspot_offset_mb, a.hotspot_frequency)?;
     let redo_dir = a.slob.redo_dir.clone();
     let work_loop = a.slob.work_loop;
     let slob = a

@@ -1,12 +1,11 @@
 //! The seam with `dbio run`: which plan keys are options, how a TOML value
 //! becomes command-line text, and validation by the real clap parser and
-//! [`RunArgs::into_config`](crate::cli::RunArgs::into_config).
+//! [`RunArgs::into_config`](crate::options::RunArgs::into_config).
 
-use crate::cli::Refused;
-use clap::{ArgAction, CommandFactory};
+use crate::options::Refused;
+use clap::ArgAction;
 use toml::de::DeValue;
 
-use crate::cli::{Cli, Command};
 use crate::config::RunConfig;
 
 /// Options of `dbio run` a plan may not set: `dbio plan` controls them.
@@ -62,12 +61,8 @@ pub(crate) struct RunOption {
 /// of `dbio run --help` (the order arguments are written in), read from the
 /// clap definition so that new options are plan keys at once.
 pub(crate) fn run_options() -> Vec<RunOption> {
-    let cmd = Cli::command();
-    let run = cmd
-        .get_subcommands()
-        .find(|c| c.get_name() == "run")
-        .expect("dbio has a run subcommand");
-    run.get_arguments()
+    crate::options::run_command()
+        .get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?;
             if matches!(long, "help" | "version") {
@@ -222,11 +217,7 @@ pub(crate) fn check_alone(long: &str, val: &Val) -> Result<(), Refused> {
     if args.is_empty() {
         return Ok(());
     }
-    let argv = ["dbio", "run"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.iter().cloned());
-    match crate::cli::try_parse_from(argv) {
+    match crate::options::parse_run_args(&args) {
         Ok(_) => Ok(()),
         Err(e) => {
             use clap::error::ErrorKind::*;
@@ -240,24 +231,14 @@ pub(crate) fn check_alone(long: &str, val: &Val) -> Result<(), Refused> {
 
 /// Parses a full `dbio run` argument list exactly as the binary would.
 pub(crate) fn parse_run(args: &[String]) -> Result<RunConfig, Refused> {
-    let argv = ["dbio", "run"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.iter().cloned());
-    let cli = crate::cli::try_parse_from(argv).map_err(|e| clap_line(&e))?;
-    let cfg = match cli.command {
-        // A plan may run under `plan run --mpi`: MPI-only options are
-        // accepted here and refused by each run made without MPI.
-        Command::Run(mut r) => {
-            r.mpi = true;
-            r.into_config()?
-        }
-        _ => return Err("not a dbio run command".into()),
-    };
-    Ok(cfg)
+    let mut r = crate::options::parse_run_args(args).map_err(|e| clap_line(&e))?;
+    // A plan may run under `plan run --mpi`: MPI-only options are accepted
+    // here and refused by each run made without MPI.
+    r.mpi = true;
+    r.into_config()
 }
 
-/// clap's message on one line (see [`crate::cli::error_line`]).
+/// clap's message on one line (see [`crate::options::error_line`]).
 pub(crate) fn clap_line(e: &clap::Error) -> String {
-    crate::cli::error_line(e)
+    crate::options::error_line(e, None)
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn cfg(f: impl FnOnce(&mut SlobArgs)) -> Result<SlobConfig, crate::cli::Refused> {
+fn cfg(f: impl FnOnce(&mut SlobArgs)) -> Result<SlobConfig, crate::options::Refused> {
     let mut a = SlobArgs::default();
     f(&mut a);
     a.into_config(None, 8192, 1, None, Some(Path::new("/tmp/x")))

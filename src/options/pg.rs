@@ -3,14 +3,14 @@
 //! `--redo-dir` as the WAL directory, and the pg options. Options that mean
 //! nothing to a real server are refused in one line.
 
-use crate::cli::Refused;
+use crate::options::Refused;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::RunArgs;
-use crate::cli::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
 use crate::config::{RunConfig, WorkloadConfig};
+use crate::options::RunArgs;
+use crate::options::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
 use crate::workload::pg::{PAGE, PgConfig};
 
 /// PostgreSQL in dbio's words.
@@ -117,9 +117,9 @@ fn pg_path(option: &str, path: &std::path::Path) -> Result<PathBuf, Refused> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::Refused;
-    use crate::cli::db::{SHAPE, config_of, run_config};
     use crate::config::RunConfig;
+    use crate::options::Refused;
+    use crate::options::db::{SHAPE, config_of, run_config};
 
     fn config(args: &[&str]) -> Result<RunConfig, Refused> {
         config_of("pg", args)

@@ -4,15 +4,15 @@
 //! innodb_flush_method, `--redo-dir` as innodb_log_group_home_dir. Options
 //! that mean nothing to a real server are refused in one line (`db::options`).
 
-use crate::cli::Refused;
+use crate::options::Refused;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::cli::RunArgs;
-use crate::cli::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
 use crate::config::{IoMode, RunConfig, WorkloadConfig};
+use crate::options::RunArgs;
+use crate::options::db::{Instead, ServerArgs, refuse_model_options, refuse_with_url, resolve};
 use crate::workload::mysql::args::PLACED;
 use crate::workload::mysql::{DEFAULT_PAGE, MAX_FILES, MysqlConfig};
 
@@ -173,9 +173,9 @@ impl RunArgs {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::Refused;
-    use crate::cli::db::{SHAPE, config_of, run_config};
     use crate::config::RunConfig;
+    use crate::options::Refused;
+    use crate::options::db::{SHAPE, config_of, run_config};
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
 

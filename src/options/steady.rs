@@ -2,9 +2,9 @@
 //! options, their checks, and what they make of the run — the PTS's rules
 //! in a `steady::Steady`, and `--time` turned into the cap.
 
-use crate::cli::Refused;
-use crate::cli::choice::choice;
 use crate::config::{RunConfig, RunLength, WorkloadConfig};
+use crate::options::Refused;
+use crate::options::choice::choice;
 use crate::steady::{Metric, Rules, Steady};
 
 /// Rounds the run is capped at when `--time` is not given (the PTS's 25).

@@ -70,7 +70,7 @@ fn slob_settings_read_back_as_written() {
             "--work-loop",
             "10",
         ][..],
-        &crate::cli::db::SHAPE[..],
+        &crate::options::db::SHAPE[..],
     ]
     .concat();
     let (json, back) = round_trip(&args);
@@ -84,7 +84,7 @@ fn slob_settings_read_back_as_written() {
 
 #[test]
 fn server_settings_read_back_as_written() {
-    let shape = crate::cli::db::SHAPE;
+    let shape = crate::options::db::SHAPE;
     let pg = [
         &["--workload", "pg", "--pg-set", "wal_compression=on"][..],
         &shape[..],

@@ -4,10 +4,10 @@
 
 use clap::{ArgAction, Args};
 
-use crate::cli::choice::choice;
-use crate::cli::refused::Refused;
 use crate::config::EngineKind;
 use crate::engine::uring::{Submit, Taskrun, UringOpts};
+use crate::options::choice::choice;
+use crate::options::refused::Refused;
 
 #[derive(Args, Debug, Clone)]
 pub struct UringArgs {

@@ -57,7 +57,7 @@ mod tests {
     use crate::cli::{Command, try_parse_from};
     use crate::config::{EngineKind, IoMode};
 
-    fn run(args: &[&str]) -> Result<crate::cli::RunArgs, clap::Error> {
+    fn run(args: &[&str]) -> Result<crate::options::RunArgs, clap::Error> {
         let argv = ["dbio", "run"].iter().chain(args).copied();
         match try_parse_from(argv)?.command {
             Command::Run(r) => Ok(*r),

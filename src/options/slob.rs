@@ -2,7 +2,7 @@
 //! flags) and their validation into a [`SlobConfig`]. Every refusal is one
 //! line naming the option, the value, the limit and what to give instead.
 
-use crate::cli::Refused;
+use crate::options::Refused;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
