@@ -118,6 +118,9 @@ pub fn run<C: SlobClient, S: Default>(
             OpType::Select => (Kind::Read, &mut part.select),
         };
         series.record(kind, t2 - start, t2 - t0, n * u64::from(page));
+        if let Some(s) = slot {
+            series.record_due(kind, t2 - start, t2 - s.due, s.start.saturating_sub(s.due));
+        }
         if t0 >= ramp_end {
             let end = commit_at.unwrap_or(t2);
             stats.record(end - t0, n * u64::from(page));
