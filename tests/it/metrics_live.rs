@@ -220,19 +220,22 @@ fn prometheus_rate_of_the_request_counter_is_the_stored_iops() {
     // The histogram's median and p90 from Prometheus, over the same
     // seconds, agree with the stored ones within the buckets' width (a
     // factor 1.5) and histogram_quantile's interpolation.
-    for (q, stored) in [
-        ("0.5", "read.latency.p50_us"),
-        ("0.9", "read.latency.p90_us"),
+    // The run is paced: the due-time histogram too.
+    for (q, family, stored) in [
+        ("0.5", "service", "read.latency.p50_us"),
+        ("0.9", "service", "read.latency.p90_us"),
+        ("0.5", "due", "read.due.p50_us"),
+        ("0.9", "due", "read.due.p90_us"),
     ] {
         let query = format!(
-            "histogram_quantile({q}, sum by (le) (rate(dbio_request_service_seconds_bucket{{op=\"read\"}}[{last}s])))"
+            "histogram_quantile({q}, sum by (le) (rate(dbio_request_{family}_seconds_bucket{{op=\"read\"}}[{last}s])))"
         );
         let got = only(&prom.query(&query, at), q);
         let want = num(&report, stored) / 1e6;
-        eprintln!("Prometheus quantile {q} {got:.9} s, stored {want:.9} s");
+        eprintln!("Prometheus {family} quantile {q} {got:.9} s, stored {want:.9} s");
         assert!(
             got > want / 2.0 && got < want * 2.0,
-            "{q}: {got} vs stored {want}"
+            "{family} {q}: {got} vs stored {want}"
         );
     }
     // Bytes: 8 KiB a request.
@@ -295,6 +298,8 @@ fn the_live_page_draws_charts_that_change() {
         "write latency",
         "Host CPU",
         "Device utilisation",
+        // The run is paced: due-time p99 beside the service percentiles.
+        "due-time p99",
     ] {
         assert!(dom.contains(caption), "no {caption} chart: {dom}");
     }
