@@ -23,8 +23,8 @@ mod lab;
 mod layers;
 mod manual;
 mod metrics;
-mod metrics_lab;
 mod metrics_due;
+mod metrics_lab;
 mod metrics_live;
 #[cfg(feature = "mpi")]
 mod metrics_mpi;

@@ -2,8 +2,9 @@
 //! docs/metrics.md): a paced run above a throttled loop device's rate
 //! serves a due-time p99 far above its service p99 — at the endpoint, on
 //! the live page's data and in the textfile, which promtool accepts — and
-//! the textfile's last state agrees with the stored report; a closed-loop
-//! run serves no due-time series at all.
+//! the textfile's last state agrees with the stored report; a paced SLOB
+//! model run serves each operation it paced; a closed-loop run serves no
+//! due-time series at all.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -84,7 +85,14 @@ fn read_sample(text: &str, name: &str) -> f64 {
         .lines()
         .find(|l| l.starts_with(&prefix) && l.contains("op=\"read\""))
         .unwrap_or_else(|| panic!("no {name} in:\n{text}"));
-    l.rsplit_once("} ").unwrap().1.split(' ').next().unwrap().parse().unwrap()
+    l.rsplit_once("} ")
+        .unwrap()
+        .1
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// `promtool check metrics` accepts `text`.
@@ -97,7 +105,12 @@ fn promtool_accepts(what: &str, text: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    check.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
     let out = check.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -131,8 +144,20 @@ fn a_paced_run_above_a_throttle_serves_due_time_p99_far_above_service_p99() {
     let dir = tempfile::tempdir().unwrap();
     let asked = ASKED.to_string();
     let args = [
-        "--pattern", "randread", "--bs", "4k", "--engine", "psync", "--sessions", "4", "--time",
-        "8", "--rate", &asked, "--seed", "3",
+        "--pattern",
+        "randread",
+        "--bs",
+        "4k",
+        "--engine",
+        "psync",
+        "--sessions",
+        "4",
+        "--time",
+        "8",
+        "--rate",
+        &asked,
+        "--seed",
+        "3",
     ];
     let mut run = spawn(&dev.path, dir.path(), Some(&t), &args);
     let live = live_after(&mut run, 6.0);
@@ -156,9 +181,16 @@ fn a_paced_run_above_a_throttle_serves_due_time_p99_far_above_service_p99() {
     promtool_accepts("endpoint", &text);
     // The live page's seconds: the due-time p99 beside the service p99,
     // far above it once the backlog has built up.
-    let last = live["run"]["seconds"].as_array().unwrap().last().unwrap().clone();
+    let last = live["run"]["seconds"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     let (page_due, page_service) = (
-        last["due_p99_us"][0].as_f64().expect("due_p99_us in a paced run"),
+        last["due_p99_us"][0]
+            .as_f64()
+            .expect("due_p99_us in a paced run"),
         last["p99_us"][0].as_f64().unwrap(),
     );
     assert!(page_due > 10.0 * page_service, "page: {last}");
@@ -183,12 +215,24 @@ fn an_unpaced_run_serves_no_due_time_series() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
     let args = [
-        "--size", "8M", "--pattern", "randrw", "--io", "buffered", "--sessions", "2", "--time", "3",
+        "--size",
+        "8M",
+        "--pattern",
+        "randrw",
+        "--io",
+        "buffered",
+        "--sessions",
+        "2",
+        "--time",
+        "3",
     ];
     let mut run = spawn(&dir.path().join("t"), dir.path(), None, &args);
     let live = live_after(&mut run, 2.0);
     let text = get(&run.addr, "/metrics", None).unwrap().body;
-    assert!(text.contains("dbio_request_service_seconds_bucket{"), "{text}");
+    assert!(
+        text.contains("dbio_request_service_seconds_bucket{"),
+        "{text}"
+    );
     for family in ["dbio_request_due_seconds", "dbio_request_lateness_seconds"] {
         assert!(!text.contains(family), "{family} in a closed loop:\n{text}");
     }
@@ -201,7 +245,75 @@ fn an_unpaced_run_serves_no_due_time_series() {
     assert!(!file.contains("dbio_request_due_seconds"), "{file}");
 }
 
+/// `family`'s count for `op` in `text`.
+fn op_count(text: &str, family: &str, op: &str) -> f64 {
+    let (prefix, label) = (format!("{family}_count{{"), format!("op=\"{op}\""));
+    let l = text
+        .lines()
+        .find(|l| l.starts_with(&prefix) && l.contains(&label))
+        .unwrap_or_else(|| panic!("no {family} {op} in:\n{text}"));
+    let value = l.rsplit_once("} ").unwrap().1.split(' ').next().unwrap();
+    value.parse().unwrap()
+}
+
+/// `family`'s count over read and write in `text`.
+fn count_both(text: &str, family: &str) -> f64 {
+    op_count(text, family, "read") + op_count(text, family, "write")
+}
+
+fn a_paced_slob_run_serves_its_operations_due_times_as_stored() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = 2;
+    let model = [
+        "--workload",
+        "slob",
+        "--seed",
+        "7",
+        "--sessions",
+        "2",
+        "--scale",
+        "2000",
+        "--cache",
+        "1M",
+        "--update-pct",
+        "30",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+        "--time",
+        "4",
+        "--rate",
+        "400",
+    ];
+    let run = spawn(&dir.path().join("data"), dir.path(), None, &model);
+    let out = run.wait();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let last = std::fs::read_to_string(dir.path().join("dbio.prom")).unwrap();
+    promtool_accepts("textfile", &last);
+    // Every paced operation (selects as read, updates as write), the ones
+    // that ended just after the window (one a session at most) included.
+    let ops = &report["open_loop"]["operations"];
+    let stored = num(ops, "count");
+    let served = count_both(&last, "dbio_request_due_seconds");
+    assert!(
+        stored > 0.0 && served >= stored && served <= stored + f64::from(sessions),
+        "served {served} operations, stored {stored}"
+    );
+    assert_eq!(served, count_both(&last, "dbio_request_lateness_seconds"));
+    // The model's selects are reads and its updates writes: both paced.
+    for op in ["read", "write"] {
+        assert!(
+            op_count(&last, "dbio_request_due_seconds", op) > 0.0,
+            "{op}"
+        );
+    }
+}
+
 crate::tests! {
     a_paced_run_above_a_throttle_serves_due_time_p99_far_above_service_p99 [Root, BlkioThrottle, Tool("promtool")],
     an_unpaced_run_serves_no_due_time_series,
+    a_paced_slob_run_serves_its_operations_due_times_as_stored [Tool("promtool")],
 }
