@@ -739,6 +739,7 @@ crate::tests! {
 /// server counts itself (MariaDB's performance_schema) are counted and
 /// timed server-wide. Every database metric the board queries is there but
 /// the waits' count where the server only shows its activity (PostgreSQL).
+/// The run is paced: every transaction served has its due-time latency.
 fn a_servers_run_is_live(child: Child, workload: &str, counts: bool) {
     let mut run = Serving::start(child);
     // initdb and the load come first; then the sampler publishes about once a second.
@@ -806,14 +807,24 @@ fn a_servers_run_is_live(child: Child, workload: &str, counts: bool) {
     {
         assert!(!samples(&later, n, &[]).is_empty(), "{n}: {later}");
     }
+    // Paced: each transaction's latency from its due time beside its
+    // service time, selects as read and updates as write.
+    for op in ["op=\"read\"", "op=\"write\""] {
+        let count = |family: &str| sample(&later, family, &[&wl, op]);
+        let due = count("dbio_request_due_seconds_count");
+        assert!(due > 0.0, "{op}: {later}");
+        assert_eq!(due, count("dbio_request_service_seconds_count"), "{op}");
+    }
     let out = run.wait();
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-/// A small update-heavy SLOB mix on a server, 10 s, serving metrics.
-const SERVER_RUN: [&str; 12] = [
+/// A small update-heavy SLOB mix on a server, 10 s, paced, serving metrics.
+const SERVER_RUN: [&str; 14] = [
     "--sessions",
     "2",
+    "--rate",
+    "200",
     "--scale",
     "300",
     "--cache",
