@@ -266,11 +266,23 @@ fn histograms(out: &mut Out, r: &RunState, base: &str) {
         .iter()
         .map(|&(k, op)| (op, &r.hists[k as usize], r.lat_sum_s[k as usize]))
         .collect();
-    histogram(out, "dbio_request_service_seconds", base, r.second_ms, &service);
+    histogram(
+        out,
+        "dbio_request_service_seconds",
+        base,
+        r.second_ms,
+        &service,
+    );
     let Some(d) = &r.due else { return };
     let (due, late) = (paced(&d.due, &d.due_sum_ns), paced(&d.late, &d.late_sum_ns));
     histogram(out, "dbio_request_due_seconds", base, r.second_ms, &due);
-    histogram(out, "dbio_request_lateness_seconds", base, r.second_ms, &late);
+    histogram(
+        out,
+        "dbio_request_lateness_seconds",
+        base,
+        r.second_ms,
+        &late,
+    );
 }
 
 /// A paced part's rows: read and write (a sync has no due time).

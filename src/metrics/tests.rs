@@ -211,21 +211,7 @@ fn the_two_formats_differ_in_counter_names_timestamps_and_eof() {
 #[test]
 fn histogram_buckets_are_cumulative_and_exact() {
     let text = expo::render(&fed(), Format::Prometheus);
-    let buckets: Vec<(f64, f64)> = text
-        .lines()
-        .filter(|l| {
-            l.starts_with("dbio_request_service_seconds_bucket{") && l.contains("op=\"read\"")
-        })
-        .map(|l| {
-            let le = l.split(",le=\"").nth(1).unwrap().split('"').next().unwrap();
-            let le = if le == "+Inf" {
-                f64::INFINITY
-            } else {
-                le.parse().unwrap()
-            };
-            (le, sample_value(l))
-        })
-        .collect();
+    let buckets = buckets(&text, "dbio_request_service_seconds", "read");
     assert_eq!(buckets.len(), 55);
     assert!(
         buckets
@@ -420,10 +406,16 @@ fn commits_and_writer_io_are_counters_and_the_page_gets_rates() {
 /// The `le` bounds and counts of histogram `family` for `op`.
 fn buckets(text: &str, family: &str, op: &str) -> Vec<(f64, f64)> {
     text.lines()
-        .filter(|l| l.starts_with(&format!("{family}_bucket{{")) && l.contains(&format!("op=\"{op}\"")))
+        .filter(|l| {
+            l.starts_with(&format!("{family}_bucket{{")) && l.contains(&format!("op=\"{op}\""))
+        })
         .map(|l| {
             let le = l.split(",le=\"").nth(1).unwrap().split('"').next().unwrap();
-            let le = if le == "+Inf" { f64::INFINITY } else { le.parse().unwrap() };
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap()
+            };
             (le, sample_value(l))
         })
         .collect()
@@ -444,10 +436,19 @@ fn a_paced_run_exposes_due_time_and_lateness_beside_service() {
         };
         assert_eq!(*n, want, "le {le}");
     }
-    assert_eq!(buckets(&text, "dbio_request_lateness_seconds", "read").len(), 55);
+    assert_eq!(
+        buckets(&text, "dbio_request_lateness_seconds", "read").len(),
+        55
+    );
     // Sync has no due time; write has one, empty here.
     assert!(buckets(&text, "dbio_request_due_seconds", "sync").is_empty());
-    assert_eq!(buckets(&text, "dbio_request_due_seconds", "write").last().unwrap().1, 0.0);
+    assert_eq!(
+        buckets(&text, "dbio_request_due_seconds", "write")
+            .last()
+            .unwrap()
+            .1,
+        0.0
+    );
     let read = |name: &str| {
         let l = text
             .lines()
@@ -457,14 +458,19 @@ fn a_paced_run_exposes_due_time_and_lateness_beside_service() {
     };
     assert_eq!(read("dbio_request_due_seconds_count"), 200.0);
     assert!((read("dbio_request_due_seconds_sum") - (180.0 * 2e-6 + 20.0 * 0.05)).abs() < 1e-9);
-    assert!((read("dbio_request_lateness_seconds_sum") - (180.0 * 1e-6 + 20.0 * 0.047)).abs() < 1e-9);
+    assert!(
+        (read("dbio_request_lateness_seconds_sum") - (180.0 * 1e-6 + 20.0 * 0.047)).abs() < 1e-9
+    );
     // The page's seconds carry the due-time p99 beside the service p99.
     let page = s.json();
     let last = &page["run"]["seconds"][1];
     let due_p99 = last["due_p99_us"][0].as_f64().unwrap();
     let service_p99 = last["p99_us"][0].as_f64().unwrap();
     assert!((due_p99 - 50_000.0).abs() / 50_000.0 < 0.07, "{due_p99}");
-    assert!((service_p99 - 3_000.0).abs() / 3_000.0 < 0.07, "{service_p99}");
+    assert!(
+        (service_p99 - 3_000.0).abs() / 3_000.0 < 0.07,
+        "{service_p99}"
+    );
 }
 
 #[test]

@@ -8,7 +8,6 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -16,7 +15,7 @@ use crate::common::blkio::Throttle;
 use crate::common::prometheus::get;
 use crate::common::run::num;
 use crate::common::store::{store_path, temp_store};
-use crate::metrics_live::{ANY_PORT, Serving, stderr};
+use crate::metrics_live::{ANY_PORT, Serving, promtool_accepts, stderr};
 
 /// Reads per second the throttled device serves, and what the run asks.
 const THROTTLE: u32 = 400;
@@ -95,48 +94,6 @@ fn read_sample(text: &str, name: &str) -> f64 {
         .unwrap()
 }
 
-/// `promtool check metrics` accepts `text`.
-fn promtool_accepts(what: &str, text: &str) {
-    use std::io::Write;
-    let mut check = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    check
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = check.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{what}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        stderr(&out)
-    );
-}
-
-/// Waits until `/api/live` has `secs` seconds collected; its data.
-fn live_after(run: &mut Serving, secs: f64) -> Value {
-    let t = Instant::now();
-    loop {
-        if let Ok(r) = get(&run.addr, "/api/live", None)
-            && let Ok(v) = serde_json::from_str::<Value>(&r.body)
-            && v["run"]["elapsed_s"].as_f64().unwrap_or(0.0) >= secs
-        {
-            return v;
-        }
-        if !run.running() || t.elapsed() > Duration::from_secs(120) {
-            run.fail(&format!("the run at {} never reached {secs} s", run.addr));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn a_paced_run_above_a_throttle_serves_due_time_p99_far_above_service_p99() {
     let _store = temp_store();
     let dev = crate::open_loop::device();
@@ -160,7 +117,7 @@ fn a_paced_run_above_a_throttle_serves_due_time_p99_far_above_service_p99() {
         "3",
     ];
     let mut run = spawn(&dev.path, dir.path(), Some(&t), &args);
-    let live = live_after(&mut run, 6.0);
+    let live = run.wait_elapsed(6.0);
     let text = get(&run.addr, "/metrics", None).unwrap().body;
     // Asked twice what the device serves: the backlog grows, requests wait
     // for a session for seconds, while each one's service stays the
@@ -227,7 +184,7 @@ fn an_unpaced_run_serves_no_due_time_series() {
         "3",
     ];
     let mut run = spawn(&dir.path().join("t"), dir.path(), None, &args);
-    let live = live_after(&mut run, 2.0);
+    let live = run.wait_elapsed(2.0);
     let text = get(&run.addr, "/metrics", None).unwrap().body;
     assert!(
         text.contains("dbio_request_service_seconds_bucket{"),

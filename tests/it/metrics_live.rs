@@ -124,7 +124,7 @@ impl Serving {
 
     /// Waits until `/api/live` says the run has `secs` seconds collected;
     /// fails at once when the process ended first.
-    fn wait_elapsed(&mut self, secs: f64) -> Value {
+    pub(crate) fn wait_elapsed(&mut self, secs: f64) -> Value {
         let t = Instant::now();
         loop {
             if let Ok(r) = get(&self.addr, "/api/live", None)
@@ -442,6 +442,29 @@ fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// `promtool check metrics` accepts `text` (the exposition of `what`):
+/// its lint is about names and help; a parse error fails it.
+pub(crate) fn promtool_accepts(what: &str, text: &str) {
+    use std::io::Write;
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = check.stdin.take().unwrap();
+    input.write_all(text.as_bytes()).unwrap();
+    drop(input);
+    let out = check.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out)
+    );
+}
+
 fn the_textfile_and_the_endpoint_pass_promtool() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -464,28 +487,7 @@ fn the_textfile_and_the_endpoint_pass_promtool() {
     let file = std::fs::read_to_string(textdir.join("dbio.prom")).unwrap();
     for (what, text) in [("endpoint", &plain.body), ("textfile", &file)] {
         assert!(text.contains("dbio_requests_total{"), "{what}: {text}");
-        let mut check = Command::new("promtool")
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        check
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let out = check.wait_with_output().unwrap();
-        // promtool's lint is about names and help; a parse error fails it.
-        assert!(
-            out.status.success(),
-            "{what}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            stderr(&out)
-        );
+        promtool_accepts(what, text);
     }
     // Other paths and methods.
     assert_eq!(get(&addr, "/other", None).unwrap().status, 404);
