@@ -10,9 +10,12 @@
 //!
 //! A paced run (`--rate`) also records each read's and write's latency from
 //! its due time and its issue lateness ([`SeriesWriter::record_due`]) in
-//! histograms of the same buckets beside the service ones; a closed-loop
-//! run never writes them, and its roll to a new second never clears them.
+//! histograms of the same buckets beside the service ones. That part is
+//! made when a paced session's writer is made ([`SeriesWriter::paced`]),
+//! before its first request: a closed-loop run never makes it, never
+//! touches it, and pays no memory for it.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 use serde::{Deserialize, Serialize};
@@ -30,25 +33,30 @@ struct Slot {
     bytes: [AtomicU64; 3],
     lat_sum_ns: [AtomicU64; 3],
     hist: [[AtomicU32; BUCKETS]; 3],
-    due: DueSlot,
 }
 
 /// The kinds that have a due time: read and write (a sync follows a write).
 pub const DUE_KINDS: usize = 2;
 
 /// A slot's paced part: per kind (read, write), completions with a due
-/// time, the sums and histograms of their due-time latency and lateness.
+/// time, the sums and histograms of their due-time latency and lateness
+/// (kind `k`'s buckets at `k * BUCKETS..`; on the heap, never on a
+/// session's small stack).
 struct DueSlot {
     ops: [AtomicU64; DUE_KINDS],
     due_sum_ns: [AtomicU64; DUE_KINDS],
     late_sum_ns: [AtomicU64; DUE_KINDS],
-    due: [[AtomicU32; BUCKETS]; DUE_KINDS],
-    late: [[AtomicU32; BUCKETS]; DUE_KINDS],
+    due: Box<[AtomicU32]>,
+    late: Box<[AtomicU32]>,
 }
 
 impl DueSlot {
     fn new() -> Self {
-        let hist = || std::array::from_fn(|_| std::array::from_fn(|_| AtomicU32::new(0)));
+        let hist = || {
+            (0..DUE_KINDS * BUCKETS)
+                .map(|_| AtomicU32::new(0))
+                .collect()
+        };
         DueSlot {
             ops: Default::default(),
             due_sum_ns: Default::default(),
@@ -58,14 +66,20 @@ impl DueSlot {
         }
     }
 
+    /// Kind `k`'s due-time and lateness buckets.
+    fn hists(&self, k: usize) -> [&[AtomicU32]; 2] {
+        let at = k * BUCKETS..(k + 1) * BUCKETS;
+        [&self.due[at.clone()], &self.late[at]]
+    }
+
     fn clear(&self) {
         for k in 0..DUE_KINDS {
             self.ops[k].store(0, Relaxed);
             self.due_sum_ns[k].store(0, Relaxed);
             self.late_sum_ns[k].store(0, Relaxed);
-            for b in self.due[k].iter().chain(&self.late[k]) {
-                b.store(0, Relaxed);
-            }
+        }
+        for b in self.due.iter().chain(self.late.iter()) {
+            b.store(0, Relaxed);
         }
     }
 }
@@ -78,7 +92,6 @@ impl Slot {
             bytes: Default::default(),
             lat_sum_ns: Default::default(),
             hist: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU32::new(0))),
-            due: DueSlot::new(),
         }
     }
 }
@@ -86,12 +99,15 @@ impl Slot {
 /// One session's per-second counters, shared with the collector.
 pub struct SessionSeries {
     slots: [Slot; SLOTS],
+    /// A paced session's due part, slot by slot (made by [`SeriesWriter::paced`]).
+    due: OnceLock<Box<[DueSlot]>>,
 }
 
 impl SessionSeries {
     pub fn new() -> Box<Self> {
         Box::new(SessionSeries {
             slots: std::array::from_fn(|_| Slot::new()),
+            due: OnceLock::new(),
         })
     }
 }
@@ -105,9 +121,8 @@ fn bump64(a: &AtomicU64, by: u64) {
 pub struct SeriesWriter<'a> {
     series: &'a SessionSeries,
     cur_sec: u32,
-    /// Set by the first [`Self::record_due`]: from then on a new second
-    /// clears its slot's due part too (never written before, it is zero).
-    paced: bool,
+    /// A paced session's due part (None in a closed loop).
+    due: Option<&'a [DueSlot]>,
 }
 
 impl<'a> SeriesWriter<'a> {
@@ -115,8 +130,22 @@ impl<'a> SeriesWriter<'a> {
         SeriesWriter {
             series,
             cur_sec: NONE,
-            paced: false,
+            due: None,
         }
+    }
+
+    /// [`SeriesWriter::new`], for a session that is `paced` (`--rate`):
+    /// makes the series' due part now, before its first request, for
+    /// [`Self::record_due`]. Not paced, it is `new`.
+    pub fn paced(series: &'a SessionSeries, paced: bool) -> Self {
+        let mut w = SeriesWriter::new(series);
+        if paced {
+            let made = series
+                .due
+                .get_or_init(|| (0..SLOTS).map(|_| DueSlot::new()).collect());
+            w.due = Some(made);
+        }
+        w
     }
 
     /// Records one operation that completed `t_ns` after the run started.
@@ -137,7 +166,8 @@ impl<'a> SeriesWriter<'a> {
 
     /// Records a paced request (or operation) of kind `kind` that completed
     /// `t_ns` after the run started, `due_ns` after it fell due, and was
-    /// issued `late_ns` after it fell due. A sync has no due time: ignored.
+    /// issued `late_ns` after it fell due. A sync has no due time, and a
+    /// writer not made [`Self::paced`] has no due part: both ignored.
     #[inline]
     pub fn record_due(&mut self, kind: Kind, t_ns: u64, due_ns: u64, late_ns: u64) {
         let k = match kind {
@@ -145,16 +175,16 @@ impl<'a> SeriesWriter<'a> {
             Kind::Write => 1,
             Kind::Sync => return,
         };
-        self.paced = true;
+        let Some(due) = self.due else { return };
         let sec = (t_ns / 1_000_000_000) as u32;
         if sec != self.cur_sec {
             self.roll(sec);
         }
-        let d = &self.series.slots[sec as usize % SLOTS].due;
+        let d = &due[sec as usize % SLOTS];
         bump64(&d.ops[k], 1);
         bump64(&d.due_sum_ns[k], due_ns);
         bump64(&d.late_sum_ns[k], late_ns);
-        for (hist, ns) in [(&d.due[k], due_ns), (&d.late[k], late_ns)] {
+        for (hist, ns) in d.hists(k).into_iter().zip([due_ns, late_ns]) {
             let h = &hist[bucket(ns)];
             h.store(h.load(Relaxed) + 1, Relaxed);
         }
@@ -172,8 +202,8 @@ impl<'a> SeriesWriter<'a> {
                 b.store(0, Relaxed);
             }
         }
-        if self.paced {
-            slot.due.clear();
+        if let Some(due) = self.due {
+            due[sec as usize % SLOTS].clear();
         }
         slot.sec.store(sec, Release);
         self.cur_sec = sec;
@@ -318,10 +348,13 @@ pub fn collect_due(sessions: &[Box<SessionSeries>], sec: u32) -> Box<DueHists> {
     let mut out = Box::<DueHists>::default();
     for s in sessions {
         let slot = &s.slots[sec as usize % SLOTS];
+        let Some(due) = s.due.get() else {
+            continue; // a closed loop
+        };
         if slot.sec.load(Acquire) != sec {
             continue;
         }
-        let d = &slot.due;
+        let d = &due[sec as usize % SLOTS];
         for k in 0..DUE_KINDS {
             let ops = d.ops[k].load(Relaxed);
             if ops == 0 {
@@ -330,10 +363,11 @@ pub fn collect_due(sessions: &[Box<SessionSeries>], sec: u32) -> Box<DueHists> {
             out.ops[k] += ops;
             out.due_sum_ns[k] += d.due_sum_ns[k].load(Relaxed);
             out.late_sum_ns[k] += d.late_sum_ns[k].load(Relaxed);
-            for (acc, b) in out.due[k].iter_mut().zip(&d.due[k]) {
+            let [due, late] = d.hists(k);
+            for (acc, b) in out.due[k].iter_mut().zip(due) {
                 *acc += u64::from(b.load(Relaxed));
             }
-            for (acc, b) in out.late[k].iter_mut().zip(&d.late[k]) {
+            for (acc, b) in out.late[k].iter_mut().zip(late) {
                 *acc += u64::from(b.load(Relaxed));
             }
         }
@@ -447,8 +481,8 @@ mod tests {
     #[test]
     fn paced_requests_fill_the_due_part_and_a_closed_loop_leaves_it_empty() {
         let sessions: Vec<_> = (0..2).map(|_| SessionSeries::new()).collect();
-        let mut paced = SeriesWriter::new(&sessions[0]);
-        let mut closed = SeriesWriter::new(&sessions[1]);
+        let mut paced = SeriesWriter::paced(&sessions[0], true);
+        let mut closed = SeriesWriter::paced(&sessions[1], false);
         for n in 0..100u64 {
             let t = 200_000_000 + n;
             // 100 us of service, issued 0..99 ms after it fell due.
@@ -457,6 +491,8 @@ mod tests {
             closed.record(Kind::Write, t, 50_000, 4096);
         }
         paced.record_due(Kind::Sync, 300_000_000, 1, 1); // no due time: ignored
+        closed.record_due(Kind::Read, 300_000_000, 1, 1); // no due part: ignored
+        assert!(sessions[1].due.get().is_none(), "a closed loop makes none");
         let d = collect_due(&sessions, 0);
         assert_eq!(d.ops, [100, 0]);
         assert_eq!(d.due[0].iter().sum::<u64>(), 100);

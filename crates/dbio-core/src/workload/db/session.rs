@@ -59,7 +59,7 @@ pub fn run<C: SlobClient, S: Default>(
     let mut picker = KeyPicker::new(slob, own, seed ^ u64::from(own).wrapping_mul(0x9E37_79B9));
     let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
     let mut rng = Rng::for_stream(seed, u64::from(id));
-    let mut series = SeriesWriter::new(slot);
+    let mut series = SeriesWriter::paced(slot, cfg.rate_iops.is_some());
     let mut part = DbPart::<S>::default();
     let start = shared.start_ns.load(SeqCst);
     let ramp_end = start + shared.ramp_ns;
