@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use super::names::{self, CPU_MODES, Family, Type};
 use super::state::{OPS, Phase, RunState, State};
-use crate::samplers::series;
+use crate::samplers::series::{self, BUCKETS, DUE_KINDS};
 use crate::workload::live::LiveWait;
 
 /// Which exposition format.
@@ -262,12 +262,44 @@ fn edges() -> impl Iterator<Item = u64> {
 }
 
 fn histograms(out: &mut Out, r: &RunState, base: &str) {
-    let name = "dbio_request_service_seconds";
+    let service: Vec<Hist> = OPS
+        .iter()
+        .map(|&(k, op)| (op, &r.hists[k as usize], r.lat_sum_s[k as usize]))
+        .collect();
+    histogram(
+        out,
+        "dbio_request_service_seconds",
+        base,
+        r.second_ms,
+        &service,
+    );
+    let Some(d) = &r.due else { return };
+    let (due, late) = (paced(&d.due, &d.due_sum_ns), paced(&d.late, &d.late_sum_ns));
+    histogram(out, "dbio_request_due_seconds", base, r.second_ms, &due);
+    histogram(
+        out,
+        "dbio_request_lateness_seconds",
+        base,
+        r.second_ms,
+        &late,
+    );
+}
+
+/// A paced part's rows: read and write (a sync has no due time).
+fn paced<'a>(hists: &'a [[u64; BUCKETS]; DUE_KINDS], sums: &[u64; DUE_KINDS]) -> Vec<Hist<'a>> {
+    (0..DUE_KINDS)
+        .map(|k| (OPS[k].1, &hists[k], sums[k] as f64 / 1e9))
+        .collect()
+}
+
+/// One op's histogram: its `op` label, its compact buckets, its sum in seconds.
+type Hist<'a> = (&'a str, &'a [u64; BUCKETS], f64);
+
+/// Histogram family `name`, one `op` per row, at `ms`.
+fn histogram(out: &mut Out, name: &str, base: &str, ms: u64, rows: &[Hist]) {
     out.head(names::family(name));
-    for (k, op) in OPS {
-        let (i, labels) = (k as usize, format!("{base},op=\"{op}\""));
-        let ms = r.second_ms;
-        let hist = &r.hists[i];
+    for &(op, hist, sum_s) in rows {
+        let labels = format!("{base},op=\"{op}\"");
         let mut cum = 0u64;
         let mut next = 0usize;
         for edge in edges() {
@@ -290,7 +322,7 @@ fn histograms(out: &mut Out, r: &RunState, base: &str) {
             count as f64,
             ms,
         );
-        out.sample_at(&format!("{name}_sum"), &labels, r.lat_sum_s[i], ms);
+        out.sample_at(&format!("{name}_sum"), &labels, sum_s, ms);
         out.sample_at(&format!("{name}_count"), &labels, count as f64, ms);
     }
 }

@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::config::{RunConfig, RunLength};
 use crate::harness::Observer;
-use crate::samplers::series::{SecondHists, SecondPoint};
+use crate::samplers::series::{DueHists, SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
 use crate::workload::live::LiveDb;
 use state::{Labels, State};
@@ -216,7 +216,8 @@ impl Live {
         if let Some(r) = self.rank {
             labels.0.push(("rank", r.to_string()));
         }
-        self.update(|s| s.begin(labels, planned_s, ramp_s));
+        let paced = cfg.rate_iops.is_some();
+        self.update(|s| s.begin(labels, planned_s, ramp_s, paced));
         RunWatch { live: self.clone() }
     }
 
@@ -249,8 +250,8 @@ impl Observer for RunWatch {
         self.live.update(|s| s.started(start_unix_ns));
     }
 
-    fn second(&self, point: &SecondPoint, hists: &SecondHists) {
-        self.live.update(|s| s.second(point, hists));
+    fn second(&self, point: &SecondPoint, hists: &SecondHists, due: &DueHists) {
+        self.live.update(|s| s.second(point, hists, due));
     }
 
     fn telemetry(&self, point: &TelemetryPoint) {

@@ -135,6 +135,20 @@ pub const FAMILIES: &[Family] = &[
         "Service latency of completed requests (issue to completion), by operation.",
     ),
     f(
+        "dbio_request_due_seconds",
+        Histogram,
+        Run,
+        &["op"],
+        "A paced run's (--rate) latency from the due time (due time to completion: service plus any wait for a free session), of requests (raw) or operations and transactions (slob, pg, mysql: selects and scans as read, updates as write); absent in a closed loop.",
+    ),
+    f(
+        "dbio_request_lateness_seconds",
+        Histogram,
+        Run,
+        &["op"],
+        "A paced run's issue lateness (due time to issue), by operation as dbio_request_due_seconds; absent in a closed loop.",
+    ),
+    f(
         "dbio_device_reads_completed",
         Counter,
         Run,

@@ -11,7 +11,7 @@ use crate::config::RunConfig;
 use crate::measure::stats::Kind;
 use crate::samplers::diskstats::DeviceRates;
 use crate::samplers::host::HostRates;
-use crate::samplers::series::{self, BUCKETS, SecondHists, SecondPoint};
+use crate::samplers::series::{self, BUCKETS, DUE_KINDS, DueHists, SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
 use crate::workload::live::{LiveDb, Process};
 
@@ -105,6 +105,9 @@ pub struct PagePoint {
     pub p50_us: [f64; 3],
     pub p99_us: [f64; 3],
     pub p999_us: [f64; 3],
+    /// A paced run's p99 latency from the due time per op (read, write),
+    /// µs; None in a closed loop.
+    pub due_p99_us: Option<[f64; DUE_KINDS]>,
 }
 
 /// One telemetry interval for the live page.
@@ -158,6 +161,9 @@ pub struct RunState {
     pub lat_sum_s: [f64; 3],
     /// Cumulative latency histograms over every second collected.
     pub hists: Box<SecondHists>,
+    /// A paced run's (`--rate`) cumulative due-time latency and lateness
+    /// over every second collected; None in a closed loop (no due times).
+    pub due: Option<Box<DueHists>>,
     pub devices: Vec<DeviceTotals>,
     pub host: Option<HostRates>,
     pub context_switches: f64,
@@ -189,7 +195,8 @@ pub struct State {
 }
 
 impl State {
-    pub fn begin(&mut self, labels: Labels, planned_s: Option<f64>, ramp_s: f64) {
+    /// A new run begins; `paced` when it has due times (`--rate`).
+    pub fn begin(&mut self, labels: Labels, planned_s: Option<f64>, ramp_s: f64, paced: bool) {
         self.generation += 1;
         self.run = Some(RunState {
             labels,
@@ -204,6 +211,7 @@ impl State {
             bytes: [0; 3],
             lat_sum_s: [0.0; 3],
             hists: Box::new([[0; BUCKETS]; 3]),
+            due: paced.then(Box::default),
             devices: Vec::new(),
             host: None,
             context_switches: 0.0,
@@ -235,8 +243,8 @@ impl State {
         });
     }
 
-    pub fn second(&mut self, p: &SecondPoint, hists: &SecondHists) {
-        self.with_run(|r| r.second(p, hists));
+    pub fn second(&mut self, p: &SecondPoint, hists: &SecondHists, due: &DueHists) {
+        self.with_run(|r| r.second(p, hists, due));
     }
 
     pub fn telemetry(&mut self, p: &TelemetryPoint) {
@@ -292,7 +300,7 @@ impl State {
 }
 
 impl RunState {
-    fn second(&mut self, p: &SecondPoint, hists: &SecondHists) {
+    fn second(&mut self, p: &SecondPoint, hists: &SecondHists, due: &DueHists) {
         let mut page = PagePoint {
             t_s: p.t_s,
             ramp: p.ramp,
@@ -301,6 +309,7 @@ impl RunState {
             p50_us: [0.0; 3],
             p99_us: [0.0; 3],
             p999_us: [0.0; 3],
+            due_p99_us: self.due.as_mut().map(|acc| add_due(acc, due)),
         };
         for (k, _) in OPS {
             let (i, kp) = (k as usize, p.kind(k));
@@ -407,6 +416,23 @@ impl RunState {
         );
         self.db = Some((d.clone(), t_s));
     }
+}
+
+/// Adds one second's paced part to the run's; that second's due-time p99
+/// per op (read, write), µs.
+fn add_due(acc: &mut DueHists, d: &DueHists) -> [f64; DUE_KINDS] {
+    for k in 0..DUE_KINDS {
+        acc.ops[k] += d.ops[k];
+        acc.due_sum_ns[k] += d.due_sum_ns[k];
+        acc.late_sum_ns[k] += d.late_sum_ns[k];
+        for (a, n) in acc.due[k].iter_mut().zip(&d.due[k]) {
+            *a += n;
+        }
+        for (a, n) in acc.late[k].iter_mut().zip(&d.late[k]) {
+            *a += n;
+        }
+    }
+    std::array::from_fn(|k| series::quantile(&d.due[k], 0.99) as f64 / 1e3)
 }
 
 fn push_capped<T>(q: &mut VecDeque<T>, v: T) {

@@ -8,14 +8,20 @@ use super::state::{Labels, State};
 use crate::measure::stats::Kind;
 use crate::samplers::diskstats::DeviceRates;
 use crate::samplers::host::HostRates;
-use crate::samplers::series::{self, BUCKETS, KindPoint, SecondHists, SecondPoint};
+use crate::samplers::series::{self, BUCKETS, DueHists, KindPoint, SecondHists, SecondPoint};
 use crate::samplers::telemetry::{DeviceSample, TelemetryPoint};
 use crate::workload::live::{Activity, LiveDb, LiveWait, Process, WriterIo};
 
 const START_NS: u64 = 1_790_000_000_123_000_000;
 
-/// A state with one run of 2 s (reads at 1 µs and 3 ms), telemetry and a plan.
+/// A state with one paced run of 2 s (reads at 1 µs and 3 ms, due 2 µs
+/// and 50 ms after they fell due), telemetry and a plan.
 fn fed() -> State {
+    fed_as(true)
+}
+
+/// [`fed`], paced or a closed loop (no due times).
+fn fed_as(paced: bool) -> State {
     let mut s = State::default();
     let labels = Labels(vec![
         ("run", String::new()),
@@ -25,7 +31,7 @@ fn fed() -> State {
         ("sessions", "4".into()),
         ("target", "/data/a\\b\nc".into()),
     ]);
-    s.begin(labels, Some(10.0), 1.0);
+    s.begin(labels, Some(10.0), 1.0, paced);
     s.started(START_NS);
     for t_s in 0..2 {
         let mut hists: SecondHists = [[0; BUCKETS]; 3];
@@ -43,7 +49,7 @@ fn fed() -> State {
             write: KindPoint::default(),
             sync: KindPoint::default(),
         };
-        s.second(&point, &hists);
+        s.second(&point, &hists, &due_second(paced));
     }
     let rates = DeviceRates {
         r_per_s: 50.0,
@@ -70,6 +76,23 @@ fn fed() -> State {
     s.db(&live_db());
     s.plan_progress("p \"1\"", 3, 8, 120.0);
     s
+}
+
+/// One second's paced part: 100 reads, 90 due 2 µs after they fell due
+/// (issued 1 µs late), 10 due 50 ms after (issued 47 ms late); nothing in
+/// a closed loop.
+fn due_second(paced: bool) -> DueHists {
+    let mut d = DueHists::default();
+    if paced {
+        d.ops[0] = 100;
+        d.due[0][series::bucket(2_000)] = 90;
+        d.due[0][series::bucket(50_000_000)] = 10;
+        d.late[0][series::bucket(1_000)] = 90;
+        d.late[0][series::bucket(47_000_000)] = 10;
+        d.due_sum_ns[0] = 90 * 2_000 + 10 * 50_000_000;
+        d.late_sum_ns[0] = 90 * 1_000 + 10 * 47_000_000;
+    }
+    d
 }
 
 /// A database run's counts: sampled waits (no count), one counted wait,
@@ -188,21 +211,7 @@ fn the_two_formats_differ_in_counter_names_timestamps_and_eof() {
 #[test]
 fn histogram_buckets_are_cumulative_and_exact() {
     let text = expo::render(&fed(), Format::Prometheus);
-    let buckets: Vec<(f64, f64)> = text
-        .lines()
-        .filter(|l| {
-            l.starts_with("dbio_request_service_seconds_bucket{") && l.contains("op=\"read\"")
-        })
-        .map(|l| {
-            let le = l.split(",le=\"").nth(1).unwrap().split('"').next().unwrap();
-            let le = if le == "+Inf" {
-                f64::INFINITY
-            } else {
-                le.parse().unwrap()
-            };
-            (le, sample_value(l))
-        })
-        .collect();
+    let buckets = buckets(&text, "dbio_request_service_seconds", "read");
     assert_eq!(buckets.len(), 55);
     assert!(
         buckets
@@ -306,7 +315,7 @@ fn every_family_is_exposed_and_listed_in_the_docs() {
 #[test]
 fn a_run_not_yet_started_exposes_nothing_of_itself() {
     let mut s = State::default();
-    s.begin(Labels::default(), None, 0.0);
+    s.begin(Labels::default(), None, 0.0, false);
     assert_eq!(expo::render(&s, Format::Prometheus), "");
     assert_eq!(expo::render(&s, Format::OpenMetrics), "# EOF\n");
 }
@@ -392,4 +401,84 @@ fn commits_and_writer_io_are_counters_and_the_page_gets_rates() {
     assert_eq!(db[1]["commits"], 60.0);
     assert_eq!(db[1]["db_mib"], 2.0);
     assert_eq!(db[1]["log_writes"], serde_json::Value::Null);
+}
+
+/// The `le` bounds and counts of histogram `family` for `op`.
+fn buckets(text: &str, family: &str, op: &str) -> Vec<(f64, f64)> {
+    text.lines()
+        .filter(|l| {
+            l.starts_with(&format!("{family}_bucket{{")) && l.contains(&format!("op=\"{op}\""))
+        })
+        .map(|l| {
+            let le = l.split(",le=\"").nth(1).unwrap().split('"').next().unwrap();
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap()
+            };
+            (le, sample_value(l))
+        })
+        .collect()
+}
+
+#[test]
+fn a_paced_run_exposes_due_time_and_lateness_beside_service() {
+    let s = fed();
+    let text = expo::render(&s, Format::Prometheus);
+    let due = buckets(&text, "dbio_request_due_seconds", "read");
+    assert_eq!(due.len(), 55);
+    for (le, n) in &due {
+        // 180 reads due 2 µs after they fell due, 20 after 50 ms.
+        let want = match *le {
+            le if le <= 2e-6 => 0.0,
+            le if le <= 50e-3 => 180.0,
+            _ => 200.0,
+        };
+        assert_eq!(*n, want, "le {le}");
+    }
+    assert_eq!(
+        buckets(&text, "dbio_request_lateness_seconds", "read").len(),
+        55
+    );
+    // Sync has no due time; write has one, empty here.
+    assert!(buckets(&text, "dbio_request_due_seconds", "sync").is_empty());
+    assert_eq!(
+        buckets(&text, "dbio_request_due_seconds", "write")
+            .last()
+            .unwrap()
+            .1,
+        0.0
+    );
+    let read = |name: &str| {
+        let l = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{")) && l.contains("op=\"read\""))
+            .unwrap_or_else(|| panic!("{name}: {text}"));
+        sample_value(l)
+    };
+    assert_eq!(read("dbio_request_due_seconds_count"), 200.0);
+    assert!((read("dbio_request_due_seconds_sum") - (180.0 * 2e-6 + 20.0 * 0.05)).abs() < 1e-9);
+    assert!(
+        (read("dbio_request_lateness_seconds_sum") - (180.0 * 1e-6 + 20.0 * 0.047)).abs() < 1e-9
+    );
+    // The page's seconds carry the due-time p99 beside the service p99.
+    let page = s.json();
+    let last = &page["run"]["seconds"][1];
+    let due_p99 = last["due_p99_us"][0].as_f64().unwrap();
+    let service_p99 = last["p99_us"][0].as_f64().unwrap();
+    assert!((due_p99 - 50_000.0).abs() / 50_000.0 < 0.07, "{due_p99}");
+    assert!(
+        (service_p99 - 3_000.0).abs() / 3_000.0 < 0.07,
+        "{service_p99}"
+    );
+}
+
+#[test]
+fn a_closed_loop_exposes_no_due_time() {
+    let s = fed_as(false);
+    let text = expo::render(&s, Format::Prometheus);
+    assert!(text.contains("dbio_request_service_seconds_count{"));
+    assert!(!text.contains("dbio_request_due_seconds"), "{text}");
+    assert!(!text.contains("dbio_request_lateness_seconds"), "{text}");
+    assert!(s.json()["run"]["seconds"][1]["due_p99_us"].is_null());
 }

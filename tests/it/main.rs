@@ -23,6 +23,7 @@ mod lab;
 mod layers;
 mod manual;
 mod metrics;
+mod metrics_due;
 mod metrics_lab;
 mod metrics_live;
 #[cfg(feature = "mpi")]
@@ -107,6 +108,7 @@ fn main() {
         manual::tests(),
         metrics::tests(),
         metrics_lab::tests(),
+        metrics_due::tests(),
         metrics_live::tests(),
         #[cfg(feature = "mpi")]
         metrics_mpi::tests(),

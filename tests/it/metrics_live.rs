@@ -124,7 +124,7 @@ impl Serving {
 
     /// Waits until `/api/live` says the run has `secs` seconds collected;
     /// fails at once when the process ended first.
-    fn wait_elapsed(&mut self, secs: f64) -> Value {
+    pub(crate) fn wait_elapsed(&mut self, secs: f64) -> Value {
         let t = Instant::now();
         loop {
             if let Ok(r) = get(&self.addr, "/api/live", None)
@@ -220,19 +220,22 @@ fn prometheus_rate_of_the_request_counter_is_the_stored_iops() {
     // The histogram's median and p90 from Prometheus, over the same
     // seconds, agree with the stored ones within the buckets' width (a
     // factor 1.5) and histogram_quantile's interpolation.
-    for (q, stored) in [
-        ("0.5", "read.latency.p50_us"),
-        ("0.9", "read.latency.p90_us"),
+    // The run is paced: the due-time histogram too.
+    for (q, family, stored) in [
+        ("0.5", "service", "read.latency.p50_us"),
+        ("0.9", "service", "read.latency.p90_us"),
+        ("0.5", "due", "read.due.p50_us"),
+        ("0.9", "due", "read.due.p90_us"),
     ] {
         let query = format!(
-            "histogram_quantile({q}, sum by (le) (rate(dbio_request_service_seconds_bucket{{op=\"read\"}}[{last}s])))"
+            "histogram_quantile({q}, sum by (le) (rate(dbio_request_{family}_seconds_bucket{{op=\"read\"}}[{last}s])))"
         );
         let got = only(&prom.query(&query, at), q);
         let want = num(&report, stored) / 1e6;
-        eprintln!("Prometheus quantile {q} {got:.9} s, stored {want:.9} s");
+        eprintln!("Prometheus {family} quantile {q} {got:.9} s, stored {want:.9} s");
         assert!(
             got > want / 2.0 && got < want * 2.0,
-            "{q}: {got} vs stored {want}"
+            "{family} {q}: {got} vs stored {want}"
         );
     }
     // Bytes: 8 KiB a request.
@@ -295,6 +298,8 @@ fn the_live_page_draws_charts_that_change() {
         "write latency",
         "Host CPU",
         "Device utilisation",
+        // The run is paced: due-time p99 beside the service percentiles.
+        "due-time p99",
     ] {
         assert!(dom.contains(caption), "no {caption} chart: {dom}");
     }
@@ -437,6 +442,29 @@ fn a_plans_exposition_has_every_metric_the_grafana_board_queries() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// `promtool check metrics` accepts `text` (the exposition of `what`):
+/// its lint is about names and help; a parse error fails it.
+pub(crate) fn promtool_accepts(what: &str, text: &str) {
+    use std::io::Write;
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = check.stdin.take().unwrap();
+    input.write_all(text.as_bytes()).unwrap();
+    drop(input);
+    let out = check.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out)
+    );
+}
+
 fn the_textfile_and_the_endpoint_pass_promtool() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -459,28 +487,7 @@ fn the_textfile_and_the_endpoint_pass_promtool() {
     let file = std::fs::read_to_string(textdir.join("dbio.prom")).unwrap();
     for (what, text) in [("endpoint", &plain.body), ("textfile", &file)] {
         assert!(text.contains("dbio_requests_total{"), "{what}: {text}");
-        let mut check = Command::new("promtool")
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        check
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let out = check.wait_with_output().unwrap();
-        // promtool's lint is about names and help; a parse error fails it.
-        assert!(
-            out.status.success(),
-            "{what}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            stderr(&out)
-        );
+        promtool_accepts(what, text);
     }
     // Other paths and methods.
     assert_eq!(get(&addr, "/other", None).unwrap().status, 404);
@@ -734,6 +741,7 @@ crate::tests! {
 /// server counts itself (MariaDB's performance_schema) are counted and
 /// timed server-wide. Every database metric the board queries is there but
 /// the waits' count where the server only shows its activity (PostgreSQL).
+/// The run is paced: every transaction served has its due-time latency.
 fn a_servers_run_is_live(child: Child, workload: &str, counts: bool) {
     let mut run = Serving::start(child);
     // initdb and the load come first; then the sampler publishes about once a second.
@@ -801,14 +809,24 @@ fn a_servers_run_is_live(child: Child, workload: &str, counts: bool) {
     {
         assert!(!samples(&later, n, &[]).is_empty(), "{n}: {later}");
     }
+    // Paced: each transaction's latency from its due time beside its
+    // service time, selects as read and updates as write.
+    for op in ["op=\"read\"", "op=\"write\""] {
+        let count = |family: &str| sample(&later, family, &[&wl, op]);
+        let due = count("dbio_request_due_seconds_count");
+        assert!(due > 0.0, "{op}: {later}");
+        assert_eq!(due, count("dbio_request_service_seconds_count"), "{op}");
+    }
     let out = run.wait();
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-/// A small update-heavy SLOB mix on a server, 10 s, serving metrics.
-const SERVER_RUN: [&str; 12] = [
+/// A small update-heavy SLOB mix on a server, 10 s, paced, serving metrics.
+const SERVER_RUN: [&str; 14] = [
     "--sessions",
     "2",
+    "--rate",
+    "200",
     "--scale",
     "300",
     "--cache",

@@ -73,7 +73,7 @@ impl Watch<'_> {
         }
         let (p, hists) = series::collect_with_hists(self.slots, sec, ramp);
         if let Some(o) = self.observer {
-            o.second(&p, &hists);
+            o.second(&p, &hists, &series::collect_due(self.slots, sec));
             if let Some(db) = (self.live)() {
                 o.db(&db);
             }

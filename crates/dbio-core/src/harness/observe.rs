@@ -5,7 +5,7 @@
 //! control thread, after a second is over, so the hot path is unchanged
 //! (a live endpoint, a textfile, a test's recorder are observers).
 
-use crate::samplers::series::{SecondHists, SecondPoint};
+use crate::samplers::series::{DueHists, SecondHists, SecondPoint};
 use crate::samplers::telemetry::TelemetryPoint;
 use crate::workload::live::LiveDb;
 
@@ -16,9 +16,11 @@ use crate::workload::live::LiveDb;
 pub trait Observer: Sync {
     /// The sessions were released at `start_unix_ns` (UNIX ns).
     fn started(&self, start_unix_ns: u64);
-    /// Second `point.t_s` is over: its point, and its latency histograms
-    /// per operation kind (the series' compact buckets, see `series::bucket`).
-    fn second(&self, point: &SecondPoint, hists: &SecondHists);
+    /// Second `point.t_s` is over: its point, its latency histograms per
+    /// operation kind (the series' compact buckets, see `series::bucket`),
+    /// and its paced requests' due-time latency and lateness (all zero in a
+    /// closed-loop run).
+    fn second(&self, point: &SecondPoint, hists: &SecondHists, due: &DueHists);
     /// One telemetry interval: the devices under the target and the host.
     fn telemetry(&self, point: &TelemetryPoint);
     /// What a database run (slob, pg, mysql) has counted so far — waits,

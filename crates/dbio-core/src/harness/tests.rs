@@ -397,7 +397,8 @@ fn a_session_that_panics_fails_the_run_without_a_hang() {
 
 /// What an observer was told, in order.
 #[derive(Default)]
-struct Recorder(std::sync::Mutex<Vec<String>>, AtomicU64);
+/// (calls, reads and writes seen, of those with a due time).
+struct Recorder(std::sync::Mutex<Vec<String>>, AtomicU64, AtomicU64);
 
 impl super::Observer for Recorder {
     fn started(&self, start_unix_ns: u64) {
@@ -408,12 +409,19 @@ impl super::Observer for Recorder {
         &self,
         p: &crate::samplers::series::SecondPoint,
         hists: &crate::samplers::series::SecondHists,
+        due: &crate::samplers::series::DueHists,
     ) {
         for k in [Kind::Read, Kind::Write, Kind::Sync] {
             let counted: u64 = hists[k as usize].iter().sum();
             assert_eq!(counted, p.kind(k).ops, "second {}: {k:?}", p.t_s);
         }
+        for k in 0..2 {
+            let (d, l): (u64, u64) = (due.due[k].iter().sum(), due.late[k].iter().sum());
+            assert_eq!((d, l), (due.ops[k], due.ops[k]), "second {}", p.t_s);
+            assert!(due.due_sum_ns[k] >= due.late_sum_ns[k]);
+        }
         self.1.fetch_add(p.read.ops + p.write.ops, SeqCst);
+        self.2.fetch_add(due.ops[0] + due.ops[1], SeqCst);
         self.0.lock().unwrap().push(format!("second {}", p.t_s));
     }
     fn telemetry(&self, _: &crate::samplers::telemetry::TelemetryPoint) {
@@ -457,6 +465,8 @@ fn an_observer_sees_every_second_once_in_order_and_every_request() {
     // requests that completed just after the window's end (not measured).
     let in_series: u64 = r.series.iter().map(|p| p.read.ops + p.write.ops).sum();
     assert_eq!(rec.1.load(SeqCst), in_series);
+    // The run is paced: every read and write also came with its due time.
+    assert_eq!(rec.2.load(SeqCst), in_series);
     let measured = total(&r.stats);
     assert!(
         in_series >= measured && in_series <= measured + 2 * 4,

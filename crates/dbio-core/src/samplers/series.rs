@@ -7,7 +7,15 @@
 //! second `s` after it is over while the session writes second `s + 1`.
 //! Per-second percentiles come from a compact log-linear histogram
 //! (16 sub-buckets per power of two: ≤ 6% error), enough for a time series.
+//!
+//! A paced run (`--rate`) also records each read's and write's latency from
+//! its due time and its issue lateness ([`SeriesWriter::record_due`]) in
+//! histograms of the same buckets beside the service ones. That part is
+//! made when a paced session's writer is made ([`SeriesWriter::paced`]),
+//! before its first request: a closed-loop run never makes it, never
+//! touches it, and pays no memory for it.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +35,55 @@ struct Slot {
     hist: [[AtomicU32; BUCKETS]; 3],
 }
 
+/// The kinds that have a due time: read and write (a sync follows a write).
+pub const DUE_KINDS: usize = 2;
+
+/// A slot's paced part: per kind (read, write), completions with a due
+/// time, the sums and histograms of their due-time latency and lateness
+/// (kind `k`'s buckets at `k * BUCKETS..`; on the heap, never on a
+/// session's small stack).
+struct DueSlot {
+    ops: [AtomicU64; DUE_KINDS],
+    due_sum_ns: [AtomicU64; DUE_KINDS],
+    late_sum_ns: [AtomicU64; DUE_KINDS],
+    due: Box<[AtomicU32]>,
+    late: Box<[AtomicU32]>,
+}
+
+impl DueSlot {
+    fn new() -> Self {
+        let hist = || {
+            (0..DUE_KINDS * BUCKETS)
+                .map(|_| AtomicU32::new(0))
+                .collect()
+        };
+        DueSlot {
+            ops: Default::default(),
+            due_sum_ns: Default::default(),
+            late_sum_ns: Default::default(),
+            due: hist(),
+            late: hist(),
+        }
+    }
+
+    /// Kind `k`'s due-time and lateness buckets.
+    fn hists(&self, k: usize) -> [&[AtomicU32]; 2] {
+        let at = k * BUCKETS..(k + 1) * BUCKETS;
+        [&self.due[at.clone()], &self.late[at]]
+    }
+
+    fn clear(&self) {
+        for k in 0..DUE_KINDS {
+            self.ops[k].store(0, Relaxed);
+            self.due_sum_ns[k].store(0, Relaxed);
+            self.late_sum_ns[k].store(0, Relaxed);
+        }
+        for b in self.due.iter().chain(self.late.iter()) {
+            b.store(0, Relaxed);
+        }
+    }
+}
+
 impl Slot {
     fn new() -> Self {
         Slot {
@@ -42,12 +99,15 @@ impl Slot {
 /// One session's per-second counters, shared with the collector.
 pub struct SessionSeries {
     slots: [Slot; SLOTS],
+    /// A paced session's due part, slot by slot (made by [`SeriesWriter::paced`]).
+    due: OnceLock<Box<[DueSlot]>>,
 }
 
 impl SessionSeries {
     pub fn new() -> Box<Self> {
         Box::new(SessionSeries {
             slots: std::array::from_fn(|_| Slot::new()),
+            due: OnceLock::new(),
         })
     }
 }
@@ -61,6 +121,8 @@ fn bump64(a: &AtomicU64, by: u64) {
 pub struct SeriesWriter<'a> {
     series: &'a SessionSeries,
     cur_sec: u32,
+    /// A paced session's due part (None in a closed loop).
+    due: Option<&'a [DueSlot]>,
 }
 
 impl<'a> SeriesWriter<'a> {
@@ -68,7 +130,22 @@ impl<'a> SeriesWriter<'a> {
         SeriesWriter {
             series,
             cur_sec: NONE,
+            due: None,
         }
+    }
+
+    /// [`SeriesWriter::new`], for a session that is `paced` (`--rate`):
+    /// makes the series' due part now, before its first request, for
+    /// [`Self::record_due`]. Not paced, it is `new`.
+    pub fn paced(series: &'a SessionSeries, paced: bool) -> Self {
+        let mut w = SeriesWriter::new(series);
+        if paced {
+            let made = series
+                .due
+                .get_or_init(|| (0..SLOTS).map(|_| DueSlot::new()).collect());
+            w.due = Some(made);
+        }
+        w
     }
 
     /// Records one operation that completed `t_ns` after the run started.
@@ -87,6 +164,32 @@ impl<'a> SeriesWriter<'a> {
         h.store(h.load(Relaxed) + 1, Relaxed);
     }
 
+    /// Records a paced request (or operation) of kind `kind` that completed
+    /// `t_ns` after the run started, `due_ns` after it fell due, and was
+    /// issued `late_ns` after it fell due. A sync has no due time, and a
+    /// writer not made [`Self::paced`] has no due part: both ignored.
+    #[inline]
+    pub fn record_due(&mut self, kind: Kind, t_ns: u64, due_ns: u64, late_ns: u64) {
+        let k = match kind {
+            Kind::Read => 0,
+            Kind::Write => 1,
+            Kind::Sync => return,
+        };
+        let Some(due) = self.due else { return };
+        let sec = (t_ns / 1_000_000_000) as u32;
+        if sec != self.cur_sec {
+            self.roll(sec);
+        }
+        let d = &due[sec as usize % SLOTS];
+        bump64(&d.ops[k], 1);
+        bump64(&d.due_sum_ns[k], due_ns);
+        bump64(&d.late_sum_ns[k], late_ns);
+        for (hist, ns) in d.hists(k).into_iter().zip([due_ns, late_ns]) {
+            let h = &hist[bucket(ns)];
+            h.store(h.load(Relaxed) + 1, Relaxed);
+        }
+    }
+
     #[cold]
     fn roll(&mut self, sec: u32) {
         let slot = &self.series.slots[sec as usize % SLOTS];
@@ -98,6 +201,9 @@ impl<'a> SeriesWriter<'a> {
             for b in &slot.hist[k] {
                 b.store(0, Relaxed);
             }
+        }
+        if let Some(due) = self.due {
+            due[sec as usize % SLOTS].clear();
         }
         slot.sec.store(sec, Release);
         self.cur_sec = sec;
@@ -212,6 +318,63 @@ pub fn collect_with_hists(
     (point, hist)
 }
 
+/// One second's paced part over all sessions, per kind (read, write):
+/// completions with a due time, and their due-time latency and issue
+/// lateness (sums in ns, histograms in the compact buckets of [`bucket`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DueHists {
+    pub ops: [u64; DUE_KINDS],
+    pub due_sum_ns: [u64; DUE_KINDS],
+    pub late_sum_ns: [u64; DUE_KINDS],
+    pub due: [[u64; BUCKETS]; DUE_KINDS],
+    pub late: [[u64; BUCKETS]; DUE_KINDS],
+}
+
+impl Default for DueHists {
+    fn default() -> Self {
+        DueHists {
+            ops: [0; DUE_KINDS],
+            due_sum_ns: [0; DUE_KINDS],
+            late_sum_ns: [0; DUE_KINDS],
+            due: [[0; BUCKETS]; DUE_KINDS],
+            late: [[0; BUCKETS]; DUE_KINDS],
+        }
+    }
+}
+
+/// Sums second `sec`'s paced part over all sessions (all zero in a
+/// closed-loop run). Call it once the second is over.
+pub fn collect_due(sessions: &[Box<SessionSeries>], sec: u32) -> Box<DueHists> {
+    let mut out = Box::<DueHists>::default();
+    for s in sessions {
+        let slot = &s.slots[sec as usize % SLOTS];
+        let Some(due) = s.due.get() else {
+            continue; // a closed loop
+        };
+        if slot.sec.load(Acquire) != sec {
+            continue;
+        }
+        let d = &due[sec as usize % SLOTS];
+        for k in 0..DUE_KINDS {
+            let ops = d.ops[k].load(Relaxed);
+            if ops == 0 {
+                continue;
+            }
+            out.ops[k] += ops;
+            out.due_sum_ns[k] += d.due_sum_ns[k].load(Relaxed);
+            out.late_sum_ns[k] += d.late_sum_ns[k].load(Relaxed);
+            let [due, late] = d.hists(k);
+            for (acc, b) in out.due[k].iter_mut().zip(due) {
+                *acc += u64::from(b.load(Relaxed));
+            }
+            for (acc, b) in out.late[k].iter_mut().zip(late) {
+                *acc += u64::from(b.load(Relaxed));
+            }
+        }
+    }
+    out
+}
+
 /// The upper edge of a bucket (exclusive), in ns: bucket `i` holds
 /// latencies in `[bucket_low(i), bucket_high(i))`.
 pub fn bucket_high(i: usize) -> u64 {
@@ -313,5 +476,42 @@ mod tests {
         assert_eq!(collect(&sessions, 1, false).write.ops, 0);
         assert_eq!(collect(&sessions, 5, false).write.ops, 3);
         assert_eq!(collect(&sessions, 3, false).write.ops, 0);
+    }
+
+    #[test]
+    fn paced_requests_fill_the_due_part_and_a_closed_loop_leaves_it_empty() {
+        let sessions: Vec<_> = (0..2).map(|_| SessionSeries::new()).collect();
+        let mut paced = SeriesWriter::paced(&sessions[0], true);
+        let mut closed = SeriesWriter::paced(&sessions[1], false);
+        for n in 0..100u64 {
+            let t = 200_000_000 + n;
+            // 100 us of service, issued 0..99 ms after it fell due.
+            paced.record(Kind::Read, t, 100_000, 4096);
+            paced.record_due(Kind::Read, t, 100_000 + n * 1_000_000, n * 1_000_000);
+            closed.record(Kind::Write, t, 50_000, 4096);
+        }
+        paced.record_due(Kind::Sync, 300_000_000, 1, 1); // no due time: ignored
+        closed.record_due(Kind::Read, 300_000_000, 1, 1); // no due part: ignored
+        assert!(sessions[1].due.get().is_none(), "a closed loop makes none");
+        let d = collect_due(&sessions, 0);
+        assert_eq!(d.ops, [100, 0]);
+        assert_eq!(d.due[0].iter().sum::<u64>(), 100);
+        assert_eq!(d.late[0].iter().sum::<u64>(), 100);
+        assert!(d.due[1].iter().chain(&d.late[1]).all(|&n| n == 0));
+        assert_eq!(d.due_sum_ns[0], 100 * 100_000 + 4950 * 1_000_000);
+        assert_eq!(d.late_sum_ns[0], 4950 * 1_000_000);
+        let due_p99 = quantile(&d.due[0], 0.99) as f64;
+        assert!((due_p99 - 99.1e6).abs() / 99.1e6 < 0.07, "{due_p99}");
+        let (p, h) = collect_with_hists(&sessions, 0, false);
+        assert_eq!((p.read.ops, p.write.ops), (100, 100));
+        assert!(quantile(&h[0], 0.99) < 110_000, "service stays 100 us");
+        // The closed-loop session alone: nothing in the due part.
+        assert_eq!(*collect_due(&sessions[1..], 0), DueHists::default());
+        // Second 4 reuses second 0's slot: the paced part is cleared too.
+        paced.record(Kind::Read, 4_000_000_000, 100_000, 4096);
+        assert_eq!(collect_due(&sessions, 4).ops, [0, 0]);
+        paced.record_due(Kind::Write, 4_000_000_001, 300, 0);
+        let d4 = collect_due(&sessions, 4);
+        assert_eq!((d4.ops, d4.due[0].iter().sum::<u64>()), ([0, 1], 0));
     }
 }

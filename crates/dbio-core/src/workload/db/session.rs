@@ -59,7 +59,7 @@ pub fn run<C: SlobClient, S: Default>(
     let mut picker = KeyPicker::new(slob, own, seed ^ u64::from(own).wrapping_mul(0x9E37_79B9));
     let mut mix = OpMix::new(slob.update_pct, slob.scan_pct);
     let mut rng = Rng::for_stream(seed, u64::from(id));
-    let mut series = SeriesWriter::new(slot);
+    let mut series = SeriesWriter::paced(slot, cfg.rate_iops.is_some());
     let mut part = DbPart::<S>::default();
     let start = shared.start_ns.load(SeqCst);
     let ramp_end = start + shared.ramp_ns;
@@ -118,6 +118,9 @@ pub fn run<C: SlobClient, S: Default>(
             OpType::Select => (Kind::Read, &mut part.select),
         };
         series.record(kind, t2 - start, t2 - t0, n * u64::from(page));
+        if let Some(s) = slot {
+            series.record_due(kind, t2 - start, t2 - s.due, s.start.saturating_sub(s.due));
+        }
         if t0 >= ramp_end {
             let end = commit_at.unwrap_or(t2);
             stats.record(end - t0, n * u64::from(page));

@@ -257,7 +257,7 @@ impl Workload for Raw<'_> {
                 Some(_) => SessionStats::open_loop(),
                 None => SessionStats::new(),
             },
-            series: SeriesWriter::new(series),
+            series: SeriesWriter::paced(series, cfg.rate_iops.is_some()),
         };
         let end = s.run();
         ThreadEnd {

@@ -442,6 +442,10 @@ impl Session<'_> {
             OpKind::Flush => Kind::Sync,
         };
         self.series.record(k, end - st.t0, lat, bs);
+        if self.schedule.is_some() {
+            let (due, late) = (end.saturating_sub(m.due), m.start.saturating_sub(m.due));
+            self.series.record_due(k, end - st.t0, due, late);
+        }
         if sync_ns > 0 {
             self.series.record(Kind::Sync, end - st.t0, sync_ns, 0);
         }

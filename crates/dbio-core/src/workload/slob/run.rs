@@ -361,7 +361,7 @@ fn session(
             Some(_) => SessionStats::open_loop(),
             None => SessionStats::new(),
         },
-        series: SeriesWriter::new(slot),
+        series: SeriesWriter::paced(slot, c.cfg.rate_iops.is_some()),
     };
     s.run();
     let t0 = c.inst.run.start_ns.load(SeqCst);

@@ -128,10 +128,8 @@ impl<E: Engine> Session<'_, E> {
             });
             self.tally.window.db_time_ns += busy;
             self.tally.total.db_time_ns += end - start;
-            if let (Some(s), Some(open)) = (slot, self.stats.open.as_deref_mut())
-                && self.inst.in_window(end)
-            {
-                open.record_op(s.due, s.start, end);
+            if let Some(s) = slot {
+                self.paced(op, s, t0, end);
             }
             start = self.think(done).unwrap_or(end);
         }
@@ -146,6 +144,23 @@ impl<E: Engine> Session<'_, E> {
         for e in [Event::DbFileSequentialRead, Event::DbFileScatteredRead] {
             read.add(&self.tally.events.get(e).hist)
                 .expect("an auto-resizing histogram takes any other");
+        }
+    }
+
+    /// A paced operation `op` that fell due and started as `s` said and
+    /// ended at `end`: in the series (reads for selects and scans, writes
+    /// for updates) and, inside the window, in the open-loop statistics.
+    fn paced(&mut self, op: OpType, s: Slot, t0: u64, end: u64) {
+        let kind = match op {
+            OpType::Select | OpType::Scan => Kind::Read,
+            OpType::Update => Kind::Write,
+        };
+        let late = s.start.saturating_sub(s.due);
+        self.series.record_due(kind, end - t0, end - s.due, late);
+        if let Some(open) = self.stats.open.as_deref_mut()
+            && self.inst.in_window(end)
+        {
+            open.record_op(s.due, s.start, end);
         }
     }
 
