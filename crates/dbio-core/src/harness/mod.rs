@@ -6,7 +6,7 @@
 //! sessions, tells the workload to stop its background threads, joins those,
 //! and merges what every thread measured into one [`RunResult`].
 
-pub mod control;
+pub(crate) mod control;
 mod gate;
 mod observe;
 pub mod rounds;
