@@ -375,9 +375,7 @@ fn the_document_reads_back_as_written() {
 /// and one at max speed with reads only.
 #[test]
 fn replay_text_snapshot() {
-    let q = |p50: f64| {
-        serde_json::json!({"count": 100, "mean_us": p50 * 1.2, "p50_us": p50, "p99_us": p50 * 9.0, "max_us": p50 * 30.0})
-    };
+    let q = |p50: f64| serde_json::json!({"count": 100, "mean_us": p50 * 1.2, "p50_us": p50, "p99_us": p50 * 9.0, "max_us": p50 * 30.0});
     let op = |name: &str, requests: u64, size: u64| {
         serde_json::json!({
             "op": name, "requests": requests, "bytes": requests * size,
