@@ -76,11 +76,7 @@ fn server_counters(o: &mut String, d: &Delta) {
         d.wal_write_time_ms,
         d.wal_sync,
         d.wal_sync_time_ms,
-        if d.wal_sync > 0.0 {
-            d.wal_sync_time_ms / d.wal_sync
-        } else {
-            0.0
-        },
+        per(d.wal_sync_time_ms, d.wal_sync),
         d.wal_buffers_full
     );
     let _ = writeln!(
@@ -103,13 +99,14 @@ fn server_counters(o: &mut String, d: &Delta) {
         d.blks_hit,
         d.blks_read,
         d.blk_read_time_ms,
-        if d.blks_read > 0.0 {
-            d.blk_read_time_ms / d.blks_read
-        } else {
-            0.0
-        }
+        per(d.blk_read_time_ms, d.blks_read)
     );
     io_by_backend(o, d);
+}
+
+/// `total` over `n` of them, 0 when there are none.
+fn per(total: f64, n: f64) -> f64 {
+    if n > 0.0 { total / n } else { 0.0 }
 }
 
 /// Physical reads three ways: PostgreSQL's, pg_stat_io's, the device's,
