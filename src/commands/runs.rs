@@ -49,39 +49,18 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             format,
         } => {
             let run = store.get(id)?;
-            if format == Some(ShowFormat::FioJson) {
-                FioJson.write(&run, out)?;
+            let shown = if format == Some(ShowFormat::FioJson) {
+                Shown::FioJson
             } else if let Some(path) = html {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as i64);
-                let mut page = Vec::new();
-                let html = Html {
-                    generated: fmt_utc(now),
-                };
-                html.write(&run, &mut page)?;
-                std::fs::write(&path, page).map_err(|e| StoreError::Output {
-                    source: std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
-                })?;
-                writeln!(
-                    out,
-                    "wrote {}",
-                    terminal::field(&path.display().to_string())
-                )?;
+                Shown::Html(path)
             } else if json {
-                Json.write(&run, out)?;
+                Shown::Json
             } else if environment {
-                let text =
-                    serde_json::to_string_pretty(&run.environment).expect("JSON values serialize");
-                writeln!(out, "{text}")?;
+                Shown::Environment
             } else {
-                let mut text = Vec::new();
-                Text.write(&run, &mut text)?;
-                text.extend_from_slice(show_footer(&run.row).as_bytes());
-                let width = crate::grid::terminal_width();
-                let text = crate::grid::fit(&String::from_utf8_lossy(&text), width);
-                out.write_all(text.as_bytes())?;
-            }
+                Shown::Text
+            };
+            show(&run, shown, out)?;
         }
         RunsCommand::Delete { ids } => {
             // All or nothing: a mistyped id deletes nothing.
@@ -101,31 +80,7 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             metrics,
             long,
             filter,
-        } => {
-            let rows = store.list(&filter.to_filter())?;
-            let sel = export::Selection {
-                patterns: metrics,
-                long,
-            };
-            let mut stored = std::collections::BTreeMap::new();
-            if long || !sel.patterns.is_empty() {
-                for r in &rows {
-                    stored.insert(r.id, store.metrics(r.id)?);
-                }
-            }
-            let none = export::unmatched(&sel, &stored);
-            if !rows.is_empty() && !none.is_empty() {
-                return Err(StoreError::Selection {
-                    msg: format!(
-                        "--metrics {} matches no metric stored with the {} run{} selected; `dbio runs export --long` lists them",
-                        none.join(","),
-                        rows.len(),
-                        if rows.len() == 1 { "" } else { "s" }
-                    ),
-                });
-            }
-            export::write(format, &rows, &sel, &stored, out)?;
-        }
+        } => export_runs(store, format, metrics, long, &filter, out)?,
         RunsCommand::Tag { id, tags } => {
             store.add_tags(id, &tags)?;
             let row = store.get(id)?.row;
@@ -141,6 +96,100 @@ pub fn execute(store: &mut Store, cmd: RunsCommand, out: &mut dyn Write) -> Resu
             }
         }
     }
+    Ok(())
+}
+
+/// How `dbio runs show` shows a run.
+enum Shown {
+    /// fio's JSON (`--format fio-json`).
+    FioJson,
+    /// The run's page, written to this file (`--html FILE`).
+    Html(std::path::PathBuf),
+    /// The run document (`--json`).
+    Json,
+    /// The host it ran on (`--environment`).
+    Environment,
+    /// The terminal report and what the store adds under it.
+    Text,
+}
+
+/// `dbio runs show`: one stored run as asked.
+fn show(
+    run: &crate::store::StoredRun,
+    shown: Shown,
+    out: &mut dyn Write,
+) -> Result<(), StoreError> {
+    match shown {
+        Shown::FioJson => FioJson.write(run, out)?,
+        Shown::Html(path) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            let mut page = Vec::new();
+            let html = Html {
+                generated: fmt_utc(now),
+            };
+            html.write(run, &mut page)?;
+            std::fs::write(&path, page).map_err(|e| StoreError::Output {
+                source: std::io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+            })?;
+            writeln!(
+                out,
+                "wrote {}",
+                terminal::field(&path.display().to_string())
+            )?;
+        }
+        Shown::Json => Json.write(run, out)?,
+        Shown::Environment => {
+            let text =
+                serde_json::to_string_pretty(&run.environment).expect("JSON values serialize");
+            writeln!(out, "{text}")?;
+        }
+        Shown::Text => {
+            let mut text = Vec::new();
+            Text.write(run, &mut text)?;
+            text.extend_from_slice(show_footer(&run.row).as_bytes());
+            let width = crate::grid::terminal_width();
+            let text = crate::grid::fit(&String::from_utf8_lossy(&text), width);
+            out.write_all(text.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `dbio runs export`: the selected runs in `format`, refused when a
+/// `--metrics` pattern matches nothing stored with them.
+fn export_runs(
+    store: &Store,
+    format: crate::report::export::runs::Format,
+    metrics: Vec<String>,
+    long: bool,
+    filter: &FilterArgs,
+    out: &mut dyn Write,
+) -> Result<(), StoreError> {
+    let rows = store.list(&filter.to_filter())?;
+    let sel = export::Selection {
+        patterns: metrics,
+        long,
+    };
+    let mut stored = std::collections::BTreeMap::new();
+    if long || !sel.patterns.is_empty() {
+        for r in &rows {
+            stored.insert(r.id, store.metrics(r.id)?);
+        }
+    }
+    let none = export::unmatched(&sel, &stored);
+    if !rows.is_empty() && !none.is_empty() {
+        return Err(StoreError::Selection {
+            msg: format!(
+                "--metrics {} matches no metric stored with the {} run{} selected; `dbio runs export --long` lists them",
+                none.join(","),
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            ),
+        });
+    }
+    export::write(format, &rows, &sel, &stored, out)?;
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use super::{DEFAULT_BS, Refused, RunArgs};
 use crate::config::{EngineKind, RunConfig, RunLength, WorkloadConfig};
 use crate::workload::MAX_SESSIONS;
 use crate::workload::dist::Distribution;
-use crate::workload::replay::{MapMode, ReplayConfig, Sessions, Speed, facts};
+use crate::workload::replay::{MapMode, ReplayConfig, Sessions, Speed, TraceFacts, facts};
 
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Traces (--capture, --workload replay; docs/replay.md)")]
@@ -77,6 +77,47 @@ impl RunArgs {
     /// `--workload replay`: refuses what the trace decides, reads the trace
     /// once, and sizes a directory target to it.
     pub(super) fn into_replay_config(self) -> Result<RunConfig, Refused> {
+        self.refuse_what_the_trace_decides()?;
+        let source = self.trace_source();
+        let facts = facts::scan(&self.replay.trace).map_err(|e| format!("--trace: {e}"))?;
+        if facts.requests() == 0 {
+            return Err(
+                format!("--trace {source}: the trace holds no request; nothing to replay").into(),
+            );
+        }
+        let sessions = self.replay_sessions(&facts, &source)?;
+        let iodepth = self.replay_iodepth(&facts)?;
+        let bs = self.bs.unwrap_or(DEFAULT_BS);
+        let size = self.replay_size(&facts, &source, bs)?;
+        let requests = facts.requests();
+        let replay = ReplayConfig {
+            trace: self.replay.trace.clone(),
+            source,
+            speed: self.replay.speed.unwrap_or(Speed::Factor(1.0)),
+            map: self.replay.map,
+            rt: self.replay.rt,
+            sessions,
+            facts,
+            uring: self.uring.clone().into_opts(self.engine)?,
+        };
+        Ok(RunConfig {
+            files: self.files,
+            size_bytes: size,
+            block_size: bs,
+            sessions: replay.session_count(),
+            iodepth,
+            length: RunLength::Ops { ops: requests },
+            load_parallel: self.load_parallel(),
+            destroy_device: self.destroy_device.clone(),
+            content: Default::default(),
+            ..self.shared(WorkloadConfig::Replay(replay))
+        })
+    }
+
+    /// Refuses the model's options and those the trace decides (pattern,
+    /// mix, rate, length), and a replay without a trace or with a trace
+    /// path that is not UTF-8.
+    fn refuse_what_the_trace_decides(&self) -> Result<(), Refused> {
         let decided = [
             (self.pattern.is_some(), "--pattern"),
             (self.read_pct.is_some(), "--read-pct"),
@@ -107,7 +148,13 @@ impl RunArgs {
         for t in &self.replay.trace {
             super::utf8_path("--trace", t)?;
         }
-        let source = match self.replay.from_run {
+        Ok(())
+    }
+
+    /// What the trace is called in the report and in refusals: the stored
+    /// run it came from, or its files.
+    fn trace_source(&self) -> String {
+        match self.replay.from_run {
             Some(id) => format!("run {id}"),
             None => self
                 .replay
@@ -116,13 +163,12 @@ impl RunArgs {
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(" "),
-        };
-        let facts = facts::scan(&self.replay.trace).map_err(|e| format!("--trace: {e}"))?;
-        if facts.requests() == 0 {
-            return Err(
-                format!("--trace {source}: the trace holds no request; nothing to replay").into(),
-            );
         }
+    }
+
+    /// The replay's sessions: a pool (`--sessions N`) or the trace's
+    /// threads, refused when they would be more than dbio starts.
+    fn replay_sessions(&self, facts: &TraceFacts, source: &str) -> Result<Sessions, Refused> {
         let per_thread_in_flight = self.engine == EngineKind::Psync;
         let sessions = match self.sessions {
             Some(n) => Sessions::Pool(n),
@@ -130,7 +176,7 @@ impl RunArgs {
                 per_thread_in_flight,
             },
         };
-        let count = ReplayConfig::count(&facts, sessions);
+        let count = ReplayConfig::count(facts, sessions);
         if count > u64::from(MAX_SESSIONS) {
             return Err(format!(
                 "--trace {source}: replaying its {} threads takes {count} sessions (psync: one per request a thread had in flight), more than {MAX_SESSIONS}; give --engine io_uring, or --sessions N for a pool of N",
@@ -138,7 +184,13 @@ impl RunArgs {
             )
             .into());
         }
-        let iodepth = match self.engine {
+        Ok(sessions)
+    }
+
+    /// Each session's depth: 1 for psync (more refused), else as deep as
+    /// the deepest captured thread.
+    fn replay_iodepth(&self, facts: &TraceFacts) -> Result<u32, Refused> {
+        Ok(match self.engine {
             EngineKind::Psync if self.iodepth > 1 => {
                 return Err(format!(
                     "--iodepth {} needs --engine io_uring (psync has one I/O in flight per session)",
@@ -149,8 +201,18 @@ impl RunArgs {
             EngineKind::Psync => 1,
             // As deep as the deepest captured thread (more with --iodepth).
             _ => self.iodepth.max(facts.max_in_flight).min(4096),
-        };
-        let bs = self.bs.unwrap_or(DEFAULT_BS);
+        })
+    }
+
+    /// The data size: `--size`, none on a device, or for a directory as
+    /// large as the trace reaches; refused when the room is smaller than
+    /// the trace and no `--map` says how to land it.
+    fn replay_size(
+        &self,
+        facts: &TraceFacts,
+        source: &str,
+        bs: u32,
+    ) -> Result<Option<u64>, Refused> {
         let is_device = crate::storage::device::is_block_device(&self.target);
         let size = match (self.size, is_device) {
             (Some(s), _) => Some(s),
@@ -181,28 +243,6 @@ impl RunArgs {
             )
             .into());
         }
-        let requests = facts.requests();
-        let replay = ReplayConfig {
-            trace: self.replay.trace.clone(),
-            source,
-            speed: self.replay.speed.unwrap_or(Speed::Factor(1.0)),
-            map: self.replay.map,
-            rt: self.replay.rt,
-            sessions,
-            facts,
-            uring: self.uring.clone().into_opts(self.engine)?,
-        };
-        Ok(RunConfig {
-            files: self.files,
-            size_bytes: size,
-            block_size: bs,
-            sessions: replay.session_count(),
-            iodepth,
-            length: RunLength::Ops { ops: requests },
-            load_parallel: self.load_parallel(),
-            destroy_device: self.destroy_device.clone(),
-            content: Default::default(),
-            ..self.shared(WorkloadConfig::Replay(replay))
-        })
+        Ok(size)
     }
 }

@@ -16,12 +16,22 @@ crate::tests! {
     a_forbidden_import_fails_naming_file_line_and_rule_and_an_allowed_one_passes,
     paths_in_comments_strings_and_inside_a_module_are_not_imports,
     the_ratchet_fails_on_a_new_violation_a_changed_count_and_a_fixed_one,
+    the_core_has_no_new_pub_item_that_nothing_outside_names [Tool("python3")],
+    the_pub_check_lists_an_item_named_only_inside_the_core [Tool("python3")],
 }
 
 /// Imports the table forbids that the tree still has: (from, to, how many).
 /// Fixing one makes the test fail until it is deleted here (or its count
 /// lowered); never add to this list — fix the import or change the table.
 const KNOWN: &[(&str, &str, usize)] = &[];
+
+/// `pub` items of the core that nothing outside it names
+/// (`scripts/core-pub.py`): those left are in the interface of an item the
+/// dbio crate uses (a field's or a signature's type, a re-export), or are
+/// in the files the script skips. A ratchet like `KNOWN`: trimming one
+/// lowers this number, and a new `pub` item only the core uses fails —
+/// make it `pub(crate)`.
+const CORE_PUB_UNNAMED: usize = 64;
 
 fn imports_between_modules_follow_the_table_in_architecture_md() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -319,4 +329,80 @@ fn the_ratchet_fails_on_a_new_violation_a_changed_count_and_a_fixed_one() {
         ),
         "{new:?}"
     );
+}
+
+/// Runs `scripts/core-pub.py` with `args`: its exit status and stdout.
+fn core_pub(args: &[&str]) -> (bool, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/core-pub.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.is_empty(), "scripts/core-pub.py: {err}");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn the_core_has_no_new_pub_item_that_nothing_outside_names() {
+    let (_, count) = core_pub(&["--count"]);
+    let n: usize = count.trim().parse().unwrap();
+    let (_, list) = core_pub(&[]);
+    assert!(
+        n <= CORE_PUB_UNNAMED,
+        "{} new pub item(s) in the core that nothing outside it names: make them pub(crate) \
+         (scripts/core-pub.py lists all {n}):\n{list}",
+        n - CORE_PUB_UNNAMED
+    );
+    assert!(
+        n == CORE_PUB_UNNAMED,
+        "{} fewer unnamed pub items than counted: lower CORE_PUB_UNNAMED to {n}",
+        CORE_PUB_UNNAMED - n
+    );
+}
+
+fn the_pub_check_lists_an_item_named_only_inside_the_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = dir.path().join("crates/dbio-core/src");
+    fs::create_dir_all(&core).unwrap();
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(
+        core.join("lib.rs"),
+        "pub mod inner;\npub fn used() {}\n// pub fn in_a_comment() {}\n\
+         #[cfg(test)]\nmod t {\n    pub fn in_a_test() {}\n}\n",
+    )
+    .unwrap();
+    fs::write(
+        core.join("inner.rs"),
+        "pub struct Named;\npub(crate) fn private() {}\n\
+         impl Named {\n    pub fn only_here(&self) {}\n}\n",
+    )
+    .unwrap();
+    let main = "fn main() { let _ = dbio_core::inner::Named; dbio_core::used(); }\n\
+                // only_here\n";
+    fs::write(dir.path().join("src/main.rs"), main).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let (ok, list) = core_pub(&["--root", root]);
+    assert!(!ok, "{list}");
+    assert_eq!(
+        list,
+        format!(
+            "{}:4 fn only_here\n",
+            core.join("inner.rs")
+                .strip_prefix(dir.path())
+                .unwrap()
+                .display()
+        )
+    );
+    // Named outside in code, the list is empty and the check passes.
+    fs::write(
+        dir.path().join("src/main.rs"),
+        format!("{main}fn f(n: &dbio_core::inner::Named) {{ n.only_here() }}\n"),
+    )
+    .unwrap();
+    let (ok, list) = core_pub(&["--root", root]);
+    assert!(ok && list.is_empty(), "{list}");
 }

@@ -12,7 +12,7 @@ pub mod choice;
 pub mod config;
 pub mod engine;
 pub mod environment;
-pub mod futex;
+pub(crate) mod futex;
 pub mod harness;
 pub mod measure;
 pub mod rng;

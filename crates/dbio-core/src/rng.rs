@@ -41,7 +41,7 @@ impl Rng {
     /// The stream number is hashed (bijectively) and xored into the seed, so for one seed every
     /// stream starts from a different state, unrelated to its neighbours'. The chance that two
     /// of `k` streams overlap within their first 2^64 outputs is about `k² · 2^-192`.
-    pub fn for_stream(seed: u64, stream: u64) -> Self {
+    pub(crate) fn for_stream(seed: u64, stream: u64) -> Self {
         Self::new(seed ^ mix64(stream ^ STREAM_SALT))
     }
 
@@ -63,7 +63,7 @@ impl Rng {
 
     /// A uniform `f64` in `[0, 1)` with 53 random bits (every multiple of 2^-53 equally likely).
     #[inline]
-    pub fn next_f64(&mut self) -> f64 {
+    pub(crate) fn next_f64(&mut self) -> f64 {
         const SCALE: f64 = 1.0 / (1u64 << 53) as f64;
         (self.next_u64() >> 11) as f64 * SCALE
     }

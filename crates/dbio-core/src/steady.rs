@@ -193,7 +193,7 @@ pub fn slope(values: &[f64]) -> f64 {
 /// Judges a window of round values by `rules` (the caller gives exactly
 /// the window: the last `rules.window` rounds). A window whose mean is 0 (no
 /// I/O at all) is never steady.
-pub fn judge(values: &[f64], rules: &Rules) -> Judged {
+pub(crate) fn judge(values: &[f64], rules: &Rules) -> Judged {
     let n = values.len();
     let mean = if n == 0 {
         0.0

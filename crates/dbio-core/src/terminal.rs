@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// The most characters of one value an error line quotes.
-pub const QUOTE_MAX: usize = 200;
+pub(crate) const QUOTE_MAX: usize = 200;
 
 /// Room for [`quote`]'s `… (N characters)` and quotes: [`line`] leaves a
 /// value cut already as it is.

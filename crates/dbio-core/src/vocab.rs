@@ -60,7 +60,7 @@ pub const WRITE_REQUESTS: &str = "write.requests";
 /// new names ([`canonical_metric`]) and a user may still type the old ones.
 /// `event.<event>.waits_s` → `event.<event>.waits_per_s` (and the same for
 /// `mysql.<event>.waits_s`) is a rule, not a row.
-pub const RENAMED_METRICS: &[(&str, &str)] = &[
+pub(crate) const RENAMED_METRICS: &[(&str, &str)] = &[
     ("db.logical_reads_s", LOGICAL_READS_S),
     ("db.physical_reads_s", PHYSICAL_READS_S),
     ("db.physical_read_blocks_s", "db.physical_read_blocks_per_s"),

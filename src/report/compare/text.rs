@@ -119,6 +119,19 @@ pub fn render(a: &Side, b: &Side) -> String {
 
 fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
     let mut o = String::new();
+    heading(&mut o, a, b);
+    let (na, nb) = (device_names(a), device_names(b));
+    let pairs = pair_devices(&na, &nb);
+    settings(&mut o, a, b, &pairs);
+    load_profile(&mut o, a, b, tests);
+    top_events(&mut o, a, b);
+    host(&mut o, a, b);
+    devices(&mut o, a, b, &pairs);
+    o
+}
+
+/// The report's title and the runs on each side.
+fn heading(o: &mut String, a: &Side, b: &Side) {
     let ids = |s: &Side| {
         let list: Vec<String> = s.run_ids.iter().map(i64::to_string).collect();
         format!(
@@ -131,15 +144,17 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
     let _ = writeln!(o, "Compare Period Report");
     let _ = writeln!(o, "1st  {}: {}", a.label, ids(a));
     let _ = writeln!(o, "2nd  {}: {}", b.label, ids(b));
+}
 
+/// Configuration and host: the settings that differ, one row each, then
+/// those the same on both.
+fn settings(o: &mut String, a: &Side, b: &Side, pairs: &[(Option<&str>, Option<&str>)]) {
     let _ = writeln!(o, "\nConfiguration and host");
     let _ = writeln!(o, "{:<26}{:<38}{:<38}", "setting", "1st", "2nd");
     // Settings of paired devices under one name (`device loop0/loop1 scheduler`).
-    let (na, nb) = (device_names(a), device_names(b));
-    let pairs = pair_devices(&na, &nb);
     let (sa, sb) = (
-        paired_settings(&a.settings, &pairs, true),
-        paired_settings(&b.settings, &pairs, false),
+        paired_settings(&a.settings, pairs, true),
+        paired_settings(&b.settings, pairs, false),
     );
     let keys: BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
     let mut same = Vec::new();
@@ -164,7 +179,10 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
     if !same.is_empty() {
         let _ = writeln!(o, "(same on both: {})", same.join(", "));
     }
+}
 
+/// Load Profile: each line per second and per transaction, with its test.
+fn load_profile(o: &mut String, a: &Side, b: &Side, tests: &[LoadTest]) {
     let _ = writeln!(o, "\nLoad Profile");
     let _ = writeln!(
         o,
@@ -213,7 +231,10 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
             POWER * 100.0
         );
     }
+}
 
+/// Top Timed Events, the sides' top lists face to face.
+fn top_events(o: &mut String, a: &Side, b: &Side) {
     if !a.events.is_empty() || !b.events.is_empty() {
         let _ = writeln!(o, "\nTop Timed Events    (* = in this top list only)");
         let top = |s: &Side| s.events.iter().take(TOP).cloned().collect::<Vec<_>>();
@@ -262,7 +283,10 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
             let _ = writeln!(o, "{} | {}", cell(&ta, &tb), cell(&tb, &ta));
         }
     }
+}
 
+/// Host telemetry's window averages both sides have.
+fn host(o: &mut String, a: &Side, b: &Side) {
     if !a.host.is_empty() || !b.host.is_empty() {
         let _ = writeln!(o, "\nHost (window averages)");
         let _ = writeln!(
@@ -285,6 +309,10 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
             }
         }
     }
+}
+
+/// Device statistics, paired devices face to face.
+fn devices(o: &mut String, a: &Side, b: &Side, pairs: &[(Option<&str>, Option<&str>)]) {
     if !a.devices.is_empty() || !b.devices.is_empty() {
         let _ = writeln!(o, "\nDevice statistics (iostat -x, window averages)");
         let _ = writeln!(
@@ -292,7 +320,7 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
             "{:<14}{:<12}{:>12}{:>12}{:>12}{:>8}",
             "device", "", "1st", "2nd", "Diff", "%Diff"
         );
-        for &(da, db) in &pairs {
+        for &(da, db) in pairs {
             let Some(label) = pair_label(da, db) else {
                 continue;
             };
@@ -326,7 +354,6 @@ fn render_tested(a: &Side, b: &Side, tests: &[LoadTest]) -> String {
             }
         }
     }
-    o
 }
 
 fn truncate(s: &str, n: usize) -> &str {

@@ -235,3 +235,22 @@ fn a_run_whose_document_does_not_read_is_named_and_an_import_gives_its_settings(
     assert!(!s.settings.contains_key("pattern"));
     assert!(s.load.is_empty());
 }
+
+/// The whole comparison, pinned byte for byte: two raw sides of three runs
+/// on paired devices (settings, load profile with Welch's test, host and
+/// device rows), and a SLOB side against a raw one (top events).
+#[test]
+fn the_comparison_text_is_pinned() {
+    let runs = |dev: &str, base: f64| -> Vec<Value> {
+        [0.0, 30.0, -20.0]
+            .iter()
+            .map(|d| report("/mnt/x/dbio", dev, base + d))
+            .collect()
+    };
+    let a = side("XFS", &runs("loop0", 1000.0));
+    let b = side("EXT4", &runs("loop1", 1400.0));
+    let mut text = render(&a, &b);
+    let slob = doc(slob_sample(), |r| r.config.sessions = 1);
+    text += &render(&side("RAW", &[raw(100.0, 1000.0)]), &side("SLOB", &[slob]));
+    insta::assert_snapshot!(text);
+}

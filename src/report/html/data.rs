@@ -12,7 +12,7 @@ use super::environment::add_environment;
 use super::timeline::Timeline;
 use crate::report::plan::curve::CurvePoint;
 use crate::report::plan::select::{Measure, Pick};
-use crate::store::{RunFilter, Store, StoreError, decode_histogram};
+use crate::store::{RunFilter, Store, StoreError, StoredRun, decode_histogram};
 
 pub use crate::report::plan::stats::RunValue;
 
@@ -92,7 +92,7 @@ pub fn load(
         ..Default::default()
     };
     let mut configs: Vec<(String, BTreeMap<String, String>)> = Vec::new();
-    let mut hists: BTreeMap<(String, String, u32), (usize, Histogram<u64>)> = BTreeMap::new();
+    let mut hists = Cells::new();
     let mut envs: BTreeMap<String, Vec<Environment>> = BTreeMap::new();
     let mut last: BTreeMap<String, (u32, i64)> = BTreeMap::new();
     for r in &rows {
@@ -125,16 +125,7 @@ pub fn load(
         {
             data.plans.push(p.clone());
         }
-        for (op, bytes) in &run.histograms {
-            let h = decode_histogram(bytes)?;
-            let e = hists
-                .entry((op.clone(), variable.clone(), sessions))
-                .or_insert_with(|| (0, Histogram::new_from(&h)));
-            e.0 += 1;
-            e.1.add(&h).map_err(|e| StoreError::Histogram {
-                msg: format!("{e:?}"),
-            })?;
-        }
+        add_histograms(&mut hists, &run, &variable, sessions)?;
         if let Some(key) = &r.cell_key {
             add_swept(&mut data.swept, key);
         }
@@ -146,20 +137,7 @@ pub fn load(
             *best = (sessions, r.id);
         }
     }
-    data.latency = hists
-        .into_iter()
-        .filter(|(_, (_, h))| !h.is_empty())
-        .map(|((kind, variable, sessions), (runs, h))| LatencyCell {
-            kind,
-            variable,
-            sessions,
-            runs,
-            ios: h.len(),
-            p50_ms: h.value_at_quantile(0.5) as f64 / 1e6,
-            p99_ms: h.value_at_quantile(0.99) as f64 / 1e6,
-            p999_ms: h.value_at_quantile(0.999) as f64 / 1e6,
-        })
-        .collect();
+    data.latency = latency_cells(hists);
     if !data.curve.iter().any(|p| p.asked_per_s.is_some()) {
         data.curve.clear();
     }
@@ -185,6 +163,48 @@ pub fn load(
         data.timelines.push(Timeline::from_run(&run, &variable));
     }
     Ok(data)
+}
+
+/// Each kind's histograms merged per cell (kind, variable, sessions), with
+/// the number of runs merged.
+type Cells = BTreeMap<(String, String, u32), (usize, Histogram<u64>)>;
+
+/// Adds a run's histograms to its cell's.
+fn add_histograms(
+    hists: &mut Cells,
+    run: &StoredRun,
+    variable: &str,
+    sessions: u32,
+) -> Result<(), StoreError> {
+    for (op, bytes) in &run.histograms {
+        let h = decode_histogram(bytes)?;
+        let e = hists
+            .entry((op.clone(), variable.to_string(), sessions))
+            .or_insert_with(|| (0, Histogram::new_from(&h)));
+        e.0 += 1;
+        e.1.add(&h).map_err(|e| StoreError::Histogram {
+            msg: format!("{e:?}"),
+        })?;
+    }
+    Ok(())
+}
+
+/// The latency percentiles of each cell with requests.
+fn latency_cells(hists: Cells) -> Vec<LatencyCell> {
+    hists
+        .into_iter()
+        .filter(|(_, (_, h))| !h.is_empty())
+        .map(|((kind, variable, sessions), (runs, h))| LatencyCell {
+            kind,
+            variable,
+            sessions,
+            runs,
+            ios: h.len(),
+            p50_ms: h.value_at_quantile(0.5) as f64 / 1e6,
+            p99_ms: h.value_at_quantile(0.99) as f64 / 1e6,
+            p999_ms: h.value_at_quantile(0.999) as f64 / 1e6,
+        })
+        .collect()
 }
 
 /// The run's configuration as `key = value` strings, nested keys dotted.

@@ -81,29 +81,7 @@ pub fn report_page(
     o: &Options,
 ) -> Result<String, crate::report::plan::table::NoBaseline> {
     let variables: Vec<&str> = data.arms.iter().map(|a| a.variable.as_str()).collect();
-    let mut p = Page::new(
-        &format!("dbio report: {}", data.metric),
-        &format!(
-            "{} runs of {} ({}) from {}, {}{}",
-            data.runs.len(),
-            if variables.len() == 1 {
-                "1 variable".to_string()
-            } else {
-                format!("{} variables", variables.len())
-            },
-            variables.join(", "),
-            o.store,
-            o.selection,
-            if data.left_out > 0 {
-                format!(
-                    "; {} selected runs left out (warm-ups, not completed, or without {})",
-                    data.left_out, data.metric
-                )
-            } else {
-                String::new()
-            }
-        ),
-    );
+    let mut p = heading(data, o, &variables);
     let baseline = o.relative_to.or(variables.first().copied()).unwrap_or("-");
 
     p.section("table", "SLOB.R table");
@@ -121,63 +99,10 @@ pub fn report_page(
         p.html(&tables::welch_table(data, baseline));
     }
 
-    p.section("charts", "Over sessions");
-    let mut figs = figure(
-        &charts::metric_vs_sessions(data).render(),
-        "Large markers: SLOB.R trimmed mean of the cell's runs; whiskers: its 95% CI as in the table (none with one run); small dots: the runs. \
-         Variables at the same session count are drawn side by side. Hover a point for its numbers.",
-    );
-    if variables.len() > 1 {
-        figs += &figure(
-            &charts::relative_bars(data, baseline).render(),
-            &format!("Each cell divided by {baseline}'s (SLOB.R values)."),
-        );
-    }
-    p.html(&format!("<div class=\"charts\">{figs}</div>"));
-
-    if !data.curve.is_empty() {
-        p.section("curve", "Latency against throughput");
-        p.html(&format!(
-            "<div class=\"charts\">{}</div>",
-            figure(
-                &curve::chart(&data.curve).render(),
-                "Each open-loop run at its achieved rate: from the due time (what a user of the storage waits) and from the issue (service), \
-                 p50 solid, p99 dashed, p99.9 dotted. Where the due-time lines leave the service lines the storage no longer keeps up \
-                 and requests wait for it; the vertical line is the closed-loop maximum. Hover a point for its numbers.",
-            )
-        ));
-        p.html(&curve::points_table(&data.curve));
-    }
-
-    let lat = charts::latency_vs_sessions(data);
-    if !lat.is_empty() {
-        p.section("latency", "Latency percentiles");
-        let figs: String = lat
-            .iter()
-            .map(|c| figure(&c.render(), "p50 solid, p99 dashed, p99.9 dotted; from the histograms of all the cell's runs merged."))
-            .collect();
-        p.html(&format!("<div class=\"charts\">{figs}</div>"));
-    }
-
-    p.section("scaling", "Scaling");
-    if data.throughput {
-        let s = charts::scaling(data);
-        p.para(
-            "note",
-            "Peak: the highest cell (the trimmed mean the table shows). Knee: where a session adds less than half of what the first ones added. \
-             Collapse: more than 20% below the peak after it. USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run \
-             (σ contention, κ coherency, λ one session's throughput).",
-        );
-        p.html(&tables::scaling_table(&s));
-        let figs: String = s.iter().map(|x| figure(&x.chart.render(), "")).collect();
-        p.html(&format!("<div class=\"charts\">{figs}</div>"));
-    } else {
-        p.para(
-            "note",
-            &format!("Scaling analysis applies to throughput metrics (…iops, …mib_per_s); {} is not one.", data.metric),
-        );
-    }
-
+    charts_section(&mut p, data, &variables, baseline);
+    curve_section(&mut p, data);
+    latency_section(&mut p, data);
+    scaling_section(&mut p, data);
     p.section("timeline", "Over time");
     p.para(
         "note",
@@ -200,6 +125,103 @@ pub fn report_page(
         env!("CARGO_PKG_VERSION"),
         o.generated
     )))
+}
+
+/// The page with its title and what it shows: runs, variables, store,
+/// selection, runs left out.
+fn heading(data: &ReportData, o: &Options, variables: &[&str]) -> Page {
+    Page::new(
+        &format!("dbio report: {}", data.metric),
+        &format!(
+            "{} runs of {} ({}) from {}, {}{}",
+            data.runs.len(),
+            if variables.len() == 1 {
+                "1 variable".to_string()
+            } else {
+                format!("{} variables", variables.len())
+            },
+            variables.join(", "),
+            o.store,
+            o.selection,
+            if data.left_out > 0 {
+                format!(
+                    "; {} selected runs left out (warm-ups, not completed, or without {})",
+                    data.left_out, data.metric
+                )
+            } else {
+                String::new()
+            }
+        ),
+    )
+}
+
+/// The metric over sessions, and each cell relative to the baseline's.
+fn charts_section(p: &mut Page, data: &ReportData, variables: &[&str], baseline: &str) {
+    p.section("charts", "Over sessions");
+    let mut figs = figure(
+        &charts::metric_vs_sessions(data).render(),
+        "Large markers: SLOB.R trimmed mean of the cell's runs; whiskers: its 95% CI as in the table (none with one run); small dots: the runs. \
+         Variables at the same session count are drawn side by side. Hover a point for its numbers.",
+    );
+    if variables.len() > 1 {
+        figs += &figure(
+            &charts::relative_bars(data, baseline).render(),
+            &format!("Each cell divided by {baseline}'s (SLOB.R values)."),
+        );
+    }
+    p.html(&format!("<div class=\"charts\">{figs}</div>"));
+}
+
+/// Latency against throughput, when runs ran open loop.
+fn curve_section(p: &mut Page, data: &ReportData) {
+    if !data.curve.is_empty() {
+        p.section("curve", "Latency against throughput");
+        p.html(&format!(
+            "<div class=\"charts\">{}</div>",
+            figure(
+                &curve::chart(&data.curve).render(),
+                "Each open-loop run at its achieved rate: from the due time (what a user of the storage waits) and from the issue (service), \
+                 p50 solid, p99 dashed, p99.9 dotted. Where the due-time lines leave the service lines the storage no longer keeps up \
+                 and requests wait for it; the vertical line is the closed-loop maximum. Hover a point for its numbers.",
+            )
+        ));
+        p.html(&curve::points_table(&data.curve));
+    }
+}
+
+/// Latency percentiles over sessions, when the runs have histograms.
+fn latency_section(p: &mut Page, data: &ReportData) {
+    let lat = charts::latency_vs_sessions(data);
+    if !lat.is_empty() {
+        p.section("latency", "Latency percentiles");
+        let figs: String = lat
+            .iter()
+            .map(|c| figure(&c.render(), "p50 solid, p99 dashed, p99.9 dotted; from the histograms of all the cell's runs merged."))
+            .collect();
+        p.html(&format!("<div class=\"charts\">{figs}</div>"));
+    }
+}
+
+/// Peak, knee, collapse and the USL fit, for a throughput.
+fn scaling_section(p: &mut Page, data: &ReportData) {
+    p.section("scaling", "Scaling");
+    if data.throughput {
+        let s = charts::scaling(data);
+        p.para(
+            "note",
+            "Peak: the highest cell (the trimmed mean the table shows). Knee: where a session adds less than half of what the first ones added. \
+             Collapse: more than 20% below the peak after it. USL: X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to every run \
+             (σ contention, κ coherency, λ one session's throughput).",
+        );
+        p.html(&tables::scaling_table(&s));
+        let figs: String = s.iter().map(|x| figure(&x.chart.render(), "")).collect();
+        p.html(&format!("<div class=\"charts\">{figs}</div>"));
+    } else {
+        p.para(
+            "note",
+            &format!("Scaling analysis applies to throughput metrics (…iops, …mib_per_s); {} is not one.", data.metric),
+        );
+    }
 }
 
 fn timeline_html(t: &Timeline) -> String {

@@ -282,3 +282,70 @@ fn the_last_second_cut_short_is_a_rate_over_the_time_it_had() {
         vec![(1.0, 1000.0), (2.0, 1000.0), (2.5, 2000.0)]
     );
 }
+
+/// The whole report page on fixed data, pinned byte for byte (two
+/// variables, a throughput, a run's timeline, a plan file): the page's
+/// sections are rendered by named steps, which must not change it.
+#[test]
+fn the_report_page_is_pinned() {
+    let mut data = sample();
+    data.throughput = true;
+    data.left_out = 2;
+    data.arms = ["XFS", "EXT4"]
+        .iter()
+        .map(|v| super::data::Arm {
+            variable: (*v).into(),
+            runs: 15,
+            settings: vec![("filesystem".into(), (*v).into())],
+            environments: Vec::new(),
+        })
+        .collect();
+    data.shared = vec![("block size".into(), "8 KiB".into())];
+    data.timelines = vec![timeline(true, true, true)];
+    let plan = super::PlanFile {
+        name: "fs".into(),
+        description: Some("XFS against EXT4".into()),
+        path: "plans/fs.toml".into(),
+        seed: 42,
+        seed_given: true,
+        order: "shuffled",
+        repeats: 3,
+        warmup: 1,
+        arms: vec!["XFS".into(), "EXT4".into()],
+        cells: vec!["sessions 1".into(), "sessions 16".into()],
+    };
+    let options = super::Options {
+        relative_to: None,
+        plan: Some(&plan),
+        selection: "--plan fs".into(),
+        store: "/tmp/store.sqlite".into(),
+        generated: "2026-11-28 02:00".into(),
+    };
+    insta::assert_snapshot!(super::report_page(&data, &options).unwrap());
+}
+
+/// Every timeline chart of a raw and of a SLOB run, pinned as drawn.
+#[test]
+fn the_timeline_charts_are_pinned() {
+    let mut slob = timeline(true, true, true);
+    slob.slob = true;
+    slob.ramp_s = 1.0;
+    for s in &mut slob.series {
+        s.sync.ops = 40;
+        s.sync.bytes = 40 * 2048;
+    }
+    let mut drawn = String::new();
+    for t in [
+        timeline(true, true, true),
+        timeline(true, true, false),
+        slob,
+    ] {
+        for (a, b) in t.charts() {
+            for c in [a, b] {
+                drawn += &c.map_or("(none)".to_string(), |c| c.render());
+                drawn += "\n";
+            }
+        }
+    }
+    insta::assert_snapshot!(drawn);
+}

@@ -154,38 +154,91 @@ impl Timeline {
     /// Pairs of charts (dbio's own, the devices'/host's) to show side by
     /// side; a chart without data is `None`.
     pub fn charts(&self) -> Vec<(Option<XyChart>, Option<XyChart>)> {
-        // A second's point sits at its end, like the telemetry intervals;
-        // the last second, cut short by the end of the run, at the end, its
-        // counts divided by the part of the second it had.
-        let at = |r: &SeriesRow| self.span(r).0;
-        let rate = |r: &SeriesRow, count: i64| count as f64 / self.span(r).1;
+        let present = self.present();
+        let lat = self.latency(&present);
+        let [dev_ops, dev_mib, dev_await, util] = self.device_charts();
+        let cpu = self.host_cpu();
+        let pairs = if self.slob {
+            vec![
+                (
+                    self.per_second(&present, "physical reads/s", &[0], |k| k.ops),
+                    dev_ops,
+                ),
+                (self.redo(&present), dev_mib),
+                (self.per_second(&present, "commits/s", &[2], |k| k.ops), cpu),
+                (lat, dev_await),
+                (
+                    self.per_second(&present, "DBWR + LGWR writes/s", &[1], |k| k.ops),
+                    util,
+                ),
+            ]
+        } else {
+            vec![
+                (
+                    self.per_second(&present, "dbio requests/s", &[0, 1, 2], |k| k.ops),
+                    dev_ops,
+                ),
+                (lat, dev_await),
+                (cpu, util),
+            ]
+        };
+        let keep = |c: XyChart| c.has_data().then_some(c);
+        pairs.into_iter().map(|(a, b)| (keep(a), keep(b))).collect()
+    }
+
+    /// A second's point sits at its end, like the telemetry intervals; the
+    /// last second, cut short by the end of the run, at the end.
+    fn at(&self, r: &SeriesRow) -> f64 {
+        self.span(r).0
+    }
+
+    /// A second's count per second: the last second's divided by the part
+    /// of the second it had.
+    fn rate(&self, r: &SeriesRow, count: i64) -> f64 {
+        count as f64 / self.span(r).1
+    }
+
+    /// The kinds of request the series has (index, name, field): read,
+    /// write, sync — for the model physical reads, writers' writes, commits.
+    fn present(&self) -> Vec<(usize, &'static str, KindOf)> {
         let names: [&str; 3] = if self.slob {
             ["physical reads", "DBWR + LGWR writes", "commits"]
         } else {
             ["read", "write", "sync"]
         };
         let kinds: [KindOf; 3] = [|r| &r.read, |r| &r.write, |r| &r.sync];
-        let present: Vec<(usize, &str, KindOf)> = (0..3)
+        (0..3)
             .filter(|&i| self.series.iter().any(|r| kinds[i](r).ops > 0))
             .map(|i| (i, names[i], kinds[i]))
-            .collect();
-        let per_second = |title: &str, which: &[usize], f: fn(&SeriesKind) -> i64| {
-            let mut c = self.chart(title, Axis::linear("per second").from_zero());
-            for &(i, name, k) in present.iter().filter(|p| which.contains(&p.0)) {
-                let mut s = Series::new(name, color(i));
-                s.marker = Marker::nth(i);
-                s.points = self
-                    .series
-                    .iter()
-                    .map(|r| (at(r), rate(r, f(k(r)))))
-                    .collect();
-                c.series.push(s);
-            }
-            c
-        };
+            .collect()
+    }
 
+    /// A per-second chart of the present kinds in `which`, `f` of each.
+    fn per_second(
+        &self,
+        present: &[(usize, &str, KindOf)],
+        title: &str,
+        which: &[usize],
+        f: fn(&SeriesKind) -> i64,
+    ) -> XyChart {
+        let mut c = self.chart(title, Axis::linear("per second").from_zero());
+        for &(i, name, k) in present.iter().filter(|p| which.contains(&p.0)) {
+            let mut s = Series::new(name, color(i));
+            s.marker = Marker::nth(i);
+            s.points = self
+                .series
+                .iter()
+                .map(|r| (self.at(r), self.rate(r, f(k(r)))))
+                .collect();
+            c.series.push(s);
+        }
+        c
+    }
+
+    /// dbio's latency: each present kind's mean (solid) and p99 (dashed).
+    fn latency(&self, present: &[(usize, &str, KindOf)]) -> XyChart {
         let mut lat = self.chart("dbio latency", Axis::log("ms (log scale)"));
-        for &(i, name, k) in &present {
+        for &(i, name, k) in present {
             for (dash, label, f) in [
                 (
                     Dash::Solid,
@@ -205,12 +258,16 @@ impl Timeline {
                     .series
                     .iter()
                     .filter(|r| k(r).ops > 0)
-                    .map(|r| (at(r), f(k(r)) / 1e3))
+                    .map(|r| (self.at(r), f(k(r)) / 1e3))
                     .collect();
                 lat.series.push(s);
             }
         }
+        lat
+    }
 
+    /// The devices' charts: r/s and w/s, MiB/s, await, %util.
+    fn device_charts(&self) -> [XyChart; 4] {
         let devices = self.devices();
         let mut dev_ops = self.chart("device r/s, w/s", Axis::linear("requests/s").from_zero());
         let mut dev_mib = self.chart("device MiB/s", Axis::linear("MiB/s").from_zero());
@@ -261,7 +318,11 @@ impl Timeline {
             util.series
                 .push(line("%util", Dash::Solid, pick(|d| d.util_pct)));
         }
+        [dev_ops, dev_mib, dev_await, util]
+    }
 
+    /// The host's CPU: %user, %sys, %iowait.
+    fn host_cpu(&self) -> XyChart {
         let mut cpu = self.chart("host CPU", Axis::linear("% of all CPUs").from_zero());
         let host: [(&str, HostOf); 3] = [
             ("%user", |p| p.user_pct),
@@ -274,40 +335,26 @@ impl Timeline {
             s.points = self.telemetry.iter().map(|p| (p.t_s, f(p))).collect();
             cpu.series.push(s);
         }
-        let pairs = if self.slob {
-            let mut redo = self.chart(
-                "redo generated by commits",
-                Axis::linear("MiB/s").from_zero(),
-            );
-            if present.iter().any(|p| p.0 == 2) {
-                let mut s = Series::new("redo", color(2));
-                s.marker = Marker::nth(2);
-                s.points = self
-                    .series
-                    .iter()
-                    .map(|r| (at(r), rate(r, r.sync.bytes) / 1048576.0))
-                    .collect();
-                redo.series.push(s);
-            }
-            vec![
-                (per_second("physical reads/s", &[0], |k| k.ops), dev_ops),
-                (redo, dev_mib),
-                (per_second("commits/s", &[2], |k| k.ops), cpu),
-                (lat, dev_await),
-                (per_second("DBWR + LGWR writes/s", &[1], |k| k.ops), util),
-            ]
-        } else {
-            vec![
-                (
-                    per_second("dbio requests/s", &[0, 1, 2], |k| k.ops),
-                    dev_ops,
-                ),
-                (lat, dev_await),
-                (cpu, util),
-            ]
-        };
-        let keep = |c: XyChart| c.has_data().then_some(c);
-        pairs.into_iter().map(|(a, b)| (keep(a), keep(b))).collect()
+        cpu
+    }
+
+    /// The model's redo generated by commits, MiB/s.
+    fn redo(&self, present: &[(usize, &str, KindOf)]) -> XyChart {
+        let mut redo = self.chart(
+            "redo generated by commits",
+            Axis::linear("MiB/s").from_zero(),
+        );
+        if present.iter().any(|p| p.0 == 2) {
+            let mut s = Series::new("redo", color(2));
+            s.marker = Marker::nth(2);
+            s.points = self
+                .series
+                .iter()
+                .map(|r| (self.at(r), self.rate(r, r.sync.bytes) / 1048576.0))
+                .collect();
+            redo.series.push(s);
+        }
+        redo
     }
 
     /// Where a second's point sits and how long it lasted: its end, 1 s;

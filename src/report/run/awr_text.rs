@@ -14,6 +14,22 @@ use crate::workload::slob::events::Side;
 /// The terminal report of a SLOB model run.
 pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     let mut o = String::new();
+    settings(&mut o, r, m, s);
+    elapsed(&mut o, r, s);
+    load_profile(&mut o, s);
+    timed_events(&mut o, s);
+    io_profile(&mut o, s);
+    wait_histogram(&mut o, s);
+    let _ = writeln!(
+        o,
+        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes)"
+    );
+    super::text::io_sections(&mut o, r);
+    o
+}
+
+/// The run's settings: sessions and mix, data, redo, cache, storage.
+fn settings(o: &mut String, r: &Report, m: &SlobConfig, s: &SlobSummary) {
     let c = &r.config;
     let _ = writeln!(
         o,
@@ -75,6 +91,10 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     if let Some(chain) = &r.storage {
         let _ = writeln!(o, "storage  {}", chain.describe());
     }
+}
+
+/// How the run ended, its length, DB time and seed.
+fn elapsed(o: &mut String, r: &Report, s: &SlobSummary) {
     let status = match r.status {
         crate::harness::Status::Completed => "completed".to_string(),
         crate::harness::Status::Interrupted => super::text::interrupted_line(r),
@@ -85,9 +105,12 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     let _ = writeln!(
         o,
         "elapsed  {:.1} s (after {:.1} s ramp)   DB time {:.1} s   seed {}   {status}\n",
-        s.elapsed_s, r.ramp_s, s.db_time_s, c.seed
+        s.elapsed_s, r.ramp_s, s.db_time_s, r.config.seed
     );
+}
 
+/// Load Profile: per second and per transaction.
+fn load_profile(o: &mut String, s: &SlobSummary) {
     let _ = writeln!(
         o,
         "Load Profile                 Per Second   Per Transaction"
@@ -107,9 +130,13 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
         o,
         "(MB: AWR's label for MiB, 2^20 bytes, as everywhere in dbio)"
     );
+}
 
+/// Top Timed Events (foreground, with DB CPU and CPU wait), then the
+/// background events.
+fn timed_events(o: &mut String, s: &SlobSummary) {
     let _ = writeln!(o, "\nTop Timed Events (foreground)");
-    event_header(&mut o, "%DB time");
+    event_header(o, "%DB time");
     let mut fg: Vec<&EventSummary> = s
         .events
         .iter()
@@ -138,14 +165,17 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
         );
     }
     for e in &fg {
-        event_row(&mut o, e);
+        event_row(o, e);
     }
     let _ = writeln!(o, "\nBackground Wait Events");
-    event_header(&mut o, "%bg time");
+    event_header(o, "%bg time");
     for e in s.events.iter().filter(|e| e.side == Side::Background) {
-        event_row(&mut o, e);
+        event_row(o, e);
     }
+}
 
+/// IO Profile by Function, then the redo written and its full-page images.
+fn io_profile(o: &mut String, s: &SlobSummary) {
     let _ = writeln!(o, "\nIO Profile by Function");
     let _ = writeln!(
         o,
@@ -187,7 +217,10 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
             );
         }
     }
+}
 
+/// The Wait Event Histogram: each event's waits by bucket.
+fn wait_histogram(o: &mut String, s: &SlobSummary) {
     let _ = writeln!(
         o,
         "\nWait Event Histogram (% of waits in each bucket, by upper bound)"
@@ -223,12 +256,6 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
         }
         let _ = writeln!(o, "{line}");
     }
-    let _ = writeln!(
-        o,
-        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes)"
-    );
-    super::text::io_sections(&mut o, r);
-    o
 }
 
 fn event_header(o: &mut String, share: &str) {

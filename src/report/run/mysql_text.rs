@@ -58,6 +58,20 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
+    ps_waits(&mut o, s);
+    db_text::operations(&mut o, &s.ops);
+    super::open_loop_text::section(&mut o, r);
+
+    if s.server.is_some() {
+        server_counters(&mut o, s);
+    }
+    physical_reads(&mut o, s);
+    db_text::telemetry(&mut o, r);
+    o
+}
+
+/// The waits performance_schema counted, the first `PS_WAITS` of them.
+fn ps_waits(o: &mut String, s: &MysqlSummary) {
     if !s.ps_waits.is_empty() {
         let _ = writeln!(
             o,
@@ -71,57 +85,61 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
             );
         }
     }
-    db_text::operations(&mut o, &s.ops);
-    super::open_loop_text::section(&mut o, r);
+}
 
-    if s.server.is_some() {
-        let n = |k: &str| s.counter(k);
-        let req = n("Innodb_buffer_pool_read_requests");
-        let _ = writeln!(
-            o,
-            "\nbuffer pool  {} read requests, {} reads ({:.2}% hit), {} read ahead; {} write requests, {} pages flushed, {} waits for a free page",
-            req,
-            n("Innodb_buffer_pool_reads"),
-            if req > 0.0 {
-                100.0 * (1.0 - n("Innodb_buffer_pool_reads") / req)
-            } else {
-                100.0
-            },
-            n("Innodb_buffer_pool_read_ahead"),
-            n("Innodb_buffer_pool_write_requests"),
-            n("Innodb_buffer_pool_pages_flushed"),
-            n("Innodb_buffer_pool_wait_free")
-        );
-        // MariaDB 10.11 counts no redo fsyncs (it writes the log O_DSYNC or
-        // O_DIRECT); say so rather than print a zero.
-        let fsyncs = match s
-            .server
-            .as_ref()
-            .is_some_and(|d| d.contains_key("Innodb_os_log_fsyncs"))
-        {
-            true => format!("{} fsyncs", n("Innodb_os_log_fsyncs")),
-            false => "fsyncs not counted".into(),
-        };
-        let _ = writeln!(
-            o,
-            "redo         {} written, {fsyncs}, {} log waits; {} commits, {} rollbacks",
-            fmt_size(n("Innodb_os_log_written") as u64),
-            n("Innodb_log_waits"),
-            n("Com_commit"),
-            n("Com_rollback")
-        );
-        let _ = writeln!(
-            o,
-            "doublewrite  {} pages in {} writes; pages written {} (data writes {}, {} written, {} fsyncs)",
-            n("Innodb_dblwr_pages_written"),
-            n("Innodb_dblwr_writes"),
-            n("Innodb_pages_written"),
-            n("Innodb_data_writes"),
-            fmt_size(n("Innodb_data_written") as u64),
-            n("Innodb_data_fsyncs")
-        );
-    }
+/// InnoDB's own counters over the window: the buffer pool, redo,
+/// doublewrite and page writes.
+fn server_counters(o: &mut String, s: &MysqlSummary) {
+    let n = |k: &str| s.counter(k);
+    let req = n("Innodb_buffer_pool_read_requests");
+    let _ = writeln!(
+        o,
+        "\nbuffer pool  {} read requests, {} reads ({:.2}% hit), {} read ahead; {} write requests, {} pages flushed, {} waits for a free page",
+        req,
+        n("Innodb_buffer_pool_reads"),
+        if req > 0.0 {
+            100.0 * (1.0 - n("Innodb_buffer_pool_reads") / req)
+        } else {
+            100.0
+        },
+        n("Innodb_buffer_pool_read_ahead"),
+        n("Innodb_buffer_pool_write_requests"),
+        n("Innodb_buffer_pool_pages_flushed"),
+        n("Innodb_buffer_pool_wait_free")
+    );
+    // MariaDB 10.11 counts no redo fsyncs (it writes the log O_DSYNC or
+    // O_DIRECT); say so rather than print a zero.
+    let fsyncs = match s
+        .server
+        .as_ref()
+        .is_some_and(|d| d.contains_key("Innodb_os_log_fsyncs"))
+    {
+        true => format!("{} fsyncs", n("Innodb_os_log_fsyncs")),
+        false => "fsyncs not counted".into(),
+    };
+    let _ = writeln!(
+        o,
+        "redo         {} written, {fsyncs}, {} log waits; {} commits, {} rollbacks",
+        fmt_size(n("Innodb_os_log_written") as u64),
+        n("Innodb_log_waits"),
+        n("Com_commit"),
+        n("Com_rollback")
+    );
+    let _ = writeln!(
+        o,
+        "doublewrite  {} pages in {} writes; pages written {} (data writes {}, {} written, {} fsyncs)",
+        n("Innodb_dblwr_pages_written"),
+        n("Innodb_dblwr_writes"),
+        n("Innodb_pages_written"),
+        n("Innodb_data_writes"),
+        fmt_size(n("Innodb_data_written") as u64),
+        n("Innodb_data_fsyncs")
+    );
+}
 
+/// Physical reads as InnoDB and the device counted them, and whether they
+/// agree.
+fn physical_reads(o: &mut String, s: &MysqlSummary) {
     let p = &s.physical_reads;
     let _ = writeln!(o, "\nPhysical reads: InnoDB and the device");
     let _ = writeln!(
@@ -130,7 +148,7 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
         fmt_count(p.innodb_per_s),
         fmt_size(p.innodb_bytes as u64)
     );
-    db_text::device_reads(&mut o, &p.device);
+    db_text::device_reads(o, &p.device);
     if let Some(d) = p.difference_pct {
         let _ = writeln!(
             o,
@@ -142,6 +160,4 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
             }
         );
     }
-    db_text::telemetry(&mut o, r);
-    o
 }

@@ -56,52 +56,62 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
     super::open_loop_text::section(&mut o, r);
 
     if let Some(d) = &s.server {
-        let _ = writeln!(
-            o,
-            "\nWAL      {} records, {} full-page images, {}; {} writes ({:.1} ms), {} syncs ({:.1} ms, {:.3} ms each), {} waits for a full WAL buffer",
-            d.wal_records,
-            d.wal_fpi,
-            fmt_size(d.wal_bytes as u64),
-            d.wal_write,
-            d.wal_write_time_ms,
-            d.wal_sync,
-            d.wal_sync_time_ms,
-            if d.wal_sync > 0.0 {
-                d.wal_sync_time_ms / d.wal_sync
-            } else {
-                0.0
-            },
-            d.wal_buffers_full
-        );
-        let _ = writeln!(
-            o,
-            "ckpt     {} timed + {} requested; buffers written by checkpointer {}, bgwriter {}, backends {} (fsyncs {}); write {:.0} ms, sync {:.0} ms",
-            d.checkpoints_timed,
-            d.checkpoints_req,
-            d.buffers_checkpoint,
-            d.buffers_clean,
-            d.buffers_backend,
-            d.buffers_backend_fsync,
-            d.checkpoint_write_time_ms,
-            d.checkpoint_sync_time_ms
-        );
-        let _ = writeln!(
-            o,
-            "db       {} commits, {} rollbacks; blocks hit {}, read {} ({:.1} ms reading, {:.3} ms per read)",
-            d.xact_commit,
-            d.xact_rollback,
-            d.blks_hit,
-            d.blks_read,
-            d.blk_read_time_ms,
-            if d.blks_read > 0.0 {
-                d.blk_read_time_ms / d.blks_read
-            } else {
-                0.0
-            }
-        );
-        io_by_backend(&mut o, d);
+        server_counters(&mut o, d);
     }
+    physical_reads(&mut o, r, s);
+    db_text::telemetry(&mut o, r);
+    o
+}
 
+/// The server's own counters over the window: WAL, checkpoints, the
+/// database's commits and block reads, I/O by backend type.
+fn server_counters(o: &mut String, d: &Delta) {
+    let _ = writeln!(
+        o,
+        "\nWAL      {} records, {} full-page images, {}; {} writes ({:.1} ms), {} syncs ({:.1} ms, {:.3} ms each), {} waits for a full WAL buffer",
+        d.wal_records,
+        d.wal_fpi,
+        fmt_size(d.wal_bytes as u64),
+        d.wal_write,
+        d.wal_write_time_ms,
+        d.wal_sync,
+        d.wal_sync_time_ms,
+        per(d.wal_sync_time_ms, d.wal_sync),
+        d.wal_buffers_full
+    );
+    let _ = writeln!(
+        o,
+        "ckpt     {} timed + {} requested; buffers written by checkpointer {}, bgwriter {}, backends {} (fsyncs {}); write {:.0} ms, sync {:.0} ms",
+        d.checkpoints_timed,
+        d.checkpoints_req,
+        d.buffers_checkpoint,
+        d.buffers_clean,
+        d.buffers_backend,
+        d.buffers_backend_fsync,
+        d.checkpoint_write_time_ms,
+        d.checkpoint_sync_time_ms
+    );
+    let _ = writeln!(
+        o,
+        "db       {} commits, {} rollbacks; blocks hit {}, read {} ({:.1} ms reading, {:.3} ms per read)",
+        d.xact_commit,
+        d.xact_rollback,
+        d.blks_hit,
+        d.blks_read,
+        d.blk_read_time_ms,
+        per(d.blk_read_time_ms, d.blks_read)
+    );
+    io_by_backend(o, d);
+}
+
+/// `total` over `n` of them, 0 when there are none.
+fn per(total: f64, n: f64) -> f64 {
+    if n > 0.0 { total / n } else { 0.0 }
+}
+
+/// Physical reads three ways: PostgreSQL's, pg_stat_io's, the device's,
+/// and what the page cache absorbed.
+fn physical_reads(o: &mut String, r: &Report, s: &PgSummary) {
     let p = &s.physical_reads;
     let _ = writeln!(o, "\nPhysical reads three ways");
     let _ = writeln!(
@@ -117,7 +127,7 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
             fmt_count(io / r.measured_s.max(1e-9))
         );
     }
-    db_text::device_reads(&mut o, &p.device);
+    db_text::device_reads(o, &p.device);
     if let Some(a) = p.absorbed_bytes {
         let _ = writeln!(
             o,
@@ -128,8 +138,6 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
             ))
         );
     }
-    db_text::telemetry(&mut o, r);
-    o
 }
 
 /// I/O by backend type on data files (pg_stat_io, 16+).

@@ -40,8 +40,18 @@ fn sizes(o: Option<&OpSide>) -> String {
 
 /// The faithfulness section under a replay's I/O table.
 pub fn render(f: &Faithfulness) -> String {
-    let (c, r) = (&f.captured, &f.replayed);
     let mut o = String::new();
+    counts(&mut o, f);
+    timing(&mut o, f);
+    latency(&mut o, f);
+    sizes_and_discards(&mut o, f);
+    o
+}
+
+/// The heading, then requests by operation, mean sizes, the read share,
+/// span and rate side by side, and the rate achieved against the one asked.
+fn counts(o: &mut String, f: &Faithfulness) {
+    let (c, r) = (&f.captured, &f.replayed);
     let _ = writeln!(
         o,
         "\nreplay faithfulness (speed {}, offsets {})",
@@ -94,6 +104,11 @@ pub fn render(f: &Faithfulness) -> String {
             e
         );
     }
+}
+
+/// Inter-arrival times per thread, and how late requests were issued.
+fn timing(o: &mut String, f: &Faithfulness) {
+    let (c, r) = (&f.captured, &f.replayed);
     let _ = writeln!(o, "inter-arrival per thread");
     let _ = writeln!(o, "  captured  {}", q(&c.inter_arrival));
     let _ = writeln!(o, "  replayed  {}", q(&r.inter_arrival));
@@ -109,6 +124,11 @@ pub fn render(f: &Faithfulness) -> String {
             let _ = writeln!(o, "issue error: none asked (--speed max)");
         }
     }
+}
+
+/// Latency per operation: captured, replayed, and from the due time.
+fn latency(o: &mut String, f: &Faithfulness) {
+    let (c, r) = (&f.captured, &f.replayed);
     let _ = writeln!(
         o,
         "latency (captured: the block layer's; replayed: dbio's, from issue)"
@@ -132,6 +152,11 @@ pub fn render(f: &Faithfulness) -> String {
             let _ = writeln!(o, "  {name:<7} from due  {}", q(&Some(d.latency.clone())));
         }
     }
+}
+
+/// Request sizes of reads and writes, and the discards not replayed.
+fn sizes_and_discards(o: &mut String, f: &Faithfulness) {
+    let (c, r) = (&f.captured, &f.replayed);
     for name in ["read", "write"] {
         let (a, b) = (op(c, name), op(r, name));
         if a.is_some() || b.is_some() {
@@ -147,5 +172,4 @@ pub fn render(f: &Faithfulness) -> String {
             f.skipped_discards
         );
     }
-    o
 }

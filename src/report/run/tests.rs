@@ -369,3 +369,46 @@ fn the_document_reads_back_as_written() {
         assert_eq!(text::render(&back), text::render(&r));
     }
 }
+
+/// A replay's faithfulness section, pinned byte for byte: one at 2x with
+/// every part (rate asked, issue error, due-time latency, skipped discards)
+/// and one at max speed with reads only.
+#[test]
+fn replay_text_snapshot() {
+    let q = |p50: f64| serde_json::json!({"count": 100, "mean_us": p50 * 1.2, "p50_us": p50, "p99_us": p50 * 9.0, "max_us": p50 * 30.0});
+    let op = |name: &str, requests: u64, size: u64| {
+        serde_json::json!({
+            "op": name, "requests": requests, "bytes": requests * size,
+            "mean_size_bytes": size as f64,
+            "sizes": [{"up_to_bytes": size, "requests": requests - 1}, {"up_to_bytes": 4 * size, "requests": 1}],
+            "latency": q(size as f64 / 100.0)
+        })
+    };
+    let side = |requests: u64, rate: f64, ops: serde_json::Value| {
+        serde_json::json!({
+            "requests": requests, "read_pct": 75.0, "span_s": requests as f64 / rate,
+            "rate_per_s": rate, "ops": ops, "inter_arrival": q(250.0)
+        })
+    };
+    let full = serde_json::json!({
+        "speed": "2x", "map": "modulo",
+        "captured": side(400, 4000.0, serde_json::json!([op("read", 300, 8192), op("write", 99, 16384), op("flush", 1, 0)])),
+        "replayed": side(400, 7900.0, serde_json::json!([op("read", 300, 8192), op("write", 100, 16384)])),
+        "expected_rate_per_s": 8000.0,
+        "issue_error": q(3.0),
+        "due_latency": [{"op": "read", "latency": q(120.0)}],
+        "skipped_discards": 7
+    });
+    let max = serde_json::json!({
+        "speed": "max", "map": null,
+        "captured": side(1000, 500.0, serde_json::json!([op("read", 1000, 4096)])),
+        "replayed": side(1000, 90000.0, serde_json::json!([op("read", 1000, 4096)])),
+        "expected_rate_per_s": null, "issue_error": null, "due_latency": [], "skipped_discards": 0
+    });
+    let mut text = String::new();
+    for f in [full, max] {
+        let f: crate::workload::replay::faith::Faithfulness = serde_json::from_value(f).unwrap();
+        text += &super::replay_text::render(&f);
+    }
+    insta::assert_snapshot!(text);
+}

@@ -116,9 +116,35 @@ pub fn render(r: &Report) -> String {
 
 /// The physical I/O table, CPU, host and device telemetry, and outliers.
 pub(super) fn io_sections(o: &mut String, r: &Report) {
-    let c = &r.config;
-    let t = &r.target;
     super::steady_text::section(o, r);
+    op_table(o, r);
+    super::open_loop_text::section(o, r);
+    let _ = writeln!(
+        o,
+        "\nlatency (min .. max) in the unit each value reads best in (ns, us, ms, s). requests = I/O calls completed; blocks = {} blocks they moved.",
+        fmt_size(u64::from(r.target.block_size_bytes))
+    );
+    if r.sync.is_some() {
+        let _ = writeln!(
+            o,
+            "sync = the {} after each write, timed alone; write latency includes it.",
+            r.config.io_mode.name()
+        );
+    }
+    let _ = writeln!(
+        o,
+        "cpu      user {:.2} s, sys {:.2} s: {:.1} us of dbio CPU per I/O; sessions started within {:.0} us",
+        r.cpu.user_s, r.cpu.sys_s, r.cpu.us_per_io, r.start_skew_us
+    );
+    if let Some(w) = &r.telemetry_window {
+        telemetry(o, r, w);
+    }
+    let _ = writeln!(o);
+    outliers(o, r);
+}
+
+/// The table of requests, rates and latency percentiles per kind.
+fn op_table(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "{:<7}{:>11}{:>11}{:>10}{:>10} |{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}",
@@ -170,28 +196,10 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
     if r.read.is_none() && r.write.is_none() {
         let _ = writeln!(o, "(no I/O completed in the measurement window)");
     }
-    super::open_loop_text::section(o, r);
-    let _ = writeln!(
-        o,
-        "\nlatency (min .. max) in the unit each value reads best in (ns, us, ms, s). requests = I/O calls completed; blocks = {} blocks they moved.",
-        fmt_size(u64::from(t.block_size_bytes))
-    );
-    if r.sync.is_some() {
-        let _ = writeln!(
-            o,
-            "sync = the {} after each write, timed alone; write latency includes it.",
-            c.io_mode.name()
-        );
-    }
-    let _ = writeln!(
-        o,
-        "cpu      user {:.2} s, sys {:.2} s: {:.1} us of dbio CPU per I/O; sessions started within {:.0} us",
-        r.cpu.user_s, r.cpu.sys_s, r.cpu.us_per_io, r.start_skew_us
-    );
-    if let Some(w) = &r.telemetry_window {
-        telemetry(o, r, w);
-    }
-    let _ = writeln!(o);
+}
+
+/// The slowest I/Os: when, which thread, file, offset and length.
+fn outliers(o: &mut String, r: &Report) {
     let out = &r.outliers;
     let _ = writeln!(
         o,
@@ -208,7 +216,8 @@ pub(super) fn io_sections(o: &mut String, r: &Report) {
             .as_ref()
             .map(|s| s.redo_files.as_slice())
             .unwrap_or_default();
-        let file = t
+        let file = r
+            .target
             .files
             .iter()
             .chain(redo)

@@ -51,7 +51,7 @@ impl BufPool {
     /// (`MADV_COLLAPSE`, Linux 6.1). Only advice: where THP is off or memory
     /// is fragmented the I/O is the same, only split. Allocate a huge page's
     /// worth of spare slots to get `want` of them.
-    pub fn on_huge_pages(&self, want: usize) -> Vec<u32> {
+    pub(crate) fn on_huge_pages(&self, want: usize) -> Vec<u32> {
         let start = self.ptr as usize;
         let end = start + self.size * self.slots;
         let (lo, hi) = (

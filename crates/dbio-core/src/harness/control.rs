@@ -17,7 +17,7 @@ use super::Observer;
 use super::rounds::{Rounds, SteadyState};
 
 /// What the control thread saw.
-pub struct Control {
+pub(crate) struct Control {
     pub interrupted: bool,
     pub cpu: CpuTime,
     pub series: Vec<SecondPoint>,
@@ -93,7 +93,7 @@ impl Watch<'_> {
 /// The control thread's loop: the window's edges (CPU, telemetry), one series
 /// point per second (with the status line), telemetry every interval, and
 /// Ctrl-C handling.
-pub fn control(mut w: Watch) -> Control {
+pub(crate) fn control(mut w: Watch) -> Control {
     const SEC: u64 = 1_000_000_000;
     const GRACE: u64 = 50_000_000; // let completions of a second land before reading it
     let shared = w.shared;

@@ -20,7 +20,7 @@ const END: u32 = 2;
 const NAP: Duration = Duration::from_millis(100);
 
 #[derive(Default)]
-pub struct Gate {
+pub(crate) struct Gate {
     ready: AtomicU32,
     open: AtomicU32,
 }
@@ -29,7 +29,7 @@ impl Gate {
     /// Counts the calling thread as ready (of `total`) and sleeps until the
     /// gate opens: true to run, false to end at once (not every thread of
     /// the run could be started).
-    pub fn ready_then_wait(&self, total: u32) -> bool {
+    pub(crate) fn ready_then_wait(&self, total: u32) -> bool {
         if self.ready.fetch_add(1, AcqRel) + 1 == total {
             wake_all(&self.ready);
         }
@@ -42,7 +42,7 @@ impl Gate {
     }
 
     /// Sleeps until `total` threads are ready.
-    pub fn wait_ready(&self, total: u32) {
+    pub(crate) fn wait_ready(&self, total: u32) {
         loop {
             let n = self.ready.load(Acquire);
             if n >= total {

@@ -6,7 +6,7 @@
 //! sessions, tells the workload to stop its background threads, joins those,
 //! and merges what every thread measured into one [`RunResult`].
 
-pub mod control;
+pub(crate) mod control;
 mod gate;
 mod observe;
 pub mod rounds;
@@ -125,10 +125,74 @@ pub fn run_synced<W: Workload>(
     let sessions = threads.sessions as usize;
     let ramp_s = shared.ramp_ns as f64 / 1e9;
     let slots: Vec<Box<SessionSeries>> = (0..total).map(|_| SessionSeries::new()).collect();
+    let (chain, devices) = watched_storage(&work.storage());
+    let telemetry = Telemetry::start(devices);
 
-    // Where the I/O really goes, and the devices to watch on the way. Host
-    // telemetry is recorded whatever the target (tmpfs has no device).
-    let paths = work.storage();
+    let gate = Gate::default();
+    let finished = AtomicUsize::new(0);
+    let (control, ends, start_unix_ns) = std::thread::scope(|s| {
+        let crew = Crew {
+            work,
+            shared,
+            gate: &gate,
+            finished: &finished,
+            slots: &slots,
+        };
+        let handles = crew.spawn(s, &threads);
+        let start_unix_ns = crew.release(handles.len(), total, &opts, sync);
+        // The control loop ends when every session that started has ended.
+        let started_sessions = handles.len().min(sessions);
+        let control = control(Watch {
+            shared,
+            slots: &slots,
+            finished: &finished,
+            sessions: started_sessions,
+            ramp_s,
+            time_s: opts.time_s,
+            interrupt: opts.interrupt,
+            status: opts.status,
+            telemetry: Some(telemetry),
+            interval_ns: (opts.interval_s * 1e9) as u64,
+            observer: opts.observer,
+            rounds: opts.steady.map(rounds::Rounds::new),
+            live: &|| work.live().or_else(|| shared.live()),
+        });
+        let ends = crew.join(handles, sessions, total);
+        if let Some(w) = opts.window {
+            w.close();
+        }
+        (control, ends, start_unix_ns)
+    });
+
+    let merged = Merged::of(ends, sessions);
+    let (status, error, measured_s) = shared.outcome(control.interrupted, merged.last_ns);
+    Outcome {
+        result: RunResult {
+            status,
+            error,
+            stats: merged.stats,
+            measured_s,
+            ramp_s,
+            cpu: control.cpu,
+            series: control.series,
+            start_unix_ns,
+            issued: merged.issued,
+            chain,
+            telemetry: control.telemetry,
+            window: control.window,
+            start_skew_us: merged.start_skew_us,
+            peak_rss_bytes: crate::measure::cpu::peak_rss_bytes(),
+            steady: control.steady,
+        },
+        parts: merged.parts,
+    }
+}
+
+/// Where the I/O really goes, and the devices to watch on the way: the
+/// first path's storage chain (the run's) and the devices under every
+/// path, each once. Host telemetry is recorded whatever the target (tmpfs
+/// has no device).
+fn watched_storage(paths: &[std::path::PathBuf]) -> (Option<Chain>, Vec<String>) {
     let chain = paths.first().and_then(|p| chain::resolve(p).ok());
     let mut devices = chain.as_ref().map(|c| c.devices()).unwrap_or_default();
     for p in paths.iter().skip(1) {
@@ -138,14 +202,36 @@ pub fn run_synced<W: Workload>(
             }
         }
     }
-    let telemetry = Telemetry::start(devices);
+    (chain, devices)
+}
 
-    let gate = Gate::default();
-    let finished = AtomicUsize::new(0);
-    let (control, ends, start_unix_ns) = std::thread::scope(|s| {
+/// A thread's join handle: when it was released and how it ended.
+type Handle<'scope, P> = std::thread::ScopedJoinHandle<'scope, (u64, ThreadEnd<P>)>;
+
+/// What every thread of a run shares with the harness.
+struct Crew<'env, W> {
+    work: &'env W,
+    shared: &'env Shared,
+    gate: &'env Gate,
+    finished: &'env AtomicUsize,
+    slots: &'env [Box<SessionSeries>],
+}
+
+impl<'env, W: Workload> Crew<'env, W> {
+    /// Starts every thread (sessions, then background threads), each
+    /// building its state and then waiting at the gate; stops at the first
+    /// thread that cannot be started, failing the run.
+    fn spawn<'scope>(
+        &self,
+        s: &'scope std::thread::Scope<'scope, 'env>,
+        threads: &crate::workload::Threads,
+    ) -> Vec<Handle<'scope, W::Part>> {
+        let total = threads.total();
+        let sessions = threads.sessions as usize;
         let mut handles = Vec::with_capacity(total as usize);
         for t in 0..total {
-            let (gate, finished, slot) = (&gate, &finished, &*slots[t as usize]);
+            let (work, shared) = (self.work, self.shared);
+            let (gate, finished, slot) = (self.gate, self.finished, &*self.slots[t as usize]);
             let spawned = std::thread::Builder::new()
                 .name(threads.name(t))
                 .stack_size(THREAD_STACK)
@@ -169,7 +255,7 @@ pub fn run_synced<W: Workload>(
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => {
-                    shared.fail(format!(
+                    self.shared.fail(format!(
                         "cannot start thread {} of {total}: {e}; lower --sessions or raise the limit on threads (ulimit -u, kernel.threads-max, the cgroup's pids.max)",
                         t + 1
                     ));
@@ -177,10 +263,23 @@ pub fn run_synced<W: Workload>(
                 }
             }
         }
-        // Every thread has built its state: start the clock and release them
-        // together (or, if not every thread could start, release them to end).
-        gate.wait_ready(handles.len() as u32);
-        let mut go = handles.len() == total as usize;
+        handles
+    }
+
+    /// Every thread has built its state: starts the clock and releases them
+    /// together (or, if not every thread could start, the capture window
+    /// could not open or another process failed, releases them to end).
+    /// Returns the start, Unix ns.
+    fn release(
+        &self,
+        started: usize,
+        total: u32,
+        opts: &Options,
+        sync: Option<&dyn StartSync>,
+    ) -> u64 {
+        let shared = self.shared;
+        self.gate.wait_ready(started as u32);
+        let mut go = started == total as usize;
         if let Some(Err(e)) = opts.window.filter(|_| go).map(|w| w.open()) {
             shared.fail(e);
             go = false;
@@ -194,77 +293,67 @@ pub fn run_synced<W: Workload>(
             shared.watched.store(true, SeqCst);
             o.started(start_unix_ns);
         }
-        gate.open(go);
-        // The control loop ends when every session that started has ended.
-        let started_sessions = handles.len().min(sessions);
-        let control = control(Watch {
-            shared,
-            slots: &slots,
-            finished: &finished,
-            sessions: started_sessions,
-            ramp_s,
-            time_s: opts.time_s,
-            interrupt: opts.interrupt,
-            status: opts.status,
-            telemetry: Some(telemetry),
-            interval_ns: (opts.interval_s * 1e9) as u64,
-            observer: opts.observer,
-            rounds: opts.steady.map(rounds::Rounds::new),
-            live: &|| work.live().or_else(|| shared.live()),
-        });
+        self.gate.open(go);
+        start_unix_ns
+    }
+
+    /// Joins the sessions, tells the workload they are done, joins the
+    /// background threads; one end per thread, a default for those never
+    /// started.
+    fn join(
+        &self,
+        handles: Vec<Handle<'_, W::Part>>,
+        sessions: usize,
+        total: u32,
+    ) -> Vec<(u64, ThreadEnd<W::Part>)> {
         let mut handles = handles.into_iter();
         // A thread that panicked (a dbio bug) has failed the run: it adds nothing.
-        let join = |h: std::thread::ScopedJoinHandle<'_, (u64, ThreadEnd<W::Part>)>| {
-            h.join().unwrap_or_default()
-        };
+        let join = |h: Handle<'_, W::Part>| h.join().unwrap_or_default();
         let mut ends: Vec<_> = handles.by_ref().take(sessions).map(join).collect();
         // The sessions are done: the background threads drain and stop.
-        work.sessions_ended();
+        self.work.sessions_ended();
         ends.extend(handles.map(join));
         ends.resize_with(total as usize, Default::default);
-        if let Some(w) = opts.window {
-            w.close();
-        }
-        (control, ends, start_unix_ns)
-    });
-
-    let mut stats = SessionStats::new();
-    let (mut last_ns, mut issued) = (0, 0);
-    let (mut first_out, mut last_out) = (u64::MAX, 0);
-    let mut parts = Vec::with_capacity(ends.len());
-    for (t, (released, end)) in ends.into_iter().enumerate() {
-        stats.merge(&end.stats);
-        if t < sessions {
-            last_ns = last_ns.max(end.last_ns);
-            issued += end.issued;
-            if released > 0 {
-                first_out = first_out.min(released);
-                last_out = last_out.max(released);
-            }
-        }
-        parts.push(end.part);
+        ends
     }
-    stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let (status, error, measured_s) = shared.outcome(control.interrupted, last_ns);
-    Outcome {
-        result: RunResult {
-            status,
-            error,
+}
+
+/// What the threads measured, merged: every thread's statistics and parts,
+/// the sessions' last completion, issued requests and start skew.
+struct Merged<P> {
+    stats: SessionStats,
+    last_ns: u64,
+    issued: u64,
+    start_skew_us: f64,
+    parts: Vec<P>,
+}
+
+impl<P> Merged<P> {
+    fn of(ends: Vec<(u64, ThreadEnd<P>)>, sessions: usize) -> Self {
+        let mut stats = SessionStats::new();
+        let (mut last_ns, mut issued) = (0, 0);
+        let (mut first_out, mut last_out) = (u64::MAX, 0);
+        let mut parts = Vec::with_capacity(ends.len());
+        for (t, (released, end)) in ends.into_iter().enumerate() {
+            stats.merge(&end.stats);
+            if t < sessions {
+                last_ns = last_ns.max(end.last_ns);
+                issued += end.issued;
+                if released > 0 {
+                    first_out = first_out.min(released);
+                    last_out = last_out.max(released);
+                }
+            }
+            parts.push(end.part);
+        }
+        stats.outliers.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        Merged {
             stats,
-            measured_s,
-            ramp_s,
-            cpu: control.cpu,
-            series: control.series,
-            start_unix_ns,
+            last_ns,
             issued,
-            chain,
-            telemetry: control.telemetry,
-            window: control.window,
             start_skew_us: last_out.saturating_sub(first_out) as f64 / 1e3,
-            peak_rss_bytes: crate::measure::cpu::peak_rss_bytes(),
-            steady: control.steady,
-        },
-        parts,
+            parts,
+        }
     }
 }
 

@@ -50,7 +50,7 @@ pub fn monotonic_ns() -> u64 {
 }
 
 /// Nanoseconds since the Unix epoch (wall clock), for timestamps people read.
-pub fn unix_ns() -> u64 {
+pub(crate) fn unix_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

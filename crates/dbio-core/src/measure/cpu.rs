@@ -10,7 +10,7 @@ pub struct CpuTime {
 }
 
 /// CPU time the calling thread has used, ns (CLOCK_THREAD_CPUTIME_ID).
-pub fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

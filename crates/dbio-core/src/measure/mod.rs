@@ -8,5 +8,5 @@ pub mod clock;
 pub mod cpu;
 pub mod due;
 pub mod pace;
-pub mod schedule;
+pub(crate) mod schedule;
 pub mod stats;

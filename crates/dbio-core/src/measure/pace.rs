@@ -11,7 +11,7 @@ use super::due::DueStats;
 use super::schedule::{self, Schedule};
 
 /// One session's pacing: its schedule and the window's start.
-pub struct Pacer {
+pub(crate) struct Pacer {
     schedule: Schedule,
     /// Operations due before this (the ramp) do not count as fallen due.
     ramp_end: u64,
@@ -19,7 +19,7 @@ pub struct Pacer {
 
 /// When the next operation fell due and when it started (ns, `now_ns`'s clock).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot {
+pub(crate) struct Slot {
     pub due: u64,
     pub start: u64,
 }

@@ -61,7 +61,7 @@ impl Schedule {
     /// at its share of the rate. Its gaps have a generator stream of their
     /// own, so that a Poisson run asks for the same blocks (or keys) as a
     /// uniform one.
-    pub fn of_run(cfg: &RunConfig, id: u32) -> Option<Self> {
+    pub(crate) fn of_run(cfg: &RunConfig, id: u32) -> Option<Self> {
         let rate = cfg.rate_iops?;
         let arrival = cfg.arrival.unwrap_or(Arrival::Uniform);
         let rng = Rng::for_stream(cfg.seed, SCHEDULE_STREAMS + u64::from(id));
@@ -81,13 +81,13 @@ impl Schedule {
 
     /// Moves on to the request after.
     #[inline]
-    pub fn advance(&mut self) {
+    pub(crate) fn advance(&mut self) {
         self.next += self.gap();
     }
 
     /// Moves past every request due before `until`, counting those due
     /// from `from` on (the requests a session that ended left unissued).
-    pub fn skip_until(&mut self, from: u64, until: u64) -> u64 {
+    pub(crate) fn skip_until(&mut self, from: u64, until: u64) -> u64 {
         let mut n = 0;
         while self.due() < until {
             n += u64::from(self.due() >= from);
@@ -108,7 +108,7 @@ impl Schedule {
 
 /// Waits until `due` on `now_ns`'s clock (sleeping, then spinning the last
 /// [`SPIN_NS`]), or until `stop` says so. Returns the time it returned at.
-pub fn wait_until(due: u64, stop: impl Fn() -> bool) -> u64 {
+pub(crate) fn wait_until(due: u64, stop: impl Fn() -> bool) -> u64 {
     loop {
         let now = now_ns();
         if now >= due || stop() {
@@ -126,7 +126,7 @@ pub fn wait_until(due: u64, stop: impl Fn() -> bool) -> u64 {
 
 /// Makes this thread's timed sleeps wake when asked rather than up to the
 /// kernel's default 50 µs of slack later (PR_SET_TIMERSLACK, this thread only).
-pub fn precise_sleeps() {
+pub(crate) fn precise_sleeps() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer and touches no memory.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::due::DueStats;
 
 /// Highest latency a histogram tracks (slower ones are clamped to it): 60 s.
-pub const MAX_LATENCY_NS: u64 = 60_000_000_000;
+pub(crate) const MAX_LATENCY_NS: u64 = 60_000_000_000;
 /// Outliers kept per session; more are counted but not listed.
-pub const OUTLIERS_PER_SESSION: usize = 10_000;
+pub(crate) const OUTLIERS_PER_SESSION: usize = 10_000;
 
 /// What a latency was measured for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ impl OpStats {
     /// Records everything but the histogram, for a caller that fills the
     /// histogram from others recording the same latencies (`hist.add`).
     #[inline]
-    pub fn record_counts(&mut self, lat_ns: u64, bytes: u64) {
+    pub(crate) fn record_counts(&mut self, lat_ns: u64, bytes: u64) {
         self.count += 1;
         self.bytes += bytes;
         self.sum_ns += lat_ns;

@@ -37,7 +37,7 @@ use std::io::{self, Read};
 use serde::{Deserialize, Serialize};
 
 /// Where the kernel publishes the counters.
-pub const PATH: &str = "/proc/diskstats";
+pub(crate) const PATH: &str = "/proc/diskstats";
 
 /// One device's cumulative counters, as read from a line of /proc/diskstats.
 /// Fields the kernel's format lacks are zero (see `fields`).
@@ -96,7 +96,7 @@ pub struct DeviceRates {
 
 /// Parse one /proc/diskstats line into (device name, counters).
 /// `None` for a line that is not in any known format.
-pub fn parse_line(line: &str) -> Option<(&str, DiskCounters)> {
+pub(crate) fn parse_line(line: &str) -> Option<(&str, DiskCounters)> {
     let mut it = line.split_ascii_whitespace();
     let major = it.next()?.parse().ok()?;
     let minor = it.next()?.parse().ok()?;
@@ -178,7 +178,7 @@ pub fn parse(text: &str) -> HashMap<String, DiskCounters> {
 
 /// Parse only the devices in `names`, into `out` (same order; `None` for a
 /// device the text does not list). Allocates nothing.
-pub fn parse_selected(text: &str, names: &[String], out: &mut [Option<DiskCounters>]) {
+pub(crate) fn parse_selected(text: &str, names: &[String], out: &mut [Option<DiskCounters>]) {
     out.iter_mut().for_each(|o| *o = None);
     for line in text.lines() {
         let Some(name) = line_name(line) else {
@@ -196,7 +196,7 @@ pub fn read_all() -> io::Result<HashMap<String, DiskCounters>> {
 }
 
 /// Read /proc/diskstats into `buf` (cleared first, capacity reused).
-pub fn read_text(buf: &mut String) -> io::Result<()> {
+pub(crate) fn read_text(buf: &mut String) -> io::Result<()> {
     read_file(PATH, buf)
 }
 
@@ -210,7 +210,7 @@ pub(crate) fn read_file(path: &str, buf: &mut String) -> io::Result<()> {
 /// `cur - prev` for a kernel counter that may have wrapped: modulo 2^32 when
 /// the earlier value fits in 32 bits (an `unsigned int`, or an `unsigned
 /// long` on a 32-bit kernel), modulo 2^64 otherwise.
-pub fn counter_delta(prev: u64, cur: u64) -> u64 {
+pub(crate) fn counter_delta(prev: u64, cur: u64) -> u64 {
     if cur >= prev {
         cur - prev
     } else if prev <= u64::from(u32::MAX) {
@@ -299,7 +299,7 @@ impl DiskDelta {
 
     /// The differences that `rates` over `secs` came from (exact up to float
     /// rounding, except a %util that was capped at 100).
-    pub fn from_rates(r: &DeviceRates, secs: f64) -> DiskDelta {
+    pub(crate) fn from_rates(r: &DeviceRates, secs: f64) -> DiskDelta {
         let reads = r.r_per_s * secs;
         let writes = r.w_per_s * secs;
         let discards = r.d_per_s * secs;

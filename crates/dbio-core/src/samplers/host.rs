@@ -86,7 +86,7 @@ pub struct HostRates {
 
 /// The `cpu` line, `ctxt` and `intr` of /proc/stat text. Missing columns of
 /// older kernels are 0; `None` if there is no `cpu` line.
-pub fn parse_stat(text: &str) -> Option<(CpuTimes, u64, u64)> {
+pub(crate) fn parse_stat(text: &str) -> Option<(CpuTimes, u64, u64)> {
     let mut cpu = None;
     let (mut ctxt, mut intr) = (0, 0);
     for line in text.lines() {
@@ -119,7 +119,7 @@ pub fn parse_stat(text: &str) -> Option<(CpuTimes, u64, u64)> {
 }
 
 /// The 1, 5 and 15 minute load averages of /proc/loadavg text.
-pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+pub(crate) fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut it = text.split_ascii_whitespace();
     let mut v = [0.0; 3];
     for slot in &mut v {
@@ -129,7 +129,7 @@ pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
 }
 
 /// `Dirty` and `Writeback` of /proc/meminfo text, in kB (0 when absent).
-pub fn parse_meminfo(text: &str) -> (u64, u64) {
+pub(crate) fn parse_meminfo(text: &str) -> (u64, u64) {
     let (mut dirty, mut writeback) = (0, 0);
     for line in text.lines() {
         let Some((key, rest)) = line.split_once(':') else {
@@ -155,7 +155,7 @@ pub fn read() -> io::Result<HostCounters> {
 }
 
 /// Like [`read`], reading through `buf` (its capacity is reused).
-pub fn read_with(buf: &mut String) -> io::Result<HostCounters> {
+pub(crate) fn read_with(buf: &mut String) -> io::Result<HostCounters> {
     read_file("/proc/stat", buf)?;
     let (cpu, ctxt, intr) = parse_stat(buf)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no cpu line in /proc/stat"))?;

@@ -66,7 +66,7 @@ impl From<bool> for Progress {
 
 impl Progress {
     /// True unless progress is off.
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         !matches!(self, Progress::Off)
     }
 
@@ -82,12 +82,12 @@ impl Progress {
     /// times a second; a plain line every [`PLAIN_EVERY`], and one at the
     /// end when any was written (a quick layout says nothing); a JSON object
     /// every second and one at the end.
-    pub fn meter(&self, what: &str, done: &AtomicU64, total: u64, finished: &AtomicBool) {
+    pub(crate) fn meter(&self, what: &str, done: &AtomicU64, total: u64, finished: &AtomicBool) {
         self.meter_every(what, done, total, finished, PLAIN_EVERY)
     }
 
     /// [`Progress::meter`] with plain lines every `plain`.
-    pub fn meter_every(
+    pub(crate) fn meter_every(
         &self,
         what: &str,
         done: &AtomicU64,
@@ -164,10 +164,10 @@ impl Progress {
 }
 
 /// How often a plain layout line is written.
-pub const PLAIN_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
 /// Seconds left as `42s`, `3m05s`, `1h02m`.
-pub fn fmt_eta(s: f64) -> String {
+pub(crate) fn fmt_eta(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
     match s {
         0..60 => format!("{s}s"),
@@ -177,7 +177,7 @@ pub fn fmt_eta(s: f64) -> String {
 }
 
 /// A number kept to three decimals in JSON lines.
-pub fn round3(v: f64) -> f64 {
+pub(crate) fn round3(v: f64) -> f64 {
     (v * 1e3).round() / 1e3
 }
 

@@ -3,7 +3,7 @@
 //! on a terminal, a plain line per second in a log, or the second's series
 //! point as a JSON object (`--progress`, [`Progress`]).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use crate::samplers::progress::{Progress, round3};
 use crate::samplers::series::{KindPoint, SecondPoint};
@@ -17,12 +17,6 @@ pub struct StatusLine {
 }
 
 impl StatusLine {
-    /// A status line if stderr is a terminal (and `wanted`), else None.
-    pub fn for_stderr(wanted: bool, total_s: Option<f64>, ramp_s: f64) -> Option<Self> {
-        let how = Progress::from(wanted && std::io::stderr().is_terminal());
-        Self::new(how, total_s, ramp_s)
-    }
-
     /// Progress shown `how`, or None when it is off.
     pub fn new(how: Progress, total_s: Option<f64>, ramp_s: f64) -> Option<Self> {
         how.is_on().then_some(StatusLine {

@@ -92,13 +92,6 @@ pub struct Snapshot {
     gauges: Gauges,
 }
 
-impl Snapshot {
-    /// When it was taken, on the monotonic clock (ns).
-    pub fn at_ns(&self) -> u64 {
-        self.at_ns
-    }
-}
-
 /// One reading of everything, into reused buffers.
 #[derive(Clone, Debug)]
 struct Reading {

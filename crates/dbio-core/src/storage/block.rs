@@ -97,7 +97,7 @@ impl Stamp {
 
 /// What is wrong with one sector, when its stamp cannot be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SectorError {
+pub(crate) enum SectorError {
     /// Every byte is zero.
     Zero,
     /// No `DBIO` magic: not a sector dbio wrote (or its first bytes rotted).
@@ -220,7 +220,7 @@ fn zero_tails(block: &mut [u8], zero_from: usize) {
 /// so a buffer filled once with [`fill`] stays incompressible and no two
 /// written sectors are alike, at a fraction of the cost of a full refill.
 #[inline]
-pub fn refresh(block: &mut [u8], h: Header, rng: &mut Rng) {
+pub(crate) fn refresh(block: &mut [u8], h: Header, rng: &mut Rng) {
     let mut st = Stamp::of(&h, 0);
     for s in block.chunks_exact_mut(SECTOR) {
         s[STAMP_LEN..STAMP_LEN + 8].copy_from_slice(&rng.next_u64().to_le_bytes());

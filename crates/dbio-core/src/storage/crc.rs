@@ -39,7 +39,7 @@ mod sse42 {
     use core::arch::x86_64::{_mm_crc32_u32, _mm_crc32_u64};
 
     #[target_feature(enable = "sse4.2")]
-    pub unsafe fn crcs(sectors: &[u8], n: usize, out: &mut [u32; super::BATCH]) {
+    pub(crate) unsafe fn crcs(sectors: &[u8], n: usize, out: &mut [u32; super::BATCH]) {
         let p = sectors.as_ptr();
         let mut i = 0;
         while i + 4 <= n {

@@ -41,13 +41,13 @@ pub struct GenMap {
 
 /// A write in flight: the generation its stamps carry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pending {
+pub(crate) struct Pending {
     pub generation: u16,
 }
 
 /// A block with no write in flight, as [`GenMap::settled`] saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Settled {
+pub(crate) struct Settled {
     pub issued: u16,
     pub floor: u16,
 }
@@ -97,7 +97,7 @@ impl GenMap {
 
     /// A write of block `b` was acknowledged.
     #[inline]
-    pub fn acknowledged(&self, b: u64) {
+    pub(crate) fn acknowledged(&self, b: u64) {
         let _ = self.words[b as usize].fetch_update(AcqRel, Acquire, |v| {
             let flight = field(v, FLIGHT_SHIFT) - 1;
             let low = field(v, LOW_SHIFT);
@@ -132,7 +132,7 @@ impl GenMap {
     /// True when no write of block `b` has begun since `s` was taken: a
     /// read issued then and completed now saw the block as it was settled.
     #[inline]
-    pub fn still(&self, b: u64, s: Settled) -> bool {
+    pub(crate) fn still(&self, b: u64, s: Settled) -> bool {
         field(self.words[b as usize].load(Acquire), GEN_SHIFT) as u16 == s.issued
     }
 

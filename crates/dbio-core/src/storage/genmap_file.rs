@@ -278,7 +278,7 @@ fn prune(interrupted: &mut Vec<Write>, floors: &[u16]) {
 
 /// The map a writing run keeps: its generations, the record of its writes
 /// in flight, and where they go.
-pub struct Tracked {
+pub(crate) struct Tracked {
     pub map: super::genmap::GenMap,
     pub record: Record,
     dir: PathBuf,

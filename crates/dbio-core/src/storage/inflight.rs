@@ -44,7 +44,7 @@ pub struct Write {
 }
 
 /// A run's record, mapped shared: each session's slots.
-pub struct Record {
+pub(crate) struct Record {
     base: NonNull<AtomicU64>,
     /// Bytes mapped.
     len: usize,

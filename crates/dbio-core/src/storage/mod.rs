@@ -5,18 +5,18 @@
 pub mod block;
 pub mod chain;
 pub mod content;
-pub mod crc;
+pub(crate) mod crc;
 pub mod device;
-pub mod genmap;
+pub(crate) mod genmap;
 pub mod genmap_file;
 pub mod inflight;
-pub mod intact;
+pub(crate) mod intact;
 pub mod layout;
 pub mod lock;
 pub mod manifest;
 pub mod place;
 pub mod region;
-pub mod slob_mark;
+pub(crate) mod slob_mark;
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -329,7 +329,7 @@ impl Target {
 
     /// The file number and byte offset of global block `b`.
     #[inline]
-    pub fn locate(&self, b: u64) -> (u32, u64) {
+    pub(crate) fn locate(&self, b: u64) -> (u32, u64) {
         // One file (or the first): no 64-bit division on the hot path.
         let (file, rel) = if b < self.blocks_per_file {
             (0, b)

@@ -22,7 +22,7 @@ const INTERRUPTED: &str = "interrupted before";
 
 /// What the mark of a layout says.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// No SLOB run was interrupted writing here: none ran, or each ended
     /// cleanly (no mark).
     Clean,
@@ -63,7 +63,7 @@ pub struct MarkError {
 
 impl MarkError {
     /// Fsyncing the files of a run that ended failed: the mark stays.
-    pub fn fsync(path: &Path, source: std::io::Error) -> MarkError {
+    pub(crate) fn fsync(path: &Path, source: std::io::Error) -> MarkError {
         MarkError {
             path: path.to_path_buf(),
             what: "fsync",
@@ -91,7 +91,7 @@ pub fn read(dir: &Path) -> Mark {
 
 /// A run writing the layouts it marked.
 #[derive(Debug)]
-pub struct Writing {
+pub(crate) struct Writing {
     dirs: Vec<PathBuf>,
     /// Per dir: an earlier run was interrupted there.
     earlier: Vec<bool>,

@@ -16,20 +16,21 @@ use super::{Comm, Device, Entry, Flags, Op, Position, Request, TraceError, read_
 
 pub const MAGIC: u32 = 0x6561_7400;
 pub const VERSION: u8 = 0x07;
-pub const RECORD: usize = 48;
+pub(crate) const RECORD: usize = 48;
 
 /// Action codes (the low 16 bits of `action`).
-pub const TA_ISSUE: u32 = 7;
-pub const TA_COMPLETE: u32 = 8;
+pub(crate) const TA_ISSUE: u32 = 7;
+pub(crate) const TA_COMPLETE: u32 = 8;
 /// Category bits (`action >> 16`).
+#[allow(dead_code)] // the format's bit 0: a request is a read when WRITE is not set
 pub const TC_READ: u32 = 1 << 0;
 pub const TC_WRITE: u32 = 1 << 1;
 pub const TC_FLUSH: u32 = 1 << 2;
 pub const TC_SYNC: u32 = 1 << 3;
 pub const TC_NOTIFY: u32 = 1 << 10;
-pub const TC_AHEAD: u32 = 1 << 11;
-pub const TC_META: u32 = 1 << 12;
-pub const TC_DISCARD: u32 = 1 << 13;
+pub(crate) const TC_AHEAD: u32 = 1 << 11;
+pub(crate) const TC_META: u32 = 1 << 12;
+pub(crate) const TC_DISCARD: u32 = 1 << 13;
 pub const TC_FUA: u32 = 1 << 15;
 /// The notification that names a process (payload: its name).
 const TN_PROCESS: u32 = 0;
@@ -37,7 +38,7 @@ const TN_PROCESS: u32 = 0;
 const TA_CGROUP: u32 = 1 << 8;
 
 /// Whether `head` starts with a blk_io_trace magic (either byte order).
-pub fn is_magic(head: &[u8]) -> bool {
+pub(crate) fn is_magic(head: &[u8]) -> bool {
     let m = [head[0], head[1], head[2], head[3]];
     (u32::from_le_bytes(m) & 0xFFFF_FF00) == MAGIC || (u32::from_be_bytes(m) & 0xFFFF_FF00) == MAGIC
 }
@@ -138,7 +139,7 @@ impl CpuFile {
 }
 
 /// Reads blktrace's per-CPU files of one trace as [`Entry`]s.
-pub struct Reader {
+pub(crate) struct Reader {
     files: Vec<CpuFile>,
     heads: Vec<Option<Event>>,
     pairer: Pairer,

@@ -108,7 +108,7 @@ impl Target {
     }
 
     /// The kernel's dev_t of the disk, as the tracepoints' `dev` field has it.
-    pub fn kernel_dev(&self) -> u64 {
+    pub(crate) fn kernel_dev(&self) -> u64 {
         (u64::from(self.disk.0) << 20) | u64::from(self.disk.1)
     }
 
@@ -354,7 +354,7 @@ pub struct Event {
 /// operation (`W`, `D` or `DE`, `F`, `R`, `N`), then `F` (FUA), `A`
 /// (readahead), `S` (sync), `M` (metadata). None for `N` (no data
 /// operation a trace replays).
-pub fn parse_rwbs(s: &str) -> Option<(Op, Flags)> {
+pub(crate) fn parse_rwbs(s: &str) -> Option<(Op, Flags)> {
     let b = s.as_bytes();
     let mut flags = Flags::default();
     let mut i = 0;

@@ -17,7 +17,7 @@ const V2: &str = "fio version 2 iolog";
 const V3: &str = "fio version 3 iolog";
 
 /// Reads an iolog v2 or v3.
-pub struct Reader {
+pub(crate) struct Reader {
     input: BufReader<File>,
     path: PathBuf,
     v3: bool,

@@ -10,12 +10,12 @@
 //! workload (replay) as much as a measurement: the core's replay must read
 //! it without the `dbio` crate above.
 
-pub mod blktrace;
+pub(crate) mod blktrace;
 pub mod capture;
 pub mod iolog;
 pub mod native;
-pub mod pair;
-pub mod rawpipe;
+pub(crate) mod pair;
+pub(crate) mod rawpipe;
 pub mod tracefs;
 
 use std::fmt;
@@ -63,12 +63,12 @@ impl Op {
 pub struct Flags(u8);
 
 impl Flags {
-    pub const SYNC: Flags = Flags(1);
-    pub const FUA: Flags = Flags(2);
-    pub const META: Flags = Flags(4);
+    pub(crate) const SYNC: Flags = Flags(1);
+    pub(crate) const FUA: Flags = Flags(2);
+    pub(crate) const META: Flags = Flags(4);
     /// A cache flush before the data (REQ_PREFLUSH).
-    pub const PREFLUSH: Flags = Flags(8);
-    pub const READAHEAD: Flags = Flags(16);
+    pub(crate) const PREFLUSH: Flags = Flags(8);
+    pub(crate) const READAHEAD: Flags = Flags(16);
     const KNOWN: u8 = 31;
 
     pub fn contains(self, f: Flags) -> bool {
@@ -223,7 +223,7 @@ pub enum Format {
 pub type Entries = Box<dyn Iterator<Item = Result<Entry, TraceError>>>;
 
 /// The format of the file at `path`, from its first bytes.
-pub fn sniff(path: &Path) -> Result<Format, TraceError> {
+pub(crate) fn sniff(path: &Path) -> Result<Format, TraceError> {
     use std::io::Read;
     let mut head = [0u8; 20];
     let mut f = std::fs::File::open(path).map_err(|e| TraceError::io("open", path, e))?;

@@ -113,7 +113,7 @@ fn encode_request(b: &mut Vec<u8>, r: &Request) {
 }
 
 /// Reads a trace entry by entry.
-pub struct Reader {
+pub(crate) struct Reader {
     input: BufReader<ZlibDecoder<BufReader<File>>>,
     path: PathBuf,
     requests: u64,

@@ -9,15 +9,15 @@ use super::Request;
 
 /// At most this many requests wait for the oldest one's completion; past
 /// it the oldest is given up on (written without a completion).
-pub const MAX_PENDING: usize = 1 << 20;
+pub(crate) const MAX_PENDING: usize = 1 << 20;
 /// A request with no completion this long after it was issued (by the
 /// trace's clock) is given up on too: a requeued request is issued twice
 /// and completed once, and some flushes complete without an event.
-pub const MAX_WAIT_NS: u64 = 5_000_000_000;
+pub(crate) const MAX_WAIT_NS: u64 = 5_000_000_000;
 
 /// Issues and completions in, requests in issue order out.
 #[derive(Default)]
-pub struct Pairer {
+pub(crate) struct Pairer {
     /// Requests in issue order; `base` is the sequence number of the first.
     pending: VecDeque<Request>,
     done: VecDeque<bool>,
@@ -30,7 +30,7 @@ pub struct Pairer {
 
 impl Pairer {
     /// A request was issued at `sector` (the key its completion will name).
-    pub fn issue(&mut self, sector: u64, r: Request, out: &mut impl FnMut(Request)) {
+    pub(crate) fn issue(&mut self, sector: u64, r: Request, out: &mut impl FnMut(Request)) {
         let seq = self.base + self.pending.len() as u64;
         self.inflight
             .entry((r.device, sector))

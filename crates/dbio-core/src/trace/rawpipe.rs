@@ -19,7 +19,7 @@ use super::capture::{Event, Kind, parse_rwbs};
 use super::tracefs::{Instance, TracefsError};
 
 /// Events are ordered across CPUs once this much older than the newest read.
-pub const SETTLE_NS: u64 = 200_000_000;
+pub(crate) const SETTLE_NS: u64 = 200_000_000;
 const PAGE: usize = 4096;
 const HEADER: usize = 16;
 const PADDING: u32 = 29;
@@ -81,7 +81,7 @@ fn layout(inst: &Instance, event: &str) -> Result<Layout, TracefsError> {
 }
 
 /// Every CPU's raw pipe and the events read but not yet handed on.
-pub struct RawPipes {
+pub(crate) struct RawPipes {
     cpus: Vec<File>,
     issue: Layout,
     complete: Layout,
@@ -254,7 +254,7 @@ impl RawPipes {
     }
 
     /// Hands on the events that are settled (all of them at the end).
-    pub fn settled(&mut self, all: bool, mut f: impl FnMut(Event)) {
+    pub(crate) fn settled(&mut self, all: bool, mut f: impl FnMut(Event)) {
         let limit = if all {
             u64::MAX
         } else {

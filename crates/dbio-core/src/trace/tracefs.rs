@@ -46,7 +46,7 @@ fn mounted() -> bool {
 }
 
 /// A tracefs instance of dbio's own (and tracefs, if dbio mounted it).
-pub struct Instance {
+pub(crate) struct Instance {
     pub dir: PathBuf,
     we_mounted: bool,
 }
@@ -122,7 +122,7 @@ impl Instance {
 }
 
 /// The prefix of dbio's instance names; the pid of the capture follows.
-pub const PREFIX: &str = "dbio-capture-";
+pub(crate) const PREFIX: &str = "dbio-capture-";
 
 /// Removes the instances of captures that were killed (`kill -9` leaves
 /// theirs): named by dbio, for a pid that no longer runs.
@@ -148,7 +148,7 @@ fn remove_orphans(instances: &Path) {
 }
 
 /// The events a `per_cpu/cpuN/stats` text says were lost.
-pub fn lost_in_stats(text: &str) -> u64 {
+pub(crate) fn lost_in_stats(text: &str) -> u64 {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(':')?;

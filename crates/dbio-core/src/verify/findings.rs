@@ -111,7 +111,7 @@ impl Findings {
     }
 
     #[inline]
-    pub fn intact(&mut self, newer: bool, copy: bool) {
+    pub(crate) fn intact(&mut self, newer: bool, copy: bool) {
         self.blocks += 1;
         self.intact += 1;
         self.newer_than_map += u64::from(newer);

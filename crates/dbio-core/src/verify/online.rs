@@ -17,7 +17,7 @@ pub use crate::config::verify::VerifyOpts;
 
 /// A read to judge when it completes: what its block was when it was issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Look {
+pub(crate) enum Look {
     /// Judge it: the floor (when a map knows it) and the map's state then.
     Judge(Option<Settled>),
     /// A write of the block was in flight: not judged.
@@ -35,7 +35,7 @@ pub(crate) fn before_read(map: Option<&GenMap>, b: u64) -> Look {
 
 /// A bad block a run read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bad {
+pub(crate) struct Bad {
     pub class: Class,
     pub expect: Expect,
     pub sector: usize,
@@ -46,7 +46,7 @@ pub struct Bad {
 /// (or what a write in flight at an interruption left), Ok(false) not
 /// judged (it raced a write of its block), Err when bad.
 #[inline]
-pub fn judge(
+pub(crate) fn judge(
     data: &[u8],
     (map, interrupted): (Option<&GenMap>, &Interruption),
     b: u64,

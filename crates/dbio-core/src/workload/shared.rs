@@ -64,7 +64,7 @@ impl Shared {
     }
 
     /// What the sampler counted so far (a database run's background thread).
-    pub fn publish_live(&self, live: LiveDb) {
+    pub(crate) fn publish_live(&self, live: LiveDb) {
         *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
     }
 
@@ -132,7 +132,7 @@ impl Shared {
 
     /// Ends the window at `now` and stops every thread, the run completed
     /// (its steady state reached, `--steady-state`).
-    pub fn end_window(&self, now: u64) {
+    pub(crate) fn end_window(&self, now: u64) {
         self.end_ns.fetch_min(now, SeqCst);
         self.stop.store(true, SeqCst);
     }

@@ -317,7 +317,11 @@ pub fn check_writable(path: &Path, destroy: Option<&Path>) -> Result<(), DeviceE
 }
 
 /// [`check_writable`]'s verdict for refusals already gathered.
-pub fn decide(path: &Path, found: &[Refusal], destroy: Option<&Path>) -> Result<(), DeviceError> {
+pub(crate) fn decide(
+    path: &Path,
+    found: &[Refusal],
+    destroy: Option<&Path>,
+) -> Result<(), DeviceError> {
     if found.is_empty() {
         return Ok(());
     }

@@ -31,7 +31,7 @@ impl OsCause {
     }
 
     /// What to do about it.
-    pub fn advice(self) -> &'static str {
+    pub(crate) fn advice(self) -> &'static str {
         match self {
             OsCause::NoSpace | OsCause::Quota => "free space there or give a smaller data size",
             OsCause::ReadOnly => "remount it read-write or give another --target",
@@ -97,7 +97,7 @@ fn stands_alone(text: &str, name: &str) -> bool {
 
 /// The filesystem holding `path` (or its nearest existing parent) in words:
 /// "the filesystem of /mnt/x (12.0 MiB free of 64.0 MiB)".
-pub fn filesystem(path: &Path) -> String {
+pub(crate) fn filesystem(path: &Path) -> String {
     let mut at = path;
     while !at.exists() {
         match at.parent() {
@@ -135,7 +135,7 @@ pub fn describe(text: &str, path: &Path) -> Option<String> {
 /// Free bytes under which a failure whose words name no error is put down
 /// to a full filesystem (a server's write that fails reports it in words
 /// of its own, e.g. PostgreSQL's "could not write init file").
-pub const NEARLY_FULL: u64 = 32 << 20;
+pub(crate) const NEARLY_FULL: u64 = 32 << 20;
 
 /// For a failure whose words name no operating-system error: the
 /// filesystem of `path` when less than [`NEARLY_FULL`] is left there, in

@@ -94,7 +94,7 @@ impl MemCgroup {
 
     /// Moves the calling process into the cgroup. Runs in a forked child
     /// before exec: no allocation, only open/write/close.
-    pub fn enter_from_child(&self) -> std::io::Result<()> {
+    pub(crate) fn enter_from_child(&self) -> std::io::Result<()> {
         // SAFETY: async-signal-safe calls on a path prepared before fork.
         unsafe {
             let fd = libc::open(self.procs.as_ptr(), libc::O_WRONLY);

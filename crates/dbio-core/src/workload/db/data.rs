@@ -49,7 +49,7 @@ pub trait LoadConn {
 }
 
 /// Cancels a connection's running statement.
-pub type Canceller = Box<dyn Fn() + Send>;
+pub(crate) type Canceller = Box<dyn Fn() + Send>;
 
 /// A server's SLOB tables: its connections and its SQL.
 pub trait Tables: Sync {

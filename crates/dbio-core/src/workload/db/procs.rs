@@ -20,7 +20,7 @@ pub fn signal(pid: u32, sig: Signal) {
 
 /// Sends SIGKILL to the process group `leader` leads (a command dbio
 /// started in its own group: `user::ServerUser::command`).
-pub fn kill_group(leader: u32) {
+pub(crate) fn kill_group(leader: u32) {
     if let Some(p) = to_pid(leader) {
         let _ = kill_process_group(p, Signal::KILL);
     }
@@ -34,7 +34,7 @@ fn to_pid(pid: u32) -> Option<Pid> {
 
 /// The pid on the first line of `pid_file`, if that process is alive, not a
 /// zombie, and its command name is `comm`.
-pub fn live_pid_in(pid_file: &Path, comm: &str) -> Option<u32> {
+pub(crate) fn live_pid_in(pid_file: &Path, comm: &str) -> Option<u32> {
     let text = fs::read_to_string(pid_file).ok()?;
     let pid: u32 = text.lines().next()?.trim().parse().ok()?;
     live(pid, comm).then_some(pid)
@@ -55,7 +55,7 @@ pub fn live(pid: u32, comm: &str) -> bool {
 }
 
 /// Whether a process works in `dir` (servers work in their data directory).
-pub fn processes_in(dir: &Path) -> bool {
+pub(crate) fn processes_in(dir: &Path) -> bool {
     fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -70,7 +70,7 @@ pub fn processes_in(dir: &Path) -> bool {
 
 /// A cgroup's name for a data directory (stable, so a later run finds it):
 /// `prefix` and a hash of the path.
-pub fn cgroup_name(prefix: &str, data: &Path) -> String {
+pub(crate) fn cgroup_name(prefix: &str, data: &Path) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in data.as_os_str().as_encoded_bytes() {
         h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
@@ -82,7 +82,7 @@ pub fn cgroup_name(prefix: &str, data: &Path) -> String {
 /// (`prefix` and a hash of `data`: `cgroup_name`), records it in
 /// `root/cgroup` for a later run or `dbio clean`, and drops `dirs` from the
 /// page cache so the limit holds from the server's first read.
-pub fn limit_memory(
+pub(crate) fn limit_memory(
     prefix: &str,
     option: &str,
     root: &Path,
@@ -99,13 +99,13 @@ pub fn limit_memory(
 }
 
 /// Records the cgroup a server runs in, in `root/cgroup`.
-pub fn remember_cgroup(root: &Path, cg: &cgroup::MemCgroup) -> std::io::Result<()> {
+pub(crate) fn remember_cgroup(root: &Path, cg: &cgroup::MemCgroup) -> std::io::Result<()> {
     fs::write(root.join("cgroup"), cg.path.as_os_str().as_encoded_bytes())
 }
 
 /// Removes the memory cgroup recorded in `root/cgroup`, if any (its
 /// processes must be gone).
-pub fn forget_cgroup(root: &Path) {
+pub(crate) fn forget_cgroup(root: &Path) {
     let file = root.join("cgroup");
     if let Ok(p) = fs::read_to_string(&file) {
         cgroup::remove(Path::new(p.trim()));

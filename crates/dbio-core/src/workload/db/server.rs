@@ -52,7 +52,11 @@ pub enum Start {
 
 /// Waits until the server `child` is up (`probe`), exits, is stuck, or
 /// `timeout` passes.
-pub fn wait_up(child: &mut Child, timeout: Duration, mut probe: impl FnMut() -> Probe) -> Start {
+pub(crate) fn wait_up(
+    child: &mut Child,
+    timeout: Duration,
+    mut probe: impl FnMut() -> Probe,
+) -> Start {
     let t0 = Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -78,7 +82,7 @@ pub fn wait_up(child: &mut Child, timeout: Duration, mut probe: impl FnMut() -> 
 /// Makes dbio's own socket directory `dir` (under [`PRIVATE_SOCKET_PARENT`],
 /// made as needed): 0700, the server's user's — the server creates its
 /// socket and lock file there; dbio, as root, connects.
-pub fn make_socket_dir(dir: &Path, user: &ServerUser) -> Result<(), ServerError> {
+pub(crate) fn make_socket_dir(dir: &Path, user: &ServerUser) -> Result<(), ServerError> {
     let made = |r: std::io::Result<()>| match r {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
             Err(failed(&format!("cannot create {}", dir.display()), e))
@@ -95,7 +99,7 @@ pub fn make_socket_dir(dir: &Path, user: &ServerUser) -> Result<(), ServerError>
 /// Removes dbio's own socket directory `dir` if empty (a server removes its
 /// socket when it stops), and [`PRIVATE_SOCKET_PARENT`] once no other
 /// server has its socket there.
-pub fn remove_socket_dir(dir: &Path) {
+pub(crate) fn remove_socket_dir(dir: &Path) {
     let _ = fs::remove_dir(dir);
     let _ = fs::remove_dir(PRIVATE_SOCKET_PARENT);
 }
@@ -148,7 +152,7 @@ impl Kind {
     /// Before a start: refuses a socket path over the limit, stops what a
     /// killed dbio left (`stop_orphan`, which returns its pid) and forgets
     /// that one's memory cgroup.
-    pub fn before_start(
+    pub(crate) fn before_start(
         &self,
         root: &Path,
         socket: &Path,
@@ -162,7 +166,7 @@ impl Kind {
 
     /// The memory cgroup the server is to run in, when `memory` is given
     /// (recorded under `root`; `dirs` are dropped from the page cache).
-    pub fn memory_cgroup(
+    pub(crate) fn memory_cgroup(
         &self,
         root: &Path,
         data: &Path,
@@ -184,7 +188,7 @@ impl Kind {
     }
 
     /// After the server stopped, or a start failed: its cgroup removed.
-    pub fn after_stop(&self, root: &Path) {
+    pub(crate) fn after_stop(&self, root: &Path) {
         forget_cgroup(root);
     }
 
@@ -202,7 +206,12 @@ impl Kind {
     /// A start that failed: `why` (if any), then the last lines of the
     /// server log at `log` (of `fallback` when the log is empty). Read it
     /// before stopping what is left of the server, whose shutdown logs too.
-    pub fn did_not_start(&self, why: Option<&str>, log: &Path, fallback: &str) -> ServerError {
+    pub(crate) fn did_not_start(
+        &self,
+        why: Option<&str>,
+        log: &Path,
+        fallback: &str,
+    ) -> ServerError {
         let text = fs::read_to_string(log).unwrap_or_default();
         let tail = match text.trim().is_empty() {
             true => last_lines(fallback, 3),

@@ -51,7 +51,7 @@ impl ServerUser {
 
     /// The same, first moved into memory cgroup `cg` (as root: the move
     /// needs it), then made this user.
-    pub fn command_in(&self, program: &Path, cg: MemCgroup) -> Command {
+    pub(crate) fn command_in(&self, program: &Path, cg: MemCgroup) -> Command {
         let mut c = Command::new(program);
         let (uid, gid) = (self.uid, self.gid);
         // SAFETY: only async-signal-safe calls (open, write, close,
@@ -84,7 +84,7 @@ impl ServerUser {
             .stdin(Stdio::null());
     }
 
-    pub fn chown(&self, p: &Path) -> Result<(), ServerError> {
+    pub(crate) fn chown(&self, p: &Path) -> Result<(), ServerError> {
         std::os::unix::fs::chown(p, Some(self.uid), Some(self.gid))
             .map_err(|e| failed(&format!("chown {} to {}", p.display(), self.name), e))
     }
@@ -119,7 +119,7 @@ impl ServerUser {
     }
 
     /// Whether this user can write `dir` (a 0700 directory above it stops it).
-    pub fn can_write(&self, dir: &Path) -> bool {
+    pub(crate) fn can_write(&self, dir: &Path) -> bool {
         self.command(Path::new("/usr/bin/test"))
             .arg("-w")
             .arg(dir)

@@ -90,6 +90,6 @@ fn version(mariadbd: &Path) -> Result<String, ServerError> {
 }
 
 /// The `mysql` user the package creates (MariaDB refuses to run as root).
-pub fn mysql_user() -> Result<ServerUser, ServerError> {
+pub(crate) fn mysql_user() -> Result<ServerUser, ServerError> {
     ServerUser::lookup("mysql", PACKAGE, "--workload mysql runs MariaDB")
 }

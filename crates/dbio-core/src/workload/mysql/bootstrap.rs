@@ -21,7 +21,7 @@ use crate::workload::db::{ServerError, cause, failed, last_lines};
 
 /// The scripts `mariadb-install-db` feeds the bootstrap, in its order
 /// (`mysql_test_db.sql` is left out, as `--skip-test-db` does).
-pub const SCRIPTS: [&str; 6] = [
+pub(crate) const SCRIPTS: [&str; 6] = [
     "mysql_system_tables.sql",
     "mysql_performance_tables.sql",
     "mysql_system_tables_data.sql",
@@ -66,7 +66,7 @@ const DEADLINE: Duration = Duration::from_secs(300);
 const WAITING_FOR_SPACE: &str = "Waiting for someone to free space";
 
 /// Whether the server logged at `log` that it waits for disk space.
-pub fn waits_for_space(log: &Path) -> bool {
+pub(crate) fn waits_for_space(log: &Path) -> bool {
     std::fs::read(log).is_ok_and(|b| String::from_utf8_lossy(&b).contains(WAITING_FOR_SPACE))
 }
 

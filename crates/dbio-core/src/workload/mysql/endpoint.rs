@@ -61,7 +61,7 @@ impl Endpoint {
 
     /// Makes the database `dbio`, or checks that the one there is dbio's
     /// (on a server dbio started, it always is).
-    pub fn claim_database(&self) -> Result<(), ServerError> {
+    pub(crate) fn claim_database(&self) -> Result<(), ServerError> {
         let mut c = self.connect_monitor()?;
         if self.own {
             return c

@@ -18,7 +18,7 @@ use crate::workload::db::server::remove_socket_dir;
 const COMM: &str = "mariadbd";
 
 /// The live server of `paths`, from its pid file.
-pub fn live_server(paths: &Paths) -> Option<u32> {
+pub(crate) fn live_server(paths: &Paths) -> Option<u32> {
     procs::live_pid_in(&paths.pid_file(), COMM)
 }
 

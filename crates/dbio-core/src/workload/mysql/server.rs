@@ -34,9 +34,9 @@ pub const INSTANCE_SUBDIR: &str = "dbio-mysql";
 /// The redo directory's name under `--redo-dir`.
 pub const REDO_SUBDIR: &str = "dbio-mysql-redo";
 /// The database dbio's tables live in.
-pub const DATABASE: &str = "dbio";
+pub(crate) const DATABASE: &str = "dbio";
 /// The package named when the server is missing.
-pub const PACKAGE: &str = "mariadb-server";
+pub(crate) const PACKAGE: &str = "mariadb-server";
 /// MariaDB in the shared lifecycle's messages and files; stopped with
 /// SIGTERM (InnoDB shuts down cleanly, flushing dirty pages: up to 120 s).
 pub(super) const KIND: Kind = Kind {
@@ -94,11 +94,11 @@ impl Paths {
     }
 
     /// Whether the socket is in a directory of dbio's own, not under the target.
-    pub fn private_socket_dir(&self) -> bool {
+    pub(crate) fn private_socket_dir(&self) -> bool {
         self.socket_dir != self.run
     }
 
-    pub fn pid_file(&self) -> PathBuf {
+    pub(crate) fn pid_file(&self) -> PathBuf {
         self.run.join("mysqld.pid")
     }
 
@@ -159,7 +159,7 @@ pub fn settings(
 
 /// The smallest buffer pool dbio gives: 8 MiB, or what InnoDB needs for
 /// `page` (it refuses less: 6 MiB for 16k pages, 11 for 32k, 21 for 64k).
-pub fn min_buffer_pool(page: u32) -> u64 {
+pub(crate) fn min_buffer_pool(page: u32) -> u64 {
     let needs = (u64::from(page) * 336).div_ceil(1 << 20) << 20;
     needs.max(8 << 20)
 }

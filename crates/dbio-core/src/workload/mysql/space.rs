@@ -13,7 +13,7 @@ use super::data::pad;
 use crate::units::parse_size;
 
 /// dbio's `innodb_log_file_size` unless `--mysql-set` gives one.
-pub const REDO_BYTES: u64 = 128 << 20;
+pub(crate) const REDO_BYTES: u64 = 128 << 20;
 /// `ibdata1` as the server makes it (`innodb_data_file_path`'s 12M).
 const SYSTEM_TABLESPACE: u64 = 12 << 20;
 /// `ibtmp1` (`innodb_temp_data_file_path`'s 12M).

@@ -12,7 +12,7 @@ use crate::workload::live::{Activity, LiveWait, Process, WriterIo};
 /// The counters kept, in InnoDB's (and the server's) own words.
 /// (MariaDB 10.11 has no Innodb_rows_* or Innodb_os_log_fsyncs: the
 /// Handler_* counters count rows; absent counters are left out.)
-pub const COUNTERS: [&str; 29] = [
+pub(crate) const COUNTERS: [&str; 29] = [
     "Com_commit",
     "Com_rollback",
     "Com_begin",
@@ -114,7 +114,7 @@ pub fn activity(a: &Snapshot, b: &Snapshot, page_size: u32) -> Activity {
 /// performance_schema's waits between two snapshots for a live view,
 /// server-wide: counted and timed by the server, classed by the event's
 /// first three parts (`wait/io/file` of `wait/io/file/innodb/innodb_log_file`).
-pub fn live_waits(a: &Snapshot, b: &Snapshot) -> Vec<LiveWait> {
+pub(crate) fn live_waits(a: &Snapshot, b: &Snapshot) -> Vec<LiveWait> {
     wait_deltas(a, b)
         .into_iter()
         .map(|w| LiveWait {

@@ -117,6 +117,6 @@ fn check_no_shell_text(dir: &Path) -> Result<(), ServerError> {
 }
 
 /// The `postgres` user Debian's package creates (PostgreSQL refuses root).
-pub fn pg_user() -> Result<ServerUser, ServerError> {
+pub(crate) fn pg_user() -> Result<ServerUser, ServerError> {
     ServerUser::lookup("postgres", PACKAGE, "--workload pg runs PostgreSQL")
 }

@@ -38,7 +38,7 @@ pub fn quote(v: &str) -> Result<String, ConfError> {
 
 /// One directory as an element of `unix_socket_directories`' list:
 /// double-quoted, `"` doubled (then quoted as any value by [`quote`]).
-pub fn socket_dir_element(dir: &Path) -> Result<String, ConfError> {
+pub(crate) fn socket_dir_element(dir: &Path) -> Result<String, ConfError> {
     let s = dir.to_str().ok_or(ConfError::NotUtf8)?;
     Ok(format!("\"{}\"", s.replace('"', "\"\"")))
 }

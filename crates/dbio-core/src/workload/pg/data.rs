@@ -19,7 +19,7 @@ use crate::workload::db::data::{self, Canceller, LoadConn, Tables};
 pub use crate::workload::db::data::{LoadReport, MAX_SCALE, SCATTER};
 
 /// Bytes of padding per row: with fillfactor 10, one row per page.
-pub const PAD: u32 = 500;
+pub(crate) const PAD: u32 = 500;
 
 /// Table `i`'s name.
 pub fn table(i: u32) -> String {

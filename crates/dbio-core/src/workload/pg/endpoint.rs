@@ -96,7 +96,7 @@ impl Endpoint {
 
     /// On an existing server: makes the schema `dbio`, or checks that the
     /// one there is dbio's. Refuses a schema of that name dbio did not make.
-    pub fn claim_schema(&self) -> Result<(), ServerError> {
+    pub(crate) fn claim_schema(&self) -> Result<(), ServerError> {
         let mut c = self.connect_monitor()?;
         let mark: Option<Option<String>> = c
             .query_opt(

@@ -93,7 +93,7 @@ fn open_log(log: &Path, user: &ServerUser) -> Result<fs::File, ServerError> {
 }
 
 /// Removes the server log of an earlier start (a new start writes a new one).
-pub fn remove_log(log: &Path) -> Result<(), ServerError> {
+pub(crate) fn remove_log(log: &Path) -> Result<(), ServerError> {
     match fs::remove_file(log) {
         Err(e) if e.kind() != ErrorKind::NotFound => {
             Err(failed(&format!("remove the old {}", log.display()), e))

@@ -333,7 +333,7 @@ impl SlobClient for PgClient<'_> {
 }
 
 /// The server's message for a database error, the client's otherwise.
-pub fn db_message(e: &postgres::Error) -> String {
+pub(crate) fn db_message(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(d) => format!("{}: {}", d.severity(), d.message()),
         None => e.to_string(),

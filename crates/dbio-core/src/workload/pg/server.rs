@@ -44,14 +44,14 @@ pub use crate::workload::db::{ServerError, failed, last_lines};
 /// The directory under the target that holds the cluster.
 pub const CLUSTER_SUBDIR: &str = "dbio-pg";
 /// The WAL directory's name under `--redo-dir`.
-pub const WAL_SUBDIR: &str = "dbio-pg-wal";
+pub(crate) const WAL_SUBDIR: &str = "dbio-pg-wal";
 /// The database dbio's tables live in (the sampler uses `postgres`, so its
 /// own queries do not count in the workload's database statistics).
-pub const DATABASE: &str = "dbio";
+pub(crate) const DATABASE: &str = "dbio";
 /// The port: only the socket's file name, since there is no TCP.
-pub const PORT: u16 = 5432;
+pub(crate) const PORT: u16 = 5432;
 /// The package named when no binaries are found.
-pub const PACKAGE: &str = "postgresql-15";
+pub(crate) const PACKAGE: &str = "postgresql-15";
 /// PostgreSQL in the shared lifecycle's messages and files; stopped with
 /// SIGINT (fast shutdown: sessions ended, a checkpoint), up to a minute.
 pub(super) const KIND: Kind = Kind {
@@ -120,7 +120,7 @@ impl Paths {
     }
 
     /// Whether the socket is in a directory of dbio's own, not under the target.
-    pub fn private_socket_dir(&self) -> bool {
+    pub(crate) fn private_socket_dir(&self) -> bool {
         !self.socket_dir.starts_with(&self.root)
     }
 
@@ -378,7 +378,7 @@ impl Server {
 /// The operating-system error behind a failure: the one `text` names, on
 /// the filesystem of the directory it is about (`Paths::named_in`), or a
 /// full filesystem there (`cause`).
-pub fn cause_of(text: &str, paths: &Paths) -> Option<String> {
+pub(crate) fn cause_of(text: &str, paths: &Paths) -> Option<String> {
     let dir = paths.named_in(text);
     cause::describe(text, dir).or_else(|| cause::describe_nearly_full(dir))
 }

@@ -15,17 +15,17 @@ use crate::workload::db::allocated;
 
 /// initdb's cluster and the `dbio` database (PostgreSQL 15: about 30 MiB
 /// of files and the first 16 MiB WAL segment), with room to spare.
-pub const CLUSTER_BYTES: u64 = 48 << 20;
+pub(crate) const CLUSTER_BYTES: u64 = 48 << 20;
 /// A WAL segment: the WAL goes over `max_wal_size` by up to one.
 const SEGMENT: u64 = 16 << 20;
 /// dbio's `max_wal_size` where there is room, and the least it lowers it to.
-pub const DEFAULT_MAX_WAL: u64 = 4 << 30;
-pub const LEAST_MAX_WAL: u64 = 64 << 20;
+pub(crate) const DEFAULT_MAX_WAL: u64 = 4 << 30;
+pub(crate) const LEAST_MAX_WAL: u64 = 64 << 20;
 /// dbio's `min_wal_size` (WAL kept for reuse), at most half of max.
 const DEFAULT_MIN_WAL: u64 = 256 << 20;
 
 /// Bytes of SLOB's tables: a page per row and the key's index (under 1%).
-pub fn tables_bytes(schemas: u32, scale: u64) -> u64 {
+pub(crate) fn tables_bytes(schemas: u32, scale: u64) -> u64 {
     let rows = scale.saturating_mul(u64::from(schemas));
     let heap = rows.saturating_mul(u64::from(PAGE));
     heap.saturating_add(heap / 100)
@@ -34,7 +34,7 @@ pub fn tables_bytes(schemas: u32, scale: u64) -> u64 {
 
 /// A size setting as postgresql.conf reads `max_wal_size` (a number, then
 /// kB, MB, GB or TB; MB without one), in bytes.
-pub fn parse_wal_size(v: &str) -> Option<u64> {
+pub(crate) fn parse_wal_size(v: &str) -> Option<u64> {
     let v = v.trim();
     let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let n: u64 = v[..split].parse().ok()?;

@@ -64,9 +64,9 @@ pub const IO_COLUMNS: [&str; 10] = [
 
 /// The first versions (`server_version_num`) with pg_stat_io,
 /// pg_stat_checkpointer, and WAL I/O only in pg_stat_io.
-pub const V16: i32 = 160_000;
-pub const V17: i32 = 170_000;
-pub const V18: i32 = 180_000;
+pub(crate) const V16: i32 = 160_000;
+pub(crate) const V17: i32 = 170_000;
+pub(crate) const V18: i32 = 180_000;
 
 /// A column's SQL on a server of `version`, or None where it is the
 /// column of the same name.
@@ -167,7 +167,7 @@ impl Sql {
 }
 
 /// The server's `server_version_num` (150004 for 15.4).
-pub fn server_version_num(client: &mut postgres::Client) -> Result<i32, postgres::Error> {
+pub(crate) fn server_version_num(client: &mut postgres::Client) -> Result<i32, postgres::Error> {
     let row = client.query_one("SELECT current_setting('server_version_num')::int", &[])?;
     Ok(row.get(0))
 }
@@ -348,7 +348,7 @@ impl Delta {
 
 /// A sampled pg_stat_activity event's wait class: `IO` of `IO:DataFileRead`
 /// and of a background process's `checkpointer IO:DataFileWrite`; `CPU`.
-pub fn wait_class(event: &str) -> String {
+pub(crate) fn wait_class(event: &str) -> String {
     let last = event.rsplit(' ').next().unwrap_or(event);
     last.split_once(':')
         .map_or(last, |(class, _)| class)

@@ -47,7 +47,7 @@ impl Requests {
 impl Requests {
     /// The next request: its direction and the global block it touches.
     #[inline]
-    pub fn next_io(&mut self, rng: &mut Rng) -> (OpKind, u64) {
+    pub(crate) fn next_io(&mut self, rng: &mut Rng) -> (OpKind, u64) {
         match self.pattern {
             Pattern::Randread => (OpKind::Read, self.picker.next(rng)),
             Pattern::Randwrite => (OpKind::Write, self.picker.next(rng)),

@@ -15,7 +15,7 @@ pub use crate::config::replay::{ThreadFacts, TraceFacts};
 
 /// The thread a request belongs to (0 when the trace does not say).
 #[inline]
-pub fn thread_of(r: &Request) -> u32 {
+pub(crate) fn thread_of(r: &Request) -> u32 {
     r.tid.or(r.pid).unwrap_or(0)
 }
 
@@ -29,7 +29,7 @@ pub struct InFlight {
 impl InFlight {
     /// The requests in flight on `r`'s thread when it was issued, itself
     /// included (1 for a request without a completion time).
-    pub fn at_issue(&mut self, r: &Request) -> u32 {
+    pub(crate) fn at_issue(&mut self, r: &Request) -> u32 {
         let heap = self.completions.entry(thread_of(r)).or_default();
         while heap.peek().is_some_and(|c| c.0 <= r.issue_ns) {
             heap.pop();

@@ -14,12 +14,12 @@ use crate::measure::stats::MAX_LATENCY_NS;
 use crate::trace::Op;
 
 /// Request sizes are counted by power of two, 512 bytes up to 8 MiB and more.
-pub const SIZE_CLASSES: usize = 15;
+pub(crate) const SIZE_CLASSES: usize = 15;
 
 /// The class of a request of `len` bytes: 0 for up to 512 bytes, then one
 /// per doubling.
 #[inline]
-pub fn size_class(len: u32) -> usize {
+pub(crate) fn size_class(len: u32) -> usize {
     if len <= 512 {
         return 0;
     }
@@ -27,12 +27,12 @@ pub fn size_class(len: u32) -> usize {
 }
 
 /// The largest size of class `c`, bytes.
-pub fn class_bytes(c: usize) -> u64 {
+pub(crate) fn class_bytes(c: usize) -> u64 {
     512 << c
 }
 
 #[inline]
-pub fn op_index(op: Op) -> usize {
+pub(crate) fn op_index(op: Op) -> usize {
     match op {
         Op::Read => 0,
         Op::Write => 1,

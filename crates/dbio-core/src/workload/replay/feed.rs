@@ -20,7 +20,7 @@ use crate::workload::Shared;
 const BATCH: usize = 128;
 /// The first request is due this long after the start: the feed's head
 /// start, so that the sessions' first batches are there when due.
-pub const LEAD_NS: u64 = 20_000_000;
+pub(crate) const LEAD_NS: u64 = 20_000_000;
 
 /// One request as a session issues it.
 #[derive(Clone, Copy, Debug)]
@@ -205,7 +205,7 @@ impl Feed {
         })
     }
 
-    pub fn into_part(self) -> Part {
+    pub(crate) fn into_part(self) -> Part {
         self.part
     }
 

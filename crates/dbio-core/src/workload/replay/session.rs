@@ -30,7 +30,7 @@ const SPIN_NS: u64 = 20_000;
 /// (root): on a busy host a woken session otherwise waits tens of ms for
 /// a CPU (measured on 2 busy cores, null engine: issue error p99 45 ms at
 /// nice 0).
-pub const REPLAY_NICE: i32 = -10;
+pub(crate) const REPLAY_NICE: i32 = -10;
 
 /// Asks the kernel to wake this thread's sleeps on time (a timer slack of
 /// 1 ns instead of 50 µs) and to run it before ordinary threads where it
@@ -39,7 +39,7 @@ pub const REPLAY_NICE: i32 = -10;
 /// takes the CPU from any ordinary thread at once (measured on 2 cores at
 /// load 14, null engine: issue error p99 13.4 ms at nice 0, 1.0 ms under
 /// SCHED_FIFO); where that is not allowed, the one line saying so.
-pub fn fine_timers(rt: bool) -> Result<(), String> {
+pub(crate) fn fine_timers(rt: bool) -> Result<(), String> {
     // SAFETY: sets only the calling thread's timer slack.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     crate::workload::slob::dbwr::raise_priority(REPLAY_NICE);
@@ -152,7 +152,7 @@ impl Session {
         }
     }
 
-    pub fn into_parts(self) -> (SessionStats, Part) {
+    pub(crate) fn into_parts(self) -> (SessionStats, Part) {
         (self.stats, self.part)
     }
 
