@@ -289,6 +289,60 @@ fn a_slob_curve_paces_operations_and_its_chart_renders_in_chromium() {
     chart_renders("slob-curve", "operations", runs.len());
 }
 
+/// A PostgreSQL server's curve (dbio's own server on tmpfs, half updates
+/// with their commits): the maximum in transactions per second — every
+/// select, update with its commit and scan dbio completed — then the points
+/// paced in transactions, each drawn from their latencies, the server
+/// committing what dbio asked.
+fn a_pg_curve_paces_transactions() {
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = crate::pg::PgDir::on_tmpfs();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args(["curve", "--quiet", "--workload", "pg", "--target"])
+        .arg(&d.target)
+        .args(["--sessions", "2", "--scale", "300", "--work-unit", "16"])
+        .args(["--cache", "16M", "--update-pct", "50", "--time", "3"])
+        .args(["--points", "20,50", "--name", "pg-curve"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{table}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs = set("pg-curve");
+    let vars: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(vars, ["max", "020%", "050%"], "{table}");
+    let executes = |doc: &Value| {
+        ["selects", "updates", "scans"]
+            .iter()
+            .map(|k| num(doc, &format!("pg.{k}")))
+            .sum::<f64>()
+    };
+    let max_doc = &runs[0].2;
+    assert!(max_doc["open_loop"].is_null(), "the maximum is closed loop");
+    let max = executes(max_doc) / num(max_doc, "measured_s");
+    assert!(max > 10.0, "{max} transactions/s: {table}");
+    for ((var, _, doc), pct) in runs[1..].iter().zip([20.0, 50.0]) {
+        let asked = num(doc, "open_loop.asked_per_s");
+        assert_eq!(asked, (max * pct / 100.0).round(), "{var}: {table}");
+        let ops = &doc["open_loop"]["operations"];
+        assert_eq!(ops["unit"], "transactions", "{var}");
+        assert_eq!(num(ops, "count"), executes(doc), "{var}");
+        assert_eq!(doc["open_loop"]["saturated"], false, "{var}: {table}");
+        let achieved = num(doc, "open_loop.achieved_per_s");
+        assert!((achieved / asked - 1.0).abs() < 0.05, "{var}: {table}");
+        assert!(num(ops, "due.p50_us") >= num(ops, "service.p50_us") * 0.5);
+    }
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("% ")).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+}
+
 /// The set's HTML page in Chromium: the curve section's chart with its six
 /// lines (p50, p99, p99.9 from the due time and of service) through the
 /// three open-loop points at their achieved `unit`/s, the maximum as a
@@ -566,6 +620,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
 crate::tests! {
     a_curve_is_one_set_and_its_chart_renders_in_chromium [Root, BlkioThrottle, Tool("chromium")],
     a_slob_curve_paces_operations_and_its_chart_renders_in_chromium [Root, BlkioThrottle, Tool("chromium")],
+    a_pg_curve_paces_transactions [Root, Postgres],
     a_latency_target_search_lands_within_10_percent_of_the_throttle [Root, BlkioThrottle],
     a_tighter_targets_answer_agrees_with_its_stored_probes [Root, BlkioThrottle],
     bad_input_is_one_line_exit_2_and_nothing_laid_out,
