@@ -65,7 +65,10 @@ impl Slow {
     }
 
     /// `dbio curve` of the workload `shape` with `args` on the device,
-    /// inside the throttle.
+    /// inside the throttle, under SCHED_FIFO: on a loaded machine a niced
+    /// session waits milliseconds for a CPU after each sleep, which would
+    /// show as due-time latency the device did not cause (see
+    /// tests/it/open_loop.rs).
     fn curve_of(&self, shape: &[&str], args: &[&str]) -> Output {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
         cmd.env("DBIO_DB", store_path())
@@ -77,7 +80,7 @@ impl Slow {
             ])
             .args(shape)
             .args(args);
-        self.throttle.inside(&mut cmd);
+        self.throttle.inside_fifo(&mut cmd);
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
