@@ -192,7 +192,7 @@ impl Curve<'_> {
             let rate = (max * f64::from(pct) / 100.0).round() as u64;
             if rate < u64::from(self.cfg.sessions) {
                 eprintln!(
-                    "curve {}: {pct}% of {max:.0}/s is below one of its {} per second per session (--sessions {}): left out",
+                    "curve {}: {pct}% of {max:.0} {}/s is below one per second per session (--sessions {}): left out",
                     self.name,
                     self.unit.name(),
                     self.cfg.sessions
