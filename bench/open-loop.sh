@@ -7,8 +7,13 @@
 # asked, that fell due and achieved, the issue lateness (p50, p99, p99.9, the
 # share later than 10 µs) and the service times, as a Markdown table.
 #
+# With --curve instead: each round a `dbio curve --points 100` (its
+# closed-loop maximum, then an open-loop run at 100% of it) and a plain
+# unpaced `dbio run` of the same settings, and the 100% point's achieved
+# rate against the plain run's I/O/s (issue 28 item 6: at least 0.97).
+#
 # Usage: bench/open-loop.sh [--pairs N] [--time S] [--rate N] [--sessions N]
-#                           [--dbio PATH] [--rt]
+#                           [--dbio PATH] [--rt] [--curve]
 #   --pairs N     rounds (default 3)
 #   --time S      measured seconds per run after a 1 s ramp (default 10)
 #   --rate N      requests per second asked in total (default 200000)
@@ -16,6 +21,7 @@
 #   --dbio PATH   dbio binary (default: target/release/dbio, built if missing)
 #   --rt          run both tools under `chrt -f 10` (SCHED_FIFO), as on a
 #                 quiet machine when other jobs load this one
+#   --curve       the curve's 100% point against an unpaced run (no fio)
 #
 # Needs fio and python3. Writes nothing but its temp directory on /dev/shm.
 set -euo pipefail
@@ -28,8 +34,9 @@ RATE=200000
 SESSIONS=2
 DBIO=""
 RT=()
+CURVE=""
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "open-loop: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -40,6 +47,7 @@ while [[ $# -gt 0 ]]; do
         --sessions) SESSIONS=${2:?}; shift 2 ;;
         --dbio) DBIO=${2:?}; shift 2 ;;
         --rt) RT=(chrt -f 10); shift ;;
+        --curve) CURVE=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -97,8 +105,46 @@ print("| dbio | %s | %.0f | %.0f | %s | %s | %s | %.1f | %s | %s |" % (label, o[
 ' "$@"
 }
 
+curve_rounds() { # the curve's 100% point against a plain unpaced run
+    echo "curve --points 100 against an unpaced run, $SESSIONS psync sessions, 4 KiB random reads of a ${FILE_MB} MiB tmpfs file, ${TIME} s after 1 s ramp; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo
+    echo "| round | curve max /s | 100% asked /s | 100% achieved /s | lateness p99 µs | unpaced /s | achieved ÷ unpaced |"
+    echo "|---|---|---|---|---|---|---|"
+    local i
+    for ((i = 1; i <= PAIRS; i++)); do
+        "${RT[@]}" "$DBIO" curve --quiet --name "c$i" --points 100 --target "$TARGET" \
+            --size ${FILE_MB}m --pattern randread --bs 4k --engine psync \
+            --sessions "$SESSIONS" --time "$TIME" --ramp 1 > "$WORK/curve-$i.txt"
+        local ids
+        ids=$(awk '$1 == "max" || $1 == "100%" { print $2 }' "$WORK/curve-$i.txt")
+        set -- $ids
+        [[ $# -eq 2 ]] || die "curve c$i: no max and 100% rows in $(cat "$WORK/curve-$i.txt")"
+        "$DBIO" runs show --json "$1" > "$WORK/max-$i.json"
+        "$DBIO" runs show --json "$2" > "$WORK/full-$i.json"
+        dbio_run none > "$WORK/plain-$i.json"
+        python3 - "$WORK" "$i" <<'PY'
+import json, sys
+w, i = sys.argv[1], sys.argv[2]
+m = json.load(open(f"{w}/max-{i}.json"))
+f = json.load(open(f"{w}/full-{i}.json"))
+p = json.load(open(f"{w}/plain-{i}.json"))
+o = f["open_loop"]
+print("| %s | %.0f | %.0f | %.0f | %.1f | %.0f | %.3f |" % (i, m["total"]["iops"], o["asked_per_s"],
+      o["achieved_per_s"], o["lateness"]["latency"]["p99_us"], p["total"]["iops"],
+      o["achieved_per_s"] / p["total"]["iops"]))
+PY
+    done
+    echo
+    echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 # Lay the file out once (an --ops run), outside every measurement.
 "$DBIO" run --quiet --target "$TARGET" --size ${FILE_MB}m --pattern randread --bs 4k --sessions 1 --ops 1 >/dev/null
+
+if [[ -n $CURVE ]]; then
+    curve_rounds
+    exit
+fi
 
 echo "open loop at $RATE/s, $SESSIONS psync sessions, 4 KiB random reads of a ${FILE_MB} MiB tmpfs file, ${TIME} s after 1 s ramp; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -19,7 +19,7 @@ pub struct CurveArgs {
     #[arg(long, value_delimiter = ',', value_name = "PCT,...", value_parser = clap::value_parser!(u8).range(1..=100))]
     pub points: Vec<u8>,
 
-    /// Instead of fixed points: the highest rate at which this latency holds, searched by halving from the maximum then bisecting: [read.|write.|total.][service.]pNN=LATENCY, e.g. p99=1ms, read.p99.9=2ms (due-time latency of reads and writes together unless named; service. for the time from the issue).
+    /// Instead of fixed points: the highest rate at which this latency holds, searched by halving from the maximum then bisecting: [read.|write.|total.][service.]pNN=LATENCY, e.g. p99=1ms, read.p99.9=2ms (due-time latency of reads and writes together unless named, of the operations or transactions for slob, pg and mysql; service. for the time from the issue).
     #[arg(long, value_name = "TARGET", value_parser = parse_latency_target, conflicts_with = "points")]
     pub latency_target: Option<LatencyTarget>,
 
@@ -120,7 +120,7 @@ fn parse_latency_target(s: &str) -> Result<LatencyTarget, Refused> {
     }
     let Some(pct) = rest.strip_prefix('p') else {
         return Err(format!(
-            "{what:?} names no percentile of read, write or total latency (e.g. p99, read.p99.9); a commit or wait-event target (log file sync) needs a rate for slob, pg or mysql, which dbio curve cannot pace yet"
+            "{what:?} names no percentile of read, write or total latency (e.g. p99, read.p99.9); a commit or wait-event target (log file sync) is not built: for slob, pg and mysql, target their paced operations' latency (p99=1ms)"
         )
         .into());
     };

@@ -18,41 +18,38 @@ use crate::cli::curve::{CurveArgs, LatencyTarget, TargetOp};
 use crate::config::{Arrival, Paced, RunConfig, WorkloadConfig};
 use crate::document::Report;
 use crate::harness::Status;
-use crate::report::plan::curve::{CurvePoint, table};
+use crate::report::plan::curve::{CurvePoint, closed_rate, table};
 use crate::samplers::progress::Progress;
 use crate::store::{RunFilter, Store};
 
-/// What a workload's rate (`RunConfig::rate_iops`) counts, read from a
-/// closed-loop run's document. Which workloads take a rate is
-/// `WorkloadConfig::paced`; a curve reads its points' latencies from the
-/// requests' due-time and service histograms, so it takes the workloads
-/// paced by request (raw). The model's operations and the servers'
-/// transactions are paced too (`open_loop.operations`), but their points
-/// are not read yet: refused in one line.
-type Throughput = fn(&Report) -> f64;
-
-fn paced(w: &WorkloadConfig) -> Result<Throughput, CommandError> {
-    match w.paced() {
-        // Requests per second over all sessions.
-        Some(Paced::Requests) => Ok(|r| r.total.iops),
-        Some(unit) => Err(CommandError::Usage(format!(
-            "dbio curve draws request latencies; --workload {} is paced in {} (dbio run --workload {} --rate N), but a curve of them is not built yet: a curve runs --workload raw",
-            w.name(),
-            unit.name(),
+/// What a workload's rate (`RunConfig::rate_iops`) counts, and so what a
+/// curve's points are timed on (`WorkloadConfig::paced`): a raw run's
+/// requests (`total.due`, `total.latency`), the model's operations or a
+/// server's transactions (`open_loop.operations`). Replay takes no rate:
+/// refused in one line.
+fn paced(w: &WorkloadConfig) -> Result<Paced, CommandError> {
+    w.paced().ok_or_else(|| {
+        CommandError::Usage(format!(
+            "dbio curve paces its runs with --rate, which --workload {} does not take (it keeps its trace's own times); a curve runs --workload raw, slob, pg or mysql",
             w.name()
-        ))),
-        None => Err(CommandError::Usage(format!(
-            "dbio curve paces its runs with --rate, which --workload {} does not take (it keeps its trace's own times); a curve runs --workload raw",
-            w.name()
-        ))),
-    }
+        ))
+    })
 }
 
 /// A target on reads or writes refused up front when the run makes none
-/// of them (`read.p99` with `--pattern randwrite`).
+/// of them (`read.p99` with `--pattern randwrite`), or when its workload
+/// paces whole operations or transactions, whose latency is one figure.
 fn judgeable(target: &LatencyTarget, cfg: &RunConfig) -> Result<(), CommandError> {
     let WorkloadConfig::Raw(raw) = &cfg.workload else {
-        return Ok(());
+        if target.op == TargetOp::Total {
+            return Ok(());
+        }
+        let unit = cfg.workload.paced().map_or("requests", Paced::name);
+        return Err(CommandError::Usage(format!(
+            "--latency-target names {} latency, but --workload {} paces {unit}, timed whole: name no kind (e.g. p99=1ms, service.p99=1ms)",
+            target.op.name(),
+            cfg.workload.name()
+        )));
     };
     let none = match target.op {
         TargetOp::Read => raw.read_pct == 0,
@@ -80,8 +77,8 @@ struct Curve<'a> {
     progress: Progress,
     quiet: bool,
     interrupt: &'a AtomicBool,
-    /// The maximum's throughput in the rate's unit.
-    throughput: Throughput,
+    /// What the rate counts.
+    unit: Paced,
     points: Vec<CurvePoint>,
 }
 
@@ -177,24 +174,28 @@ impl Curve<'_> {
     /// The closed-loop maximum: its throughput, refused when it is zero.
     fn maximum(&mut self) -> Result<f64, CommandError> {
         let doc = self.run("max", "max", None)?;
-        let max = (self.throughput)(&doc);
+        let max = closed_rate(&doc);
         if max < 1.0 {
             return Err(self.stopped(CommandError::Failed(format!(
-                "the maximum run completed {max:.2} requests per second: no rate to derive from it"
+                "the maximum run completed {max:.2} {} per second: no rate to derive from it",
+                self.unit.name()
             ))));
         }
         Ok(max)
     }
 
     /// Runs at each percentage of `max` in `points`; a rate below one
-    /// request per second per session is skipped, saying so.
+    /// request (operation, transaction) per second per session is skipped,
+    /// saying so.
     fn fixed(&mut self, max: f64, points: &[u8]) -> Result<(), CommandError> {
         for &pct in points {
             let rate = (max * f64::from(pct) / 100.0).round() as u64;
             if rate < u64::from(self.cfg.sessions) {
                 eprintln!(
-                    "curve {}: {pct}% of {max:.0}/s is below one request per second per session (--sessions {}): left out",
-                    self.name, self.cfg.sessions
+                    "curve {}: {pct}% of {max:.0} {}/s is below one per second per session (--sessions {}): left out",
+                    self.name,
+                    self.unit.name(),
+                    self.cfg.sessions
                 );
                 continue;
             }
@@ -316,7 +317,7 @@ pub fn execute(
         .resolve(false, quiet)
         .map_err(|e| CommandError::Usage(e.into()))?;
     let cfg = run_args.into_config().map_err(usage)?;
-    let throughput = paced(&cfg.workload)?;
+    let unit = paced(&cfg.workload)?;
     if let Some(t) = &target {
         judgeable(t, &cfg)?;
     }
@@ -337,7 +338,7 @@ pub fn execute(
         progress,
         quiet,
         interrupt: &interrupt,
-        throughput,
+        unit,
         points: Vec::new(),
     };
     let max = curve.maximum()?;

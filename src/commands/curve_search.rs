@@ -28,20 +28,38 @@ pub struct Sample {
     pub saturated: bool,
 }
 
+/// The latency `t` judges in run `r`: what the rate paced — a raw run's
+/// reads, writes or both (`read`, `write`, `total`), the model's operations
+/// or a server's transactions (`open_loop.operations`, whole: only
+/// `total` names them) — from the due time or from the issue. None when
+/// the run has none of them.
+fn latency<'a>(t: &LatencyTarget, r: &'a Report) -> Option<&'a Latency> {
+    if let Some(ops) = r.open_loop.as_ref().and_then(|o| o.operations.as_ref()) {
+        let whole = t.op == TargetOp::Total && ops.count > 0;
+        return whole.then_some(match t.basis {
+            Basis::Due => &ops.due,
+            Basis::Service => &ops.service,
+        });
+    }
+    let op: &OpSummary = match t.op {
+        TargetOp::Read => r.read.as_ref()?,
+        TargetOp::Write => r.write.as_ref()?,
+        TargetOp::Total => &r.total,
+    };
+    if op.requests == 0 {
+        return None;
+    }
+    match t.basis {
+        Basis::Due => op.due.as_ref(),
+        Basis::Service => Some(&op.latency),
+    }
+}
+
 impl Sample {
     /// The target's percentile of run `r`, and whether it kept up.
     pub fn of(t: &LatencyTarget, r: &Report) -> Sample {
-        let op: Option<&OpSummary> = match t.op {
-            TargetOp::Read => r.read.as_ref(),
-            TargetOp::Write => r.write.as_ref(),
-            TargetOp::Total => Some(&r.total),
-        };
-        let lat: Option<&Latency> = op.and_then(|o| match t.basis {
-            Basis::Due => o.due.as_ref(),
-            Basis::Service => Some(&o.latency),
-        });
         let p = t.percentile;
-        let value_us = lat.filter(|_| op.is_some_and(|o| o.requests > 0)).map(|l| {
+        let value_us = latency(t, r).map(|l| {
             if p == 50.0 {
                 l.p50_us
             } else if p == 90.0 {
@@ -213,6 +231,57 @@ mod tests {
             min: 4,
             precision: 0.05,
         }
+    }
+
+    /// A raw run's target reads its requests; a paced run of operations
+    /// (the model, a server) is judged on the operations' latency, whole.
+    #[test]
+    fn a_paced_operations_run_is_judged_on_its_operations() {
+        use crate::document::open_loop::{Lateness, OpenLoop, PacedOps};
+        let target = |op, basis| LatencyTarget {
+            op,
+            basis,
+            percentile: 99.0,
+            limit_us: 1000.0,
+        };
+        let lat = |p99_us| Latency {
+            p99_us,
+            ..Default::default()
+        };
+        let mut r = crate::report::run::tests::sample();
+        r.total.requests = 10;
+        r.total.latency = lat(7.0);
+        r.total.due = Some(lat(9.0));
+        let due = target(TargetOp::Total, Basis::Due);
+        assert_eq!(Sample::of(&due, &r).value_us, Some(9.0));
+        r.open_loop = Some(OpenLoop {
+            arrival: crate::config::Arrival::Uniform,
+            asked_per_s: 100.0,
+            due_per_s: 100.0,
+            achieved_per_s: 100.0,
+            saturated: false,
+            verdict: String::new(),
+            lateness: Lateness {
+                late_after_us: 10.0,
+                requests: 5,
+                late: 0,
+                late_pct: 0.0,
+                latency: Latency::default(),
+            },
+            bound: None,
+            operations: Some(PacedOps {
+                unit: "operations".into(),
+                count: 5,
+                due: lat(300.0),
+                service: lat(200.0),
+            }),
+        });
+        assert_eq!(Sample::of(&due, &r).value_us, Some(300.0));
+        let service = target(TargetOp::Total, Basis::Service);
+        assert_eq!(Sample::of(&service, &r).value_us, Some(200.0));
+        // Reads are not what was paced: nothing to judge.
+        let read = target(TargetOp::Read, Basis::Due);
+        assert_eq!(Sample::of(&read, &r).value_us, None);
     }
 
     #[test]

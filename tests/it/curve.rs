@@ -58,6 +58,18 @@ impl Slow {
     /// device (enough that a request seldom waits for a free one below the
     /// throttle), inside the throttle.
     fn curve(&self, args: &[&str]) -> Output {
+        self.curve_of(
+            &["--pattern", "randread", "--bs", "4k", "--sessions", "40"],
+            args,
+        )
+    }
+
+    /// `dbio curve` of the workload `shape` with `args` on the device,
+    /// inside the throttle, under SCHED_FIFO: on a loaded machine a niced
+    /// session waits milliseconds for a CPU after each sleep, which would
+    /// show as due-time latency the device did not cause (see
+    /// tests/it/open_loop.rs).
+    fn curve_of(&self, shape: &[&str], args: &[&str]) -> Output {
         let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("dbio"));
         cmd.env("DBIO_DB", store_path())
             .args([
@@ -66,9 +78,9 @@ impl Slow {
                 "--target",
                 self.dev.path.to_str().unwrap(),
             ])
-            .args(["--pattern", "randread", "--bs", "4k", "--sessions", "40"])
+            .args(shape)
             .args(args);
-        self.throttle.inside(&mut cmd);
+        self.throttle.inside_fifo(&mut cmd);
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
@@ -177,25 +189,174 @@ fn a_curve_is_one_set_and_its_chart_renders_in_chromium() {
     }
     let cmp = dbio(&["compare", "--plan", "slow-curve", "025%", "100%"]);
     assert!(cmp.status.success(), "{cmp:?}");
-    chart_renders(runs.len());
+    chart_renders("slow-curve", "requests", runs.len());
+}
+
+/// The SLOB model's curve on the slow device: select-only (three blocks an
+/// operation through a cache far smaller than the data, so nearly every
+/// one is read from the device), its tablespace on the device and its redo
+/// logs in a directory. The maximum is the model's executes per second
+/// closed loop; each point asks its percentage of it in operations per
+/// second and is drawn from the operations' due-time and service
+/// latencies (`open_loop.operations`).
+fn a_slob_curve_paces_operations_and_its_chart_renders_in_chromium() {
+    let slow = Slow::new();
+    let redo = tempfile::tempdir_in("/dev/shm").unwrap();
+    let shape = [
+        "--workload",
+        "slob",
+        "--redo-dir",
+        redo.path().to_str().unwrap(),
+        "--update-pct",
+        "0",
+        "--work-unit",
+        "3",
+        "--scale",
+        "1000",
+        "--cache",
+        "256K",
+        "--sessions",
+        "8",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+    ];
+    let args = [
+        "--time",
+        "3",
+        "--points",
+        "25,50,100",
+        "--name",
+        "slob-curve",
+    ];
+    let out = slow.curve_of(&shape, &args);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let runs = set("slob-curve");
+    let vars: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(vars, ["max", "025%", "050%", "100%"], "{table}");
+    // The maximum: executes per second, closed loop; the device's reads
+    // (3 per operation, a few cached) bound it.
+    let max_doc = &runs[0].2;
+    assert!(max_doc["open_loop"].is_null(), "the maximum is closed loop");
+    let max = num(max_doc, "slob.counters.executes") / num(max_doc, "measured_s");
+    let reads = num(max_doc, "read.iops");
+    assert!(
+        max > 0.2 * THROTTLE as f64 / 3.0 && reads < 1.1 * THROTTLE as f64,
+        "the maximum: {max} operations/s at {reads} reads/s ({table})"
+    );
+    for ((var, key, doc), pct) in runs[1..].iter().zip([25.0, 50.0, 100.0]) {
+        let asked = num(doc, "open_loop.asked_per_s");
+        assert_eq!(asked, (max * pct / 100.0).round(), "{var}: {table}");
+        assert_eq!(key, &format!("{var}|rate={asked}|rep=1"));
+        let ops = &doc["open_loop"]["operations"];
+        assert_eq!(ops["unit"], "operations", "{var}");
+        // What the point achieved is the model's executes.
+        let achieved = num(doc, "open_loop.achieved_per_s");
+        let executes = num(doc, "slob.counters.executes") / num(doc, "measured_s");
+        assert!((achieved / executes - 1.0).abs() < 1e-9, "{var}");
+        // Below the maximum the device keeps up: an operation's due-time
+        // median is its service median's order (no backlog).
+        if pct < 100.0 {
+            assert_eq!(doc["open_loop"]["saturated"], false, "{var}: {table}");
+            let (due, service) = (num(ops, "due.p50_us"), num(ops, "service.p50_us"));
+            assert!(due < 3.0 * service + 1000.0, "{var}: {due} vs {service}");
+        }
+    }
+    // The table's rows: the maximum without latencies (operations are
+    // timed only when paced), the points with their operations' latencies.
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("max ") || l.contains("% "))
+        .collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    let max_row: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!(max_row.len(), 11, "{table}");
+    assert_eq!(max_row[2], "-", "no rate asked: {table}");
+    assert!(max_row[4..].iter().all(|c| *c == "-"), "{table}");
+    let half: Vec<&str> = rows[2].split_whitespace().collect();
+    assert_eq!(half[0], "50%", "{table}");
+    let half_ops = &runs[2].2["open_loop"]["operations"];
+    assert_eq!(half.len(), 11, "{table}");
+    for (cell, field) in half[5..].iter().zip([
+        "due.p50_us",
+        "due.p99_us",
+        "due.p99_9_us",
+        "service.p50_us",
+        "service.p99_us",
+        "service.p99_9_us",
+    ]) {
+        let shown = dbio::units::fmt_latency_ns(num(half_ops, field) * 1e3);
+        assert_eq!(*cell, shown, "{field}: {table}");
+    }
+    chart_renders("slob-curve", "operations", runs.len());
+}
+
+/// A PostgreSQL server's curve (dbio's own server on tmpfs, half updates
+/// with their commits): the maximum in transactions per second — every
+/// select, update with its commit and scan dbio completed — then the points
+/// paced in transactions, each drawn from their latencies, the server
+/// committing what dbio asked.
+fn a_pg_curve_paces_transactions() {
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = crate::pg::PgDir::on_tmpfs();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args(["curve", "--quiet", "--workload", "pg", "--target"])
+        .arg(&d.target)
+        .args(["--sessions", "2", "--scale", "300", "--work-unit", "16"])
+        .args(["--cache", "16M", "--update-pct", "50", "--time", "3"])
+        .args(["--points", "20,50", "--name", "pg-curve"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{table}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs = set("pg-curve");
+    let vars: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(vars, ["max", "020%", "050%"], "{table}");
+    let executes = |doc: &Value| {
+        ["selects", "updates", "scans"]
+            .iter()
+            .map(|k| num(doc, &format!("pg.{k}")))
+            .sum::<f64>()
+    };
+    let max_doc = &runs[0].2;
+    assert!(max_doc["open_loop"].is_null(), "the maximum is closed loop");
+    let max = executes(max_doc) / num(max_doc, "measured_s");
+    assert!(max > 10.0, "{max} transactions/s: {table}");
+    for ((var, _, doc), pct) in runs[1..].iter().zip([20.0, 50.0]) {
+        let asked = num(doc, "open_loop.asked_per_s");
+        assert_eq!(asked, (max * pct / 100.0).round(), "{var}: {table}");
+        let ops = &doc["open_loop"]["operations"];
+        assert_eq!(ops["unit"], "transactions", "{var}");
+        assert_eq!(num(ops, "count"), executes(doc), "{var}");
+        assert_eq!(doc["open_loop"]["saturated"], false, "{var}: {table}");
+        let achieved = num(doc, "open_loop.achieved_per_s");
+        assert!((achieved / asked - 1.0).abs() < 0.05, "{var}: {table}");
+        assert!(num(ops, "due.p50_us") >= num(ops, "service.p50_us") * 0.5);
+    }
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("% ")).collect();
+    assert_eq!(rows.len(), 2, "{table}");
 }
 
 /// The set's HTML page in Chromium: the curve section's chart with its six
 /// lines (p50, p99, p99.9 from the due time and of service) through the
-/// three open-loop points, the maximum as a vertical line, and the table.
-fn chart_renders(runs: usize) {
+/// three open-loop points at their achieved `unit`/s, the maximum as a
+/// vertical line, and the table.
+fn chart_renders(set: &str, unit: &str, runs: usize) {
     let Some(browser) = chromium() else {
         panic!("the test needs chromium");
     };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("curve.html");
-    let out = dbio(&[
-        "report",
-        "--plan",
-        "slow-curve",
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let out = dbio(&["report", "--plan", set, "--html", page.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     let r = render(&browser, &page, dir.path(), 2400);
     assert!(r.console.is_empty(), "{:?}", r.console);
@@ -209,6 +370,7 @@ fn chart_renders(runs: usize) {
     assert_eq!(svgs.len(), 1, "one chart in the section");
     let svg = svgs[0];
     assert!(svg.contains("Latency against throughput"));
+    assert!(svg.contains(&format!("achieved {unit}/s")), "{svg}");
     assert_eq!(svg.matches("class=\"series\"").count(), 6, "{svg}");
     assert_eq!(svg.matches("class=\"point\"").count(), 6 * 3, "{svg}");
     for line in ["due time p50", "due time p99.9", "service p99"] {
@@ -434,8 +596,8 @@ fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
             "--pattern randwrite makes no reads",
         ),
         (
-            &["--workload", "slob"],
-            "--workload slob is paced in operations",
+            &["--workload", "slob", "--latency-target", "read.p99=1ms"],
+            "--workload slob paces operations, timed whole",
         ),
         (&["--arrival", "bursty"], "--arrival"),
     ];
@@ -460,6 +622,8 @@ fn bad_input_is_one_line_exit_2_and_nothing_laid_out() {
 
 crate::tests! {
     a_curve_is_one_set_and_its_chart_renders_in_chromium [Root, BlkioThrottle, Tool("chromium")],
+    a_slob_curve_paces_operations_and_its_chart_renders_in_chromium [Root, BlkioThrottle, Tool("chromium")],
+    a_pg_curve_paces_transactions [Root, Postgres],
     a_latency_target_search_lands_within_10_percent_of_the_throttle [Root, BlkioThrottle],
     a_tighter_targets_answer_agrees_with_its_stored_probes [Root, BlkioThrottle],
     bad_input_is_one_line_exit_2_and_nothing_laid_out,

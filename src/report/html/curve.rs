@@ -1,7 +1,8 @@
 //! The hockey stick: latency against achieved throughput for a selection
 //! with open-loop runs (`dbio curve`, or runs made with `--rate`). Each
-//! run is a point at its achieved rate; p50, p99 and p99.9 of reads and
-//! writes together from the due time (what a user waits) and from the
+//! run is a point at its achieved rate; p50, p99 and p99.9 of what the
+//! rate paces (reads and writes together, the model's operations, a
+//! server's transactions) from the due time (what a user waits) and from the
 //! issue (service), on a log scale, so the knee where the due-time lines
 //! leave the service lines shows where the storage stops keeping up. The
 //! closed-loop maximum is a vertical line. Points and the table under the
@@ -10,6 +11,7 @@
 use super::page::{table, td};
 use crate::chart::scale::{linear_ticks, value_label};
 use crate::chart::{Axis, Dash, Marker, Series, VLine, XyChart, escape};
+use crate::config::Paced;
 use crate::document::Latency;
 use crate::report::plan::curve::{CurvePoint, PERCENTILES};
 use crate::units::{fmt_count, fmt_latency_ns};
@@ -24,14 +26,15 @@ pub fn chart(points: &[CurvePoint]) -> XyChart {
     // Room right of the closed-loop maximum for its line's label.
     let widest = points.iter().map(|p| p.achieved_per_s).fold(0.0, f64::max);
     let (_, _, ticks) = linear_ticks(0.0, widest * 1.12, 6);
+    let mut open: Vec<&CurvePoint> = points.iter().filter(|p| p.asked_per_s.is_some()).collect();
+    let (title, unit) = titles(&open);
     let mut c = XyChart::new(
-        "Latency against throughput (reads and writes together)",
-        Axis::linear("achieved requests/s")
+        &format!("Latency against throughput ({title})"),
+        Axis::linear(&format!("achieved {unit}/s"))
             .from_zero()
             .with_ticks(ticks),
         Axis::log("ms (log scale)"),
     );
-    let mut open: Vec<&CurvePoint> = points.iter().filter(|p| p.asked_per_s.is_some()).collect();
     open.sort_by(|a, b| a.achieved_per_s.total_cmp(&b.achieved_per_s));
     let dashes = [Dash::Solid, Dash::Dashed, Dash::Dotted];
     for (basis, color, lat) in [
@@ -40,7 +43,7 @@ pub fn chart(points: &[CurvePoint]) -> XyChart {
             DUE,
             (|p: &CurvePoint| p.due.clone()) as fn(&CurvePoint) -> Option<Latency>,
         ),
-        ("service", SERVICE, |p: &CurvePoint| Some(p.service.clone())),
+        ("service", SERVICE, |p: &CurvePoint| p.service.clone()),
     ] {
         for ((name, field), dash) in PERCENTILES.iter().zip(dashes) {
             let mut s = Series::new(&format!("{basis} {name}"), color);
@@ -83,6 +86,22 @@ pub fn chart(points: &[CurvePoint]) -> XyChart {
     c
 }
 
+/// The chart's title and the x axis's unit: what the open-loop `points`
+/// paced, when they all paced the same.
+fn titles(open: &[&CurvePoint]) -> (&'static str, &'static str) {
+    let Some(first) = open.first() else {
+        return ("reads and writes together", "requests");
+    };
+    if open.iter().any(|p| p.unit != first.unit) {
+        return ("what each run paced", "paced units");
+    }
+    match first.unit {
+        Paced::Requests => ("reads and writes together", "requests"),
+        Paced::Operations => ("the model's operations", "operations"),
+        Paced::Transactions => ("transactions", "transactions"),
+    }
+}
+
 /// The points as a table under the chart: asked, achieved, saturated and
 /// both latencies' percentiles.
 pub fn points_table(points: &[CurvePoint]) -> String {
@@ -111,7 +130,7 @@ pub fn points_table(points: &[CurvePoint]) -> String {
                 }),
             ];
             row.extend(PERCENTILES.iter().map(|(_, f)| lat(p.due.as_ref(), *f)));
-            row.extend(PERCENTILES.iter().map(|(_, f)| lat(Some(&p.service), *f)));
+            row.extend(PERCENTILES.iter().map(|(_, f)| lat(p.service.as_ref(), *f)));
             row
         })
         .collect();
@@ -132,11 +151,12 @@ mod tests {
         CurvePoint {
             run_id: id,
             label: label.into(),
+            unit: Paced::Requests,
             asked_per_s: asked,
             achieved_per_s: achieved,
             saturated: asked.map(|a| achieved < 0.97 * a),
             due: asked.map(|_| lat(due)),
-            service: lat(500.0),
+            service: Some(lat(500.0)),
         }
     }
 

@@ -1,9 +1,12 @@
 //! A latency-throughput curve's points (`dbio curve`, or any stored
 //! open-loop runs): each run's rate asked and achieved, whether it kept up,
-//! and its latency of reads and writes together from the due time and from
-//! the issue — read from the run document's fields. The terminal table
-//! here; the HTML chart (the hockey stick) is `report/html/curve.rs`.
+//! and the latency of what its rate paces from the due time and from the
+//! issue — a raw run's reads and writes together, the SLOB model's
+//! operations, a server's transactions (`open_loop.operations`) — read
+//! from the run document's fields. The terminal table here; the HTML chart
+//! (the hockey stick) is `report/html/curve.rs`.
 
+use crate::config::Paced;
 use crate::document::{Latency, Report};
 use crate::units::{fmt_count, fmt_latency_ns};
 
@@ -13,31 +16,65 @@ pub struct CurvePoint {
     pub run_id: i64,
     /// What the point is: `max`, `50%`, a rate.
     pub label: String,
+    /// What its rates count.
+    pub unit: Paced,
     /// The rate asked (`--rate`); None for the closed-loop maximum.
     pub asked_per_s: Option<f64>,
     pub achieved_per_s: f64,
     /// Below 97% of what fell due; None for a closed loop.
     pub saturated: Option<bool>,
-    /// Reads and writes together from their due time (open loop only).
+    /// What the rate paces, from its due time (open loop only).
     pub due: Option<Latency>,
-    /// Reads and writes together from their issue.
-    pub service: Latency,
+    /// The same from its issue or start; None for a closed loop of
+    /// operations or transactions (timed only when paced).
+    pub service: Option<Latency>,
 }
 
 impl CurvePoint {
     /// The point of run `run_id` (document `r`), called `label`.
     pub fn of(run_id: i64, label: &str, r: &Report) -> CurvePoint {
         let ol = r.open_loop.as_ref();
+        let unit = unit(r);
+        let (due, service) = match (unit, ol.and_then(|o| o.operations.as_ref())) {
+            (_, Some(ops)) => (Some(ops.due.clone()), Some(ops.service.clone())),
+            (Paced::Requests, None) => (r.total.due.clone(), Some(r.total.latency.clone())),
+            (Paced::Operations | Paced::Transactions, None) => (None, None),
+        };
         CurvePoint {
             run_id,
             label: label.to_string(),
+            unit,
             asked_per_s: ol.map(|o| o.asked_per_s),
-            achieved_per_s: ol.map_or(r.total.iops, |o| o.achieved_per_s),
+            achieved_per_s: ol.map_or_else(|| closed_rate(r), |o| o.achieved_per_s),
             saturated: ol.map(|o| o.saturated),
-            due: r.total.due.clone(),
-            service: r.total.latency.clone(),
+            due,
+            service,
         }
     }
+}
+
+/// What run `r`'s rate counts (`--rate`): requests for raw (and replay,
+/// which takes none), operations for the model, transactions for a server.
+pub fn unit(r: &Report) -> Paced {
+    r.config.workload.paced().unwrap_or(Paced::Requests)
+}
+
+/// Run `r`'s throughput in its rate's unit per second, measured without a
+/// rate: the requests (reads and writes), the model's executes or the
+/// server's operations (a select, an update with its commit, a scan: what
+/// one paced transaction is) over the window.
+pub fn closed_rate(r: &Report) -> f64 {
+    let secs = r.measured_s.max(1e-9);
+    let count = match unit(r) {
+        Paced::Requests => return r.total.iops,
+        Paced::Operations => r.slob.as_ref().map(|s| s.counters.executes),
+        Paced::Transactions => {
+            r.pg.as_ref()
+                .map(|p| p.ops.executes())
+                .or_else(|| r.mysql.as_ref().map(|m| m.ops.executes()))
+        }
+    };
+    count.unwrap_or(0) as f64 / secs
 }
 
 /// A point's label from its variable in the set: `050%` as `50%`, `0400/s`
@@ -97,7 +134,7 @@ pub fn table(points: &[CurvePoint]) -> String {
             },
         ];
         row.extend(PERCENTILES.iter().map(|(_, f)| lat(p.due.as_ref(), *f)));
-        row.extend(PERCENTILES.iter().map(|(_, f)| lat(Some(&p.service), *f)));
+        row.extend(PERCENTILES.iter().map(|(_, f)| lat(p.service.as_ref(), *f)));
         rows.push(row);
     }
     crate::grid::text(&rows, "lr")
@@ -132,20 +169,22 @@ mod tests {
             CurvePoint {
                 run_id: 7,
                 label: "max".into(),
+                unit: Paced::Requests,
                 asked_per_s: None,
                 achieved_per_s: 412.0,
                 saturated: None,
                 due: None,
-                service: lat(2000.0),
+                service: Some(lat(2000.0)),
             },
             CurvePoint {
                 run_id: 8,
                 label: "50%".into(),
+                unit: Paced::Requests,
                 asked_per_s: Some(206.0),
                 achieved_per_s: 205.5,
                 saturated: Some(false),
                 due: Some(lat(300.0)),
-                service: lat(250.0),
+                service: Some(lat(250.0)),
             },
         ];
         let t = table(&points);

@@ -51,6 +51,20 @@ impl Throttle {
     /// high CPU priority (nice -15): the other tests and builds on a busy
     /// machine should not decide when it issues its requests.
     pub fn inside(&self, cmd: &mut Command) {
+        self.enter(cmd, Cpu::Nice);
+    }
+
+    /// The same under SCHED_FIFO (priority 10), as `chrt -f 10`: on a
+    /// loaded machine a niced thread still waits milliseconds for a CPU
+    /// after each sleep, which decides the latencies two tools measure
+    /// (tests/it/open_loop.rs); a real-time one does not. For short runs
+    /// whose threads mostly sleep: the kernel keeps 5% of each second for
+    /// the others (`sched_rt_runtime_us`).
+    pub fn inside_fifo(&self, cmd: &mut Command) {
+        self.enter(cmd, Cpu::Fifo);
+    }
+
+    fn enter(&self, cmd: &mut Command, cpu: Cpu) {
         let procs = fs::OpenOptions::new()
             .write(true)
             .open(self.dir.join("cgroup.procs"))
@@ -59,12 +73,22 @@ impl Throttle {
         // The file stays open in the parent until the child has started
         // (kept alive by the closure, which the Command owns).
         let keep = std::sync::Arc::new(procs);
-        // SAFETY: the child only calls write(2) on an open descriptor
-        // (async-signal-safe, no allocation) between fork and exec.
+        // SAFETY: the child only calls setpriority(2), sched_setscheduler(2)
+        // and write(2) on an open descriptor (async-signal-safe, no
+        // allocation) between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
                 let _ = &keep;
-                libc::setpriority(libc::PRIO_PROCESS, 0, -15);
+                let set = match cpu {
+                    Cpu::Nice => libc::setpriority(libc::PRIO_PROCESS, 0, -15),
+                    Cpu::Fifo => {
+                        let p = libc::sched_param { sched_priority: 10 };
+                        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p)
+                    }
+                };
+                if set != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 // "0": the writing process itself.
                 let r = libc::write(fd, b"0".as_ptr().cast(), 1);
                 if r == 1 {
@@ -75,6 +99,15 @@ impl Throttle {
             });
         }
     }
+}
+
+/// The CPU priority a command inside the cgroup runs at.
+#[derive(Clone, Copy)]
+enum Cpu {
+    /// nice -15.
+    Nice,
+    /// SCHED_FIFO, priority 10.
+    Fifo,
 }
 
 impl Drop for Throttle {
