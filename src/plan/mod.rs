@@ -24,6 +24,7 @@ mod lab_parse;
 mod lab_tests;
 mod parse;
 mod render;
+pub mod vs_engine;
 #[cfg(test)]
 mod tests;
 
