@@ -44,6 +44,7 @@ pub mod steady;
 pub mod trace;
 pub mod uring;
 pub mod verify;
+pub mod vs_engine;
 
 #[cfg(test)]
 mod config_json_tests;

@@ -31,10 +31,30 @@ pub(super) fn run(
     let plan = plan::load(path)
         .map_err(LabError::Plan)
         .map_err(CommandError::from)?;
-    let Some(lab) = plan.lab.clone() else {
+    if plan.lab.is_none() {
         anyhow::bail!(CommandError::Usage(format!(
             "{} has no [lab] section: run it with dbio plan run, or add [lab] (see docs/lab.md)",
             path.display()
+        )));
+    }
+    let command = format!("lab run {}", path.display());
+    run_loaded(&plan, &command, (dry_run, metrics), is_root, open_store, interrupt)
+}
+
+/// [`run`] with the plan loaded (it has a `[lab]`); `command` is what the
+/// state file says made the lab.
+pub(super) fn run_loaded(
+    plan: &Plan,
+    command: &str,
+    (dry_run, metrics): (bool, &crate::metrics::Wanted),
+    is_root: bool,
+    open_store: impl FnOnce() -> anyhow::Result<Store>,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<()> {
+    let Some(lab) = plan.lab.clone() else {
+        anyhow::bail!(CommandError::Usage(format!(
+            "plan {} has no [lab] section (a dbio bug)",
+            plan.name
         )));
     };
     if !dry_run {
@@ -66,8 +86,7 @@ pub(super) fn run(
     if let Some(l) = c.left.first() {
         anyhow::bail!(CommandError::Usage(format!("lab {}: {l}", plan.name)));
     }
-    let command = format!("lab run {}", path.display());
-    let st = State::create(&command, Some(&plan.name))
+    let st = State::create(command, Some(&plan.name))
         .map_err(|e| LabError::io("create a state file in", &dir, e))
         .map_err(CommandError::from)?;
     eprintln!("lab {}: state file {}", plan.name, st.path().display());

@@ -124,6 +124,30 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
     Ok(())
 }
 
+/// Makes the runs of a loaded plan without a `[lab]` that are not done yet.
+pub fn run_loaded(
+    plan: &Plan,
+    store: &mut Store,
+    metrics: &crate::metrics::Wanted,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<()> {
+    store
+        .ensure_writable()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
+    let wanted = metrics.clone().or(&plan.metrics);
+    let live = run::start_metrics(&wanted, false)?;
+    let mut exec = StoreExecutor {
+        store,
+        interrupt,
+        live,
+    };
+    let summary = plan::execute(plan, &mut exec, interrupt).map_err(|e| match e {
+        plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
+        e => CommandError::Failed(e.to_string()),
+    })?;
+    Ok(finish("plan", &summary, "")?)
+}
+
 /// Runs `dbio plan ...`.
 pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> anyhow::Result<()> {
     match cmd {
@@ -146,21 +170,7 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
                     path.display()
                 )));
             }
-            store
-                .ensure_writable()
-                .map_err(|e| CommandError::Usage(e.to_string()))?;
-            let wanted = metrics.wanted().or(&plan.metrics);
-            let live = run::start_metrics(&wanted, false)?;
-            let mut exec = StoreExecutor {
-                store,
-                interrupt,
-                live,
-            };
-            let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
-                plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
-                e => CommandError::Failed(e.to_string()),
-            })?;
-            Ok(finish("plan", &summary, "")?)
+            run_loaded(&plan, store, &metrics.wanted(), interrupt)
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;
