@@ -38,7 +38,15 @@ pub(super) fn run(
         )));
     }
     let command = format!("lab run {}", path.display());
-    run_loaded(&plan, &command, (dry_run, metrics), is_root, open_store, interrupt)
+    let output = super::run::Output::Line;
+    run_loaded(
+        &plan,
+        &command,
+        (dry_run, metrics, output),
+        is_root,
+        open_store,
+        interrupt,
+    )
 }
 
 /// [`run`] with the plan loaded (it has a `[lab]`); `command` is what the
@@ -46,7 +54,7 @@ pub(super) fn run(
 pub(super) fn run_loaded(
     plan: &Plan,
     command: &str,
-    (dry_run, metrics): (bool, &crate::metrics::Wanted),
+    (dry_run, metrics, output): (bool, &crate::metrics::Wanted, super::run::Output),
     is_root: bool,
     open_store: impl FnOnce() -> anyhow::Result<Store>,
     interrupt: &AtomicBool,
@@ -98,6 +106,7 @@ pub(super) fn run_loaded(
         live,
         done_before: 0,
         total: plan.runs.len(),
+        output,
     };
     let result = run_arms(&plan, &lab, &arms, &versions, &mut guard, &mut exec);
     let mut summary = guard.finish(result).map_err(CommandError::from)?;
@@ -228,6 +237,8 @@ struct LabExecutor<'a> {
     done_before: usize,
     /// The whole plan's runs (an arm's plan holds only its own).
     total: usize,
+    /// Where each run's line goes.
+    output: super::run::Output,
 }
 
 impl Executor for LabExecutor<'_> {
@@ -262,7 +273,7 @@ impl Executor for LabExecutor<'_> {
             live: self.live.clone(),
             capture: false,
         };
-        run_args(self.store, self.interrupt, &args, &meta)
+        run_args(self.store, self.interrupt, &args, (&meta, self.output))
     }
 
     fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {

@@ -20,6 +20,8 @@ pub struct StoreExecutor<'a> {
     pub interrupt: &'a AtomicBool,
     /// Live metrics for the whole plan.
     pub live: Option<crate::metrics::Live>,
+    /// Where each run's line goes.
+    pub output: Output,
 }
 
 impl Executor for StoreExecutor<'_> {
@@ -36,7 +38,7 @@ impl Executor for StoreExecutor<'_> {
             live: self.live.clone(),
             ..Default::default()
         };
-        run_args(self.store, self.interrupt, &r.args, &meta)
+        run_args(self.store, self.interrupt, &r.args, (&meta, self.output))
     }
 
     fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {
@@ -51,7 +53,7 @@ pub fn run_args(
     store: &mut Store,
     interrupt: &AtomicBool,
     args: &[String],
-    meta: &RunMeta,
+    (meta, output): (&RunMeta, Output),
 ) -> Result<RunStatus, crate::plan::ExecError> {
     let mut argv = vec!["dbio".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
@@ -66,14 +68,7 @@ pub fn run_args(
     if let Err(e) = crate::preflight::check(&cfg) {
         return Ok(RunStatus::Failed(e.to_string()));
     }
-    match run::run(
-        &cfg,
-        (Output::Line, true),
-        &Progress::Off,
-        store,
-        meta,
-        interrupt,
-    ) {
+    match run::run(&cfg, (output, true), &Progress::Off, store, meta, interrupt) {
         Ok(o) => Ok(match o.status {
             Status::Completed => RunStatus::Completed,
             Status::Interrupted => RunStatus::Interrupted,
@@ -128,7 +123,7 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
 pub fn run_loaded(
     plan: &Plan,
     store: &mut Store,
-    metrics: &crate::metrics::Wanted,
+    (metrics, output): (&crate::metrics::Wanted, Output),
     interrupt: &AtomicBool,
 ) -> anyhow::Result<()> {
     store
@@ -140,6 +135,7 @@ pub fn run_loaded(
         store,
         interrupt,
         live,
+        output,
     };
     let summary = plan::execute(plan, &mut exec, interrupt).map_err(|e| match e {
         plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
@@ -170,7 +166,7 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
                     path.display()
                 )));
             }
-            run_loaded(&plan, store, &metrics.wanted(), interrupt)
+            run_loaded(&plan, store, (&metrics.wanted(), Output::Line), interrupt)
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use toml::Value;
 
 use super::CommandError;
+use super::run::Output;
 use crate::cli::vs_engine::{LayoutArg, TableFormat, VsEngineArgs};
 use crate::document::Report;
 use crate::plan::vs_engine::{Layout, Spec, Storage};
@@ -196,7 +197,7 @@ pub fn execute(
             super::lab_run::run_loaded(
                 &plan,
                 &label,
-                (a.dry_run, &wanted),
+                (a.dry_run, &wanted, Output::LineOnStderr),
                 is_root,
                 &open_store,
                 interrupt,
@@ -206,7 +207,8 @@ pub fn execute(
                 .map_err(|e| CommandError::Failed(e.0))?;
             return super::output::print(&crate::terminal::text(&plan::dry_run(&plan, &done)));
         } else {
-            super::plan::run_loaded(&plan, &mut open_store()?, &wanted, interrupt)?;
+            let how = (&wanted, Output::LineOnStderr);
+            super::plan::run_loaded(&plan, &mut open_store()?, how, interrupt)?;
         }
         if a.dry_run {
             return Ok(());
@@ -232,10 +234,7 @@ fn table(store: &Store, plan: &str) -> anyhow::Result<VsEngine> {
         .map_err(|e| CommandError::Failed(e.to_string()))?;
     let mut measured = Vec::new();
     let mut left_out = 0;
-    for row in rows
-        .iter()
-        .filter(|r| r.status == "completed" && !r.warmup)
-    {
+    for row in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         let run = store
             .get(row.id)
             .map_err(|e| CommandError::Failed(e.to_string()))?;

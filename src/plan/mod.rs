@@ -24,9 +24,9 @@ mod lab_parse;
 mod lab_tests;
 mod parse;
 mod render;
-pub mod vs_engine;
 #[cfg(test)]
 mod tests;
+pub mod vs_engine;
 
 use std::collections::HashSet;
 use std::fmt;

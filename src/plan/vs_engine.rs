@@ -202,7 +202,11 @@ mod tests {
         Spec {
             name: "mve".into(),
             storage,
-            pairs: PAIRS.iter().copied().filter(|p| p.engine == Engine::Pg).collect(),
+            pairs: PAIRS
+                .iter()
+                .copied()
+                .filter(|p| p.engine == Engine::Pg)
+                .collect(),
             sessions: vec![1, 8],
             update_pcts: vec![25],
             runs: 3,
@@ -235,11 +239,17 @@ mod tests {
         assert!(args.contains("--workload pg"), "{args}");
         assert!(args.contains("--pg-memory 256M"), "{args}");
         assert!(args.contains("--schemas 1"), "{args}");
-        assert!(pg.args.contains(&dir.join("pg").display().to_string()), "{args}");
+        assert!(
+            pg.args.contains(&dir.join("pg").display().to_string()),
+            "{args}"
+        );
         let model = plan.runs.iter().find(|r| r.variable != "pg").unwrap();
         let args = model.args.join(" ");
         assert!(args.contains("--flavor postgres"), "{args}");
-        assert!(!args.contains("memory"), "no --memory for the model here: {args}");
+        assert!(
+            !args.contains("memory"),
+            "no --memory for the model here: {args}"
+        );
     }
 
     #[test]

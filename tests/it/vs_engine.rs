@@ -60,10 +60,26 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
     // 4000 blocks (31 MiB) against a 16 MiB cache: both read.
     let out = dbio(&lab_dir)
-        .args(["lab", "vs-engine", "--name", "vs-tiny", "--flavor", "postgres"])
+        .args([
+            "lab",
+            "vs-engine",
+            "--name",
+            "vs-tiny",
+            "--flavor",
+            "postgres",
+        ])
         .args(["--sessions", "1,2", "--update-pct", "25", "--runs", "3"])
-        .args(["--time", "2", "--ramp", "0", "--scale", "4000", "--cache", "16M"])
-        .args(["--memory", "256M", "--set", "work_unit=16", "--format", "json"])
+        .args([
+            "--time", "2", "--ramp", "0", "--scale", "4000", "--cache", "16M",
+        ])
+        .args([
+            "--memory",
+            "256M",
+            "--set",
+            "work_unit=16",
+            "--format",
+            "json",
+        ])
         .args(["--image-size", "1G", "--image-dir"])
         .arg(&tmp)
         .output()
@@ -87,12 +103,22 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
     assert_eq!(t["runs_left_out"], 0, "{t}");
     let pairs = t["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), 1, "{t}");
-    assert_eq!((&pairs[0]["flavor"], &pairs[0]["engine"]), (&"postgres".into(), &"pg".into()));
+    assert_eq!(
+        (&pairs[0]["flavor"], &pairs[0]["engine"]),
+        (&"postgres".into(), &"pg".into())
+    );
     let cells = pairs[0]["cells"].as_array().unwrap();
-    let sessions: Vec<u64> = cells.iter().map(|c| c["sessions"].as_u64().unwrap()).collect();
+    let sessions: Vec<u64> = cells
+        .iter()
+        .map(|c| c["sessions"].as_u64().unwrap())
+        .collect();
     assert_eq!(sessions, [1, 2], "{t}");
     for c in cells {
-        assert_eq!((c["model_runs"].as_u64(), c["engine_runs"].as_u64()), (Some(3), Some(3)), "{c}");
+        assert_eq!(
+            (c["model_runs"].as_u64(), c["engine_runs"].as_u64()),
+            (Some(3), Some(3)),
+            "{c}"
+        );
         assert_eq!(c["update_pct"], 25);
         for q in [
             "ops_per_s",
@@ -108,13 +134,30 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
 
     // The table again from the store alone, in Markdown: no run made.
     let md = ok(&dbio(&lab_dir)
-        .args(["lab", "vs-engine", "--name", "vs-tiny", "--flavor", "postgres"])
+        .args([
+            "lab",
+            "vs-engine",
+            "--name",
+            "vs-tiny",
+            "--flavor",
+            "postgres",
+        ])
         .args(["--report-only", "--format", "markdown"])
         .output()
         .unwrap());
-    assert!(md.contains("### `--flavor postgres against --workload pg`"), "{md}");
-    assert!(md.contains("| 25 | 1 | 3/3 |") && md.contains("| 25 | 2 | 3/3 |"), "{md}");
-    assert_eq!(completed_runs("vs-tiny").len(), 12, "--report-only made runs");
+    assert!(
+        md.contains("### `--flavor postgres against --workload pg`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 25 | 1 | 3/3 |") && md.contains("| 25 | 2 | 3/3 |"),
+        "{md}"
+    );
+    assert_eq!(
+        completed_runs("vs-tiny").len(),
+        12,
+        "--report-only made runs"
+    );
     eprintln!("{md}");
 }
 
@@ -142,9 +185,18 @@ fn bad_input_is_one_line_and_exit_2_before_anything_runs() {
         &["--flavor", "oracle"],
         "--flavor oracle: the model's oracle flavor has no engine to be held against",
     );
-    refused(&["--runs", "1"], "--runs 1: the ratios' intervals need at least 3 runs");
-    refused(&["--set", "flavor=postgres"], "--set flavor: dbio lab vs-engine sets flavor itself");
-    refused(&["--set", "scael=3"], "--set scael: is not an option of dbio run (did you mean scale?)");
+    refused(
+        &["--runs", "1"],
+        "--runs 1: the ratios' intervals need at least 3 runs",
+    );
+    refused(
+        &["--set", "flavor=postgres"],
+        "--set flavor: dbio lab vs-engine sets flavor itself",
+    );
+    refused(
+        &["--set", "scael=3"],
+        "--set scael: is not an option of dbio run (did you mean scale?)",
+    );
     refused(&["--time", "0"], "--time: invalid value '0'");
     refused(&["--name", "../x"], "--name ../x: use 1 to 64 letters");
 }

@@ -146,7 +146,10 @@ impl VsEngine {
             if cells.is_empty() {
                 continue;
             }
-            used += cells.values().map(|(m, e)| m.len() + e.len()).sum::<usize>();
+            used += cells
+                .values()
+                .map(|(m, e)| m.len() + e.len())
+                .sum::<usize>();
             let rows: Vec<CellRow> = cells
                 .iter()
                 .map(|(cell, (m, e))| compare_cell(*cell, m, e))

@@ -70,7 +70,10 @@ fn a_cell_compares_the_model_with_its_engine_only() {
     assert_eq!(t.runs_left_out, 4);
 
     let md = markdown(&t);
-    assert!(md.contains("### `--flavor postgres against --workload pg`"), "{md}");
+    assert!(
+        md.contains("### `--flavor postgres against --workload pg`"),
+        "{md}"
+    );
     assert!(md.contains("| 25 | 8 | 3/3 | 2.00 ["), "{md}");
     let txt = text(&t);
     assert!(txt.contains("ops/s"), "{txt}");
