@@ -38,7 +38,7 @@ pub struct VsEngineArgs {
     #[arg(long, default_value = super::lab::DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
     /// The size of each arm's image (sparse).
-    #[arg(long, default_value = "8G")]
+    #[arg(long, default_value = "4G")]
     pub image_size: String,
     /// Where the arms are mounted (the servers' users must reach it) [default: IMAGE_DIR/dbio-lab-NAME].
     #[arg(long, value_name = "DIR")]
