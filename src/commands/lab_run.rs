@@ -70,9 +70,9 @@ pub(super) fn run_loaded(
     }
     let mut store = open_store()?;
     let done = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
-    let arms = pending_arms(&plan, &lab, &done);
+    let arms = pending_arms(plan, &lab, &done);
     if dry_run {
-        let text = describe(&lab, &arms) + &plan::dry_run(&plan, &done);
+        let text = describe(&lab, &arms) + &plan::dry_run(plan, &done);
         return crate::commands::output::print(&text);
     }
     if arms.is_empty() {
@@ -83,7 +83,7 @@ pub(super) fn run_loaded(
         );
         return Ok(());
     }
-    prereq::check(&plan, &lab, &arms, is_root).map_err(CommandError::from)?;
+    prereq::check(plan, &lab, &arms, is_root).map_err(CommandError::from)?;
     // Bound (or refused) before any arm is built.
     let live = super::run::start_metrics(&metrics.clone().or(&plan.metrics), false)?;
     let versions = versions(&arms).map_err(CommandError::from)?;
@@ -108,7 +108,7 @@ pub(super) fn run_loaded(
         total: plan.runs.len(),
         output,
     };
-    let result = run_arms(&plan, &lab, &arms, &versions, &mut guard, &mut exec);
+    let result = run_arms(plan, &lab, &arms, &versions, &mut guard, &mut exec);
     let mut summary = guard.finish(result).map_err(CommandError::from)?;
     // Counted from the store: arms that were complete were never built.
     let now = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
