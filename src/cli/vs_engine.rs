@@ -79,6 +79,9 @@ pub struct VsEngineArgs {
     /// Another dbio run option for every arm, KEY=VALUE as in a plan's [workload] (e.g. --set work_unit=64); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A dbio run option for one arm only, ARM:KEY=VALUE (arms: model-FLAVOR, pg, mysql; e.g. --arm-set pg:pg_set=autovacuum=on); repeatable.
+    #[arg(long, value_name = "ARM:KEY=VALUE")]
+    pub arm_set: Vec<String>,
     /// The table's format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TableFormat,

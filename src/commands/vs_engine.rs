@@ -17,7 +17,7 @@ use crate::cli::vs_engine::{LayoutArg, TableFormat, VsEngineArgs};
 use crate::document::Report;
 use crate::plan::vs_engine::{Layout, Spec, Storage};
 use crate::plan::{self, FsKind};
-use crate::report::vs_engine::{self, MIN_RUNS, Measured, VsEngine, flavor_name, pair_of};
+use crate::report::vs_engine::{self, MIN_RUNS, Measured, Pair, VsEngine, flavor_name, pair_of};
 use crate::store::{RunFilter, Store};
 
 /// Options the command sets itself, and the option to use instead.
@@ -85,6 +85,36 @@ fn set_entry(kv: &str) -> anyhow::Result<(String, Value)> {
     Ok((key, value))
 }
 
+/// `--arm-set ARM:KEY=VALUE` for one of the plan's arms.
+fn arm_entry(s: &str, pairs: &[Pair]) -> anyhow::Result<(String, String, Value)> {
+    let arms: Vec<String> = pairs
+        .iter()
+        .flat_map(|p| {
+            [
+                plan::vs_engine::model_arm(p),
+                plan::vs_engine::engine_arm(p),
+            ]
+        })
+        .collect();
+    let Some((arm, kv)) = s.split_once(':') else {
+        return Err(usage(format!(
+            "--arm-set {}: give ARM:KEY=VALUE, ARM one of {}",
+            crate::terminal::quote(s),
+            arms.join(", ")
+        )));
+    };
+    if !arms.iter().any(|a| a == arm) {
+        return Err(usage(format!(
+            "--arm-set {}: no arm {} in this plan (its arms: {})",
+            crate::terminal::quote(s),
+            crate::terminal::quote(arm),
+            arms.join(", ")
+        )));
+    }
+    let (key, value) = set_entry(kv)?;
+    Ok((arm.to_string(), key, value))
+}
+
 /// The plan the options describe; every refusal one line.
 fn spec(a: &VsEngineArgs) -> anyhow::Result<Spec> {
     check_name(&a.name)?;
@@ -126,6 +156,11 @@ fn spec(a: &VsEngineArgs) -> anyhow::Result<Spec> {
     for kv in &a.set {
         shared.push(set_entry(kv)?);
     }
+    let pairs: Vec<Pair> = flavors.into_iter().map(|(_, p)| p).collect();
+    let mut per_arm = Vec::new();
+    for s in &a.arm_set {
+        per_arm.push(arm_entry(s, &pairs)?);
+    }
     let storage = match &a.target {
         Some(dir) => Storage::Dir(dir.clone()),
         None => Storage::Lab {
@@ -141,7 +176,8 @@ fn spec(a: &VsEngineArgs) -> anyhow::Result<Spec> {
     Ok(Spec {
         name: a.name.clone(),
         storage,
-        pairs: flavors.into_iter().map(|(_, p)| p).collect(),
+        pairs,
+        per_arm,
         sessions: a.sessions.clone(),
         update_pcts: a.update_pct.clone(),
         runs: a.runs,
@@ -172,9 +208,24 @@ fn plan_error(e: plan::PlanError) -> anyhow::Error {
         "image_dir" => "--image-dir".into(),
         "mount_dir" => "--mount-dir".into(),
         "" => "dbio lab vs-engine".into(),
-        o => format!("--set {o}"),
+        o => match arm_of(&key) {
+            Some(arm) => format!("--arm-set {arm}:{o}"),
+            None => format!("--set {o}"),
+        },
     };
     usage(format!("{flag}: {message}"))
+}
+
+/// The arm a plan key's section names: `[variables.pg] x`, `[lab.arms.pg] x`.
+fn arm_of(key: &str) -> Option<&str> {
+    let section = key
+        .split(' ')
+        .next()?
+        .strip_prefix('[')?
+        .strip_suffix(']')?;
+    section
+        .strip_prefix("variables.")
+        .or_else(|| section.strip_prefix("lab.arms."))
 }
 
 /// Runs `dbio lab vs-engine`.

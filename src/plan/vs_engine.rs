@@ -59,6 +59,8 @@ pub struct Spec {
     /// `dbio run` options every arm shares (`time`, `scale`, `cache`, and
     /// what `--set` gave), in order.
     pub shared: Vec<(String, Value)>,
+    /// Options of one arm only (`--arm-set ARM:KEY=VALUE`): (arm, key, value).
+    pub per_arm: Vec<(String, String, Value)>,
     /// The memory bound: the engines' `--pg-memory` / `--mysql-memory`,
     /// and the model's `--memory` where `dbio run` has it.
     pub memory: Option<String>,
@@ -99,6 +101,11 @@ fn arms(spec: &Spec) -> Vec<(String, Table)> {
         }
         out.push((model_arm(p), model));
         out.push((engine_arm(p), engine));
+    }
+    for (arm, key, value) in &spec.per_arm {
+        if let Some((_, opts)) = out.iter_mut().find(|(name, _)| name == arm) {
+            opts.insert(key.clone(), value.clone());
+        }
     }
     out
 }
@@ -217,6 +224,7 @@ mod tests {
                 ("scale".into(), s("300")),
                 ("cache".into(), s("16M")),
             ],
+            per_arm: vec![("pg".into(), "pg_set".into(), s("autovacuum=on"))],
             memory: Some("256M".into()),
             model_memory: false,
         }
@@ -239,6 +247,7 @@ mod tests {
         assert!(args.contains("--workload pg"), "{args}");
         assert!(args.contains("--pg-memory 256M"), "{args}");
         assert!(args.contains("--schemas 1"), "{args}");
+        assert!(args.contains("--pg-set autovacuum=on"), "{args}");
         assert!(
             pg.args.contains(&dir.join("pg").display().to_string()),
             "{args}"
