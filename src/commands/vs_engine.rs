@@ -284,18 +284,22 @@ fn table(store: &Store, plan: &str) -> anyhow::Result<VsEngine> {
         .list(&filter)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
     let mut measured = Vec::new();
-    let mut left_out = 0;
+    let mut left_out = Vec::new();
     for row in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         let run = store
             .get(row.id)
             .map_err(|e| CommandError::Failed(e.to_string()))?;
-        match Report::from_stored(&run.report)
-            .ok()
-            .as_ref()
-            .and_then(Measured::of)
-        {
-            Some(m) => measured.push(m),
-            None => left_out += 1,
+        let what = format!(
+            "run {} ({})",
+            row.id,
+            row.variable.as_deref().unwrap_or("-")
+        );
+        match Report::from_stored(&run.report) {
+            Ok(r) => match Measured::of(&r) {
+                Ok(m) => measured.push((what, m)),
+                Err(why) => left_out.push(format!("{what}: {why}")),
+            },
+            Err(e) => left_out.push(format!("{what}: its document does not read: {e}")),
         }
     }
     Ok(VsEngine::build(plan, &measured, left_out))

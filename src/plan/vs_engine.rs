@@ -121,37 +121,37 @@ pub fn toml(spec: &Spec) -> String {
     top.insert("repeats".into(), Value::Integer(i64::from(spec.runs)));
     top.insert("warmup".into(), Value::Integer(i64::from(spec.warmup)));
     top.insert("order".into(), s("interleaved"));
-    let mut workload = Table::new();
+    let (workload, sweep) = cells(spec);
+    top.insert("workload".into(), Value::Table(workload));
+    top.insert("sweep".into(), Value::Table(sweep));
+    let (key, table) = storage(spec, arms(spec));
+    top.insert(key.into(), Value::Table(table));
+    toml::to_string(&top).expect("a table of strings and numbers serializes")
+}
+
+fn integers<T: Copy + Into<i64>>(values: &[T]) -> Value {
+    Value::Array(values.iter().map(|v| Value::Integer((*v).into())).collect())
+}
+
+/// `[workload]` (what every arm shares) and `[sweep]` (the cells).
+fn cells(spec: &Spec) -> (Table, Table) {
     let (swept, one) = match spec.layout {
         Layout::Shared => ("threads_per_schema", "schemas"),
         Layout::PerSession => ("schemas", "threads_per_schema"),
     };
+    let mut workload = Table::new();
     workload.insert(one.into(), Value::Integer(1));
     for (k, v) in &spec.shared {
         workload.insert(k.clone(), v.clone());
     }
-    top.insert("workload".into(), Value::Table(workload));
     let mut sweep = Table::new();
-    sweep.insert(
-        "update_pct".into(),
-        Value::Array(
-            spec.update_pcts
-                .iter()
-                .map(|u| Value::Integer(i64::from(*u)))
-                .collect(),
-        ),
-    );
-    sweep.insert(
-        swept.into(),
-        Value::Array(
-            spec.sessions
-                .iter()
-                .map(|n| Value::Integer(i64::from(*n)))
-                .collect(),
-        ),
-    );
-    top.insert("sweep".into(), Value::Table(sweep));
-    let arms = arms(spec);
+    sweep.insert("update_pct".into(), integers(&spec.update_pcts));
+    sweep.insert(swept.into(), integers(&spec.sessions));
+    (workload, sweep)
+}
+
+/// `[variables]` with a target per arm, or `[lab]` with a filesystem per arm.
+fn storage(spec: &Spec, arms: Vec<(String, Table)>) -> (&'static str, Table) {
     match &spec.storage {
         Storage::Dir(dir) => {
             let mut vars = Table::new();
@@ -160,7 +160,7 @@ pub fn toml(spec: &Spec) -> String {
                 opts.insert("target".into(), Value::String(target));
                 vars.insert(name, Value::Table(opts));
             }
-            top.insert("variables".into(), Value::Table(vars));
+            ("variables", vars)
         }
         Storage::Lab {
             fs,
@@ -183,10 +183,9 @@ pub fn toml(spec: &Spec) -> String {
                 lab_arms.insert(name, Value::Table(opts));
             }
             lab.insert("arms".into(), Value::Table(lab_arms));
-            top.insert("lab".into(), Value::Table(lab));
+            ("lab", lab)
         }
     }
-    toml::to_string(&top).expect("a table of strings and numbers serializes")
 }
 
 /// mkfs without discarding the new loop device (nothing to discard in a new

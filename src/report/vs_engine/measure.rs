@@ -144,23 +144,38 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// The run's quantities; `None` for a run that is neither the model nor
-    /// a server, or measured nothing.
-    pub fn of(r: &Report) -> Option<Measured> {
-        let shape = r.config.workload.shape()?;
+    /// The run's quantities, or why it has none.
+    pub fn of(r: &Report) -> Result<Measured, &'static str> {
+        let shape = r
+            .config
+            .workload
+            .shape()
+            .ok_or("neither the model nor a server")?;
         let cell = Cell {
             update_pct: shape.update_pct,
             sessions: shape.sessions(),
         };
+        let no_counters = "no server counters (the sampler could not read them)";
         let (side, db) = match &r.config.workload {
-            WorkloadConfig::Slob(s) => (Side::Model(s.flavor), model(r.slob.as_ref()?)),
-            WorkloadConfig::Pg(_) => (Side::Engine(Engine::Pg), pg(r.pg.as_ref()?)?),
-            WorkloadConfig::Mysql(_) => (Side::Engine(Engine::Mysql), mysql(r.mysql.as_ref()?)?),
-            WorkloadConfig::Raw(_) | WorkloadConfig::Replay(_) => return None,
+            WorkloadConfig::Slob(s) => (
+                Side::Model(s.flavor),
+                model(r.slob.as_ref().ok_or("no slob section")?),
+            ),
+            WorkloadConfig::Pg(_) => (
+                Side::Engine(Engine::Pg),
+                r.pg.as_ref().and_then(pg).ok_or(no_counters)?,
+            ),
+            WorkloadConfig::Mysql(_) => (
+                Side::Engine(Engine::Mysql),
+                r.mysql.as_ref().and_then(mysql).ok_or(no_counters)?,
+            ),
+            WorkloadConfig::Raw(_) | WorkloadConfig::Replay(_) => {
+                return Err("neither the model nor a server");
+            }
         };
         let secs = r.measured_s;
         if db.executes <= 0.0 || secs <= 0.0 {
-            return None;
+            return Err("no statement completed in the measured window");
         }
         let per_op = |x: f64| Some(x / db.executes);
         let per_commit = |x: f64| (db.commits > 0.0).then(|| x / db.commits);
@@ -178,7 +193,7 @@ impl Measured {
             per_commit(db.fsyncs),
             dev.and_then(|d| per_commit(d.3 * secs)),
         ];
-        Some(Measured { side, cell, values })
+        Ok(Measured { side, cell, values })
     }
 
     pub fn value(&self, q: Quantity) -> Option<f64> {

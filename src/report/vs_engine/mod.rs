@@ -120,25 +120,28 @@ pub struct VsEngine {
     pub plan: String,
     pub level: f64,
     pub pairs: Vec<PairTable>,
-    /// Completed runs that were neither a paired model nor an engine.
-    pub runs_left_out: usize,
+    /// Completed runs in no cell of the table, each with why.
+    pub left_out: Vec<String>,
 }
 
 /// The table's JSON schema name.
 pub const SCHEMA: &str = "dbio.vs_engine.v1";
 
 impl VsEngine {
-    /// The table over `runs` (every completed, counted run of the plan).
-    pub fn build(plan: &str, runs: &[Measured], left_out: usize) -> VsEngine {
+    /// The table over `runs` (every completed, counted run of the plan that
+    /// has its quantities: what the run is — its id and arm — and them);
+    /// `left_out` names the runs that had none, and why.
+    pub fn build(plan: &str, runs: &[(String, Measured)], left_out: Vec<String>) -> VsEngine {
+        let mut used = vec![false; runs.len()];
         let mut pairs = Vec::new();
-        let mut used = 0;
         for (flavor, pair) in paired_flavors() {
-            let mut cells: BTreeMap<Cell, (Vec<&Measured>, Vec<&Measured>)> = BTreeMap::new();
-            for m in runs {
+            // Per cell, the indexes of the model's runs and the engine's.
+            let mut cells: BTreeMap<Cell, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+            for (i, (_, m)) in runs.iter().enumerate() {
                 let slot = cells.entry(m.cell);
                 match m.side {
-                    Side::Model(f) if f == flavor => slot.or_default().0.push(m),
-                    Side::Engine(e) if e == pair.engine => slot.or_default().1.push(m),
+                    Side::Model(f) if f == flavor => slot.or_default().0.push(i),
+                    Side::Engine(e) if e == pair.engine => slot.or_default().1.push(i),
                     Side::Model(_) | Side::Engine(_) => {}
                 }
             }
@@ -146,26 +149,31 @@ impl VsEngine {
             if cells.is_empty() {
                 continue;
             }
-            used += cells
-                .values()
-                .map(|(m, e)| m.len() + e.len())
-                .sum::<usize>();
-            let rows: Vec<CellRow> = cells
+            let pick = |ix: &[usize]| ix.iter().map(|&i| &runs[i].1).collect::<Vec<_>>();
+            let rows = cells
                 .iter()
-                .map(|(cell, (m, e))| compare_cell(*cell, m, e))
+                .map(|(cell, (m, e))| compare_cell(*cell, &pick(m), &pick(e)))
                 .collect();
+            for &i in cells.values().flat_map(|(m, e)| m.iter().chain(e)) {
+                used[i] = true;
+            }
             pairs.push(PairTable {
                 flavor: pair.flavor,
                 engine: pair.engine,
                 cells: rows,
             });
         }
+        let unpaired = runs
+            .iter()
+            .zip(&used)
+            .filter(|(_, u)| !**u)
+            .map(|((what, _), _)| format!("{what}: no cell with both the model and its engine"));
         VsEngine {
             schema: SCHEMA,
             plan: plan.to_string(),
             level: LEVEL,
             pairs,
-            runs_left_out: left_out + runs.len() - used,
+            left_out: left_out.into_iter().chain(unpaired).collect(),
         }
     }
 }

@@ -73,9 +73,19 @@ const METHOD: &str = "ratio model / engine of the runs' means, [95% interval: lo
 
 fn empty_note(t: &VsEngine) -> String {
     format!(
-        "no cell of plan {} has both a model flavor's runs and its engine's ({} completed run(s) left out)\n",
-        t.plan, t.runs_left_out
+        "no cell of plan {} has both a model flavor's runs and its engine's ({} completed run(s) left out)\n{}",
+        t.plan,
+        t.left_out.len(),
+        left_out(t)
     )
+}
+
+/// A line per run left out of the table, with why.
+fn left_out(t: &VsEngine) -> String {
+    t.left_out
+        .iter()
+        .map(|l| format!("left out: {l}\n"))
+        .collect()
 }
 
 /// The terminal table.
@@ -93,6 +103,10 @@ pub fn text(t: &VsEngine) -> String {
         let _ = writeln!(o, "\n{}: per operation, model / engine", title(p));
         o.push_str(&grid::text(&means, &align));
     }
+    if !t.left_out.is_empty() {
+        o.push('\n');
+        o.push_str(&left_out(t));
+    }
     o
 }
 
@@ -109,6 +123,12 @@ pub fn markdown(t: &VsEngine) -> String {
         o.push_str(&grid::markdown(&ratios));
         let _ = writeln!(o, "\n#### Per operation, model / engine\n");
         o.push_str(&grid::markdown(&means));
+    }
+    if !t.left_out.is_empty() {
+        o.push('\n');
+        for l in &t.left_out {
+            let _ = writeln!(o, "* left out: {}", grid::markdown_cell(l));
+        }
     }
     o
 }

@@ -53,7 +53,12 @@ fn a_cell_compares_the_model_with_its_engine_only() {
         // The Oracle flavor has no engine: left out.
         run(Side::Model(Flavor::Oracle), 8, 1.0),
     ];
-    let t = VsEngine::build("p", &runs, 2);
+    let runs: Vec<(String, Measured)> = runs
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| (format!("run {i}"), m))
+        .collect();
+    let t = VsEngine::build("p", &runs, vec!["run 99 (pg): no slob section".into()]);
     assert_eq!(t.pairs.len(), 1);
     let p = &t.pairs[0];
     assert_eq!((p.flavor, p.engine), ("postgres", Engine::Pg));
@@ -66,8 +71,15 @@ fn a_cell_compares_the_model_with_its_engine_only() {
     assert!((ops.ratio - 2.0).abs() < 1e-9, "{ops:?}");
     assert!(ops.low < 2.0 && ops.high > 2.0, "{ops:?}");
     assert!(matches!(&c.quantities[2].ratio, Ratio::None { no_ratio } if no_ratio == "both zero"));
-    // Oracle run, the lone 64-session run, and the 2 given.
-    assert_eq!(t.runs_left_out, 4);
+    // The one given, the lone 64-session run and the Oracle run.
+    assert_eq!(
+        t.left_out,
+        [
+            "run 99 (pg): no slob section",
+            "run 6: no cell with both the model and its engine",
+            "run 7: no cell with both the model and its engine",
+        ]
+    );
 
     let md = markdown(&t);
     assert!(
@@ -90,7 +102,16 @@ fn a_cell_compares_the_model_with_its_engine_only() {
 
 #[test]
 fn no_pair_says_so() {
-    let t = VsEngine::build("p", &[run(Side::Engine(Engine::Pg), 1, 1.0)], 0);
+    let runs = [(
+        "run 1 (pg)".to_string(),
+        run(Side::Engine(Engine::Pg), 1, 1.0),
+    )];
+    let t = VsEngine::build("p", &runs, Vec::new());
     assert!(t.pairs.is_empty());
-    assert!(text(&t).starts_with("no cell of plan p"), "{}", text(&t));
+    let txt = text(&t);
+    assert!(txt.starts_with("no cell of plan p"), "{txt}");
+    assert!(
+        txt.contains("left out: run 1 (pg): no cell with both"),
+        "{txt}"
+    );
 }
