@@ -13,6 +13,16 @@ use serde_json::Value;
 use crate::common::store::{store_path, temp_store};
 use crate::lab::{assert_nothing_left, dbio, root_case, text};
 
+/// The command and plan of the PostgreSQL test.
+const TINY: [&str; 6] = [
+    "lab",
+    "vs-engine",
+    "--name",
+    "vs-tiny",
+    "--flavor",
+    "postgres",
+];
+
 fn completed_runs(plan: &str) -> Vec<(String, String)> {
     let conn = rusqlite::Connection::open(store_path()).unwrap();
     let mut q = conn
@@ -60,14 +70,7 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
     // 4000 blocks (31 MiB) against a 16 MiB cache: both read.
     let out = dbio(&lab_dir)
-        .args([
-            "lab",
-            "vs-engine",
-            "--name",
-            "vs-tiny",
-            "--flavor",
-            "postgres",
-        ])
+        .args(TINY)
         .args(["--sessions", "1,2", "--update-pct", "25", "--runs", "3"])
         .args([
             "--time", "2", "--ramp", "0", "--scale", "4000", "--cache", "16M",
@@ -134,14 +137,7 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
 
     // The table again from the store alone, in Markdown: no run made.
     let md = ok(&dbio(&lab_dir)
-        .args([
-            "lab",
-            "vs-engine",
-            "--name",
-            "vs-tiny",
-            "--flavor",
-            "postgres",
-        ])
+        .args(TINY)
         .args(["--report-only", "--format", "markdown"])
         .output()
         .unwrap());
