@@ -63,6 +63,9 @@ fn store_path(command: &Command) -> Option<PathBuf> {
         Command::Lab {
             command: dbio::cli::lab::LabCommand::Run { db, .. },
         } => db,
+        Command::Lab {
+            command: dbio::cli::lab::LabCommand::VsEngine(a),
+        } => &a.db,
         Command::Lab { .. } => return None,
         Command::Plan { db, .. }
         | Command::Report { db, .. }
@@ -208,10 +211,11 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Lab { command } => {
             let db = match &command {
                 dbio::cli::lab::LabCommand::Run { db, .. } => db.clone(),
+                dbio::cli::lab::LabCommand::VsEngine(a) => a.db.clone(),
                 _ => None,
             };
             let interrupt = interrupt_flag();
-            commands::lab::execute(command, || open_store(db), &interrupt)?;
+            commands::lab::execute(command, || open_store(db.clone()), &interrupt)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Runs { command, db } => {

@@ -30,6 +30,8 @@ pub enum LabCommand {
     Status,
     /// Time mkfs, rm and fstrim with and without discard (TRIM) on a loop or named device.
     Discard(DiscardArgs),
+    /// The model against its engines: a model and an engine arm per flavor, same storage and shape, the table of ratios with intervals.
+    VsEngine(Box<super::vs_engine::VsEngineArgs>),
 }
 
 /// `dbio lab discard`'s options.

@@ -23,6 +23,7 @@ pub mod run_help;
 pub mod runs;
 pub mod trace;
 pub mod verify;
+pub mod vs_engine;
 
 /// The clap command of `dbio`, with every option that takes a value
 /// accepting a negative number as its value, so that `--size -1` reaches the

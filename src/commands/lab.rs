@@ -44,7 +44,7 @@ impl DiscardArgs {
 /// Runs `dbio lab ...`; `open_store` opens the results store (lab run only).
 pub fn execute(
     cmd: LabCommand,
-    open_store: impl FnOnce() -> anyhow::Result<Store>,
+    open_store: impl Fn() -> anyhow::Result<Store>,
     interrupt: &AtomicBool,
 ) -> anyhow::Result<()> {
     let is_root = rustix::process::geteuid().is_root();
@@ -91,6 +91,9 @@ pub fn execute(
             }
         }
         LabCommand::Status => super::output::print(&status(&state::lab_dir())),
+        LabCommand::VsEngine(args) => {
+            super::vs_engine::execute(&args, is_root, open_store, interrupt)
+        }
         LabCommand::Discard(args) => {
             let table = discard::execute(&args.settings(), is_root, interrupt)
                 .map_err(CommandError::from)?;

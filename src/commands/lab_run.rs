@@ -31,10 +31,38 @@ pub(super) fn run(
     let plan = plan::load(path)
         .map_err(LabError::Plan)
         .map_err(CommandError::from)?;
-    let Some(lab) = plan.lab.clone() else {
+    if plan.lab.is_none() {
         anyhow::bail!(CommandError::Usage(format!(
             "{} has no [lab] section: run it with dbio plan run, or add [lab] (see docs/lab.md)",
             path.display()
+        )));
+    }
+    let command = format!("lab run {}", path.display());
+    let output = super::run::Output::Line;
+    run_loaded(
+        &plan,
+        &command,
+        (dry_run, metrics, output),
+        is_root,
+        open_store,
+        interrupt,
+    )
+}
+
+/// [`run`] with the plan loaded (it has a `[lab]`); `command` is what the
+/// state file says made the lab.
+pub(super) fn run_loaded(
+    plan: &Plan,
+    command: &str,
+    (dry_run, metrics, output): (bool, &crate::metrics::Wanted, super::run::Output),
+    is_root: bool,
+    open_store: impl FnOnce() -> anyhow::Result<Store>,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<()> {
+    let Some(lab) = plan.lab.clone() else {
+        anyhow::bail!(CommandError::Usage(format!(
+            "plan {} has no [lab] section (a dbio bug)",
+            plan.name
         )));
     };
     if !dry_run {
@@ -42,9 +70,9 @@ pub(super) fn run(
     }
     let mut store = open_store()?;
     let done = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
-    let arms = pending_arms(&plan, &lab, &done);
+    let arms = pending_arms(plan, &lab, &done);
     if dry_run {
-        let text = describe(&lab, &arms) + &plan::dry_run(&plan, &done);
+        let text = describe(&lab, &arms) + &plan::dry_run(plan, &done);
         return crate::commands::output::print(&text);
     }
     if arms.is_empty() {
@@ -55,7 +83,7 @@ pub(super) fn run(
         );
         return Ok(());
     }
-    prereq::check(&plan, &lab, &arms, is_root).map_err(CommandError::from)?;
+    prereq::check(plan, &lab, &arms, is_root).map_err(CommandError::from)?;
     // Bound (or refused) before any arm is built.
     let live = super::run::start_metrics(&metrics.clone().or(&plan.metrics), false)?;
     let versions = versions(&arms).map_err(CommandError::from)?;
@@ -66,8 +94,7 @@ pub(super) fn run(
     if let Some(l) = c.left.first() {
         anyhow::bail!(CommandError::Usage(format!("lab {}: {l}", plan.name)));
     }
-    let command = format!("lab run {}", path.display());
-    let st = State::create(&command, Some(&plan.name))
+    let st = State::create(command, Some(&plan.name))
         .map_err(|e| LabError::io("create a state file in", &dir, e))
         .map_err(CommandError::from)?;
     eprintln!("lab {}: state file {}", plan.name, st.path().display());
@@ -79,8 +106,9 @@ pub(super) fn run(
         live,
         done_before: 0,
         total: plan.runs.len(),
+        output,
     };
-    let result = run_arms(&plan, &lab, &arms, &versions, &mut guard, &mut exec);
+    let result = run_arms(plan, &lab, &arms, &versions, &mut guard, &mut exec);
     let mut summary = guard.finish(result).map_err(CommandError::from)?;
     // Counted from the store: arms that were complete were never built.
     let now = completed(&store, &plan.name).map_err(|e| CommandError::Failed(e.0))?;
@@ -209,6 +237,8 @@ struct LabExecutor<'a> {
     done_before: usize,
     /// The whole plan's runs (an arm's plan holds only its own).
     total: usize,
+    /// Where each run's line goes.
+    output: super::run::Output,
 }
 
 impl Executor for LabExecutor<'_> {
@@ -243,7 +273,7 @@ impl Executor for LabExecutor<'_> {
             live: self.live.clone(),
             capture: false,
         };
-        run_args(self.store, self.interrupt, &args, &meta)
+        run_args(self.store, self.interrupt, &args, (&meta, self.output))
     }
 
     fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {

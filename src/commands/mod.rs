@@ -30,6 +30,7 @@ pub mod run_replay;
 pub mod runs;
 pub mod trace;
 pub mod verify;
+pub mod vs_engine;
 
 pub use crate::interrupt::{interrupt_cause, interrupt_flag};
 

@@ -20,6 +20,8 @@ pub struct StoreExecutor<'a> {
     pub interrupt: &'a AtomicBool,
     /// Live metrics for the whole plan.
     pub live: Option<crate::metrics::Live>,
+    /// Where each run's line goes.
+    pub output: Output,
 }
 
 impl Executor for StoreExecutor<'_> {
@@ -36,7 +38,7 @@ impl Executor for StoreExecutor<'_> {
             live: self.live.clone(),
             ..Default::default()
         };
-        run_args(self.store, self.interrupt, &r.args, &meta)
+        run_args(self.store, self.interrupt, &r.args, (&meta, self.output))
     }
 
     fn progress(&mut self, plan: &Plan, done: usize, eta_s: f64) {
@@ -51,7 +53,7 @@ pub fn run_args(
     store: &mut Store,
     interrupt: &AtomicBool,
     args: &[String],
-    meta: &RunMeta,
+    (meta, output): (&RunMeta, Output),
 ) -> Result<RunStatus, crate::plan::ExecError> {
     let mut argv = vec!["dbio".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
@@ -66,14 +68,7 @@ pub fn run_args(
     if let Err(e) = crate::preflight::check(&cfg) {
         return Ok(RunStatus::Failed(e.to_string()));
     }
-    match run::run(
-        &cfg,
-        (Output::Line, true),
-        &Progress::Off,
-        store,
-        meta,
-        interrupt,
-    ) {
+    match run::run(&cfg, (output, true), &Progress::Off, store, meta, interrupt) {
         Ok(o) => Ok(match o.status {
             Status::Completed => RunStatus::Completed,
             Status::Interrupted => RunStatus::Interrupted,
@@ -124,6 +119,31 @@ pub fn finish(kind: &str, summary: &Summary, note: &str) -> Result<(), CommandEr
     Ok(())
 }
 
+/// Makes the runs of a loaded plan without a `[lab]` that are not done yet.
+pub fn run_loaded(
+    plan: &Plan,
+    store: &mut Store,
+    (metrics, output): (&crate::metrics::Wanted, Output),
+    interrupt: &AtomicBool,
+) -> anyhow::Result<()> {
+    store
+        .ensure_writable()
+        .map_err(|e| CommandError::Usage(e.to_string()))?;
+    let wanted = metrics.clone().or(&plan.metrics);
+    let live = run::start_metrics(&wanted, false)?;
+    let mut exec = StoreExecutor {
+        store,
+        interrupt,
+        live,
+        output,
+    };
+    let summary = plan::execute(plan, &mut exec, interrupt).map_err(|e| match e {
+        plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
+        e => CommandError::Failed(e.to_string()),
+    })?;
+    Ok(finish("plan", &summary, "")?)
+}
+
 /// Runs `dbio plan ...`.
 pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> anyhow::Result<()> {
     match cmd {
@@ -146,21 +166,7 @@ pub fn execute(cmd: PlanCommand, store: &mut Store, interrupt: &AtomicBool) -> a
                     path.display()
                 )));
             }
-            store
-                .ensure_writable()
-                .map_err(|e| CommandError::Usage(e.to_string()))?;
-            let wanted = metrics.wanted().or(&plan.metrics);
-            let live = run::start_metrics(&wanted, false)?;
-            let mut exec = StoreExecutor {
-                store,
-                interrupt,
-                live,
-            };
-            let summary = plan::execute(&plan, &mut exec, interrupt).map_err(|e| match e {
-                plan::PlanError::Invalid { .. } => CommandError::Usage(e.to_string()),
-                e => CommandError::Failed(e.to_string()),
-            })?;
-            Ok(finish("plan", &summary, "")?)
+            run_loaded(&plan, store, (&metrics.wanted(), Output::Line), interrupt)
         }
         PlanCommand::Status { plan: path } => {
             let plan = plan::load(&path).map_err(|e| CommandError::Usage(e.to_string()))?;

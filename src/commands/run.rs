@@ -29,6 +29,9 @@ pub enum Output {
     Json,
     /// One line per run on stdout (plans).
     Line,
+    /// One line per run on stderr (a command whose stdout is a table of
+    /// the runs: `dbio lab vs-engine`).
+    LineOnStderr,
 }
 
 /// Where a run belongs, saved with it.
@@ -77,7 +80,7 @@ pub fn run(
     let how = How {
         progress,
         // Plans (quiet, one line per run) say it too: once per target.
-        announce: !quiet || output == Output::Line,
+        announce: !quiet || matches!(output, Output::Line | Output::LineOnStderr),
         notes: output == Output::Text && !quiet,
         interrupt,
         observer: watch.as_ref().map(|w| w as &dyn harness::Observer),
@@ -177,6 +180,10 @@ pub(crate) fn show_and_save(
     // is killed a second after, while its output may still be on the way.
     // A closed stdout (`| head`) does not stop the run from being saved.
     // Control characters in a path, tag or name reach the terminal escaped.
+    if output == Output::LineOnStderr {
+        eprint!("{}", crate::terminal::field(&one_line(report, meta)));
+        eprintln!();
+    }
     super::output::print_anyway(&match output {
         Output::Text => crate::grid::fit(
             &crate::terminal::text(&rendered),
@@ -185,6 +192,7 @@ pub(crate) fn show_and_save(
         // In the report's field order; it serialized above already.
         Output::Json => with_run_id(report, &report_json, run_id.as_ref().ok().copied()),
         Output::Line => crate::terminal::field(&one_line(report, meta)).into_owned() + "\n",
+        Output::LineOnStderr => String::new(),
     });
     let run_id = run_id?;
     if output == Output::Text && !quiet {

@@ -26,6 +26,7 @@ mod parse;
 mod render;
 #[cfg(test)]
 mod tests;
+pub mod vs_engine;
 
 use std::collections::HashSet;
 use std::fmt;

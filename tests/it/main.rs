@@ -82,6 +82,7 @@ mod verify_content;
 mod verify_interrupted;
 mod verify_run;
 mod verify_slob;
+mod vs_engine;
 
 fn main() {
     // The store tests run this binary again as a writer process.
@@ -165,6 +166,7 @@ fn main() {
         verify_interrupted::tests(),
         verify_run::tests(),
         verify_slob::tests(),
+        vs_engine::tests(),
     ]
     .into_iter()
     .flatten()
