@@ -35,7 +35,7 @@ pub struct VsEngineArgs {
     #[arg(long, default_value = "xfs", value_parser = ["xfs", "ext4", "btrfs"])]
     pub fs: String,
     /// Where the lab's images go.
-    #[arg(long, default_value = super::lab::DEFAULT_IMAGE_DIR)]
+    #[arg(long, default_value = crate::plan::lab::DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
     /// The size of each arm's image (sparse).
     #[arg(long, default_value = "4G")]
@@ -44,7 +44,7 @@ pub struct VsEngineArgs {
     #[arg(long, value_name = "DIR")]
     pub mount_dir: Option<PathBuf>,
     /// Model flavors, each held against its engine (postgres: --workload pg, innodb: --workload mysql) [default: every flavor with an engine].
-    #[arg(long, value_delimiter = ',', value_parser = super::choice::choice::<Flavor>())]
+    #[arg(long, value_delimiter = ',', value_parser = crate::options::choice::choice::<Flavor>())]
     pub flavor: Vec<Flavor>,
     /// Session counts (the cells' rows).
     #[arg(long, value_delimiter = ',', default_values_t = [1, 8, 16, 32, 64], value_parser = clap::value_parser!(u32).range(1..=4096))]

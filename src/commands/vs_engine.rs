@@ -188,7 +188,7 @@ fn spec(a: &VsEngineArgs) -> anyhow::Result<Spec> {
         },
         shared,
         memory: (a.memory != "none").then(|| a.memory.clone()),
-        model_memory: crate::cli::run_options::run_options()
+        model_memory: crate::options::table::run_options()
             .iter()
             .any(|o| o.long == "memory"),
     })
