@@ -129,15 +129,10 @@ impl<E: Engine> LogWriter<'_, E> {
     fn write_upto(&self, flushed: u64) -> u64 {
         let inst = self.inst;
         let alloc = inst.log.alloc.load(Acquire);
-        let urgent = self.partial == PartialBlock::Pad
-            || inst.log.wanted.load(Acquire) > flushed
+        let urgent = inst.log.wanted.load(Acquire) > flushed
             || inst.sessions_done.load(Acquire)
             || inst.stopping();
-        if urgent {
-            alloc
-        } else {
-            (alloc / self.redo_block * self.redo_block).max(flushed)
-        }
+        upto(self.partial, self.redo_block, alloc, flushed, urgent)
     }
 
     /// Waits until everything below `lsn` is checkpointed (the next log file
@@ -241,6 +236,17 @@ impl<E: Engine> LogWriter<'_, E> {
     }
 }
 
+/// How far a write goes with `alloc` generated and `flushed` durable:
+/// everything when padding or `urgent` (a commit waits, or the run ends),
+/// else the whole blocks only (nothing when there are none).
+fn upto(partial: PartialBlock, block: u64, alloc: u64, flushed: u64, urgent: bool) -> u64 {
+    if urgent || partial == PartialBlock::Pad {
+        alloc
+    } else {
+        (alloc / block * block).max(flushed)
+    }
+}
+
 /// One log write: where it starts in the file, how many bytes it writes,
 /// and the file position of the redo after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,6 +306,19 @@ mod tests {
         assert_eq!((c.offset, c.len, c.pos_after), (0, 16384, 9000));
         let d = span(p, 8192, c.pos_after, 100);
         assert_eq!((d.offset, d.len, d.pos_after), (8192, 8192, 9100));
+    }
+
+    #[test]
+    fn with_no_commit_waiting_only_whole_pages_are_written() {
+        let p = PartialBlock::Rewrite;
+        // A select's 64 B record alone: nothing until a commit asks.
+        assert_eq!(upto(p, 8192, 100 + 64, 100, false), 100);
+        assert_eq!(upto(p, 8192, 100 + 64, 100, true), 164);
+        // Records past a page boundary: the full page goes in the background.
+        assert_eq!(upto(p, 8192, 8300, 100, false), 8192);
+        assert_eq!(upto(p, 8192, 8300, 100, true), 8300);
+        // Oracle's log writer writes whatever is there.
+        assert_eq!(upto(PartialBlock::Pad, 512, 164, 100, false), 164);
     }
 
     #[test]
