@@ -2,7 +2,9 @@
 # innodb-flavor.sh — the model's `--flavor innodb` against MariaDB on the
 # same storage (issue 29 item 1): XFS over a direct-io loop device, SESSIONS
 # sessions (a schema each), 25% updates, 16k pages, 3,000 pages per schema
-# against a 16M buffer pool / cache, O_DIRECT. ROUNDS rounds, each a mysql
+# against a 16M buffer pool / cache, O_DIRECT; the model with a data file
+# per session as MariaDB has an .ibd per table (a flush batch fsyncs each
+# file it wrote, so the fsyncs per batch follow the files). ROUNDS rounds, each a mysql
 # run then a model run. Prints per operation, for each run and as the
 # ratio of the medians (model / engine): redo bytes, device read and write
 # requests, device write bytes, device flushes per commit.
@@ -76,7 +78,8 @@ for r in $(seq 1 "$ROUNDS"); do
         --workload mysql --sessions "$SESSIONS" --scale 6000 --cache 16M --update-pct 25 \
         --io direct > "$OUT/mysql-$r.json"
     "$WORK/dbio" run --json --quiet --time "$TIME" --target "$MNT/slob" --workload slob \
-        --flavor innodb --sessions "$SESSIONS" --scale 3000 --cache 16M --update-pct 25 \
+        --flavor innodb --sessions "$SESSIONS" --files "$SESSIONS" --scale 3000 --cache 16M \
+        --update-pct 25 \
         --io direct > "$OUT/slob-$r.json"
 done
 summary "$OUT"

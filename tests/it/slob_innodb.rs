@@ -10,22 +10,15 @@ use std::path::Path;
 use crate::common::loopdev::LoopDev;
 use crate::common::run::{Run, dbio, num};
 use crate::common::store::temp_store;
+use crate::common::trace::disk_fields;
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
 
-/// The device's write requests, bytes written and flush requests, from
-/// /proc/diskstats.
+/// The device's write requests, bytes written and flush requests.
 fn device_writes(dev: &str) -> [u64; 3] {
-    let stats = std::fs::read_to_string("/proc/diskstats").unwrap();
-    let line = stats
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.get(2) == Some(&dev))
-        .unwrap_or_else(|| panic!("{dev} not in /proc/diskstats"));
-    let f = |i: usize| line[i].parse::<u64>().unwrap();
-    // Field n after the name is at n + 2: 5 writes, 7 sectors written, 16 flushes.
-    [f(7), f(9) * 512, f(18)]
+    let f = disk_fields(dev);
+    [f[4], f[6] * 512, f[15]]
 }
 
 fn t(r: &Value, k: &str) -> u64 {

@@ -284,15 +284,60 @@ impl<E: Engine> DbWriter<'_, E> {
     fn write_batch(&mut self, ios: &[Io], bufs: &[u32]) -> bool {
         let inst = self.inst;
         let t = now_ns();
-        let t0 = inst.run.start_ns.load(Acquire);
         // The doublewrite (if any) goes first: it is durable before any
         // page of the batch is written in place.
         let mut dw = self.doublewrite.take();
         let first = dw.as_mut().map_or(Ok(0), |d| self.doublewrite(d, ios));
+        let (res, failed, ok_count) = match first {
+            Ok(_) => self.write_pages(ios),
+            Err(_) => (Ok(()), None, 0),
+        };
+        // InnoDB fsyncs the data files a batch wrote before its pages count as clean.
+        let synced = match (&res, failed, dw.as_mut()) {
+            (Ok(()), None, Some(d)) => self.sync_datafiles(d, ios),
+            _ => Ok(0),
+        };
+        self.doublewrite = dw;
+        let end = now_ns();
+        for &b in bufs {
+            inst.cache.end_write(b);
+        }
+        inst.cache.cleaned(bufs);
+        let (dw_bytes, syncs) = match (first, synced, res) {
+            (Err(why), _, _) | (_, Err(why), _) => {
+                inst.run.fail(why);
+                return false;
+            }
+            (_, _, Err(e)) => {
+                inst.run
+                    .fail(format!("DB writer {}: write failed: {e}", self.id));
+                return false;
+            }
+            (Ok(dw_bytes), Ok(syncs), Ok(())) => (dw_bytes, syncs),
+        };
+        if let Some((r, io)) = failed {
+            let why = explain_result(r, u64::from(io.len), self.io_mode);
+            inst.run.fail(format!(
+                "writing {} at byte {} failed: {why}",
+                self.files[io.file as usize].display(),
+                io.offset
+            ));
+            return false;
+        }
+        self.count_batch(end - t, end, ok_count, dw_bytes, syncs);
+        true
+    }
+
+    /// Writes the batch's pages in place, up to the engine's depth in
+    /// flight: the engine's result, the first write that fell short, and
+    /// how many were written whole.
+    fn write_pages(&mut self, ios: &[Io]) -> (std::io::Result<()>, Option<(i32, Io)>, u64) {
+        let inst = self.inst;
+        let t0 = inst.run.start_ns.load(Acquire);
         let mut failed = None;
         let mut ok_count = 0u64;
-        // SAFETY: every buffer is held WRITING until end_write below.
-        let res = first.is_ok().then(|| unsafe {
+        // SAFETY: every buffer is held WRITING until the batch's end_write.
+        let res = unsafe {
             perform_all(&mut self.engine, ios, &mut self.queued, |c, queued| {
                 let end = now_ns();
                 let io = &ios[c.slot as usize];
@@ -319,59 +364,32 @@ impl<E: Engine> DbWriter<'_, E> {
                     }
                 }
             })
-        });
-        // InnoDB fsyncs the data files a batch wrote before its pages count as clean.
-        let synced = match (&res, failed, dw.as_mut()) {
-            (Some(Ok(())), None, Some(d)) => self.sync_datafiles(d, ios),
-            _ => Ok(0),
         };
-        self.doublewrite = dw;
-        let end = now_ns();
-        for &b in bufs {
-            inst.cache.end_write(b);
-        }
-        inst.cache.cleaned(bufs);
-        let (dw_bytes, syncs) = match (first, synced, res) {
-            (Err(why), _, _) | (_, Err(why), _) => {
-                inst.run.fail(why);
-                return false;
-            }
-            (_, _, Some(Err(e))) => {
-                inst.run
-                    .fail(format!("DB writer {}: write failed: {e}", self.id));
-                return false;
-            }
-            (Ok(dw_bytes), Ok(syncs), _) => (dw_bytes, syncs),
-        };
-        if let Some((r, io)) = failed {
-            let why = explain_result(r, u64::from(io.len), self.io_mode);
-            inst.run.fail(format!(
-                "writing {} at byte {} failed: {why}",
-                self.files[io.file as usize].display(),
-                io.offset
-            ));
-            return false;
-        }
+        (res, failed, ok_count)
+    }
+
+    /// Counts a batch that ended at `end` after `waited` ns: `pages` pages
+    /// written in place, `dw_bytes` of doublewrite (one write and its
+    /// fsync, if any) and `syncs` data file fsyncs.
+    fn count_batch(&mut self, waited: u64, end: u64, pages: u64, dw_bytes: u64, syncs: u64) {
+        let inst = self.inst;
         let bs = u64::from(inst.cache.block_size());
         let dw_writes = u64::from(dw_bytes > 0);
         let live = &inst.live[self.thread as usize];
-        live.wait(Event::DbFileParallelWrite, end - t);
-        live.wrote(ok_count + dw_writes, ok_count * bs + dw_bytes);
+        live.wait(Event::DbFileParallelWrite, waited);
+        live.wrote(pages + dw_writes, pages * bs + dw_bytes);
         let w = inst.in_window(end);
         if w {
-            self.tally
-                .events
-                .record(Event::DbFileParallelWrite, end - t);
+            self.tally.events.record(Event::DbFileParallelWrite, waited);
         }
         self.tally.count(w, |c| {
-            c.physical_writes += ok_count;
-            c.write_requests += ok_count + dw_writes;
-            c.write_bytes += ok_count * bs + dw_bytes;
+            c.physical_writes += pages;
+            c.write_requests += pages + dw_writes;
+            c.write_bytes += pages * bs + dw_bytes;
             c.doublewrite_writes += dw_writes;
             c.doublewrite_bytes += dw_bytes;
             c.datafile_syncs += syncs + dw_writes;
         });
-        true
     }
 
     /// Writes the batch's pages into this page cleaner's doublewrite area
