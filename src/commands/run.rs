@@ -278,13 +278,14 @@ pub(crate) fn slob_report(
     for e in EVENTS {
         if events.get(e).count > 0 {
             histograms.push((
-                format!("event.{}", e.key()),
+                format!("event.{}", e.key_in(slob.flavor)),
                 encode_histogram(&events.get(e).hist),
             ));
         }
     }
     let mut summary = SlobSummary::new(run, result.measured_s, sessions, writers);
     summary.cache_buffers = slob.cache_buffers();
+    summary.name_events(slob.flavor);
     let mut report = Report::new(cfg, target, result, env);
     report.slob = Some(summary);
     (report, histograms)
@@ -333,7 +334,7 @@ fn one_line(r: &Report, meta: &RunMeta) -> String {
             let sync = s
                 .events
                 .iter()
-                .find(|e| e.name == "log file sync")
+                .find(|e| e.class == "Commit")
                 .map_or(0.0, |e| e.avg_ms);
             format!(
                 "{:>8.0} reads/s {:>7.0} writes/s {:>6.1} redo MiB/s  log file sync {:>7.3} ms",

@@ -232,6 +232,18 @@ impl SlobSummary {
     }
 }
 
+impl SlobSummary {
+    /// Names the events as `flavor` names them (InnoDB's for `--flavor
+    /// innodb`; they are built with Oracle's).
+    pub fn name_events(&mut self, flavor: crate::workload::slob::flavor::Flavor) {
+        for s in &mut self.events {
+            if let Some(e) = EVENTS.iter().find(|e| e.name() == s.name) {
+                s.name = e.name_in(flavor).into();
+            }
+        }
+    }
+}
+
 fn event(s: &EventStats, e: Event, db_time_s: f64, secs: f64) -> EventSummary {
     let st = s.get(e);
     let time_s = st.sum_ns as f64 / 1e9;

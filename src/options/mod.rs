@@ -175,7 +175,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Block size and I/O size, a power of two from 512 to 1M [default: 8k; --workload mysql: 16k, InnoDB's page].
+    /// Block size and I/O size, a power of two from 512 to 1M [default: 8k; --workload mysql and --workload slob --flavor innodb: 16k, InnoDB's page].
     #[arg(long, value_parser = parse_block_size)]
     pub bs: Option<u32>,
 
@@ -735,7 +735,8 @@ impl RunArgs {
         let is_device = crate::storage::device::is_block_device(&self.target);
         let dir = (!is_device).then_some(self.target.as_path());
         let work_loop = self.slob.work_loop;
-        let bs = self.bs.unwrap_or(DEFAULT_BS);
+        let flavor = self.slob.flavor.unwrap_or_default();
+        let bs = self.bs.or(flavor.block_size()).unwrap_or(DEFAULT_BS);
         let slob = std::mem::take(&mut self.slob).into_config(
             self.sessions,
             bs,
@@ -749,6 +750,8 @@ impl RunArgs {
             self.pacing(sessions, Paced::Operations, slob.think.is_some())?;
         Ok(RunConfig {
             files: self.files,
+            // The flavor's page when --bs is not given.
+            block_size: bs,
             size_bytes: Some(slob.tablespace_blocks() * u64::from(bs)),
             sessions,
             length,

@@ -167,7 +167,7 @@ pub struct SlobArgs {
     #[arg(long, value_parser = choice::<RedoStress>())]
     pub redo_stress: Option<RedoStress>,
 
-    /// Whose redo the model writes: oracle (change vectors only) or postgres (WAL records plus a full-page image of each block's first change after a checkpoint) [default: oracle].
+    /// Whose redo the model writes: oracle (change vectors only), postgres (WAL records plus a full-page image of each block's first change after a checkpoint, in 8 KiB WAL pages) or innodb (redo records per changed row in 512-byte log blocks, a write and fsync per commit group, page cleaners writing each batch through a doublewrite file; 16k blocks unless --bs says otherwise) [default: oracle].
     #[arg(long, value_parser = choice::<Flavor>())]
     pub flavor: Option<Flavor>,
 
@@ -227,11 +227,11 @@ pub struct SlobArgs {
     #[arg(long, value_parser = parse_size)]
     pub redo_file_size: Option<u64>,
 
-    /// Redo block size: every log write is padded to it (512 or 4096) [default: 512].
+    /// Redo block size: every log write is whole blocks of it (512, 4096 or 8192); oracle pads a partly filled block, postgres and innodb write it again with the next write [default: 512; --flavor postgres: 8192, its WAL page].
     #[arg(long)]
     pub redo_block: Option<u32>,
 
-    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync].
+    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync; --flavor innodb: fdatasync].
     #[arg(long, value_parser = choice::<RedoSync>())]
     pub redo_sync: Option<RedoSync>,
 
@@ -330,7 +330,7 @@ impl SlobArgs {
             redo_files: self.redo_files.unwrap_or(3),
             redo_file_size: redo.file_size,
             redo_block: redo.block,
-            redo_sync: self.redo_sync.unwrap_or(RedoSync::Dsync),
+            redo_sync: self.redo_sync.unwrap_or(redo.flavor.redo_sync()),
             log_buffer: redo.log_buffer,
         };
         check_hotspot(&cfg, bs)?;
@@ -483,12 +483,12 @@ impl SlobArgs {
     /// The redo's flavor, block, buffer and files, and where they go.
     fn redo(&self, target_dir: Option<&Path>) -> Result<Redo, Refused> {
         let flavor = self.flavor.unwrap_or_default();
-        if flavor == Flavor::Postgres && self.redo_stress.is_some() {
-            return Err("--redo-stress does not apply with --flavor postgres: its WAL per changed row is PostgreSQL's (docs/slob.md); drop --redo-stress".into());
+        if !flavor.is_oracle() && self.redo_stress.is_some() {
+            return Err(format!("--redo-stress does not apply with --flavor {}: its redo per changed row is the engine's (docs/slob.md); drop --redo-stress", flavor.name()).into());
         }
-        let block = self.redo_block.unwrap_or(512);
-        if block != 512 && block != 4096 {
-            return Err(format!("--redo-block {block} must be 512 or 4096").into());
+        let block = self.redo_block.unwrap_or(flavor.redo_block());
+        if ![512, 4096, 8192].contains(&block) {
+            return Err(format!("--redo-block {block} must be 512, 4096 or 8192").into());
         }
         let dir = match (&self.redo_dir, target_dir) {
             (Some(d), _) => d.clone(),
@@ -590,6 +590,7 @@ fn check_log_sizes(cfg: &SlobConfig) -> Result<(), Refused> {
             cfg.work_unit,
             match (cfg.flavor, cfg.redo_stress) {
                 (Flavor::Postgres, _) => "--flavor postgres",
+                (Flavor::Innodb, _) => "--flavor innodb",
                 (_, RedoStress::Lite) => "--redo-stress lite",
                 (_, RedoStress::Heavy) => "--redo-stress heavy",
             }

@@ -77,7 +77,7 @@ fn out_of_range_values_are_refused_in_one_line() {
             Box::new(|a| a.redo_file_size = Some(1 << 20)),
             "smaller than one log write",
         ),
-        (Box::new(|a| a.redo_block = Some(1024)), "512 or 4096"),
+        (Box::new(|a| a.redo_block = Some(1024)), "512, 4096 or 8192"),
         (
             Box::new(|a| a.log_buffer = Some(8 << 10)),
             "must hold one update's redo",

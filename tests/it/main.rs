@@ -67,6 +67,7 @@ mod sessions_4k;
 mod signals_pipes;
 mod slob_dbwr_and_devices;
 mod slob_flavor;
+mod slob_innodb;
 mod slob_model;
 mod steady_state;
 mod store_crash;
@@ -152,6 +153,7 @@ fn main() {
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
         slob_flavor::tests(),
+        slob_innodb::tests(),
         slob_model::tests(),
         store_crash::tests(),
         store_unsaved::tests(),

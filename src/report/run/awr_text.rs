@@ -47,7 +47,7 @@ fn settings(o: &mut String, r: &Report, m: &SlobConfig, s: &SlobSummary) {
         if m.flavor.is_oracle() {
             format!("REDO_STRESS {:?}", m.redo_stress)
         } else {
-            "FLAVOR postgres (full-page images)".to_string()
+            m.flavor.describe().to_string()
         },
         c.engine.name(),
         m.dbwr_engine.name(),

@@ -83,6 +83,9 @@ pub enum Flavor {
     /// PostgreSQL: WAL records, plus a full-page image of each block the
     /// first time it changes after a checkpoint begins.
     Postgres,
+    /// InnoDB: redo records per changed row, 16 KiB pages written through
+    /// a doublewrite area.
+    Innodb,
 }
 
 impl Choice for Flavor {
@@ -99,6 +102,13 @@ impl Choice for Flavor {
             Named::help(
                 "postgres",
                 "PostgreSQL: WAL records, plus a full-page image of each block the first time it changes after a checkpoint begins",
+            ),
+        ),
+        (
+            Flavor::Innodb,
+            Named::help(
+                "innodb",
+                "InnoDB: redo records per changed row, 16 KiB pages written through a doublewrite area (MariaDB 10.11)",
             ),
         ),
     ];
@@ -126,7 +136,7 @@ pub struct SlobConfig {
     /// Blocks per multi-block scan read.
     pub scan_blocks: u32,
     pub redo_stress: RedoStress,
-    /// Whose redo: Oracle's (the default, left out of the JSON) or PostgreSQL's.
+    /// Whose redo: Oracle's (the default, left out of the JSON), PostgreSQL's or InnoDB's.
     #[serde(default, skip_serializing_if = "Flavor::is_oracle")]
     pub flavor: Flavor,
     pub hotspot: Option<HotspotConfig>,

@@ -33,6 +33,10 @@ use crate::engine::open_flags;
 /// SLOB model lays out its redo logs.
 pub const REDO_SUBDIR: &str = "dbio-redo";
 
+/// The subdirectory beside [`REDO_SUBDIR`] where the SLOB model's
+/// `--flavor innodb` lays out its doublewrite file.
+pub const DBLWR_SUBDIR: &str = "dbio-dblwr";
+
 /// Default data size of a directory target.
 pub const DEFAULT_DIR_SIZE: u64 = 1 << 30;
 
@@ -424,9 +428,12 @@ pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
         .filter(|p| p.exists())
         .collect();
     layout::remove_files(dir, &m)?;
-    // Redo logs the SLOB model laid out beside the data, if any.
-    let redo = dir.join(REDO_SUBDIR);
-    if let Ok(Some(rm)) = manifest::Manifest::load(&redo) {
+    // Redo logs (and a doublewrite file) the SLOB model laid out beside
+    // the data, if any.
+    for redo in [dir.join(REDO_SUBDIR), dir.join(DBLWR_SUBDIR)] {
+        let Ok(Some(rm)) = manifest::Manifest::load(&redo) else {
+            continue;
+        };
         // `dbio verify --target …/dbio-redo` locks it by a file of its own.
         let redo_lock = lock::TargetLock::directory(&redo)?;
         removed.extend(rm.file_paths(&redo).into_iter().filter(|p| p.exists()));

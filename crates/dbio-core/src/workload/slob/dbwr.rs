@@ -15,10 +15,11 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
+use super::doublewrite::{Doublewrite, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
-use crate::engine::{Engine, Io, OpKind, explain_result, perform_all};
+use crate::engine::{Engine, Io, OpKind, explain_result, perform, perform_all};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::rng::Rng;
@@ -40,6 +41,8 @@ pub struct DbWriter<'a, E: Engine> {
     /// What written blocks hold (`--compress-pct`, `--dedupe-pct`).
     pub content: Content,
     pub files: &'a [std::path::PathBuf],
+    /// `--flavor innodb`: this page cleaner's doublewrite area.
+    pub doublewrite: Option<Doublewrite>,
     pub batch: usize,
     /// When each request of a batch was queued (capacity `batch`).
     pub queued: Vec<u64>,
@@ -281,10 +284,59 @@ impl<E: Engine> DbWriter<'_, E> {
     fn write_batch(&mut self, ios: &[Io], bufs: &[u32]) -> bool {
         let inst = self.inst;
         let t = now_ns();
+        // The doublewrite (if any) goes first: it is durable before any
+        // page of the batch is written in place.
+        let mut dw = self.doublewrite.take();
+        let first = dw.as_mut().map_or(Ok(0), |d| self.doublewrite(d, ios));
+        let (res, failed, ok_count) = match first {
+            Ok(_) => self.write_pages(ios),
+            Err(_) => (Ok(()), None, 0),
+        };
+        // InnoDB fsyncs the data files a batch wrote before its pages count as clean.
+        let synced = match (&res, failed, dw.as_mut()) {
+            (Ok(()), None, Some(d)) => self.sync_datafiles(d, ios),
+            _ => Ok(0),
+        };
+        self.doublewrite = dw;
+        let end = now_ns();
+        for &b in bufs {
+            inst.cache.end_write(b);
+        }
+        inst.cache.cleaned(bufs);
+        let (dw_bytes, syncs) = match (first, synced, res) {
+            (Err(why), _, _) | (_, Err(why), _) => {
+                inst.run.fail(why);
+                return false;
+            }
+            (_, _, Err(e)) => {
+                inst.run
+                    .fail(format!("DB writer {}: write failed: {e}", self.id));
+                return false;
+            }
+            (Ok(dw_bytes), Ok(syncs), Ok(())) => (dw_bytes, syncs),
+        };
+        if let Some((r, io)) = failed {
+            let why = explain_result(r, u64::from(io.len), self.io_mode);
+            inst.run.fail(format!(
+                "writing {} at byte {} failed: {why}",
+                self.files[io.file as usize].display(),
+                io.offset
+            ));
+            return false;
+        }
+        self.count_batch(end - t, end, ok_count, dw_bytes, syncs);
+        true
+    }
+
+    /// Writes the batch's pages in place, up to the engine's depth in
+    /// flight: the engine's result, the first write that fell short, and
+    /// how many were written whole.
+    fn write_pages(&mut self, ios: &[Io]) -> (std::io::Result<()>, Option<(i32, Io)>, u64) {
+        let inst = self.inst;
         let t0 = inst.run.start_ns.load(Acquire);
         let mut failed = None;
         let mut ok_count = 0u64;
-        // SAFETY: every buffer is held WRITING until end_write below.
+        // SAFETY: every buffer is held WRITING until the batch's end_write.
         let res = unsafe {
             perform_all(&mut self.engine, ios, &mut self.queued, |c, queued| {
                 let end = now_ns();
@@ -313,41 +365,84 @@ impl<E: Engine> DbWriter<'_, E> {
                 }
             })
         };
-        let end = now_ns();
-        for &b in bufs {
-            inst.cache.end_write(b);
-        }
-        inst.cache.cleaned(bufs);
-        if let Err(e) = res {
-            inst.run
-                .fail(format!("DB writer {}: write failed: {e}", self.id));
-            return false;
-        }
-        if let Some((r, io)) = failed {
-            let why = explain_result(r, u64::from(io.len), self.io_mode);
-            inst.run.fail(format!(
-                "writing {} at byte {} failed: {why}",
-                self.files[io.file as usize].display(),
-                io.offset
-            ));
-            return false;
-        }
+        (res, failed, ok_count)
+    }
+
+    /// Counts a batch that ended at `end` after `waited` ns: `pages` pages
+    /// written in place, `dw_bytes` of doublewrite (one write and its
+    /// fsync, if any) and `syncs` data file fsyncs.
+    fn count_batch(&mut self, waited: u64, end: u64, pages: u64, dw_bytes: u64, syncs: u64) {
+        let inst = self.inst;
         let bs = u64::from(inst.cache.block_size());
+        let dw_writes = u64::from(dw_bytes > 0);
         let live = &inst.live[self.thread as usize];
-        live.wait(Event::DbFileParallelWrite, end - t);
-        live.wrote(ok_count, ok_count * bs);
+        live.wait(Event::DbFileParallelWrite, waited);
+        live.wrote(pages + dw_writes, pages * bs + dw_bytes);
         let w = inst.in_window(end);
         if w {
-            self.tally
-                .events
-                .record(Event::DbFileParallelWrite, end - t);
+            self.tally.events.record(Event::DbFileParallelWrite, waited);
         }
         self.tally.count(w, |c| {
-            c.physical_writes += ok_count;
-            c.write_requests += ok_count;
-            c.write_bytes += ok_count * bs;
+            c.physical_writes += pages;
+            c.write_requests += pages + dw_writes;
+            c.write_bytes += pages * bs + dw_bytes;
+            c.doublewrite_writes += dw_writes;
+            c.doublewrite_bytes += dw_bytes;
+            c.datafile_syncs += syncs + dw_writes;
         });
-        true
+    }
+
+    /// Writes the batch's pages into this page cleaner's doublewrite area
+    /// in one write and fsyncs the doublewrite file. The bytes written, or
+    /// why it failed.
+    fn doublewrite(&mut self, d: &mut Doublewrite, ios: &[Io]) -> Result<u64, String> {
+        let w = d.copy(ios);
+        let t = now_ns();
+        self.perform_one(&w).map_err(|why| {
+            format!(
+                "writing the doublewrite file {} at byte {} failed: {why}",
+                d.path.display(),
+                w.offset
+            )
+        })?;
+        let end = now_ns();
+        let t0 = self.inst.run.start_ns.load(Acquire);
+        let len = u64::from(w.len);
+        self.series.record(Kind::Write, end - t0, end - t, len);
+        if self.inst.in_window(end) {
+            self.stats.op(Kind::Write).record(end - t, len);
+        }
+        self.perform_one(&sync_of(d.file)).map_err(|why| {
+            format!(
+                "fsync of the doublewrite file {} failed: {why}",
+                d.path.display()
+            )
+        })?;
+        Ok(len)
+    }
+
+    /// Fsyncs each data file the batch wrote; how many, or why one failed.
+    fn sync_datafiles(&mut self, d: &mut Doublewrite, ios: &[Io]) -> Result<u64, String> {
+        let files = d.files_of(ios);
+        for &f in files {
+            self.perform_one(&sync_of(f)).map_err(|why| {
+                format!(
+                    "fsync of {} failed: {why}",
+                    self.files[f as usize].display()
+                )
+            })?;
+        }
+        Ok(files.len() as u64)
+    }
+
+    /// One request, waited for: Ok when it did all of its bytes.
+    fn perform_one(&mut self, io: &Io) -> Result<(), String> {
+        // SAFETY: the caller's buffer (the doublewrite area) outlives the call.
+        match unsafe { perform(&mut self.engine, io) } {
+            Ok(c) if c.res == io.len as i32 => Ok(()),
+            Ok(c) => Err(explain_result(c.res, u64::from(io.len), self.io_mode)),
+            Err(e) => Err(e.to_string()),
+        }
     }
 }
 

@@ -1,9 +1,13 @@
 //! Wait events in the vocabulary DBAs read in AWR: what a session or a
 //! background process waited for, its wait class, and per-thread statistics
-//! (count, time, HDR histogram) that are merged at the end of a run.
+//! (count, time, HDR histogram) that are merged at the end of a run. Under
+//! `--flavor innodb` the same waits carry InnoDB's names ([`Event::name_in`]):
+//! performance_schema's file instruments for I/O, InnoDB's status names
+//! for the rest.
 
 use serde::Serialize;
 
+use super::flavor::Flavor;
 use crate::measure::stats::OpStats;
 
 /// Who waits for an event.
@@ -63,6 +67,33 @@ impl Event {
     /// The name as a metric key: `db_file_sequential_read`.
     pub fn key(self) -> String {
         crate::vocab::event_key(self.name())
+    }
+
+    /// The event's name in the model's `flavor`: InnoDB's for
+    /// `--flavor innodb` (the file I/O waits as performance_schema's
+    /// `wait/io/file/innodb/*` instruments and their operation, the others
+    /// as InnoDB's status counters of them), Oracle's otherwise.
+    pub fn name_in(self, flavor: Flavor) -> &'static str {
+        if flavor != Flavor::Innodb {
+            return self.name();
+        }
+        match self {
+            Event::DbFileSequentialRead => "innodb_data_file read",
+            Event::DbFileScatteredRead => "innodb_data_file read-ahead",
+            Event::ReadByOtherSession => "buffer pool page read by other thread",
+            Event::FreeBufferWaits => "buffer pool wait free",
+            Event::LogFileSync => "innodb_log_file sync (commit)",
+            Event::LogBufferSpace => "log waits",
+            Event::LogFileSwitchCheckpointIncomplete => "log checkpoint margin",
+            Event::DbFileParallelWrite => "page cleaner flush batch",
+            Event::LogFileParallelWrite => "innodb_log_file write",
+            Event::EnqTxRowLockContention => "row lock wait",
+        }
+    }
+
+    /// [`Event::name_in`] as a metric key.
+    pub fn key_in(self, flavor: Flavor) -> String {
+        crate::vocab::event_key(self.name_in(flavor))
     }
 
     pub fn class(self) -> &'static str {
@@ -133,6 +164,22 @@ mod tests {
         for (i, e) in EVENTS.iter().enumerate() {
             assert_eq!(*e as usize, i);
         }
+    }
+
+    #[test]
+    fn innodb_names_are_distinct_and_others_keep_oracles() {
+        let mut names: Vec<&str> = EVENTS.iter().map(|e| e.name_in(Flavor::Innodb)).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), EVENTS.len());
+        for e in EVENTS {
+            assert_ne!(e.name_in(Flavor::Innodb), e.name());
+            assert_eq!(e.name_in(Flavor::Postgres), e.name());
+        }
+        assert_eq!(
+            Event::LogFileParallelWrite.key_in(Flavor::Innodb),
+            "innodb_log_file_write"
+        );
     }
 
     #[test]

@@ -1,7 +1,13 @@
 //! The log writer: writes the redo sessions generated, sequentially, to the
 //! redo log files, one write for everything pending (group commit: one write
-//! makes every commit in it durable), padded to the redo block size (the
-//! padding is "redo wastage"). A full log file switches to the next one and
+//! makes every commit in it durable), ended as the flavor ends a partly
+//! filled redo block ([`PartialBlock`]): Oracle pads it (the padding is
+//! "redo wastage") and starts the next write at the next block; PostgreSQL
+//! (8 KiB WAL pages) and InnoDB (512-byte log blocks) write the block as
+//! far as it goes and write it again, fuller, with the next write. While
+//! no commit waits, a rewriting log writer writes only whole blocks (the
+//! WAL writer's background writes of the records selects log): a partly
+//! filled block waits for the next commit. A full log file switches to the next one and
 //! asks for a checkpoint; reusing a file whose checkpoint is not complete
 //! waits, and so do sessions that want to commit meanwhile.
 //!
@@ -15,6 +21,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::time::Duration;
 
 use super::events::Event;
+use super::flavor::PartialBlock;
 use super::futex;
 use super::instance::{Instance, Tally};
 use crate::engine::buf::BufPool;
@@ -36,6 +43,8 @@ pub struct LogWriter<'a, E: Engine> {
     pub file_base: u32,
     pub file_size: u64,
     pub redo_block: u64,
+    /// How a write that ends inside a redo block ends it.
+    pub partial: PartialBlock,
     /// The log buffer's memory: what each write writes.
     pub buf: BufPool,
     /// The run's seed, for the stamps.
@@ -62,28 +71,29 @@ impl<E: Engine> LogWriter<'_, E> {
             .map_or(0, |m| m.target_id);
         let mut seq = 1u64;
         loop {
-            let alloc = log.alloc.load(Acquire);
-            if alloc == flushed {
+            let upto = self.write_upto(flushed);
+            if upto == flushed {
                 if inst.sessions_done.load(Acquire) || inst.stopping() {
                     break;
                 }
                 let seen = log.post.seq();
                 log.posted.store(false, Release);
-                if log.alloc.load(Acquire) == flushed {
+                if self.write_upto(flushed) == flushed {
                     log.post.wait_past(seen, Duration::from_millis(100));
                 }
                 continue;
             }
-            let pending = alloc - flushed;
+            let pending = upto - flushed;
             let room = self.file_size - pos;
             let data = pending.min(log.buffer_size).min(room);
-            let len = data.div_ceil(self.redo_block) * self.redo_block;
-            self.stamp(file, pos, len, (seq, target));
-            if !self.write(file, pos, len) {
+            let w = span(self.partial, self.redo_block, pos, data);
+            self.stamp(file, w.offset, w.len, (seq, target));
+            if !self.write(file, w.offset, w.len) {
                 return;
             }
             let now = now_ns();
-            pos += len;
+            let len = w.len;
+            pos = w.pos_after;
             flushed += data;
             log.flushed.store(flushed, Release);
             log.written.notify();
@@ -111,6 +121,18 @@ impl<E: Engine> LogWriter<'_, E> {
                     .count(inst.in_window(now_ns()), |c| c.log_switches += 1);
             }
         }
+    }
+
+    /// How far the next write goes: everything generated, except that a
+    /// rewriting log writer with no commit waiting (and the run going on)
+    /// writes whole redo blocks only. `flushed` when there is nothing to write.
+    fn write_upto(&self, flushed: u64) -> u64 {
+        let inst = self.inst;
+        let alloc = inst.log.alloc.load(Acquire);
+        let urgent = inst.log.wanted.load(Acquire) > flushed
+            || inst.sessions_done.load(Acquire)
+            || inst.stopping();
+        upto(self.partial, self.redo_block, alloc, flushed, urgent)
     }
 
     /// Waits until everything below `lsn` is checkpointed (the next log file
@@ -211,5 +233,107 @@ impl<E: Engine> LogWriter<'_, E> {
             }
         }
         true
+    }
+}
+
+/// How far a write goes with `alloc` generated and `flushed` durable:
+/// everything when padding or `urgent` (a commit waits, or the run ends),
+/// else the whole blocks only (nothing when there are none).
+fn upto(partial: PartialBlock, block: u64, alloc: u64, flushed: u64, urgent: bool) -> u64 {
+    if urgent || partial == PartialBlock::Pad {
+        alloc
+    } else {
+        (alloc / block * block).max(flushed)
+    }
+}
+
+/// One log write: where it starts in the file, how many bytes it writes,
+/// and the file position of the redo after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    offset: u64,
+    len: u64,
+    pos_after: u64,
+}
+
+/// The write of `data` bytes of redo that go at file position `pos`, in
+/// blocks of `block` bytes. Padding leaves `pos` block-aligned; rewriting
+/// starts at the block `pos` is in (written before, partly filled).
+fn span(partial: PartialBlock, block: u64, pos: u64, data: u64) -> Span {
+    match partial {
+        PartialBlock::Pad => {
+            let len = data.div_ceil(block) * block;
+            Span {
+                offset: pos,
+                len,
+                pos_after: pos + len,
+            }
+        }
+        PartialBlock::Rewrite => {
+            let offset = pos / block * block;
+            let end = (pos + data).div_ceil(block) * block;
+            Span {
+                offset,
+                len: end - offset,
+                pos_after: pos + data,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padding_wastes_the_rest_of_the_block_and_moves_past_it() {
+        let a = span(PartialBlock::Pad, 512, 0, 100);
+        assert_eq!((a.offset, a.len, a.pos_after), (0, 512, 512));
+        let b = span(PartialBlock::Pad, 512, a.pos_after, 600);
+        assert_eq!((b.offset, b.len, b.pos_after), (512, 1024, 1536));
+    }
+
+    #[test]
+    fn rewriting_writes_a_partly_filled_page_again_with_the_next_group() {
+        // Three commit groups of 3000 B into 8 KiB WAL pages.
+        let p = PartialBlock::Rewrite;
+        let a = span(p, 8192, 0, 3000);
+        assert_eq!((a.offset, a.len, a.pos_after), (0, 8192, 3000));
+        let b = span(p, 8192, a.pos_after, 3000);
+        assert_eq!((b.offset, b.len, b.pos_after), (0, 8192, 6000));
+        // The third crosses into the second page: both pages, one write.
+        let c = span(p, 8192, b.pos_after, 3000);
+        assert_eq!((c.offset, c.len, c.pos_after), (0, 16384, 9000));
+        let d = span(p, 8192, c.pos_after, 100);
+        assert_eq!((d.offset, d.len, d.pos_after), (8192, 8192, 9100));
+    }
+
+    #[test]
+    fn with_no_commit_waiting_only_whole_pages_are_written() {
+        let p = PartialBlock::Rewrite;
+        // A select's 64 B record alone: nothing until a commit asks.
+        assert_eq!(upto(p, 8192, 100 + 64, 100, false), 100);
+        assert_eq!(upto(p, 8192, 100 + 64, 100, true), 164);
+        // Records past a page boundary: the full page goes in the background.
+        assert_eq!(upto(p, 8192, 8300, 100, false), 8192);
+        assert_eq!(upto(p, 8192, 8300, 100, true), 8300);
+        // Oracle's log writer writes whatever is there.
+        assert_eq!(upto(PartialBlock::Pad, 512, 164, 100, false), 164);
+    }
+
+    #[test]
+    fn rewriting_from_a_block_boundary_writes_whole_blocks() {
+        let s = span(PartialBlock::Rewrite, 512, 1024, 1024);
+        assert_eq!((s.offset, s.len, s.pos_after), (1024, 1024, 2048));
+        // Every write covers its redo and stays within whole blocks.
+        for pos in [0u64, 1, 511, 512, 4000] {
+            for data in [1u64, 511, 512, 513, 9000] {
+                let s = span(PartialBlock::Rewrite, 512, pos, data);
+                assert!(s.offset <= pos && s.offset + s.len >= pos + data);
+                assert_eq!(s.offset % 512, 0);
+                assert_eq!(s.len % 512, 0);
+                assert!(s.len < data + 1024);
+            }
+        }
     }
 }

@@ -57,7 +57,12 @@ impl LiveSlot {
 /// Sums the slots of `sessions` sessions, then `db_writers` DB writers, then
 /// the log writer (thread order). Its `seq` is everything counted (it moves
 /// when anything does).
-pub fn sum(slots: &[LiveSlot], sessions: usize, db_writers: usize) -> LiveDb {
+pub fn sum(
+    slots: &[LiveSlot],
+    sessions: usize,
+    db_writers: usize,
+    flavor: super::flavor::Flavor,
+) -> LiveDb {
     let mut waits = [[0u64; 2]; EVENTS.len()];
     let mut commits = 0;
     let (mut db, mut log) = ([0u64; 2], [0u64; 2]);
@@ -85,7 +90,7 @@ pub fn sum(slots: &[LiveSlot], sessions: usize, db_writers: usize) -> LiveDb {
                 Side::Foreground => Process::Session,
                 Side::Background => Process::Background,
             },
-            event: e.name().to_string(),
+            event: e.name_in(flavor).to_string(),
             class: e.class().to_string(),
             seconds: ns as f64 / 1e9,
             count: Some(n),
@@ -124,7 +129,7 @@ mod tests {
         slots[2].wait(Event::DbFileParallelWrite, 2_000_000);
         slots[3].wrote(1, 512);
         slots[3].wait(Event::LogFileParallelWrite, 100_000);
-        let live = sum(&slots, 2, 1);
+        let live = sum(&slots, 2, 1, Default::default());
         assert_eq!(live.seq, 5 + 3 + 4 + 1, "waits, commits, writes");
         assert_eq!(live.activity.commits, Some(3.0));
         assert_eq!(live.activity.db_writer.writes, Some(4.0));

@@ -13,10 +13,12 @@
 //!   and the counters each thread keeps.
 //! * `session`, `dbwr`, `lgwr` — the three kinds of threads.
 //! * `run` — starts them, runs the control loop, merges the results.
-//! * `flavor` — whose redo the model writes (Oracle's, or PostgreSQL's with
-//!   full-page images after each checkpoint).
+//! * `flavor` — whose redo the model writes (Oracle's, PostgreSQL's with
+//!   full-page images after each checkpoint, or InnoDB's).
+//! * `doublewrite` — InnoDB's doublewrite area, which the page cleaners
+//!   (`--flavor innodb`'s DB writers) write each batch to first.
 //! * The command-line options and their validation into a [`SlobConfig`]
-//!   are the `dbio` crate's (`cli/slob.rs`).
+//!   are the `dbio` crate's (`options/slob.rs`).
 
 pub mod cache;
 pub mod events;
@@ -29,11 +31,15 @@ pub mod locks;
 pub mod run;
 
 pub(crate) mod dbwr;
+mod doublewrite;
 mod lgwr;
 mod session;
 
 pub use crate::config::slob::{RedoStress, RedoSync, SlobConfig, Think};
-use flavor::{Flavor, PG_CHANGE_BYTES, PG_COMMIT_BYTES, PG_PAGE_IMAGE_BYTES};
+use flavor::{
+    Flavor, INNODB_CHANGE_BYTES, INNODB_COMMIT_BYTES, PG_CHANGE_BYTES, PG_COMMIT_BYTES,
+    PG_PAGE_IMAGE_BYTES,
+};
 
 /// Bytes of redo per changed column (SLOB's table has 19 columns of 128 B).
 pub const COLUMN_BYTES: u32 = 128;
@@ -66,7 +72,7 @@ impl SlobConfig {
 
     /// The redo of an update that changed `changes` blocks, `images` of them
     /// for the first time since the checkpoint began (PostgreSQL logs their
-    /// full-page images; Oracle logs none).
+    /// full-page images; Oracle and InnoDB log none).
     pub fn update_redo(&self, changes: u64, images: u64) -> u64 {
         match self.flavor {
             Flavor::Oracle => {
@@ -77,6 +83,9 @@ impl SlobConfig {
                 changes * u64::from(PG_CHANGE_BYTES)
                     + images * self.page_image_bytes()
                     + u64::from(PG_COMMIT_BYTES)
+            }
+            Flavor::Innodb => {
+                changes * u64::from(INNODB_CHANGE_BYTES) + u64::from(INNODB_COMMIT_BYTES)
             }
         }
     }

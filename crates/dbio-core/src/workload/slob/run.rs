@@ -1,5 +1,5 @@
-//! The model as a workload: lays out the redo logs, opens the datafiles and
-//! redo logs, and says what each thread does — sessions first, then the DB
+//! The model as a workload: lays out the redo logs (and `--flavor innodb`'s
+//! doublewrite file), opens the datafiles and redo logs, and says what each thread does — sessions first, then the DB
 //! writers and the log writer as background threads, which drain and stop
 //! once the sessions are done. The harness starts, watches and joins them.
 
@@ -12,6 +12,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::cache::Cache;
 use super::dbwr::DbWriter;
+use super::doublewrite::{self, Doublewrite};
 use super::flavor::{Flavor, FullPages};
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
@@ -35,7 +36,7 @@ use crate::storage::slob_mark::{self, MarkError};
 use crate::storage::{OpenFiles, Target, TargetError, TargetKind};
 use crate::workload::{SetupError, Shared, ThreadEnd, Threads, Workload};
 
-pub use crate::storage::REDO_SUBDIR;
+pub use crate::storage::{DBLWR_SUBDIR, REDO_SUBDIR};
 
 /// What a model run counted per function, besides the plain I/O
 /// statistics every run reports.
@@ -46,13 +47,29 @@ pub struct SlobRun {
     pub redo_files: Vec<PathBuf>,
 }
 
-/// Lays out (or reuses) the redo log files.
+/// Lays out (or reuses) the redo log files, and under `--flavor innodb`
+/// the doublewrite file beside them ([`doublewrite_file`]).
 pub fn prepare_redo(
     slob: &SlobConfig,
     seed: u64,
     progress: &crate::samplers::progress::Progress,
     interrupt: &AtomicBool,
 ) -> Result<Vec<PathBuf>, TargetError> {
+    if slob.flavor == Flavor::Innodb {
+        let shape = Shape {
+            files: 1,
+            file_size: doublewrite::area_bytes(slob.db_writers, slob.dbwr_batch, slob.block_size),
+            block_size: slob.block_size,
+            grow: false,
+            // The page cleaners overwrite it with copies of data pages.
+            headers: false,
+            content: Default::default(),
+            streams: 1,
+            what: "doublewrite file",
+        };
+        let dir = slob.redo_dir.join(DBLWR_SUBDIR);
+        layout::ensure(&dir, shape, seed, progress, interrupt)?;
+    }
     let dir = slob.redo_dir.join(REDO_SUBDIR);
     let shape = Shape {
         files: slob.redo_files,
@@ -66,6 +83,21 @@ pub fn prepare_redo(
         what: "redo logs",
     };
     layout::ensure(&dir, shape, seed, progress, interrupt).map(|(files, _)| files)
+}
+
+/// The doublewrite file [`prepare_redo`] lays out under `--flavor innodb`.
+pub fn doublewrite_file(slob: &SlobConfig) -> Option<PathBuf> {
+    (slob.flavor == Flavor::Innodb).then(|| {
+        let dir = slob.redo_dir.join(DBLWR_SUBDIR);
+        dir.join(crate::storage::manifest::data_file_name(0))
+    })
+}
+
+/// Opens the doublewrite file as the datafiles are opened (`--io`).
+fn open_doublewrite(path: &std::path::Path, mode: IoMode) -> Result<OwnedFd, TargetError> {
+    let flags = crate::engine::open_flags(mode, true);
+    rustix::fs::open(path, flags, Mode::empty())
+        .map_err(|e| TargetError::io(path, "open the doublewrite file", e.into()))
 }
 
 fn open_redo(files: &[PathBuf], mode: IoMode, sync: RedoSync) -> Result<Vec<OwnedFd>, TargetError> {
@@ -100,7 +132,11 @@ pub struct Slob<'a> {
     /// Keep the files open for the run.
     _data: OpenFiles,
     _redo: Vec<OwnedFd>,
+    /// `--flavor innodb`: the doublewrite file and its descriptor.
+    doublewrite: Option<(PathBuf, OwnedFd)>,
     data_fds: Vec<RawFd>,
+    /// The DB writers' files: the datafiles, then the doublewrite file if any.
+    dbwr_fds: Vec<RawFd>,
     redo_fds: Vec<RawFd>,
     outlier_ns: u64,
     /// The layouts marked writing until the run ends cleanly.
@@ -127,9 +163,17 @@ impl<'a> Slob<'a> {
         let data_fds = data.raw();
         let redo = open_redo(&redo_files, cfg.io_mode, slob.redo_sync)?;
         let redo_fds = redo.iter().map(|f| f.as_raw_fd()).collect();
+        let doublewrite = doublewrite_file(slob)
+            .map(|p| open_doublewrite(&p, cfg.io_mode).map(|fd| (p, fd)))
+            .transpose()?;
+        let mut dbwr_fds = data_fds.clone();
+        dbwr_fds.extend(doublewrite.iter().map(|(_, fd)| fd.as_raw_fd()));
         // Marked before the first write: a kill leaves the mark (a block
         // device has no place for one).
         let mut marked = vec![slob.redo_dir.join(REDO_SUBDIR)];
+        if doublewrite.is_some() {
+            marked.push(slob.redo_dir.join(DBLWR_SUBDIR));
+        }
         if target.kind == TargetKind::Directory {
             marked.push(target.path.clone());
         }
@@ -168,7 +212,9 @@ impl<'a> Slob<'a> {
             target_dir: target.path.clone(),
             _data: data,
             _redo: redo,
+            doublewrite,
             data_fds,
+            dbwr_fds,
             redo_fds,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             mark,
@@ -181,7 +227,9 @@ impl<'a> Slob<'a> {
     /// torn block as the run's interruption, never as damage.
     pub fn ended(self) -> Result<(), MarkError> {
         let files = self.datafiles.iter().zip(&self.data_fds);
-        for (p, &fd) in files.chain(self.redo_files.iter().zip(&self.redo_fds)) {
+        let dw = self.doublewrite.iter().map(|(p, fd)| (p, fd.as_raw_fd()));
+        let redo = self.redo_files.iter().zip(self.redo_fds.iter().copied());
+        for (p, fd) in files.map(|(p, &fd)| (p, fd)).chain(redo).chain(dw) {
             // SAFETY: `self` keeps its files open until it drops, below.
             let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
             rustix::fs::fsync(fd).map_err(|e| MarkError::fsync(p, e.into()))?;
@@ -256,10 +304,14 @@ impl Workload for Slob<'_> {
                     EngineKind::Psync => 1,
                     _ => self.slob.dbwr_batch,
                 };
-                let sync = SyncAfterWrite::for_mode(self.cfg.io_mode);
+                // A page cleaner fsyncs once per batch, not after each write.
+                let sync = match self.slob.flavor {
+                    Flavor::Innodb => SyncAfterWrite::None,
+                    Flavor::Oracle | Flavor::Postgres => SyncAfterWrite::for_mode(self.cfg.io_mode),
+                };
                 (
                     self.slob.dbwr_engine,
-                    &self.data_fds,
+                    &self.dbwr_fds,
                     depth,
                     sync,
                     "DB writer",
@@ -314,6 +366,7 @@ impl Workload for Slob<'_> {
             &self.inst.live,
             sessions as usize,
             writers as usize,
+            self.slob.flavor,
         ))
     }
 }
@@ -387,6 +440,10 @@ fn dbwr(
         stamp: (c.target_id, c.cfg.seed as u32),
         content: Content::new(c.cfg.content, c.inst.cache.block_size(), c.target_id),
         files: c.datafiles,
+        doublewrite: c.doublewrite.as_ref().map(|(p, _)| {
+            let file = c.datafiles.len() as u32;
+            Doublewrite::new(file, p.clone(), id, c.slob.dbwr_batch, c.slob.block_size)
+        }),
         batch,
         queued: vec![0; batch],
         rng: Rng::for_stream(c.cfg.seed, u64::from(thread)),
@@ -406,9 +463,11 @@ fn lgwr(
     engine: AnyEngine,
     slot: &SessionSeries,
 ) -> (Tally, SessionStats, u64) {
-    let mut buf = BufPool::new(c.slob.log_buffer as usize, 1);
+    // A rewriting write starts up to a redo block before its redo.
+    let size = (c.slob.log_buffer + u64::from(c.slob.redo_block)) as usize;
+    let mut buf = BufPool::new(size, 1);
     let mut rng = Rng::for_stream(c.cfg.seed, u64::from(thread));
-    rng.fill(buf.slot_mut(0, c.slob.log_buffer as usize));
+    rng.fill(buf.slot_mut(0, size));
     let mut l = LogWriter {
         id: thread,
         inst: &c.inst,
@@ -418,6 +477,7 @@ fn lgwr(
         file_base: c.datafiles.len() as u32,
         file_size: c.slob.redo_file_size,
         redo_block: u64::from(c.slob.redo_block),
+        partial: c.slob.flavor.partial_block(),
         buf,
         seed: c.cfg.seed as u32,
         outlier_ns: c.outlier_ns,

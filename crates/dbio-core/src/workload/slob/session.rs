@@ -312,6 +312,7 @@ impl<E: Engine> Session<'_, E> {
         }
         let t = now_ns();
         let end = log.alloc.fetch_add(redo, AcqRel) + redo;
+        log.wanted.fetch_max(end, AcqRel);
         log.post();
         loop {
             let seen = log.written.seq();

@@ -204,6 +204,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 stamp: (0, 1),
                 content: crate::storage::content::Content::new(Default::default(), 8192, 0),
                 files: files_r,
+                doublewrite: None,
                 batch: 4,
                 queued: vec![0; 4],
                 rng: Rng::for_stream(1, 9),

@@ -1,0 +1,151 @@
+//! InnoDB's doublewrite buffer (`--flavor innodb`): a page cleaner (the
+//! flavor's DB writer) writes each flush batch first as one sequential write
+//! into its own area of the doublewrite file, fsyncs that file, and only
+//! then writes each page in place and fsyncs the data files it wrote, so a
+//! page torn by a crash has a whole copy to be restored from. Every page
+//! reaches the device twice. The doublewrite file is laid out by dbio beside
+//! the redo logs (`storage::DBLWR_SUBDIR`), one area of a batch per writer.
+
+use std::path::PathBuf;
+
+use crate::engine::buf::BufPool;
+use crate::engine::{Io, OpKind};
+
+/// One page cleaner's area of the doublewrite file and its copy of a batch.
+pub struct Doublewrite {
+    /// The doublewrite file's number among the DB writer's files.
+    pub file: u32,
+    /// The doublewrite file, for messages.
+    pub path: PathBuf,
+    /// Where this writer's area starts in the file.
+    pub offset: u64,
+    block_size: usize,
+    /// The batch, copied page after page (InnoDB copies the pages into its
+    /// doublewrite buffer too).
+    buf: BufPool,
+    /// The data files of the last batch, ascending (reused).
+    files: Vec<u32>,
+}
+
+impl Doublewrite {
+    /// Writer `writer`'s area in `path`, file number `file`, for batches of
+    /// up to `batch` pages of `block_size` bytes.
+    pub fn new(file: u32, path: PathBuf, writer: u32, batch: u32, block_size: u32) -> Self {
+        Doublewrite {
+            file,
+            path,
+            offset: area_bytes(writer, batch, block_size),
+            block_size: block_size as usize,
+            buf: BufPool::new(batch as usize * block_size as usize, 1),
+            files: Vec::with_capacity(4),
+        }
+    }
+
+    /// Copies the pages `pages` write, in order, into the area's buffer
+    /// and returns the one sequential write of them into the area.
+    pub fn copy(&mut self, pages: &[Io]) -> Io {
+        let bs = self.block_size;
+        let len = pages.len() * bs;
+        let area = self.buf.slot_mut(0, len);
+        for (io, dst) in pages.iter().zip(area.chunks_exact_mut(bs)) {
+            // SAFETY: each page's buffer holds `len` = bs bytes, held WRITING
+            // by this writer until its batch is written.
+            let src = unsafe { std::slice::from_raw_parts(io.buf, bs) };
+            dst.copy_from_slice(src);
+        }
+        Io {
+            kind: OpKind::Write,
+            file: self.file,
+            offset: self.offset,
+            len: len as u32,
+            buf: self.buf.ptr(0),
+            slot: 0,
+        }
+    }
+
+    /// The distinct data files `pages` write, ascending: each is fsynced
+    /// once after the batch.
+    pub fn files_of(&mut self, pages: &[Io]) -> &[u32] {
+        self.files.clear();
+        for io in pages {
+            if let Err(at) = self.files.binary_search(&io.file) {
+                self.files.insert(at, io.file);
+            }
+        }
+        &self.files
+    }
+}
+
+/// The fsync of file `file` (a flush request: no data).
+pub fn sync_of(file: u32) -> Io {
+    Io {
+        kind: OpKind::Flush,
+        file,
+        offset: 0,
+        len: 0,
+        buf: std::ptr::null_mut(),
+        slot: 0,
+    }
+}
+
+/// Bytes of the doublewrite file before writer `writers`' area (with
+/// `writers` = the number of writers: the file's size).
+pub fn area_bytes(writers: u32, batch: u32, block_size: u32) -> u64 {
+    u64::from(writers) * u64::from(batch) * u64::from(block_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(file: u32, offset: u64, buf: &mut [u8]) -> Io {
+        Io {
+            kind: OpKind::Write,
+            file,
+            offset,
+            len: buf.len() as u32,
+            buf: buf.as_mut_ptr(),
+            slot: 0,
+        }
+    }
+
+    #[test]
+    fn a_batch_becomes_one_sequential_write_of_its_pages_in_order() {
+        let mut pages: Vec<Vec<u8>> = (0..3u8).map(|i| vec![i + 1; 512]).collect();
+        let ios: Vec<Io> = pages
+            .iter_mut()
+            .enumerate()
+            .map(|(i, p)| page(0, 4096 * (7 - i as u64), p))
+            .collect();
+        let mut d = Doublewrite::new(2, PathBuf::from("dw"), 1, 4, 512);
+        let w = d.copy(&ios);
+        assert_eq!((w.kind, w.file), (OpKind::Write, 2));
+        assert_eq!(w.offset, 4 * 512, "writer 1's area follows writer 0's");
+        assert_eq!(w.len, 3 * 512);
+        // SAFETY: the write's buffer is the doublewrite's, 3 pages long.
+        let copied = unsafe { std::slice::from_raw_parts(w.buf, 3 * 512) };
+        for (i, chunk) in copied.chunks(512).enumerate() {
+            assert!(chunk.iter().all(|&b| b == i as u8 + 1), "page {i}");
+        }
+    }
+
+    #[test]
+    fn each_data_file_of_a_batch_is_synced_once() {
+        let mut b = vec![0u8; 512];
+        let ios: Vec<Io> = [3, 0, 3, 1, 0]
+            .iter()
+            .map(|&f| page(f, 0, &mut b))
+            .collect();
+        let mut d = Doublewrite::new(4, PathBuf::from("dw"), 0, 8, 512);
+        assert_eq!(d.files_of(&ios), &[0, 1, 3]);
+        assert_eq!(d.files_of(&ios[..1]), &[3]);
+        let s = sync_of(3);
+        assert_eq!((s.kind, s.file, s.len), (OpKind::Flush, 3, 0));
+    }
+
+    #[test]
+    fn the_file_holds_every_writers_area() {
+        assert_eq!(area_bytes(2, 64, 16384), 2 << 20);
+        assert_eq!(area_bytes(0, 64, 16384), 0);
+    }
+}
