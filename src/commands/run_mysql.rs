@@ -152,7 +152,8 @@ impl Arm for MysqlConfig {
             data_dir: srv.paths.data.display().to_string(),
             redo_dir: srv.paths.redo.display().to_string(),
             instance_reused: srv.reused,
-            setup: Setup::new(applied, srv.cgroup.as_ref(), load),
+            setup: Setup::new(applied, srv.cgroup.as_ref(), load)
+                .with_departures(server::departures(&settings)),
             page_size: my.page_size,
             direct: my.flush_method == "O_DIRECT",
         };

@@ -49,6 +49,7 @@ mod open_loop;
 mod open_loop_ops;
 mod output_file;
 mod pg;
+mod pg_cycle;
 mod pg_plans;
 mod pg_trust;
 mod plan_examples;
@@ -132,6 +133,7 @@ fn main() {
         open_loop_ops::tests(),
         output_file::tests(),
         pg::tests(),
+        pg_cycle::tests(),
         pg_plans::tests(),
         pg_trust::tests(),
         plan_examples::tests(),

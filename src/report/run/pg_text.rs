@@ -2,7 +2,7 @@
 //! settings, the load, Load Profile per second and per transaction, Top
 //! Events from the sampled sessions and Background Events from the
 //! server's own processes, client-side latency (select, update, commit),
-//! WAL and checkpoints, I/O by backend type (pg_stat_io, 16+), physical
+//! WAL and checkpoints, where the window sat in the checkpoint cycle, I/O by backend type (pg_stat_io, 16+), physical
 //! reads three ways, then the host and device sections every run has.
 
 use std::fmt::Write;
@@ -47,6 +47,11 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
         "one per 8 KiB page",
         |k| SHOWN.contains(&k),
         "the server's processes",
+    );
+    let _ = writeln!(
+        o,
+        "vacuum   autovacuum {} on dbio's tables (--pg-autovacuum)",
+        if pg.autovacuum { "on" } else { "off" }
     );
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
@@ -100,6 +105,9 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
             }
         );
         io_by_backend(&mut o, d);
+    }
+    if let Some(c) = &s.checkpoint_cycle {
+        super::cycle_text::line(&mut o, c, "WAL");
     }
 
     let p = &s.physical_reads;

@@ -10,7 +10,9 @@
 
 pub mod cause;
 pub mod cgroup;
+pub mod cycle;
 pub mod data;
+pub mod departures;
 pub mod procs;
 pub mod sampler;
 pub mod server;
@@ -226,6 +228,9 @@ pub struct ServerConfig {
     pub url: Option<String>,
     /// The URL with its password masked, as reports show it.
     pub url_redacted: Option<String>,
+    /// `--window`: where the window sits in the checkpoint cycle.
+    #[serde(default)]
+    pub window: cycle::CycleWindow,
 }
 
 #[cfg(test)]

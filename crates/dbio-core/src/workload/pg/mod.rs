@@ -42,7 +42,11 @@ pub struct PgConfig {
     pub slob: SlobConfig,
     /// Whether --redo-dir was given (WAL beside the data otherwise).
     pub wal_dir: Option<PathBuf>,
-    /// `--pg-bin`, `--pg-set`, `--pg-memory`, `--pg-url` (flattened).
+    /// `--pg-autovacuum`: autovacuum on dbio's tables (the stock server's
+    /// default, on; off in runs stored before the option).
+    #[serde(default)]
+    pub autovacuum: bool,
+    /// `--pg-bin`, `--pg-set`, `--pg-memory`, `--pg-url`, `--window` (flattened).
     #[serde(flatten)]
     pub server: ServerConfig,
 }

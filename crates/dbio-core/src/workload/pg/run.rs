@@ -29,6 +29,7 @@ use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
+use crate::workload::db::cycle::{Completions, CycleWindow};
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
@@ -172,6 +173,9 @@ impl<'a> Pg<'a> {
             // connecting and preparing counted.
             let before = if self.shared.ramp_ns == 0 {
                 self.wait_for_sessions_prepared(sessions);
+                if self.pg.server.window.starts_at_checkpoint() {
+                    checkpoint(&mut client)?;
+                }
                 Some(Snapshot::read(&mut client, &sql).map_err(|e| db_message(&e))?)
             } else {
                 None
@@ -260,6 +264,7 @@ impl Workload for Pg<'_> {
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                     flushed_at_edge: &self.flushed_at_edge,
                     sessions: self.pg.slob.sessions(),
+                    cycle: Cycle::new(self.pg.server.window, self.shared, before.as_ref()),
                 };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
@@ -350,6 +355,78 @@ struct PgMonitor<'a> {
     app: &'a str,
     flushed_at_edge: &'a AtomicU32,
     sessions: u32,
+    cycle: Cycle<'a>,
+}
+
+/// The checkpoint cycle as the sampler follows it: the checkpoints it has
+/// seen complete (`pg_control_checkpoint()`'s LSN moving), and, over whole
+/// cycles (`--window cycles:N`), the window ended at the Nth.
+struct Cycle<'a> {
+    window: CycleWindow,
+    shared: &'a Shared,
+    completions: Completions,
+    /// The server lets dbio read the checkpoint (a role may not).
+    readable: bool,
+}
+
+impl<'a> Cycle<'a> {
+    fn new(window: CycleWindow, shared: &'a Shared, before: Option<&Snapshot>) -> Cycle<'a> {
+        let mut completions = Completions::default();
+        if let Some(p) = before.and_then(|b| b.2.as_ref()) {
+            completions.note(p.checkpoint_lsn);
+        }
+        Cycle {
+            window,
+            shared,
+            completions,
+            readable: true,
+        }
+    }
+
+    /// Notes the checkpoint in `snap` and records the completions seen so
+    /// far in it.
+    fn note(&mut self, snap: &mut Snapshot) {
+        match snap.2.as_mut() {
+            Some(p) => {
+                self.completions.note(p.checkpoint_lsn);
+                p.checkpoints_seen = self.completions.seen;
+            }
+            None => self.readable = false,
+        }
+    }
+
+    /// Reads the checkpoint's LSN; ends the window once whole cycles are done.
+    fn follow(&mut self, client: &mut Client) {
+        if !self.readable {
+            return;
+        }
+        match client.query_one(CHECKPOINT_LSN, &[]) {
+            Ok(r) => {
+                self.completions.note(r.get(0));
+            }
+            Err(_) => self.readable = false,
+        }
+        if self
+            .window
+            .cycles()
+            .is_some_and(|n| self.completions.seen >= n)
+        {
+            self.shared.end_window(now_ns());
+        }
+    }
+}
+
+/// The last checkpoint's LSN, as a number.
+const CHECKPOINT_LSN: &str =
+    "SELECT pg_wal_lsn_diff(checkpoint_lsn, '0/0')::float8 FROM pg_control_checkpoint()";
+
+/// Asks the server for a checkpoint and waits for it to complete
+/// (`--window after-checkpoint`, `cycles:N`), so the window opens at the
+/// start of a cycle.
+fn checkpoint(client: &mut Client) -> Result<(), Refused> {
+    client
+        .batch_execute("CHECKPOINT")
+        .map_err(|e| Refused(format!("CHECKPOINT before the window: {}", db_message(&e))))
 }
 
 /// How long the sampler waits at the window's edge for the sessions'
@@ -360,15 +437,18 @@ impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
 
     fn snapshot(&mut self) -> Result<Snapshot, Refused> {
-        Snapshot::read(&mut self.client, &self.sql).map_err(|e| {
+        let mut snap = Snapshot::read(&mut self.client, &self.sql).map_err(|e| {
             Refused(format!(
                 "reading the server's statistics: {}",
                 db_message(&e)
             ))
-        })
+        })?;
+        self.cycle.note(&mut snap);
+        Ok(snap)
     }
 
     fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {
+        self.cycle.follow(&mut self.client);
         let rows = self
             .client
             .query(self.ash, &[&self.db, &self.app])
@@ -410,6 +490,11 @@ impl Monitor for PgMonitor<'_> {
             && !give_up()
         {
             std::thread::sleep(Duration::from_micros(200));
+        }
+        if self.cycle.window.starts_at_checkpoint()
+            && let Err(e) = checkpoint(&mut self.client)
+        {
+            self.cycle.shared.fail(e.0);
         }
     }
 

@@ -1,0 +1,148 @@
+//! Where a server run's window sits in the checkpoint cycle: the window
+//! option (`--window`: wherever the ramp ends, right after a checkpoint,
+//! or over whole cycles), what the server said about its last checkpoint
+//! when the window opened ([`Position`]), and the checkpoints that
+//! completed while it was open ([`Completions`], from the last
+//! checkpoint's LSN seen changing).
+//!
+//! WAL or redo bytes and full-page images per update depend on how much
+//! has changed since the last checkpoint: two windows at different places
+//! in the cycle measure different things, so every report says where its
+//! window was.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the measured window opens and closes in the checkpoint cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CycleWindow {
+    /// When the ramp ends, wherever the cycle is (the default).
+    #[default]
+    Any,
+    /// Right after a checkpoint completes (PostgreSQL: dbio's `CHECKPOINT`;
+    /// MariaDB: the next checkpoint InnoDB makes).
+    AfterCheckpoint,
+    /// Right after a checkpoint, closing once this many more have
+    /// completed: whole cycles (or at `--time`, the longest it may run).
+    Cycles(u32),
+}
+
+impl CycleWindow {
+    /// `any`, `after-checkpoint`, `cycles` (one) or `cycles:N`.
+    pub fn parse(s: &str) -> Result<CycleWindow, String> {
+        let bad = || {
+            format!(
+                "--window {s:?}: give any, after-checkpoint, or cycles:N (N whole checkpoint cycles, 1 to 1000)"
+            )
+        };
+        match s {
+            "any" => Ok(CycleWindow::Any),
+            "after-checkpoint" => Ok(CycleWindow::AfterCheckpoint),
+            "cycles" => Ok(CycleWindow::Cycles(1)),
+            _ => {
+                let n: u32 = s
+                    .strip_prefix("cycles:")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(bad)?;
+                match n {
+                    1..=1000 => Ok(CycleWindow::Cycles(n)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
+
+    /// The window opens right after a checkpoint.
+    pub fn starts_at_checkpoint(self) -> bool {
+        !matches!(self, CycleWindow::Any)
+    }
+
+    /// How many completed checkpoints close the window, if any do.
+    pub fn cycles(self) -> Option<u32> {
+        match self {
+            CycleWindow::Cycles(n) => Some(n),
+            CycleWindow::Any | CycleWindow::AfterCheckpoint => None,
+        }
+    }
+
+    /// The option's own words, as a report shows them.
+    pub fn words(self) -> String {
+        match self {
+            CycleWindow::Any => "any".into(),
+            CycleWindow::AfterCheckpoint => "after-checkpoint".into(),
+            CycleWindow::Cycles(n) => format!("cycles:{n}"),
+        }
+    }
+}
+
+/// The server's last checkpoint as seen at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Position {
+    /// WAL or redo bytes written since the checkpoint's redo point (InnoDB:
+    /// its checkpoint age).
+    pub log_bytes_since: f64,
+    /// Write transactions since the checkpoint began (PostgreSQL: the
+    /// transaction ids assigned since; None where the server does not say).
+    pub transactions_since: Option<f64>,
+    /// Seconds since the checkpoint began (None where the server does not say).
+    pub seconds_since: Option<f64>,
+    /// The checkpoint's LSN: it changes when another checkpoint completes.
+    pub checkpoint_lsn: f64,
+    /// Checkpoints dbio's sampler had seen complete (that LSN moving) since
+    /// its first read: dbio's count, not the server's.
+    #[serde(default)]
+    pub checkpoints_seen: u32,
+}
+
+/// Checkpoints seen completing: changes of the last checkpoint's LSN
+/// between reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Completions {
+    last: Option<f64>,
+    /// Completions seen since the first read.
+    pub seen: u32,
+}
+
+impl Completions {
+    /// Notes the checkpoint LSN read now; true when it moved since the last read.
+    pub fn note(&mut self, lsn: f64) -> bool {
+        let moved = self.last.is_some_and(|l| l != lsn);
+        self.last = Some(lsn);
+        self.seen += u32::from(moved);
+        moved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_option_parses_or_says_what_it_takes() {
+        assert_eq!(CycleWindow::parse("any"), Ok(CycleWindow::Any));
+        assert_eq!(
+            CycleWindow::parse("after-checkpoint"),
+            Ok(CycleWindow::AfterCheckpoint)
+        );
+        assert_eq!(CycleWindow::parse("cycles"), Ok(CycleWindow::Cycles(1)));
+        assert_eq!(CycleWindow::parse("cycles:3"), Ok(CycleWindow::Cycles(3)));
+        for bad in ["cycles:0", "cycles:x", "cycles:1001", "checkpoint", ""] {
+            let e = CycleWindow::parse(bad).unwrap_err();
+            assert!(e.contains("cycles:N"), "{bad}: {e}");
+        }
+        assert_eq!(CycleWindow::Cycles(2).words(), "cycles:2");
+        assert_eq!(CycleWindow::Cycles(2).cycles(), Some(2));
+        assert!(!CycleWindow::Any.starts_at_checkpoint());
+    }
+
+    #[test]
+    fn completions_count_the_lsn_moving() {
+        let mut c = Completions::default();
+        assert!(!c.note(10.0));
+        assert!(!c.note(10.0));
+        assert!(c.note(20.0));
+        assert!(!c.note(20.0));
+        assert!(c.note(30.0));
+        assert_eq!(c.seen, 2);
+    }
+}
