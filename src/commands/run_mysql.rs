@@ -93,6 +93,7 @@ impl Arm for MysqlConfig {
             instance_reused: true,
             setup: Setup::new(applied, None, load),
             page_size,
+            window: my.server.window,
         };
         Ok(Ran {
             facts,
@@ -156,6 +157,7 @@ impl Arm for MysqlConfig {
                 .with_departures(server::departures(&settings)),
             page_size: my.page_size,
             direct: my.flush_method == "O_DIRECT",
+            window: my.server.window,
         };
         Ok(Ran {
             facts,

@@ -29,12 +29,13 @@ pub fn line(o: &mut String, c: &CheckpointCycle, log: &str) {
             since.join(", ")
         ));
     }
-    let n = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.0}"));
-    parts.push(format!(
-        "{} begun, {} completed inside",
-        n(c.checkpoints_begun),
-        n(c.checkpoints_completed)
-    ));
+    let completed = c
+        .checkpoints_completed
+        .map_or("?".to_string(), |v| format!("{v:.0}"));
+    parts.push(match c.checkpoints_begun {
+        Some(b) => format!("{b:.0} begun, {completed} completed inside"),
+        None => format!("{completed} completed inside"),
+    });
     if let Some(b) = c.close_log_bytes_since {
         parts.push(format!(
             "at close {} {log} since",

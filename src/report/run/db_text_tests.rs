@@ -217,6 +217,7 @@ fn mysql_snapshots(
                 (100.0, 1e9),
             )]
             .into(),
+            position: None,
         },
         Snapshot {
             status: b,
@@ -225,6 +226,7 @@ fn mysql_snapshots(
                 (400.0, 5e9),
             )]
             .into(),
+            position: None,
         },
     )
 }
@@ -248,6 +250,7 @@ fn mysql_facts() -> crate::document::mysql::ServerFacts {
         },
         page_size: 16384,
         direct: true,
+        window: Default::default(),
     }
 }
 

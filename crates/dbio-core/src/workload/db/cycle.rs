@@ -3,7 +3,7 @@
 //! or over whole cycles), what the server said about its last checkpoint
 //! when the window opened ([`Position`]), and the checkpoints that
 //! completed while it was open ([`Completions`], from the last
-//! checkpoint's LSN seen changing).
+//! checkpoint's LSN seen changing), followed by the sampler ([`Follower`]).
 //!
 //! WAL or redo bytes and full-page images per update depend on how much
 //! has changed since the last checkpoint: two windows at different places
@@ -11,6 +11,9 @@
 //! window was.
 
 use serde::{Deserialize, Serialize};
+
+use crate::measure::clock::now_ns;
+use crate::workload::Shared;
 
 /// Where the measured window opens and closes in the checkpoint cycle.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +113,73 @@ impl Completions {
         self.last = Some(lsn);
         self.seen += u32::from(moved);
         moved
+    }
+}
+
+/// The checkpoint cycle as a sampler follows it: the checkpoints seen
+/// complete since its first read and, over whole cycles (`--window
+/// cycles:N`), the window ended at the Nth.
+pub struct Follower<'a> {
+    pub window: CycleWindow,
+    shared: &'a Shared,
+    completions: Completions,
+    /// The server lets dbio read its checkpoint (a role may not).
+    readable: bool,
+}
+
+impl<'a> Follower<'a> {
+    /// From the position read before the start, if one was.
+    pub fn new(window: CycleWindow, shared: &'a Shared, before: Option<&Position>) -> Follower<'a> {
+        let mut completions = Completions::default();
+        if let Some(p) = before {
+            completions.note(p.checkpoint_lsn);
+        }
+        Follower {
+            window,
+            shared,
+            completions,
+            readable: true,
+        }
+    }
+
+    /// Notes a snapshot's position and records in it the completions seen
+    /// so far (None: the server would not say, so stop asking).
+    pub fn note(&mut self, position: Option<&mut Position>) {
+        match position {
+            Some(p) => {
+                self.completions.note(p.checkpoint_lsn);
+                p.checkpoints_seen = self.completions.seen;
+            }
+            None => self.readable = false,
+        }
+    }
+
+    /// Whether reading the checkpoint's LSN is worth a query.
+    pub fn readable(&self) -> bool {
+        self.readable
+    }
+
+    /// Notes the checkpoint's LSN read between snapshots (None: it could
+    /// not be read); ends the window once the whole cycles asked for are done.
+    pub fn follow(&mut self, lsn: Option<f64>) {
+        match lsn {
+            Some(l) => {
+                self.completions.note(l);
+            }
+            None => self.readable = false,
+        }
+        if self
+            .window
+            .cycles()
+            .is_some_and(|n| self.completions.seen >= n)
+        {
+            self.shared.end_window(now_ns());
+        }
+    }
+
+    /// Fails the run (a checkpoint dbio asked for was refused).
+    pub fn fail(&self, why: String) {
+        self.shared.fail(why);
     }
 }
 

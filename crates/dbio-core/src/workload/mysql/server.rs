@@ -177,7 +177,9 @@ pub const STOCK: &crate::workload::db::departures::Stock = &[
 
 /// What dbio changes from a stock MariaDB: the [`settings`] it gives the
 /// server (none on an existing server).
-pub fn departures(settings: &[(String, String)]) -> Vec<crate::workload::db::departures::Departure> {
+pub fn departures(
+    settings: &[(String, String)],
+) -> Vec<crate::workload::db::departures::Departure> {
     let norm: Vec<(String, String)> = settings
         .iter()
         .map(|(k, v)| (k.replace('-', "_"), v.clone()))
@@ -391,13 +393,26 @@ mod tests {
     fn every_setting_dbio_gives_has_its_stock_default() {
         let s = settings(16384, "O_DIRECT", 64 << 20, 4, &[]);
         for (name, _) in &s {
-            assert!(STOCK.iter().any(|(n, _)| n == name), "{name} has no stock default");
+            assert!(
+                STOCK.iter().any(|(n, _)| n == name),
+                "{name} has no stock default"
+            );
         }
         let d: Vec<String> = departures(&s).into_iter().map(|d| d.name).collect();
-        for want in ["skip_networking", "innodb_buffer_pool_size", "innodb_log_file_size", "performance_schema"] {
+        for want in [
+            "skip_networking",
+            "innodb_buffer_pool_size",
+            "innodb_log_file_size",
+            "performance_schema",
+        ] {
             assert!(d.iter().any(|n| n == want), "{want} missing from {d:?}");
         }
-        for same in ["innodb_page_size", "innodb_doublewrite", "innodb_flush_method", "innodb_flush_log_at_trx_commit"] {
+        for same in [
+            "innodb_page_size",
+            "innodb_doublewrite",
+            "innodb_flush_method",
+            "innodb_flush_log_at_trx_commit",
+        ] {
             assert!(!d.iter().any(|n| n == same), "{same} is the default: {d:?}");
         }
         let set = departures(&[("innodb-io-capacity".into(), "2000".into())]);

@@ -29,7 +29,7 @@ use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
-use crate::workload::db::cycle::{Completions, CycleWindow};
+use crate::workload::db::cycle::Follower;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
@@ -264,7 +264,11 @@ impl Workload for Pg<'_> {
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                     flushed_at_edge: &self.flushed_at_edge,
                     sessions: self.pg.slob.sessions(),
-                    cycle: Cycle::new(self.pg.server.window, self.shared, before.as_ref()),
+                    cycle: Follower::new(
+                        self.pg.server.window,
+                        self.shared,
+                        before.as_ref().and_then(|b| b.2.as_ref()),
+                    ),
                 };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
@@ -355,65 +359,7 @@ struct PgMonitor<'a> {
     app: &'a str,
     flushed_at_edge: &'a AtomicU32,
     sessions: u32,
-    cycle: Cycle<'a>,
-}
-
-/// The checkpoint cycle as the sampler follows it: the checkpoints it has
-/// seen complete (`pg_control_checkpoint()`'s LSN moving), and, over whole
-/// cycles (`--window cycles:N`), the window ended at the Nth.
-struct Cycle<'a> {
-    window: CycleWindow,
-    shared: &'a Shared,
-    completions: Completions,
-    /// The server lets dbio read the checkpoint (a role may not).
-    readable: bool,
-}
-
-impl<'a> Cycle<'a> {
-    fn new(window: CycleWindow, shared: &'a Shared, before: Option<&Snapshot>) -> Cycle<'a> {
-        let mut completions = Completions::default();
-        if let Some(p) = before.and_then(|b| b.2.as_ref()) {
-            completions.note(p.checkpoint_lsn);
-        }
-        Cycle {
-            window,
-            shared,
-            completions,
-            readable: true,
-        }
-    }
-
-    /// Notes the checkpoint in `snap` and records the completions seen so
-    /// far in it.
-    fn note(&mut self, snap: &mut Snapshot) {
-        match snap.2.as_mut() {
-            Some(p) => {
-                self.completions.note(p.checkpoint_lsn);
-                p.checkpoints_seen = self.completions.seen;
-            }
-            None => self.readable = false,
-        }
-    }
-
-    /// Reads the checkpoint's LSN; ends the window once whole cycles are done.
-    fn follow(&mut self, client: &mut Client) {
-        if !self.readable {
-            return;
-        }
-        match client.query_one(CHECKPOINT_LSN, &[]) {
-            Ok(r) => {
-                self.completions.note(r.get(0));
-            }
-            Err(_) => self.readable = false,
-        }
-        if self
-            .window
-            .cycles()
-            .is_some_and(|n| self.completions.seen >= n)
-        {
-            self.shared.end_window(now_ns());
-        }
-    }
+    cycle: Follower<'a>,
 }
 
 /// The last checkpoint's LSN, as a number.
@@ -443,12 +389,15 @@ impl Monitor for PgMonitor<'_> {
                 db_message(&e)
             ))
         })?;
-        self.cycle.note(&mut snap);
+        self.cycle.note(snap.2.as_mut());
         Ok(snap)
     }
 
     fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {
-        self.cycle.follow(&mut self.client);
+        if self.cycle.readable() {
+            let lsn = self.client.query_one(CHECKPOINT_LSN, &[]);
+            self.cycle.follow(lsn.ok().map(|r| r.get(0)));
+        }
         let rows = self
             .client
             .query(self.ash, &[&self.db, &self.app])
@@ -494,7 +443,7 @@ impl Monitor for PgMonitor<'_> {
         if self.cycle.window.starts_at_checkpoint()
             && let Err(e) = checkpoint(&mut self.client)
         {
-            self.cycle.shared.fail(e.0);
+            self.cycle.fail(e.0);
         }
     }
 
