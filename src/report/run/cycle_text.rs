@@ -10,8 +10,18 @@ use crate::workload::db::departures::Departure;
 
 /// `ckpt cycle  window any; at open 12.0 MiB WAL, 840 transactions, 31 s
 /// since the last checkpoint; 1 begun, 1 completed inside; 0.42 full-page
-/// images per updated row`. `log` names the log (WAL, redo).
+/// images per updated row`. `log` names the log (WAL, redo). Nothing when
+/// the server said nothing about its checkpoints.
 pub fn line(o: &mut String, c: &CheckpointCycle, log: &str) {
+    let known = [
+        c.open_log_bytes_since,
+        c.checkpoints_begun,
+        c.checkpoints_completed,
+        c.first_change_share,
+    ];
+    if known.iter().all(Option::is_none) {
+        return;
+    }
     let mut since = Vec::new();
     if let Some(b) = c.open_log_bytes_since {
         since.push(format!("{} {log}", fmt_size(b.max(0.0) as u64)));

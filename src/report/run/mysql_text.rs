@@ -59,8 +59,12 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
     if let Some(c) = &s.checkpoint_cycle {
-        o.push('\n');
-        super::cycle_text::line(&mut o, c, "redo");
+        let mut line = String::new();
+        super::cycle_text::line(&mut line, c, "redo");
+        if !line.is_empty() {
+            o.push('\n');
+            o.push_str(&line);
+        }
     }
     if !s.ps_waits.is_empty() {
         let _ = writeln!(
