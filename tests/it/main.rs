@@ -42,6 +42,7 @@ mod mpi_plan;
 #[cfg(feature = "mpi")]
 mod mpi_region;
 mod mysql;
+mod mysql_cycle;
 mod mysql_paths;
 mod mysql_url;
 mod non_utf8_paths;
@@ -126,6 +127,7 @@ fn main() {
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),
+        mysql_cycle::tests(),
         mysql_paths::tests(),
         mysql_url::tests(),
         non_utf8_paths::tests(),
