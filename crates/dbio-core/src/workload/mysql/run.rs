@@ -306,7 +306,7 @@ fn wait_for_checkpoint(c: &mut Conn, own: bool, give_up: &dyn Fn() -> bool) -> R
         c.query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")
             .map_err(|e| Refused(format!("asking InnoDB to flush before the window: {e}")))?;
     }
-    let waited = checkpoint_seen(c, give_up);
+    let waited = checkpoint_seen(c, restore.is_some(), give_up);
     if let Some(pct) = restore {
         c.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"))
             .map_err(|e| Refused(format!("restoring innodb_max_dirty_pages_pct: {e}")))?;
@@ -314,8 +314,9 @@ fn wait_for_checkpoint(c: &mut Conn, own: bool, give_up: &dyn Fn() -> bool) -> R
     waited
 }
 
-/// Polls until the checkpoint's LSN moves or its age is a checkpoint's own.
-fn checkpoint_seen(c: &mut Conn, give_up: &dyn Fn() -> bool) -> Result<(), Refused> {
+/// Polls until the checkpoint's age is a checkpoint's own, or (`flushed`
+/// false: dbio could not ask for a flush) the checkpoint's LSN has moved.
+fn checkpoint_seen(c: &mut Conn, flushed: bool, give_up: &dyn Fn() -> bool) -> Result<(), Refused> {
     let read = |c: &mut Conn| {
         Snapshot::read(c)
             .ok()
@@ -326,7 +327,8 @@ fn checkpoint_seen(c: &mut Conn, give_up: &dyn Fn() -> bool) -> Result<(), Refus
     let t0 = Instant::now();
     loop {
         let now = read(c)?;
-        if now.checkpoint_lsn != first.checkpoint_lsn || now.log_bytes_since <= JUST_CHECKPOINTED {
+        let moved = !flushed && now.checkpoint_lsn != first.checkpoint_lsn;
+        if moved || now.log_bytes_since <= JUST_CHECKPOINTED {
             return Ok(());
         }
         if t0.elapsed() > CHECKPOINT_WAIT || give_up() {
