@@ -370,10 +370,27 @@ const CHECKPOINT_LSN: &str =
 /// (`--window after-checkpoint`, `cycles:N`), so the window opens at the
 /// start of a cycle.
 fn checkpoint(client: &mut Client) -> Result<(), Refused> {
+    let requested = |c: &mut Client| -> Option<i64> {
+        c.query_one(CHECKPOINTS_REQUESTED, &[])
+            .ok()
+            .map(|r| r.get(0))
+    };
+    let before = requested(client);
     client
         .batch_execute("CHECKPOINT")
-        .map_err(|e| Refused(format!("CHECKPOINT before the window: {}", db_message(&e))))
+        .map_err(|e| Refused(format!("CHECKPOINT before the window: {}", db_message(&e))))?;
+    // The checkpointer counts it just after waking dbio: wait for that, so
+    // that the window's first snapshot holds it (a second at most).
+    let t0 = Instant::now();
+    while before.is_some() && requested(client) <= before && t0.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
 }
+
+/// Checkpoints requested so far (15's and 16's view; 17 moved it to
+/// pg_stat_checkpointer, where this reads nothing and dbio does not wait).
+const CHECKPOINTS_REQUESTED: &str = "SELECT checkpoints_req FROM pg_stat_bgwriter";
 
 /// How long the sampler waits at the window's edge for the sessions'
 /// flushes: past a second the first to flush may send again.
