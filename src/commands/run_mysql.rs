@@ -93,6 +93,7 @@ impl Arm for MysqlConfig {
             instance_reused: true,
             setup: Setup::new(applied, None, load),
             page_size,
+            window: my.server.window,
         };
         Ok(Ran {
             facts,
@@ -152,9 +153,11 @@ impl Arm for MysqlConfig {
             data_dir: srv.paths.data.display().to_string(),
             redo_dir: srv.paths.redo.display().to_string(),
             instance_reused: srv.reused,
-            setup: Setup::new(applied, srv.cgroup.as_ref(), load),
+            setup: Setup::new(applied, srv.cgroup.as_ref(), load)
+                .with_departures(server::departures(&settings)),
             page_size: my.page_size,
             direct: my.flush_method == "O_DIRECT",
+            window: my.server.window,
         };
         Ok(Ran {
             facts,

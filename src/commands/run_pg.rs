@@ -47,7 +47,12 @@ impl Arm for PgConfig {
             data_dir,
             wal_dir,
             cluster_reused: true,
-            setup: Setup::new(settings, None, load),
+            setup: Setup::new(settings, None, load).with_departures(server::departures(
+                &[],
+                false,
+                self.autovacuum,
+            )),
+            window: self.server.window,
         };
         Ok(Ran {
             facts,
@@ -96,7 +101,9 @@ impl Arm for PgConfig {
             data_dir: srv.paths.data.display().to_string(),
             wal_dir: srv.paths.wal.display().to_string(),
             cluster_reused: srv.reused,
-            setup: Setup::new(applied, srv.cgroup.as_ref(), load),
+            setup: Setup::new(applied, srv.cgroup.as_ref(), load)
+                .with_departures(server::departures(&settings, true, self.autovacuum)),
+            window: self.server.window,
         };
         Ok(Ran {
             facts,
@@ -134,6 +141,7 @@ fn load(
         pg.slob.scale_blocks,
         ctx.opts.interrupt,
     )?;
+    data::set_autovacuum(ep, pg.slob.schemas, pg.autovacuum)?;
     Ok((load, applied_settings(ep)?))
 }
 

@@ -15,6 +15,7 @@ use crate::samplers::telemetry::TelemetrySummary;
 use crate::workload::db::DbPart;
 use crate::workload::db::cgroup::MemCgroup;
 use crate::workload::db::data::LoadReport;
+use crate::workload::db::departures::Departure;
 
 /// The server's settings, its memory limit and the data, as every server's
 /// summary shows them (flattened into it after the server's own fields).
@@ -27,6 +28,10 @@ pub struct Setup {
     pub memory_limit_bytes: Option<u64>,
     pub cgroup: Option<String>,
     pub load: LoadReport,
+    /// What dbio changed from the stock server's defaults (from the
+    /// settings it gave the server; empty in runs stored before the list).
+    #[serde(default)]
+    pub departures: Vec<Departure>,
 }
 
 impl Setup {
@@ -40,7 +45,14 @@ impl Setup {
             memory_limit_bytes: cgroup.map(|c| c.limit_bytes),
             cgroup: cgroup.map(|c| format!("{} ({})", c.path.display(), c.version)),
             load,
+            departures: Vec::new(),
         }
+    }
+
+    /// With the list of what dbio changed from the server's defaults.
+    pub fn with_departures(mut self, departures: Vec<Departure>) -> Setup {
+        self.departures = departures;
+        self
     }
 }
 

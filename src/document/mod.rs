@@ -9,6 +9,7 @@
 //! (a stored document back into these types).
 
 pub mod awr;
+pub mod cycle;
 pub mod db;
 pub mod mpi;
 pub mod mysql;

@@ -3,15 +3,17 @@
 //! operations and sampled session states (`db::DbOps`), the `SHOW GLOBAL
 //! STATUS` deltas over the window by their own names, the load profile in
 //! InnoDB's words, and InnoDB's reads beside the device's (under O_DIRECT
-//! they are the same reads: whether they agree within 10%). Rendered by
-//! `mysql_text`.
+//! they are the same reads: whether they agree within 10%), and where the
+//! window sat in InnoDB's checkpoint cycle. Rendered by `mysql_text`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cycle::CheckpointCycle;
 use super::db::{DbOps, DeviceReads, ProfileLine, Setup, profile};
 use crate::samplers::telemetry::TelemetrySummary;
+use crate::workload::db::cycle::CycleWindow;
 use crate::workload::mysql::run::{ASH_HZ, MysqlPart};
 use crate::workload::mysql::stats::{WaitDelta, delta, wait_deltas};
 
@@ -35,6 +37,10 @@ pub struct MysqlSummary {
     pub ops: DbOps,
     /// SHOW GLOBAL STATUS over the window, by name; absent when unreadable.
     pub server: Option<BTreeMap<String, f64>>,
+    /// Where the window sat in InnoDB's checkpoint cycle (absent in runs
+    /// stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_cycle: Option<CheckpointCycle>,
     pub load_profile: Vec<ProfileLine>,
     /// performance_schema's wait events over the window (file I/O,
     /// mutexes, rw-locks), longest total time first; empty when it is off.
@@ -71,6 +77,8 @@ pub struct ServerFacts {
     pub page_size: u32,
     /// innodb_flush_method is O_DIRECT.
     pub direct: bool,
+    /// `--window`.
+    pub window: CycleWindow,
 }
 
 impl MysqlSummary {
@@ -83,6 +91,10 @@ impl MysqlSummary {
     ) -> MysqlSummary {
         let (ops, edges) = DbOps::new(parts, facts.page_size, measured_s, client_cpu_s, ASH_HZ);
         let server = edges.as_ref().map(|(a, b, _)| delta(a, b));
+        // InnoDB counts no checkpoints and logs no page images.
+        let checkpoint_cycle = edges.as_ref().map(|(a, b, _)| {
+            CheckpointCycle::between(facts.window, a.position.as_ref(), b.position.as_ref(), None)
+        });
         let ps_waits = edges
             .as_ref()
             .map(|(a, b, _)| wait_deltas(a, b))
@@ -149,6 +161,7 @@ impl MysqlSummary {
             setup: facts.setup,
             ops,
             server,
+            checkpoint_cycle,
             load_profile,
             ps_waits,
             physical_reads,

@@ -5,13 +5,15 @@
 //! transaction, top wait events from the sampled sessions (and the
 //! server's background processes'), pg_stat_io by backend type (16+), and
 //! physical reads three ways (PostgreSQL's, the device's, and what the page
-//! cache absorbed between them; pg_stat_io's too on 16+). Rendered by
-//! `pg_text`.
+//! cache absorbed between them; pg_stat_io's too on 16+), and where the
+//! window sat in the checkpoint cycle. Rendered by `pg_text`.
 
 use serde::{Deserialize, Serialize};
 
+use super::cycle::CheckpointCycle;
 use super::db::{DbOps, DeviceReads, ProfileLine, Setup, profile};
 use crate::samplers::telemetry::TelemetrySummary;
+use crate::workload::db::cycle::CycleWindow;
 use crate::workload::pg::run::PgPart;
 use crate::workload::pg::stats::Delta;
 
@@ -33,6 +35,10 @@ pub struct PgSummary {
     pub ops: DbOps,
     /// The server's counters over the window; absent when they could not be read.
     pub server: Option<Delta>,
+    /// Where the window sat in the checkpoint cycle (absent in runs stored
+    /// before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_cycle: Option<CheckpointCycle>,
     pub load_profile: Vec<ProfileLine>,
     pub physical_reads: PhysicalReads,
 }
@@ -63,6 +69,8 @@ pub struct ServerFacts {
     pub wal_dir: String,
     pub cluster_reused: bool,
     pub setup: Setup,
+    /// `--window`.
+    pub window: CycleWindow,
 }
 
 impl PgSummary {
@@ -82,6 +90,15 @@ impl PgSummary {
         );
         let secs = measured_s.max(1e-9);
         let server = edges.as_ref().map(|(a, b, _)| Delta::between(a, b));
+        let checkpoint_cycle = edges.as_ref().zip(server.as_ref()).map(|((a, b, _), d)| {
+            CheckpointCycle::between(
+                facts.window,
+                a.2.as_ref(),
+                b.2.as_ref(),
+                Some(d.checkpoints_timed + d.checkpoints_req),
+            )
+            .with_first_changes(d.wal_fpi, d.tup_updated)
+        });
         let mut load_profile = Vec::new();
         if let Some(d) = &server {
             load_profile = profile(
@@ -129,6 +146,7 @@ impl PgSummary {
             setup: facts.setup,
             ops,
             server,
+            checkpoint_cycle,
             load_profile,
             physical_reads,
         }

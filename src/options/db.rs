@@ -200,7 +200,17 @@ pub fn resolve(
     let length = length(work_loop, sessions, a.time, a.ramp)?;
     let (rate_iops, arrival) = a.pacing(sessions, Paced::Transactions, slob.think.is_some())?;
     let size = slob.scale_blocks * u64::from(slob.schemas) * u64::from(page);
+    let window = a.window.unwrap_or_default();
+    if let Some(n) = window.cycles()
+        && work_loop.is_some()
+    {
+        return Err(format!(
+            "--window cycles:{n} ends the window when the checkpoints complete; give --time (the longest it may run) instead of --work-loop"
+        )
+        .into());
+    }
     let server = ServerConfig {
+        window,
         bin: server.bin,
         set: server.set,
         memory_bytes: server.memory,

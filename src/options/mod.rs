@@ -214,6 +214,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_ramp, conflicts_with = "ops")]
     pub ramp: Option<f64>,
 
+    /// Where the window sits in the server's checkpoint cycle (pg, mysql): any (where the ramp ends), after-checkpoint (right after a checkpoint completes), or cycles:N (from a checkpoint until N more complete, --time the longest) [default: any].
+    #[arg(long, value_name = "WHERE", value_parser = crate::workload::db::cycle::CycleWindow::parse)]
+    pub window: Option<crate::workload::db::cycle::CycleWindow>,
+
     /// Issue exactly this many I/O requests in total over all sessions, then stop.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub ops: Option<u64>,
@@ -535,6 +539,11 @@ impl RunArgs {
 
     /// The servers' options refused with a workload that starts no server.
     fn refuse_server_options(&self) -> Result<(), Refused> {
+        if self.window.is_some() {
+            return Err(
+                "--window places the window in a server's checkpoint cycle: it applies to --workload pg and mysql; drop --window".into(),
+            );
+        }
         if let Some(opt) = self.mysql.first_given() {
             return Err(format!(
                 "{opt} applies to --workload mysql; add --workload mysql or drop {opt}"

@@ -44,6 +44,10 @@ pub struct PgArgs {
     #[arg(long, value_name = "SIZE", value_parser = crate::units::parse_size)]
     pub pg_memory: Option<u64>,
 
+    /// Autovacuum on dbio's tables: on (the stock server's default) or off (no background vacuum in the window).
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub pg_autovacuum: Option<bool>,
+
     /// Use this existing server instead of starting one (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir): dbio works in a schema dbio of its own there and changes no settings.
     #[arg(long, value_name = "URL")]
     pub pg_url: Option<String>,
@@ -63,7 +67,21 @@ impl PgArgs {
 
     /// The first pg option given, for refusing them with other workloads.
     pub fn first_given(&self) -> Option<&'static str> {
-        self.clone().server().first_given()
+        match self.pg_autovacuum {
+            Some(_) => Some("--pg-autovacuum"),
+            None => self.clone().server().first_given(),
+        }
+    }
+}
+
+/// `on` or `off` (`--pg-autovacuum`).
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!(
+            "{s:?} is neither on nor off (the stock server's default is on)"
+        )),
     }
 }
 
@@ -97,10 +115,12 @@ impl RunArgs {
             )
             .into());
         }
+        let autovacuum = self.pg.pg_autovacuum.unwrap_or(true);
         resolve(self, server, &PG, (PAGE, 1), |slob, wal_dir, server| {
             WorkloadConfig::Pg(PgConfig {
                 slob,
                 wal_dir,
+                autovacuum,
                 server,
             })
         })

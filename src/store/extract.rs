@@ -307,7 +307,31 @@ fn pg_metrics(r: &Report, p: &PgSummary, out: &mut Vec<(String, f64)>) {
     if let WorkloadConfig::Pg(pg) = &r.config.workload {
         out.push((v::UPDATE_PCT.into(), f64::from(pg.slob.update_pct)));
     }
+    if let Some(c) = &p.checkpoint_cycle {
+        cycle_metrics(c, "pg", out);
+    }
     out.push((v::BLOCK_SIZE.into(), f64::from(r.config.block_size)));
+}
+
+/// Where the window sat in the checkpoint cycle, as `PREFIX.cycle.*`: the
+/// log bytes and write transactions since the last checkpoint at the
+/// window's opening, checkpoints completed inside it, and full-page images
+/// per updated row (each where the server said).
+fn cycle_metrics(
+    c: &crate::document::cycle::CheckpointCycle,
+    prefix: &str,
+    out: &mut Vec<(String, f64)>,
+) {
+    for (name, x) in [
+        ("open_log_bytes_since", c.open_log_bytes_since),
+        ("open_transactions_since", c.open_transactions_since),
+        ("checkpoints_completed", c.checkpoints_completed),
+        ("first_change_share", c.first_change_share),
+    ] {
+        if let Some(x) = x {
+            out.push((format!("{prefix}.cycle.{name}"), x));
+        }
+    }
 }
 
 /// What every database server's section has: executes per second, the
@@ -348,6 +372,9 @@ fn mysql_metrics(r: &Report, p: &MysqlSummary, out: &mut Vec<(String, f64)>) {
     use crate::vocab as v;
     if let WorkloadConfig::Mysql(mysql) = &r.config.workload {
         out.push((v::UPDATE_PCT.into(), f64::from(mysql.slob.update_pct)));
+    }
+    if let Some(c) = &p.checkpoint_cycle {
+        cycle_metrics(c, "mysql", out);
     }
     out.push((v::BLOCK_SIZE.into(), page));
     if let Some(status) = &p.server {

@@ -43,6 +43,7 @@ mod mpi_plan;
 #[cfg(feature = "mpi")]
 mod mpi_region;
 mod mysql;
+mod mysql_cycle;
 mod mysql_paths;
 mod mysql_url;
 mod non_utf8_paths;
@@ -50,6 +51,7 @@ mod open_loop;
 mod open_loop_ops;
 mod output_file;
 mod pg;
+mod pg_cycle;
 mod pg_plans;
 mod pg_trust;
 mod plan_examples;
@@ -129,6 +131,7 @@ fn main() {
         #[cfg(not(feature = "mpi"))]
         mpi_off::tests(),
         mysql::tests(),
+        mysql_cycle::tests(),
         mysql_paths::tests(),
         mysql_url::tests(),
         non_utf8_paths::tests(),
@@ -136,6 +139,7 @@ fn main() {
         open_loop_ops::tests(),
         output_file::tests(),
         pg::tests(),
+        pg_cycle::tests(),
         pg_plans::tests(),
         pg_trust::tests(),
         plan_examples::tests(),

@@ -56,7 +56,7 @@ fn server_pid(d: &ServerDir) -> i32 {
 }
 
 /// No server process, socket or pid file of `d`'s instance.
-fn assert_nothing_left(d: &ServerDir) {
+pub(crate) fn assert_nothing_left(d: &ServerDir) {
     assert_eq!(processes_left(&d.base), Vec::<i32>::new(), "mariadbd left");
     assert!(!d.socket().exists(), "socket left");
     assert!(

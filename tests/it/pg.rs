@@ -77,7 +77,7 @@ fn postgres_uid() -> String {
 }
 
 /// No server process, shared memory, socket or pid file of `d`'s cluster.
-fn assert_nothing_left(d: &ServerDir) {
+pub(crate) fn assert_nothing_left(d: &ServerDir) {
     // The postmaster's children may take a moment to go after it exits.
     assert_eq!(
         processes_left(&d.base),
@@ -100,7 +100,7 @@ fn assert_nothing_left(d: &ServerDir) {
     );
 }
 
-fn f(v: &Value, path: &str) -> f64 {
+pub(crate) fn f(v: &Value, path: &str) -> f64 {
     path.split('.')
         .fold(v, |v, k| &v[k])
         .as_f64()
@@ -435,7 +435,7 @@ fn scans_hot_schema_and_think_time_keep_the_mix_exact() {
 
 /// A PostgreSQL server the test starts itself (for --pg-url), on a unix
 /// socket only; stopped and removed when dropped.
-struct OtherServer {
+pub(crate) struct OtherServer {
     dir: tempfile::TempDir,
 }
 
@@ -458,7 +458,7 @@ impl OtherServer {
         c
     }
 
-    fn start() -> OtherServer {
+    pub(crate) fn start() -> OtherServer {
         let dir = tempfile::Builder::new()
             .prefix("dbio-pgurl-")
             .tempdir_in("/dev/shm")
@@ -502,14 +502,14 @@ impl OtherServer {
         self.dir.path().join("data")
     }
 
-    fn url(&self, db: &str) -> String {
+    pub(crate) fn url(&self, db: &str) -> String {
         format!(
             "postgresql:///{db}?host={}&user=postgres",
             self.dir.path().display()
         )
     }
 
-    fn client(&self, db: &str) -> postgres::Client {
+    pub(crate) fn client(&self, db: &str) -> postgres::Client {
         postgres::Client::connect(&self.url(db), postgres::NoTls).unwrap()
     }
 
@@ -787,7 +787,7 @@ fn newer_servers_counters_read_through_stand_in_views() {
     let s16 = read(&mut c, 160_000);
     let names: Vec<&str> = s16.1.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["checkpointer", "client backend"]);
-    let d = Delta::between(&Snapshot(s16.0.clone(), Vec::new()), &s16);
+    let d = Delta::between(&Snapshot(s16.0.clone(), Vec::new(), None), &s16);
     assert_eq!(
         (d.io[1].reads, d.io[1].writes, d.io[1].fsyncs),
         (7.0, 11.0, 13.0)

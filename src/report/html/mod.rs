@@ -23,6 +23,7 @@ pub mod awr;
 pub mod charts;
 pub mod compare;
 pub mod curve;
+pub mod cycle;
 pub mod data;
 pub mod environment;
 pub mod open_loop;
@@ -329,6 +330,11 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
             "The share of each operation's requests in each latency bucket: up to the bucket's label, above the one before (powers of two, every bucket from the fastest request's to the slowest's; hover a bar for its bucket), from the run's exact histograms.",
         );
         p.html(&format!("<div class=\"charts\">{fig}</div>"));
+    }
+    let cycle = cycle::section(report.as_ref());
+    if !cycle.is_empty() {
+        p.section("cycle", "Checkpoint cycle and settings changed");
+        p.html(&cycle);
     }
     let steady = steady::section(report.as_ref());
     if !steady.is_empty() {

@@ -79,6 +79,7 @@ pub fn setup(o: &mut String, s: &Setup, rows: &str, shown: impl Fn(&str) -> bool
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let _ = writeln!(o, "settings {}", settings.join("  "));
+    super::cycle_text::departures(o, &s.departures);
     if let (Some(limit), Some(cg)) = (s.memory_limit_bytes, &s.cgroup) {
         let _ = writeln!(
             o,

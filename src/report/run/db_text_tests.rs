@@ -64,12 +64,14 @@ fn pg_report() -> Report {
     r.config.workload = WorkloadConfig::Pg(PgConfig {
         slob: slob(),
         wal_dir: None,
+        autovacuum: false,
         server: ServerConfig {
             bin: None,
             set: vec![("wal_compression".into(), "on".into())],
             memory_bytes: Some(256 << 20),
             url: None,
             url_redacted: None,
+            window: crate::workload::db::cycle::CycleWindow::Cycles(2),
         },
     });
     let a = pg_snapshot(vec![0.0; COLUMNS.len()]);
@@ -102,6 +104,7 @@ fn mysql_report() -> Report {
             memory_bytes: None,
             url: None,
             url_redacted: Some("mysql://bench:***@db1:3306/".into()),
+            window: Default::default(),
         },
     });
     let status = |k: f64| {
@@ -169,7 +172,7 @@ fn set_waits<S>(p: &mut DbPart<S>, w: BTreeMap<String, u64>) {
 }
 
 fn pg_snapshot(v: Vec<f64>) -> crate::workload::pg::stats::Snapshot {
-    crate::workload::pg::stats::Snapshot(v, Vec::new())
+    crate::workload::pg::stats::Snapshot(v, Vec::new(), None)
 }
 
 fn pg_facts() -> crate::document::pg::ServerFacts {
@@ -188,7 +191,13 @@ fn pg_facts() -> crate::document::pg::ServerFacts {
             memory_limit_bytes: Some(256 << 20),
             cgroup: Some("/sys/fs/cgroup/memory/dbio-pg-1 (v1)".into()),
             load: load(),
+            departures: crate::workload::pg::server::departures(
+                &[("wal_compression".into(), "on".into())],
+                true,
+                false,
+            ),
         },
+        window: crate::workload::db::cycle::CycleWindow::Cycles(2),
     }
 }
 
@@ -208,6 +217,7 @@ fn mysql_snapshots(
                 (100.0, 1e9),
             )]
             .into(),
+            position: None,
         },
         Snapshot {
             status: b,
@@ -216,6 +226,7 @@ fn mysql_snapshots(
                 (400.0, 5e9),
             )]
             .into(),
+            position: None,
         },
     )
 }
@@ -235,9 +246,11 @@ fn mysql_facts() -> crate::document::mysql::ServerFacts {
             memory_limit_bytes: None,
             cgroup: None,
             load: load(),
+            departures: Vec::new(),
         },
         page_size: 16384,
         direct: true,
+        window: Default::default(),
     }
 }
 
@@ -294,8 +307,8 @@ fn pg_16_text_shows_io_by_backend_and_background_events() {
         ]
     };
     assert!(io(1.0).iter().all(|(_, v)| v.len() == IO_COLUMNS.len()));
-    let a = Snapshot(vec![0.0; COLUMNS.len()], io(1.0));
-    let b = Snapshot(vec![10.0; COLUMNS.len()], io(3.0));
+    let a = Snapshot(vec![0.0; COLUMNS.len()], io(1.0), None);
+    let b = Snapshot(vec![10.0; COLUMNS.len()], io(3.0), None);
     let mut parts = parts((a, b));
     let sampler = parts.last_mut().unwrap();
     sampler

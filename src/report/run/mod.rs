@@ -5,6 +5,7 @@
 //! `steady_text.rs` (a steady-state run's verdict, window and rounds).
 
 pub mod awr_text;
+mod cycle_text;
 mod db_text;
 mod mysql_text;
 mod open_loop_text;

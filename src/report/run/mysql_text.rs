@@ -58,6 +58,14 @@ pub fn render(r: &Report, my: &MysqlConfig, s: &MysqlSummary) -> String {
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
+    if let Some(c) = &s.checkpoint_cycle {
+        let mut line = String::new();
+        super::cycle_text::line(&mut line, c, "redo");
+        if !line.is_empty() {
+            o.push('\n');
+            o.push_str(&line);
+        }
+    }
     ps_waits(&mut o, s);
     db_text::operations(&mut o, &s.ops);
     super::open_loop_text::section(&mut o, r);

@@ -2,7 +2,7 @@
 //! settings, the load, Load Profile per second and per transaction, Top
 //! Events from the sampled sessions and Background Events from the
 //! server's own processes, client-side latency (select, update, commit),
-//! WAL and checkpoints, I/O by backend type (pg_stat_io, 16+), physical
+//! WAL and checkpoints, where the window sat in the checkpoint cycle, I/O by backend type (pg_stat_io, 16+), physical
 //! reads three ways, then the host and device sections every run has.
 
 use std::fmt::Write;
@@ -48,6 +48,11 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
         |k| SHOWN.contains(&k),
         "the server's processes",
     );
+    let _ = writeln!(
+        o,
+        "vacuum   autovacuum {} on dbio's tables (--pg-autovacuum)",
+        if pg.autovacuum { "on" } else { "off" }
+    );
     db_text::status(&mut o, r);
     db_text::load_profile(&mut o, &s.load_profile, &s.ops, s.server.is_some());
     db_text::top_events(&mut o, &s.ops);
@@ -57,6 +62,9 @@ pub fn render(r: &Report, pg: &PgConfig, s: &PgSummary) -> String {
 
     if let Some(d) = &s.server {
         server_counters(&mut o, d);
+    }
+    if let Some(c) = &s.checkpoint_cycle {
+        super::cycle_text::line(&mut o, c, "WAL");
     }
     physical_reads(&mut o, r, s);
     db_text::telemetry(&mut o, r);

@@ -24,6 +24,72 @@ pub struct ServerConfig {
     pub url: Option<String>,
     /// The URL with its password masked, as reports show it.
     pub url_redacted: Option<String>,
+    /// `--window`: where the window sits in the checkpoint cycle.
+    #[serde(default)]
+    pub window: CycleWindow,
+}
+
+/// Where the measured window opens and closes in the checkpoint cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CycleWindow {
+    /// When the ramp ends, wherever the cycle is (the default).
+    #[default]
+    Any,
+    /// Right after a checkpoint completes (PostgreSQL: dbio's `CHECKPOINT`;
+    /// MariaDB: the next checkpoint InnoDB makes).
+    AfterCheckpoint,
+    /// Right after a checkpoint, closing once this many more have
+    /// completed: whole cycles (or at `--time`, the longest it may run).
+    Cycles(u32),
+}
+
+impl CycleWindow {
+    /// `any`, `after-checkpoint`, `cycles` (one) or `cycles:N`.
+    pub fn parse(s: &str) -> Result<CycleWindow, String> {
+        let bad = || {
+            format!(
+                "--window {s:?}: give any, after-checkpoint, or cycles:N (N whole checkpoint cycles, 1 to 1000)"
+            )
+        };
+        match s {
+            "any" => Ok(CycleWindow::Any),
+            "after-checkpoint" => Ok(CycleWindow::AfterCheckpoint),
+            "cycles" => Ok(CycleWindow::Cycles(1)),
+            _ => {
+                let n: u32 = s
+                    .strip_prefix("cycles:")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(bad)?;
+                match n {
+                    1..=1000 => Ok(CycleWindow::Cycles(n)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
+
+    /// The window opens right after a checkpoint.
+    pub fn starts_at_checkpoint(self) -> bool {
+        !matches!(self, CycleWindow::Any)
+    }
+
+    /// How many completed checkpoints close the window, if any do.
+    pub fn cycles(self) -> Option<u32> {
+        match self {
+            CycleWindow::Cycles(n) => Some(n),
+            CycleWindow::Any | CycleWindow::AfterCheckpoint => None,
+        }
+    }
+
+    /// The option's own words, as a report shows them.
+    pub fn words(self) -> String {
+        match self {
+            CycleWindow::Any => "any".into(),
+            CycleWindow::AfterCheckpoint => "after-checkpoint".into(),
+            CycleWindow::Cycles(n) => format!("cycles:{n}"),
+        }
+    }
 }
 
 /// The resolved settings of a pg run (part of the run's configuration).
@@ -34,7 +100,11 @@ pub struct PgConfig {
     pub slob: SlobConfig,
     /// Whether --redo-dir was given (WAL beside the data otherwise).
     pub wal_dir: Option<PathBuf>,
-    /// `--pg-bin`, `--pg-set`, `--pg-memory`, `--pg-url` (flattened).
+    /// `--pg-autovacuum`: autovacuum on dbio's tables (the stock server's
+    /// default, on; off in runs stored before the option).
+    #[serde(default)]
+    pub autovacuum: bool,
+    /// `--pg-bin`, `--pg-set`, `--pg-memory`, `--pg-url`, `--window` (flattened).
     #[serde(flatten)]
     pub server: ServerConfig,
 }

@@ -3,14 +3,18 @@
 //! cgroup bounding its page cache (`cgroup`), finding and ending its
 //! processes (`procs`), naming the OS error behind a failure (`cause`), a SLOB session's loop over any client (`session`),
 //! the sampler thread that reads the server's counters at the window's
-//! edges and samples its sessions' waits in between (`sampler`), and the
+//! edges and samples its sessions' waits in between (`sampler`), where the
+//! window sits in the checkpoint cycle and `--window` (`cycle`), the
+//! settings dbio changes from a stock server (`departures`), and the
 //! server-independent part of a server's start and stop (`server`). `pg/` and
 //! `mysql/` hold only what differs: their binaries, settings, data loading,
 //! statements and counters.
 
 pub mod cause;
 pub mod cgroup;
+pub mod cycle;
 pub mod data;
+pub mod departures;
 pub mod procs;
 pub mod sampler;
 pub mod server;

@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, Statement};
@@ -21,6 +22,7 @@ use super::stats::Snapshot;
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
+use crate::workload::db::cycle::Follower;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
@@ -110,14 +112,17 @@ impl<'a> Mysql<'a> {
         }
     }
 
-    fn setup(&self, t: u32) -> Result<Thread, mysql::Error> {
+    fn setup(&self, t: u32) -> Result<Thread, String> {
+        let e = |e: mysql::Error| e.to_string();
         let slob = &self.my.slob;
         if t < slob.sessions() {
-            let mut conn = Conn::new(self.work.clone())?;
+            let mut conn = Conn::new(self.work.clone()).map_err(e)?;
             let schema = t / slob.threads_per_schema;
-            let own = Stmts::prepare(&mut conn, &data::table(schema))?;
+            let own = Stmts::prepare(&mut conn, &data::table(schema)).map_err(e)?;
             let hot = match slob.hot_schema_every {
-                Some(_) if schema != 0 => Some(Stmts::prepare(&mut conn, &data::table(0))?),
+                Some(_) if schema != 0 => {
+                    Some(Stmts::prepare(&mut conn, &data::table(0)).map_err(e)?)
+                }
                 _ => None,
             };
             Ok(Thread::Session {
@@ -126,9 +131,16 @@ impl<'a> Mysql<'a> {
                 hot,
             })
         } else {
-            let mut conn = Conn::new(self.monitor.clone())?;
+            let mut conn = Conn::new(self.monitor.clone()).map_err(e)?;
             let before = match self.shared.ramp_ns {
-                0 => Some(Snapshot::read(&mut conn)?),
+                0 => {
+                    if self.my.server.window.starts_at_checkpoint() {
+                        let stop = || self.shared.stop.load(Relaxed);
+                        wait_for_checkpoint(&mut conn, self.my.server.url.is_none(), &stop)
+                            .map_err(|r| r.0)?;
+                    }
+                    Some(Snapshot::read(&mut conn).map_err(e)?)
+                }
                 _ => None,
             };
             Ok(Thread::Sampler {
@@ -178,9 +190,16 @@ impl Workload for Mysql<'_> {
                 session::run(&mut c, t, slob, self.cfg, self.page, self.shared, slot)
             }
             Thread::Sampler { conn, before } => {
+                let cycle = Follower::new(
+                    self.my.server.window,
+                    self.shared,
+                    before.as_ref().and_then(|b| b.position.as_ref()),
+                );
                 let mut m = MysqlMonitor {
                     conn: *conn,
                     page: self.page,
+                    cycle,
+                    own: self.my.server.url.is_none(),
                 };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
@@ -254,18 +273,92 @@ impl SlobClient for MysqlClient<'_> {
 }
 
 /// The sampler's view of MariaDB.
-struct MysqlMonitor {
+struct MysqlMonitor<'a> {
     conn: Conn,
     /// The server's page size, bytes.
     page: u32,
+    cycle: Follower<'a>,
+    /// dbio started the server (its settings are dbio's to change).
+    own: bool,
 }
 
-impl Monitor for MysqlMonitor {
+/// How long dbio waits for InnoDB's next checkpoint before the window
+/// (`--window after-checkpoint`, `cycles:N`).
+const CHECKPOINT_WAIT: Duration = Duration::from_secs(60);
+
+/// A checkpoint age this small is a checkpoint just made: its own record.
+const JUST_CHECKPOINTED: f64 = 512.0;
+
+/// Waits until InnoDB completes its next checkpoint or has nothing left to
+/// checkpoint. MariaDB has no statement for a checkpoint: on dbio's own
+/// server (`own`) the page cleaner is asked to flush every dirty page
+/// (`innodb_max_dirty_pages_pct` 0, then back to its value), after which
+/// InnoDB checkpoints; on an existing server dbio only waits.
+fn wait_for_checkpoint(c: &mut Conn, own: bool, give_up: &dyn Fn() -> bool) -> Result<(), Refused> {
+    let restore: Option<f64> = match own {
+        true => c
+            .query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+            .ok()
+            .flatten(),
+        false => None,
+    };
+    if restore.is_some() {
+        c.query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+            .map_err(|e| Refused(format!("asking InnoDB to flush before the window: {e}")))?;
+    }
+    let waited = checkpoint_seen(c, restore.is_some(), give_up);
+    if let Some(pct) = restore {
+        c.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"))
+            .map_err(|e| Refused(format!("restoring innodb_max_dirty_pages_pct: {e}")))?;
+    }
+    waited
+}
+
+/// Polls until the checkpoint's age is a checkpoint's own, or (`flushed`
+/// false: dbio could not ask for a flush) the checkpoint's LSN has moved.
+fn checkpoint_seen(c: &mut Conn, flushed: bool, give_up: &dyn Fn() -> bool) -> Result<(), Refused> {
+    let read = |c: &mut Conn| {
+        Snapshot::read(c)
+            .ok()
+            .and_then(|s| s.position)
+            .ok_or_else(|| Refused("the window opens after a checkpoint, but the server shows no Innodb_lsn_last_checkpoint in SHOW GLOBAL STATUS; use --window any".into()))
+    };
+    let first = read(c)?;
+    let t0 = Instant::now();
+    loop {
+        let now = read(c)?;
+        let moved = !flushed && now.checkpoint_lsn != first.checkpoint_lsn;
+        if moved || now.log_bytes_since <= JUST_CHECKPOINTED {
+            return Ok(());
+        }
+        if t0.elapsed() > CHECKPOINT_WAIT || give_up() {
+            return Err(Refused(format!(
+                "InnoDB made no checkpoint in {} s before the window (checkpoint age {} bytes); use --window any",
+                CHECKPOINT_WAIT.as_secs(),
+                now.log_bytes_since
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Monitor for MysqlMonitor<'_> {
     type Snapshot = Snapshot;
 
     fn snapshot(&mut self) -> Result<Snapshot, Refused> {
-        Snapshot::read(&mut self.conn)
-            .map_err(|e| Refused(format!("reading SHOW GLOBAL STATUS: {e}")))
+        let mut snap = Snapshot::read(&mut self.conn)
+            .map_err(|e| Refused(format!("reading SHOW GLOBAL STATUS: {e}")))?;
+        self.cycle.note(snap.position.as_mut());
+        Ok(snap)
+    }
+
+    /// After a ramp, a window placed in the cycle waits for a checkpoint.
+    fn window_opens(&mut self, give_up: &dyn Fn() -> bool) {
+        if self.cycle.window.starts_at_checkpoint()
+            && let Err(e) = wait_for_checkpoint(&mut self.conn, self.own, give_up)
+        {
+            self.cycle.fail(e.0);
+        }
     }
 
     fn activity(&self, first: &Snapshot, now: &Snapshot) -> Activity {
@@ -277,6 +370,10 @@ impl Monitor for MysqlMonitor {
     }
 
     fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {
+        if self.cycle.readable() {
+            let lsn = super::stats::checkpoint_lsn(&mut self.conn);
+            self.cycle.follow(lsn);
+        }
         let states: Vec<Option<String>> = self
             .conn
             .query(format!("SELECT STATE {SESSIONS}"))

@@ -157,6 +157,36 @@ pub fn settings(
     s
 }
 
+/// MariaDB 10.11's defaults of the settings [`settings`] gives it.
+pub const STOCK: &crate::workload::db::departures::Stock = &[
+    ("skip_networking", "0"),
+    ("skip_name_resolve", "0"),
+    ("innodb_page_size", "16384"),
+    ("innodb_buffer_pool_size", "134217728"),
+    ("innodb_flush_method", "O_DIRECT"),
+    ("innodb_flush_log_at_trx_commit", "1"),
+    ("innodb_doublewrite", "1"),
+    ("innodb_file_per_table", "1"),
+    ("innodb_log_file_size", "100663296"),
+    ("innodb_buffer_pool_load_at_startup", "1"),
+    ("innodb_buffer_pool_dump_at_shutdown", "1"),
+    ("max_connections", "151"),
+    ("performance_schema", "0"),
+    ("performance_schema_instrument", ""),
+];
+
+/// What dbio changes from a stock MariaDB: the [`settings`] it gives the
+/// server (none on an existing server).
+pub fn departures(
+    settings: &[(String, String)],
+) -> Vec<crate::workload::db::departures::Departure> {
+    let norm: Vec<(String, String)> = settings
+        .iter()
+        .map(|(k, v)| (k.replace('-', "_"), v.clone()))
+        .collect();
+    crate::workload::db::departures::departures(&norm, STOCK)
+}
+
 /// The smallest buffer pool dbio gives: 8 MiB, or what InnoDB needs for
 /// `page` (it refuses less: 6 MiB for 16k pages, 11 for 32k, 21 for 64k).
 pub(crate) fn min_buffer_pool(page: u32) -> u64 {
@@ -358,6 +388,37 @@ mod tests {
     use super::*;
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn every_setting_dbio_gives_has_its_stock_default() {
+        let s = settings(16384, "O_DIRECT", 64 << 20, 4, &[]);
+        for (name, _) in &s {
+            assert!(
+                STOCK.iter().any(|(n, _)| n == name),
+                "{name} has no stock default"
+            );
+        }
+        let d: Vec<String> = departures(&s).into_iter().map(|d| d.name).collect();
+        for want in [
+            "skip_networking",
+            "innodb_buffer_pool_size",
+            "innodb_log_file_size",
+            "performance_schema",
+        ] {
+            assert!(d.iter().any(|n| n == want), "{want} missing from {d:?}");
+        }
+        for same in [
+            "innodb_page_size",
+            "innodb_doublewrite",
+            "innodb_flush_method",
+            "innodb_flush_log_at_trx_commit",
+        ] {
+            assert!(!d.iter().any(|n| n == same), "{same} is the default: {d:?}");
+        }
+        let set = departures(&[("innodb-io-capacity".into(), "2000".into())]);
+        assert_eq!(set[0].name, "innodb_io_capacity");
+        assert_eq!(set[0].default, None);
+    }
 
     #[test]
     fn mysql_set_overrides_dbio_settings_and_keeps_networking_off() {

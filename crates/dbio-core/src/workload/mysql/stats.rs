@@ -1,12 +1,14 @@
 //! MariaDB's cumulative counters at one instant — `SHOW GLOBAL STATUS` by
 //! their own names, and performance_schema's wait summaries
 //! (`wait/io/file/innodb/*`, `wait/synch/*`: count and time per event) —
-//! and their difference over the measured window.
+//! and their difference over the measured window; and InnoDB's checkpoint
+//! age (its LSN now less its last checkpoint's).
 
 use std::collections::BTreeMap;
 
 use mysql::prelude::Queryable;
 
+use crate::workload::db::cycle::Position;
 use crate::workload::live::{Activity, LiveWait, Process, WriterIo};
 
 /// The counters kept, in InnoDB's (and the server's) own words.
@@ -56,6 +58,8 @@ const WAITS: &str = "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT \
 pub struct Snapshot {
     pub status: BTreeMap<String, f64>,
     pub waits: BTreeMap<String, (f64, f64)>,
+    /// Where InnoDB is in its checkpoint cycle, where it says.
+    pub position: Option<Position>,
 }
 
 impl Snapshot {
@@ -65,6 +69,7 @@ impl Snapshot {
         let rows: Vec<(String, String)> = c.query("SHOW GLOBAL STATUS")?;
         let waits: Vec<(String, u64, u64)> = c.query(WAITS).unwrap_or_default();
         Ok(Snapshot {
+            position: position_from_rows(&rows),
             status: status_from_rows(rows),
             waits: waits
                 .into_iter()
@@ -72,6 +77,37 @@ impl Snapshot {
                 .collect(),
         })
     }
+}
+
+/// InnoDB's redo since its last checkpoint (the checkpoint age: the LSN
+/// now less the checkpoint's), from `SHOW GLOBAL STATUS`; None where the
+/// server does not show both LSNs.
+fn position_from_rows(rows: &[(String, String)]) -> Option<Position> {
+    let get = |name: &str| {
+        rows.iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+    };
+    let (now, checkpoint) = (get(LSN_NOW)?, get(LSN_CHECKPOINT)?);
+    Some(Position {
+        log_bytes_since: now - checkpoint,
+        transactions_since: None,
+        seconds_since: None,
+        checkpoint_lsn: checkpoint,
+        checkpoints_seen: 0,
+    })
+}
+
+/// MariaDB's LSN now and at the last checkpoint (`SHOW GLOBAL STATUS`).
+pub const LSN_NOW: &str = "Innodb_lsn_current";
+pub const LSN_CHECKPOINT: &str = "Innodb_lsn_last_checkpoint";
+
+/// The last checkpoint's LSN alone (the sampler follows it between snapshots).
+pub fn checkpoint_lsn(c: &mut mysql::Conn) -> Option<f64> {
+    let row: Option<(String, String)> = c
+        .query_first(format!("SHOW GLOBAL STATUS LIKE '{LSN_CHECKPOINT}'"))
+        .ok()?;
+    row?.1.trim().parse().ok()
 }
 
 fn status_from_rows(rows: Vec<(String, String)>) -> BTreeMap<String, f64> {
@@ -164,7 +200,8 @@ mod tests {
     #[test]
     fn only_known_counters_and_their_differences() {
         let row = |k: &str, v: &str| (k.to_string(), v.to_string());
-        let snap = |rows| Snapshot {
+        let snap = |rows: Vec<(String, String)>| Snapshot {
+            position: position_from_rows(&rows),
             status: status_from_rows(rows),
             waits: BTreeMap::new(),
         };
@@ -185,6 +222,13 @@ mod tests {
         assert_eq!(d["Innodb_buffer_pool_reads"], 60.0);
         assert_eq!(d["Innodb_os_log_written"], 4096.0);
         assert!(!d.contains_key("Uptime"));
+        assert_eq!(a.position, None, "no LSNs, no position");
+        let at = snap(vec![
+            row("Innodb_lsn_current", "9000"),
+            row("Innodb_lsn_last_checkpoint", "8000"),
+        ]);
+        let p = at.position.unwrap();
+        assert_eq!((p.log_bytes_since, p.checkpoint_lsn), (1000.0, 8000.0));
         // Live: commits and redo; no page written counter in either, so none.
         let live = activity(&a, &b, 16384);
         assert_eq!(live.commits, Some(15.0));
@@ -201,6 +245,7 @@ mod tests {
     fn waits_in_the_window_longest_first() {
         let w = |v: &[(&str, f64, f64)]| Snapshot {
             status: BTreeMap::new(),
+            position: None,
             waits: v
                 .iter()
                 .map(|(e, n, ps)| (e.to_string(), (*n, *ps)))

@@ -3,7 +3,8 @@
 //! pad: a second row never fits), keys scattered over the pages (row `g`
 //! holds key `g × P mod SCALE` for a prime P, so a work unit of adjacent
 //! keys lands on pages far apart), a b-tree index on the key, vacuumed
-//! (hint bits, visibility map) and checkpointed. The tables load in
+//! (hint bits, visibility map) and checkpointed; autovacuum on them as
+//! `--pg-autovacuum` says, each run. The tables load in
 //! parallel, a connection each; the shape is recorded in `dbio_meta` and
 //! the tables are reused when it matches.
 
@@ -58,6 +59,21 @@ pub fn ensure(
         },
         interrupt,
     )
+}
+
+/// Turns autovacuum on or off for dbio's tables (`--pg-autovacuum`), loaded
+/// or reused: the stock server vacuums them, a run may ask it not to.
+pub fn set_autovacuum(server: &Endpoint, schemas: u32, on: bool) -> Result<(), ServerError> {
+    let mut c = server.connect()?;
+    let value = if on { "on" } else { "off" };
+    for i in 0..schemas {
+        let t = table(i);
+        c.batch_execute(&format!(
+            "ALTER TABLE {t} SET (autovacuum_enabled = {value})"
+        ))
+        .map_err(|e| err(&format!("set autovacuum {value} on {t}"), e))?;
+    }
+    Ok(())
 }
 
 /// SLOB's tables on PostgreSQL.

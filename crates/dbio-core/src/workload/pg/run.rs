@@ -29,6 +29,7 @@ use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
+use crate::workload::db::cycle::Follower;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
@@ -172,6 +173,9 @@ impl<'a> Pg<'a> {
             // connecting and preparing counted.
             let before = if self.shared.ramp_ns == 0 {
                 self.wait_for_sessions_prepared(sessions);
+                if self.pg.server.window.starts_at_checkpoint() {
+                    checkpoint(&mut client)?;
+                }
                 Some(Snapshot::read(&mut client, &sql).map_err(|e| db_message(&e))?)
             } else {
                 None
@@ -260,6 +264,11 @@ impl Workload for Pg<'_> {
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                     flushed_at_edge: &self.flushed_at_edge,
                     sessions: self.pg.slob.sessions(),
+                    cycle: Follower::new(
+                        self.pg.server.window,
+                        self.shared,
+                        before.as_ref().and_then(|b| b.2.as_ref()),
+                    ),
                 };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
@@ -350,7 +359,38 @@ struct PgMonitor<'a> {
     app: &'a str,
     flushed_at_edge: &'a AtomicU32,
     sessions: u32,
+    cycle: Follower<'a>,
 }
+
+/// The last checkpoint's LSN, as a number.
+const CHECKPOINT_LSN: &str =
+    "SELECT pg_wal_lsn_diff(checkpoint_lsn, '0/0')::float8 FROM pg_control_checkpoint()";
+
+/// Asks the server for a checkpoint and waits for it to complete
+/// (`--window after-checkpoint`, `cycles:N`), so the window opens at the
+/// start of a cycle.
+fn checkpoint(client: &mut Client) -> Result<(), Refused> {
+    let requested = |c: &mut Client| -> Option<i64> {
+        c.query_one(CHECKPOINTS_REQUESTED, &[])
+            .ok()
+            .map(|r| r.get(0))
+    };
+    let before = requested(client);
+    client
+        .batch_execute("CHECKPOINT")
+        .map_err(|e| Refused(format!("CHECKPOINT before the window: {}", db_message(&e))))?;
+    // The checkpointer counts it just after waking dbio: wait for that, so
+    // that the window's first snapshot holds it (a second at most).
+    let t0 = Instant::now();
+    while before.is_some() && requested(client) <= before && t0.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
+
+/// Checkpoints requested so far (15's and 16's view; 17 moved it to
+/// pg_stat_checkpointer, where this reads nothing and dbio does not wait).
+const CHECKPOINTS_REQUESTED: &str = "SELECT checkpoints_req FROM pg_stat_bgwriter";
 
 /// How long the sampler waits at the window's edge for the sessions'
 /// flushes: past a second the first to flush may send again.
@@ -360,15 +400,21 @@ impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
 
     fn snapshot(&mut self) -> Result<Snapshot, Refused> {
-        Snapshot::read(&mut self.client, &self.sql).map_err(|e| {
+        let mut snap = Snapshot::read(&mut self.client, &self.sql).map_err(|e| {
             Refused(format!(
                 "reading the server's statistics: {}",
                 db_message(&e)
             ))
-        })
+        })?;
+        self.cycle.note(snap.2.as_mut());
+        Ok(snap)
     }
 
     fn sample(&mut self, waits: &mut Waits) -> Result<(), Refused> {
+        if self.cycle.readable() {
+            let lsn = self.client.query_one(CHECKPOINT_LSN, &[]);
+            self.cycle.follow(lsn.ok().map(|r| r.get(0)));
+        }
         let rows = self
             .client
             .query(self.ash, &[&self.db, &self.app])
@@ -410,6 +456,11 @@ impl Monitor for PgMonitor<'_> {
             && !give_up()
         {
             std::thread::sleep(Duration::from_micros(200));
+        }
+        if self.cycle.window.starts_at_checkpoint()
+            && let Err(e) = checkpoint(&mut self.client)
+        {
+            self.cycle.fail(e.0);
         }
     }
 

@@ -187,6 +187,46 @@ pub fn settings(
     Ok(s)
 }
 
+/// PostgreSQL 15's defaults of the settings [`settings`] writes (the
+/// documented ones; `unix_socket_directories` as Debian builds it).
+pub const STOCK: &crate::workload::db::departures::Stock = &[
+    ("listen_addresses", "localhost"),
+    ("unix_socket_directories", "/var/run/postgresql"),
+    ("port", "5432"),
+    ("max_connections", "100"),
+    ("shared_buffers", "128MB"),
+    ("huge_pages", "try"),
+    ("synchronous_commit", "on"),
+    ("fsync", "on"),
+    ("full_page_writes", "on"),
+    ("track_io_timing", "off"),
+    ("track_wal_io_timing", "off"),
+    ("checkpoint_timeout", "5min"),
+    ("logging_collector", "off"),
+    ("log_checkpoints", "on"),
+    ("max_wal_size", "1GB"),
+    ("min_wal_size", "80MB"),
+    ("data_checksums", "off"),
+    ("autovacuum_enabled", "on"),
+];
+
+/// What dbio changes from a stock PostgreSQL: the `settings` it writes
+/// (none on an existing server), checksums when it made the cluster
+/// (`initdb --data-checksums`), and its tables' autovacuum.
+pub fn departures(
+    settings: &[(String, String)],
+    own_cluster: bool,
+    autovacuum: bool,
+) -> Vec<crate::workload::db::departures::Departure> {
+    let mut all = settings.to_vec();
+    if own_cluster {
+        all.push(("data_checksums".into(), "on".into()));
+    }
+    let on_off = if autovacuum { "on" } else { "off" };
+    all.push(("autovacuum_enabled".into(), on_off.into()));
+    crate::workload::db::departures::departures(&all, STOCK)
+}
+
 /// A running server dbio started; stopped when dropped.
 pub struct Server {
     pub bin: Binaries,
@@ -438,6 +478,40 @@ mod tests {
         assert_eq!(get("unix_socket_directories"), ["\"/srv/t/dbio-pg/run\""]);
         assert_eq!(get("max_connections"), ["14"]);
         assert_eq!(get("max_wal_size"), ["4096MB"]);
+    }
+
+    #[test]
+    fn every_setting_dbio_writes_has_its_stock_default() {
+        let p = Paths::new(Path::new("/srv/t"), None);
+        let wal = [
+            ("max_wal_size".to_string(), "4096MB".to_string()),
+            ("min_wal_size".to_string(), "256MB".to_string()),
+        ];
+        let s = settings(&p, 64 << 20, 4, &wal, &[]).unwrap();
+        for (name, _) in &s {
+            assert!(
+                STOCK.iter().any(|(n, _)| n == name),
+                "{name} has no stock default"
+            );
+        }
+        let names = |d: Vec<crate::workload::db::departures::Departure>| -> Vec<String> {
+            d.into_iter().map(|d| d.name).collect()
+        };
+        let d = names(departures(&s, true, false));
+        for want in [
+            "listen_addresses",
+            "shared_buffers",
+            "track_io_timing",
+            "data_checksums",
+            "autovacuum_enabled",
+        ] {
+            assert!(d.iter().any(|n| n == want), "{want} missing from {d:?}");
+        }
+        for same in ["port", "fsync", "synchronous_commit", "checkpoint_timeout"] {
+            assert!(!d.iter().any(|n| n == same), "{same} is the default: {d:?}");
+        }
+        let on = names(departures(&[], false, true));
+        assert!(on.is_empty(), "{on:?}");
     }
 
     #[test]

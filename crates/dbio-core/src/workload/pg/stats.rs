@@ -15,6 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::db::cycle::Position;
 use crate::workload::live::{Activity, WriterIo};
 
 /// The counters, by the (PostgreSQL 15) views' own column names.
@@ -109,6 +110,32 @@ pub struct Sql {
     pub database: String,
 }
 
+/// The last checkpoint as `pg_control_checkpoint()` records it, beside the
+/// WAL's insert position and the next transaction id now: WAL bytes and
+/// transaction ids since the checkpoint's start (its redo point, its
+/// `next_xid` as `epoch:xid`), its age, and its LSN.
+pub const POSITION: &str = "SELECT \
+     pg_wal_lsn_diff(pg_current_wal_lsn(), c.redo_lsn)::float8, \
+     (pg_snapshot_xmax(pg_current_snapshot())::text::numeric \
+      - split_part(c.next_xid, ':', 1)::numeric * 4294967296 \
+      - split_part(c.next_xid, ':', 2)::numeric)::float8, \
+     extract(epoch FROM now() - c.checkpoint_time)::float8, \
+     pg_wal_lsn_diff(c.checkpoint_lsn, '0/0')::float8 \
+     FROM pg_control_checkpoint() c";
+
+/// Where the server is in its checkpoint cycle ([`POSITION`]); an error
+/// where the role may not read `pg_control_checkpoint()`.
+pub fn position(client: &mut postgres::Client) -> Result<Position, postgres::Error> {
+    let r = client.query_one(POSITION, &[])?;
+    Ok(Position {
+        log_bytes_since: r.get(0),
+        transactions_since: Some(r.get(1)),
+        seconds_since: Some(r.get(2)),
+        checkpoint_lsn: r.get(3),
+        checkpoints_seen: 0,
+    })
+}
+
 impl Sql {
     /// The queries for `database` on a server whose `server_version_num` is
     /// `version`.
@@ -172,10 +199,15 @@ pub(crate) fn server_version_num(client: &mut postgres::Client) -> Result<i32, p
     Ok(row.get(0))
 }
 
-/// The counters at one instant, in [`COLUMNS`] order, and pg_stat_io's per
-/// backend type (empty before 16).
+/// The counters at one instant, in [`COLUMNS`] order, pg_stat_io's per
+/// backend type (empty before 16), and the checkpoint cycle's position
+/// (None where the role may not read it).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Snapshot(pub Vec<f64>, pub Vec<(String, Vec<f64>)>);
+pub struct Snapshot(
+    pub Vec<f64>,
+    pub Vec<(String, Vec<f64>)>,
+    pub Option<Position>,
+);
 
 impl Snapshot {
     pub fn read(client: &mut postgres::Client, sql: &Sql) -> Result<Snapshot, postgres::Error> {
@@ -188,7 +220,7 @@ impl Snapshot {
                 io.push((r.get(0), v));
             }
         }
-        Ok(Snapshot(counters, io))
+        Ok(Snapshot(counters, io, position(client).ok()))
     }
 }
 
@@ -361,8 +393,12 @@ mod tests {
 
     #[test]
     fn delta_names_follow_the_columns() {
-        let a = Snapshot(vec![0.0; COLUMNS.len()], Vec::new());
-        let b = Snapshot((0..COLUMNS.len()).map(|i| i as f64).collect(), Vec::new());
+        let a = Snapshot(vec![0.0; COLUMNS.len()], Vec::new(), None);
+        let b = Snapshot(
+            (0..COLUMNS.len()).map(|i| i as f64).collect(),
+            Vec::new(),
+            None,
+        );
         let d = Delta::between(&a, &b);
         assert_eq!(d.xact_commit, 0.0);
         assert_eq!(d.blks_read, 2.0);
@@ -458,6 +494,7 @@ mod tests {
                 ("checkpointer".into(), line(1.0)),
                 ("walwriter".into(), line(0.0)),
             ],
+            None,
         );
         let b = Snapshot(
             vec![0.0; n],
@@ -466,6 +503,7 @@ mod tests {
                 ("client backend".into(), line(2.0)),
                 ("walwriter".into(), line(0.0)),
             ],
+            None,
         );
         let d = Delta::between(&a, &b);
         let names: Vec<&str> = d.io.iter().map(|l| l.backend_type.as_str()).collect();
