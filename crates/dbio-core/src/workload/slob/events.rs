@@ -29,9 +29,12 @@ pub enum Event {
     DbFileParallelWrite,
     LogFileParallelWrite,
     EnqTxRowLockContention,
+    /// A session writing a dirty buffer itself to free it (`--flavor
+    /// postgres`: PostgreSQL's backend write, IO:DataFileWrite).
+    BackendBufferWrite,
 }
 
-pub const EVENTS: [Event; 10] = [
+pub const EVENTS: [Event; 11] = [
     Event::DbFileSequentialRead,
     Event::DbFileScatteredRead,
     Event::ReadByOtherSession,
@@ -42,6 +45,7 @@ pub const EVENTS: [Event; 10] = [
     Event::DbFileParallelWrite,
     Event::LogFileParallelWrite,
     Event::EnqTxRowLockContention,
+    Event::BackendBufferWrite,
 ];
 
 impl Event {
@@ -57,6 +61,7 @@ impl Event {
             Event::DbFileParallelWrite => "db file parallel write",
             Event::LogFileParallelWrite => "log file parallel write",
             Event::EnqTxRowLockContention => "enq: TX - row lock contention",
+            Event::BackendBufferWrite => "backend buffer write",
         }
     }
 
@@ -69,7 +74,8 @@ impl Event {
         match self {
             Event::DbFileSequentialRead
             | Event::DbFileScatteredRead
-            | Event::ReadByOtherSession => "User I/O",
+            | Event::ReadByOtherSession
+            | Event::BackendBufferWrite => "User I/O",
             Event::FreeBufferWaits
             | Event::LogBufferSpace
             | Event::LogFileSwitchCheckpointIncomplete => "Configuration",

@@ -15,6 +15,12 @@
 //! * `run` — starts them, runs the control loop, merges the results.
 //! * `flavor` — whose redo the model writes (Oracle's, or PostgreSQL's with
 //!   full-page images after each checkpoint).
+//! * `pace` — how fast the DB writers write: a checkpoint spread over the
+//!   redo between two checkpoints, a cap on the writes outside them.
+//! * `evict` — a session writing a dirty buffer itself when it finds no
+//!   clean one (`--flavor postgres`: PostgreSQL's backend writes).
+//! * `memory` — `--memory`: the model's process in a memory cgroup, so the
+//!   page cache under its buffered datafiles is bounded.
 //! * The command-line options and their validation into a [`SlobConfig`]
 //!   are the `dbio` crate's (`cli/slob.rs`).
 
@@ -29,7 +35,10 @@ pub mod locks;
 pub mod run;
 
 pub(crate) mod dbwr;
+mod evict;
 mod lgwr;
+pub mod memory;
+pub mod pace;
 mod session;
 
 use std::path::PathBuf;
@@ -146,6 +155,19 @@ pub struct SlobConfig {
     pub db_writers: u32,
     /// Most buffers a DB writer writes in one batch.
     pub dbwr_batch: u32,
+    /// Most buffers per second the DB writers write outside checkpoints
+    /// (`--dbwr-rate`; PostgreSQL's background writer: `bgwriter_lru_maxpages`
+    /// per `bgwriter_delay`); None = as fast as they can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dbwr_rate: Option<u32>,
+    /// `--memory`: the bound of the model's memory, page cache included (a
+    /// memory cgroup); the datafiles are then read and written buffered.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "memory_bytes"
+    )]
+    pub memory: Option<u64>,
     /// The DB writer threads' nice value, where the process may set it
     /// (`dbwr::raise_priority`); 0 (unchanged) in runs stored before it was.
     #[serde(default)]
@@ -220,6 +242,12 @@ impl SlobConfig {
                     + u64::from(PG_COMMIT_BYTES)
             }
         }
+    }
+
+    /// True when sessions write dirty buffers themselves when they find no
+    /// clean one (PostgreSQL's backends); Oracle's sessions wait for DBWR.
+    pub fn backends_write(&self) -> bool {
+        self.flavor == Flavor::Postgres
     }
 
     /// Bytes of one full-page image: SLOB's page less its hole, at most a block.

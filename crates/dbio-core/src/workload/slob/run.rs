@@ -18,6 +18,7 @@ use super::keys::{KeyPicker, OpMix, Tablespace};
 use super::lgwr::LogWriter;
 use super::live::LiveSlot;
 use super::locks::RowLocks;
+use super::pace::WriterPace;
 use super::session::Session;
 use super::{RedoSync, SlobConfig};
 use crate::config::{EngineKind, IoMode, RunConfig};
@@ -105,6 +106,8 @@ pub struct Slob<'a> {
     outlier_ns: u64,
     /// The layouts marked writing until the run ends cleanly.
     mark: slob_mark::Writing,
+    /// `--memory`: the process in its memory cgroup until the run ends.
+    memory: Option<super::memory::MemoryBound>,
 }
 
 /// What a thread of the model is.
@@ -135,6 +138,14 @@ impl<'a> Slob<'a> {
         }
         let mark = slob_mark::begin(&marked)
             .map_err(|e| SetupError::Target(TargetError::Invalid(e.to_string())))?;
+        let memory = slob
+            .memory
+            .map(|limit| {
+                let dirs = [target.path.as_path(), slob.redo_dir.as_path()];
+                super::memory::MemoryBound::enter(limit, &dirs)
+            })
+            .transpose()
+            .map_err(|e| SetupError::Invalid(e.to_string()))?;
         let inst = Instance {
             run: shared,
             cache: Cache::new(slob.cache_buffers(), slob.block_size),
@@ -172,6 +183,7 @@ impl<'a> Slob<'a> {
             redo_fds,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             mark,
+            memory,
         })
     }
 
@@ -179,7 +191,9 @@ impl<'a> Slob<'a> {
     /// redo logs fsynced, then the layouts' marks taken away (docs/verify.md,
     /// "Interrupted runs"). An error leaves the marks: verify then counts a
     /// torn block as the run's interruption, never as damage.
-    pub fn ended(self) -> Result<(), MarkError> {
+    pub fn ended(mut self) -> Result<(), MarkError> {
+        // Out of the memory cgroup (and it removed) before anything else.
+        drop(self.memory.take());
         let files = self.datafiles.iter().zip(&self.data_fds);
         for (p, &fd) in files.chain(self.redo_files.iter().zip(&self.redo_fds)) {
             // SAFETY: `self` keeps its files open until it drops, below.
@@ -187,6 +201,16 @@ impl<'a> Slob<'a> {
             rustix::fs::fsync(fd).map_err(|e| MarkError::fsync(p, e.into()))?;
         }
         self.mark.end()
+    }
+
+    /// The datafiles' descriptors when their writes are not durable by
+    /// themselves (buffered, never synced: `--io buffered`, `--memory`):
+    /// each checkpoint fsyncs them.
+    fn unsynced_datafiles(&self) -> &[RawFd] {
+        match self.cfg.io_mode {
+            IoMode::Buffered => &self.data_fds,
+            _ => &[],
+        }
     }
 
     fn role(&self, t: u32) -> Role {
@@ -362,6 +386,10 @@ fn session(
             None => SessionStats::new(),
         },
         series: SeriesWriter::new(slot),
+        backend: slob.backends_write().then(|| super::evict::BackendWriter {
+            content: Content::new(c.cfg.content, slob.block_size, c.target_id),
+            stamp: (c.target_id, c.cfg.seed as u32),
+        }),
     };
     s.run();
     let t0 = c.inst.run.start_ns.load(SeqCst);
@@ -394,6 +422,7 @@ fn dbwr(
         tally: Tally::default(),
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
+        pace: WriterPace::of(c.slob, id, now_ns(), c.unsynced_datafiles()),
     };
     super::dbwr::raise_priority(c.slob.dbwr_nice);
     d.run();

@@ -57,6 +57,8 @@ fn config(dir: &std::path::Path, threads: u32) -> SlobConfig {
         cache_bytes: 16 << 20,
         db_writers: 1,
         dbwr_batch: 64,
+        dbwr_rate: None,
+        memory: None,
         dbwr_nice: -10,
         dbwr_engine: if crate::engine::uring::available() {
             crate::config::EngineKind::IoUring
@@ -129,6 +131,7 @@ fn session<'a>(
         tally: Tally::default(),
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
+        backend: None,
     }
 }
 
@@ -211,6 +214,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 tally: Tally::default(),
                 stats: SessionStats::new(),
                 series: SeriesWriter::new(slot),
+                pace: Default::default(),
             };
             w.run();
             w.tally.total.physical_writes
