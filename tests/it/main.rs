@@ -67,6 +67,7 @@ mod signals_pipes;
 mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_model;
+mod slob_pgmodel;
 mod steady_state;
 mod store_crash;
 mod store_unsaved;
@@ -149,6 +150,7 @@ fn main() {
         sessions_4k::tests(),
         slob_dbwr_and_devices::tests(),
         slob_flavor::tests(),
+        slob_pgmodel::tests(),
         slob_model::tests(),
         store_crash::tests(),
         store_unsaved::tests(),

@@ -257,7 +257,12 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     }
     let _ = writeln!(
         o,
-        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes)"
+        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes{})",
+        if s.counters.backend_writes > 0 {
+            ", and sessions' own"
+        } else {
+            ""
+        }
     );
     super::text::io_sections(&mut o, r);
     o
