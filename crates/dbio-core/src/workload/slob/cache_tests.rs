@@ -283,3 +283,37 @@ fn a_dirty_count_caught_between_bit_and_count_reads_as_none() {
     assert_eq!(super::dirty_count(0), 0);
     assert_eq!(super::dirty_count(7), 7);
 }
+
+#[test]
+fn a_session_takes_an_unpinned_dirty_buffer_to_write_itself() {
+    let c = Cache::new(4, 512);
+    let stop = go();
+    let mut bufs = Vec::new();
+    for b in 0..4u64 {
+        let Lookup::Claimed { buf } = c.lookup(b, &stop) else {
+            panic!()
+        };
+        c.read_done(buf);
+        assert!(c.mark_dirty(buf, b));
+        bufs.push(buf);
+    }
+    // Every buffer dirty and pinned: a miss finds none, nor a dirty one to write.
+    let Lookup::NoFreeBuffer(w) = c.lookup(100, &stop) else {
+        panic!("all dirty and pinned")
+    };
+    assert_eq!(c.take_dirty(w), None, "pinned buffers are not written");
+    // One unpinned: it is taken for writing (clean, WRITING), once.
+    c.unpin(bufs[2]);
+    assert_eq!(c.take_dirty(w), Some((bufs[2], 2)));
+    assert_eq!(c.take_dirty(w), None, "being written already");
+    assert_eq!(c.dirty(), 3);
+    assert!(matches!(c.lookup(100, &stop), Lookup::NoFreeBuffer(_)));
+    // Written: the next miss reuses it.
+    c.end_write(bufs[2]);
+    c.cleaned(&[bufs[2]]);
+    let Lookup::Claimed { buf } = c.lookup(100, &stop) else {
+        panic!("the written buffer is free")
+    };
+    assert_eq!(buf, bufs[2]);
+    assert_eq!(c.block_of(buf), Some(100));
+}

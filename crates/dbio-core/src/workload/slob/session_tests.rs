@@ -477,3 +477,51 @@ fn oracle_redo_is_the_change_vectors_only() {
     assert_eq!(sess.tally.total.redo_bytes, 2 * one);
     assert_eq!(sess.tally.total.full_page_images, 0);
 }
+
+#[test]
+fn a_postgres_session_in_an_all_dirty_cache_writes_a_buffer_itself() {
+    let (dir, path, file) = datafile();
+    let cfg = config(dir.path(), 1);
+    let files = [path.clone()];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let inst = instance(&shared, 16, 1);
+    // Blocks 0..16 cached, every one dirty and unpinned; no DB writer runs.
+    let stop = AtomicBool::new(false);
+    for block in 0..16 {
+        let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) else {
+            panic!("block {block} must miss")
+        };
+        inst.cache.read_done(buf);
+        assert!(inst.cache.mark_dirty(buf, 1));
+        inst.cache.unpin(buf);
+    }
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    sess.backend = Some(crate::workload::slob::evict::BackendWriter {
+        content: crate::storage::content::Content::new(Default::default(), BS, 0),
+        stamp: (0, 1),
+    });
+    let t = Instant::now();
+    let buf = sess
+        .get(40)
+        .expect("read in after the session freed a buffer");
+    assert!(t.elapsed() < Duration::from_secs(5), "no wait for a writer");
+    assert_eq!(inst.cache.block_of(buf), Some(40));
+    inst.cache.unpin(buf);
+    let c = sess.tally.total;
+    assert_eq!(
+        (c.backend_writes, c.physical_writes, c.write_requests),
+        (1, 1, 1)
+    );
+    assert_eq!(sess.tally.events.get(Event::BackendBufferWrite).count, 1);
+    assert_eq!(sess.tally.events.get(Event::FreeBufferWaits).count, 0);
+    assert_eq!(inst.cache.dirty(), 15);
+    // Exactly one block of the (zeroed) datafile was written: the victim.
+    let bytes = std::fs::read(&path).unwrap();
+    let written = bytes
+        .chunks(BS as usize)
+        .filter(|b| b.iter().any(|&x| x != 0))
+        .count();
+    assert_eq!(written, 1);
+}
