@@ -135,6 +135,19 @@ fn session<'a>(
     }
 }
 
+/// Blocks 0..n cached, every one dirty and unpinned.
+fn all_dirty(inst: &Instance<'_>, n: u64) {
+    let stop = AtomicBool::new(false);
+    for block in 0..n {
+        let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) else {
+            panic!("block {block} must miss")
+        };
+        inst.cache.read_done(buf);
+        assert!(inst.cache.mark_dirty(buf, 1));
+        inst.cache.unpin(buf);
+    }
+}
+
 /// Stops the background threads however the test leaves its scope.
 struct StopOnDrop<'a>(&'a Instance<'a>);
 
@@ -154,16 +167,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
     let fd = [file.as_raw_fd()];
     let shared = Shared::new(0.0);
     let inst = instance(&shared, 16, 1);
-    // Blocks 0..16 cached, every one dirty and unpinned.
-    let stop = AtomicBool::new(false);
-    for block in 0..16 {
-        let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) else {
-            panic!("block {block} must miss")
-        };
-        inst.cache.read_done(buf);
-        assert!(inst.cache.mark_dirty(buf, 1));
-        inst.cache.unpin(buf);
-    }
+    all_dirty(&inst, 16);
     let slots: Vec<_> = (0..2).map(|_| SessionSeries::new()).collect();
     std::thread::scope(|s| {
         let (inst_r, cfg_r, files_r, fd_r) = (&inst, &cfg, &files, &fd);
@@ -486,16 +490,8 @@ fn a_postgres_session_in_an_all_dirty_cache_writes_a_buffer_itself() {
     let fd = [file.as_raw_fd()];
     let shared = Shared::new(0.0);
     let inst = instance(&shared, 16, 1);
-    // Blocks 0..16 cached, every one dirty and unpinned; no DB writer runs.
-    let stop = AtomicBool::new(false);
-    for block in 0..16 {
-        let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) else {
-            panic!("block {block} must miss")
-        };
-        inst.cache.read_done(buf);
-        assert!(inst.cache.mark_dirty(buf, 1));
-        inst.cache.unpin(buf);
-    }
+    // No DB writer runs.
+    all_dirty(&inst, 16);
     let slot = SessionSeries::new();
     let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
     sess.backend = Some(crate::workload::slob::evict::BackendWriter {
