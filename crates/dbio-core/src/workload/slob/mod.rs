@@ -158,7 +158,11 @@ pub struct SlobConfig {
     /// Most buffers per second the DB writers write outside checkpoints
     /// (`--dbwr-rate`; PostgreSQL's background writer: `bgwriter_lru_maxpages`
     /// per `bgwriter_delay`); None = as fast as they can.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "dbwr_rate_buffers_per_s"
+    )]
     pub dbwr_rate: Option<u32>,
     /// `--memory`: the bound of the model's memory, page cache included (a
     /// memory cgroup); the datafiles are then read and written buffered.
