@@ -21,6 +21,7 @@
 #   FLAVORS="-" (model flavors: "oracle postgres"; "-" = no --flavor option)
 #   FLAVOR_TAG="" (appended to the flavor's tag, to tell builds of a flavor apart)
 #   SCALE=65536 CACHE=32M PGMEM_MB=128 WORK_UNIT=64 OUT=/var/tmp/dbio-model-vs-pg
+#   MODEL_ARGS="" (more options for the model's runs, e.g. "--memory 512M")
 set -euo pipefail
 TIME=${1:-8}; shift || true
 SESSIONS=("${@:-1 4 16 64}"); read -r -a SESSIONS <<< "${SESSIONS[*]}"
@@ -79,8 +80,9 @@ for fs in "${FSS[@]}"; do
             run pg "$fs" "$u" "$s" "$rep" pg --pg-memory "$((PGMEM_MB + 2 * s))M"
           else
             for f in "${FLAVS[@]}"; do
-              if [ "$f" = - ]; then run slob "$fs" "$u" "$s" "$rep" oracle
-              else run slob "$fs" "$u" "$s" "$rep" "$f${FLAVOR_TAG:-}" --flavor "$f"; fi
+              read -r -a margs <<< "${MODEL_ARGS:-}"
+              if [ "$f" = - ]; then run slob "$fs" "$u" "$s" "$rep" oracle "${margs[@]}"
+              else run slob "$fs" "$u" "$s" "$rep" "$f${FLAVOR_TAG:-}" --flavor "$f" "${margs[@]}"; fi
             done
           fi
         done

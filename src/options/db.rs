@@ -122,6 +122,16 @@ pub fn refuse_model_options(a: &RunArgs, i: &Instead) -> Result<(), Refused> {
             "--dbwr-nice",
             "the server has its own writers",
         ),
+        (
+            s.dbwr_rate.is_some(),
+            "--dbwr-rate",
+            "the server has its own writers",
+        ),
+        (
+            s.memory.is_some(),
+            "--memory",
+            "it bounds the model; a server's memory is bounded by --pg-memory or --mysql-memory",
+        ),
         (s.redo_files.is_some(), "--redo-files", i.redo_files),
         (
             s.redo_file_size.is_some(),

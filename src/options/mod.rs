@@ -757,7 +757,13 @@ impl RunArgs {
         let length = db::length(work_loop, sessions, self.time, self.ramp)?;
         let (rate_iops, arrival) =
             self.pacing(sessions, Paced::Operations, slob.think.is_some())?;
+        // --memory: the datafiles through the page cache it bounds.
+        let io_mode = match (slob.memory, self.io_mode) {
+            (Some(_), IoMode::Direct) => IoMode::Buffered,
+            (_, mode) => mode,
+        };
         Ok(RunConfig {
+            io_mode,
             files: self.files,
             // The flavor's page when --bs is not given.
             block_size: bs,

@@ -215,6 +215,14 @@ pub struct SlobArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub dbwr_batch: Option<u32>,
 
+    /// Most buffers per second the DB writers write outside checkpoints (PostgreSQL's background writer cap); sessions that find no clean buffer then write one themselves with --flavor postgres [default: 500 with --flavor postgres (bgwriter_lru_maxpages 100 per bgwriter_delay 200ms), else no cap].
+    #[arg(long, value_name = "BUFFERS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub dbwr_rate: Option<u32>,
+
+    /// Bound the model's memory, page cache included (a memory cgroup, as --pg-memory bounds PostgreSQL's), e.g. 512M: the datafiles are then read and written through the page cache (--io direct becomes buffered), which absorbs what it would for PostgreSQL with shared_buffers = --cache; at least --cache + 64M.
+    #[arg(long, value_parser = parse_size)]
+    pub memory: Option<u64>,
+
     /// Directory for the redo logs (another filesystem is fine) [default: the --target directory].
     #[arg(long, value_name = "DIR")]
     pub redo_dir: Option<PathBuf>,
@@ -266,6 +274,8 @@ impl SlobArgs {
             (self.dbwr_batch.is_some(), "--dbwr-batch"),
             (self.dbwr_engine.is_some(), "--dbwr-engine"),
             (self.dbwr_nice.is_some(), "--dbwr-nice"),
+            (self.dbwr_rate.is_some(), "--dbwr-rate"),
+            (self.memory.is_some(), "--memory"),
             (self.redo_dir.is_some(), "--redo-dir"),
             (self.redo_files.is_some(), "--redo-files"),
             (self.redo_file_size.is_some(), "--redo-file-size"),
@@ -320,6 +330,9 @@ impl SlobArgs {
                 }
             }),
             dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_rate: self.dbwr_rate.or((redo.flavor == Flavor::Postgres)
+                .then_some(crate::workload::slob::pace::BGWRITER_RATE)),
+            memory: self.memory,
             dbwr_nice: self
                 .dbwr_nice
                 .unwrap_or_else(|| default_dbwr_nice(sessions, cpus)),
@@ -335,6 +348,7 @@ impl SlobArgs {
         };
         check_hotspot(&cfg, bs)?;
         cfg.cache_bytes = cache_bytes(&cfg, bs)?;
+        check_memory(&cfg)?;
         check_log_sizes(&cfg)?;
         Ok(cfg)
     }
@@ -575,6 +589,22 @@ fn cache_bytes(cfg: &SlobConfig, bs: u64) -> Result<u64, Refused> {
     Ok(cfg
         .cache_bytes
         .min(data.saturating_mul(CACHE_CAP_X).max(min)))
+}
+
+/// `--memory` holds the buffer cache and the model's own memory beside it.
+fn check_memory(cfg: &SlobConfig) -> Result<(), Refused> {
+    use crate::workload::slob::memory::MIN_ABOVE_CACHE;
+    match cfg.memory {
+        Some(m) if m < cfg.cache_bytes + MIN_ABOVE_CACHE => Err(format!(
+            "--memory {} does not hold --cache {} and the model's own {} beside it: give --memory {} or more",
+            fmt_size(m),
+            fmt_size(cfg.cache_bytes),
+            fmt_size(MIN_ABOVE_CACHE),
+            fmt_size(cfg.cache_bytes + MIN_ABOVE_CACHE)
+        )
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// `--log-buffer` holds one update's redo in whole redo blocks, and a redo

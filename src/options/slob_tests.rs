@@ -201,3 +201,31 @@ fn one_psync_writer_on_a_memory_filesystem_unless_io_uring_is_asked() {
     let c = on_shm(&|a| a.db_writers = Some(3));
     assert_eq!((c.db_writers, c.dbwr_engine), (3, EngineKind::Psync));
 }
+
+#[test]
+fn postgres_caps_its_db_writers_as_the_background_writer_and_memory_holds_the_cache() {
+    assert_eq!(cfg(|_| {}).unwrap().dbwr_rate, None, "Oracle's: no cap");
+    let pg = cfg(|a| a.flavor = Some(Flavor::Postgres)).unwrap();
+    assert_eq!(
+        pg.dbwr_rate,
+        Some(500),
+        "bgwriter_lru_maxpages 100 per 200 ms"
+    );
+    let asked = cfg(|a| {
+        a.flavor = Some(Flavor::Postgres);
+        a.dbwr_rate = Some(7);
+    });
+    assert_eq!(asked.unwrap().dbwr_rate, Some(7));
+    // --memory holds the 16 MiB cache and 64 MiB beside it.
+    assert_eq!(
+        cfg(|a| a.memory = Some(80 << 20)).unwrap().memory,
+        Some(80 << 20)
+    );
+    let e = cfg(|a| a.memory = Some((80 << 20) - 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--memory") && e.contains("give --memory 80 MiB or more"),
+        "{e}"
+    );
+}

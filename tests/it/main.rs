@@ -71,6 +71,7 @@ mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_innodb;
 mod slob_model;
+mod slob_pgmodel;
 mod steady_state;
 mod store_crash;
 mod store_unsaved;
@@ -158,6 +159,7 @@ fn main() {
         slob_dbwr_and_devices::tests(),
         slob_flavor::tests(),
         slob_innodb::tests(),
+        slob_pgmodel::tests(),
         slob_model::tests(),
         store_crash::tests(),
         store_unsaved::tests(),

@@ -231,6 +231,12 @@ const NEWER_THAN_V1: &[&str] = &[
     // --dbwr-nice (earlier builds ran the DB writers at the sessions'
     // priority).
     ".config.slob.dbwr_nice",
+    // The DB writers' checkpoint writes and the sessions' own (buffers
+    // written split as pg_stat_bgwriter splits them), counted since.
+    ".slob.counters.checkpoint_writes",
+    ".slob.run_totals.checkpoint_writes",
+    ".slob.counters.backend_writes",
+    ".slob.run_totals.backend_writes",
     // --fixedbufs, --registerfiles, --register-ring, --sqthread-poll,
     // --uring-taskrun (recorded for io_uring raw runs).
     ".config.uring",

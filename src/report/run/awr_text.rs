@@ -11,6 +11,30 @@ use crate::units::{fmt_count, fmt_size};
 use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::Side;
 
+/// Who wrote the buffers written, as pg_stat_bgwriter splits them: for a
+/// checkpoint (`buffers_checkpoint`), DB writers cleaning
+/// (`buffers_clean`), sessions freeing one (`buffers_backend`).
+fn buffer_writes(o: &mut String, k: &crate::workload::slob::instance::Counters) {
+    if k.checkpoint_writes + k.backend_writes == 0 {
+        return;
+    }
+    let all = k.physical_writes.max(1) as f64;
+    let clean = k
+        .physical_writes
+        .saturating_sub(k.checkpoint_writes + k.backend_writes);
+    let _ = writeln!(
+        o,
+        "buffer writes: {} — checkpoint {} ({:.1}%), DB writers cleaning {} ({:.1}%), sessions (backend) {} ({:.1}%)",
+        k.physical_writes,
+        k.checkpoint_writes,
+        100.0 * k.checkpoint_writes as f64 / all,
+        clean,
+        100.0 * clean as f64 / all,
+        k.backend_writes,
+        100.0 * k.backend_writes as f64 / all,
+    );
+}
+
 /// The terminal report of a SLOB model run.
 pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     let mut o = String::new();
@@ -22,7 +46,12 @@ pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     wait_histogram(&mut o, s);
     let _ = writeln!(
         o,
-        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes)"
+        "\nPhysical I/O (read = sessions' reads, write = DB writer and log writer writes{})",
+        if s.counters.backend_writes > 0 {
+            ", and sessions' own"
+        } else {
+            ""
+        }
     );
     super::text::io_sections(&mut o, r);
     o
@@ -88,6 +117,13 @@ fn settings(o: &mut String, r: &Report, m: &SlobConfig, s: &SlobSummary) {
         plural(m.db_writers),
         m.dbwr_batch
     );
+    if let Some(limit) = m.memory {
+        let _ = writeln!(
+            o,
+            "memory   limited to {} (buffer cache and page cache: a memory cgroup); datafiles through the page cache, fsynced at checkpoints",
+            fmt_size(limit)
+        );
+    }
     if let Some(chain) = &r.storage {
         let _ = writeln!(o, "storage  {}", chain.describe());
     }
@@ -208,6 +244,7 @@ fn io_profile(o: &mut String, s: &SlobSummary) {
             k.log_switches,
             if k.log_switches == 1 { "" } else { "es" }
         );
+        buffer_writes(o, k);
         if k.full_page_images > 0 {
             let _ = writeln!(
                 o,

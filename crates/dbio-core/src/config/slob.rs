@@ -149,6 +149,23 @@ pub struct SlobConfig {
     pub db_writers: u32,
     /// Most buffers a DB writer writes in one batch.
     pub dbwr_batch: u32,
+    /// Most buffers per second the DB writers write outside checkpoints
+    /// (`--dbwr-rate`; PostgreSQL's background writer: `bgwriter_lru_maxpages`
+    /// per `bgwriter_delay`); None = as fast as they can.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "dbwr_rate_buffers_per_s"
+    )]
+    pub dbwr_rate: Option<u32>,
+    /// `--memory`: the bound of the model's memory, page cache included (a
+    /// memory cgroup); the datafiles are then read and written buffered.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "memory_bytes"
+    )]
+    pub memory: Option<u64>,
     /// The DB writer threads' nice value, where the process may set it
     /// (`dbwr::raise_priority`); 0 (unchanged) in runs stored before it was.
     #[serde(default)]

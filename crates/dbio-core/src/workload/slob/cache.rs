@@ -530,6 +530,21 @@ impl Cache {
         self.block_of(buf)
     }
 
+    /// A dirty buffer for a session to write itself (PostgreSQL's backend
+    /// write), in the working set where miss `w` found no clean one: the
+    /// first unpinned one from the set's clock hand on (where the next miss
+    /// looks), within the set's scan limit, taken as [`Self::begin_write`]
+    /// takes it. Returns it with its block, or None when every dirty buffer
+    /// there is pinned or being read or written.
+    pub fn take_dirty(&self, w: FreeWait) -> Option<(u32, u64)> {
+        let set = &self.sets[w.set as usize];
+        let at = set.hand.load(Relaxed) % u64::from(set.len);
+        (0..u64::from(set.limit.min(set.len)))
+            .map(|k| set.lo + ((at + k) % u64::from(set.len)) as u32)
+            .filter(|&b| self.state[b as usize].load(Acquire) & PIN_MASK == 0)
+            .find_map(|b| self.begin_write(b).map(|block| (b, block)))
+    }
+
     pub fn end_write(&self, buf: u32) {
         self.state[buf as usize].fetch_and(!WRITING, Release);
     }

@@ -6,6 +6,20 @@ fn go() -> AtomicBool {
     AtomicBool::new(false)
 }
 
+/// Blocks 0..n read in, each still pinned; their buffers.
+fn read_in(c: &Cache, n: u64) -> Vec<u32> {
+    let stop = go();
+    (0..n)
+        .map(|b| {
+            let Lookup::Claimed { buf } = c.lookup(b, &stop) else {
+                panic!("block {b} must miss")
+            };
+            c.read_done(buf);
+            buf
+        })
+        .collect()
+}
+
 #[test]
 fn miss_then_hit() {
     let c = Cache::new(8, 8192);
@@ -24,14 +38,7 @@ fn miss_then_hit() {
 fn eviction_skips_pinned_and_dirty_buffers() {
     let c = Cache::new(4, 512);
     let stop = go();
-    let mut bufs = Vec::new();
-    for b in 0..4u64 {
-        let Lookup::Claimed { buf } = c.lookup(b, &stop) else {
-            panic!()
-        };
-        c.read_done(buf);
-        bufs.push(buf);
-    }
+    let bufs = read_in(&c, 4);
     // All four pinned: nothing can be evicted.
     assert!(matches!(c.lookup(100, &stop), Lookup::NoFreeBuffer(_)));
     // Unpin all, dirty three: only the clean one can go.
@@ -282,4 +289,33 @@ fn a_dirty_count_caught_between_bit_and_count_reads_as_none() {
     assert_eq!(super::dirty_count(0u64.wrapping_sub(1)), 0);
     assert_eq!(super::dirty_count(0), 0);
     assert_eq!(super::dirty_count(7), 7);
+}
+
+#[test]
+fn a_session_takes_an_unpinned_dirty_buffer_to_write_itself() {
+    let c = Cache::new(4, 512);
+    let stop = go();
+    let bufs = read_in(&c, 4);
+    for (b, &buf) in bufs.iter().enumerate() {
+        assert!(c.mark_dirty(buf, b as u64));
+    }
+    // Every buffer dirty and pinned: a miss finds none, nor a dirty one to write.
+    let Lookup::NoFreeBuffer(w) = c.lookup(100, &stop) else {
+        panic!("all dirty and pinned")
+    };
+    assert_eq!(c.take_dirty(w), None, "pinned buffers are not written");
+    // One unpinned: it is taken for writing (clean, WRITING), once.
+    c.unpin(bufs[2]);
+    assert_eq!(c.take_dirty(w), Some((bufs[2], 2)));
+    assert_eq!(c.take_dirty(w), None, "being written already");
+    assert_eq!(c.dirty(), 3);
+    assert!(matches!(c.lookup(100, &stop), Lookup::NoFreeBuffer(_)));
+    // Written: the next miss reuses it.
+    c.end_write(bufs[2]);
+    c.cleaned(&[bufs[2]]);
+    let Lookup::Claimed { buf } = c.lookup(100, &stop) else {
+        panic!("the written buffer is free")
+    };
+    assert_eq!(buf, bufs[2]);
+    assert_eq!(c.block_of(buf), Some(100));
 }

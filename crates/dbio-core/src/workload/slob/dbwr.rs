@@ -51,6 +51,9 @@ pub struct DbWriter<'a, E: Engine> {
     pub tally: Tally,
     pub stats: SessionStats,
     pub series: SeriesWriter<'a>,
+    /// How fast it writes: checkpoints spread, a cap outside them, the
+    /// datafiles fsynced after a checkpoint (`pace`).
+    pub pace: super::pace::WriterPace<'a>,
 }
 
 /// The batch being gathered: its writes, their buffers (held WRITING), and
@@ -69,13 +72,17 @@ struct Batch {
 struct Pass {
     seen: u32,
     low: u64,
+    /// Redo position when it began (where a spread pass's schedule starts).
+    begun: u64,
 }
 
 impl Pass {
     fn start(inst: &Instance<'_>) -> Pass {
+        let begun = inst.log.alloc.load(Acquire);
         Pass {
             seen: 0,
-            low: inst.log.alloc.load(Acquire),
+            low: begun,
+            begun,
         }
     }
 }
@@ -128,9 +135,14 @@ impl<E: Engine> DbWriter<'_, E> {
             inst.free_wanted.swap(false, AcqRel);
             let needed = (0..cache.sets())
                 .any(|s| cache.set_wanted(s) != answered[s] || cache.set_pressure(s));
-            if !checkpointing && !needed {
-                pass = None;
-                inst.dbwr_post.wait_past(seen, Duration::from_millis(100));
+            let cold_cap = if needed { self.cold_allowed() } else { 0 };
+            let paused = checkpointing && self.pass_ahead(pass.as_ref(), mine);
+            if (!checkpointing || paused) && cold_cap == 0 {
+                if !checkpointing {
+                    pass = None;
+                }
+                inst.dbwr_post
+                    .wait_past(seen, self.idle_nap(needed, paused));
                 continue;
             }
             // Gather a batch: dirty buffers of the working sets that need
@@ -140,14 +152,17 @@ impl<E: Engine> DbWriter<'_, E> {
             batch.ios.clear();
             batch.bufs.clear();
             batch.generation = inst.run.wall_minus_mono_ns + now_ns();
-            if needed {
-                next_set = self.gather_cold(next_set, &mut answered, &mut batch);
+            if cold_cap > 0 {
+                next_set = self.gather_cold(next_set, &mut answered, &mut batch, cold_cap);
             }
-            let finished = if checkpointing {
+            let cold = batch.bufs.len();
+            let finished = if checkpointing && !paused {
                 let p = pass.get_or_insert_with(|| Pass::start(inst));
                 self.gather_pass(p, &mut k, mine, target, &mut batch)
             } else {
-                pass = None;
+                if !checkpointing {
+                    pass = None;
+                }
                 None
             };
             if !batch.bufs.is_empty() {
@@ -155,8 +170,12 @@ impl<E: Engine> DbWriter<'_, E> {
                 if !self.write_batch(&batch.ios, &batch.bufs) {
                     return;
                 }
+                self.count_split(cold, batch.bufs.len() - cold);
             }
             inst.dbwr_done.notify();
+            if finished.is_some() && !self.fsync_after_checkpoint() {
+                return;
+            }
             if let Some(low) = finished {
                 // Every buffer seen; those written in this pass are clean now.
                 inst.ckpt.publish(self.id as usize, low);
@@ -206,7 +225,13 @@ impl<E: Engine> DbWriter<'_, E> {
     /// more than a quarter of it is dirty), each from its clock hand on,
     /// starting at set `from`. A set swept to the end without filling the
     /// batch has its request answered. Returns the set to start at next.
-    fn gather_cold(&mut self, from: usize, answered: &mut [u32], batch: &mut Batch) -> usize {
+    fn gather_cold(
+        &mut self,
+        from: usize,
+        answered: &mut [u32],
+        batch: &mut Batch,
+        cap: usize,
+    ) -> usize {
         let cache = &self.inst.cache;
         let sets = cache.sets();
         for j in 0..sets {
@@ -224,7 +249,7 @@ impl<E: Engine> DbWriter<'_, E> {
                 }
                 if let Some(block) = cache.begin_write(b) {
                     self.queue_write(b, block, batch);
-                    if batch.bufs.len() == self.batch {
+                    if batch.bufs.len() >= cap {
                         return s;
                     }
                 }
@@ -237,6 +262,69 @@ impl<E: Engine> DbWriter<'_, E> {
             answered[s] = wanted;
         }
         from
+    }
+
+    /// Buffers this writer may write outside a checkpoint now: a batch, or
+    /// what its `--dbwr-rate` budget allows.
+    fn cold_allowed(&mut self) -> usize {
+        match &mut self.pace.budget {
+            Some(b) => b.allowed(now_ns(), self.batch),
+            None => self.batch,
+        }
+    }
+
+    /// True when a spread checkpoint pass is ahead of its schedule (and the
+    /// log writer is not waiting for it): it writes nothing more for now.
+    fn pass_ahead(&self, pass: Option<&Pass>, mine: u32) -> bool {
+        let (Some(interval), Some(p)) = (self.pace.spread, pass) else {
+            return false;
+        };
+        let inst = self.inst;
+        if inst.log.switch_blocked.load(Acquire) != 0 {
+            return false;
+        }
+        let spread = super::pace::Spread::new(p.begun, interval, super::pace::COMPLETION_TARGET);
+        spread.ahead(p.seen, mine, inst.log.alloc.load(Acquire))
+    }
+
+    /// How long to sleep with nothing to write now: until the budget allows
+    /// a buffer (asked to clean), a little (a paused checkpoint), or until asked.
+    fn idle_nap(&self, needed: bool, paused: bool) -> Duration {
+        let budget = self.pace.budget.as_ref().filter(|_| needed);
+        match (budget, paused) {
+            (Some(b), _) => Duration::from_nanos(b.wait_ns(now_ns()).clamp(1_000_000, 100_000_000)),
+            (None, true) => Duration::from_millis(10),
+            (None, false) => Duration::from_millis(100),
+        }
+    }
+
+    /// Counts a written batch's split: `cold` buffers cleaned (budgeted),
+    /// `ckpt` for the checkpoint.
+    fn count_split(&mut self, cold: usize, ckpt: usize) {
+        if let Some(b) = &mut self.pace.budget {
+            b.spend(cold);
+        }
+        let w = self.inst.in_window(now_ns());
+        self.tally.count(w, |c| c.checkpoint_writes += ckpt as u64);
+    }
+
+    /// After a checkpoint pass wrote through the page cache: every datafile
+    /// fsynced, as PostgreSQL's checkpointer does, before the checkpoint
+    /// counts as done. False (the run failed) when one fails.
+    fn fsync_after_checkpoint(&mut self) -> bool {
+        for (i, &fd) in self.pace.fsync.iter().enumerate() {
+            // SAFETY: the workload keeps its datafiles open for the run.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            if let Err(e) = rustix::fs::fsync(fd) {
+                self.inst.run.fail(format!(
+                    "DB writer {}: fsync of {} after a checkpoint failed: {e}",
+                    self.id,
+                    self.files[i].display()
+                ));
+                return false;
+            }
+        }
+        true
     }
 
     /// Queues the write of buffer `b` (held WRITING) for `block`; [`Self::seal`]

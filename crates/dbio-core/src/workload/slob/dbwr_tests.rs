@@ -127,6 +127,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
                     tally: Tally::default(),
                     stats: SessionStats::new(),
                     series: SeriesWriter::new(slot),
+                    pace: Default::default(),
                 };
                 w.run();
                 w.tally
@@ -228,6 +229,7 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
                 tally: Tally::default(),
                 stats: SessionStats::new(),
                 series: SeriesWriter::new(slot_r),
+                pace: Default::default(),
             };
             w.run();
         });

@@ -33,9 +33,12 @@ pub enum Event {
     DbFileParallelWrite,
     LogFileParallelWrite,
     EnqTxRowLockContention,
+    /// A session writing a dirty buffer itself to free it (`--flavor
+    /// postgres`: PostgreSQL's backend write, IO:DataFileWrite).
+    BackendBufferWrite,
 }
 
-pub const EVENTS: [Event; 10] = [
+pub const EVENTS: [Event; 11] = [
     Event::DbFileSequentialRead,
     Event::DbFileScatteredRead,
     Event::ReadByOtherSession,
@@ -46,6 +49,7 @@ pub const EVENTS: [Event; 10] = [
     Event::DbFileParallelWrite,
     Event::LogFileParallelWrite,
     Event::EnqTxRowLockContention,
+    Event::BackendBufferWrite,
 ];
 
 impl Event {
@@ -61,6 +65,7 @@ impl Event {
             Event::DbFileParallelWrite => "db file parallel write",
             Event::LogFileParallelWrite => "log file parallel write",
             Event::EnqTxRowLockContention => "enq: TX - row lock contention",
+            Event::BackendBufferWrite => "backend buffer write",
         }
     }
 
@@ -88,6 +93,7 @@ impl Event {
             Event::DbFileParallelWrite => "page cleaner flush batch",
             Event::LogFileParallelWrite => "innodb_log_file write",
             Event::EnqTxRowLockContention => "row lock wait",
+            Event::BackendBufferWrite => "buffer pool single page flush",
         }
     }
 
@@ -100,7 +106,8 @@ impl Event {
         match self {
             Event::DbFileSequentialRead
             | Event::DbFileScatteredRead
-            | Event::ReadByOtherSession => "User I/O",
+            | Event::ReadByOtherSession
+            | Event::BackendBufferWrite => "User I/O",
             Event::FreeBufferWaits
             | Event::LogBufferSpace
             | Event::LogFileSwitchCheckpointIncomplete => "Configuration",

@@ -17,6 +17,12 @@
 //!   full-page images after each checkpoint, or InnoDB's).
 //! * `doublewrite` — InnoDB's doublewrite area, which the page cleaners
 //!   (`--flavor innodb`'s DB writers) write each batch to first.
+//! * `pace` — how fast the DB writers write: a checkpoint spread over the
+//!   redo between two checkpoints, a cap on the writes outside them.
+//! * `evict` — a session writing a dirty buffer itself when it finds no
+//!   clean one (`--flavor postgres`: PostgreSQL's backend writes).
+//! * `memory` — `--memory`: the model's process in a memory cgroup, so the
+//!   page cache under its buffered datafiles is bounded.
 //! * The command-line options and their validation into a [`SlobConfig`]
 //!   are the `dbio` crate's (`options/slob.rs`).
 
@@ -32,7 +38,10 @@ pub mod run;
 
 pub(crate) mod dbwr;
 mod doublewrite;
+mod evict;
 mod lgwr;
+pub mod memory;
+pub mod pace;
 mod session;
 
 pub use crate::config::slob::{RedoStress, RedoSync, SlobConfig, Think};
@@ -88,6 +97,12 @@ impl SlobConfig {
                 changes * u64::from(INNODB_CHANGE_BYTES) + u64::from(INNODB_COMMIT_BYTES)
             }
         }
+    }
+
+    /// True when sessions write dirty buffers themselves when they find no
+    /// clean one (PostgreSQL's backends); Oracle's sessions wait for DBWR.
+    pub fn backends_write(&self) -> bool {
+        self.flavor == Flavor::Postgres
     }
 
     /// Bytes of one full-page image: SLOB's page less its hole, at most a block.

@@ -62,6 +62,9 @@ pub struct Session<'a, E: Engine> {
     pub tally: Tally,
     pub stats: SessionStats,
     pub series: SeriesWriter<'a>,
+    /// How this session writes a dirty buffer itself when it finds no clean
+    /// one (`--flavor postgres`); None: it waits for a DB writer.
+    pub backend: Option<super::evict::BackendWriter>,
 }
 
 impl<E: Engine> Session<'_, E> {
@@ -382,7 +385,7 @@ impl<E: Engine> Session<'_, E> {
                     if !run.is_empty() && !self.read_run(run_start, run) {
                         return false;
                     }
-                    if !self.free_buffer_wait(w) {
+                    if !self.no_free_buffer(w) {
                         return false;
                     }
                 }
@@ -458,7 +461,7 @@ impl<E: Engine> Session<'_, E> {
                     return None;
                 }
                 Lookup::NoFreeBuffer(w) => {
-                    if !self.free_buffer_wait(w) {
+                    if !self.no_free_buffer(w) {
                         return None;
                     }
                 }
@@ -481,7 +484,7 @@ impl<E: Engine> Session<'_, E> {
 
     /// The buffers a miss looked at were dirty, pinned or busy: ask the DB
     /// writers and wait until one cleans buffers where the miss looked.
-    fn free_buffer_wait(&mut self, w: FreeWait) -> bool {
+    pub(super) fn free_buffer_wait(&mut self, w: FreeWait) -> bool {
         let inst = self.inst;
         let t = now_ns();
         // The first to ask wakes the writers; the others find them asked.
@@ -563,7 +566,7 @@ impl<E: Engine> Session<'_, E> {
 
     /// Records a wait that ran from `from` to `to`.
     #[inline]
-    fn wait(&mut self, e: Event, from: u64, to: u64) {
+    pub(super) fn wait(&mut self, e: Event, from: u64, to: u64) {
         self.clock = to;
         self.inst.live[self.id as usize].wait(e, to - from);
         if self.inst.in_window(to) {

@@ -57,6 +57,8 @@ fn config(dir: &std::path::Path, threads: u32) -> SlobConfig {
         cache_bytes: 16 << 20,
         db_writers: 1,
         dbwr_batch: 64,
+        dbwr_rate: None,
+        memory: None,
         dbwr_nice: -10,
         dbwr_engine: if crate::engine::uring::available() {
             crate::config::EngineKind::IoUring
@@ -129,6 +131,20 @@ fn session<'a>(
         tally: Tally::default(),
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
+        backend: None,
+    }
+}
+
+/// Blocks 0..n cached, every one dirty and unpinned.
+fn all_dirty(inst: &Instance<'_>, n: u64) {
+    let stop = AtomicBool::new(false);
+    for block in 0..n {
+        let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) else {
+            panic!("block {block} must miss")
+        };
+        inst.cache.read_done(buf);
+        assert!(inst.cache.mark_dirty(buf, 1));
+        inst.cache.unpin(buf);
     }
 }
 
@@ -151,16 +167,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
     let fd = [file.as_raw_fd()];
     let shared = Shared::new(0.0);
     let inst = instance(&shared, 16, 1);
-    // Blocks 0..16 cached, every one dirty and unpinned.
-    let stop = AtomicBool::new(false);
-    for block in 0..16 {
-        let Lookup::Claimed { buf } = inst.cache.lookup(block, &stop) else {
-            panic!("block {block} must miss")
-        };
-        inst.cache.read_done(buf);
-        assert!(inst.cache.mark_dirty(buf, 1));
-        inst.cache.unpin(buf);
-    }
+    all_dirty(&inst, 16);
     let slots: Vec<_> = (0..2).map(|_| SessionSeries::new()).collect();
     std::thread::scope(|s| {
         let (inst_r, cfg_r, files_r, fd_r) = (&inst, &cfg, &files, &fd);
@@ -212,6 +219,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 tally: Tally::default(),
                 stats: SessionStats::new(),
                 series: SeriesWriter::new(slot),
+                pace: Default::default(),
             };
             w.run();
             w.tally.total.physical_writes
@@ -473,4 +481,44 @@ fn oracle_redo_is_the_change_vectors_only() {
         + u64::from(super::super::COMMIT_RECORD_BYTES);
     assert_eq!(sess.tally.total.redo_bytes, 2 * one);
     assert_eq!(sess.tally.total.full_page_images, 0);
+}
+
+#[test]
+fn a_postgres_session_in_an_all_dirty_cache_writes_a_buffer_itself() {
+    let (dir, path, file) = datafile();
+    let cfg = config(dir.path(), 1);
+    let files = [path.clone()];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let inst = instance(&shared, 16, 1);
+    // No DB writer runs.
+    all_dirty(&inst, 16);
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    sess.backend = Some(crate::workload::slob::evict::BackendWriter {
+        content: crate::storage::content::Content::new(Default::default(), BS, 0),
+        stamp: (0, 1),
+    });
+    let t = Instant::now();
+    let buf = sess
+        .get(40)
+        .expect("read in after the session freed a buffer");
+    assert!(t.elapsed() < Duration::from_secs(5), "no wait for a writer");
+    assert_eq!(inst.cache.block_of(buf), Some(40));
+    inst.cache.unpin(buf);
+    let c = sess.tally.total;
+    assert_eq!(
+        (c.backend_writes, c.physical_writes, c.write_requests),
+        (1, 1, 1)
+    );
+    assert_eq!(sess.tally.events.get(Event::BackendBufferWrite).count, 1);
+    assert_eq!(sess.tally.events.get(Event::FreeBufferWaits).count, 0);
+    assert_eq!(inst.cache.dirty(), 15);
+    // Exactly one block of the (zeroed) datafile was written: the victim.
+    let bytes = std::fs::read(&path).unwrap();
+    let written = bytes
+        .chunks(BS as usize)
+        .filter(|b| b.iter().any(|&x| x != 0))
+        .count();
+    assert_eq!(written, 1);
 }

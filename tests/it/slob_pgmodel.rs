@@ -1,0 +1,353 @@
+//! The model as PostgreSQL does its data I/O (`--flavor postgres`, issue
+//! 29 item 2): `--memory` bounding the page cache under buffered datafiles
+//! (device reads below the model's own, its cgroup gone after a run that
+//! succeeded, failed or was interrupted), sessions writing dirty buffers
+//! themselves when the DB writers are capped (the report's split of buffer
+//! writes), and a checkpoint spread over the seconds of its cycle.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::loopdev::LoopDev;
+use crate::common::run::{Run, dbio, num};
+use crate::common::store::{store_path, temp_store};
+
+/// The model on `target` with `args` as a child process (its pid names its
+/// cgroup), JSON on stdout.
+fn spawn(target: &Path, redo: &Path, args: &[&str]) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args([
+            "run",
+            "--workload",
+            "slob",
+            "--seed",
+            "7",
+            "--json",
+            "--target",
+        ])
+        .arg(target)
+        .arg("--redo-dir")
+        .arg(redo)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The memory cgroup process `pid` is in (v1), as a directory.
+fn memory_cgroup_of(pid: u32) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.split(':').nth(1) == Some("memory"))?;
+    let rel = line.splitn(3, ':').nth(2)?;
+    Some(Path::new("/sys/fs/cgroup/memory").join(rel.trim_start_matches('/')))
+}
+
+/// Waits until `child` is in its own `dbio-model-PID` cgroup; returns it.
+fn its_cgroup(child: &mut Child) -> PathBuf {
+    let want = format!("dbio-model-{}", child.id());
+    let t0 = Instant::now();
+    loop {
+        if let Some(cg) = memory_cgroup_of(child.id()).filter(|p| p.ends_with(&want)) {
+            return cg;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "dbio ended early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "never entered {want}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads per second the run's device telemetry saw on `dev` (`loopN`).
+fn device_reads_per_s(r: &Value, dev: &str) -> f64 {
+    let devices = r["telemetry_window"]["devices"].as_array().unwrap();
+    let d = devices
+        .iter()
+        .find(|d| d["name"] == dev)
+        .unwrap_or_else(|| panic!("no {dev} in {devices:?}"));
+    d["rates"]["r_per_s"].as_f64().unwrap()
+}
+
+fn model_reads_per_s(r: &Value) -> f64 {
+    num(r, "slob.counters.read_requests") / num(r, "slob.elapsed_s")
+}
+
+fn cgroup_gone(cg: &Path) {
+    assert!(!cg.exists(), "{} left behind", cg.display());
+}
+
+const READS: &[&str] = &[
+    "--sessions",
+    "2",
+    "--scale",
+    "96M",
+    "--cache",
+    "4M",
+    "--update-pct",
+    "0",
+];
+
+fn memory_bounds_the_page_cache_and_its_cgroup_goes() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(512 << 20, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let target = mnt.join("data");
+    let redo = tempfile::tempdir().unwrap();
+    let name = dev.name();
+    // Without --memory the model reads with O_DIRECT: every read reaches the device.
+    let direct = Run::slob(&target)
+        .args(&["--redo-dir", redo.path().to_str().unwrap()])
+        .args(READS)
+        .args(&["--time", "5"])
+        .json();
+    let ratio = device_reads_per_s(&direct, &name) / model_reads_per_s(&direct);
+    assert!(ratio > 0.9, "O_DIRECT: device/model reads {ratio:.2}");
+    // With --memory the datafiles go through the page cache, bounded: 128 MiB
+    // for a 4 MiB cache and 96 MiB of data holds part of it, so some reads
+    // are absorbed and some reach the device.
+    let mut child = spawn(
+        &target,
+        redo.path(),
+        &[READS, &["--time", "8", "--memory", "128M"]].concat(),
+    );
+    let cg = its_cgroup(&mut child);
+    let limit = std::fs::read_to_string(cg.join("memory.limit_in_bytes")).unwrap();
+    assert_eq!(limit.trim(), (128u64 << 20).to_string());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cgroup_gone(&cg);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["config"]["io_mode"], "buffered", "{}", r["config"]);
+    assert_eq!(r["config"]["slob"]["memory_bytes"], 128u64 << 20);
+    let ratio = device_reads_per_s(&r, &name) / model_reads_per_s(&r);
+    assert!(
+        (0.05..0.9).contains(&ratio),
+        "--memory 128M: device/model reads {ratio:.2}"
+    );
+}
+
+fn a_failing_or_interrupted_run_leaves_no_cgroup() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    let args = [READS, &["--time", "60", "--memory", "128M"]].concat();
+    // Interrupted: exit 130, the cgroup removed.
+    let mut child = spawn(&target, dir.path(), &args);
+    let cg = its_cgroup(&mut child);
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cgroup_gone(&cg);
+    // Failed: its datafile cut short under it, a read fails: exit 1, the
+    // failure named, the cgroup removed.
+    let mut child = spawn(&target, dir.path(), &args);
+    let cg = its_cgroup(&mut child);
+    std::thread::sleep(Duration::from_secs(1));
+    let data = std::fs::read_dir(&target)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "dat"))
+        .expect("a datafile");
+    std::fs::File::options()
+        .write(true)
+        .open(&data)
+        .unwrap()
+        .set_len(8192)
+        .unwrap();
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(40),
+        "the failure ended the run"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("failed"), "{err}");
+    cgroup_gone(&cg);
+}
+
+/// A model run with the DB writers capped at one buffer a second.
+fn capped(dir: &Path, flavor: &str) -> Value {
+    Run::slob(&dir.join("data"))
+        .args(&[
+            "--sessions",
+            "2",
+            "--scale",
+            "4096",
+            "--cache",
+            "4M",
+            "--update-pct",
+            "50",
+            "--time",
+            "3",
+            "--redo-file-size",
+            "64M",
+            "--dbwr-rate",
+            "1",
+            "--flavor",
+            flavor,
+        ])
+        .json()
+}
+
+fn capped_db_writers_leave_the_writing_to_the_sessions() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let pg = capped(dir.path(), "postgres");
+    let c = |r: &Value, k: &str| num(r, &format!("slob.run_totals.{k}"));
+    let backend = c(&pg, "backend_writes");
+    let writes = c(&pg, "physical_writes");
+    assert!(
+        backend > 0.9 * writes,
+        "backend {backend} of {writes} writes"
+    );
+    assert!(writes <= c(&pg, "blocks_dirtied"));
+    let events = pg["slob"]["events"].as_array().unwrap();
+    let ev = events
+        .iter()
+        .find(|e| e["name"] == "backend buffer write")
+        .expect("the sessions' writes are a wait event");
+    assert_eq!(
+        ev["waits"].as_f64().unwrap(),
+        num(&pg, "slob.counters.backend_writes")
+    );
+    // The sessions' writes are in the run's write statistics, and the report
+    // splits the buffer writes as pg_stat_bgwriter does.
+    assert!(num(&pg, "write.requests") >= num(&pg, "slob.counters.backend_writes"));
+    let shown = dbio().args(["runs", "show", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("buffer writes: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let share = 100.0 * num(&pg, "slob.counters.backend_writes")
+        / num(&pg, "slob.counters.physical_writes");
+    assert!(
+        line.contains(&format!(
+            "sessions (backend) {} ({share:.1}%)",
+            num(&pg, "slob.counters.backend_writes")
+        )),
+        "{line}"
+    );
+    // What the sessions wrote is stamped as the DB writers stamp: it verifies.
+    let v = dbio()
+        .args(["verify", "--json", "--target"])
+        .arg(dir.path().join("data"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&v.stdout).unwrap();
+    assert_eq!(v["findings"]["intact"], v["findings"]["blocks"], "{v}");
+    // Oracle's sessions never write: they wait for the DB writer.
+    let ora = capped(dir.path(), "oracle");
+    assert!(ora["slob"]["run_totals"].get("backend_writes").is_none());
+    assert!(
+        ora["slob"]["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "free buffer waits")
+    );
+}
+
+/// Per second of the run, writes beyond the commits (the log writer
+/// writes at most once per commit): the DB writers' writes, at least.
+fn db_writes_per_second(r: &Value) -> Vec<f64> {
+    r["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| num(p, "write.ops") - num(p, "sync.ops"))
+        .collect()
+}
+
+/// Updates at a steady 100 a second on 1024 blocks, all in the cache, the
+/// DB writers capped at one buffer a second outside checkpoints: what they
+/// write is the checkpoints' (every 2 MiB of redo).
+fn checkpointed(dir: &Path, flavor: &str) -> Value {
+    Run::slob(&dir.join("data"))
+        .args(&[
+            "--sessions",
+            "2",
+            "--scale",
+            "512",
+            "--cache",
+            "64M",
+            "--update-pct",
+            "100",
+            "--work-unit",
+            "16",
+            "--rate",
+            "100",
+            "--time",
+            "16",
+            "--redo-file-size",
+            "2M",
+            "--dbwr-rate",
+            "1",
+            "--flavor",
+            flavor,
+        ])
+        .json()
+}
+
+/// Of the seconds from the first with checkpoint writes on, the share with some.
+fn busy_share(r: &Value) -> f64 {
+    let w = db_writes_per_second(r);
+    let from = w
+        .iter()
+        .position(|&n| n > 20.0)
+        .expect("a checkpoint wrote");
+    let busy = w[from..].iter().filter(|&&n| n > 10.0).count();
+    busy as f64 / (w.len() - from) as f64
+}
+
+fn the_checkpointer_spreads_its_writes_over_the_cycle() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let pg = checkpointed(dir.path(), "postgres");
+    let c = |r: &Value, k: &str| num(r, &format!("slob.counters.{k}"));
+    assert!(c(&pg, "log_switches") >= 2.0, "{}", pg["slob"]["counters"]);
+    assert!(c(&pg, "checkpoint_writes") > 0.95 * c(&pg, "physical_writes"));
+    let spread = busy_share(&pg);
+    assert!(
+        spread > 0.75,
+        "postgres: writes in {spread:.2} of the seconds: {:?}",
+        db_writes_per_second(&pg)
+    );
+    // Oracle's DB writer writes a checkpoint at once: a spike per log switch.
+    let ora = checkpointed(dir.path(), "oracle");
+    let spikes = busy_share(&ora);
+    assert!(
+        spikes < 0.6,
+        "oracle: writes in {spikes:.2} of the seconds: {:?}",
+        db_writes_per_second(&ora)
+    );
+}
+
+crate::tests! {
+    memory_bounds_the_page_cache_and_its_cgroup_goes [Root, Tool("mkfs.xfs")],
+    a_failing_or_interrupted_run_leaves_no_cgroup [Root],
+    capped_db_writers_leave_the_writing_to_the_sessions,
+    the_checkpointer_spreads_its_writes_over_the_cycle,
+}
