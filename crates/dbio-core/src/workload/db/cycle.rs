@@ -58,7 +58,7 @@ impl Completions {
 /// The checkpoint cycle as a sampler follows it: the checkpoints seen
 /// complete since its first read and, over whole cycles (`--window
 /// cycles:N`), the window ended at the Nth.
-pub struct Follower<'a> {
+pub(crate) struct Follower<'a> {
     pub window: CycleWindow,
     shared: &'a Shared,
     completions: Completions,

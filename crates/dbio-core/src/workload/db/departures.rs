@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A server's documented default of each setting dbio may give it.
-pub type Stock = [(&'static str, &'static str)];
+pub(crate) type Stock = [(&'static str, &'static str)];
 
 /// One setting dbio changes from the stock server's.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

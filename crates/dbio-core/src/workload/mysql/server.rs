@@ -158,7 +158,7 @@ pub fn settings(
 }
 
 /// MariaDB 10.11's defaults of the settings [`settings`] gives it.
-pub const STOCK: &crate::workload::db::departures::Stock = &[
+pub(crate) const STOCK: &crate::workload::db::departures::Stock = &[
     ("skip_networking", "0"),
     ("skip_name_resolve", "0"),
     ("innodb_page_size", "16384"),

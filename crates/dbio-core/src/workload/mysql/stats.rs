@@ -99,8 +99,8 @@ fn position_from_rows(rows: &[(String, String)]) -> Option<Position> {
 }
 
 /// MariaDB's LSN now and at the last checkpoint (`SHOW GLOBAL STATUS`).
-pub const LSN_NOW: &str = "Innodb_lsn_current";
-pub const LSN_CHECKPOINT: &str = "Innodb_lsn_last_checkpoint";
+pub(crate) const LSN_NOW: &str = "Innodb_lsn_current";
+pub(crate) const LSN_CHECKPOINT: &str = "Innodb_lsn_last_checkpoint";
 
 /// The last checkpoint's LSN alone (the sampler follows it between snapshots).
 pub fn checkpoint_lsn(c: &mut mysql::Conn) -> Option<f64> {

@@ -189,7 +189,7 @@ pub fn settings(
 
 /// PostgreSQL 15's defaults of the settings [`settings`] writes (the
 /// documented ones; `unix_socket_directories` as Debian builds it).
-pub const STOCK: &crate::workload::db::departures::Stock = &[
+pub(crate) const STOCK: &crate::workload::db::departures::Stock = &[
     ("listen_addresses", "localhost"),
     ("unix_socket_directories", "/var/run/postgresql"),
     ("port", "5432"),

@@ -114,7 +114,7 @@ pub struct Sql {
 /// WAL's insert position and the next transaction id now: WAL bytes and
 /// transaction ids since the checkpoint's start (its redo point, its
 /// `next_xid` as `epoch:xid`), its age, and its LSN.
-pub const POSITION: &str = "SELECT \
+pub(crate) const POSITION: &str = "SELECT \
      pg_wal_lsn_diff(pg_current_wal_lsn(), c.redo_lsn)::float8, \
      (pg_snapshot_xmax(pg_current_snapshot())::text::numeric \
       - split_part(c.next_xid, ':', 1)::numeric * 4294967296 \
