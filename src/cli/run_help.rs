@@ -39,7 +39,10 @@ const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("Engine", &["engine", "iodepth", "io_mode"]),
-    ("Timing", &["time", "ramp", "ops", "interval", "outlier_ms"]),
+    (
+        "Timing",
+        &["time", "ramp", "window", "ops", "interval", "outlier_ms"],
+    ),
     (
         "Output",
         &[

@@ -197,7 +197,7 @@ fn bad_input_is_one_line_and_exit_2_before_anything_runs() {
     refused(&["--name", "../x"], "--name ../x: use 1 to 64 letters");
     refused(
         &["--arm-set", "oracle:x=1"],
-        "--arm-set oracle:x=1: no arm oracle in this plan (its arms: model-postgres, pg)",
+        "--arm-set oracle:x=1: no arm oracle in this plan (its arms: model-postgres, pg, model-innodb, mysql)",
     );
     refused(
         &["--arm-set", "pg:pg_sett=x=1"],
