@@ -220,12 +220,14 @@ fn prometheus_rate_of_the_request_counter_is_the_stored_iops() {
     // The histogram's median and p90 from Prometheus, over the same
     // seconds, agree with the stored ones within the buckets' width (a
     // factor 1.5) and histogram_quantile's interpolation.
-    // The run is paced: the due-time histogram too.
+    // The run is paced: the due-time histogram too, at its median only —
+    // the seconds Prometheus saw are not the whole run, and on a loaded
+    // machine the requests a late second delays (due-time latency's tail)
+    // can all fall in the last, unscraped one.
     for (q, family, stored) in [
         ("0.5", "service", "read.latency.p50_us"),
         ("0.9", "service", "read.latency.p90_us"),
         ("0.5", "due", "read.due.p50_us"),
-        ("0.9", "due", "read.due.p90_us"),
     ] {
         let query = format!(
             "histogram_quantile({q}, sum by (le) (rate(dbio_request_{family}_seconds_bucket{{op=\"read\"}}[{last}s])))"
