@@ -28,10 +28,10 @@ const KNOWN: &[(&str, &str, usize)] = &[];
 /// `pub` items of the core that nothing outside it names
 /// (`scripts/core-pub.py`): those left are in the interface of an item the
 /// dbio crate uses (a field's or a signature's type, a re-export), or are
-/// in the files the script skips. A ratchet like `KNOWN`: trimming one
+/// used only by the core's own tests. A ratchet like `KNOWN`: trimming one
 /// lowers this number, and a new `pub` item only the core uses fails —
 /// make it `pub(crate)`.
-const CORE_PUB_UNNAMED: usize = 64;
+const CORE_PUB_UNNAMED: usize = 83;
 
 fn imports_between_modules_follow_the_table_in_architecture_md() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

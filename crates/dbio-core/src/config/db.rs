@@ -70,7 +70,7 @@ impl CycleWindow {
     }
 
     /// The window opens right after a checkpoint.
-    pub fn starts_at_checkpoint(self) -> bool {
+    pub(crate) fn starts_at_checkpoint(self) -> bool {
         !matches!(self, CycleWindow::Any)
     }
 

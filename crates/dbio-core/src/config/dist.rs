@@ -22,7 +22,7 @@ pub enum Distribution {
 
 impl Distribution {
     /// The parameter is in its range: θ finite, above 0 and not 1; 0 < h < 1.
-    pub fn in_range(self) -> bool {
+    pub(crate) fn in_range(self) -> bool {
         match self {
             Self::Uniform => true,
             Self::Zipf { theta } => theta.is_finite() && theta > 0.0 && theta != 1.0,

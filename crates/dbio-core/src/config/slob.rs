@@ -196,7 +196,7 @@ impl SlobConfig {
     }
 
     /// Blocks one session may hold pinned at once.
-    pub fn pins_per_session(&self) -> u32 {
+    pub(crate) fn pins_per_session(&self) -> u32 {
         if self.scan_pct > 0 {
             self.scan_blocks.max(1)
         } else {

@@ -21,7 +21,7 @@ impl VerifyOpts {
 
     /// Nothing checked and the map synced only at the end (the report
     /// leaves the options out).
-    pub fn is_off(&self) -> bool {
+    pub(crate) fn is_off(&self) -> bool {
         !self.any() && self.map_sync_ms == 0
     }
 

@@ -169,7 +169,7 @@ impl<'a> SeriesWriter<'a> {
     /// issued `late_ns` after it fell due. A sync has no due time, and a
     /// writer not made [`Self::paced`] has no due part: both ignored.
     #[inline]
-    pub fn record_due(&mut self, kind: Kind, t_ns: u64, due_ns: u64, late_ns: u64) {
+    pub(crate) fn record_due(&mut self, kind: Kind, t_ns: u64, due_ns: u64, late_ns: u64) {
         let k = match kind {
             Kind::Read => 0,
             Kind::Write => 1,
@@ -222,7 +222,7 @@ pub fn bucket(ns: u64) -> usize {
 }
 
 /// The middle of a bucket's range, in ns.
-pub fn bucket_mid(i: usize) -> u64 {
+pub(crate) fn bucket_mid(i: usize) -> u64 {
     if i < 16 {
         return i as u64;
     }
@@ -273,7 +273,7 @@ pub fn collect(sessions: &[Box<SessionSeries>], sec: u32, ramp: bool) -> SecondP
 }
 
 /// [`collect`], also giving the second's histograms (for an observer).
-pub fn collect_with_hists(
+pub(crate) fn collect_with_hists(
     sessions: &[Box<SessionSeries>],
     sec: u32,
     ramp: bool,
@@ -344,7 +344,7 @@ impl Default for DueHists {
 
 /// Sums second `sec`'s paced part over all sessions (all zero in a
 /// closed-loop run). Call it once the second is over.
-pub fn collect_due(sessions: &[Box<SessionSeries>], sec: u32) -> Box<DueHists> {
+pub(crate) fn collect_due(sessions: &[Box<SessionSeries>], sec: u32) -> Box<DueHists> {
     let mut out = Box::<DueHists>::default();
     for s in sessions {
         let slot = &s.slots[sec as usize % SLOTS];

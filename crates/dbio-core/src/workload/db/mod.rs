@@ -19,7 +19,7 @@ pub mod procs;
 pub mod sampler;
 pub mod server;
 pub mod session;
-pub mod user;
+pub(crate) mod user;
 
 use std::path::Path;
 
@@ -70,14 +70,14 @@ pub fn last_lines(text: &str, n: usize) -> String {
 /// it (over [`SOCKET_PATH_MAX`], or text the server or its client cannot
 /// take): a short directory of dbio's own per instance, named by
 /// `procs::cgroup_name`.
-pub const PRIVATE_SOCKET_PARENT: &str = "/run/dbio";
+pub(crate) const PRIVATE_SOCKET_PARENT: &str = "/run/dbio";
 
 /// Longest path of a unix socket (sun_path is 108 bytes with its NUL).
-pub const SOCKET_PATH_MAX: usize = 107;
+pub(crate) const SOCKET_PATH_MAX: usize = 107;
 
 /// Refuses a server socket whose path is over [`SOCKET_PATH_MAX`] (a
 /// `--target` too deep); `root` is the server's directory under the target.
-pub fn check_socket(server: &str, root: &Path, socket: &Path) -> Result<(), ServerError> {
+pub(crate) fn check_socket(server: &str, root: &Path, socket: &Path) -> Result<(), ServerError> {
     if socket.as_os_str().len() <= SOCKET_PATH_MAX {
         return Ok(());
     }
@@ -110,14 +110,17 @@ pub fn allocated(dir: &Path) -> u64 {
 }
 
 /// What an instance was made for (`marker`, JSON), if it is there and readable.
-pub fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
+pub(crate) fn read_marker<T: serde::de::DeserializeOwned>(marker: &Path) -> Option<T> {
     std::fs::read(marker)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
 }
 
 /// Records what an instance was made for, once it is complete.
-pub fn write_marker<T: serde::Serialize>(marker: &Path, shape: &T) -> Result<(), ServerError> {
+pub(crate) fn write_marker<T: serde::Serialize>(
+    marker: &Path,
+    shape: &T,
+) -> Result<(), ServerError> {
     let name = marker.file_name().unwrap_or_default().to_string_lossy();
     let json = serde_json::to_vec(shape).map_err(|e| failed(&format!("write {name}"), e))?;
     std::fs::write(marker, json).map_err(|e| failed(&format!("write {name}"), e))

@@ -22,7 +22,7 @@
 
 pub mod args;
 pub mod binaries;
-pub mod bootstrap;
+pub(crate) mod bootstrap;
 pub mod data;
 pub mod endpoint;
 pub mod lifecycle;

@@ -18,7 +18,7 @@ pub mod conf;
 pub mod data;
 pub mod endpoint;
 mod lifecycle;
-pub mod postmaster;
+pub(crate) mod postmaster;
 pub mod run;
 pub mod server;
 pub mod space;

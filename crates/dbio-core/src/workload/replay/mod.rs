@@ -10,7 +10,7 @@
 
 pub mod facts;
 pub mod faith;
-pub mod feed;
+pub(crate) mod feed;
 pub mod session;
 
 use std::os::fd::RawFd;

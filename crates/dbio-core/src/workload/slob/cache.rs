@@ -45,11 +45,11 @@ const PARTITIONS: usize = 256;
 /// Buffers a clock hand moves per step.
 const SWEEP: u32 = 8;
 /// Buffers per working set, about (fewer sets than this would make).
-pub const SET_BUFFERS: u32 = 1024;
+pub(crate) const SET_BUFFERS: u32 = 1024;
 /// Most working sets.
 const MAX_SETS: u32 = 1024;
 /// Share of its working set a miss looks at, at most, in percent.
-pub const SCAN_PCT: u32 = 40;
+pub(crate) const SCAN_PCT: u32 = 40;
 
 /// One working set: buffers `lo..lo + len`, replaced by their own clock.
 /// Aligned to its own cache lines: only misses in this set write it.
@@ -201,19 +201,19 @@ impl Cache {
 
     /// Buffers `lo..lo + len` of working set `s`, and where its clock hand
     /// is (0..len): the cold end, where DB writers write first.
-    pub fn set_span(&self, s: usize) -> (u32, u32, u32) {
+    pub(crate) fn set_span(&self, s: usize) -> (u32, u32, u32) {
         let set = &self.sets[s];
         let at = (set.hand.load(Relaxed) % u64::from(set.len)) as u32;
         (set.lo, set.len, at)
     }
 
     /// Moves each time a miss in set `s` found no buffer it could take.
-    pub fn set_wanted(&self, s: usize) -> u32 {
+    pub(crate) fn set_wanted(&self, s: usize) -> u32 {
         self.sets[s].wanted.load(Acquire)
     }
 
     /// True when more than a quarter of set `s` is dirty.
-    pub fn set_pressure(&self, s: usize) -> bool {
+    pub(crate) fn set_pressure(&self, s: usize) -> bool {
         let set = &self.sets[s];
         dirty_count(set.dirty.load(Relaxed)) * 4 > u64::from(set.len)
     }
@@ -298,7 +298,7 @@ impl Cache {
 
     /// Sleeps until a DB writer cleans buffers in the working set a miss
     /// found none free in (or `timeout`; at once if one did meanwhile).
-    pub fn wait_free(&self, w: FreeWait, timeout: Duration) {
+    pub(crate) fn wait_free(&self, w: FreeWait, timeout: Duration) {
         let set = &self.sets[w.set as usize];
         // SeqCst here and in `cleaned`: a writer that bumps `freed` either
         // sees this sleeper or the futex sees the new `freed`.
@@ -309,7 +309,7 @@ impl Cache {
 
     /// A DB writer wrote `bufs` (now clean): wakes as many sessions waiting
     /// for a free buffer in each of their working sets as it cleaned there.
-    pub fn cleaned(&self, bufs: &[u32]) {
+    pub(crate) fn cleaned(&self, bufs: &[u32]) {
         let mut i = 0;
         while i < bufs.len() {
             let s = self.set_of(bufs[i]);
@@ -327,7 +327,7 @@ impl Cache {
     }
 
     /// Wakes every session waiting for a free buffer in set `s`.
-    pub fn wake_all(&self, s: usize) {
+    pub(crate) fn wake_all(&self, s: usize) {
         let set = &self.sets[s];
         set.freed.fetch_add(1, SeqCst);
         if set.sleepers.load(SeqCst) > 0 {
@@ -337,7 +337,7 @@ impl Cache {
 
     /// Wakes every session waiting in the cache: for a free buffer, or for
     /// a block another session is reading (the run is stopping).
-    pub fn wake_waiters(&self) {
+    pub(crate) fn wake_waiters(&self) {
         for s in 0..self.sets.len() {
             self.wake_all(s);
         }
@@ -439,12 +439,12 @@ impl Cache {
     }
 
     /// The block is in the buffer now: make it visible and wake waiters.
-    pub fn read_done(&self, buf: u32) {
+    pub(crate) fn read_done(&self, buf: u32) {
         self.finish_read(buf, VALID);
     }
 
     /// The read failed: forget the block (waiters retry).
-    pub fn read_failed(&self, buf: u32) {
+    pub(crate) fn read_failed(&self, buf: u32) {
         if let Some(block) = self.block_of(buf) {
             let mut part = self.part(block);
             part.remove(&block);
@@ -475,14 +475,14 @@ impl Cache {
     }
 
     #[inline]
-    pub fn unpin(&self, buf: u32) {
+    pub(crate) fn unpin(&self, buf: u32) {
         self.state[buf as usize].fetch_sub(PIN_ONE, Release);
     }
 
     /// Marks a pinned buffer changed at redo position `lsn`. True when it
     /// was clean (a newly dirtied block).
     #[inline]
-    pub fn mark_dirty(&self, buf: u32, lsn: u64) -> bool {
+    pub(crate) fn mark_dirty(&self, buf: u32, lsn: u64) -> bool {
         let word = &self.state[buf as usize];
         if word.load(Acquire) & DIRTY != 0 {
             return false;
@@ -498,7 +498,7 @@ impl Cache {
 
     /// The block a buffer holds.
     #[inline]
-    pub fn block_of(&self, buf: u32) -> Option<u64> {
+    pub(crate) fn block_of(&self, buf: u32) -> Option<u64> {
         self.tag[buf as usize].load(Acquire).checked_sub(1)
     }
 
@@ -511,14 +511,14 @@ impl Cache {
 
     /// The redo position a dirty buffer was first changed at.
     #[inline]
-    pub fn dirty_lsn(&self, buf: u32) -> Option<u64> {
+    pub(crate) fn dirty_lsn(&self, buf: u32) -> Option<u64> {
         let s = self.state[buf as usize].load(Acquire);
         (s & DIRTY != 0).then(|| self.dirty_lsn[buf as usize].load(Acquire))
     }
 
     /// Starts writing a dirty buffer out (a DB writer): clears DIRTY, sets
     /// WRITING. Returns the block, or None if the buffer is not writable.
-    pub fn begin_write(&self, buf: u32) -> Option<u64> {
+    pub(crate) fn begin_write(&self, buf: u32) -> Option<u64> {
         let word = &self.state[buf as usize];
         let s = word.load(Acquire);
         if s & (DIRTY | VALID) != (DIRTY | VALID) || s & (READING | WRITING) != 0 {
@@ -536,7 +536,7 @@ impl Cache {
     /// looks), within the set's scan limit, taken as [`Self::begin_write`]
     /// takes it. Returns it with its block, or None when every dirty buffer
     /// there is pinned or being read or written.
-    pub fn take_dirty(&self, w: FreeWait) -> Option<(u32, u64)> {
+    pub(crate) fn take_dirty(&self, w: FreeWait) -> Option<(u32, u64)> {
         let set = &self.sets[w.set as usize];
         let at = set.hand.load(Relaxed) % u64::from(set.len);
         (0..u64::from(set.limit.min(set.len)))
@@ -545,7 +545,7 @@ impl Cache {
             .find_map(|b| self.begin_write(b).map(|block| (b, block)))
     }
 
-    pub fn end_write(&self, buf: u32) {
+    pub(crate) fn end_write(&self, buf: u32) {
         self.state[buf as usize].fetch_and(!WRITING, Release);
     }
 

@@ -27,7 +27,7 @@ use crate::samplers::series::SeriesWriter;
 use crate::storage::block::Header;
 use crate::storage::content::Content;
 
-pub struct DbWriter<'a, E: Engine> {
+pub(crate) struct DbWriter<'a, E: Engine> {
     pub id: u32,
     /// Thread number used in outliers.
     pub thread: u32,
@@ -95,7 +95,7 @@ impl Pass {
 /// sessions wait "free buffer waits" on a writer that is runnable, not on
 /// storage — the model's limit, not the storage's. Oracle's DBWn sessions
 /// are not competing with sessions that never block. True if it was set.
-pub fn raise_priority(nice: i32) -> bool {
+pub(crate) fn raise_priority(nice: i32) -> bool {
     // SAFETY: plain system calls on this thread's own id.
     unsafe {
         let tid = libc::gettid() as libc::id_t;

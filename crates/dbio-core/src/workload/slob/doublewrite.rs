@@ -12,7 +12,7 @@ use crate::engine::buf::BufPool;
 use crate::engine::{Io, OpKind};
 
 /// One page cleaner's area of the doublewrite file and its copy of a batch.
-pub struct Doublewrite {
+pub(crate) struct Doublewrite {
     /// The doublewrite file's number among the DB writer's files.
     pub file: u32,
     /// The doublewrite file, for messages.
@@ -65,7 +65,7 @@ impl Doublewrite {
 
     /// The distinct data files `pages` write, ascending: each is fsynced
     /// once after the batch.
-    pub fn files_of(&mut self, pages: &[Io]) -> &[u32] {
+    pub(crate) fn files_of(&mut self, pages: &[Io]) -> &[u32] {
         self.files.clear();
         for io in pages {
             if let Err(at) = self.files.binary_search(&io.file) {
@@ -77,7 +77,7 @@ impl Doublewrite {
 }
 
 /// The fsync of file `file` (a flush request: no data).
-pub fn sync_of(file: u32) -> Io {
+pub(crate) fn sync_of(file: u32) -> Io {
     Io {
         kind: OpKind::Flush,
         file,
@@ -90,7 +90,7 @@ pub fn sync_of(file: u32) -> Io {
 
 /// Bytes of the doublewrite file before writer `writers`' area (with
 /// `writers` = the number of writers: the file's size).
-pub fn area_bytes(writers: u32, batch: u32, block_size: u32) -> u64 {
+pub(crate) fn area_bytes(writers: u32, batch: u32, block_size: u32) -> u64 {
     u64::from(writers) * u64::from(batch) * u64::from(block_size)
 }
 

@@ -21,7 +21,7 @@ use crate::storage::content::Content;
 
 /// What a session needs to write blocks as the DB writers do: what the
 /// blocks hold and their stamps (target id, run seed).
-pub struct BackendWriter {
+pub(crate) struct BackendWriter {
     pub content: Content,
     pub stamp: (u32, u32),
 }

@@ -54,7 +54,7 @@ impl Flavor {
     }
 
     /// How a log write that ends inside a redo block ends it.
-    pub fn partial_block(self) -> PartialBlock {
+    pub(crate) fn partial_block(self) -> PartialBlock {
         match self {
             Flavor::Oracle => PartialBlock::Pad,
             Flavor::Postgres | Flavor::Innodb => PartialBlock::Rewrite,
@@ -91,7 +91,7 @@ impl Flavor {
 
 /// How the log writer ends a write that stops inside a redo block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PartialBlock {
+pub(crate) enum PartialBlock {
     /// Padded to the block; the next write starts at the next block (the
     /// padding is Oracle's "redo wastage").
     Pad,
@@ -102,19 +102,19 @@ pub enum PartialBlock {
 }
 
 /// PostgreSQL's WAL page (XLOG_BLCKSZ).
-pub const PG_WAL_PAGE_BYTES: u32 = 8192;
+pub(crate) const PG_WAL_PAGE_BYTES: u32 = 8192;
 /// InnoDB's page (`innodb_page_size`, 16 KiB by default).
-pub const INNODB_PAGE_BYTES: u32 = 16384;
+pub(crate) const INNODB_PAGE_BYTES: u32 = 16384;
 
 /// WAL per changed row: a HOT heap update record (~66 B) and half a prune
 /// record (PostgreSQL 15, SLOB's table, measured: 1.45 records per change).
-pub const PG_CHANGE_BYTES: u32 = 96;
+pub(crate) const PG_CHANGE_BYTES: u32 = 96;
 /// WAL of a commit record.
-pub const PG_COMMIT_BYTES: u32 = 48;
+pub(crate) const PG_COMMIT_BYTES: u32 = 48;
 /// A full-page image of SLOB's page: 8 KiB less its hole (measured: 1.12 KiB).
-pub const PG_PAGE_IMAGE_BYTES: u32 = 1120;
+pub(crate) const PG_PAGE_IMAGE_BYTES: u32 = 1120;
 /// WAL of the prune record a read logs for a page an update changed.
-pub const PG_PRUNE_BYTES: u32 = 64;
+pub(crate) const PG_PRUNE_BYTES: u32 = 64;
 
 /// InnoDB redo per changed row: the row's in-place update record and its
 /// undo record's (MariaDB 10.11, SLOB's table as `--workload mysql` builds
@@ -122,10 +122,10 @@ pub const PG_PRUNE_BYTES: u32 = 64;
 /// over a direct-io loop device, 8 sessions, 25% updates, O_DIRECT, at
 /// WORK_UNIT 64 (5,464 B per update) and 16 (1,594 B), solved for a
 /// per-row and a per-commit part: 80.6 B a row, 304 B a commit).
-pub const INNODB_CHANGE_BYTES: u32 = 81;
+pub(crate) const INNODB_CHANGE_BYTES: u32 = 81;
 /// InnoDB redo of a commit (undo log header and transaction state; measured
 /// as [`INNODB_CHANGE_BYTES`]).
-pub const INNODB_COMMIT_BYTES: u32 = 304;
+pub(crate) const INNODB_COMMIT_BYTES: u32 = 304;
 
 /// The flag of a block changed since a read last hinted it.
 const UNHINTED: u16 = 0x8000;
@@ -133,7 +133,7 @@ const UNHINTED: u16 = 0x8000;
 const EPOCH: u16 = 0x7fff;
 
 /// Which blocks have had their image logged since the last checkpoint began.
-pub struct FullPages {
+pub(crate) struct FullPages {
     /// Per block: the checkpoint (counting from 1, 15 bits) in which its
     /// image was last logged, 0 = never, and [`UNHINTED`]. A block goes
     /// unlogged after 32767 checkpoints without a change only if the counter
@@ -154,7 +154,7 @@ impl FullPages {
     }
 
     /// A checkpoint begins: every block's next change logs its image again.
-    pub fn checkpoint_begins(&self) {
+    pub(crate) fn checkpoint_begins(&self) {
         let mut c = self.current.load(Acquire);
         loop {
             // 0 means "never logged": skip it when the counter wraps.
@@ -171,7 +171,7 @@ impl FullPages {
     /// one of any number of concurrent changes of the block gets true.
     /// The block is left unhinted (its next read hints it).
     #[inline]
-    pub fn first_change(&self, block: u64) -> bool {
+    pub(crate) fn first_change(&self, block: u64) -> bool {
         let c = self.current.load(Acquire);
         let want = c | UNHINTED;
         let slot = &self.logged_in[block as usize];

@@ -15,7 +15,7 @@ pub use crate::futex::{wait, wake, wake_all};
 /// stops ([`super::instance::Instance::wake_waiters`]). Short naps cost a
 /// context switch per nap per waiter: at 4096 sessions, 20 ms naps were
 /// two thirds of the model's context switches.
-pub const NAP: Duration = Duration::from_millis(500);
+pub(crate) const NAP: Duration = Duration::from_millis(500);
 
 /// A counter others can sleep on until it moves: "the log writer finished a
 /// write", "a DB writer finished a batch".
@@ -32,14 +32,14 @@ impl Signal {
     }
 
     /// Sleeps until the counter moves past `seen` (or `timeout`).
-    pub fn wait_past(&self, seen: u32, timeout: Duration) {
+    pub(crate) fn wait_past(&self, seen: u32, timeout: Duration) {
         if self.seq() == seen {
             wait(&self.seq, seen, timeout);
         }
     }
 
     /// Moves the counter and wakes every sleeper.
-    pub fn notify(&self) {
+    pub(crate) fn notify(&self) {
         self.seq.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         wake_all(&self.seq);
     }

@@ -37,7 +37,7 @@ pub struct Log {
 impl Log {
     /// Wakes the log writer unless it is awake already.
     #[inline]
-    pub fn post(&self) {
+    pub(crate) fn post(&self) {
         if !self.posted.swap(true, AcqRel) {
             self.post.notify();
         }
@@ -45,7 +45,7 @@ impl Log {
 }
 
 /// Checkpoint progress: every change below `done` is written to the datafiles.
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     /// The position the log writer needs checkpointed (set at log switches).
     pub target: AtomicU64,
     pub done: AtomicU64,
@@ -66,7 +66,7 @@ impl Checkpoint {
     }
 
     /// Publishes DB writer `id`'s mark and advances `done` to the lowest.
-    pub fn publish(&self, id: usize, mark: u64) {
+    pub(crate) fn publish(&self, id: usize, mark: u64) {
         self.marks[id].fetch_max(mark, AcqRel);
         let low = self
             .marks
@@ -81,7 +81,7 @@ impl Checkpoint {
 }
 
 /// Everything the model's threads share.
-pub struct Instance<'a> {
+pub(crate) struct Instance<'a> {
     pub run: &'a Shared,
     pub cache: Cache,
     /// Rows locked by uncommitted updates.
@@ -107,14 +107,14 @@ pub struct Instance<'a> {
 impl Instance<'_> {
     /// True inside the measurement window (ramp over, not past the end).
     #[inline]
-    pub fn in_window(&self, t: u64) -> bool {
+    pub(crate) fn in_window(&self, t: u64) -> bool {
         let start = self.run.start_ns.load(Relaxed);
         t >= start + self.run.ramp_ns && t <= self.run.end_ns.load(Relaxed)
     }
 
     /// The part of `[from, to]` inside the measurement window, ns.
     #[inline]
-    pub fn window_part(&self, from: u64, to: u64) -> u64 {
+    pub(crate) fn window_part(&self, from: u64, to: u64) -> u64 {
         let start = self.run.start_ns.load(Relaxed) + self.run.ramp_ns;
         let end = self.run.end_ns.load(Relaxed);
         to.min(end).saturating_sub(from.max(start))
@@ -127,7 +127,7 @@ impl Instance<'_> {
 
     /// Wakes every waiting session (the run is stopping), so that it sees
     /// the stop flag now, not at the end of its nap.
-    pub fn wake_waiters(&self) {
+    pub(crate) fn wake_waiters(&self) {
         self.locks.wake_waiters();
         self.cache.wake_waiters();
         self.log.written.notify();

@@ -13,11 +13,11 @@ use super::SlobConfig;
 use crate::rng::Rng;
 
 /// Blocks per extent when a tablespace is spread over several datafiles.
-pub const EXTENT_BLOCKS: u64 = 128;
+pub(crate) const EXTENT_BLOCKS: u64 = 128;
 
 /// A pseudo-random permutation of `0..n` (n ≥ 1).
 #[derive(Clone, Debug)]
-pub struct Permutation {
+pub(crate) struct Permutation {
     n: u64,
     /// Bits of the Feistel domain (the fewest that hold `n - 1`), split into
     /// a left part of `bits - right_bits` and a right part of `right_bits`.
@@ -80,7 +80,7 @@ fn mix(mut z: u64) -> u64 {
 
 /// What one SLOB operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpType {
+pub(crate) enum OpType {
     Select,
     Update,
     Scan,
@@ -93,7 +93,7 @@ pub enum OpType {
 /// draws at random and only allows some percentages; here every percentage
 /// is exact.
 #[derive(Clone, Debug)]
-pub struct OpMix {
+pub(crate) struct OpMix {
     /// Percentages of update, scan, select.
     pct: [u64; 3],
     done: [u64; 3],
@@ -111,7 +111,7 @@ impl OpMix {
     }
 
     #[inline]
-    pub fn next_op(&mut self) -> OpType {
+    pub(crate) fn next_op(&mut self) -> OpType {
         self.i += 1;
         // Deficit of each kind in hundredths of an operation.
         let deficit = |k: usize| (self.i * self.pct[k]) as i64 - (100 * self.done[k]) as i64;
@@ -128,7 +128,7 @@ impl OpMix {
 
 /// Where a block of the tablespace lives: (datafile, byte offset).
 #[derive(Clone, Copy, Debug)]
-pub struct Tablespace {
+pub(crate) struct Tablespace {
     pub datafiles: u32,
     pub block_size: u32,
     /// The first byte of the data in each datafile (a rank's region of a
@@ -138,7 +138,7 @@ pub struct Tablespace {
 
 impl Tablespace {
     #[inline]
-    pub fn locate(&self, block: u64) -> (u32, u64) {
+    pub(crate) fn locate(&self, block: u64) -> (u32, u64) {
         let files = u64::from(self.datafiles);
         let extent = block / EXTENT_BLOCKS;
         let file = (extent % files) as u32;
@@ -149,7 +149,7 @@ impl Tablespace {
 
 /// Picks the keys of each operation for one session.
 #[derive(Clone, Debug)]
-pub struct KeyPicker {
+pub(crate) struct KeyPicker {
     /// Rows per schema.
     scale: u64,
     schema: u64,
@@ -203,7 +203,7 @@ impl KeyPicker {
     /// The schema and first key of the next select or update, and its
     /// number of keys (`key..key + n`): a real database looks rows up by key.
     #[inline]
-    pub fn key_range(&mut self, rng: &mut Rng) -> (u64, u64, u64) {
+    pub(crate) fn key_range(&mut self, rng: &mut Rng) -> (u64, u64, u64) {
         let n = self.work_unit.min(self.scale);
         let (schema, key) = self.start(rng, n);
         (schema, key, n)

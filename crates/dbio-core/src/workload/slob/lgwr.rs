@@ -32,7 +32,7 @@ use crate::samplers::series::SeriesWriter;
 use crate::storage::block::{self, Header};
 use crate::storage::manifest::Manifest;
 
-pub struct LogWriter<'a, E: Engine> {
+pub(crate) struct LogWriter<'a, E: Engine> {
     /// Thread number used in outliers.
     pub id: u32,
     pub inst: &'a Instance<'a>,

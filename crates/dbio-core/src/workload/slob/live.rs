@@ -48,7 +48,7 @@ impl LiveSlot {
 
     /// `writes` writes of `bytes` in all (a DB writer's or the log writer's).
     #[inline]
-    pub fn wrote(&self, writes: u64, bytes: u64) {
+    pub(crate) fn wrote(&self, writes: u64, bytes: u64) {
         bump(&self.writes, writes);
         bump(&self.written_bytes, bytes);
     }

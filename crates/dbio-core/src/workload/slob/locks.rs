@@ -22,7 +22,7 @@ use crate::measure::clock::now_ns;
 
 const PARTITIONS: usize = 64;
 
-pub struct RowLocks {
+pub(crate) struct RowLocks {
     parts: Box<[Mutex<BlockMap<u32>>]>,
     /// Moves when session `i`'s transaction ends (it released its rows).
     ended: Box<[Signal]>,
@@ -102,7 +102,7 @@ impl RowLocks {
     }
 
     /// Ends `session`'s transaction: releases `rows` and wakes its waiters.
-    pub fn unlock_all(&self, session: u32, rows: &[u64]) {
+    pub(crate) fn unlock_all(&self, session: u32, rows: &[u64]) {
         for &block in rows {
             let was = self.part(block).remove(&block);
             debug_assert_eq!(
@@ -115,7 +115,7 @@ impl RowLocks {
     }
 
     /// Wakes every session waiting for a row (the run is stopping).
-    pub fn wake_waiters(&self) {
+    pub(crate) fn wake_waiters(&self) {
         for e in self.ended.iter() {
             e.notify();
         }

@@ -29,7 +29,7 @@
 pub mod cache;
 pub mod events;
 pub mod flavor;
-pub mod futex;
+pub(crate) mod futex;
 pub mod instance;
 pub mod keys;
 pub mod live;
@@ -51,12 +51,12 @@ use flavor::{
 };
 
 /// Bytes of redo per changed column (SLOB's table has 19 columns of 128 B).
-pub const COLUMN_BYTES: u32 = 128;
+pub(crate) const COLUMN_BYTES: u32 = 128;
 /// Bytes of redo a commit adds.
-pub const COMMIT_RECORD_BYTES: u32 = 64;
+pub(crate) const COMMIT_RECORD_BYTES: u32 = 64;
 
 impl RedoStress {
-    pub fn bytes_per_block(self) -> u32 {
+    pub(crate) fn bytes_per_block(self) -> u32 {
         match self {
             RedoStress::Lite => 2 * COLUMN_BYTES,
             RedoStress::Heavy => 19 * COLUMN_BYTES,
@@ -82,7 +82,7 @@ impl SlobConfig {
     /// The redo of an update that changed `changes` blocks, `images` of them
     /// for the first time since the checkpoint began (PostgreSQL logs their
     /// full-page images; Oracle and InnoDB log none).
-    pub fn update_redo(&self, changes: u64, images: u64) -> u64 {
+    pub(crate) fn update_redo(&self, changes: u64, images: u64) -> u64 {
         match self.flavor {
             Flavor::Oracle => {
                 changes * u64::from(self.redo_stress.bytes_per_block())
@@ -101,12 +101,12 @@ impl SlobConfig {
 
     /// True when sessions write dirty buffers themselves when they find no
     /// clean one (PostgreSQL's backends); Oracle's sessions wait for DBWR.
-    pub fn backends_write(&self) -> bool {
+    pub(crate) fn backends_write(&self) -> bool {
         self.flavor == Flavor::Postgres
     }
 
     /// Bytes of one full-page image: SLOB's page less its hole, at most a block.
-    pub fn page_image_bytes(&self) -> u64 {
+    pub(crate) fn page_image_bytes(&self) -> u64 {
         u64::from(PG_PAGE_IMAGE_BYTES.min(self.block_size))
     }
 }

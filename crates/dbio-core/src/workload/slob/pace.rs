@@ -13,7 +13,7 @@
 //!   more than one round's worth saved up while the writer idles.
 
 /// PostgreSQL's default `checkpoint_completion_target`.
-pub const COMPLETION_TARGET: f64 = 0.9;
+pub(crate) const COMPLETION_TARGET: f64 = 0.9;
 
 /// The background writer's default cap: `bgwriter_lru_maxpages` (100) per
 /// `bgwriter_delay` (200 ms), buffers per second.
@@ -25,7 +25,7 @@ const ROUNDS_PER_S: u64 = 5;
 
 /// How one DB writer paces itself.
 #[derive(Clone, Debug, Default)]
-pub struct WriterPace<'a> {
+pub(crate) struct WriterPace<'a> {
     /// Spread each checkpoint pass over this many bytes of redo (the
     /// checkpoint interval), or None: write it as fast as possible.
     pub spread: Option<u64>,
@@ -59,7 +59,7 @@ impl<'a> WriterPace<'a> {
 
 /// A checkpoint pass spread over `span` bytes of redo from `start`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Spread {
+pub(crate) struct Spread {
     start: u64,
     span: u64,
 }
@@ -77,7 +77,7 @@ impl Spread {
     /// True when the pass, having looked at `seen` of its `total` buffers,
     /// is ahead of its schedule at redo position `now`: it waits before it
     /// writes more.
-    pub fn ahead(&self, seen: u32, total: u32, now: u64) -> bool {
+    pub(crate) fn ahead(&self, seen: u32, total: u32, now: u64) -> bool {
         if total == 0 {
             return false;
         }
@@ -89,7 +89,7 @@ impl Spread {
 
 /// At most `per_s` buffers a second, counted from `start_ns`.
 #[derive(Clone, Copy, Debug)]
-pub struct Budget {
+pub(crate) struct Budget {
     per_s: u64,
     start_ns: u64,
     /// Buffers written, plus what an idle stretch forfeited.
@@ -119,12 +119,12 @@ impl Budget {
         (earned.saturating_sub(self.spent)).min(cap as u64) as usize
     }
 
-    pub fn spend(&mut self, n: usize) {
+    pub(crate) fn spend(&mut self, n: usize) {
         self.spent += n as u64;
     }
 
     /// Nanoseconds from `now_ns` until one more buffer may be written.
-    pub fn wait_ns(&self, now_ns: u64) -> u64 {
+    pub(crate) fn wait_ns(&self, now_ns: u64) -> u64 {
         let next = u128::from(self.spent + 1) * 1_000_000_000;
         let at = self.start_ns + next.div_ceil(u128::from(self.per_s)) as u64;
         at.saturating_sub(now_ns)

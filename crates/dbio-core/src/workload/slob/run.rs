@@ -87,7 +87,7 @@ pub fn prepare_redo(
 }
 
 /// The doublewrite file [`prepare_redo`] lays out under `--flavor innodb`.
-pub fn doublewrite_file(slob: &SlobConfig) -> Option<PathBuf> {
+pub(crate) fn doublewrite_file(slob: &SlobConfig) -> Option<PathBuf> {
     (slob.flavor == Flavor::Innodb).then(|| {
         let dir = slob.redo_dir.join(DBLWR_SUBDIR);
         dir.join(crate::storage::manifest::data_file_name(0))
