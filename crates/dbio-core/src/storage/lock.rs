@@ -100,7 +100,11 @@ impl TargetLock {
                         range: None,
                     });
                 }
-                _ => continue,
+                // Not the lock file any more: unlocked as a dropped lock is.
+                _ => {
+                    let _ = flock(&file, FlockOperation::Unlock);
+                    continue;
+                }
             }
         }
         Err(TargetError::Invalid(format!(
