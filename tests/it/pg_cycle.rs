@@ -204,7 +204,7 @@ fn bad_cycle_options_are_refused_in_one_line() {
             &["--workload", "pg", "--window", "cycles:0"][..],
             "cycles:N",
         ),
-        (&["--workload", "slob", "--window", "any"][..], "--window"),
+        (&["--workload", "raw", "--window", "any"][..], "--window"),
         (
             &["--workload", "slob", "--pg-autovacuum", "on"][..],
             "--pg-autovacuum",

@@ -186,7 +186,7 @@ pub(crate) fn follow(inst: &Instance<'_>, window: CycleWindow) -> CycleEdges {
         let left = open_at.saturating_sub(now_ns());
         std::thread::sleep(Duration::from_nanos(left).min(LOOK * 4));
     }
-    if window.starts_at_checkpoint() {
+    if window.starts_at_checkpoint() && !over() {
         inst.begin_checkpoint(inst.log.alloc.load(Acquire), true);
     }
     let open = edge(inst, now_ns().max(open_at));
