@@ -51,7 +51,10 @@ fn the_models_report_says_where_its_window_sat_in_its_cycle() {
     // A checkpoint begins at each switch; a switch is counted once the
     // next file is free, so one at the window's edge may fall either side.
     let begun = f(c, "checkpoints_begun");
-    assert!((begun - switches).abs() <= 1.0, "{begun} begun, {switches} switches");
+    assert!(
+        (begun - switches).abs() <= 1.0,
+        "{begun} begun, {switches} switches"
+    );
     let completed = f(c, "checkpoints_completed");
     assert!(completed >= 1.0 && completed <= begun + 1.0, "{c}");
     // Each distance is less than one redo file: a checkpoint begins at each.
@@ -60,7 +63,26 @@ fn the_models_report_says_where_its_window_sat_in_its_cycle() {
     }
     assert!(f(c, "open_transactions_since") >= 0.0, "{c}");
     assert!(f(c, "open_seconds_since") <= 1.5, "{c}");
-    assert!(c["first_change_share"].is_null(), "Oracle logs no images: {c}");
+    assert!(
+        c["first_change_share"].is_null(),
+        "Oracle logs no images: {c}"
+    );
+    // The stored run's page has the section, with the run's numbers.
+    let id = r["run_id"].to_string();
+    let page = dir.path().join("run.html");
+    let out = dbio()
+        .args(["runs", "show", &id, "--html", page.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2 id=\"cycle\""), "no cycle section");
+    let open = format!("<td>{:.0}</td>", f(c, "open_log_bytes_since"));
+    assert!(html.contains(&open) && html.contains("redo bytes since the last checkpoint, at open"));
 
     // Redo logs no window fills: only the run's start as a checkpoint, so
     // from open to close the distance grows by the window's redo.
@@ -69,7 +91,10 @@ fn the_models_report_says_where_its_window_sat_in_its_cycle() {
         .json();
     let c = cycle(&big);
     assert_eq!(num(&big, "slob.counters.log_switches"), 0.0);
-    assert_eq!((f(c, "checkpoints_begun"), f(c, "checkpoints_completed")), (0.0, 0.0));
+    assert_eq!(
+        (f(c, "checkpoints_begun"), f(c, "checkpoints_completed")),
+        (0.0, 0.0)
+    );
     let (open, close) = (f(c, "open_log_bytes_since"), f(c, "close_log_bytes_since"));
     let redo = num(&big, "slob.counters.redo_bytes");
     assert!(open > 0.0, "the ramp's redo since the start: {c}");
@@ -81,17 +106,23 @@ fn the_models_report_says_where_its_window_sat_in_its_cycle() {
     // Since the start: the ramp's commits, about a second of them.
     let tx_s = num(&big, "slob.counters.transactions") / num(&big, "slob.elapsed_s");
     let since = f(c, "open_transactions_since");
-    assert!(since > 0.3 * tx_s && since < 3.0 * tx_s, "{since} vs {tx_s}/s");
+    assert!(
+        since > 0.3 * tx_s && since < 3.0 * tx_s,
+        "{since} vs {tx_s}/s"
+    );
 
     let text = model(dir.path(), &["--ramp", "1", "--time", "2"]).output();
     assert!(text.status.success());
-    let text = String::from_utf8_lossy(&text.stderr).to_string()
-        + &String::from_utf8_lossy(&text.stdout);
+    let text =
+        String::from_utf8_lossy(&text.stderr).to_string() + &String::from_utf8_lossy(&text.stdout);
     let line = text
         .lines()
         .find(|l| l.starts_with("cycle    window any; at open "))
         .unwrap_or_else(|| panic!("no cycle line in\n{text}"));
-    assert!(line.contains("redo") && line.contains("completed inside"), "{line}");
+    assert!(
+        line.contains("redo") && line.contains("completed inside"),
+        "{line}"
+    );
     let out = dbio().args(["metrics", "slob.cycle"]).output().unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
     for name in [
@@ -162,14 +193,28 @@ fn after_checkpoint_opens_the_window_at_the_models_checkpoint() {
 /// for a workload with no checkpoints, a cycle count out of range, whole
 /// cycles with a fixed amount of work.
 fn bad_window_values_for_the_model_are_refused_in_one_line() {
+    let _store = temp_store();
     for (args, says) in [
-        (&["--workload", "slob", "--window", "cycles:0"][..], "cycles:N"),
+        (
+            &["--workload", "slob", "--window", "cycles:0"][..],
+            "cycles:N",
+        ),
         (&["--workload", "slob", "--window", "later"][..], "cycles:N"),
         (
-            &["--workload", "slob", "--window", "cycles:2", "--work-loop", "5"][..],
+            &[
+                "--workload",
+                "slob",
+                "--window",
+                "cycles:2",
+                "--work-loop",
+                "5",
+            ][..],
             "--time",
         ),
-        (&["--workload", "raw", "--window", "any"][..], "--workload raw"),
+        (
+            &["--workload", "raw", "--window", "any"][..],
+            "--workload raw",
+        ),
         (
             &["--workload", "replay", "--window", "after-checkpoint"][..],
             "--window",

@@ -386,7 +386,10 @@ mod tests {
             "where the window sat in the model's checkpoint cycle: redo bytes since the last checkpoint when the window opened"
         );
         assert!(meaning("pg.cycle.open_log_bytes_since").contains("WAL bytes"));
-        assert_eq!(meaning("pg.wal_fpi_per_s"), "PostgreSQL: wal fpi per second");
+        assert_eq!(
+            meaning("pg.wal_fpi_per_s"),
+            "PostgreSQL: wal fpi per second"
+        );
     }
 
     #[test]

@@ -169,9 +169,11 @@ fn edge(inst: &Instance<'_>, now: u64) -> Edge {
     }
 }
 
-/// How long the thread sleeps at most between looks (the window's close is
-/// read at most this late when nothing wakes it).
-const LOOK: Duration = Duration::from_millis(5);
+/// How long the thread sleeps at most between looks: a window that a stop
+/// ends (Ctrl-C, `--steady-state`, a failure, the sessions' last operation)
+/// has its close read at most this late; `--time`'s end and a completed
+/// checkpoint wake it at once.
+const LOOK: Duration = Duration::from_millis(20);
 
 /// The window's thread: waits for the ramp's end; there (`--window
 /// after-checkpoint`, `cycles:N`) begins a checkpoint and reads the open
@@ -184,7 +186,7 @@ pub(crate) fn follow(inst: &Instance<'_>, window: CycleWindow) -> CycleEdges {
     let over = || inst.stopping() || inst.sessions_done.load(Acquire);
     while now_ns() < open_at && !over() {
         let left = open_at.saturating_sub(now_ns());
-        std::thread::sleep(Duration::from_nanos(left).min(LOOK * 4));
+        std::thread::sleep(Duration::from_nanos(left).min(LOOK));
     }
     if window.starts_at_checkpoint() && !over() {
         inst.begin_checkpoint(inst.log.alloc.load(Acquire), true);
