@@ -23,14 +23,17 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$DBIO" ] || { echo "capture-cost.sh: no dbio binary at $DBIO (cargo build --release)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "capture-cost.sh: needs root (loop device, mount, tracefs)" >&2; exit 2; }
-WORK=$(mktemp -d /var/tmp/dbio-capture-cost.XXXXXX)
-LOOP="" MNT=$WORK/mnt
+WORK="" LOOP=""
 cleanup() {
-    mountpoint -q "$MNT" && umount "$MNT"
-    [ -n "$LOOP" ] && losetup -d "$LOOP"
+    [ -n "$WORK" ] || return 0
+    if mountpoint -q "$WORK/mnt"; then umount "$WORK/mnt"; fi
+    if [ -n "$LOOP" ]; then losetup -d "$LOOP"; fi
     rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+WORK=$(mktemp -d /var/tmp/dbio-capture-cost.XXXXXX)
+MNT=$WORK/mnt
 cp "$DBIO" "$WORK/dbio"
 DBIO=$WORK/dbio
 export DBIO_DB=$WORK/store.sqlite
