@@ -425,7 +425,12 @@ mod tests {
         data.extend(header(PADDING, 1));
         data.extend(8u32.to_le_bytes());
         data.extend([0u8; 8]);
-        let mut page = 1_000_000u64.to_le_bytes().to_vec();
+        page_at(1_000_000, data)
+    }
+
+    /// A page header (time `ts0`, the data's length), then `data`.
+    fn page_at(ts0: u64, data: Vec<u8>) -> Vec<u8> {
+        let mut page = ts0.to_le_bytes().to_vec();
         page.extend((data.len() as u64).to_le_bytes());
         page.extend(data);
         page
@@ -463,10 +468,7 @@ mod tests {
             data.extend(header(16, delta));
             data.extend(payload(2104, 1, sector, "R", "db"));
         }
-        let mut page = ts0.to_le_bytes().to_vec();
-        page.extend((data.len() as u64).to_le_bytes());
-        page.extend(data);
-        page
+        page_at(ts0, data)
     }
 
     #[test]
