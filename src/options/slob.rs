@@ -239,7 +239,7 @@ pub struct SlobArgs {
     #[arg(long)]
     pub redo_block: Option<u32>,
 
-    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync; --flavor innodb: fdatasync].
+    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync; --flavor innodb: fdatasync after each write; --flavor postgres: fdatasync when a commit waits, as wal_sync_method=fdatasync].
     #[arg(long, value_parser = choice::<RedoSync>())]
     pub redo_sync: Option<RedoSync>,
 

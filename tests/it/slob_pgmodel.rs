@@ -345,8 +345,77 @@ fn the_checkpointer_spreads_its_writes_over_the_cycle() {
     );
 }
 
+/// Flush requests device `dev` completed in the run's window (iostat's f/s
+/// times the window's seconds).
+fn device_flushes(r: &Value, dev: &str) -> f64 {
+    let devices = r["telemetry_window"]["devices"].as_array().unwrap();
+    let d = devices
+        .iter()
+        .find(|d| d["name"] == dev)
+        .unwrap_or_else(|| panic!("no {dev} in {devices:?}"));
+    d["rates"]["f_per_s"].as_f64().unwrap() * num(r, "telemetry_window.seconds")
+}
+
+/// PostgreSQL's `wal_sync_method = fdatasync` (its Linux default): the WAL
+/// is written without a sync and fdatasynced when a commit waits, so the
+/// whole pages written while no commit waits (selects' prune records and
+/// images) cost no flush of their own. Before, every log write was O_DSYNC:
+/// as many device flushes as log writes.
+fn wal_is_synced_when_a_commit_waits_not_at_every_write() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(512 << 20, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let r = Run::slob(&mnt.join("data"))
+        .args(&[
+            "--flavor",
+            "postgres",
+            "--sessions",
+            "4",
+            "--scale",
+            "2048",
+            "--cache",
+            "4M",
+            "--update-pct",
+            "25",
+            "--redo-file-size",
+            "64M",
+            "--time",
+            "6",
+        ])
+        .json();
+    assert_eq!(
+        r["config"]["slob"]["redo_sync"], "fdatasync",
+        "{}",
+        r["config"]["slob"]
+    );
+    let c = |k: &str| num(&r, &format!("slob.counters.{k}"));
+    let (writes, syncs, commits) = (c("redo_writes"), c("redo_syncs"), c("transactions"));
+    let flushes = device_flushes(&r, &dev.name());
+    // Syncs: one per commit group at most, plus the WAL writer's timed
+    // flushes (every 200 ms) and one per log file filled.
+    let timed = num(&r, "slob.elapsed_s") / 0.2 + 1.0;
+    assert!(
+        syncs >= 1.0 && syncs <= commits + timed + c("log_switches"),
+        "{syncs} syncs for {commits} commits"
+    );
+    // Some writes were left to the next sync.
+    assert!(writes > syncs, "{writes} writes, {syncs} syncs");
+    // What reaches the device: a flush per sync (and a few of XFS's own),
+    // not one per write.
+    assert!(
+        flushes >= 0.8 * syncs && flushes <= syncs + 0.05 * writes + 10.0,
+        "{flushes} device flushes, {syncs} syncs, {writes} writes"
+    );
+    assert!(
+        flushes < 0.9 * writes,
+        "{flushes} device flushes for {writes} writes"
+    );
+}
+
 crate::tests! {
     memory_bounds_the_page_cache_and_its_cgroup_goes [Root, Tool("mkfs.xfs")],
+    wal_is_synced_when_a_commit_waits_not_at_every_write [Root, Tool("mkfs.xfs")],
     a_failing_or_interrupted_run_leaves_no_cgroup [Root],
     capped_db_writers_leave_the_writing_to_the_sessions,
     the_checkpointer_spreads_its_writes_over_the_cycle,

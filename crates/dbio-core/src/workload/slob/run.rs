@@ -16,7 +16,7 @@ use super::doublewrite::{self, Doublewrite};
 use super::flavor::{Flavor, FullPages};
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
-use super::lgwr::LogWriter;
+use super::lgwr::{Durability, LogWriter};
 use super::live::LiveSlot;
 use super::locks::RowLocks;
 use super::pace::WriterPace;
@@ -362,10 +362,8 @@ impl Workload for Slob<'_> {
                 )
             }
             Role::LogWriter => {
-                let sync = match self.slob.redo_sync {
-                    RedoSync::Dsync => SyncAfterWrite::None,
-                    RedoSync::Fdatasync => SyncAfterWrite::Fdatasync,
-                };
+                let sync = Durability::of(self.slob.flavor, self.slob.redo_sync)
+                    .engine_sync(self.slob.redo_sync);
                 (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
             }
         };
@@ -527,6 +525,7 @@ fn lgwr(
         file_size: c.slob.redo_file_size,
         redo_block: u64::from(c.slob.redo_block),
         partial: c.slob.flavor.partial_block(),
+        durability: Durability::of(c.slob.flavor, c.slob.redo_sync),
         buf,
         seed: c.cfg.seed as u32,
         outlier_ns: c.outlier_ns,
