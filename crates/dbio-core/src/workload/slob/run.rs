@@ -206,7 +206,8 @@ impl<'a> Slob<'a> {
             .memory
             .map(|limit| {
                 let dirs = [target.path.as_path(), slob.redo_dir.as_path()];
-                super::memory::MemoryBound::enter(limit, &dirs)
+                let held = super::memory::held_for(slob.flavor, slob.sessions());
+                super::memory::MemoryBound::enter(limit, &dirs, held)
             })
             .transpose()
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
