@@ -66,6 +66,18 @@ fn its_cgroup(child: &mut Child) -> PathBuf {
     }
 }
 
+/// Waits for `child`, which must succeed and leave no cgroup `cg` behind.
+fn succeeded(child: Child, cg: &Path) -> std::process::Output {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    cgroup_gone(cg);
+    out
+}
+
 /// Reads per second the run's device telemetry saw on `dev` (`loopN`).
 fn device_reads_per_s(r: &Value, dev: &str) -> f64 {
     let devices = r["telemetry_window"]["devices"].as_array().unwrap();
@@ -122,13 +134,7 @@ fn memory_bounds_the_page_cache_and_its_cgroup_goes() {
     let cg = its_cgroup(&mut child);
     let limit = std::fs::read_to_string(cg.join("memory.limit_in_bytes")).unwrap();
     assert_eq!(limit.trim(), (128u64 << 20).to_string());
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    cgroup_gone(&cg);
+    let out = succeeded(child, &cg);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["config"]["io_mode"], "buffered", "{}", r["config"]);
     assert_eq!(r["config"]["slob"]["memory_bytes"], 128u64 << 20);
@@ -450,13 +456,7 @@ fn peak_rss(dir: &Path, flavor: &str) -> u64 {
         peak = peak.max(cgroup_rss(&cg).unwrap_or(0));
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    cgroup_gone(&cg);
+    succeeded(child, &cg);
     peak
 }
 
