@@ -34,7 +34,7 @@ pub const MIN_ABOVE_CACHE: u64 = 64 << 20;
 /// own (about 0.15 MiB). Measured: the `rss` of `--pg-memory`'s cgroup
 /// (memory.stat) was 18.4 MB with 8 backends and 100 MB with 64 (XFS, 25%
 /// updates, `--cache 64M --pg-memory 512M`), 1.46 MiB a backend.
-pub const PG_BACKEND_PRIVATE_BYTES: u64 = 1300 << 10;
+pub(crate) const PG_BACKEND_PRIVATE_BYTES: u64 = 1300 << 10;
 
 /// The memory `--memory` holds beside the cache for `sessions` sessions of
 /// `flavor`: PostgreSQL's backends' own, or nothing.
