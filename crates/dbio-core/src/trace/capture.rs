@@ -28,7 +28,7 @@ pub const DEFAULT_BUFFER_KB: u32 = 16 * 1024;
 /// How full a CPU's buffer is (%) when the kernel wakes the reader before
 /// `rawpipe::WAKE` has passed: a quarter of 16 MiB is about 60,000 events,
 /// and three quarters are left to fill while the reader catches up.
-pub const BUFFER_PERCENT: u32 = 25;
+pub(crate) const BUFFER_PERCENT: u32 = 25;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
