@@ -19,7 +19,7 @@ use crate::common::store::temp_store;
 use crate::common::trace::{Capturing, disk_fields, tracefs_to_myself};
 
 crate::tests! {
-    fio_iologs_replay_at_their_times_and_faster [Tool("fio")],
+    fio_iologs_replay_at_their_times_and_faster [Root, Tool("fio")],
     offsets_map_onto_a_smaller_device_and_flushes_reach_it [Root],
     a_slob_run_captured_on_xfs_replays_on_another_device [Root, BlockTracing, Tool("mkfs.xfs")],
     a_run_captured_with_capture_is_kept_converted_and_replayed [Root, BlockTracing],
@@ -79,7 +79,8 @@ fn fio_iologs_replay_at_their_times_and_faster() {
     // other builds.
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let target = shm.path().join("t");
-    let asked = replay(&target, &log, &[]);
+    // Real-time, as the SLOB validation below (why there).
+    let asked = replay(&target, &log, &["--rt"]);
     let span = num(&asked, "replay.captured.span_s");
     assert!(span > 0.4 && span < 2.0, "fio's requests span {span} s");
     let mut spans = Vec::new();
@@ -92,7 +93,11 @@ fn fio_iologs_replay_at_their_times_and_faster() {
         let r = if speed == "1x" && engine == "psync" {
             asked.clone()
         } else {
-            replay(&target, &log, &["--speed", speed, "--engine", engine])
+            replay(
+                &target,
+                &log,
+                &["--speed", speed, "--engine", engine, "--rt"],
+            )
         };
         // Every request, as the run counts them and as the report does.
         assert_eq!(num(&r, "read.requests") as u64, reads, "{speed} {engine}");
@@ -218,7 +223,9 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     // writer's 64). B is the test's own empty device: --destroy-device
     // lets the one-write replay below and this one write it alike.
     let b_path = b.path.to_str().unwrap();
-    let opts = ["--engine", "io_uring", "--destroy-device", b_path];
+    // Real-time (`--rt`): the subject is the replay's own timing, not how
+    // long a loaded machine keeps a woken thread from its CPU.
+    let opts = ["--engine", "io_uring", "--destroy-device", b_path, "--rt"];
     // What dbio itself reads of a device it is to write (its write gate
     // checks the device: megabytes in a few requests, the same each run)
     // is measured by replaying one 4 KiB write first and taken off:
