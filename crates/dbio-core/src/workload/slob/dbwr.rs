@@ -412,7 +412,10 @@ impl<E: Engine> DbWriter<'_, E> {
             ));
             return false;
         }
-        self.count_batch(end - t, end, ok_count, dw_bytes, syncs);
+        let undo = self.ts.undo.map_or(0, |u| {
+            ios.iter().filter(|io| io.file == u.file).count() as u64
+        });
+        self.count_batch(end - t, end, [ok_count, undo], dw_bytes, syncs);
         true
     }
 
@@ -457,9 +460,17 @@ impl<E: Engine> DbWriter<'_, E> {
     }
 
     /// Counts a batch that ended at `end` after `waited` ns: `pages` pages
-    /// written in place, `dw_bytes` of doublewrite (one write and its
-    /// fsync, if any) and `syncs` data file fsyncs.
-    fn count_batch(&mut self, waited: u64, end: u64, pages: u64, dw_bytes: u64, syncs: u64) {
+    /// written in place (`undo` of them undo pages), `dw_bytes` of
+    /// doublewrite (one write and its fsync, if any) and `syncs` data file
+    /// fsyncs.
+    fn count_batch(
+        &mut self,
+        waited: u64,
+        end: u64,
+        [pages, undo]: [u64; 2],
+        dw_bytes: u64,
+        syncs: u64,
+    ) {
         let inst = self.inst;
         let bs = u64::from(inst.cache.block_size());
         let dw_writes = u64::from(dw_bytes > 0);
@@ -477,6 +488,7 @@ impl<E: Engine> DbWriter<'_, E> {
             c.doublewrite_writes += dw_writes;
             c.doublewrite_bytes += dw_bytes;
             c.datafile_syncs += syncs + dw_writes;
+            c.undo_writes += undo;
         });
     }
 

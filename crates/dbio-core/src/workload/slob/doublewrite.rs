@@ -4,7 +4,8 @@
 //! then writes each page in place and fsyncs the data files it wrote, so a
 //! page torn by a crash has a whole copy to be restored from. Every page
 //! reaches the device twice. The doublewrite file is laid out by dbio beside
-//! the redo logs (`storage::DBLWR_SUBDIR`), one area of a batch per writer.
+//! the redo logs (`storage::DBLWR_SUBDIR`), one area of a batch per writer,
+//! then the undo pages (`undo`).
 
 use std::path::PathBuf;
 
@@ -85,6 +86,36 @@ pub(crate) fn sync_of(file: u32) -> Io {
         len: 0,
         buf: std::ptr::null_mut(),
         slot: 0,
+    }
+}
+
+impl super::SlobConfig {
+    /// Bytes of the doublewrite file a run lays out beside the redo logs
+    /// under `--flavor innodb` (else none): a batch per page cleaner, then
+    /// the undo pages (`undo`), as `ibdata1` holds both.
+    pub fn doublewrite_bytes(&self) -> u64 {
+        match self.flavor {
+            super::Flavor::Innodb => {
+                self.undo_base() + super::undo::UNDO_PAGES * u64::from(self.block_size)
+            }
+            super::Flavor::Oracle | super::Flavor::Postgres => 0,
+        }
+    }
+
+    /// Where the undo pages start in the doublewrite file: after every
+    /// page cleaner's area.
+    pub(crate) fn undo_base(&self) -> u64 {
+        area_bytes(self.db_writers, self.dbwr_batch, self.block_size)
+    }
+
+    /// The undo pages of a run whose doublewrite file is file number
+    /// `file` (`--flavor innodb`), numbered after the tablespace's blocks.
+    pub(crate) fn undo_area(&self, file: u32) -> Option<super::undo::UndoArea> {
+        (self.flavor == super::Flavor::Innodb).then(|| super::undo::UndoArea {
+            first: self.tablespace_blocks(),
+            file,
+            base: self.undo_base(),
+        })
     }
 }
 

@@ -71,6 +71,21 @@ impl Flavor {
         }
     }
 
+    /// How the datafiles are opened under `--memory` when `--io` asked for
+    /// `mode`: PostgreSQL (and Oracle, filesystem-cached) read and write
+    /// through the page cache the bound holds, so `direct` becomes
+    /// `buffered`; InnoDB keeps O_DIRECT (`innodb_flush_method=O_DIRECT`,
+    /// MariaDB's default: its pages bypass the page cache, which then holds
+    /// only what the rest of the process uses).
+    pub fn io_under_memory(self, mode: crate::config::IoMode) -> crate::config::IoMode {
+        use crate::config::IoMode;
+        match (self, mode) {
+            (Flavor::Innodb, m) => m,
+            (Flavor::Oracle | Flavor::Postgres, IoMode::Direct) => IoMode::Buffered,
+            (Flavor::Oracle | Flavor::Postgres, m) => m,
+        }
+    }
+
     /// The flavor's name, as `--flavor` takes it.
     pub fn name(self) -> &'static str {
         Self::ALL
