@@ -329,7 +329,7 @@ impl SlobArgs {
                     default_db_writers(sessions, cpus)
                 }
             }),
-            dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_batch: self.dbwr_batch.unwrap_or(redo.flavor.dbwr_batch()),
             dbwr_rate: self.dbwr_rate.or((redo.flavor == Flavor::Postgres)
                 .then_some(crate::workload::slob::pace::BGWRITER_RATE)),
             memory: self.memory,

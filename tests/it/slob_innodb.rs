@@ -128,7 +128,7 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "dat"))
         .expect("the doublewrite file");
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), (64 + 256) * 16384);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), (128 + 256) * 16384);
     dbio()
         .args(["clean", "--target"])
         .arg(&target)

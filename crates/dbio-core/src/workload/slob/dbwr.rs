@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
-use super::doublewrite::{Doublewrite, sync_of};
+use super::doublewrite::{Doublewrite, log_ahead_of, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -372,8 +372,17 @@ impl<E: Engine> DbWriter<'_, E> {
     fn write_batch(&mut self, ios: &[Io], bufs: &[u32]) -> bool {
         let inst = self.inst;
         let t = now_ns();
-        // The doublewrite (if any) goes first: it is durable before any
-        // page of the batch is written in place.
+        // InnoDB: the log first (the write-ahead rule), then the
+        // doublewrite, durable before any page of the batch is written in place.
+        if self.doublewrite.is_some() {
+            let newest = bufs.iter().map(|&b| inst.cache.changed_at(b)).max();
+            if !log_ahead_of(inst, newest.unwrap_or(0)) {
+                for &b in bufs {
+                    inst.cache.end_write(b);
+                }
+                return false;
+            }
+        }
         let mut dw = self.doublewrite.take();
         let first = dw.as_mut().map_or(Ok(0), |d| self.doublewrite(d, ios));
         let (res, failed, ok_count) = match first {

@@ -9,6 +9,10 @@
 
 use std::path::PathBuf;
 
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+
+use super::futex::NAP;
+use super::instance::Instance;
 use crate::engine::buf::BufPool;
 use crate::engine::{Io, OpKind};
 
@@ -74,6 +78,38 @@ impl Doublewrite {
             }
         }
         &self.files
+    }
+}
+
+/// InnoDB's write-ahead rule for a flush batch: no page reaches the disk
+/// before the redo of its changes (`buf_flush_page` calls
+/// `log_write_up_to` for a page newer than the durable log). When a page
+/// of the batch was made dirty at redo position `newest`, beyond what is
+/// durable, the page cleaner asks the log writer for a write of everything
+/// generated so far and waits until that is durable (the model allocates a
+/// transaction's redo at its commit, so a page changed after the last log
+/// write is taken to need that write). Not while the log writer waits for
+/// a checkpoint (the page cleaners are what it waits for). False when the
+/// run stops.
+pub(crate) fn log_ahead_of(inst: &Instance, newest: u64) -> bool {
+    let log = &inst.log;
+    // Flushed first: alloc read after it is never below it.
+    let flushed = log.flushed.load(Acquire);
+    let target = log.alloc.load(Acquire);
+    if flushed > newest || flushed >= target {
+        return true;
+    }
+    log.wanted.fetch_max(target, AcqRel);
+    log.post();
+    loop {
+        let seen = log.written.seq();
+        if log.flushed.load(Acquire) >= target || log.switch_blocked.load(Acquire) != 0 {
+            return true;
+        }
+        if inst.stopping() {
+            return false;
+        }
+        log.written.wait_past(seen, NAP);
     }
 }
 

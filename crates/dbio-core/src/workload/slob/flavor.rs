@@ -86,6 +86,16 @@ impl Flavor {
         }
     }
 
+    /// Pages per DB writer batch when `--dbwr-batch` is not given:
+    /// InnoDB's doublewrite buffer, two blocks of 64 pages
+    /// (`TRX_SYS_DOUBLEWRITE_BLOCK_SIZE`), written out when full; else 64.
+    pub fn dbwr_batch(self) -> u32 {
+        match self {
+            Flavor::Innodb => 2 * 64,
+            Flavor::Oracle | Flavor::Postgres => 64,
+        }
+    }
+
     /// The flavor's name, as `--flavor` takes it.
     pub fn name(self) -> &'static str {
         Self::ALL
@@ -215,6 +225,22 @@ impl FullPages {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn innodb_keeps_o_direct_under_memory_and_fills_its_doublewrite_buffer() {
+        use crate::config::IoMode;
+        assert_eq!(
+            Flavor::Innodb.io_under_memory(IoMode::Direct),
+            IoMode::Direct
+        );
+        assert_eq!(Flavor::Innodb.io_under_memory(IoMode::Fsync), IoMode::Fsync);
+        for f in [Flavor::Oracle, Flavor::Postgres] {
+            assert_eq!(f.io_under_memory(IoMode::Direct), IoMode::Buffered);
+            assert_eq!(f.io_under_memory(IoMode::Fsync), IoMode::Fsync);
+            assert_eq!(f.dbwr_batch(), 64);
+        }
+        assert_eq!(Flavor::Innodb.dbwr_batch(), 128);
+    }
 
     #[test]
     fn an_image_once_per_block_per_checkpoint() {
