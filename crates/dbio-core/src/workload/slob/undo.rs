@@ -34,19 +34,19 @@ pub(crate) struct UndoArea {
 impl UndoArea {
     /// The header page of rollback segment `rseg`.
     #[inline]
-    pub fn header(&self, rseg: u64) -> u64 {
+    pub(crate) fn header(&self, rseg: u64) -> u64 {
         self.first + rseg * PAGES_PER_SEGMENT
     }
 
     /// The undo log page of rollback segment `rseg`.
     #[inline]
-    pub fn log_page(&self, rseg: u64) -> u64 {
+    pub(crate) fn log_page(&self, rseg: u64) -> u64 {
         self.header(rseg) + 1
     }
 
     /// Where `block` is, if it is one of the undo pages.
     #[inline]
-    pub fn locate(&self, block: u64, block_size: u32) -> Option<(u32, u64)> {
+    pub(crate) fn locate(&self, block: u64, block_size: u32) -> Option<(u32, u64)> {
         let i = block.checked_sub(self.first)?;
         Some((self.file, self.base + i * u64::from(block_size)))
     }
