@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use super::CommandError;
 use super::measure::{Alone, How, Measured, measure};
 use crate::config::RunConfig;
+use crate::document::cycle::CheckpointCycle;
 use crate::environment::Environment;
 use crate::harness::{self, RunResult, Status};
 use crate::measure::stats::KINDS;
@@ -286,6 +287,10 @@ pub(crate) fn slob_report(
     let mut summary = SlobSummary::new(run, result.measured_s, sessions, writers);
     summary.cache_buffers = slob.cache_buffers();
     summary.name_events(slob.flavor);
+    summary.checkpoint_cycle = run
+        .cycle
+        .as_ref()
+        .map(|e| CheckpointCycle::of_model(e, &summary.counters, slob.flavor));
     let mut report = Report::new(cfg, target, result, env);
     report.slob = Some(summary);
     (report, histograms)

@@ -61,6 +61,10 @@ pub struct SlobSummary {
     /// `first_dbwr_thread`, the log writer is `lgwr_thread`.
     pub first_dbwr_thread: u32,
     pub lgwr_thread: u32,
+    /// Where the window sat in the model's own checkpoint cycle (None in
+    /// runs stored before it was recorded, and in runs merged from ranks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_cycle: Option<super::cycle::CheckpointCycle>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -228,6 +232,7 @@ impl SlobSummary {
             redo_files,
             first_dbwr_thread: sessions,
             lgwr_thread: sessions + writers,
+            checkpoint_cycle: None,
         }
     }
 }

@@ -9,6 +9,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::workload::db::cycle::{CycleWindow, Position};
+use crate::workload::slob::cycle::CycleEdges;
+use crate::workload::slob::flavor::Flavor;
+use crate::workload::slob::instance::Counters;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointCycle {
@@ -57,6 +60,32 @@ impl CheckpointCycle {
             checkpoints_begun,
             checkpoints_completed: completed,
             first_change_share: None,
+        }
+    }
+
+    /// The model's own cycle (`workload::slob::cycle`) from its window's
+    /// edges, with the window's counters: full-page images per changed
+    /// block for `--flavor postgres` (the flavor that logs them).
+    pub fn of_model(edges: &CycleEdges, window: &Counters, flavor: Flavor) -> CheckpointCycle {
+        let c = CheckpointCycle::between(
+            edges.window,
+            Some(&edges.open.position),
+            Some(&edges.close.position),
+            Some(f64::from(edges.begun_inside())),
+        );
+        match flavor {
+            Flavor::Postgres => {
+                c.with_first_changes(window.full_page_images as f64, window.block_changes as f64)
+            }
+            Flavor::Oracle | Flavor::Innodb => c,
+        }
+    }
+
+    /// What the model's log is called under `flavor` in its reports.
+    pub fn model_log(flavor: Flavor) -> &'static str {
+        match flavor {
+            Flavor::Postgres => "WAL",
+            Flavor::Oracle | Flavor::Innodb => "redo",
         }
     }
 

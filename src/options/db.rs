@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use crate::config::{Paced, RunConfig, RunLength, WorkloadConfig};
 use crate::options::RunArgs;
 use crate::workload::db::ServerConfig;
+use crate::workload::db::cycle::CycleWindow;
 use crate::workload::dist::Distribution;
 use crate::workload::slob::SlobConfig;
 
@@ -210,15 +211,7 @@ pub fn resolve(
     let length = length(work_loop, sessions, a.time, a.ramp)?;
     let (rate_iops, arrival) = a.pacing(sessions, Paced::Transactions, slob.think.is_some())?;
     let size = slob.scale_blocks * u64::from(slob.schemas) * u64::from(page);
-    let window = a.window.unwrap_or_default();
-    if let Some(n) = window.cycles()
-        && work_loop.is_some()
-    {
-        return Err(format!(
-            "--window cycles:{n} ends the window when the checkpoints complete; give --time (the longest it may run) instead of --work-loop"
-        )
-        .into());
-    }
+    let window = window(a.window, work_loop)?;
     let server = ServerConfig {
         window,
         bin: server.bin,
@@ -265,6 +258,21 @@ fn check_shape(slob: &SlobConfig, server: &ServerArgs, i: &Instead) -> Result<()
         }
     }
     Ok(())
+}
+
+/// `--window` (any when not given); `cycles:N` needs `--time`, not
+/// `--work-loop` (the checkpoints end the window, `--time` caps it).
+pub fn window(window: Option<CycleWindow>, work_loop: Option<u64>) -> Result<CycleWindow, Refused> {
+    let window = window.unwrap_or_default();
+    if let Some(n) = window.cycles()
+        && work_loop.is_some()
+    {
+        return Err(format!(
+            "--window cycles:{n} ends the window when the checkpoints complete; give --time (the longest it may run) instead of --work-loop"
+        )
+        .into());
+    }
+    Ok(window)
 }
 
 /// `--work-loop` operations per session, or `--time` after `--ramp`.

@@ -214,7 +214,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_ramp, conflicts_with = "ops")]
     pub ramp: Option<f64>,
 
-    /// Where the window sits in the server's checkpoint cycle (pg, mysql): any (where the ramp ends), after-checkpoint (right after a checkpoint completes), or cycles:N (from a checkpoint until N more complete, --time the longest) [default: any].
+    /// Where the window sits in the checkpoint cycle (pg, mysql, and the model's own with slob): any (where the ramp ends), after-checkpoint (right after a checkpoint; the model's begins as the window opens), or cycles:N (from a checkpoint until N more complete, --time the longest) [default: any].
     #[arg(long, value_name = "WHERE", value_parser = crate::workload::db::cycle::CycleWindow::parse)]
     pub window: Option<crate::workload::db::cycle::CycleWindow>,
 
@@ -460,6 +460,7 @@ impl RunArgs {
             }
             WorkloadKind::Mysql => self.into_mysql_config(),
             WorkloadKind::Replay => {
+                self.refuse_window("replay")?;
                 self.refuse_server_options()?;
                 self.into_replay_config()
             }
@@ -468,6 +469,7 @@ impl RunArgs {
                 self.into_slob_config()
             }
             WorkloadKind::Raw => {
+                self.refuse_window("raw")?;
                 self.refuse_server_options()?;
                 if let Some(opt) = self.slob.first_given() {
                     return Err(format!(
@@ -537,13 +539,19 @@ impl RunArgs {
         Ok(())
     }
 
+    /// `--window` with a workload that has no checkpoints (raw, replay).
+    fn refuse_window(&self, workload: &str) -> Result<(), Refused> {
+        match self.window {
+            Some(_) => Err(format!(
+                "--window places the window in a checkpoint cycle, and --workload {workload} has none: it applies to --workload slob, pg and mysql; drop --window"
+            )
+            .into()),
+            None => Ok(()),
+        }
+    }
+
     /// The servers' options refused with a workload that starts no server.
     fn refuse_server_options(&self) -> Result<(), Refused> {
-        if self.window.is_some() {
-            return Err(
-                "--window places the window in a server's checkpoint cycle: it applies to --workload pg and mysql; drop --window".into(),
-            );
-        }
         if let Some(opt) = self.mysql.first_given() {
             return Err(format!(
                 "{opt} applies to --workload mysql; add --workload mysql or drop {opt}"
@@ -746,13 +754,14 @@ impl RunArgs {
         let work_loop = self.slob.work_loop;
         let flavor = self.slob.flavor.unwrap_or_default();
         let bs = self.bs.or(flavor.block_size()).unwrap_or(DEFAULT_BS);
-        let slob = std::mem::take(&mut self.slob).into_config(
+        let mut slob = std::mem::take(&mut self.slob).into_config(
             self.sessions,
             bs,
             self.files,
             hotspot,
             dir,
         )?;
+        slob.window = db::window(self.window, work_loop)?;
         let sessions = slob.sessions();
         let length = db::length(work_loop, sessions, self.time, self.ramp)?;
         let (rate_iops, arrival) =

@@ -345,6 +345,8 @@ impl SlobArgs {
             redo_block: redo.block,
             redo_sync: self.redo_sync.unwrap_or(redo.flavor.redo_sync()),
             log_buffer: redo.log_buffer,
+            // `--window` is the run's option (`options::mod`).
+            window: Default::default(),
         };
         check_hotspot(&cfg, bs)?;
         cfg.cache_bytes = cache_bytes(&cfg, bs)?;

@@ -304,6 +304,8 @@ fn merged(
                 dbwr,
                 lgwr,
                 redo_files: local.redo_files,
+                // Each rank's model has its own checkpoint cycle.
+                cycle: None,
             };
             let threads = [slob.sessions(), slob.db_writers].map(|n| n * world.size);
             run_cmd::slob_report(job, slob, target, merged.result, &run, threads, env)

@@ -211,6 +211,9 @@ fn slob_metrics(r: &Report, s: &SlobSummary, out: &mut Vec<(String, f64)>) {
         out.push((name.to_string(), v / secs));
     }
     out.push(("db.cache_hit_pct".into(), s.cache_hit_pct));
+    if let Some(c) = &s.checkpoint_cycle {
+        cycle_metrics(c, "slob", out);
+    }
     if c.redo_written_bytes > 0 {
         out.push((
             "db.redo_wastage_pct".into(),

@@ -67,6 +67,7 @@ mod run_v2;
 mod runs_export;
 mod sessions_4k;
 mod signals_pipes;
+mod slob_cycle;
 mod slob_dbwr_and_devices;
 mod slob_flavor;
 mod slob_innodb;
@@ -156,6 +157,7 @@ fn main() {
         run_v2::tests(),
         runs_export::tests(),
         sessions_4k::tests(),
+        slob_cycle::tests(),
         slob_dbwr_and_devices::tests(),
         slob_flavor::tests(),
         slob_innodb::tests(),

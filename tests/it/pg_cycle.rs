@@ -195,6 +195,7 @@ fn departures_list_autovacuum_when_off_and_not_when_on() {
 
 /// Bad values are one line and exit 2, before anything starts.
 fn bad_cycle_options_are_refused_in_one_line() {
+    let _store = temp_store();
     for (args, says) in [
         (
             &["--workload", "pg", "--pg-autovacuum", "maybe"][..],
@@ -204,7 +205,7 @@ fn bad_cycle_options_are_refused_in_one_line() {
             &["--workload", "pg", "--window", "cycles:0"][..],
             "cycles:N",
         ),
-        (&["--workload", "slob", "--window", "any"][..], "--window"),
+        (&["--workload", "raw", "--window", "any"][..], "--window"),
         (
             &["--workload", "slob", "--pg-autovacuum", "on"][..],
             "--pg-autovacuum",

@@ -1,22 +1,45 @@
-//! A server run's page section on where its window sat in the checkpoint
-//! cycle (`document::cycle`) and what dbio changed from the stock server's
-//! defaults (`Setup::departures`): two small tables, values escaped.
+//! A server or model run's page section on where its window sat in the
+//! checkpoint cycle (`document::cycle`) and what dbio changed from the stock
+//! server's defaults (`Setup::departures`, servers only): two small tables,
+//! values escaped.
 
 use super::page::{table, td};
 use crate::document::Report;
 use crate::document::cycle::CheckpointCycle;
 use crate::workload::db::departures::Departure;
 
-/// The section's HTML, empty for a run with neither (a model or raw run,
-/// or one stored before they were recorded).
+/// The section's HTML, empty for a run with neither (a raw run, or one
+/// stored before they were recorded).
 pub fn section(report: Option<&Report>) -> String {
     let Some(r) = report else {
         return String::new();
     };
-    let (cycle, departures, log) = match (&r.pg, &r.mysql) {
-        (Some(pg), _) => (pg.checkpoint_cycle.as_ref(), &pg.setup.departures, "WAL"),
-        (None, Some(my)) => (my.checkpoint_cycle.as_ref(), &my.setup.departures, "redo"),
-        (None, None) => return String::new(),
+    let none: &[Departure] = &[];
+    let (cycle, departures, log) = match (&r.pg, &r.mysql, &r.slob) {
+        (Some(pg), _, _) => (
+            pg.checkpoint_cycle.as_ref(),
+            &pg.setup.departures[..],
+            "WAL",
+        ),
+        (None, Some(my), _) => (
+            my.checkpoint_cycle.as_ref(),
+            &my.setup.departures[..],
+            "redo",
+        ),
+        (None, None, Some(s)) => {
+            let flavor = r
+                .config
+                .workload
+                .model()
+                .map(|m| m.flavor)
+                .unwrap_or_default();
+            (
+                s.checkpoint_cycle.as_ref(),
+                none,
+                CheckpointCycle::model_log(flavor),
+            )
+        }
+        (None, None, None) => return String::new(),
     };
     let mut o = String::new();
     if let Some(c) = cycle {

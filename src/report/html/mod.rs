@@ -333,7 +333,16 @@ pub fn run_page(run: &StoredRun, generated: &str) -> String {
     }
     let cycle = cycle::section(report.as_ref());
     if !cycle.is_empty() {
-        p.section("cycle", "Checkpoint cycle and settings changed");
+        // A model run has no stock server to depart from.
+        let model = report.as_ref().is_some_and(|r| r.slob.is_some());
+        p.section(
+            "cycle",
+            if model {
+                "Checkpoint cycle (the model's own)"
+            } else {
+                "Checkpoint cycle and settings changed"
+            },
+        );
         p.html(&cycle);
     }
     let steady = steady::section(report.as_ref());

@@ -6,6 +6,9 @@
 /// The unit a name's suffix says, as printed.
 pub fn unit(name: &str) -> &'static str {
     let last = name.rsplit('.').next().unwrap_or(name);
+    if let Some((_, u, _)) = cycle_field(name) {
+        return u;
+    }
     const SUFFIXES: &[(&str, &str)] = &[
         ("_mib_per_s", "MiB/s"),
         ("_kib_per_s", "KiB/s"),
@@ -73,8 +76,21 @@ pub fn meaning(name: &str) -> String {
             parts[1].replace('_', " "),
             event_field(&rest(2))
         ),
+        "pg" | "mysql" | "slob" if cycle_field(name).is_some() => {
+            let (whose, log) = match parts[0] {
+                "pg" => ("PostgreSQL's", "WAL"),
+                "mysql" => ("InnoDB's", "redo"),
+                _ => ("the model's", "redo"),
+            };
+            let (_, _, what) = cycle_field(name).unwrap_or_default();
+            format!(
+                "where the window sat in {whose} checkpoint cycle: {}",
+                what.replace("LOG", log)
+            )
+        }
         "pg" => format!("PostgreSQL: {}", words(&rest(1))),
         "mysql" => format!("MariaDB/InnoDB: {}", words(&rest(1))),
+        "slob" => format!("the SLOB model: {}", words(&rest(1))),
         "open_loop" => open_loop_meaning(&rest(1)),
         "steady" => steady_meaning(&rest(1)),
         "measured_s" => "length of the measurement window".into(),
@@ -87,6 +103,35 @@ pub fn meaning(name: &str) -> String {
         },
         _ => words(name),
     }
+}
+
+/// A `PREFIX.cycle.*` name (`document::cycle`): its field, unit and
+/// meaning (LOG: the log's name).
+fn cycle_field(name: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    const FIELDS: &[(&str, &str, &str)] = &[
+        (
+            "open_log_bytes_since",
+            "bytes",
+            "LOG bytes since the last checkpoint when the window opened",
+        ),
+        (
+            "open_transactions_since",
+            "transactions",
+            "write transactions since the last checkpoint when the window opened",
+        ),
+        (
+            "checkpoints_completed",
+            "checkpoints",
+            "checkpoints completed inside the window",
+        ),
+        (
+            "first_change_share",
+            "/updated row",
+            "full-page images per updated row (first changes since a checkpoint)",
+        ),
+    ];
+    let field = name.split_once(".cycle.")?.1;
+    FIELDS.iter().find(|(f, _, _)| *f == field).copied()
 }
 
 /// `iops`, `latency.p99_us`, `alone.latency.max_us` of one kind.
@@ -329,6 +374,22 @@ mod tests {
                 .starts_with("steady state (--steady-state): the steady window's total")
         );
         assert!(meaning("steady.reached").contains("1 when"));
+    }
+
+    #[test]
+    fn checkpoint_cycle_names_say_their_units_and_whose_cycle() {
+        assert_eq!(unit("slob.cycle.open_log_bytes_since"), "bytes");
+        assert_eq!(unit("pg.cycle.checkpoints_completed"), "checkpoints");
+        assert_eq!(unit("mysql.cycle.first_change_share"), "/updated row");
+        assert_eq!(
+            meaning("slob.cycle.open_log_bytes_since"),
+            "where the window sat in the model's checkpoint cycle: redo bytes since the last checkpoint when the window opened"
+        );
+        assert!(meaning("pg.cycle.open_log_bytes_since").contains("WAL bytes"));
+        assert_eq!(
+            meaning("pg.wal_fpi_per_s"),
+            "PostgreSQL: wal fpi per second"
+        );
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! The SLOB model's terminal report, AWR style: the settings, Load Profile
 //! per second and per transaction, Top Timed Events (with DB CPU and CPU
 //! wait), background events, IO Profile by Function, redo, the Wait Event
-//! Histogram, then the plain physical I/O, host and device sections.
+//! Histogram, then the plain physical I/O, host and device sections. Where
+//! the window sat in the model's checkpoint cycle is the `cycle` line under
+//! the settings (`cycle_text`).
 
 use std::fmt::Write;
 
 use crate::document::Report;
 use crate::document::awr::{BUCKETS_US, EventSummary, SlobSummary, bucket_bounds};
+use crate::document::cycle::CheckpointCycle;
 use crate::units::{fmt_count, fmt_size};
 use crate::workload::slob::SlobConfig;
 use crate::workload::slob::events::Side;
@@ -39,6 +42,9 @@ fn buffer_writes(o: &mut String, k: &crate::workload::slob::instance::Counters) 
 pub fn render(r: &Report, m: &SlobConfig, s: &SlobSummary) -> String {
     let mut o = String::new();
     settings(&mut o, r, m, s);
+    if let Some(c) = &s.checkpoint_cycle {
+        super::cycle_text::line(&mut o, c, CheckpointCycle::model_log(m.flavor));
+    }
     elapsed(&mut o, r, s);
     load_profile(&mut o, s);
     timed_events(&mut o, s);

@@ -69,6 +69,11 @@ impl CycleWindow {
         }
     }
 
+    /// Wherever the ramp ends (the default).
+    pub fn is_any(&self) -> bool {
+        matches!(self, CycleWindow::Any)
+    }
+
     /// The window opens right after a checkpoint.
     pub(crate) fn starts_at_checkpoint(self) -> bool {
         !matches!(self, CycleWindow::Any)

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::{Choice, Named};
+use crate::config::db::CycleWindow;
 use crate::config::{EngineKind, HotspotConfig};
 
 /// How much redo an update generates per changed block (SLOB's REDO_STRESS).
@@ -184,6 +185,10 @@ pub struct SlobConfig {
     pub redo_sync: RedoSync,
     #[serde(rename = "log_buffer_bytes")]
     pub log_buffer: u64,
+    /// `--window`: where the window sits in the model's own checkpoint
+    /// cycle (`any`, the default, is left out of the JSON).
+    #[serde(default, skip_serializing_if = "CycleWindow::is_any")]
+    pub window: CycleWindow,
 }
 
 impl SlobConfig {

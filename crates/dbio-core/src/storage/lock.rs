@@ -11,7 +11,10 @@
 //! regions overlap theirs are refused. A second command is
 //! refused at once with one line naming the pid that holds the lock, read
 //! from /proc/locks (or the lock file). The kernel drops the lock when the
-//! holder exits, however it ends, so a lock is never stale.
+//! holder exits, however it ends, so a lock is never stale; a lock dropped
+//! while the process goes on is unlocked there and then, not when the last
+//! copy of its descriptor closes (a psync session's private descriptor
+//! table holds one until after the thread was joined).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -28,10 +31,35 @@ pub const LOCK_NAME: &str = "dbio.lock";
 /// An exclusive lock on a target, held until dropped.
 #[derive(Debug)]
 pub struct TargetLock {
-    /// Held open: the flock lives as long as this descriptor.
-    _file: File,
+    /// The locked file, held open: its open file description holds the
+    /// flock (and a region's byte-range lock) until [`Drop`] unlocks it.
+    file: File,
     /// The lock file of a directory target.
     lock_file: Option<PathBuf>,
+    /// A rank's byte range (offset, length) of a shared device.
+    range: Option<(u64, u64)>,
+}
+
+impl Drop for TargetLock {
+    /// Unlocks through the descriptor rather than leaving it to the close:
+    /// copies of the descriptor table (a thread's `unshare(CLONE_FILES)`,
+    /// a child between fork and exec) keep the open file description, and
+    /// so its locks, alive after this descriptor is closed. The next run of
+    /// this process would find its own lock held.
+    fn drop(&mut self) {
+        if let Some((offset, len)) = self.range {
+            let fl = range_lock(libc::F_UNLCK, offset, len);
+            // SAFETY: F_OFD_SETLK reads one `struct flock`, which `fl` is.
+            unsafe {
+                libc::fcntl(
+                    std::os::fd::AsRawFd::as_raw_fd(&self.file),
+                    libc::F_OFD_SETLK,
+                    &fl,
+                )
+            };
+        }
+        let _ = flock(&self.file, FlockOperation::Unlock);
+    }
 }
 
 impl TargetLock {
@@ -67,11 +95,16 @@ impl TargetLock {
                     let _ = file.set_len(0);
                     let _ = writeln!(file, "{}", std::process::id());
                     return Ok(TargetLock {
-                        _file: file,
+                        file,
                         lock_file: Some(path),
+                        range: None,
                     });
                 }
-                _ => continue,
+                // Not the lock file any more: unlocked as a dropped lock is.
+                _ => {
+                    let _ = flock(&file, FlockOperation::Unlock);
+                    continue;
+                }
             }
         }
         Err(TargetError::Invalid(format!(
@@ -85,8 +118,9 @@ impl TargetLock {
         let file = File::open(dev).map_err(|e| TargetError::io(dev, "open", e))?;
         take(&file, "--target", dev)?;
         Ok(TargetLock {
-            _file: file,
+            file,
             lock_file: None,
+            range: None,
         })
     }
 
@@ -123,8 +157,9 @@ impl TargetLock {
         } == 0
         {
             return Ok(TargetLock {
-                _file: file,
+                file,
                 lock_file: None,
+                range: Some((offset, len)),
             });
         }
         let err = std::io::Error::last_os_error();
@@ -162,8 +197,9 @@ impl TargetLock {
         let file = File::open(dir).map_err(|e| TargetError::io(dir, "open", e))?;
         take(&file, opt, dir)?;
         Ok(TargetLock {
-            _file: file,
+            file,
             lock_file: None,
+            range: None,
         })
     }
 
@@ -283,6 +319,48 @@ mod tests {
         assert!(e.contains("in use by another dbio command"), "{e}");
         drop(whole);
         TargetLock::device_region(&dev, 0, 8192).unwrap();
+    }
+
+    /// Runs `then` while another thread of this process holds a copy of
+    /// the descriptor table made after `lock` was taken (a psync session's
+    /// `unshare(CLONE_FILES)`), then lets that thread end.
+    fn with_a_private_table_alive<T>(lock: TargetLock, then: impl FnOnce() -> T) -> T {
+        let (ready_tx, ready) = std::sync::mpsc::channel();
+        let (end, end_rx) = std::sync::mpsc::channel::<()>();
+        let copy = std::thread::spawn(move || {
+            // SAFETY: unshare changes only this thread's descriptor table.
+            let r = unsafe { libc::unshare(libc::CLONE_FILES) };
+            ready_tx.send(r).unwrap();
+            let _ = end_rx.recv();
+        });
+        assert_eq!(ready.recv().unwrap(), 0, "unshare(CLONE_FILES)");
+        drop(lock);
+        let got = then();
+        end.send(()).unwrap();
+        copy.join().unwrap();
+        got
+    }
+
+    /// A dropped lock is free at once, though a thread's private descriptor
+    /// table (which the kernel closes after the thread's join has returned)
+    /// still refers to its open file description: the next run of the
+    /// same process locks the target (`dbio curve` named its own pid).
+    #[test]
+    fn a_dropped_lock_is_free_while_a_copy_of_its_descriptor_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = TargetLock::directory(dir.path()).unwrap();
+        with_a_private_table_alive(lock, || TargetLock::directory(dir.path())).unwrap();
+        let dev = dir.path().join("dev");
+        fs::write(&dev, vec![0u8; 1 << 16]).unwrap();
+        let lock = TargetLock::device(&dev).unwrap();
+        with_a_private_table_alive(lock, || TargetLock::device(&dev)).unwrap();
+        let lock = TargetLock::device_region(&dev, 0, 8192).unwrap();
+        with_a_private_table_alive(lock, || {
+            TargetLock::device_region(&dev, 4096, 8192)
+                .map(drop)
+                .and_then(|()| TargetLock::device(&dev))
+        })
+        .unwrap();
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub(crate) struct Checkpoint {
     pub marks: Box<[AtomicU64]>,
     /// Moves when `done` advances.
     pub advanced: Signal,
+    /// Each checkpoint as it begins and completes (`cycle`).
+    pub book: super::cycle::Book,
 }
 
 impl Checkpoint {
@@ -62,6 +64,7 @@ impl Checkpoint {
             done: AtomicU64::new(0),
             marks: (0..writers).map(|_| AtomicU64::new(0)).collect(),
             advanced: Signal::default(),
+            book: Default::default(),
         }
     }
 
@@ -75,6 +78,7 @@ impl Checkpoint {
             .min()
             .unwrap_or(0);
         if self.done.fetch_max(low, AcqRel) < low {
+            self.book.advanced(low);
             self.advanced.notify();
         }
     }
@@ -118,6 +122,22 @@ impl Instance<'_> {
         let start = self.run.start_ns.load(Relaxed) + self.run.ramp_ns;
         let end = self.run.end_ns.load(Relaxed);
         to.min(end).saturating_sub(from.max(start))
+    }
+
+    /// A checkpoint begins at redo position `at` (`asked`: by dbio, as the
+    /// window opens; otherwise at a log switch): the DB writers write every
+    /// change below it, full-page images restart (`--flavor postgres`).
+    pub(crate) fn begin_checkpoint(&self, at: u64, asked: bool) {
+        self.ckpt.target.fetch_max(at, AcqRel);
+        if let Some(f) = &self.full_pages {
+            f.checkpoint_begins();
+        }
+        let commits = super::live::commits(&self.live);
+        let now = crate::measure::clock::now_ns();
+        self.ckpt
+            .book
+            .began(at, now, commits, &self.ckpt.done, asked);
+        self.dbwr_post.notify();
     }
 
     #[inline]

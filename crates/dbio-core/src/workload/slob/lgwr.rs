@@ -105,11 +105,7 @@ impl<E: Engine> LogWriter<'_, E> {
             });
             if pos == self.file_size {
                 file_end[file] = flushed;
-                inst.ckpt.target.fetch_max(flushed, AcqRel);
-                if let Some(f) = &inst.full_pages {
-                    f.checkpoint_begins();
-                }
-                inst.dbwr_post.notify();
+                inst.begin_checkpoint(flushed, false);
                 let next = (file + 1) % nfiles;
                 if !self.await_checkpoint(file_end[next]) {
                     return;

@@ -54,6 +54,11 @@ impl LiveSlot {
     }
 }
 
+/// Commits so far, every session's (a checkpoint's position counts them).
+pub(crate) fn commits(slots: &[LiveSlot]) -> u64 {
+    slots.iter().map(|s| s.commits.load(Relaxed)).sum()
+}
+
 /// Sums the slots of `sessions` sessions, then `db_writers` DB writers, then
 /// the log writer (thread order). Its `seq` is everything counted (it moves
 /// when anything does).

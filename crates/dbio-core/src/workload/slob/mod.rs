@@ -13,6 +13,8 @@
 //!   and the counters each thread keeps.
 //! * `session`, `dbwr`, `lgwr` — the three kinds of threads.
 //! * `run` — starts them, runs the control loop, merges the results.
+//! * `cycle` — the model's checkpoints as they begin and complete, and the
+//!   thread that places the window in that cycle (`--window`).
 //! * `flavor` — whose redo the model writes (Oracle's, PostgreSQL's with
 //!   full-page images after each checkpoint, or InnoDB's).
 //! * `doublewrite` — InnoDB's doublewrite area, which the page cleaners
@@ -29,6 +31,7 @@
 //!   are the `dbio` crate's (`options/slob.rs`).
 
 pub mod cache;
+pub mod cycle;
 pub mod events;
 pub mod flavor;
 pub(crate) mod futex;

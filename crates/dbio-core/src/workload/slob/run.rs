@@ -1,7 +1,8 @@
 //! The model as a workload: lays out the redo logs (and `--flavor innodb`'s
 //! doublewrite file), opens the datafiles and redo logs, and says what each thread does — sessions first, then the DB
 //! writers and the log writer as background threads, which drain and stop
-//! once the sessions are done. The harness starts, watches and joins them.
+//! once the sessions are done, and a last one that places the window in the
+//! model's checkpoint cycle (`cycle`). The harness starts, watches and joins them.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
@@ -46,6 +47,9 @@ pub struct SlobRun {
     pub dbwr: Tally,
     pub lgwr: Tally,
     pub redo_files: Vec<PathBuf>,
+    /// Where the window sat in the model's checkpoint cycle (None: a run
+    /// merged from MPI ranks, or one whose window thread never ran).
+    pub cycle: Option<super::cycle::CycleEdges>,
 }
 
 /// Lays out (or reuses) the redo log files, and under `--flavor innodb`
@@ -164,6 +168,8 @@ pub struct Slob<'a> {
     mark: slob_mark::Writing,
     /// `--memory`: the process in its memory cgroup until the run ends.
     memory: Option<super::memory::MemoryBound>,
+    /// What the window's thread read at the window's edges.
+    cycle: std::sync::OnceLock<super::cycle::CycleEdges>,
 }
 
 /// What a thread of the model is.
@@ -171,6 +177,8 @@ enum Role {
     Session(u32),
     DbWriter(u32),
     LogWriter,
+    /// The window's place in the checkpoint cycle (`cycle::follow`).
+    Cycle,
 }
 
 impl<'a> Slob<'a> {
@@ -260,6 +268,7 @@ impl<'a> Slob<'a> {
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             mark,
             memory,
+            cycle: Default::default(),
         })
     }
 
@@ -297,8 +306,10 @@ impl<'a> Slob<'a> {
             Role::Session(t)
         } else if t < n + self.slob.db_writers {
             Role::DbWriter(t - n)
-        } else {
+        } else if t == n + self.slob.db_writers {
             Role::LogWriter
+        } else {
+            Role::Cycle
         }
     }
 
@@ -313,7 +324,9 @@ impl<'a> Slob<'a> {
             match t {
                 t if t < n => sessions.merge(part),
                 t if t < n + w => dbwr.merge(part),
-                _ => lgwr.merge(part),
+                t if t == n + w => lgwr.merge(part),
+                // The window's thread counts nothing.
+                _ => {}
             }
         }
         SlobRun {
@@ -321,6 +334,7 @@ impl<'a> Slob<'a> {
             dbwr,
             lgwr,
             redo_files: self.redo_files.clone(),
+            cycle: self.cycle.get().cloned(),
         }
     }
 }
@@ -334,6 +348,7 @@ impl Workload for Slob<'_> {
             .map(|k| format!("dbio-dbwr-{k}"))
             .collect();
         background.push("dbio-lgwr".into());
+        background.push("dbio-ckpt-cycle".into());
         Threads {
             sessions: self.slob.sessions(),
             background,
@@ -379,6 +394,14 @@ impl Workload for Slob<'_> {
                 };
                 (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
             }
+            // It does no I/O.
+            Role::Cycle => (
+                EngineKind::Null,
+                &self.redo_fds,
+                1,
+                SyncAfterWrite::None,
+                "window",
+            ),
         };
         if kind == EngineKind::Psync {
             // A system call per I/O on files opened before the threads
@@ -400,6 +423,11 @@ impl Workload for Slob<'_> {
             Role::Session(id) => session(self, id, engine, slot),
             Role::DbWriter(k) => dbwr(self, k, t, engine, slot),
             Role::LogWriter => lgwr(self, t, engine, slot),
+            Role::Cycle => {
+                let edges = super::cycle::follow(&self.inst, self.slob.window);
+                let _ = self.cycle.set(edges);
+                (Tally::default(), SessionStats::new(), 0)
+            }
         };
         ThreadEnd {
             stats,

@@ -71,6 +71,7 @@ fn config(dir: &std::path::Path, threads: u32) -> SlobConfig {
         redo_block: 512,
         redo_sync: RedoSync::Dsync,
         log_buffer: 4 << 20,
+        window: Default::default(),
     };
     let bs = u64::from(BS);
     let min = u64::from(cfg.min_cache_buffers()) * bs;
