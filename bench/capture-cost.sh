@@ -2,68 +2,95 @@
 # capture-cost.sh — issue 30, item 6: what `--capture` costs the run it
 # captures. The same raw run on a direct-io loop device (XFS on a file in
 # /var/tmp) without and with --capture, taking turns (without, with, …),
-# medians of I/O/s and the ratio; each captured run's requests and lost
-# events as it said them.
+# medians of I/O/s and the ratio; dbio's CPU per I/O (all its threads, the
+# capture's reader included: a cost that a busy host's noise hides less
+# than the I/O/s); each captured run's requests and lost events as it said
+# them. With --vs OLD, each round also runs OLD with --capture (another
+# build's capture against this one's on the same device, in turn).
 #
-# Usage: bench/capture-cost.sh [--pairs P] [--time S] [--dbio BIN] [-- RAW OPTIONS…]
+# Usage: bench/capture-cost.sh [--pairs P] [--time S] [--dbio BIN] [--vs OLD] [-- RAW OPTIONS…]
 #   default raw options: --pattern randread --bs 4k --sessions 2 --size 256M
 # Needs root (losetup, mkfs.xfs, mount, tracefs). Everything it makes (image,
 # loop device, mount, store) is removed at exit, also after an error or Ctrl-C.
 set -euo pipefail
-PAIRS=5 TIME=10 DBIO=target/release/dbio
+PAIRS=5 TIME=10 DBIO=target/release/dbio VS=""
 ARGS=(--pattern randread --bs 4k --sessions 2 --size 256M)
 while [ $# -gt 0 ]; do
     case $1 in
         --pairs) PAIRS=$2; shift 2 ;;
         --time) TIME=$2; shift 2 ;;
         --dbio) DBIO=$2; shift 2 ;;
+        --vs) VS=$2; shift 2 ;;
         --) shift; ARGS=("$@"); break ;;
         *) echo "capture-cost.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 [ -x "$DBIO" ] || { echo "capture-cost.sh: no dbio binary at $DBIO (cargo build --release)" >&2; exit 2; }
+[ -z "$VS" ] || [ -x "$VS" ] || { echo "capture-cost.sh: --vs $VS is not an executable" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "capture-cost.sh: needs root (loop device, mount, tracefs)" >&2; exit 2; }
-WORK=$(mktemp -d /var/tmp/dbio-capture-cost.XXXXXX)
-LOOP="" MNT=$WORK/mnt
+WORK="" LOOP=""
 cleanup() {
-    mountpoint -q "$MNT" && umount "$MNT"
-    [ -n "$LOOP" ] && losetup -d "$LOOP"
+    [ -n "$WORK" ] || return 0
+    if mountpoint -q "$WORK/mnt"; then umount "$WORK/mnt"; fi
+    if [ -n "$LOOP" ]; then losetup -d "$LOOP"; fi
     rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
-cp "$DBIO" "$WORK/dbio"
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+WORK=$(mktemp -d /var/tmp/dbio-capture-cost.XXXXXX)
+MNT=$WORK/mnt
+cp "$DBIO" "$WORK/dbio"   # a rebuild meanwhile does not change what is measured
 DBIO=$WORK/dbio
-export DBIO_DB=$WORK/store.sqlite
+if [ -n "$VS" ]; then cp "$VS" "$WORK/vs"; VS=$WORK/vs; fi
 truncate -s 1G "$WORK/img"
 LOOP=$(losetup -f --show --direct-io=on "$WORK/img")
 mkfs.xfs -q "$LOOP"
 mkdir -p "$MNT"
 mount "$LOOP" "$MNT"
 
-# One run's I/O/s from its JSON on stdin.
-iops() {
+# One run's "I/O/s CPU-us-per-I/O" from its JSON on stdin.
+pick() {
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print((sum((d.get(k) or {}).get("requests", 0) for k in ("read", "write"))) / d["measured_s"])'
+n = sum((d.get(k) or {}).get("requests", 0) for k in ("read", "write"))
+print(n / d["measured_s"], d["cpu"]["us_per_io"])'
 }
+# run BIN STORE [OPTIONS…]: one raw run, its line; what it said on stderr in $WORK/err.
 run() {
-    "$DBIO" run --target "$MNT/t" --time "$TIME" --json --quiet "${ARGS[@]}" "$@" 2>"$WORK/err" | iops
+    local bin=$1 store=$2
+    shift 2
+    DBIO_DB=$WORK/$store "$bin" run --target "$MNT/t" --time "$TIME" --json --quiet "${ARGS[@]}" "$@" \
+        2>"$WORK/err" | pick
 }
+said() { grep -h "^captured" "$WORK/err" | sed 's/^/  /' || true; }
 
 echo "raw ${ARGS[*]} --time $TIME on XFS over $LOOP (direct-io); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-run > /dev/null   # lays the target out
-: > "$WORK/off"; : > "$WORK/on"
+echo "each line: I/O/s, dbio's CPU µs per I/O"
+run "$DBIO" store.sqlite > /dev/null   # lays the target out
+: > "$WORK/r-off"; : > "$WORK/r-on"; : > "$WORK/r-vs"
 for i in $(seq "$PAIRS"); do
-    run | tee -a "$WORK/off" | sed 's/^/without capture /'
-    run --capture | tee -a "$WORK/on" | sed 's/^/with capture    /'
-    grep -h "^captured" "$WORK/err" | sed 's/^/  /' || true
+    run "$DBIO" store.sqlite | tee -a "$WORK/r-off" | sed 's/^/without capture /'
+    run "$DBIO" store.sqlite --capture | tee -a "$WORK/r-on" | sed 's/^/with capture    /'
+    said
+    if [ -n "$VS" ]; then
+        run "$VS" store-vs.sqlite --capture | tee -a "$WORK/r-vs" | sed 's/^/--vs, capture   /'
+        said
+    fi
 done
-python3 - "$WORK/off" "$WORK/on" <<'PY'
+python3 - "$WORK/r-off" "$WORK/r-on" "$WORK/r-vs" <<'PY'
 import statistics, sys
-off, on = ([float(l) for l in open(f)] for f in sys.argv[1:3])
-a, b = statistics.median(off), statistics.median(on)
-print(f"median I/O/s without --capture {a:,.0f}, with {b:,.0f}: with / without {b / a:.3f} (cost {100 * (1 - b / a):.1f}%)")
-print("pairs:", ", ".join(f"{y / x:.3f}" for x, y in zip(off, on)))
+off, on, vs = ([list(map(float, l.split())) for l in open(f)] for f in sys.argv[1:4])
+med = lambda rows, k: statistics.median(r[k] for r in rows)
+a = med(off, 0)
+for name, rows in (("with --capture", on), ("--vs with --capture", vs)):
+    if not rows:
+        continue
+    b = med(rows, 0)
+    print(f"median I/O/s without --capture {a:,.0f}, {name} {b:,.0f}: {b / a:.3f} (cost {100 * (1 - b / a):.1f}%)")
+    print("  pairs:", ", ".join(f"{y[0] / x[0]:.3f}" for x, y in zip(off, rows)))
+    print(f"  CPU per I/O: {med(off, 1):.2f} µs without, {med(rows, 1):.2f} µs with "
+          f"(+{med(rows, 1) - med(off, 1):.2f} µs; pairs "
+          + ", ".join(f"+{y[1] - x[1]:.2f}" for x, y in zip(off, rows)) + ")")
 PY
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

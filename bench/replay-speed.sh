@@ -13,9 +13,12 @@
 # again), so with writes the two do different work per request.
 #
 # Usage: bench/replay-speed.sh [--requests N] [--pairs P] [--read-pct R] [--dbio BIN] [--dir DIR] [--keep]
-# Needs python3; the trace (about 30 bytes a request) and the iolog it is
-# made from go to DIR (default /var/tmp/dbio-replay-speed, removed at exit
-# unless --keep).
+# Needs python3. Everything it makes (the iologs, the store, the results, the
+# tmpfs target, the binary's copy) is in temporary directories removed at
+# exit, also after an error or Ctrl-C. The traces (about 8 bytes a request)
+# go there too, unless --keep: then into DIR (default
+# /var/tmp/dbio-replay-speed, made if missing), where the next --keep run
+# finds them instead of making them again.
 set -euo pipefail
 N=10000000 PAIRS=3 READ_PCT=100 DBIO=target/release/dbio DIR=/var/tmp/dbio-replay-speed KEEP=0
 while [ $# -gt 0 ]; do
@@ -30,21 +33,27 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -x "$DBIO" ] || { echo "replay-speed.sh: no dbio binary at $DBIO (cargo build --release)" >&2; exit 2; }
-mkdir -p "$DIR"
-SHM=$(mktemp -d /dev/shm/dbio-replay-speed.XXXXXX)
-BIN=$(mktemp -d)
+WORK="" SHM=""
 cleanup() {
-    rm -rf "$SHM" "$BIN"
-    [ "$KEEP" = 1 ] || rm -f "$DIR"/trace-*.iolog "$DIR"/trace-*.dbtrace "$DIR"/store.sqlite*
+    if [ -n "$SHM" ]; then rm -rf "$SHM"; fi
+    if [ -n "$WORK" ]; then rm -rf "$WORK"; fi
 }
-trap cleanup EXIT INT TERM
-cp "$DBIO" "$BIN/dbio"   # a rebuild meanwhile does not change what is measured
-DBIO=$BIN/dbio
-export DBIO_DB=$DIR/store.sqlite
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+WORK=$(mktemp -d /var/tmp/dbio-replay-speed-work.XXXXXX)
+SHM=$(mktemp -d /dev/shm/dbio-replay-speed.XXXXXX)
+TRACES=$WORK
+if [ "$KEEP" = 1 ]; then
+    mkdir -p "$DIR"
+    TRACES=$DIR
+fi
+cp "$DBIO" "$WORK/dbio"   # a rebuild meanwhile does not change what is measured
+DBIO=$WORK/dbio
+export DBIO_DB=$WORK/store.sqlite
 
-# A trace of $1 requests, $READ_PCT% reads, into $DIR/trace-$1-$READ_PCT.dbtrace.
+# A trace of $1 requests, $READ_PCT% reads, into $TRACES/trace-$1-$READ_PCT.dbtrace.
 make_trace() {
-    local n=$1 log=$DIR/trace-$1-$READ_PCT.iolog out=$DIR/trace-$1-$READ_PCT.dbtrace
+    local n=$1 log=$WORK/trace-$1-$READ_PCT.iolog out=$TRACES/trace-$1-$READ_PCT.dbtrace
     [ -f "$out" ] && return
     python3 - "$n" "$log" "$READ_PCT" <<'PY'
 import random, sys
@@ -81,21 +90,21 @@ raw() {
         --sessions 1 --ops "$1" --json --quiet | pick
 }
 replay() {
-    "$DBIO" run --workload replay --trace "$DIR/trace-$1-$READ_PCT.dbtrace" --speed max \
+    "$DBIO" run --workload replay --trace "$TRACES/trace-$1-$READ_PCT.dbtrace" --speed max \
         --target "$SHM/t" --size 64M --json --quiet | pick
 }
 
 make_trace "$N"
-echo "trace: $N requests ($READ_PCT% reads), $(stat -c %s "$DIR/trace-$N-$READ_PCT.dbtrace") bytes; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-: > "$DIR/raw" ; : > "$DIR/replay"
+echo "trace: $N requests ($READ_PCT% reads), $(stat -c %s "$TRACES/trace-$N-$READ_PCT.dbtrace") bytes; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+: > "$WORK/raw" ; : > "$WORK/replay"
 for i in $(seq "$PAIRS"); do
-    raw "$N" | tee -a "$DIR/raw" | sed 's/^/raw    /'
-    replay "$N" | tee -a "$DIR/replay" | sed 's/^/replay /'
+    raw "$N" | tee -a "$WORK/raw" | sed 's/^/raw    /'
+    replay "$N" | tee -a "$WORK/replay" | sed 's/^/replay /'
 done
 SMALL=$((N / 10))
 make_trace "$SMALL"
-replay "$SMALL" > "$DIR/small"
-python3 - "$DIR/raw" "$DIR/replay" "$DIR/small" "$N" "$SMALL" <<'PY'
+replay "$SMALL" > "$WORK/small"
+python3 - "$WORK/raw" "$WORK/replay" "$WORK/small" "$N" "$SMALL" <<'PY'
 import statistics, sys
 rows = [[list(map(float, l.split())) for l in open(f)] for f in sys.argv[1:4]]
 raw, rep, small = rows

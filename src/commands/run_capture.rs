@@ -210,7 +210,7 @@ impl Captured {
         let _ = std::fs::remove_file(&self.file);
         match kept {
             Ok(out) => eprintln!(
-                "captured {} requests to {dev} ({} reads, {} writes, {} flushes), kept with run {run_id}; lost events: {}{}",
+                "captured {} requests to {dev} ({} reads, {} writes, {} flushes), kept with run {run_id}; lost events: {}{}; the capture's reader used {:.3} s of CPU",
                 out.summary.requests,
                 out.summary.reads,
                 out.summary.writes,
@@ -220,7 +220,8 @@ impl Captured {
                     " (the trace is incomplete)"
                 } else {
                     ""
-                }
+                },
+                out.reader_cpu_s,
             ),
             Err(e) => eprintln!(
                 "warning: the captured trace was not kept: {}",

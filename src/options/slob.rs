@@ -239,7 +239,7 @@ pub struct SlobArgs {
     #[arg(long)]
     pub redo_block: Option<u32>,
 
-    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync; --flavor innodb: fdatasync].
+    /// How a log write is made durable: dsync (O_DSYNC) or fdatasync [default: dsync; --flavor innodb: fdatasync after each write; --flavor postgres: fdatasync when a commit waits, as wal_sync_method=fdatasync].
     #[arg(long, value_parser = choice::<RedoSync>())]
     pub redo_sync: Option<RedoSync>,
 
@@ -593,16 +593,18 @@ fn cache_bytes(cfg: &SlobConfig, bs: u64) -> Result<u64, Refused> {
         .min(data.saturating_mul(CACHE_CAP_X).max(min)))
 }
 
-/// `--memory` holds the buffer cache and the model's own memory beside it.
+/// `--memory` holds the buffer cache and the model's own memory beside it
+/// (with `--flavor postgres`, its backends' too).
 fn check_memory(cfg: &SlobConfig) -> Result<(), Refused> {
-    use crate::workload::slob::memory::MIN_ABOVE_CACHE;
+    use crate::workload::slob::memory::{MIN_ABOVE_CACHE, held_for};
+    let own = MIN_ABOVE_CACHE + held_for(cfg.flavor, cfg.sessions());
     match cfg.memory {
-        Some(m) if m < cfg.cache_bytes + MIN_ABOVE_CACHE => Err(format!(
+        Some(m) if m < cfg.cache_bytes + own => Err(format!(
             "--memory {} does not hold --cache {} and the model's own {} beside it: give --memory {} or more",
             fmt_size(m),
             fmt_size(cfg.cache_bytes),
-            fmt_size(MIN_ABOVE_CACHE),
-            fmt_size(cfg.cache_bytes + MIN_ABOVE_CACHE)
+            fmt_size(own),
+            fmt_size(cfg.cache_bytes + own)
         )
         .into()),
         _ => Ok(()),

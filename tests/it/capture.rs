@@ -119,6 +119,17 @@ fn a_raw_run_is_captured_whole_and_nothing_is_left() {
     );
     assert_eq!(n(s, "incomplete"), 0);
     assert!(err.contains("lost events: 0"), "{err}");
+    // The reader sleeps in poll until a buffer is a quarter full or 100 ms
+    // pass, then reads whole pages: about 10 wakes a second at these
+    // rates. (It used to read again at once while events came, a few at a
+    // time, and sleep 20 ms only when the buffers were empty: 50 or more.)
+    let (wakes, secs) = (n(c, "reader_wakes") as f64, c["seconds"].as_f64().unwrap());
+    assert!(wakes <= 12.0 * secs + 3.0, "{wakes} wakes in {secs:.1} s");
+    eprintln!(
+        "reader: {wakes} wakes in {secs:.1} s, {:.3} s of CPU for {} requests",
+        c["reader_cpu_s"].as_f64().unwrap(),
+        n(s, "requests")
+    );
     // The file holds what the capture counted.
     let t = show(&[&trace]);
     assert_eq!(n(&t, "writes"), total);

@@ -106,8 +106,11 @@ fn a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored() {
         wait_for_text(&err, "where", 60);
         let t0 = Instant::now();
         let pid = rank_pid(&child, 1).expect("rank 1 among mpirun's children");
-        // Rank 1 is in its window once its read calls climb by thousands a
-        // tenth of a second (laying out writes a few large blocks).
+        // Rank 1 is in its window once it has made 300 read calls since
+        // its checks passed (laying out writes a few large blocks; its
+        // samplers read a few files a second). Counted from there, not per
+        // tenth of a second: at load 70 a rank read 0-600 times a tenth of
+        // a second, never the 1000 the test once waited for.
         let reads = || -> u64 {
             let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
             io.lines()
@@ -115,18 +118,13 @@ fn a_hung_rank_is_named_after_the_grace_and_the_others_results_are_stored() {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0)
         };
-        let mut before = reads();
-        loop {
-            std::thread::sleep(Duration::from_millis(100));
-            let now = reads();
-            if now > before + 1000 {
-                break;
-            }
-            before = now;
+        let before = reads();
+        while reads() < before + 300 {
             assert!(
                 t0.elapsed() < Duration::from_secs(60),
                 "rank 1's window did not start"
             );
+            std::thread::sleep(Duration::from_millis(20));
         }
         // SAFETY: signals a rank of the test's own job.
         unsafe { libc::kill(pid, libc::SIGSTOP) };

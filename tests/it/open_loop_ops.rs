@@ -14,7 +14,7 @@ use crate::common::server::json;
 use crate::common::store::temp_store;
 
 crate::tests! {
-    slob_below_capacity_achieves_the_rate_and_due_is_service,
+    slob_below_capacity_achieves_the_rate_and_due_is_service [Root],
     slob_far_above_capacity_is_saturated_and_due_time_latency_grows,
     pg_achieves_the_asked_transactions_per_second [Root, Postgres],
     mysql_achieves_the_asked_transactions_per_second [Root, MariaDB],
@@ -23,11 +23,14 @@ crate::tests! {
 /// A small select-only model on tmpfs (no DB writer or commit waits to
 /// slow an operation down), `sessions` sessions.
 fn slob(dir: &std::path::Path, sessions: u32, args: &[&str]) -> Value {
+    slob_run(dir, sessions, args).json()
+}
+
+fn slob_run(dir: &std::path::Path, sessions: u32, args: &[&str]) -> Run {
     Run::slob(&dir.join("s"))
         .sessions(sessions)
         .args(&["--update-pct", "0", "--scale", "2000", "--cache", "64M"])
         .args(args)
-        .json()
 }
 
 /// The open-loop section's paced operations, checked for their shape.
@@ -52,11 +55,16 @@ fn operations<'a>(r: &'a Value, unit: &str) -> &'a Value {
 fn slob_below_capacity_achieves_the_rate_and_due_is_service() {
     let _store = temp_store();
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let r = slob(
+    // Under SCHED_FIFO: the claim is dbio's pacing, not the host's CPU
+    // queue (at load 50-60 a default-class session woke 2-11 ms late at
+    // the median, 3 runs of 3).
+    let r = slob_run(
         dir.path(),
         2,
         &["--rate", "200", "--time", "4", "--ramp", "1"],
-    );
+    )
+    .fifo()
+    .json();
     let ol = &r["open_loop"];
     assert_eq!(num(ol, "asked_per_s"), 200.0);
     assert_eq!(ol["arrival"], "uniform");

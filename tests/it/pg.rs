@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -45,26 +45,106 @@ impl PgDir {
     }
 }
 
-/// SysV shared memory segments and POSIX dynamic shared memory PostgreSQL
-/// made (owned by the postgres user), machine-wide.
-fn pg_shared_memory() -> Vec<String> {
+/// PostgreSQL's shared memory a server of this test left behind, waited
+/// for up to 10 s to go (a stopping server removes its own at its very
+/// end): SysV segments of the postgres user that no process is attached
+/// to, and POSIX segments (`/dev/shm/PostgreSQL.*`) that no process maps,
+/// made since `since`. A live server holds its own (another worktree's
+/// tests or benches may run one beside this test); a dead one's stay
+/// unattached until removed. A POSIX segment does not say whose it is and
+/// a live server may keep one unmapped (pinned), so those are judged only
+/// while no other postmaster runs here.
+fn pg_shared_memory_left(since: SystemTime) -> Vec<String> {
+    let t0 = Instant::now();
+    loop {
+        let left = pg_shared_memory_unheld(since);
+        if left.is_empty() || t0.elapsed() > Duration::from_secs(10) {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn pg_shared_memory_unheld(since: SystemTime) -> Vec<String> {
+    // Whole seconds (SysV ctime), one early: made during this test.
+    let since = since
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .saturating_sub(1);
     let uid = postgres_uid();
-    let mut found: Vec<String> = fs::read_to_string("/proc/sysvipc/shm")
+    let shm = fs::read_to_string("/proc/sysvipc/shm").unwrap_or_default();
+    let mut lines = shm.lines();
+    let head: Vec<&str> = lines
+        .next()
         .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter(|l| l.split_whitespace().nth(7) == Some(uid.as_str()))
-        .map(|l| format!("sysv shm: {l}"))
+        .split_whitespace()
         .collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let (nattch, owner, ctime) = (col("nattch"), col("uid"), col("ctime"));
+    let mut found: Vec<String> = lines
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f[owner] == uid && f[nattch] == "0" && f[ctime].parse::<u64>().is_ok_and(|t| t >= since)
+        })
+        .map(|l| format!("sysv shm, attached by none: {l}"))
+        .collect();
+    if other_postmasters() {
+        return found;
+    }
+    let mapped = mapped_pg_segments();
     found.extend(
         fs::read_dir("/dev/shm")
             .unwrap()
             .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("PostgreSQL."))
-            .map(|n| format!("/dev/shm/{n}")),
+            .filter(|e| e.file_name().to_string_lossy().starts_with("PostgreSQL."))
+            .filter(|e| {
+                e.metadata().is_ok_and(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    m.mtime() >= since as i64
+                })
+            })
+            .map(|e| format!("/dev/shm/{}", e.file_name().to_string_lossy()))
+            .filter(|p| !mapped.contains(p))
+            .map(|p| format!("{p}, mapped by none")),
     );
     found
+}
+
+/// The `/dev/shm/PostgreSQL.*` files some process maps.
+fn mapped_pg_segments() -> std::collections::HashSet<String> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| fs::read_to_string(e.path().join("maps")).ok())
+        .flat_map(|maps| {
+            maps.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .filter(|p| p.starts_with("/dev/shm/PostgreSQL."))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Whether a postmaster runs here (a `postgres` process whose parent is
+/// not one): when this is asked, this test's servers have stopped.
+fn other_postmasters() -> bool {
+    let comm_ppid = |pid: &str| -> Option<(String, String)> {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (head, rest) = stat.rsplit_once(')')?;
+        let comm = head.split_once('(')?.1.to_string();
+        Some((comm, rest.split_whitespace().nth(1)?.to_string()))
+    };
+    fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        match comm_ppid(&pid) {
+            Some((comm, ppid)) if comm == "postgres" => {
+                comm_ppid(&ppid).is_none_or(|(parent, _)| parent != "postgres")
+            }
+            _ => false,
+        }
+    })
 }
 
 fn postgres_uid() -> String {
@@ -85,7 +165,7 @@ pub(crate) fn assert_nothing_left(d: &ServerDir) {
         "server processes left"
     );
     assert_eq!(
-        pg_shared_memory(),
+        pg_shared_memory_left(d.since),
         Vec::<String>::new(),
         "shared memory left"
     );
@@ -475,27 +555,34 @@ impl OtherServer {
             "{}",
             String::from_utf8_lossy(&ok.stderr)
         );
-        let ok = Self::as_postgres("pg_ctl")
-            .args(["start", "-w", "-s", "-D"])
-            .arg(s.data())
-            .arg("-o")
-            .arg(format!(
-                "-c listen_addresses='' -k {}",
-                s.dir.path().display()
-            ))
-            .arg("-l")
-            .arg(s.dir.path().join("log"))
-            .output()
-            .unwrap();
-        assert!(
-            ok.status.success(),
-            "{}",
-            String::from_utf8_lossy(&ok.stderr)
-        );
+        s.pg_ctl_start();
         let mut c = s.client("postgres");
         c.batch_execute("CREATE DATABASE bench").unwrap();
         c.batch_execute("CREATE DATABASE other").unwrap();
         s
+    }
+
+    /// `pg_ctl start` on the data directory (again, after a kill -9: the
+    /// start removes what the dead server left).
+    fn pg_ctl_start(&self) {
+        let ok = Self::as_postgres("pg_ctl")
+            .args(["start", "-w", "-s", "-D"])
+            .arg(self.data())
+            .arg("-o")
+            .arg(format!(
+                "-c listen_addresses='' -k {}",
+                self.dir.path().display()
+            ))
+            .arg("-l")
+            .arg(self.dir.path().join("log"))
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&ok.stderr),
+            fs::read_to_string(self.dir.path().join("log")).unwrap_or_default()
+        );
     }
 
     fn data(&self) -> PathBuf {
@@ -528,6 +615,45 @@ impl Drop for OtherServer {
             .arg(self.data())
             .output();
     }
+}
+
+/// The leftover check holds a test to what its own servers left: a live
+/// server's shared memory (another worktree's tests may run one beside
+/// this test) is not left, a killed server's is, until a start on its data
+/// directory removes it.
+fn the_leftover_check_tells_a_killed_servers_shared_memory_from_a_live_ones() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let since = SystemTime::now();
+    let srv = OtherServer::start();
+    assert_eq!(
+        pg_shared_memory_left(since),
+        Vec::<String>::new(),
+        "a live server's shared memory is held, not left"
+    );
+    let pid = fs::read_to_string(srv.data().join("postmaster.pid")).unwrap();
+    let pid: i32 = pid.lines().next().unwrap().trim().parse().unwrap();
+    // SAFETY: killing the test's own server.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert_eq!(processes_left(&srv.data()), Vec::<i32>::new(), "children");
+    let killed = pg_shared_memory_unheld(since);
+    // A killed postmaster nobody reaped yet (a zombie) passes for a live
+    // one in its lock file: the next start would refuse.
+    let t0 = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fs::remove_file(srv.data().join("postmaster.pid")).unwrap();
+    srv.pg_ctl_start(); // removes the dead server's segments (asserted below)
+    assert!(
+        killed.iter().any(|l| l.starts_with("sysv shm")),
+        "a killed server's segment is left: {killed:?}"
+    );
+    drop(srv);
+    assert_eq!(
+        pg_shared_memory_left(since),
+        Vec::<String>::new(),
+        "a restarted and stopped server's"
+    );
 }
 
 fn pg_url_uses_only_a_schema_of_its_own_on_an_existing_server() {
@@ -831,6 +957,7 @@ crate::tests! {
     ctrl_c_while_loading_stops_the_load_and_the_server [Root, Postgres],
     scans_hot_schema_and_think_time_keep_the_mix_exact [Root, Postgres],
     pg_url_uses_only_a_schema_of_its_own_on_an_existing_server [Root, Postgres],
+    the_leftover_check_tells_a_killed_servers_shared_memory_from_a_live_ones [Root, Postgres],
     pg_run_on_xfs_reads_three_ways [Root, Postgres, Tool("mkfs.xfs")],
     pg_memory_bounds_the_page_cache_so_reads_reach_the_device [Root, Postgres, Tool("mkfs.xfs")],
 }

@@ -237,6 +237,9 @@ const NEWER_THAN_V1: &[&str] = &[
     ".slob.run_totals.checkpoint_writes",
     ".slob.counters.backend_writes",
     ".slob.run_totals.backend_writes",
+    // The log writer's syncs, counted since (each log write was one).
+    ".slob.counters.redo_syncs",
+    ".slob.run_totals.redo_syncs",
     // --fixedbufs, --registerfiles, --register-ring, --sqthread-poll,
     // --uring-taskrun (recorded for io_uring raw runs).
     ".config.uring",

@@ -36,9 +36,10 @@ pub enum Quantity {
     DeviceWrites,
     /// Bytes the device read and wrote.
     DeviceBytes,
-    /// Durable log writes per commit (model: redo writes, each written
-    /// O_DSYNC or followed by fdatasync, and with `--flavor innodb` the
-    /// fsyncs after flush batches; PostgreSQL: pg_stat_wal's
+    /// Log syncs per commit (model: `redo_syncs`, each redo write written
+    /// O_DSYNC or followed by fdatasync, or the fdatasyncs of `--flavor
+    /// postgres`, and with `--flavor innodb` the fsyncs after flush
+    /// batches; PostgreSQL: pg_stat_wal's
     /// wal_sync plus backends' fsyncs; InnoDB: Innodb_data_fsyncs, every
     /// fsync it made).
     FsyncsPerCommit,
@@ -226,10 +227,15 @@ fn model(s: &SlobSummary) -> Db {
         reads: c.physical_reads as f64,
         writes: c.physical_writes as f64,
         redo: c.redo_bytes as f64,
+        // Runs stored before redo_syncs was counted synced every write.
         // `--flavor innodb` also fsyncs the doublewrite file and the data
         // files after each flush batch, as Innodb_data_fsyncs counts (0
         // with the other flavors).
-        fsyncs: (c.redo_writes + c.datafile_syncs) as f64,
+        fsyncs: (if c.redo_syncs == 0 {
+            c.redo_writes
+        } else {
+            c.redo_syncs
+        } + c.datafile_syncs) as f64,
     }
 }
 

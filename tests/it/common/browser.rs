@@ -58,7 +58,11 @@ pub fn render(browser: &Path, page: &Path, dir: &Path, height: u32) -> Rendered 
         .arg(&url)
         .output()
         .unwrap();
-    assert!(out.status.success());
+    assert!(
+        out.status.success(),
+        "--dump-dom: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     console.extend(
         String::from_utf8_lossy(&out.stderr)
             .lines()

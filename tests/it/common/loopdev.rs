@@ -428,9 +428,10 @@ pub fn umount_retrying(dir: &Path) -> bool {
             Ok(out) if out.status.success() => return true,
             Ok(out) if Instant::now() >= deadline => {
                 eprintln!(
-                    "loopdev cleanup: umount failed for {:?}: {}",
+                    "loopdev cleanup: umount failed for {:?}: {}; held by {:?}",
                     UMOUNT_TIMEOUT,
-                    String::from_utf8_lossy(&out.stderr).trim()
+                    String::from_utf8_lossy(&out.stderr).trim(),
+                    holders(dir)
                 );
                 return false;
             }
@@ -441,6 +442,51 @@ pub fn umount_retrying(dir: &Path) -> bool {
             Ok(_) => thread::sleep(Duration::from_millis(50)),
         }
     }
+}
+
+/// The processes that hold something under `dir` (working directory,
+/// root, an open file or a mapping), each as "pid (comm): path": what
+/// keeps a filesystem busy, for the message of a failed unmount.
+pub fn holders(dir: &Path) -> Vec<String> {
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in procs.flatten() {
+        if p.file_name()
+            .to_str()
+            .is_none_or(|n| n.parse::<u32>().is_err())
+        {
+            continue;
+        }
+        let links = ["cwd", "root"].map(|l| p.path().join(l));
+        let fds = fs::read_dir(p.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path());
+        let mut held: Vec<PathBuf> = links
+            .into_iter()
+            .chain(fds)
+            .filter_map(|l| fs::read_link(l).ok())
+            .collect();
+        held.extend(
+            fs::read_to_string(p.path().join("maps"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.split_whitespace().nth(5).map(PathBuf::from)),
+        );
+        if let Some(path) = held.iter().find(|h| h.starts_with(dir)) {
+            let comm = fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            found.push(format!(
+                "{} ({}): {}",
+                p.file_name().to_string_lossy(),
+                comm.trim(),
+                path.display()
+            ));
+        }
+    }
+    found
 }
 
 impl Drop for LoopDev {

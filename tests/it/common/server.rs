@@ -33,6 +33,9 @@ pub struct ServerDir {
     /// The server's socket, relative to the target: it exists while the
     /// server runs.
     socket: &'static str,
+    /// When the fixture was made: what a server of this test left behind
+    /// was made after it (other worktrees' servers may run beside it).
+    pub since: std::time::SystemTime,
     _tmp: Option<tempfile::TempDir>,
 }
 
@@ -48,6 +51,7 @@ impl ServerDir {
             target: tmp.path().join("t"),
             workload,
             socket,
+            since: std::time::SystemTime::now(),
             _tmp: Some(tmp),
         }
     }
@@ -59,6 +63,7 @@ impl ServerDir {
             target: mountpoint.join("t"),
             workload,
             socket,
+            since: std::time::SystemTime::now(),
             _tmp: None,
         }
     }

@@ -70,7 +70,7 @@ impl CycleWindow {
     }
 
     /// Wherever the ramp ends (the default).
-    pub fn is_any(&self) -> bool {
+    pub(crate) fn is_any(&self) -> bool {
         matches!(self, CycleWindow::Any)
     }
 

@@ -2,9 +2,9 @@
 //! `block:block_rq_complete` tracepoints, in a tracefs instance of dbio's
 //! own filtered to the devices' dev_t, read as binary pages from every
 //! CPU's `trace_pipe_raw` (`rawpipe`: ns times on the monotonic clock;
-//! about 1 µs of CPU per event, where the text `trace_pipe` took 2.8),
-//! paired into one [`Request`] each and written to a dbio trace in issue
-//! order. The
+//! the reader sleeps until a buffer is [`BUFFER_PERCENT`] full or
+//! `rawpipe::WAKE` passes, then reads whole pages), paired into one
+//! [`Request`] each and written to a dbio trace in issue order. The
 //! tracepoints name a partition's whole disk (`disk_devt`) with sectors
 //! from the disk's start: a partition is traced as its disk and its
 //! requests told apart by sector.
@@ -17,15 +17,18 @@ use std::time::{Duration, Instant};
 
 use super::native::Writer;
 use super::pair::Pairer;
-use super::rawpipe::RawPipes;
+use super::rawpipe::{RawPipes, WAKE};
 use super::tracefs::{Instance, TracefsError};
 use super::{Comm, Device, Entry, Flags, Op, Request, Summary, TraceError};
+use crate::measure::cpu::thread_cpu_ns;
 
 /// The per-CPU ring buffer a capture asks for by default (KiB): measured
 /// to lose nothing at a raw run's rates here (docs/replay.md).
 pub const DEFAULT_BUFFER_KB: u32 = 16 * 1024;
-/// How long the reader sleeps when the buffers were empty.
-const IDLE: Duration = Duration::from_millis(20);
+/// How full a CPU's buffer is (%) when the kernel wakes the reader before
+/// `rawpipe::WAKE` has passed: a quarter of 16 MiB is about 60,000 events,
+/// and three quarters are left to fill while the reader catches up.
+pub(crate) const BUFFER_PERCENT: u32 = 25;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
@@ -117,8 +120,9 @@ impl Target {
             .is_none_or(|(start, len)| sector >= start && sector < start + len)
     }
 
-    fn offset(&self, sector: u64) -> u64 {
-        (sector - self.range.map_or(0, |(s, _)| s)) * 512
+    /// Its first sector on the disk the tracepoints name.
+    fn first_sector(&self) -> u64 {
+        self.range.map_or(0, |(s, _)| s)
     }
 }
 
@@ -140,6 +144,12 @@ pub struct Outcome {
     /// Completions of requests issued before the capture began.
     pub unmatched_completions: u64,
     pub seconds: f64,
+    /// Times the reader woke to read the buffers (about 1 / `rawpipe::WAKE`
+    /// a second, more only when a buffer fills faster).
+    pub reader_wakes: u64,
+    /// CPU time the reader's thread used from the start to the end
+    /// (reading, decoding, pairing, compressing and writing the trace).
+    pub reader_cpu_s: f64,
 }
 
 /// Captures until `time` passes or `stop` is raised; `ready` is called
@@ -172,6 +182,7 @@ pub fn capture(
 fn configure(inst: &Instance, opts: &Options) -> Result<(), TracefsError> {
     inst.set("trace_clock", "mono")?;
     inst.set("buffer_size_kb", &opts.buffer_kb.to_string())?;
+    inst.set("buffer_percent", &BUFFER_PERCENT.to_string())?;
     let mut devs: Vec<u64> = opts.targets.iter().map(Target::kernel_dev).collect();
     devs.sort_unstable();
     devs.dedup();
@@ -204,19 +215,23 @@ fn capture_into(
     configure(&inst, opts)?;
     let mut pipes = RawPipes::open(&inst)?;
     let started = Instant::now();
+    let cpu0 = thread_cpu_ns();
     let mut state = Reading::new(opts, mono_ns());
     ready();
+    let mut wakes = 0;
     loop {
+        wakes += 1;
         let over =
             stop.load(Ordering::Relaxed) || opts.time.is_some_and(|t| started.elapsed() >= t);
         if over {
             // No new events; what the buffers hold is still read.
             inst.set("tracing_on", "0")?;
         }
-        let read = pipes.drain().map_err(|source| CaptureError::Pipe {
+        let pipe_error = |source| CaptureError::Pipe {
             path: inst.path("per_cpu"),
             source,
-        })?;
+        };
+        pipes.drain().map_err(pipe_error)?;
         pipes.settled(over, |ev| state.event(ev, writer));
         if let Some(e) = state.write_error.take() {
             return Err(e.into());
@@ -224,9 +239,7 @@ fn capture_into(
         if over {
             break;
         }
-        if read == 0 {
-            std::thread::sleep(IDLE);
-        }
+        pipes.wait(WAKE).map_err(pipe_error)?;
     }
     let (summary, werr) = (&mut state.summary, &mut state.write_error);
     state.pairer.finish(&mut |r| {
@@ -246,6 +259,8 @@ fn capture_into(
         lost_events: lost,
         unmatched_completions: state.pairer.unmatched_completions,
         seconds: started.elapsed().as_secs_f64(),
+        reader_wakes: wakes,
+        reader_cpu_s: thread_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
     })
 }
 
@@ -284,7 +299,7 @@ impl Reading {
 
     /// One issue or completion.
     fn event(&mut self, ev: Event, w: &mut Writer) {
-        let Some((device, target)) = self.target(&ev) else {
+        let Some((device, start)) = self.target(&ev) else {
             return;
         };
         let at = ev.ts_ns.saturating_sub(self.t0);
@@ -306,7 +321,7 @@ impl Reading {
                     offset: if ev.op == Op::Flush {
                         0
                     } else {
-                        target.offset(ev.sector)
+                        ev.sector.saturating_sub(start) * 512
                     },
                     len: ev.sectors.saturating_mul(512),
                     op: ev.op,
@@ -320,13 +335,14 @@ impl Reading {
         }
     }
 
-    /// The target an event belongs to (by disk, then sector).
-    fn target(&self, ev: &Event) -> Option<(u16, Target)> {
+    /// The target an event belongs to (by disk, then sector): its index
+    /// and its first sector on the disk.
+    fn target(&self, ev: &Event) -> Option<(u16, u64)> {
         let ts = self.by_disk.get(&ev.dev)?;
         let no_data = ev.sectors == 0;
         ts.iter()
             .find(|(_, t)| no_data || t.holds(ev.sector))
-            .map(|(i, t)| (*i, t.clone()))
+            .map(|(i, t)| (*i, t.first_sector()))
     }
 }
 

@@ -1,8 +1,10 @@
 //! Pairing a block request's issue event with its completion: the kernel
 //! (and blktrace) report them as two events; a trace holds one [`Request`]
 //! each, in issue order. Memory is bounded by the requests in flight (and
-//! [`MAX_PENDING`] when completions go missing).
+//! [`MAX_PENDING`] when completions go missing); a request allocates
+//! nothing of its own (the maps and queues reuse their room).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
 use super::Request;
@@ -22,8 +24,12 @@ pub(crate) struct Pairer {
     pending: VecDeque<Request>,
     done: VecDeque<bool>,
     base: u64,
-    /// (device, sector) → sequence numbers of requests in flight there.
-    inflight: HashMap<(u16, u64), VecDeque<u64>>,
+    /// (device, sector) → the sequence number of the oldest request in
+    /// flight there.
+    inflight: HashMap<(u16, u64), u64>,
+    /// The later ones at the same place, oldest first (rare: a sector
+    /// issued again before its completion, or a flush that never completes).
+    more: HashMap<(u16, u64), VecDeque<u64>>,
     /// Completions with no issue seen (issued before the trace began).
     pub unmatched_completions: u64,
 }
@@ -32,10 +38,16 @@ impl Pairer {
     /// A request was issued at `sector` (the key its completion will name).
     pub(crate) fn issue(&mut self, sector: u64, r: Request, out: &mut impl FnMut(Request)) {
         let seq = self.base + self.pending.len() as u64;
-        self.inflight
-            .entry((r.device, sector))
-            .or_default()
-            .push_back(seq);
+        match self.inflight.entry((r.device, sector)) {
+            Entry::Vacant(v) => {
+                v.insert(seq);
+            }
+            Entry::Occupied(_) => self
+                .more
+                .entry((r.device, sector))
+                .or_default()
+                .push_back(seq),
+        }
         self.pending.push_back(r);
         self.done.push_back(false);
         let r = self.pending.back().copied().expect("just pushed");
@@ -54,23 +66,23 @@ impl Pairer {
 
     /// A request at (`device`, `sector`) completed at `ns`.
     pub fn complete(&mut self, device: u16, sector: u64, ns: u64, out: &mut impl FnMut(Request)) {
+        let key = (device, sector);
         let seq = loop {
-            let Some(q) = self.inflight.get_mut(&(device, sector)) else {
+            let Some(seq) = self.inflight.remove(&key) else {
                 self.unmatched_completions += 1;
                 return;
             };
-            let seq = q.pop_front();
-            if q.is_empty() {
-                self.inflight.remove(&(device, sector));
-            }
-            match seq {
-                Some(s) if s >= self.base => break s,
-                Some(_) => continue, // already given up on
-                None => {
-                    self.unmatched_completions += 1;
-                    return;
+            if let Some(q) = self.more.get_mut(&key) {
+                if let Some(next) = q.pop_front() {
+                    self.inflight.insert(key, next);
+                }
+                if q.is_empty() {
+                    self.more.remove(&key);
                 }
             }
+            if seq >= self.base {
+                break seq;
+            } // else already given up on: the next one there
         };
         let i = (seq - self.base) as usize;
         self.pending[i].complete_ns = Some(ns.max(self.pending[i].issue_ns));
@@ -86,6 +98,7 @@ impl Pairer {
             out(r);
         }
         self.inflight.clear();
+        self.more.clear();
     }
 
     fn give_up_oldest(&mut self) {

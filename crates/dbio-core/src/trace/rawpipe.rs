@@ -1,18 +1,22 @@
 //! The binary side of a tracing instance: every CPU's `trace_pipe_raw`,
-//! read a ring-buffer page at a time (the page header — u64 timestamp, u64
-//! commit whose low 30 bits are the data's length — then events, each
-//! behind a 32-bit header of 5 bits type/length and 27 bits of time delta,
-//! as the kernel's `ring_buffer.c` writes them), the block events decoded
-//! at the offsets their `format` files give, with ns timestamps. Events of
-//! all CPUs are handed on in time order once older than [`SETTLE_NS`]
+//! read a ring-buffer sub-buffer at a time (the page header — u64
+//! timestamp, u64 commit whose low 30 bits are the data's length — then
+//! events, each behind a 32-bit header of 5 bits type/length and 27 bits
+//! of time delta, as the kernel's `ring_buffer.c` writes them), the block
+//! events decoded at the offsets their `format` files give, with ns
+//! timestamps. The reader sleeps in `poll` until a CPU's buffer is
+//! `buffer_percent` full or [`WAKE`] passes, so it reads whole pages
+//! rather than a few events at a time. A CPU's events come in time order;
+//! the CPUs' are merged and handed on once older than [`SETTLE_NS`]
 //! (another CPU may still hold older ones).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::time::Duration;
 
 use super::Comm;
 use super::capture::{Event, Kind, parse_rwbs};
@@ -20,6 +24,9 @@ use super::tracefs::{Instance, TracefsError};
 
 /// Events are ordered across CPUs once this much older than the newest read.
 pub(crate) const SETTLE_NS: u64 = 200_000_000;
+/// The longest the reader sleeps between reads when the buffers fill slowly.
+pub(crate) const WAKE: Duration = Duration::from_millis(100);
+/// The sub-buffer ("page") size when the kernel does not say (before 6.8).
 const PAGE: usize = 4096;
 const HEADER: usize = 16;
 const PADDING: u32 = 29;
@@ -85,15 +92,14 @@ pub(crate) struct RawPipes {
     cpus: Vec<File>,
     issue: Layout,
     complete: Layout,
-    heap: BinaryHeap<Reverse<(u64, u64, Pending)>>,
-    seq: u64,
+    /// Per CPU, its events read and not yet handed on, oldest first.
+    queues: Vec<VecDeque<(u64, Pending)>>,
     newest: u64,
     tgids: HashMap<u32, Option<u32>>,
     page: Vec<u8>,
 }
 
-/// An event waiting for its turn (ordered by time, then arrival).
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+/// An event waiting for its turn.
 struct Pending {
     issue: bool,
     pid: u32,
@@ -132,15 +138,37 @@ impl RawPipes {
             cpus.push(f);
         }
         Ok(RawPipes {
+            queues: cpus.iter().map(|_| VecDeque::new()).collect(),
             cpus,
             issue: layout(inst, "block_rq_issue")?,
             complete: layout(inst, "block_rq_complete")?,
-            heap: BinaryHeap::new(),
-            seq: 0,
             newest: 0,
             tgids: HashMap::new(),
-            page: vec![0; PAGE],
+            page: vec![0; subbuf_size(inst)],
         })
+    }
+
+    /// Sleeps until some CPU's buffer is `buffer_percent` full (the poll
+    /// of `trace_pipe_raw` wakes only then) or `timeout` passes.
+    pub fn wait(&self, timeout: Duration) -> std::io::Result<()> {
+        let mut fds: Vec<libc::pollfd> = self
+            .cpus
+            .iter()
+            .map(|f| libc::pollfd {
+                fd: f.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: poll reads and writes only the `fds` we own, for their length.
+        match unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) } {
+            -1 => match std::io::Error::last_os_error() {
+                e if e.kind() == std::io::ErrorKind::Interrupted => Ok(()),
+                e => Err(e),
+            },
+            _ => Ok(()),
+        }
     }
 
     /// Reads what every CPU holds now; the number of events read.
@@ -155,20 +183,21 @@ impl RawPipes {
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(e),
                 };
-                n += self.parse_page(got);
+                n += self.parse_page(i, got);
             }
         }
         Ok(n)
     }
 
-    fn parse_page(&mut self, got: usize) -> u64 {
+    fn parse_page(&mut self, cpu: usize, got: usize) -> u64 {
         let page = std::mem::take(&mut self.page);
-        let n = self.parse(&page[..got]);
+        let n = self.parse(cpu, &page[..got]);
         self.page = page;
         n
     }
 
-    fn parse(&mut self, page: &[u8]) -> u64 {
+    /// The events of one page read from `cpu`'s pipe.
+    fn parse(&mut self, cpu: usize, page: &[u8]) -> u64 {
         if page.len() < HEADER {
             return 0;
         }
@@ -201,7 +230,7 @@ impl RawPipes {
                     if stop > end || stop < start {
                         break;
                     }
-                    n += u64::from(self.take(ts, &page[start..stop]));
+                    n += u64::from(self.take(cpu, ts, &page[start..stop]));
                     off = stop;
                 }
                 words => {
@@ -210,7 +239,7 @@ impl RawPipes {
                     if stop > end {
                         break;
                     }
-                    n += u64::from(self.take(ts, &page[start..stop]));
+                    n += u64::from(self.take(cpu, ts, &page[start..stop]));
                     off = stop;
                 }
             }
@@ -219,7 +248,7 @@ impl RawPipes {
     }
 
     /// Keeps one block event (other events are skipped).
-    fn take(&mut self, ts: u64, data: &[u8]) -> bool {
+    fn take(&mut self, cpu: usize, ts: u64, data: &[u8]) -> bool {
         if data.len() < 2 {
             return false;
         }
@@ -247,25 +276,32 @@ impl RawPipes {
             rwbs,
             comm,
         };
-        self.seq += 1;
         self.newest = self.newest.max(ts);
-        self.heap.push(Reverse((ts, self.seq, p)));
+        self.queues[cpu].push_back((ts, p));
         true
     }
 
-    /// Hands on the events that are settled (all of them at the end).
+    /// Hands on the events that are settled (all of them at the end), in
+    /// time order: the oldest of the CPUs' oldest each time (a tie goes to
+    /// the lower CPU).
     pub(crate) fn settled(&mut self, all: bool, mut f: impl FnMut(Event)) {
         let limit = if all {
             u64::MAX
         } else {
             self.newest.saturating_sub(SETTLE_NS)
         };
-        while self
-            .heap
-            .peek()
-            .is_some_and(|Reverse((ts, _, _))| *ts <= limit)
-        {
-            let Reverse((ts, _, p)) = self.heap.pop().expect("peeked");
+        loop {
+            let mut oldest: Option<(u64, usize)> = None;
+            for (i, q) in self.queues.iter().enumerate() {
+                if let Some(&(ts, _)) = q.front()
+                    && ts <= limit
+                    && oldest.is_none_or(|(o, _)| ts < o)
+                {
+                    oldest = Some((ts, i));
+                }
+            }
+            let Some((_, i)) = oldest else { break };
+            let (ts, p) = self.queues[i].pop_front().expect("a front");
             if let Some(ev) = self.event(ts, p) {
                 f(ev);
             }
@@ -310,6 +346,15 @@ impl RawPipes {
     }
 }
 
+/// The instance's sub-buffer size in bytes (`buffer_subbuf_size_kb`, 6.8
+/// and later; a page before): what one read of `trace_pipe_raw` returns.
+fn subbuf_size(inst: &Instance) -> usize {
+    std::fs::read_to_string(inst.path("buffer_subbuf_size_kb"))
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .map_or(PAGE, |kb| kb * 1024)
+}
+
 fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"))
 }
@@ -343,8 +388,7 @@ mod tests {
             cpus: Vec::new(),
             issue,
             complete,
-            heap: BinaryHeap::new(),
-            seq: 0,
+            queues: vec![VecDeque::new(), VecDeque::new()],
             newest: 0,
             tgids: HashMap::new(),
             page: vec![0; PAGE],
@@ -381,7 +425,12 @@ mod tests {
         data.extend(header(PADDING, 1));
         data.extend(8u32.to_le_bytes());
         data.extend([0u8; 8]);
-        let mut page = 1_000_000u64.to_le_bytes().to_vec();
+        page_at(1_000_000, data)
+    }
+
+    /// A page header (time `ts0`, the data's length), then `data`.
+    fn page_at(ts0: u64, data: Vec<u8>) -> Vec<u8> {
+        let mut page = ts0.to_le_bytes().to_vec();
         page.extend((data.len() as u64).to_le_bytes());
         page.extend(data);
         page
@@ -390,7 +439,7 @@ mod tests {
     #[test]
     fn a_ring_buffer_page_gives_its_events_with_their_times() {
         let mut p = pipes();
-        assert_eq!(p.parse(&page()), 2);
+        assert_eq!(p.parse(0, &page()), 2);
         let mut got = Vec::new();
         p.settled(false, |e| got.push(e));
         assert!(got.is_empty(), "not settled: the newest is recent");
@@ -412,17 +461,44 @@ mod tests {
         assert_eq!(c.ts_ns, 1_000_100 + (1 << 27) + 5 + 7);
     }
 
+    /// A page starting at `ts0` of issues at the given (delta ns, sector).
+    fn issues(ts0: u64, events: &[(u32, u64)]) -> Vec<u8> {
+        let mut data = Vec::new();
+        for &(delta, sector) in events {
+            data.extend(header(16, delta));
+            data.extend(payload(2104, 1, sector, "R", "db"));
+        }
+        page_at(ts0, data)
+    }
+
+    #[test]
+    fn the_cpus_events_are_merged_in_time_order_once_settled() {
+        let mut p = pipes();
+        // CPU 0 at 1, 3, 5 ms; CPU 1 at 2, 4 ms and one 300 ms later.
+        let ms = 1_000_000;
+        p.parse(0, &issues(0, &[(ms, 1), (2 * ms, 3), (2 * ms, 5)]));
+        p.parse(1, &issues(2 * ms as u64, &[(0, 2), (2 * ms, 4)]));
+        p.parse(1, &issues(300 * ms as u64, &[(0, 300)]));
+        let mut got = Vec::new();
+        p.settled(false, |e| got.push((e.ts_ns / ms as u64, e.sector)));
+        assert_eq!(got, [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]);
+        // A page read later from CPU 0 with older events than CPU 1's last.
+        p.parse(0, &issues(6 * ms as u64, &[(0, 6)]));
+        p.settled(true, |e| got.push((e.ts_ns / ms as u64, e.sector)));
+        assert_eq!(&got[5..], [(6, 6), (300, 300)]);
+    }
+
     #[test]
     fn a_short_or_cut_page_ends_without_a_panic() {
         let page = page();
         for cut in 0..page.len() {
             let mut p = pipes();
-            p.parse(&page[..cut]);
+            p.parse(0, &page[..cut]);
         }
         let mut p = pipes();
         let mut garbage = page.clone();
         garbage[16..20].copy_from_slice(&header(0, 0));
         garbage[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert_eq!(p.parse(&garbage), 0);
+        assert_eq!(p.parse(0, &garbage), 0);
     }
 }

@@ -122,6 +122,41 @@ fn the_pairer_gives_requests_in_issue_order_whatever_the_completion_order() {
 }
 
 #[test]
+fn requests_at_one_sector_are_completed_oldest_first() {
+    let mut p = Pairer::default();
+    let mut out = Vec::new();
+    let r = |t| Request {
+        complete_ns: None,
+        ..req(t, 0, 8, Op::Write)
+    };
+    for t in [1, 2, 3] {
+        p.issue(8, r(t), &mut |x| out.push(x));
+    }
+    for done in [10, 20, 30] {
+        p.complete(0, 8, done, &mut |x| out.push(x));
+    }
+    assert_eq!(
+        out.iter()
+            .map(|x| (x.issue_ns, x.complete_ns))
+            .collect::<Vec<_>>(),
+        [(1, Some(10)), (2, Some(20)), (3, Some(30))]
+    );
+    p.complete(0, 8, 40, &mut |x| out.push(x));
+    assert_eq!(p.unmatched_completions, 1, "none left in flight there");
+    // One given up on (never completed) is skipped by the next completion.
+    p.issue(8, r(100), &mut |x| out.push(x));
+    p.issue(16, r(101 + pair::MAX_WAIT_NS), &mut |x| out.push(x));
+    p.issue(8, r(102 + pair::MAX_WAIT_NS), &mut |x| out.push(x));
+    assert_eq!(out.len(), 4, "the first at 8 given up on");
+    p.complete(0, 16, 103 + pair::MAX_WAIT_NS, &mut |x| out.push(x));
+    p.complete(0, 8, 104 + pair::MAX_WAIT_NS, &mut |x| out.push(x));
+    assert_eq!(out.len(), 6);
+    assert_eq!(out[5].issue_ns, 102 + pair::MAX_WAIT_NS);
+    assert_eq!(out[5].complete_ns, Some(104 + pair::MAX_WAIT_NS));
+    assert_eq!(p.unmatched_completions, 1);
+}
+
+#[test]
 fn an_iolog_v2_with_waits_and_a_v3_read_into_requests() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("v2");

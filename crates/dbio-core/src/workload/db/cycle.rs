@@ -100,7 +100,7 @@ impl<'a> Follower<'a> {
 
     /// Notes the checkpoint's LSN read between snapshots (None: it could
     /// not be read); ends the window once the whole cycles asked for are done.
-    pub fn follow(&mut self, lsn: Option<f64>) {
+    pub(crate) fn follow(&mut self, lsn: Option<f64>) {
         match lsn {
             Some(l) => {
                 self.completions.note(l);

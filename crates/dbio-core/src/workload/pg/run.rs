@@ -10,14 +10,16 @@
 //! `pg_stat_force_next_flush()` as the window opened — a backend otherwise
 //! sends them up to a second late, into the window — and before any of
 //! them can send again, which a backend does at most once a second) and
-//! once the sessions have disconnected (their backends flush their
-//! statistics when they exit, so the end snapshot holds every operation), and samples
+//! once the sessions have disconnected and, on this host, their backends
+//! have exited (a backend flushes its statistics as it exits, after it has
+//! left pg_stat_activity), so the end snapshot holds every operation; and samples
 //! pg_stat_activity 10 times a second in between: the active-session
 //! history of wait events, and the server's own processes' (checkpointer,
 //! background writer, WAL writer, autovacuum) when they are not idle: the
 //! background wait events.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::*};
 use std::time::{Duration, Instant};
 
@@ -30,6 +32,7 @@ use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
 use crate::workload::db::cycle::Follower;
+use crate::workload::db::procs;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
 use crate::workload::db::{DbPart, Refused};
@@ -110,6 +113,10 @@ pub struct Pg<'a> {
     /// Sessions that have flushed their statistics as the window opened
     /// (after a ramp).
     flushed_at_edge: AtomicU32,
+    /// The sessions' backend processes, when the server is on this host
+    /// (`storage` found its directories): the last snapshot waits for them
+    /// to exit (see `PgMonitor::settle`).
+    backends: Mutex<Vec<u32>>,
 }
 
 impl<'a> Pg<'a> {
@@ -129,6 +136,7 @@ impl<'a> Pg<'a> {
             sessions_done: AtomicBool::new(false),
             prepared: AtomicU32::new(0),
             flushed_at_edge: AtomicU32::new(0),
+            backends: Mutex::new(Vec::new()),
         }
     }
 
@@ -145,6 +153,14 @@ impl<'a> Pg<'a> {
                 }
                 _ => None,
             };
+            if !self.storage.is_empty() {
+                let pid: i32 = client
+                    .query_one("SELECT pg_backend_pid()", &[])
+                    .map_err(|e| db_message(&e))?
+                    .get(0);
+                let mut backends = self.backends.lock().unwrap_or_else(|p| p.into_inner());
+                backends.extend(u32::try_from(pid).ok());
+            }
             // What connecting and preparing counted reaches the server's
             // statistics now, before the window's first snapshot.
             client
@@ -263,6 +279,7 @@ impl Workload for Pg<'_> {
                     db: &self.endpoint.database,
                     app: self.endpoint.work.get_application_name().unwrap_or("dbio"),
                     flushed_at_edge: &self.flushed_at_edge,
+                    backends: &self.backends,
                     sessions: self.pg.slob.sessions(),
                     cycle: Follower::new(
                         self.pg.server.window,
@@ -358,6 +375,7 @@ struct PgMonitor<'a> {
     db: &'a str,
     app: &'a str,
     flushed_at_edge: &'a AtomicU32,
+    backends: &'a Mutex<Vec<u32>>,
     sessions: u32,
     cycle: Follower<'a>,
 }
@@ -395,6 +413,8 @@ const CHECKPOINTS_REQUESTED: &str = "SELECT checkpoints_req FROM pg_stat_bgwrite
 /// How long the sampler waits at the window's edge for the sessions'
 /// flushes: past a second the first to flush may send again.
 const EDGE_WAIT: Duration = Duration::from_secs(1);
+/// How long the last snapshot waits for the sessions' backends to end.
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
 impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
@@ -465,16 +485,26 @@ impl Monitor for PgMonitor<'_> {
     }
 
     /// The sessions have disconnected; wait for their backends to exit (and
-    /// flush their counters) before the last snapshot.
+    /// flush their counters) before the last snapshot. A backend leaves
+    /// pg_stat_activity before it flushes: PostgreSQL runs the statistics'
+    /// exit hook last, after the one that clears its activity entry. So on
+    /// this host the wait is for the processes themselves to end; on
+    /// another host, for their entries to go (a loaded server can then
+    /// still be flushing).
     fn settle(&mut self) {
         let t0 = Instant::now();
         let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE {SESSIONS}");
-        while t0.elapsed() < Duration::from_secs(10) {
+        while t0.elapsed() < SETTLE_WAIT {
             match self.client.query_one(gone.as_str(), &[&self.db, &self.app]) {
                 Ok(r) if r.get::<_, i64>(0) == 0 => break,
                 Ok(_) => std::thread::sleep(Duration::from_millis(10)),
                 Err(_) => break,
             }
+        }
+        let backends = self.backends.lock().unwrap_or_else(|p| p.into_inner());
+        while backends.iter().any(|&pid| procs::live(pid, "postgres")) && t0.elapsed() < SETTLE_WAIT
+        {
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 }

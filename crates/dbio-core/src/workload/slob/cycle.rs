@@ -109,7 +109,7 @@ impl Book {
     }
 
     /// The DB writers' marks have reached `done`.
-    pub fn advanced(&self, done: u64) {
+    pub(crate) fn advanced(&self, done: u64) {
         self.ledger().complete_upto(done);
     }
 

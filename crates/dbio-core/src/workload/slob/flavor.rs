@@ -63,11 +63,13 @@ impl Flavor {
 
     /// How the log writer makes a write durable when `--redo-sync` is not
     /// given: InnoDB writes and then fsyncs each group
-    /// (`innodb_flush_log_at_trx_commit=1`); the others open O_DSYNC.
+    /// (`innodb_flush_log_at_trx_commit=1`); PostgreSQL writes and
+    /// fdatasyncs when a commit waits (`wal_sync_method = fdatasync`, its
+    /// default on Linux: `lgwr::Durability`); Oracle opens O_DSYNC.
     pub fn redo_sync(self) -> crate::config::slob::RedoSync {
         match self {
-            Flavor::Innodb => crate::config::slob::RedoSync::Fdatasync,
-            Flavor::Oracle | Flavor::Postgres => crate::config::slob::RedoSync::Dsync,
+            Flavor::Innodb | Flavor::Postgres => crate::config::slob::RedoSync::Fdatasync,
+            Flavor::Oracle => crate::config::slob::RedoSync::Dsync,
         }
     }
 

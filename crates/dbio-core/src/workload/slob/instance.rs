@@ -197,6 +197,11 @@ pub struct Counters {
     /// Padding to the redo block size (AWR "redo wastage").
     pub redo_wastage_bytes: u64,
     pub redo_writes: u64,
+    /// Log writes made durable (each one, opened O_DSYNC or fdatasynced;
+    /// `--flavor postgres`: the fdatasyncs, PostgreSQL's `wal_sync`).
+    /// Absent from runs stored before it was counted (each write was then).
+    #[serde(default)]
+    pub redo_syncs: u64,
     pub log_switches: u64,
     /// Block changes that logged the block's full-page image (`--flavor
     /// postgres`: the first change of a block after a checkpoint begins).
@@ -263,6 +268,7 @@ impl Counters {
             redo_written_bytes,
             redo_wastage_bytes,
             redo_writes,
+            redo_syncs,
             log_switches,
             full_page_images,
             hint_dirtied,
@@ -296,6 +302,7 @@ impl Counters {
         self.redo_written_bytes += redo_written_bytes;
         self.redo_wastage_bytes += redo_wastage_bytes;
         self.redo_writes += redo_writes;
+        self.redo_syncs += redo_syncs;
         self.log_switches += log_switches;
         self.full_page_images += full_page_images;
         self.hint_dirtied += hint_dirtied;

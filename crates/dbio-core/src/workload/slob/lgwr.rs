@@ -11,6 +11,11 @@
 //! asks for a checkpoint; reusing a file whose checkpoint is not complete
 //! waits, and so do sessions that want to commit meanwhile.
 //!
+//! When a write becomes durable is the flavor's [`Durability`]: each write
+//! (Oracle's and InnoDB's log writers), or — PostgreSQL's
+//! `wal_sync_method = fdatasync` — an fdatasync only when a commit waits,
+//! a log file is full, or the WAL writer's round comes ([`WalWriter`]).
+//!
 //! Every redo block written carries dbio's per-sector stamps
 //! (`target::block`): the redo file's number among the redo files, the
 //! offset, the log sequence (1 for the first file this run writes, one
@@ -20,12 +25,15 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::time::Duration;
 
+use super::RedoSync;
+use super::doublewrite::sync_of;
 use super::events::Event;
+use super::flavor::Flavor;
 use super::flavor::PartialBlock;
 use super::futex;
 use super::instance::{Instance, Tally};
 use crate::engine::buf::BufPool;
-use crate::engine::{Engine, Io, OpKind, explain_result, perform};
+use crate::engine::{Engine, Io, OpKind, SyncAfterWrite, explain_result, perform};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
 use crate::samplers::series::SeriesWriter;
@@ -45,6 +53,8 @@ pub(crate) struct LogWriter<'a, E: Engine> {
     pub redo_block: u64,
     /// How a write that ends inside a redo block ends it.
     pub partial: PartialBlock,
+    /// When a write becomes durable.
+    pub durability: Durability,
     /// The log buffer's memory: what each write writes.
     pub buf: BufPool,
     /// The run's seed, for the stamps.
@@ -63,7 +73,8 @@ impl<E: Engine> LogWriter<'_, E> {
         // Redo position at which each file's current contents end (0 = unused).
         let mut file_end = vec![0u64; nfiles];
         let (mut file, mut pos) = (0usize, 0u64);
-        let mut flushed = log.flushed.load(Acquire);
+        // Redo written, and durable (what commits wait for).
+        let mut at = Progress::new(log.flushed.load(Acquire), now_ns());
         // The redo layout's target id (its manifest), and the log sequence.
         let target = self.files[0]
             .parent()
@@ -71,41 +82,49 @@ impl<E: Engine> LogWriter<'_, E> {
             .map_or(0, |m| m.target_id);
         let mut seq = 1u64;
         loop {
-            let upto = self.write_upto(flushed);
-            if upto == flushed {
+            let round = self.wal_writer_round(&mut at);
+            let upto = self.write_upto(at.flushed, at.written, round);
+            if upto == at.written {
+                if at.written > at.flushed && (round || self.sync_due(&at)) {
+                    // Written before, not yet durable: a sync alone.
+                    if !self.sync_alone(file, &mut at) {
+                        return;
+                    }
+                    continue;
+                }
                 if inst.sessions_done.load(Acquire) || inst.stopping() {
                     break;
                 }
                 let seen = log.post.seq();
                 log.posted.store(false, Release);
-                if self.write_upto(flushed) == flushed {
-                    log.post.wait_past(seen, Duration::from_millis(100));
+                if self.write_upto(at.flushed, at.written, false) == at.written {
+                    log.post.wait_past(seen, self.idle_nap(&at));
                 }
                 continue;
             }
-            let pending = upto - flushed;
+            let pending = upto - at.written;
             let room = self.file_size - pos;
             let data = pending.min(log.buffer_size).min(room);
             let w = span(self.partial, self.redo_block, pos, data);
             self.stamp(file, w.offset, w.len, (seq, target));
+            let t = now_ns();
             if !self.write(file, w.offset, w.len) {
                 return;
             }
-            let now = now_ns();
-            let len = w.len;
             pos = w.pos_after;
-            flushed += data;
-            log.flushed.store(flushed, Release);
-            log.written.notify();
-            let w = inst.in_window(now);
-            self.tally.count(w, |c| {
-                c.redo_writes += 1;
-                c.redo_written_bytes += len;
-                c.redo_wastage_bytes += len - data;
-            });
+            at.written += data;
+            // A full log file is made durable before the next is written
+            // (PostgreSQL fsyncs a WAL segment when it finishes it).
+            let sync = self.durability == Durability::WhenAsked
+                && (pos == self.file_size || round || self.sync_due(&at));
+            if sync && !self.sync(file) {
+                return;
+            }
+            let synced = self.durability == Durability::EachWrite || sync;
+            self.written(&mut at, (t, now_ns()), (file, w), data, synced);
             if pos == self.file_size {
-                file_end[file] = flushed;
-                inst.begin_checkpoint(flushed, false);
+                file_end[file] = at.written;
+                inst.begin_checkpoint(at.written, false);
                 let next = (file + 1) % nfiles;
                 if !self.await_checkpoint(file_end[next]) {
                     return;
@@ -119,16 +138,82 @@ impl<E: Engine> LogWriter<'_, E> {
         }
     }
 
+    /// Publishes a log write `w` of `data` bytes of redo to file `file`
+    /// that ran from `t` to `end`, durable when `synced`: commits waiting
+    /// for it are told, the write is counted and timed.
+    fn written(
+        &mut self,
+        at: &mut Progress,
+        (t, end): (u64, u64),
+        (file, w): (usize, Span),
+        data: u64,
+        synced: bool,
+    ) {
+        self.wrote(t, end, file, w.offset, w.len);
+        let log = &self.inst.log;
+        if synced {
+            at.durable();
+            log.flushed.store(at.flushed, Release);
+        }
+        log.written.notify();
+        self.tally.count(self.inst.in_window(end), |c| {
+            c.redo_writes += 1;
+            c.redo_syncs += u64::from(synced);
+            c.redo_written_bytes += w.len;
+            c.redo_wastage_bytes += w.len - data;
+        });
+    }
+
     /// How far the next write goes: everything generated, except that a
     /// rewriting log writer with no commit waiting (and the run going on)
-    /// writes whole redo blocks only. `flushed` when there is nothing to write.
-    fn write_upto(&self, flushed: u64) -> u64 {
+    /// writes whole redo blocks only. `written` when there is nothing to write.
+    /// A WAL writer round writes everything too.
+    fn write_upto(&self, flushed: u64, written: u64, round: bool) -> u64 {
+        let alloc = self.inst.log.alloc.load(Acquire);
+        upto(
+            self.partial,
+            self.redo_block,
+            alloc,
+            written,
+            round || self.urgent(flushed),
+        )
+    }
+
+    /// True when a commit waits for redo not yet durable, or the run ends.
+    fn urgent(&self, flushed: u64) -> bool {
         let inst = self.inst;
-        let alloc = inst.log.alloc.load(Acquire);
-        let urgent = inst.log.wanted.load(Acquire) > flushed
+        inst.log.wanted.load(Acquire) > flushed
             || inst.sessions_done.load(Acquire)
-            || inst.stopping();
-        upto(self.partial, self.redo_block, alloc, flushed, urgent)
+            || inst.stopping()
+    }
+
+    /// [`Durability::WhenAsked`]: true when redo written so far is to be
+    /// made durable now: a commit waits, or `wal_writer_flush_after` is
+    /// written and not yet durable.
+    fn sync_due(&self, at: &Progress) -> bool {
+        let flush_after = WAL_WRITER_FLUSH_AFTER.min(self.inst.log.buffer_size / 2);
+        self.urgent(at.flushed) || at.written - at.flushed >= flush_after
+    }
+
+    /// [`Durability::WhenAsked`]: true when the WAL writer's round is due
+    /// and finds redo not yet durable (it then writes and syncs it all).
+    fn wal_writer_round(&self, at: &mut Progress) -> bool {
+        if self.durability != Durability::WhenAsked {
+            return false;
+        }
+        let alloc = self.inst.log.alloc.load(Acquire);
+        WalWriter::round(&mut at.round_ns, now_ns()) && alloc > at.flushed
+    }
+
+    /// How long the idle log writer sleeps: until the WAL writer's next
+    /// round when redo is not yet durable, else 100 ms (or until posted).
+    fn idle_nap(&self, at: &Progress) -> Duration {
+        let alloc = self.inst.log.alloc.load(Acquire);
+        if self.durability == Durability::EachWrite || alloc == at.flushed {
+            return Duration::from_millis(100);
+        }
+        let next = at.round_ns + WAL_WRITER_DELAY_NS;
+        Duration::from_nanos(next.saturating_sub(now_ns()).clamp(1_000_000, 100_000_000))
     }
 
     /// Waits until everything below `lsn` is checkpointed (the next log file
@@ -177,8 +262,9 @@ impl<E: Engine> LogWriter<'_, E> {
         }
     }
 
-    /// One log write of `len` bytes at `pos` of redo file `file`, durable
-    /// when it returns ("log file parallel write").
+    /// One log write of `len` bytes at `pos` of redo file `file` (durable
+    /// when it returns under [`Durability::EachWrite`]). False (the run
+    /// failed) when it fails.
     fn write(&mut self, file: usize, pos: u64, len: u64) -> bool {
         let io = Io {
             kind: OpKind::Write,
@@ -188,25 +274,61 @@ impl<E: Engine> LogWriter<'_, E> {
             buf: self.buf.ptr(0),
             slot: 0,
         };
-        let t = now_ns();
         // SAFETY: the log buffer is this thread's and outlives the call.
         let res = unsafe { perform(&mut self.engine, &io) };
-        let end = now_ns();
-        match res {
-            Ok(c) if c.res == len as i32 => {}
-            Ok(c) => {
-                let why = explain_result(c.res, len, self.io_mode);
-                self.inst.run.fail(format!(
-                    "writing redo to {} at byte {pos} failed: {why}",
-                    self.files[file].display()
-                ));
-                return false;
-            }
-            Err(e) => {
-                self.inst.run.fail(format!("log writer: write failed: {e}"));
-                return false;
-            }
+        let why = match res {
+            Ok(c) if c.res == len as i32 => return true,
+            Ok(c) => explain_result(c.res, len, self.io_mode),
+            Err(e) => e.to_string(),
+        };
+        self.inst.run.fail(format!(
+            "writing redo to {} at byte {pos} failed: {why}",
+            self.files[file].display()
+        ));
+        false
+    }
+
+    /// An fdatasync of redo file `file`. False (the run failed) when it fails.
+    fn sync(&mut self, file: usize) -> bool {
+        // SAFETY: a flush carries no buffer.
+        let res = unsafe { perform(&mut self.engine, &sync_of(file as u32)) };
+        let why = match res {
+            Ok(c) if c.res >= 0 => return true,
+            Ok(c) => std::io::Error::from_raw_os_error(-c.res).to_string(),
+            Err(e) => e.to_string(),
+        };
+        self.inst.run.fail(format!(
+            "fdatasync of redo log {} failed: {why}",
+            self.files[file].display()
+        ));
+        false
+    }
+
+    /// Makes redo written before durable with nothing new to write (the WAL
+    /// writer's timed flush, or a commit whose record a background write
+    /// wrote): counted as a log write of no bytes, so that log file
+    /// parallel write waits stay the log writes.
+    fn sync_alone(&mut self, file: usize, at: &mut Progress) -> bool {
+        let t = now_ns();
+        if !self.sync(file) {
+            return false;
         }
+        let end = now_ns();
+        self.wrote(t, end, file, 0, 0);
+        at.durable();
+        let log = &self.inst.log;
+        log.flushed.store(at.flushed, Release);
+        log.written.notify();
+        self.tally.count(self.inst.in_window(end), |c| {
+            c.redo_writes += 1;
+            c.redo_syncs += 1;
+        });
+        true
+    }
+
+    /// Records a log write ("log file parallel write", its sync included)
+    /// of `len` bytes at `pos` of redo file `file`, from `t` to `end`.
+    fn wrote(&mut self, t: u64, end: u64, file: usize, pos: u64, len: u64) {
         let lat = end - t;
         let t0 = self.inst.run.start_ns.load(Acquire);
         self.series.record(Kind::Write, end - t0, lat, len);
@@ -228,7 +350,98 @@ impl<E: Engine> LogWriter<'_, E> {
                 });
             }
         }
-        true
+    }
+}
+
+/// When the log writer's writes become durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Durability {
+    /// Each write is durable when it returns: the redo logs opened O_DSYNC,
+    /// or an fdatasync by the engine after each write (Oracle's LGWR,
+    /// InnoDB's write and fsync per commit group, `--redo-sync dsync` for
+    /// PostgreSQL's `open_datasync`).
+    EachWrite,
+    /// PostgreSQL's `wal_sync_method = fdatasync`, its default on Linux:
+    /// writes are not synced by themselves; the log writer fdatasyncs when
+    /// a commit waits for redo not yet durable (the committing backend's
+    /// XLogFlush), when it has filled a log file (a finished WAL segment is
+    /// fsynced), when `wal_writer_flush_after` is written unsynced, and in
+    /// the WAL writer's rounds ([`WalWriter`]).
+    /// The whole pages written while no commit waits (the WAL writer's
+    /// background writes of what selects log) are durable only then.
+    WhenAsked,
+}
+
+impl Durability {
+    /// The durability of `flavor`'s log writer syncing with `sync`.
+    pub(crate) fn of(flavor: Flavor, sync: RedoSync) -> Durability {
+        match (flavor, sync) {
+            (Flavor::Postgres, RedoSync::Fdatasync) => Durability::WhenAsked,
+            (Flavor::Postgres | Flavor::Oracle | Flavor::Innodb, _) => Durability::EachWrite,
+        }
+    }
+
+    /// What the log writer's engine does after each write.
+    pub(crate) fn engine_sync(self, sync: RedoSync) -> SyncAfterWrite {
+        match (self, sync) {
+            (Durability::WhenAsked, _) | (Durability::EachWrite, RedoSync::Dsync) => {
+                SyncAfterWrite::None
+            }
+            (Durability::EachWrite, RedoSync::Fdatasync) => SyncAfterWrite::Fdatasync,
+        }
+    }
+}
+
+/// PostgreSQL's `wal_writer_delay` (200 ms): the WAL writer's round.
+const WAL_WRITER_DELAY_NS: u64 = 200_000_000;
+/// PostgreSQL's `wal_writer_flush_after` (1 MiB): WAL written and not yet
+/// flushed is flushed once there is this much of it (at most half the log
+/// buffer here, so that sessions never wait for log buffer space on it).
+const WAL_WRITER_FLUSH_AFTER: u64 = 1 << 20;
+
+/// The WAL writer's schedule: a round every `wal_writer_delay`, in which
+/// `XLogBackgroundFlush` writes and fdatasyncs the WAL not yet durable. In
+/// SLOB's load that is mostly what selects log: pruning a page logs a record
+/// in a transaction with no id, which commits asynchronously (no flush of
+/// its own), so between commits the WAL writer flushes it, about five
+/// times a second (PostgreSQL's `wal_sync` beyond its commits).
+struct WalWriter;
+
+impl WalWriter {
+    /// True when a round is due at `now` after the last one at `*last`
+    /// (then moved to `now`).
+    fn round(last: &mut u64, now: u64) -> bool {
+        let due = now.saturating_sub(*last) >= WAL_WRITER_DELAY_NS;
+        if due {
+            *last = now;
+        }
+        due
+    }
+}
+
+/// How far the log writer has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Progress {
+    /// Redo written.
+    written: u64,
+    /// Redo durable: what commits wait for.
+    flushed: u64,
+    /// When the WAL writer's last round was.
+    round_ns: u64,
+}
+
+impl Progress {
+    fn new(flushed: u64, now: u64) -> Progress {
+        Progress {
+            written: flushed,
+            flushed,
+            round_ns: now,
+        }
+    }
+
+    /// Everything written is durable.
+    fn durable(&mut self) {
+        self.flushed = self.written;
     }
 }
 
@@ -315,6 +528,45 @@ mod tests {
         assert_eq!(upto(p, 8192, 8300, 100, true), 8300);
         // Oracle's log writer writes whatever is there.
         assert_eq!(upto(PartialBlock::Pad, 512, 164, 100, false), 164);
+    }
+
+    #[test]
+    fn the_wal_writer_comes_round_every_200_ms() {
+        let ms = 1_000_000;
+        let mut last = 0;
+        assert!(!WalWriter::round(&mut last, 199 * ms));
+        assert_eq!(last, 0);
+        assert!(WalWriter::round(&mut last, 200 * ms));
+        assert_eq!(last, 200 * ms, "the next round counts from this one");
+        assert!(!WalWriter::round(&mut last, 399 * ms));
+        assert!(
+            WalWriter::round(&mut last, 1000 * ms),
+            "a late round is not doubled"
+        );
+        assert!(!WalWriter::round(&mut last, 1100 * ms));
+        let mut at = Progress::new(8192, 0);
+        at.written = 3 * 8192;
+        at.durable();
+        assert_eq!((at.flushed, at.written), (3 * 8192, 3 * 8192));
+    }
+
+    #[test]
+    fn only_postgres_with_fdatasync_leaves_writes_unsynced() {
+        use Durability::{EachWrite, WhenAsked};
+        let of = Durability::of;
+        assert_eq!(of(Flavor::Postgres, RedoSync::Fdatasync), WhenAsked);
+        assert_eq!(of(Flavor::Postgres, RedoSync::Dsync), EachWrite);
+        assert_eq!(of(Flavor::Oracle, RedoSync::Fdatasync), EachWrite);
+        assert_eq!(of(Flavor::Innodb, RedoSync::Fdatasync), EachWrite);
+        assert_eq!(
+            WhenAsked.engine_sync(RedoSync::Fdatasync),
+            SyncAfterWrite::None
+        );
+        assert_eq!(
+            EachWrite.engine_sync(RedoSync::Fdatasync),
+            SyncAfterWrite::Fdatasync
+        );
+        assert_eq!(EachWrite.engine_sync(RedoSync::Dsync), SyncAfterWrite::None);
     }
 
     #[test]

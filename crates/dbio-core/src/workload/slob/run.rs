@@ -17,7 +17,7 @@ use super::doublewrite::Doublewrite;
 use super::flavor::{Flavor, FullPages};
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
-use super::lgwr::LogWriter;
+use super::lgwr::{Durability, LogWriter};
 use super::live::LiveSlot;
 use super::locks::RowLocks;
 use super::pace::WriterPace;
@@ -217,7 +217,8 @@ impl<'a> Slob<'a> {
             .memory
             .map(|limit| {
                 let dirs = [target.path.as_path(), slob.redo_dir.as_path()];
-                super::memory::MemoryBound::enter(limit, &dirs)
+                let held = super::memory::held_for(slob.flavor, slob.sessions());
+                super::memory::MemoryBound::enter(limit, &dirs, held)
             })
             .transpose()
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
@@ -388,10 +389,8 @@ impl Workload for Slob<'_> {
                 )
             }
             Role::LogWriter => {
-                let sync = match self.slob.redo_sync {
-                    RedoSync::Dsync => SyncAfterWrite::None,
-                    RedoSync::Fdatasync => SyncAfterWrite::Fdatasync,
-                };
+                let sync = Durability::of(self.slob.flavor, self.slob.redo_sync)
+                    .engine_sync(self.slob.redo_sync);
                 (self.cfg.engine, &self.redo_fds, 1, sync, "log writer")
             }
             // It does no I/O.
@@ -566,6 +565,7 @@ fn lgwr(
         file_size: c.slob.redo_file_size,
         redo_block: u64::from(c.slob.redo_block),
         partial: c.slob.flavor.partial_block(),
+        durability: Durability::of(c.slob.flavor, c.slob.redo_sync),
         buf,
         seed: c.cfg.seed as u32,
         outlier_ns: c.outlier_ns,
