@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{RunConfig, WorkloadConfig};
 use crate::storage::manifest::Manifest;
-use crate::storage::{DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
+use crate::storage::{DBLWR_SUBDIR, DEFAULT_DIR_SIZE, REDO_SUBDIR, device};
 use crate::units::fmt_size;
 use crate::workload::db::allocated;
 use crate::workload::mysql::MysqlConfig;
@@ -230,7 +230,8 @@ fn first_short(demands: &[Demand]) -> Result<Option<(PathBuf, u64, u64)>, Prefli
     Ok(None)
 }
 
-/// Refuses data files (and the SLOB `model`'s redo logs) that do not fit in free space.
+/// Refuses data files (and the SLOB `model`'s redo logs and doublewrite
+/// file) that do not fit in free space.
 fn check_space(
     cfg: &RunConfig,
     data: u64,
@@ -249,6 +250,11 @@ fn check_space(
     if let Some((dir, bytes)) = &redo {
         wants.push((dir.as_path(), bytes.saturating_sub(dbio_allocated(dir))));
     }
+    // `--flavor innodb`'s doublewrite file, beside the redo logs.
+    let dblwr = model.map(|s| (s.redo_dir.join(DBLWR_SUBDIR), s.doublewrite_bytes()));
+    if let Some((dir, bytes)) = dblwr.as_ref().filter(|(_, b)| *b > 0) {
+        wants.push((dir.as_path(), bytes.saturating_sub(dbio_allocated(dir))));
+    }
     let Some((at, need, free)) = first_short(&demands(&wants)?)? else {
         return Ok(());
     };
@@ -258,18 +264,23 @@ fn check_space(
             fmt_size(cfg.size_bytes.unwrap_or(DEFAULT_DIR_SIZE))
         ),
         Some(s) => format!(
-            "--scale {} blocks x {} schemas ({} of data files) and {} redo logs of --redo-file-size {}",
+            "--scale {} blocks x {} schemas ({} of data files) and {} redo logs of --redo-file-size {}{}",
             s.scale_blocks,
             s.schemas,
             fmt_size(data),
             s.redo_files,
-            fmt_size(s.redo_file_size)
+            fmt_size(s.redo_file_size),
+            doublewrite_words(s),
         ),
     };
-    let fix = if model.is_some() {
-        "give a smaller --scale, fewer --schemas or smaller redo logs, or --redo-dir elsewhere"
-    } else {
-        "give a smaller --size"
+    let fix = match model {
+        Some(s) if s.doublewrite_bytes() > 0 => {
+            "give a smaller --scale, fewer --schemas, smaller redo logs or a smaller --dbwr-batch, or --redo-dir elsewhere"
+        }
+        Some(_) => {
+            "give a smaller --scale, fewer --schemas or smaller redo logs, or --redo-dir elsewhere"
+        }
+        None => "give a smaller --size",
     };
     Err(PreflightError::Refused(format!(
         "not enough free space in {} for {what}: {} needed, {} free; {fix}, or another --target",
@@ -277,6 +288,21 @@ fn check_space(
         fmt_size(need),
         fmt_size(free),
     )))
+}
+
+/// The doublewrite file in a refusal's list of what was wanted (`--flavor
+/// innodb`), or nothing.
+fn doublewrite_words(s: &SlobConfig) -> String {
+    match s.doublewrite_bytes() {
+        0 => String::new(),
+        b => format!(
+            " and a doublewrite file of {} (--db-writers {} x --dbwr-batch {} pages, and {} undo pages)",
+            fmt_size(b),
+            s.db_writers,
+            s.dbwr_batch,
+            crate::workload::slob::UNDO_PAGES,
+        ),
+    }
 }
 
 /// Refuses a MariaDB instance whose files do not fit in free space: its

@@ -766,10 +766,10 @@ impl RunArgs {
         let length = db::length(work_loop, sessions, self.time, self.ramp)?;
         let (rate_iops, arrival) =
             self.pacing(sessions, Paced::Operations, slob.think.is_some())?;
-        // --memory: the datafiles through the page cache it bounds.
-        let io_mode = match (slob.memory, self.io_mode) {
-            (Some(_), IoMode::Direct) => IoMode::Buffered,
-            (_, mode) => mode,
+        // --memory: the datafiles through the page cache it bounds (not InnoDB's).
+        let io_mode = match slob.memory {
+            Some(_) => slob.flavor.io_under_memory(self.io_mode),
+            None => self.io_mode,
         };
         Ok(RunConfig {
             io_mode,

@@ -219,7 +219,7 @@ pub struct SlobArgs {
     #[arg(long, value_name = "BUFFERS", value_parser = clap::value_parser!(u32).range(1..))]
     pub dbwr_rate: Option<u32>,
 
-    /// Bound the model's memory, page cache included (a memory cgroup, as --pg-memory bounds PostgreSQL's), e.g. 512M: the datafiles are then read and written through the page cache (--io direct becomes buffered), which absorbs what it would for PostgreSQL with shared_buffers = --cache; at least --cache + 64M.
+    /// Bound the model's memory, page cache included (a memory cgroup, as --pg-memory bounds PostgreSQL's), e.g. 512M: the datafiles are then read and written through the page cache (--io direct becomes buffered), which absorbs what it would for PostgreSQL with shared_buffers = --cache; with --flavor innodb --io direct stays O_DIRECT, as innodb_flush_method=O_DIRECT does under --mysql-memory; at least --cache + 64M.
     #[arg(long, value_parser = parse_size)]
     pub memory: Option<u64>,
 
@@ -329,7 +329,7 @@ impl SlobArgs {
                     default_db_writers(sessions, cpus)
                 }
             }),
-            dbwr_batch: self.dbwr_batch.unwrap_or(64),
+            dbwr_batch: self.dbwr_batch.unwrap_or(redo.flavor.dbwr_batch()),
             dbwr_rate: self.dbwr_rate.or((redo.flavor == Flavor::Postgres)
                 .then_some(crate::workload::slob::pace::BGWRITER_RATE)),
             memory: self.memory,

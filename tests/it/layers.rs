@@ -31,7 +31,7 @@ const KNOWN: &[(&str, &str, usize)] = &[];
 /// used only by the core's own tests. A ratchet like `KNOWN`: trimming one
 /// lowers this number, and a new `pub` item only the core uses fails —
 /// make it `pub(crate)`.
-const CORE_PUB_UNNAMED: usize = 83;
+const CORE_PUB_UNNAMED: usize = 82;
 
 fn imports_between_modules_follow_the_table_in_architecture_md() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -75,8 +75,15 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
     assert!(batches > 0 && batches <= pages);
     assert_eq!(t(&r, "write_requests"), pages + batches);
     assert_eq!(t(&r, "write_bytes"), 2 * pages * 16384);
-    // One datafile: the doublewrite file and it, fsynced after each batch.
-    assert_eq!(t(&r, "datafile_syncs"), 2 * batches);
+    // One datafile: the doublewrite file and it, fsynced after each batch,
+    // and the doublewrite file once more after a batch that wrote undo
+    // pages in place there.
+    let syncs = t(&r, "datafile_syncs");
+    assert!(
+        syncs >= 2 * batches && syncs <= 3 * batches,
+        "{syncs} fsyncs for {batches} batches"
+    );
+    assert_eq!(syncs > 2 * batches, t(&r, "undo_writes") > 0);
     // Redo: a write (and its fsync) per commit group, never more than one per commit.
     let groups = t(&r, "redo_writes");
     assert!(groups > 0 && groups <= t(&r, "transactions"));
@@ -113,21 +120,115 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
     assert!(names.contains(&"page cleaner flush batch"), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("db file")), "{names:?}");
 
-    // The doublewrite file sits beside the redo logs, one batch per writer,
-    // and `dbio clean` removes it with them.
+    // The doublewrite file sits beside the redo logs, one batch per writer
+    // and then the 256 undo pages, and `dbio clean` removes it with them.
     let dw = target.join("dbio-dblwr");
     let file = std::fs::read_dir(&dw)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "dat"))
         .expect("the doublewrite file");
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 * 16384);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), (128 + 256) * 16384);
     dbio()
         .args(["clean", "--target"])
         .arg(&target)
         .assert()
         .success();
     assert!(!dw.exists(), "dbio clean left {}", dw.display());
+    dev.umount();
+}
+
+/// The device's read requests.
+fn device_reads(dev: &str) -> u64 {
+    disk_fields(dev)[0]
+}
+
+/// Undo pages at the device: with the redo logs (and so the doublewrite
+/// file, which holds the undo pages) on a device of their own, every update
+/// changes its rollback segment's undo log page and header and the purge
+/// of the session's transaction before it changes that one's header (3
+/// changes a transaction, 2 for a session's first); the page cleaners write
+/// them in place there and the sessions read them there — where the log
+/// writer and the doublewrite alone never read.
+fn undo_pages_are_changed_written_and_read_where_the_doublewrite_is() {
+    let _store = temp_store();
+    let mut data_dev = LoopDev::new(512 * MIB, true);
+    data_dev.mkfs("xfs");
+    let data_mnt = data_dev.mount();
+    let mut log_dev = LoopDev::new(512 * MIB, true);
+    log_dev.mkfs("xfs");
+    let log_mnt = log_dev.mount();
+    let target = data_mnt.join("data");
+    let innodb = [
+        "--flavor",
+        "innodb",
+        "--db-writers",
+        "1",
+        "--redo-dir",
+        log_mnt.to_str().unwrap(),
+    ];
+    run(&target, &innodb);
+    let (reads0, writes0) = (
+        device_reads(&log_dev.name()),
+        device_writes(&log_dev.name()),
+    );
+    let r = run(&target, &innodb);
+    let reads = device_reads(&log_dev.name()) - reads0;
+    let writes = device_writes(&log_dev.name())[0] - writes0[0];
+
+    let tx = t(&r, "transactions");
+    assert!(tx > 2, "{tx} transactions");
+    assert_eq!(t(&r, "undo_changes"), 3 * tx - 2, "two sessions");
+    assert!(t(&r, "block_changes") > t(&r, "undo_changes"));
+    let undo_writes = t(&r, "undo_writes");
+    assert!(
+        undo_writes > 0 && undo_writes <= t(&r, "physical_writes"),
+        "{undo_writes} undo pages written"
+    );
+    // Each undo page the sessions touched was read in from the undo area
+    // at least once (the cache starts empty).
+    assert!(reads > 0, "no reads on the undo pages' device");
+    assert!(reads <= t(&r, "read_requests"));
+    // Written in place there, beside the redo and the doublewrite.
+    let own = t(&r, "redo_writes") + t(&r, "doublewrite_writes") + undo_writes;
+    assert!(
+        writes >= own - own / 20,
+        "{writes} write requests on the log device for {own}"
+    );
+    data_dev.umount();
+    log_dev.umount();
+}
+
+/// Under `--memory` the InnoDB flavor keeps O_DIRECT (InnoDB's
+/// `innodb_flush_method=O_DIRECT`, which `--mysql-memory` leaves alone):
+/// every read the model makes reaches the device, none is absorbed by the
+/// bounded page cache.
+fn memory_keeps_the_innodb_flavor_direct() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(512 * MIB, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let target = mnt.join("data");
+    let args = [
+        "--flavor",
+        "innodb",
+        "--db-writers",
+        "1",
+        "--memory",
+        "128M",
+    ];
+    run(&target, &args);
+    let before = device_reads(&dev.name());
+    let r = run(&target, &args);
+    let reads = device_reads(&dev.name()) - before;
+    assert_eq!(r["config"]["io_mode"], "direct", "{}", r["config"]);
+    assert_eq!(r["config"]["slob"]["memory_bytes"], 128u64 << 20);
+    let model = t(&r, "read_requests");
+    assert!(model > 100, "{model} reads");
+    assert!(
+        reads >= model - model / 20,
+        "device {reads} reads, the model {model}"
+    );
     dev.umount();
 }
 
@@ -164,8 +265,90 @@ fn the_innodb_flavor_is_refused_with_redo_stress() {
     assert!(!t.exists(), "nothing laid out");
 }
 
+/// Bytes free to an unprivileged file on the filesystem at `dir`.
+fn free_bytes(dir: &Path) -> u64 {
+    let st = rustix::fs::statvfs(dir).unwrap();
+    st.f_bavail * st.f_frsize
+}
+
+/// The free-space check counts the doublewrite file: on a filesystem that
+/// holds the data files and redo logs with 5–7 MiB to spare, an 8 MiB
+/// doublewrite file (one page cleaner's batch of 256 pages, then 256 undo
+/// pages) is refused in one line before anything is laid out, and a
+/// 4.1 MiB one (batches of 8) runs.
+fn the_space_check_counts_the_doublewrite_file() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(64 * MIB, false);
+    dev.mkfs("ext4");
+    let mnt = dev.mount();
+    let target = mnt.join("data");
+    // One schema of 128 pages: one extent, 2 MiB of data file.
+    let data = 128 * 16384;
+    let free = free_bytes(&mnt);
+    let redo_file = (free - data - 5 * MIB) / 2 / MIB;
+    let redo_file = format!("{redo_file}M");
+    let with_batch = |batch: &str| {
+        Run::slob(&target)
+            .args(&[
+                "--flavor",
+                "innodb",
+                "--sessions",
+                "1",
+                "--scale",
+                "128",
+                "--cache",
+                "1M",
+                "--work-loop",
+                "20",
+                "--redo-files",
+                "2",
+                "--redo-file-size",
+                &redo_file,
+                "--db-writers",
+                "1",
+                "--dbwr-batch",
+                batch,
+            ])
+            .output()
+    };
+
+    let out = with_batch("256");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    for want in [
+        "not enough free space in ",
+        "a doublewrite file of 8 MiB (--db-writers 1 x --dbwr-batch 256 pages, and 256 undo pages)",
+        "--dbwr-batch",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    assert!(
+        !target.exists(),
+        "refused, yet {} was made",
+        target.display()
+    );
+
+    let out = with_batch("8");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(target.join("dbio-dblwr").exists());
+    dbio()
+        .args(["clean", "--target"])
+        .arg(&target)
+        .assert()
+        .success();
+    dev.umount();
+}
+
 crate::tests! {
     innodb_pages_are_written_twice_and_each_commit_group_is_fsynced [Root, Tool("mkfs.xfs")],
+    undo_pages_are_changed_written_and_read_where_the_doublewrite_is [Root, Tool("mkfs.xfs")],
+    memory_keeps_the_innodb_flavor_direct [Root, Tool("mkfs.xfs")],
     postgres_writes_its_wal_in_whole_8k_pages,
     the_innodb_flavor_is_refused_with_redo_stress,
+    the_space_check_counts_the_doublewrite_file [Root, Tool("mkfs.ext4")],
 }

@@ -38,7 +38,8 @@ pub enum Quantity {
     DeviceBytes,
     /// Log syncs per commit (model: `redo_syncs`, each redo write written
     /// O_DSYNC or followed by fdatasync, or the fdatasyncs of `--flavor
-    /// postgres`; PostgreSQL: pg_stat_wal's
+    /// postgres`, and with `--flavor innodb` the fsyncs after flush
+    /// batches; PostgreSQL: pg_stat_wal's
     /// wal_sync plus backends' fsyncs; InnoDB: Innodb_data_fsyncs, every
     /// fsync it made).
     FsyncsPerCommit,
@@ -227,11 +228,14 @@ fn model(s: &SlobSummary) -> Db {
         writes: c.physical_writes as f64,
         redo: c.redo_bytes as f64,
         // Runs stored before redo_syncs was counted synced every write.
-        fsyncs: if c.redo_syncs == 0 {
+        // `--flavor innodb` also fsyncs the doublewrite file and the data
+        // files after each flush batch, as Innodb_data_fsyncs counts (0
+        // with the other flavors).
+        fsyncs: (if c.redo_syncs == 0 {
             c.redo_writes
         } else {
             c.redo_syncs
-        } as f64,
+        } + c.datafile_syncs) as f64,
     }
 }
 

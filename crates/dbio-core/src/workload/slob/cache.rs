@@ -516,6 +516,13 @@ impl Cache {
         (s & DIRTY != 0).then(|| self.dirty_lsn[buf as usize].load(Acquire))
     }
 
+    /// The redo position a buffer was last made dirty at (kept while it is
+    /// written: `--flavor innodb`'s page cleaner holds the log ahead of it).
+    #[inline]
+    pub(crate) fn changed_at(&self, buf: u32) -> u64 {
+        self.dirty_lsn[buf as usize].load(Acquire)
+    }
+
     /// Starts writing a dirty buffer out (a DB writer): clears DIRTY, sets
     /// WRITING. Returns the block, or None if the buffer is not writable.
     pub(crate) fn begin_write(&self, buf: u32) -> Option<u64> {

@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
-use super::doublewrite::{Doublewrite, sync_of};
+use super::doublewrite::{Doublewrite, log_ahead_of, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -372,8 +372,17 @@ impl<E: Engine> DbWriter<'_, E> {
     fn write_batch(&mut self, ios: &[Io], bufs: &[u32]) -> bool {
         let inst = self.inst;
         let t = now_ns();
-        // The doublewrite (if any) goes first: it is durable before any
-        // page of the batch is written in place.
+        // InnoDB: the log first (the write-ahead rule), then the
+        // doublewrite, durable before any page of the batch is written in place.
+        if self.doublewrite.is_some() {
+            let newest = bufs.iter().map(|&b| inst.cache.changed_at(b)).max();
+            if !log_ahead_of(inst, newest.unwrap_or(0)) {
+                for &b in bufs {
+                    inst.cache.end_write(b);
+                }
+                return false;
+            }
+        }
         let mut dw = self.doublewrite.take();
         let first = dw.as_mut().map_or(Ok(0), |d| self.doublewrite(d, ios));
         let (res, failed, ok_count) = match first {
@@ -412,7 +421,10 @@ impl<E: Engine> DbWriter<'_, E> {
             ));
             return false;
         }
-        self.count_batch(end - t, end, ok_count, dw_bytes, syncs);
+        let undo = self.ts.undo.map_or(0, |u| {
+            ios.iter().filter(|io| io.file == u.file).count() as u64
+        });
+        self.count_batch(end - t, end, [ok_count, undo], dw_bytes, syncs);
         true
     }
 
@@ -457,9 +469,17 @@ impl<E: Engine> DbWriter<'_, E> {
     }
 
     /// Counts a batch that ended at `end` after `waited` ns: `pages` pages
-    /// written in place, `dw_bytes` of doublewrite (one write and its
-    /// fsync, if any) and `syncs` data file fsyncs.
-    fn count_batch(&mut self, waited: u64, end: u64, pages: u64, dw_bytes: u64, syncs: u64) {
+    /// written in place (`undo` of them undo pages), `dw_bytes` of
+    /// doublewrite (one write and its fsync, if any) and `syncs` data file
+    /// fsyncs.
+    fn count_batch(
+        &mut self,
+        waited: u64,
+        end: u64,
+        [pages, undo]: [u64; 2],
+        dw_bytes: u64,
+        syncs: u64,
+    ) {
         let inst = self.inst;
         let bs = u64::from(inst.cache.block_size());
         let dw_writes = u64::from(dw_bytes > 0);
@@ -477,6 +497,7 @@ impl<E: Engine> DbWriter<'_, E> {
             c.doublewrite_writes += dw_writes;
             c.doublewrite_bytes += dw_bytes;
             c.datafile_syncs += syncs + dw_writes;
+            c.undo_writes += undo;
         });
     }
 

@@ -4,10 +4,15 @@
 //! then writes each page in place and fsyncs the data files it wrote, so a
 //! page torn by a crash has a whole copy to be restored from. Every page
 //! reaches the device twice. The doublewrite file is laid out by dbio beside
-//! the redo logs (`storage::DBLWR_SUBDIR`), one area of a batch per writer.
+//! the redo logs (`storage::DBLWR_SUBDIR`), one area of a batch per writer,
+//! then the undo pages (`undo`).
 
 use std::path::PathBuf;
 
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+
+use super::futex::NAP;
+use super::instance::Instance;
 use crate::engine::buf::BufPool;
 use crate::engine::{Io, OpKind};
 
@@ -76,6 +81,38 @@ impl Doublewrite {
     }
 }
 
+/// InnoDB's write-ahead rule for a flush batch: no page reaches the disk
+/// before the redo of its changes (`buf_flush_page` calls
+/// `log_write_up_to` for a page newer than the durable log). When a page
+/// of the batch was made dirty at redo position `newest`, beyond what is
+/// durable, the page cleaner asks the log writer for a write of everything
+/// generated so far and waits until that is durable (the model allocates a
+/// transaction's redo at its commit, so a page changed after the last log
+/// write is taken to need that write). Not while the log writer waits for
+/// a checkpoint (the page cleaners are what it waits for). False when the
+/// run stops.
+pub(crate) fn log_ahead_of(inst: &Instance, newest: u64) -> bool {
+    let log = &inst.log;
+    // Flushed first: alloc read after it is never below it.
+    let flushed = log.flushed.load(Acquire);
+    let target = log.alloc.load(Acquire);
+    if flushed > newest || flushed >= target {
+        return true;
+    }
+    log.wanted.fetch_max(target, AcqRel);
+    log.post();
+    loop {
+        let seen = log.written.seq();
+        if log.flushed.load(Acquire) >= target || log.switch_blocked.load(Acquire) != 0 {
+            return true;
+        }
+        if inst.stopping() {
+            return false;
+        }
+        log.written.wait_past(seen, NAP);
+    }
+}
+
 /// The fsync of file `file` (a flush request: no data).
 pub(crate) fn sync_of(file: u32) -> Io {
     Io {
@@ -85,6 +122,36 @@ pub(crate) fn sync_of(file: u32) -> Io {
         len: 0,
         buf: std::ptr::null_mut(),
         slot: 0,
+    }
+}
+
+impl super::SlobConfig {
+    /// Bytes of the doublewrite file a run lays out beside the redo logs
+    /// under `--flavor innodb` (else none): a batch per page cleaner, then
+    /// the undo pages (`undo`), as `ibdata1` holds both.
+    pub fn doublewrite_bytes(&self) -> u64 {
+        match self.flavor {
+            super::Flavor::Innodb => {
+                self.undo_base() + super::undo::UNDO_PAGES * u64::from(self.block_size)
+            }
+            super::Flavor::Oracle | super::Flavor::Postgres => 0,
+        }
+    }
+
+    /// Where the undo pages start in the doublewrite file: after every
+    /// page cleaner's area.
+    pub(crate) fn undo_base(&self) -> u64 {
+        area_bytes(self.db_writers, self.dbwr_batch, self.block_size)
+    }
+
+    /// The undo pages of a run whose doublewrite file is file number
+    /// `file` (`--flavor innodb`), numbered after the tablespace's blocks.
+    pub(crate) fn undo_area(&self, file: u32) -> Option<super::undo::UndoArea> {
+        (self.flavor == super::Flavor::Innodb).then(|| super::undo::UndoArea {
+            first: self.tablespace_blocks(),
+            file,
+            base: self.undo_base(),
+        })
     }
 }
 

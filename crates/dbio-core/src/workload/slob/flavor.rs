@@ -73,6 +73,31 @@ impl Flavor {
         }
     }
 
+    /// How the datafiles are opened under `--memory` when `--io` asked for
+    /// `mode`: PostgreSQL (and Oracle, filesystem-cached) read and write
+    /// through the page cache the bound holds, so `direct` becomes
+    /// `buffered`; InnoDB keeps O_DIRECT (`innodb_flush_method=O_DIRECT`,
+    /// MariaDB's default: its pages bypass the page cache, which then holds
+    /// only what the rest of the process uses).
+    pub fn io_under_memory(self, mode: crate::config::IoMode) -> crate::config::IoMode {
+        use crate::config::IoMode;
+        match (self, mode) {
+            (Flavor::Innodb, m) => m,
+            (Flavor::Oracle | Flavor::Postgres, IoMode::Direct) => IoMode::Buffered,
+            (Flavor::Oracle | Flavor::Postgres, m) => m,
+        }
+    }
+
+    /// Pages per DB writer batch when `--dbwr-batch` is not given:
+    /// InnoDB's doublewrite buffer, two blocks of 64 pages
+    /// (`TRX_SYS_DOUBLEWRITE_BLOCK_SIZE`), written out when full; else 64.
+    pub fn dbwr_batch(self) -> u32 {
+        match self {
+            Flavor::Innodb => 2 * 64,
+            Flavor::Oracle | Flavor::Postgres => 64,
+        }
+    }
+
     /// The flavor's name, as `--flavor` takes it.
     pub fn name(self) -> &'static str {
         Self::ALL
@@ -202,6 +227,22 @@ impl FullPages {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn innodb_keeps_o_direct_under_memory_and_fills_its_doublewrite_buffer() {
+        use crate::config::IoMode;
+        assert_eq!(
+            Flavor::Innodb.io_under_memory(IoMode::Direct),
+            IoMode::Direct
+        );
+        assert_eq!(Flavor::Innodb.io_under_memory(IoMode::Fsync), IoMode::Fsync);
+        for f in [Flavor::Oracle, Flavor::Postgres] {
+            assert_eq!(f.io_under_memory(IoMode::Direct), IoMode::Buffered);
+            assert_eq!(f.io_under_memory(IoMode::Fsync), IoMode::Fsync);
+            assert_eq!(f.dbwr_batch(), 64);
+        }
+        assert_eq!(Flavor::Innodb.dbwr_batch(), 128);
+    }
 
     #[test]
     fn an_image_once_per_block_per_checkpoint() {

@@ -221,6 +221,14 @@ pub struct Counters {
     /// batches (`--flavor innodb`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub datafile_syncs: u64,
+    /// Of `block_changes`, of undo pages: an update's undo log page and
+    /// its rollback segment's header, the purge's header change
+    /// (`--flavor innodb`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub undo_changes: u64,
+    /// Of `physical_writes`, of undo pages (`--flavor innodb`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub undo_writes: u64,
     /// Of `physical_writes`, by DB writers for a checkpoint (PostgreSQL's
     /// `buffers_checkpoint`; the rest of the DB writers' are its
     /// `buffers_clean`).
@@ -267,6 +275,8 @@ impl Counters {
             doublewrite_writes,
             doublewrite_bytes,
             datafile_syncs,
+            undo_changes,
+            undo_writes,
             checkpoint_writes,
             backend_writes,
             db_time_ns,
@@ -299,6 +309,8 @@ impl Counters {
         self.doublewrite_writes += doublewrite_writes;
         self.doublewrite_bytes += doublewrite_bytes;
         self.datafile_syncs += datafile_syncs;
+        self.undo_changes += undo_changes;
+        self.undo_writes += undo_writes;
         self.checkpoint_writes += checkpoint_writes;
         self.backend_writes += backend_writes;
         self.db_time_ns += db_time_ns;

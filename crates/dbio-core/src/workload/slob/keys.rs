@@ -10,6 +10,7 @@
 //! tablespace over its files.
 
 use super::SlobConfig;
+use super::undo::UndoArea;
 use crate::rng::Rng;
 
 /// Blocks per extent when a tablespace is spread over several datafiles.
@@ -134,11 +135,17 @@ pub(crate) struct Tablespace {
     /// The first byte of the data in each datafile (a rank's region of a
     /// shared device; else 0).
     pub base: u64,
+    /// `--flavor innodb`: the undo pages, numbered after the tablespace's
+    /// blocks, in a file of their own (`undo`).
+    pub undo: Option<UndoArea>,
 }
 
 impl Tablespace {
     #[inline]
     pub(crate) fn locate(&self, block: u64) -> (u32, u64) {
+        if let Some(at) = self.undo.and_then(|u| u.locate(block, self.block_size)) {
+            return at;
+        }
         let files = u64::from(self.datafiles);
         let extent = block / EXTENT_BLOCKS;
         let file = (extent % files) as u32;
@@ -327,6 +334,7 @@ mod tests {
             datafiles: 4,
             block_size: 8192,
             base: 0,
+            undo: None,
         };
         assert_eq!(ts.locate(0), (0, 0));
         assert_eq!(ts.locate(127), (0, 127 * 8192));
@@ -336,6 +344,7 @@ mod tests {
             datafiles: 1,
             block_size: 8192,
             base: 1 << 20,
+            undo: None,
         };
         assert_eq!(one.locate(1000), (0, (1 << 20) + 1000 * 8192));
     }

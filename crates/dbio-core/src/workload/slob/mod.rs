@@ -19,6 +19,8 @@
 //!   full-page images after each checkpoint, or InnoDB's).
 //! * `doublewrite` — InnoDB's doublewrite area, which the page cleaners
 //!   (`--flavor innodb`'s DB writers) write each batch to first.
+//! * `undo` — InnoDB's undo log and rollback segment pages, which an
+//!   update and its purge change beside the rows (`--flavor innodb`).
 //! * `pace` — how fast the DB writers write: a checkpoint spread over the
 //!   redo between two checkpoints, a cap on the writes outside them.
 //! * `evict` — a session writing a dirty buffer itself when it finds no
@@ -46,12 +48,14 @@ mod lgwr;
 pub mod memory;
 pub mod pace;
 mod session;
+mod undo;
 
 pub use crate::config::slob::{RedoStress, RedoSync, SlobConfig, Think};
 use flavor::{
     Flavor, INNODB_CHANGE_BYTES, INNODB_COMMIT_BYTES, PG_CHANGE_BYTES, PG_COMMIT_BYTES,
     PG_PAGE_IMAGE_BYTES,
 };
+pub use undo::UNDO_PAGES;
 
 /// Bytes of redo per changed column (SLOB's table has 19 columns of 128 B).
 pub(crate) const COLUMN_BYTES: u32 = 128;

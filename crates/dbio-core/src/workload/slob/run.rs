@@ -13,7 +13,7 @@ use rustix::fs::{Mode, OFlags};
 
 use super::cache::Cache;
 use super::dbwr::DbWriter;
-use super::doublewrite::{self, Doublewrite};
+use super::doublewrite::Doublewrite;
 use super::flavor::{Flavor, FullPages};
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
@@ -63,7 +63,7 @@ pub fn prepare_redo(
     if slob.flavor == Flavor::Innodb {
         let shape = Shape {
             files: 1,
-            file_size: doublewrite::area_bytes(slob.db_writers, slob.dbwr_batch, slob.block_size),
+            file_size: slob.doublewrite_bytes(),
             block_size: slob.block_size,
             grow: false,
             // The page cleaners overwrite it with copies of data pages.
@@ -146,6 +146,9 @@ pub struct Slob<'a> {
     inst: Instance<'a>,
     ts: Tablespace,
     datafiles: &'a [PathBuf],
+    /// The files sessions and DB writers address by number: the datafiles,
+    /// then the doublewrite file (`--flavor innodb`: its undo pages too).
+    io_files: Vec<PathBuf>,
     /// The target id the DB writers stamp into blocks.
     target_id: u32,
     redo_files: Vec<PathBuf>,
@@ -244,8 +247,15 @@ impl<'a> Slob<'a> {
                 datafiles: target.files.len() as u32,
                 block_size: slob.block_size,
                 base: target.base(),
+                undo: slob.undo_area(target.files.len() as u32),
             },
             datafiles: &target.files,
+            io_files: target
+                .files
+                .iter()
+                .chain(doublewrite.iter().map(|(p, _)| p))
+                .cloned()
+                .collect(),
             target_id: target.id,
             redo_files,
             redo_dir: slob.redo_dir.clone(),
@@ -354,7 +364,8 @@ impl Workload for Slob<'_> {
         let (kind, fds, depth, sync, who) = match self.role(t) {
             Role::Session(_) => (
                 self.cfg.engine,
-                &self.data_fds,
+                // The doublewrite file too: `--flavor innodb` reads undo pages there.
+                &self.dbwr_fds,
                 1,
                 SyncAfterWrite::None,
                 "session",
@@ -464,7 +475,7 @@ fn session(
         cfg: slob,
         io_mode: c.cfg.io_mode,
         ts: c.ts,
-        files: c.datafiles,
+        files: &c.io_files,
         engine,
         // Sessions of one schema share its key map: it is the schema's table.
         picker: KeyPicker::new(
@@ -514,7 +525,7 @@ fn dbwr(
         ts: c.ts,
         stamp: (c.target_id, c.cfg.seed as u32),
         content: Content::new(c.cfg.content, c.inst.cache.block_size(), c.target_id),
-        files: c.datafiles,
+        files: &c.io_files,
         doublewrite: c.doublewrite.as_ref().map(|(p, _)| {
             let file = c.datafiles.len() as u32;
             Doublewrite::new(file, p.clone(), id, c.slob.dbwr_batch, c.slob.block_size)

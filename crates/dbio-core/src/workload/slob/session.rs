@@ -18,6 +18,7 @@ use super::flavor::PG_PRUNE_BYTES;
 use super::futex::{self, NAP};
 use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
+use super::undo::rseg_of;
 use crate::engine::buf::BufPool;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform};
 use crate::measure::clock::now_ns;
@@ -268,10 +269,59 @@ impl<E: Engine> Session<'_, E> {
         Ok(images)
     }
 
-    /// Commits an update of `blocks` blocks, `images` of them logged whole.
+    /// Commits an update of `blocks` blocks, `images` of them logged whole
+    /// (`--flavor innodb`: with its undo pages and the purge of the
+    /// transaction before it).
     fn commit_update(&mut self, blocks: usize, images: u64, t0: u64) -> bool {
+        if let Some(u) = self.ts.undo
+            && !self.undo(u)
+        {
+            return false;
+        }
         let redo = self.cfg.update_redo(blocks as u64, images);
         self.commit(redo, t0)
+    }
+
+    /// `--flavor innodb`: this transaction's undo records go into its
+    /// rollback segment's undo log page and its commit puts them on the
+    /// segment's history list (the header page); then the purge of this
+    /// session's transaction before it reads that undo log and takes it off
+    /// its segment's history list. The redo of these changes is in the
+    /// flavor's per-row and per-commit sizes (measured with them). False
+    /// when the run stopped or a read failed.
+    fn undo(&mut self, u: super::undo::UndoArea) -> bool {
+        let n = self.tally.total.transactions;
+        let sessions = self.cfg.sessions();
+        let rseg = rseg_of(self.id, sessions, n);
+        if !self.change_page(u.log_page(rseg)) || !self.change_page(u.header(rseg)) {
+            return false;
+        }
+        let Some(before) = n.checked_sub(1) else {
+            return true;
+        };
+        let purged = rseg_of(self.id, sessions, before);
+        let Some(buf) = self.get(u.log_page(purged)) else {
+            return false;
+        };
+        self.inst.cache.unpin(buf);
+        self.change_page(u.header(purged))
+    }
+
+    /// Reads `block` in if the cache lost it and changes it (no row lock:
+    /// an undo page is latched, not locked).
+    fn change_page(&mut self, block: u64) -> bool {
+        let inst = self.inst;
+        let Some(buf) = self.get(block) else {
+            return false;
+        };
+        let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
+        inst.cache.unpin(buf);
+        self.tally.count(inst.in_window(self.clock), |c| {
+            c.block_changes += 1;
+            c.blocks_dirtied += u64::from(dirtied);
+            c.undo_changes += 1;
+        });
+        true
     }
 
     /// Puts the operation's redo into the log and waits until it is durable.
