@@ -126,7 +126,13 @@ impl<'a> Schedule<'a> {
     pub(crate) fn of_run(cfg: &RunConfig, arrivals: &'a Arrivals) -> Option<Self> {
         let rate = cfg.rate_iops?;
         let arrival = cfg.arrival.unwrap_or(Arrival::Uniform);
-        Some(Schedule::new(rate, arrival, cfg.seed, cfg.sessions, arrivals))
+        Some(Schedule::new(
+            rate,
+            arrival,
+            cfg.seed,
+            cfg.sessions,
+            arrivals,
+        ))
     }
 
     /// Starts the schedule at `t0` (the run's start).
@@ -262,7 +268,10 @@ mod tests {
         assert!((above - (-1.0f64).exp()).abs() < 0.01, "{above}");
         // Each gap is drawn from where the sequence is: neighbours do not
         // correlate (|r| < 0.01 where 4.5 standard errors is 0.01).
-        let lag1 = g.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum::<f64>();
+        let lag1 = g
+            .windows(2)
+            .map(|w| (w[0] - mean) * (w[1] - mean))
+            .sum::<f64>();
         let r = lag1 / (n - 1.0) / var;
         assert!(r.abs() < 0.01, "lag-1 correlation {r}");
     }
@@ -275,7 +284,10 @@ mod tests {
             assert!(a.windows(2).all(|w| w[1] > w[0]), "{arrival:?}");
             // A million claims at 200K/s span 5 s.
             let rate = (a.len() - 1) as f64 * 1e9 / (a[a.len() - 1] - a[0]) as f64;
-            assert!((rate / 200_000.0 - 1.0).abs() < 0.01, "{arrival:?}: {rate}/s");
+            assert!(
+                (rate / 200_000.0 - 1.0).abs() < 0.01,
+                "{arrival:?}: {rate}/s"
+            );
         }
         let other = claims(Arrival::Poisson, 200_000, 43, 100);
         assert_ne!(other, claims(Arrival::Poisson, 200_000, 42, 100));
