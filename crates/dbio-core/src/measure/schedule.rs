@@ -35,7 +35,7 @@ const SCHEDULE_STREAM: u64 = 1 << 40;
 /// A run's due times as its sessions claim them (one per run, in
 /// `workload::Shared`; all zero until the first claim).
 #[derive(Debug, Default)]
-pub struct Arrivals {
+pub(crate) struct Arrivals {
     /// Where the sequence is (see [`Process::step`]), on a cache line of
     /// its own: every claim writes it.
     state: Line,
