@@ -95,7 +95,7 @@ pub struct Schedule<'a> {
 impl<'a> Schedule<'a> {
     /// A session's handle on `arrivals`, shared by `sessions` sessions at
     /// `rate` requests per second in all; Poisson gaps from `seed`.
-    pub fn new(
+    pub(crate) fn new(
         rate: u64,
         arrival: Arrival,
         seed: u64,
