@@ -6,6 +6,8 @@
 # then an unpaced dbio run for the ceiling), it prints per run: the rate
 # asked, that fell due and achieved, the issue lateness (p50, p99, p99.9, the
 # share later than 10 µs) and the service times, as a Markdown table.
+# dbio's sessions share one schedule at the whole rate (a due request is
+# taken by whichever session is free); fio's jobs each keep their own.
 #
 # With --curve instead: each round a `dbio curve --points 100` (its
 # closed-loop maximum, then an open-loop run at 100% of it) and a plain
@@ -13,7 +15,7 @@
 # rate against the plain run's I/O/s (issue 28 item 6: at least 0.97).
 #
 # Usage: bench/open-loop.sh [--pairs N] [--time S] [--rate N] [--sessions N]
-#                           [--dbio PATH] [--rt] [--curve]
+#                           [--dbio PATH] [--rt] [--curve] [--no-fio]
 #   --pairs N     rounds (default 3)
 #   --time S      measured seconds per run after a 1 s ramp (default 10)
 #   --rate N      requests per second asked in total (default 200000)
@@ -22,6 +24,8 @@
 #   --rt          run both tools under `chrt -f 10` (SCHED_FIFO), as on a
 #                 quiet machine when other jobs load this one
 #   --curve       the curve's 100% point against an unpaced run (no fio)
+#   --no-fio      leave fio's rows out (A/B of two dbio builds: run the
+#                 script once per build, alternately)
 #
 # Needs fio and python3. Writes nothing but its temp directory on /dev/shm.
 set -euo pipefail
@@ -35,8 +39,9 @@ SESSIONS=2
 DBIO=""
 RT=()
 CURVE=""
+FIO=1
 
-usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "open-loop: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -48,6 +53,7 @@ while [[ $# -gt 0 ]]; do
         --dbio) DBIO=${2:?}; shift 2 ;;
         --rt) RT=(chrt -f 10); shift ;;
         --curve) CURVE=1; shift ;;
+        --no-fio) FIO=""; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -56,7 +62,7 @@ for n in "$PAIRS" "$TIME" "$RATE" "$SESSIONS"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "--pairs, --time, --rate and --sessions want positive integers"
 done
 (( RATE % SESSIONS == 0 )) || die "--rate must be a multiple of --sessions (fio's rate is per job)"
-command -v fio >/dev/null || die "needs fio"
+[[ -z $FIO ]] || command -v fio >/dev/null || die "needs fio"
 if [[ -z $DBIO ]]; then
     DBIO=$REPO/target/release/dbio
     [[ -x $DBIO ]] || (cd "$REPO" && cargo build --release --bin dbio)
@@ -91,16 +97,16 @@ j = json.load(sys.stdin)
 us = lambda v: "%.1f" % v
 if tool == "fio":
     r = j["jobs"][0]["read"]; p = r["clat_ns"]["percentile"]
-    print("| fio | %s | - | %.0f | - | - | - | - | %s | %s |" % (label, r["iops"],
+    print("| fio | %s | - | %.0f | - | - | - | - | - | %s | %s |" % (label, r["iops"],
           us(p["50.000000"] / 1e3), us(p["99.000000"] / 1e3)))
     sys.exit()
 r = j["read"]; l = r["latency"]; o = j.get("open_loop")
 if o is None:
-    print("| dbio | %s | - | %.0f | - | - | - | - | %s | %s |" % (label, r["iops"], us(l["p50_us"]), us(l["p99_us"])))
+    print("| dbio | %s | - | %.0f | - | - | - | - | - | %s | %s |" % (label, r["iops"], us(l["p50_us"]), us(l["p99_us"])))
     sys.exit()
 lt = o["lateness"]["latency"]
-print("| dbio | %s | %.0f | %.0f | %s | %s | %s | %.1f | %s | %s |" % (label, o["due_per_s"],
-      o["achieved_per_s"], us(lt["p50_us"]), us(lt["p99_us"]), us(lt["p99_9_us"]),
+print("| dbio | %s | %.0f | %.0f | %s | %s | %s | %s | %.1f | %s | %s |" % (label, o["due_per_s"],
+      o["achieved_per_s"], us(lt["p50_us"]), us(lt["p90_us"]), us(lt["p99_us"]), us(lt["p99_9_us"]),
       o["lateness"]["late_pct"], us(l["p50_us"]), us(l["p99_us"])))
 ' "$@"
 }
@@ -148,11 +154,13 @@ fi
 
 echo "open loop at $RATE/s, $SESSIONS psync sessions, 4 KiB random reads of a ${FILE_MB} MiB tmpfs file, ${TIME} s after 1 s ramp; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| tool | arrivals | fell due /s | achieved /s | lateness p50 µs | p99 µs | p99.9 µs | late > 10 µs % | service p50 µs | p99 µs |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| tool | arrivals | fell due /s | achieved /s | lateness p50 µs | p90 µs | p99 µs | p99.9 µs | late > 10 µs % | service p50 µs | p99 µs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for ((i = 1; i <= PAIRS; i++)); do
     dbio_run poisson | row dbio poisson
     dbio_run uniform | row dbio uniform
-    fio_run | row fio poisson
+    [[ -z $FIO ]] || fio_run | row fio poisson
     dbio_run none | row dbio "unpaced"
 done
+echo
+echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -144,8 +144,12 @@ fn above_a_throttle_due_time_grows_and_the_run_is_saturated() {
     let ol = &r["open_loop"];
     assert_eq!(ol["saturated"], true, "{ol}");
     let verdict = ol["verdict"].as_str().unwrap();
+    // What fell due is named when a Poisson schedule's count strays over
+    // 1% from the rate, which a few thousand arrivals do by chance.
     assert!(
-        verdict.starts_with("asked 800/s, achieved ") && verdict.ends_with(": saturated"),
+        verdict.starts_with("asked 800/s")
+            && verdict.contains(", achieved ")
+            && verdict.ends_with(": saturated"),
         "{verdict}"
     );
     let achieved = num(ol, "achieved_per_s");

@@ -42,7 +42,7 @@ impl Rng {
     /// stream starts from a different state, unrelated to its neighbours'. The chance that two
     /// of `k` streams overlap within their first 2^64 outputs is about `k² · 2^-192`.
     pub(crate) fn for_stream(seed: u64, stream: u64) -> Self {
-        Self::new(seed ^ mix64(stream ^ STREAM_SALT))
+        Self::new(stream_key(seed, stream))
     }
 
     /// The next 64 uniformly distributed bits (xoshiro256++ step).
@@ -98,6 +98,21 @@ impl Rng {
             tail.copy_from_slice(&bytes[..tail.len()]);
         }
     }
+}
+
+/// The key of stream `stream` of a run seeded with `seed` (what [`Rng::for_stream`] seeds from).
+pub(crate) fn stream_key(seed: u64, stream: u64) -> u64 {
+    seed ^ mix64(stream ^ STREAM_SALT)
+}
+
+/// A uniform `f64` in `(0, 1]` (53 random bits) that depends on `key` and `n` alone: a
+/// counter-based draw (two rounds of SplitMix64's bijective output function), for a sequence
+/// whose next value is a function of where it is rather than of a generator's state.
+#[inline]
+pub(crate) fn unit_at(key: u64, n: u64) -> f64 {
+    const SCALE: f64 = 1.0 / (1u64 << 53) as f64;
+    let bits = mix64(key ^ mix64(n.wrapping_mul(GOLDEN_GAMMA)));
+    ((bits >> 11) + 1) as f64 * SCALE
 }
 
 /// One SplitMix64 step: advances `state` and returns its mixed output.

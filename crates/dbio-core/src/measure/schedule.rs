@@ -1,16 +1,24 @@
 //! When the requests of an open-loop run fall due (`--rate`, `--arrival`).
 //!
-//! Each session keeps its own schedule at its share of the rate: evenly
-//! spaced, or a Poisson process (exponential gaps from the run's seeded
-//! generator; the sessions' streams together are again a Poisson process at
-//! the whole rate). A schedule never waits for completions: a request is due
-//! when the schedule says, whether or not the storage has kept up, and its
-//! latency is counted from then (`measure::due`). The wait for a request
-//! that is not yet due sleeps and then spins the last stretch, so that it is
-//! issued within microseconds of its time.
+//! A run has one arrival process at its whole rate ([`Arrivals`], in the
+//! run's shared state): evenly spaced, or a Poisson process (exponential
+//! gaps). A session claims the next due time when it is free to issue one
+//! (a compare-and-swap on one atomic word: no lock, no allocation), so a
+//! request that falls due is issued by whichever session is free — one
+//! queue served by N sessions, not N queues of their own, where a request
+//! would wait behind its own busy session while another one idles. Each due
+//! time is a pure function of the one before and the run's seed, so a seed
+//! gives the same sequence whichever session takes which. A schedule never
+//! waits for completions: a request is due when the schedule says, whether
+//! or not the storage has kept up, and its latency is counted from then
+//! (`measure::due`). The wait for a request that is not yet due sleeps and
+//! then spins the last stretch, so that it is issued within microseconds of
+//! its time.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::config::{Arrival, RunConfig};
-use crate::rng::Rng;
+use crate::rng;
 
 use super::clock::now_ns;
 
@@ -20,52 +28,111 @@ const SPIN_NS: u64 = 150_000;
 /// The longest sleep before the stop flag is looked at again.
 const NAP_NS: u64 = 20_000_000;
 
-/// Where the schedules' generator streams start (beyond every session's).
-const SCHEDULE_STREAMS: u64 = 1 << 40;
+/// The generator stream of the run's seed that Poisson gaps are drawn
+/// from (beyond every session's).
+const SCHEDULE_STREAM: u64 = 1 << 40;
 
-/// One session's due times.
-#[derive(Clone)]
-pub struct Schedule {
-    arrival: Arrival,
-    /// Mean gap between this session's requests, ns.
-    gap_ns: f64,
-    /// Start of the schedule (the run's start), ns on `now_ns`'s clock.
-    base_ns: u64,
-    /// The next request's due time, ns after `base_ns`.
-    next: f64,
-    rng: Rng,
+/// A run's due times as its sessions claim them (one per run, in
+/// `workload::Shared`; all zero until the first claim).
+#[derive(Debug, Default)]
+pub(crate) struct Arrivals {
+    /// Where the sequence is (see [`Process::step`]), on a cache line of
+    /// its own: every claim writes it.
+    state: Line,
+    /// Sessions that have ended; the last one counts the due times nobody
+    /// claimed.
+    left: AtomicU32,
 }
 
-impl Schedule {
-    /// Session `id` of `sessions` sharing `rate` requests per second; its
-    /// gaps come from `rng` (a stream of the run's seed of its own).
-    pub fn new(rate: u64, arrival: Arrival, id: u32, sessions: u32, rng: Rng) -> Self {
-        let gap_ns = 1e9 * f64::from(sessions.max(1)) / rate.max(1) as f64;
-        let mut s = Schedule {
-            arrival,
-            gap_ns,
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// The arrival process of a run: what a due time is, given the state.
+#[derive(Clone, Copy, Debug)]
+enum Process {
+    /// The state counts the due times claimed; the k-th is k gaps after
+    /// the start.
+    Uniform { gap_ns: f64 },
+    /// The state is the last due time claimed (ns after the start, 0
+    /// before the first); the next is an exponential gap later, drawn from
+    /// the seed's `key` and that due time.
+    Poisson { mean_ns: f64, key: u64 },
+}
+
+impl Process {
+    /// The due time (ns after the start) claimed at `state`, and the state
+    /// after the claim.
+    #[inline]
+    fn step(self, state: u64) -> (u64, u64) {
+        match self {
+            Process::Uniform { gap_ns } => ((state as f64 * gap_ns) as u64, state + 1),
+            Process::Poisson { mean_ns, key } => {
+                // unit_at is in (0, 1]: the logarithm is finite. At least
+                // 1 ns, so that the sequence always moves on.
+                let gap = (-rng::unit_at(key, state).ln() * mean_ns).round() as u64;
+                let due = state + gap.max(1);
+                (due, due)
+            }
+        }
+    }
+}
+
+/// One session's handle on its run's [`Arrivals`]: the due time it has
+/// claimed and not yet issued.
+pub struct Schedule<'a> {
+    process: Process,
+    arrivals: &'a Arrivals,
+    /// Sessions claiming from `arrivals` (the last of them to end counts
+    /// the due times left).
+    sessions: u32,
+    /// Start of the schedule (the run's start), ns on `now_ns`'s clock.
+    base_ns: u64,
+    /// The due time this session claimed, ns after `base_ns`.
+    claimed: Option<u64>,
+}
+
+impl<'a> Schedule<'a> {
+    /// A session's handle on `arrivals`, shared by `sessions` sessions at
+    /// `rate` requests per second in all; Poisson gaps from `seed`.
+    pub(crate) fn new(
+        rate: u64,
+        arrival: Arrival,
+        seed: u64,
+        sessions: u32,
+        arrivals: &'a Arrivals,
+    ) -> Self {
+        let gap_ns = 1e9 / rate.max(1) as f64;
+        let process = match arrival {
+            Arrival::Uniform => Process::Uniform { gap_ns },
+            Arrival::Poisson => Process::Poisson {
+                mean_ns: gap_ns,
+                key: rng::stream_key(seed, SCHEDULE_STREAM),
+            },
+        };
+        Schedule {
+            process,
+            arrivals,
+            sessions: sessions.max(1),
             base_ns: 0,
-            next: 0.0,
-            rng,
-        };
-        s.next = match arrival {
-            // Staggered: the sessions' requests interleave instead of
-            // falling due together.
-            Arrival::Uniform => gap_ns * f64::from(id) / f64::from(sessions.max(1)),
-            Arrival::Poisson => s.gap(),
-        };
-        s
+            claimed: None,
+        }
     }
 
-    /// Session `id`'s schedule of a run with `--rate` (None without one),
-    /// at its share of the rate. Its gaps have a generator stream of their
-    /// own, so that a Poisson run asks for the same blocks (or keys) as a
-    /// uniform one.
-    pub(crate) fn of_run(cfg: &RunConfig, id: u32) -> Option<Self> {
+    /// A session's handle on the run's `arrivals` under `--rate` (None
+    /// without one). The gaps have a generator stream of their own, so
+    /// that a Poisson run asks for the same blocks (or keys) as a uniform
+    /// one.
+    pub(crate) fn of_run(cfg: &RunConfig, arrivals: &'a Arrivals) -> Option<Self> {
         let rate = cfg.rate_iops?;
         let arrival = cfg.arrival.unwrap_or(Arrival::Uniform);
-        let rng = Rng::for_stream(cfg.seed, SCHEDULE_STREAMS + u64::from(id));
-        Some(Schedule::new(rate, arrival, id, cfg.sessions, rng))
+        Some(Schedule::new(
+            rate,
+            arrival,
+            cfg.seed,
+            cfg.sessions,
+            arrivals,
+        ))
     }
 
     /// Starts the schedule at `t0` (the run's start).
@@ -73,35 +140,58 @@ impl Schedule {
         self.base_ns = t0;
     }
 
-    /// The due time of the next request.
+    /// The due time of this session's next request: the one it claimed,
+    /// or the next one of the run's, claimed now.
     #[inline]
-    pub fn due(&self) -> u64 {
-        self.base_ns + self.next as u64
+    pub fn due(&mut self) -> u64 {
+        let next = match self.claimed {
+            Some(d) => d,
+            None => *self.claimed.insert(self.claim()),
+        };
+        self.base_ns + next
     }
 
-    /// Moves on to the request after.
+    /// The claimed request was issued: the next [`due`](Self::due) claims
+    /// another.
     #[inline]
     pub(crate) fn advance(&mut self) {
-        self.next += self.gap();
+        self.claimed = None;
     }
 
-    /// Moves past every request due before `until`, counting those due
-    /// from `from` on (the requests a session that ended left unissued).
-    pub(crate) fn skip_until(&mut self, from: u64, until: u64) -> u64 {
-        let mut n = 0;
-        while self.due() < until {
-            n += u64::from(self.due() >= from);
-            self.advance();
+    /// The session ended: counts the requests that fell due from `from`
+    /// until `until` and were never issued — its own claimed one, and when
+    /// it is the last session to end, every one nobody claimed.
+    pub(crate) fn leave(&mut self, from: u64, until: u64) -> u64 {
+        let within = |d: u64| u64::from(d >= from && d < until);
+        let mut n = self.claimed.take().map_or(0, |d| within(self.base_ns + d));
+        if self.arrivals.left.fetch_add(1, Relaxed) + 1 < self.sessions {
+            return n;
         }
+        // The last one: nobody claims any more.
+        let mut state = self.arrivals.state.0.load(Relaxed);
+        loop {
+            let (due, next) = self.process.step(state);
+            if self.base_ns + due >= until {
+                break;
+            }
+            n += within(self.base_ns + due);
+            state = next;
+        }
+        self.arrivals.state.0.store(state, Relaxed);
         n
     }
 
+    /// The run's next due time, now this session's (ns after the start).
     #[inline]
-    fn gap(&mut self) -> f64 {
-        match self.arrival {
-            Arrival::Uniform => self.gap_ns,
-            // 1 - U is in (0, 1]: the logarithm is finite.
-            Arrival::Poisson => -(1.0 - self.rng.next_f64()).ln() * self.gap_ns,
+    fn claim(&self) -> u64 {
+        let word = &self.arrivals.state.0;
+        let mut state = word.load(Relaxed);
+        loop {
+            let (due, next) = self.process.step(state);
+            match word.compare_exchange_weak(state, next, Relaxed, Relaxed) {
+                Ok(_) => return due,
+                Err(now) => state = now,
+            }
         }
     }
 }
@@ -137,33 +227,36 @@ pub(crate) fn precise_sleeps() {
 mod tests {
     use super::*;
 
-    fn gaps(arrival: Arrival, n: usize) -> Vec<f64> {
-        let mut s = Schedule::new(1000, arrival, 0, 1, Rng::new(7));
-        s.start(0);
-        let mut last = s.due();
+    /// The first `n` due times (ns after the start) one session claims.
+    fn claims(arrival: Arrival, rate: u64, seed: u64, n: usize) -> Vec<u64> {
+        let a = Arrivals::default();
+        let mut s = Schedule::new(rate, arrival, seed, 1, &a);
         (0..n)
             .map(|_| {
-                s.advance();
                 let d = s.due();
-                let g = (d - last) as f64;
-                last = d;
-                g
+                s.advance();
+                d
             })
             .collect()
     }
 
-    #[test]
-    fn uniform_requests_are_evenly_spaced_and_staggered() {
-        assert!(gaps(Arrival::Uniform, 100).iter().all(|&g| g == 1e6));
-        let starts: Vec<u64> = (0..4)
-            .map(|id| Schedule::new(4000, Arrival::Uniform, id, 4, Rng::new(1)).due())
-            .collect();
-        assert_eq!(starts, [0, 250_000, 500_000, 750_000]);
+    fn gaps(d: &[u64]) -> Vec<f64> {
+        d.windows(2).map(|w| (w[1] - w[0]) as f64).collect()
     }
 
     #[test]
-    fn poisson_gaps_are_exponential_with_the_asked_mean() {
-        let g = gaps(Arrival::Poisson, 200_000);
+    fn uniform_requests_are_evenly_spaced_from_the_start() {
+        let d = claims(Arrival::Uniform, 1000, 7, 101);
+        assert_eq!(d[0], 0);
+        assert!(gaps(&d).iter().all(|&g| g == 1e6), "{d:?}");
+        // A gap that is not a whole number of ns does not drift.
+        let d = claims(Arrival::Uniform, 3, 7, 3001);
+        assert_eq!(d[3000], 1_000_000_000_000);
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_asked_mean_and_independent() {
+        let g = gaps(&claims(Arrival::Poisson, 1000, 7, 200_001));
         let n = g.len() as f64;
         let mean = g.iter().sum::<f64>() / n;
         assert!((mean / 1e6 - 1.0).abs() < 0.01, "mean gap {mean}");
@@ -173,6 +266,87 @@ mod tests {
         assert!((var.sqrt() / mean - 1.0).abs() < 0.02, "sd {}", var.sqrt());
         let above = g.iter().filter(|&&x| x > mean).count() as f64 / n;
         assert!((above - (-1.0f64).exp()).abs() < 0.01, "{above}");
+        // Each gap is drawn from where the sequence is: neighbours do not
+        // correlate (|r| < 0.01 where 4.5 standard errors is 0.01).
+        let lag1 = g
+            .windows(2)
+            .map(|w| (w[0] - mean) * (w[1] - mean))
+            .sum::<f64>();
+        let r = lag1 / (n - 1.0) / var;
+        assert!(r.abs() < 0.01, "lag-1 correlation {r}");
+    }
+
+    #[test]
+    fn a_seed_gives_one_strictly_increasing_sequence_at_the_asked_rate() {
+        for arrival in [Arrival::Uniform, Arrival::Poisson] {
+            let a = claims(arrival, 200_000, 42, 1_000_000);
+            assert_eq!(a, claims(arrival, 200_000, 42, 1_000_000), "{arrival:?}");
+            assert!(a.windows(2).all(|w| w[1] > w[0]), "{arrival:?}");
+            // A million claims at 200K/s span 5 s.
+            let rate = (a.len() - 1) as f64 * 1e9 / (a[a.len() - 1] - a[0]) as f64;
+            assert!(
+                (rate / 200_000.0 - 1.0).abs() < 0.01,
+                "{arrival:?}: {rate}/s"
+            );
+        }
+        let other = claims(Arrival::Poisson, 200_000, 43, 100);
+        assert_ne!(other, claims(Arrival::Poisson, 200_000, 42, 100));
+    }
+
+    #[test]
+    fn sessions_claiming_together_take_the_one_sequence_without_duplicates() {
+        let want = claims(Arrival::Poisson, 1_000_000, 5, 400_000);
+        let a = Arrivals::default();
+        let took: Vec<Vec<u64>> = std::thread::scope(|sc| {
+            let threads: Vec<_> = (0..2)
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut s = Schedule::new(1_000_000, Arrival::Poisson, 5, 2, &a);
+                        (0..200_000)
+                            .map(|_| {
+                                let d = s.due();
+                                s.advance();
+                                d
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        // Each session's own claims increase; together they are the
+        // sequence one session would have taken, each due time once.
+        for t in &took {
+            assert!(t.windows(2).all(|w| w[1] > w[0]));
+        }
+        let mut all: Vec<u64> = took.concat();
+        all.sort_unstable();
+        assert_eq!(all, want);
+    }
+
+    #[test]
+    fn the_last_session_to_leave_counts_what_nobody_claimed() {
+        // 1000/s: due at 0, 1, 2, ... ms after the start at 5 ms.
+        let a = Arrivals::default();
+        let t0 = 5_000_000;
+        let mut one = Schedule::new(1000, Arrival::Uniform, 1, 2, &a);
+        let mut two = Schedule::new(1000, Arrival::Uniform, 1, 2, &a);
+        one.start(t0);
+        two.start(t0);
+        assert_eq!(one.due(), t0);
+        one.advance();
+        assert_eq!(two.due(), t0 + 1_000_000);
+        assert_eq!(one.due(), t0 + 2_000_000);
+        // Ended with the 2 ms one claimed: it counts in [0.5, 10) ms.
+        assert_eq!(one.leave(t0 + 500_000, t0 + 10_000_000), 1);
+        // The last: its own (1 ms) and 3..9 ms, nobody's.
+        assert_eq!(two.leave(t0 + 500_000, t0 + 10_000_000), 1 + 7);
+        // A claim before the window is not counted; 1, 2 and 3 ms are.
+        let a = Arrivals::default();
+        let mut s = Schedule::new(1000, Arrival::Uniform, 1, 1, &a);
+        s.start(t0);
+        s.due();
+        assert_eq!(s.leave(t0 + 1, t0 + 3_000_001), 3);
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! What every thread of a run reads: the stop flag and the measurement
 //! window. Written only by the harness's control thread, and by a thread
-//! that fails (which stops the run).
+//! that fails (which stops the run); and an open loop's due times, which
+//! its sessions claim.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
 use super::live::LiveDb;
 use crate::measure::clock::{now_ns, unix_ns};
+use crate::measure::schedule::Arrivals;
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -46,6 +48,9 @@ pub struct Shared {
     /// What a database run's sampler thread counted so far, published
     /// about once a second for a live view (never by a session).
     live: Mutex<Option<LiveDb>>,
+    /// Under `--rate`, the run's due times: each session claims the next
+    /// one when it is free (`measure::schedule`).
+    pub(crate) arrivals: Arrivals,
 }
 
 impl Shared {
@@ -60,6 +65,7 @@ impl Shared {
             error: Mutex::new(None),
             watched: AtomicBool::new(false),
             live: Mutex::new(None),
+            arrivals: Arrivals::default(),
         }
     }
 

@@ -66,7 +66,7 @@ pub fn run<C: SlobClient, S: Default>(
     let mut ops = 0u64;
     let mut last_ns = 0;
     let mut before_window = shared.ramp_ns > 0;
-    let mut pace = Schedule::of_run(cfg, id).map(|s| Pacer::new(s, start, ramp_end));
+    let mut pace = Schedule::of_run(cfg, &shared.arrivals).map(|s| Pacer::new(s, start, ramp_end));
     let mut measured = match pace {
         Some(_) => SessionStats::open_loop(),
         None => SessionStats::new(),

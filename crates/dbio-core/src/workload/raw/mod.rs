@@ -232,7 +232,7 @@ impl Workload for Raw<'_> {
             target: self.target,
             io_mode: cfg.io_mode,
             quota: self.quota(id),
-            schedule: Schedule::of_run(cfg, id),
+            schedule: Schedule::of_run(cfg, &self.shared.arrivals),
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             shared: self.shared,
             map: self.map.as_ref().map(|t| &t.map),

@@ -5,9 +5,11 @@
 //! end of the measurement window (relaxed atomics).
 //!
 //! Closed loop, a request is issued as soon as a slot is free. Open loop
-//! (`--rate`), each request falls due on the session's [`Schedule`] and is
-//! issued at its due time or, when every slot is busy, as soon as one frees:
-//! its latency is counted from the due time as well as from the issue.
+//! (`--rate`), a session with a free slot claims the run's next due time
+//! from its [`Schedule`] (whichever session is free takes it) and issues
+//! the request then, or at once when it is already past (every slot of
+//! every session was busy): its latency is counted from the due time as
+//! well as from the issue.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -38,7 +40,7 @@ pub struct Session<'a> {
     /// Requests this session may issue (u64::MAX when time-bound).
     pub quota: u64,
     /// When requests fall due (`--rate`), or None for a closed loop.
-    pub schedule: Option<Schedule>,
+    pub schedule: Option<Schedule<'a>>,
     pub outlier_ns: u64,
     pub shared: &'a Shared,
     /// The generations of the target's blocks (directory targets that are
@@ -184,13 +186,13 @@ impl Session<'_> {
     }
 
     /// Counts the requests that fell due in the window but were never
-    /// issued (a backlog when the session ended).
+    /// issued (a backlog when the sessions ended).
     fn unissued(&mut self, st: &Loop) {
         let (Some(s), Some(o)) = (&mut self.schedule, self.stats.open.as_deref_mut()) else {
             return;
         };
         let until = self.shared.end_ns.load(Relaxed).min(now_ns());
-        o.fell_due += s.skip_until(st.ramp_end, until);
+        o.fell_due += s.leave(st.ramp_end, until);
     }
 
     /// Issues requests while there is room: read-backs first, then the

@@ -490,7 +490,7 @@ fn session(
         rows: Vec::with_capacity(slob.work_unit as usize),
         clock: 0,
         outlier_ns: c.outlier_ns,
-        schedule: Schedule::of_run(c.cfg, id),
+        schedule: Schedule::of_run(c.cfg, &c.inst.run.arrivals),
         tally: Tally::default(),
         stats: match c.cfg.rate_iops {
             Some(_) => SessionStats::open_loop(),

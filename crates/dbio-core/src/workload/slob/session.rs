@@ -59,7 +59,7 @@ pub struct Session<'a, E: Engine> {
     pub outlier_ns: u64,
     /// When operations fall due (`--rate`), or None: each starts when the
     /// one before ended (or its think time did).
-    pub schedule: Option<Schedule>,
+    pub schedule: Option<Schedule<'a>>,
     pub tally: Tally,
     pub stats: SessionStats,
     pub series: SeriesWriter<'a>,
