@@ -224,6 +224,8 @@ fn v1_fixture(name: &str) -> Value {
 /// lacks them because its build had no such setting (docs/json.md says
 /// what their absence means).
 const NEWER_THAN_V1: &[&str] = &[
+    // Where the model's window sat in its checkpoint cycle (`--window`).
+    ".slob.checkpoint_cycle",
     // The stored run's id, in `dbio run --json`'s output only.
     ".run_id",
     // --verify-sync-interval (periodic lost-write map sync points).
