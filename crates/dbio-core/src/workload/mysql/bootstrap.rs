@@ -163,6 +163,11 @@ pub fn why(text: &str, at: &Path) -> String {
         (Some(c), Some(first)) => format!("{c} (the server: {first})"),
         (Some(c), None) => c,
         (None, None) => last_lines(text, 3),
+        // "Aborting" alone names no cause: what came before it does (a
+        // bootstrap SQL error is printed without "[ERROR]").
+        (None, Some(first)) if errors.len() == 1 && first.ends_with("Aborting") => {
+            last_lines(text, 4)
+        }
         (None, Some(first)) if errors.len() > 3 => {
             format!("{first} | ... | {}", last_lines(&errors.join("\n"), 2))
         }
@@ -173,6 +178,17 @@ pub fn why(text: &str, at: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_abort_alone_gives_the_lines_before_it() {
+        let log = "2026 0 [Note] Starting\nERROR: 1062  Duplicate entry 'x' for key 'PRIMARY'\n\
+                   2026 0 [ERROR] Aborting\n";
+        let w = why(log, &std::env::temp_dir());
+        assert!(
+            w.contains("Duplicate entry") && w.contains("Aborting"),
+            "{w}"
+        );
+    }
 
     #[test]
     fn the_cause_comes_first_then_the_servers_error() {
