@@ -13,13 +13,18 @@ use super::server::Paths;
 
 /// The settings that are paths of the instance dbio places under the
 /// target (`--mysql-set` may not move them: dbio finds, stops and cleans
-/// the server through them).
-pub const PLACED: [&str; 5] = [
+/// the server through them). `tmpdir` is the instance's own `run`
+/// directory: a starting MariaDB deletes every `#sql*` file in its tmpdir,
+/// so two instances sharing `/tmp` (the default) delete each other's
+/// temporary tables — a bootstrap then aborts with "Error on delete of
+/// '/tmp/#sql-temptable-…'".
+pub const PLACED: [&str; 6] = [
     "datadir",
     "socket",
     "pid_file",
     "log_error",
     "innodb_log_group_home_dir",
+    "tmpdir",
 ];
 
 /// `--NAME=VALUE`, as one argument.
@@ -35,12 +40,13 @@ fn arg(name: &str, value: &OsStr) -> OsString {
 pub fn command_line(paths: &Paths, settings: &[(String, String)]) -> Vec<OsString> {
     let socket = paths.socket();
     let pid = paths.pid_file();
-    let placed: [(&str, &OsStr); 5] = [
+    let placed: [(&str, &OsStr); 6] = [
         ("datadir", paths.data.as_os_str()),
         ("socket", socket.as_os_str()),
         ("pid_file", pid.as_os_str()),
         ("log_error", paths.log.as_os_str()),
         ("innodb_log_group_home_dir", paths.redo.as_os_str()),
+        ("tmpdir", paths.run.as_os_str()),
     ];
     std::iter::once(OsString::from("--no-defaults"))
         .chain(placed.iter().map(|(n, v)| arg(n, v)))
@@ -69,7 +75,9 @@ mod tests {
         want.extend_from_slice(b"/dbio-mysql/data");
         assert_eq!(args[1], want);
         assert!(args[5].starts_with(b"--innodb_log_group_home_dir=/srv/a b#c\t$(x)\n"));
-        assert_eq!(args[6], b"--innodb_doublewrite=0 # not a comment");
-        assert_eq!(args.len(), 7);
+        assert!(args[6].starts_with(b"--tmpdir=/srv/a b#c\t$(x)\n"));
+        assert!(args[6].ends_with(b"/dbio-mysql/run"));
+        assert_eq!(args[7], b"--innodb_doublewrite=0 # not a comment");
+        assert_eq!(args.len(), 8);
     }
 }
