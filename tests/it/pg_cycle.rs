@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use crate::common::run::refused_in_one_line;
 use crate::common::server::{dbio, json};
 use crate::common::store::temp_store;
 use crate::pg::{ONE_AT_A_TIME, OtherServer, PgDir, assert_nothing_left, f};
@@ -227,10 +228,7 @@ fn bad_cycle_options_are_refused_in_one_line() {
             .args(args)
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        refused_in_one_line(&out, &format!("{args:?}"), says);
     }
 }
 

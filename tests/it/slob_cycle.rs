@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::run::{Run, dbio, num};
+use crate::common::run::{Run, dbio, num, refused_in_one_line};
 use crate::common::store::temp_store;
 
 /// A model with updates on `dir`/data: 4 sessions, half updates, 2 MiB redo
@@ -225,10 +225,7 @@ fn bad_window_values_for_the_model_are_refused_in_one_line() {
             .args(args)
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        refused_in_one_line(&out, &format!("{args:?}"), says);
     }
 }
 

@@ -16,6 +16,15 @@ pub fn dbio() -> assert_cmd::Command {
     c
 }
 
+/// A refusal of bad input: exit 2 and one line on stderr that says `says`
+/// (`what`: the input, for the message).
+pub fn refused_in_one_line(out: &Output, what: &str, says: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(err.contains(says), "{what}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
+}
+
 /// A `dbio run` being put together.
 pub struct Run {
     args: Vec<String>,
