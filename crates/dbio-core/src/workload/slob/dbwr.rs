@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
-use super::doublewrite::{Doublewrite, log_ahead_of, sync_of};
+use super::doublewrite::{Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -120,6 +120,8 @@ impl<E: Engine> DbWriter<'_, E> {
         // Per working set, the request for free buffers this writer last answered.
         let mut answered = vec![0u32; cache.sets()];
         let mut next_set = 0usize;
+        // `--flavor innodb`: batches written since the last flush round ended.
+        let mut round = false;
         if mine == 0 {
             // No buffers: never holds a checkpoint back.
             inst.ckpt.publish(self.id as usize, u64::MAX);
@@ -140,6 +142,9 @@ impl<E: Engine> DbWriter<'_, E> {
             if (!checkpointing || paused) && cold_cap == 0 {
                 if !checkpointing {
                     pass = None;
+                }
+                if std::mem::take(&mut round) && self.doublewrite.is_some() {
+                    round_done(inst);
                 }
                 inst.dbwr_post
                     .wait_past(seen, self.idle_nap(needed, paused));
@@ -171,6 +176,7 @@ impl<E: Engine> DbWriter<'_, E> {
                     return;
                 }
                 self.count_split(cold, batch.bufs.len() - cold);
+                round = true;
             }
             inst.dbwr_done.notify();
             if finished.is_some() && !self.fsync_after_checkpoint() {

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 
 use super::futex::NAP;
 use super::instance::Instance;
@@ -111,6 +111,15 @@ pub(crate) fn log_ahead_of(inst: &Instance, newest: u64) -> bool {
         }
         log.written.wait_past(seen, NAP);
     }
+}
+
+/// A page cleaner's flush round is over (it wrote batches and finds
+/// nothing more to write now): InnoDB's page cleaner then makes a
+/// checkpoint (`log_checkpoint` after each `buf_flush_LRU` round), which
+/// the log writer, standing for it, writes (`group_commit`).
+pub(crate) fn round_done(inst: &Instance) {
+    inst.log.checkpoint_wanted.store(true, Release);
+    inst.log.post();
 }
 
 /// The fsync of file `file` (a flush request: no data).

@@ -134,6 +134,7 @@ fn session<'a>(
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
         backend: None,
+        group: None,
     }
 }
 
