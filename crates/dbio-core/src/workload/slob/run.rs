@@ -560,6 +560,7 @@ fn dbwr(
         }),
         batch,
         queued: vec![0; batch],
+        scanned: 0,
         rng: Rng::for_stream(c.cfg.seed, u64::from(thread)),
         outlier_ns: c.outlier_ns,
         tally: Tally::default(),
