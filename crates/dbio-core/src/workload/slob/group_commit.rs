@@ -105,31 +105,31 @@ impl GroupCommit {
     /// Returns when the redo below `end` is durable: at once when it is,
     /// after leading a group when no write is in progress, or after
     /// waiting for the write in progress (and leading the next group if
-    /// that one did not cover it). False when the run stopped or failed.
-    pub(crate) fn up_to<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, end: u64) -> bool {
+    /// that one did not cover it). Some(true) when the caller led a group
+    /// that wrote; None when the run stopped or failed.
+    pub(crate) fn up_to<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, end: u64) -> Option<bool> {
         let inst = l.pen.inst;
         let log = &inst.log;
+        let mut led = false;
         loop {
             let seen = log.written.seq();
             if log.flushed.load(Acquire) >= end {
-                return true;
+                return Some(led);
             }
             if inst.stopping() {
-                return false;
+                return None;
             }
             match self.tail.try_lock() {
                 Ok(mut tail) => {
-                    let ok = self.lead(l, &mut tail);
+                    let wrote = self.lead(l, &mut tail);
                     drop(tail);
                     log.written.notify();
-                    if !ok {
-                        return false;
-                    }
+                    led |= wrote?;
                 }
                 Err(std::sync::TryLockError::WouldBlock) => log.written.wait_past(seen, NAP),
                 Err(std::sync::TryLockError::Poisoned(_)) => {
                     inst.run.fail("a thread writing the redo log panicked".into());
-                    return false;
+                    return None;
                 }
             }
         }
@@ -137,16 +137,16 @@ impl GroupCommit {
 
     /// As the group's leader: writes everything generated so far (a write
     /// per log buffer or log file's end) and fsyncs it, then publishes it
-    /// as durable. False when a write failed or the run stopped at a log
-    /// switch.
-    fn lead<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, tail: &mut Tail) -> bool {
+    /// as durable. Whether it wrote; None when a write failed or the run
+    /// stopped at a log switch.
+    fn lead<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, tail: &mut Tail) -> Option<bool> {
         let inst = l.pen.inst;
         let log = &inst.log;
         let upto = log.alloc.load(Acquire);
         if upto <= tail.written {
             // Written by a leader before: durable already.
             log.flushed.fetch_max(tail.written, AcqRel);
-            return true;
+            return Some(false);
         }
         while tail.written < upto {
             let data = (upto - tail.written)
@@ -155,7 +155,7 @@ impl GroupCommit {
             let w = span(PartialBlock::Rewrite, self.redo_block, tail.pos, data);
             let (t, file) = (now_ns(), tail.file);
             if !self.write(l, tail, w.offset, w.len) {
-                return false;
+                return None;
             }
             tail.pos = w.pos_after;
             tail.written += data;
@@ -163,7 +163,7 @@ impl GroupCommit {
             let full = tail.pos == self.file_size;
             let synced = (full || tail.written >= upto) && self.fsync;
             if synced && !self.sync(l, file) {
-                return false;
+                return None;
             }
             let end = now_ns();
             l.pen.wrote((t, end), l.first + file as u32, w.offset, w.len);
@@ -174,11 +174,11 @@ impl GroupCommit {
                 c.redo_wastage_bytes += w.len - data;
             });
             if full && !self.switch(l, tail) {
-                return false;
+                return None;
             }
         }
         log.flushed.store(tail.written, Release);
-        true
+        Some(true)
     }
 
     /// A full (and durable) log file: a checkpoint begins at its end, and
@@ -212,7 +212,7 @@ impl GroupCommit {
             + CHECKPOINT_RECORD_BYTES;
         let w = inst.in_window(now_ns());
         l.pen.tally.count(w, |c| c.redo_bytes += CHECKPOINT_RECORD_BYTES);
-        if !self.up_to(l, end) {
+        if self.up_to(l, end).is_none() {
             return false;
         }
         let Ok(mut tail) = self.tail.lock() else {

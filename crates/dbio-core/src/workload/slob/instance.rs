@@ -206,6 +206,11 @@ pub struct Counters {
     #[serde(default)]
     pub redo_syncs: u64,
     pub log_switches: u64,
+    /// Commits whose session wrote and fsynced the log itself, leading
+    /// its commit group (`--flavor innodb`: InnoDB's group commit; the
+    /// other commits were made durable by another's write).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub commits_led: u64,
     /// Checkpoint blocks written to the log's header, each fsynced
     /// (`--flavor innodb`: one after each page cleaner's flush round).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -277,6 +282,7 @@ impl Counters {
             redo_writes,
             redo_syncs,
             log_switches,
+            commits_led,
             log_checkpoints,
             full_page_images,
             hint_dirtied,
@@ -312,6 +318,7 @@ impl Counters {
         self.redo_writes += redo_writes;
         self.redo_syncs += redo_syncs;
         self.log_switches += log_switches;
+        self.commits_led += commits_led;
         self.log_checkpoints += log_checkpoints;
         self.full_page_images += full_page_images;
         self.hint_dirtied += hint_dirtied;

@@ -179,7 +179,7 @@ impl<E: Engine> LogWriter<'_, E> {
             let ok = if checkpoint && !ending {
                 group.checkpoint(&mut l)
             } else if asked && alloc > flushed {
-                group.up_to(&mut l, alloc)
+                group.up_to(&mut l, alloc).is_some()
             } else if ending {
                 return;
             } else {

@@ -404,7 +404,12 @@ impl<E: Engine> Session<'_, E> {
                     outlier_ns: self.outlier_ns,
                 },
             };
-            return group.up_to(&mut l, end);
+            let Some(led) = group.up_to(&mut l, end) else {
+                return false;
+            };
+            let w = self.inst.in_window(now_ns());
+            self.tally.count(w, |c| c.commits_led += u64::from(led));
+            return true;
         }
         log.wanted.fetch_max(end, AcqRel);
         log.post();
