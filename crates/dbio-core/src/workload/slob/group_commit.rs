@@ -128,7 +128,8 @@ impl GroupCommit {
                 }
                 Err(std::sync::TryLockError::WouldBlock) => log.written.wait_past(seen, NAP),
                 Err(std::sync::TryLockError::Poisoned(_)) => {
-                    inst.run.fail("a thread writing the redo log panicked".into());
+                    inst.run
+                        .fail("a thread writing the redo log panicked".into());
                     return None;
                 }
             }
@@ -166,7 +167,8 @@ impl GroupCommit {
                 return None;
             }
             let end = now_ns();
-            l.pen.wrote((t, end), l.first + file as u32, w.offset, w.len);
+            l.pen
+                .wrote((t, end), l.first + file as u32, w.offset, w.len);
             l.pen.tally.count(inst.in_window(end), |c| {
                 c.redo_writes += 1;
                 c.redo_syncs += u64::from(synced);
@@ -208,15 +210,18 @@ impl GroupCommit {
     /// the run stopped or failed.
     pub(crate) fn checkpoint<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>) -> bool {
         let inst = l.pen.inst;
-        let end = inst.log.alloc.fetch_add(CHECKPOINT_RECORD_BYTES, AcqRel)
-            + CHECKPOINT_RECORD_BYTES;
+        let end =
+            inst.log.alloc.fetch_add(CHECKPOINT_RECORD_BYTES, AcqRel) + CHECKPOINT_RECORD_BYTES;
         let w = inst.in_window(now_ns());
-        l.pen.tally.count(w, |c| c.redo_bytes += CHECKPOINT_RECORD_BYTES);
+        l.pen
+            .tally
+            .count(w, |c| c.redo_bytes += CHECKPOINT_RECORD_BYTES);
         if self.up_to(l, end).is_none() {
             return false;
         }
         let Ok(mut tail) = self.tail.lock() else {
-            inst.run.fail("a thread writing the redo log panicked".into());
+            inst.run
+                .fail("a thread writing the redo log panicked".into());
             return false;
         };
         let t = now_ns();
@@ -236,10 +241,22 @@ impl GroupCommit {
     }
 
     /// Stamps and writes `len` bytes at `pos` of the file being written.
-    fn write<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, tail: &mut Tail, pos: u64, len: u64) -> bool {
+    fn write<E: Engine>(
+        &self,
+        l: &mut Leader<'_, '_, '_, E>,
+        tail: &mut Tail,
+        pos: u64,
+        len: u64,
+    ) -> bool {
         let (seed, target) = self.stamp;
         let data = tail.buf.slot_mut(0, len as usize);
-        lgwr::stamp(data, self.redo_block, tail.file, pos, (tail.seq, target, seed));
+        lgwr::stamp(
+            data,
+            self.redo_block,
+            tail.file,
+            pos,
+            (tail.seq, target, seed),
+        );
         let buf = tail.buf.ptr(0);
         let file = l.first + tail.file as u32;
         let res = lgwr::write(l.engine, self.io_mode, file, pos, (buf, len));
@@ -256,7 +273,12 @@ impl GroupCommit {
         self.ok(l, res, file)
     }
 
-    fn ok<E: Engine>(&self, l: &Leader<'_, '_, '_, E>, res: Result<(), String>, file: usize) -> bool {
+    fn ok<E: Engine>(
+        &self,
+        l: &Leader<'_, '_, '_, E>,
+        res: Result<(), String>,
+        file: usize,
+    ) -> bool {
         res.map_err(|why| lgwr::fail(l.pen.inst, &self.files[file], &why))
             .is_ok()
     }

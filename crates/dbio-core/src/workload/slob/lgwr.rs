@@ -379,7 +379,13 @@ impl Pen<'_, '_> {
 /// Stamps `data`, about to be written at `pos` of redo file `file`, redo
 /// block by redo block of `redo_block` bytes: (log sequence, target id,
 /// the run's seed).
-pub(crate) fn stamp(data: &mut [u8], redo_block: u64, file: usize, pos: u64, (seq, target, seed): (u64, u32, u32)) {
+pub(crate) fn stamp(
+    data: &mut [u8],
+    redo_block: u64,
+    file: usize,
+    pos: u64,
+    (seq, target, seed): (u64, u32, u32),
+) {
     let rb = redo_block as usize;
     for (i, b) in data.chunks_exact_mut(rb).enumerate() {
         let h = Header {
@@ -414,7 +420,10 @@ pub(crate) fn write<E: Engine>(
     // SAFETY: the caller's log buffer holds `len` bytes and outlives the call.
     match unsafe { perform(engine, &io) } {
         Ok(c) if c.res == len as i32 => Ok(()),
-        Ok(c) => Err(format!("writing redo at byte {pos} failed: {}", explain_result(c.res, len, io_mode))),
+        Ok(c) => Err(format!(
+            "writing redo at byte {pos} failed: {}",
+            explain_result(c.res, len, io_mode)
+        )),
         Err(e) => Err(format!("writing redo at byte {pos} failed: {e}")),
     }
 }
@@ -434,8 +443,7 @@ pub(crate) fn sync<E: Engine>(engine: &mut E, file: u32) -> Result<(), String> {
 
 /// Fails the run: `why` happened to redo log `path`.
 pub(crate) fn fail(inst: &Instance, path: &std::path::Path, why: &str) {
-    inst.run
-        .fail(format!("redo log {}: {why}", path.display()));
+    inst.run.fail(format!("redo log {}: {why}", path.display()));
 }
 
 /// Waits until everything below `lsn` is checkpointed (the next log file

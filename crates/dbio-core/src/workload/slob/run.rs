@@ -107,9 +107,19 @@ fn group_commit(cfg: &RunConfig, slob: &SlobConfig, files: &[PathBuf]) -> GroupC
         .and_then(|f| f.parent())
         .and_then(|d| crate::storage::manifest::Manifest::load(d).ok().flatten())
         .map_or(0, |m| m.target_id);
-    let sizes = (slob.redo_file_size, u64::from(slob.redo_block), slob.log_buffer);
+    let sizes = (
+        slob.redo_file_size,
+        u64::from(slob.redo_block),
+        slob.log_buffer,
+    );
     let fsync = slob.redo_sync == RedoSync::Fdatasync;
-    GroupCommit::new(files.to_vec(), sizes, cfg.io_mode, fsync, (cfg.seed as u32, target))
+    GroupCommit::new(
+        files.to_vec(),
+        sizes,
+        cfg.io_mode,
+        fsync,
+        (cfg.seed as u32, target),
+    )
 }
 
 /// Opens the doublewrite file as the datafiles are opened (`--io`).
