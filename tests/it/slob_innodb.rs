@@ -46,13 +46,22 @@ fn run(target: &Path, extra: &[&str]) -> Value {
         .json()
 }
 
-fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
-    let _store = temp_store();
+/// A run's target on XFS over a new direct-io loop device of 512 MiB
+/// (unmounted and detached when the device drops).
+fn on_xfs() -> (LoopDev, std::path::PathBuf) {
     let mut dev = LoopDev::new(512 * MIB, true);
     dev.mkfs("xfs");
-    let mnt = dev.mount();
-    let target = mnt.join("data");
-    let innodb = ["--flavor", "innodb", "--db-writers", "1"];
+    let target = dev.mount().join("data");
+    (dev, target)
+}
+
+/// The InnoDB flavor with one page cleaner.
+const INNODB: [&str; 4] = ["--flavor", "innodb", "--db-writers", "1"];
+
+fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
+    let _store = temp_store();
+    let (mut dev, target) = on_xfs();
+    let innodb = INNODB;
     // Laid out first: the measured run writes only what the model writes.
     run(&target, &innodb);
     let before = device_writes(&dev.name());
@@ -159,12 +168,8 @@ fn t0(r: &Value, k: &str) -> u64 {
 /// fsync reaches the device as a flush.
 fn innodb_sessions_write_and_fsync_the_log_themselves() {
     let _store = temp_store();
-    let mut dev = LoopDev::new(512 * MIB, true);
-    dev.mkfs("xfs");
-    let mnt = dev.mount();
-    let target = mnt.join("data");
-    let innodb = ["--flavor", "innodb", "--db-writers", "1"];
-    let one = [&innodb[..], &["--sessions", "1"]].concat();
+    let (mut dev, target) = on_xfs();
+    let one = [&INNODB[..], &["--sessions", "1"]].concat();
     let solo = |extra: &[&str]| {
         Run::slob(&target)
             .args(&["--scale", "1000", "--cache", "4M", "--update-pct", "50"])
@@ -201,7 +206,7 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
 
     // Eight sessions, every operation a commit, the data in the cache:
     // commits overlap, and a leader's write covers its followers'.
-    let many = [&innodb[..], &["--sessions", "8"]].concat();
+    let many = [&INNODB[..], &["--sessions", "8"]].concat();
     let busy = |extra: &[&str]| {
         Run::slob(&target)
             .args(&["--scale", "64", "--cache", "16M", "--update-pct", "100"])

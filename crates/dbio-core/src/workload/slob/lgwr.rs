@@ -69,7 +69,7 @@ pub(crate) struct LogWriter<'a, E: Engine> {
     pub series: SeriesWriter<'a>,
 }
 
-impl<E: Engine> LogWriter<'_, E> {
+impl<'a, E: Engine> LogWriter<'a, E> {
     pub fn run(&mut self) {
         if let Some(group) = self.group {
             return self.run_led(group);
@@ -164,18 +164,7 @@ impl<E: Engine> LogWriter<'_, E> {
             let asked = ending
                 || log.wanted.load(Acquire) > flushed
                 || alloc - flushed >= log.buffer_size / 2;
-            let mut l = Leader {
-                engine: &mut self.engine,
-                first: 0,
-                pen: Pen {
-                    id: self.id,
-                    inst,
-                    tally: &mut self.tally,
-                    stats: &mut self.stats,
-                    series: &mut self.series,
-                    outlier_ns: self.outlier_ns,
-                },
-            };
+            let mut l = self.leader();
             let ok = if checkpoint && !ending {
                 group.checkpoint(&mut l)
             } else if asked && alloc > flushed {
@@ -323,15 +312,25 @@ impl<E: Engine> LogWriter<'_, E> {
     /// Records a log write ("log file parallel write", its sync included)
     /// of `len` bytes at `pos` of redo file `file`, from `t` to `end`.
     fn wrote(&mut self, t: u64, end: u64, file: usize, pos: u64, len: u64) {
-        let mut pen = Pen {
-            id: self.id,
-            inst: self.inst,
-            tally: &mut self.tally,
-            stats: &mut self.stats,
-            series: &mut self.series,
-            outlier_ns: self.outlier_ns,
-        };
-        pen.wrote((t, end), self.file_base + file as u32, pos, len);
+        let file = self.file_base + file as u32;
+        self.leader().pen.wrote((t, end), file, pos, len);
+    }
+
+    /// This thread as a group's leader: its engine (the redo files only)
+    /// and its books.
+    fn leader(&mut self) -> Leader<'_, 'a, '_, E> {
+        Leader {
+            engine: &mut self.engine,
+            first: 0,
+            pen: Pen {
+                id: self.id,
+                inst: self.inst,
+                tally: &mut self.tally,
+                stats: &mut self.stats,
+                series: &mut self.series,
+                outlier_ns: self.outlier_ns,
+            },
+        }
     }
 }
 
