@@ -72,6 +72,36 @@ pub(crate) struct Leader<'s, 'a, 'p, E: Engine> {
     pub pen: Pen<'p, 'a>,
 }
 
+/// A thread's books: its tallies, statistics and series.
+pub(crate) type Books<'s, 'a> = (
+    &'s mut super::instance::Tally,
+    &'s mut crate::measure::stats::SessionStats,
+    &'s mut crate::samplers::series::SeriesWriter<'a>,
+);
+
+impl<'s, 'a, E: Engine> Leader<'s, 'a, 's, E> {
+    /// Thread `id` (outliers from `outlier_ns` on) as a group's leader,
+    /// with its engine (the redo files from `first` on) and its books.
+    pub(crate) fn of(
+        (engine, first): (&'s mut E, u32),
+        (id, inst, outlier_ns): (u32, &'s super::instance::Instance<'a>, u64),
+        (tally, stats, series): Books<'s, 'a>,
+    ) -> Self {
+        Leader {
+            engine,
+            first,
+            pen: Pen {
+                id,
+                inst,
+                tally,
+                stats,
+                series,
+                outlier_ns,
+            },
+        }
+    }
+}
+
 impl GroupCommit {
     /// The logs in `files`, `file_size` bytes each in blocks of
     /// `redo_block`, written from a log buffer of `log_buffer` bytes.

@@ -319,18 +319,11 @@ impl<'a, E: Engine> LogWriter<'a, E> {
     /// This thread as a group's leader: its engine (the redo files only)
     /// and its books.
     fn leader(&mut self) -> Leader<'_, 'a, '_, E> {
-        Leader {
-            engine: &mut self.engine,
-            first: 0,
-            pen: Pen {
-                id: self.id,
-                inst: self.inst,
-                tally: &mut self.tally,
-                stats: &mut self.stats,
-                series: &mut self.series,
-                outlier_ns: self.outlier_ns,
-            },
-        }
+        Leader::of(
+            (&mut self.engine, 0),
+            (self.id, self.inst, self.outlier_ns),
+            (&mut self.tally, &mut self.stats, &mut self.series),
+        )
     }
 }
 

@@ -392,18 +392,11 @@ impl<E: Engine> Session<'_, E> {
     fn durable(&mut self, end: u64) -> bool {
         let log = &self.inst.log;
         if let Some((group, first)) = self.group {
-            let mut l = super::group_commit::Leader {
-                engine: &mut self.engine,
-                first,
-                pen: super::lgwr::Pen {
-                    id: self.id,
-                    inst: self.inst,
-                    tally: &mut self.tally,
-                    stats: &mut self.stats,
-                    series: &mut self.series,
-                    outlier_ns: self.outlier_ns,
-                },
-            };
+            let mut l = super::group_commit::Leader::of(
+                (&mut self.engine, first),
+                (self.id, self.inst, self.outlier_ns),
+                (&mut self.tally, &mut self.stats, &mut self.series),
+            );
             let Some(led) = group.up_to(&mut l, end) else {
                 return false;
             };
