@@ -186,10 +186,12 @@ impl SlobSummary {
                     t.events.get(Event::DbFileParallelWrite).sum_ns,
                 )
             };
+            // Sessions' redo writes are those of the commit groups they led
+            // (`--flavor innodb`: no log writer of its own); none otherwise.
             let write_bytes = if name == "LGWR" {
                 w.redo_written_bytes
             } else {
-                w.write_bytes
+                w.write_bytes + w.redo_written_bytes
             };
             FunctionIo {
                 function: name.into(),
@@ -198,7 +200,7 @@ impl SlobSummary {
                 write_requests_per_s: if name == "LGWR" {
                     w.redo_writes as f64
                 } else {
-                    w.write_requests as f64
+                    (w.write_requests + w.redo_writes) as f64
                 } / secs,
                 write_mib_per_s: mb(write_bytes) / secs,
                 avg_ms: if reqs > 0 {

@@ -46,13 +46,22 @@ fn run(target: &Path, extra: &[&str]) -> Value {
         .json()
 }
 
-fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
-    let _store = temp_store();
+/// A run's target on XFS over a new direct-io loop device of 512 MiB
+/// (unmounted and detached when the device drops).
+fn on_xfs() -> (LoopDev, std::path::PathBuf) {
     let mut dev = LoopDev::new(512 * MIB, true);
     dev.mkfs("xfs");
-    let mnt = dev.mount();
-    let target = mnt.join("data");
-    let innodb = ["--flavor", "innodb", "--db-writers", "1"];
+    let target = dev.mount().join("data");
+    (dev, target)
+}
+
+/// The InnoDB flavor with one page cleaner.
+const INNODB: [&str; 4] = ["--flavor", "innodb", "--db-writers", "1"];
+
+fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
+    let _store = temp_store();
+    let (mut dev, target) = on_xfs();
+    let innodb = INNODB;
     // Laid out first: the measured run writes only what the model writes.
     run(&target, &innodb);
     let before = device_writes(&dev.name());
@@ -84,9 +93,13 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
         "{syncs} fsyncs for {batches} batches"
     );
     assert_eq!(syncs > 2 * batches, t(&r, "undo_writes") > 0);
-    // Redo: a write (and its fsync) per commit group, never more than one per commit.
+    // Redo: a write (and its fsync) per commit group, never more than one
+    // per commit, and per checkpoint its record's group and its block.
     let groups = t(&r, "redo_writes");
-    assert!(groups > 0 && groups <= t(&r, "transactions"));
+    let checkpoints = r["slob"]["run_totals"]["log_checkpoints"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(groups > 0 && groups <= t(&r, "transactions") + 2 * checkpoints);
     assert_eq!(t(&r, "redo_written_bytes") % 512, 0);
 
     // At the device: each page twice plus the redo (XFS adds a little).
@@ -135,6 +148,82 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
         .assert()
         .success();
     assert!(!dw.exists(), "dbio clean left {}", dw.display());
+    dev.umount();
+}
+
+/// The counter `k` of the run's totals, 0 when the JSON leaves it out
+/// (counters that are zero are left out).
+fn t0(r: &Value, k: &str) -> u64 {
+    r["slob"]["run_totals"][k].as_u64().unwrap_or(0)
+}
+
+/// InnoDB's group commit (MariaDB 10.11's `log_write_up_to`): no log
+/// writer thread; a committing session whose redo is not yet durable
+/// writes and fsyncs the log itself when no write is in progress. One
+/// session alone leads (nearly) every commit: a log write and an fsync of
+/// its own per commit; the page cleaner's flush rounds each end in a
+/// checkpoint (the log made durable, then a checkpoint block written and
+/// fsynced). Eight sessions committing at once mostly find a write in
+/// progress and are covered by it: fewer log writes than commits. Every
+/// fsync reaches the device as a flush.
+fn innodb_sessions_write_and_fsync_the_log_themselves() {
+    let _store = temp_store();
+    let (mut dev, target) = on_xfs();
+    let one = [&INNODB[..], &["--sessions", "1"]].concat();
+    let solo = |extra: &[&str]| {
+        Run::slob(&target)
+            .args(&["--scale", "1000", "--cache", "4M", "--update-pct", "50"])
+            .args(&["--work-loop", "120", "--io", "direct"])
+            .args(extra)
+            .json()
+    };
+    solo(&one);
+    let before = device_writes(&dev.name());
+    let r = solo(&one);
+    let flushes = device_writes(&dev.name())[2] - before[2];
+
+    let tx = t(&r, "transactions");
+    assert!(tx > 20, "{tx} commits");
+    let led = t0(&r, "commits_led");
+    assert!(
+        led <= tx && led >= tx - tx / 10,
+        "one session led {led} of its {tx} commits"
+    );
+    let checkpoints = t0(&r, "log_checkpoints");
+    assert!(checkpoints > 0, "no checkpoint after the flush rounds");
+    let (writes, syncs) = (t(&r, "redo_writes"), t(&r, "redo_syncs"));
+    assert!(
+        writes >= led + checkpoints,
+        "{writes} log writes for {led} groups and {checkpoints} checkpoints"
+    );
+    assert_eq!(syncs, writes, "a write and an fsync, each time");
+    let all = syncs + t(&r, "datafile_syncs");
+    assert!(flushes >= all, "{flushes} device flushes for {all} fsyncs");
+    // The sessions' row of the I/O profile has their log writes.
+    let sessions = &r["slob"]["io_by_function"][0];
+    assert_eq!(sessions["function"], "Sessions");
+    assert!(sessions["write_requests_per_s"].as_f64().unwrap() > 0.0);
+
+    // Eight sessions, every operation a commit, the data in the cache:
+    // commits overlap, and a leader's write covers its followers'.
+    let many = [&INNODB[..], &["--sessions", "8"]].concat();
+    let busy = |extra: &[&str]| {
+        Run::slob(&target)
+            .args(&["--scale", "64", "--cache", "16M", "--update-pct", "100"])
+            .args(&["--work-unit", "4", "--work-loop", "150", "--io", "direct"])
+            .args(extra)
+            .json()
+    };
+    busy(&many);
+    let r = busy(&many);
+    let tx = t(&r, "transactions");
+    let led = t0(&r, "commits_led");
+    assert!(led > 0, "no session led a group");
+    assert!(
+        led < tx - tx / 10,
+        "eight sessions led {led} groups for {tx} commits: no group commit"
+    );
+    assert!(t(&r, "redo_writes") < tx, "a log write per commit");
     dev.umount();
 }
 
@@ -346,6 +435,7 @@ fn the_space_check_counts_the_doublewrite_file() {
 
 crate::tests! {
     innodb_pages_are_written_twice_and_each_commit_group_is_fsynced [Root, Tool("mkfs.xfs")],
+    innodb_sessions_write_and_fsync_the_log_themselves [Root, Tool("mkfs.xfs")],
     undo_pages_are_changed_written_and_read_where_the_doublewrite_is [Root, Tool("mkfs.xfs")],
     memory_keeps_the_innodb_flavor_direct [Root, Tool("mkfs.xfs")],
     postgres_writes_its_wal_in_whole_8k_pages,

@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
-use super::doublewrite::{Doublewrite, log_ahead_of, sync_of};
+use super::doublewrite::{Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -46,6 +46,8 @@ pub(crate) struct DbWriter<'a, E: Engine> {
     pub batch: usize,
     /// When each request of a batch was queued (capacity `batch`).
     pub queued: Vec<u64>,
+    /// Buffers the cold sweeps looked at since the last batch.
+    pub scanned: u64,
     pub rng: Rng,
     pub outlier_ns: u64,
     pub tally: Tally,
@@ -120,6 +122,8 @@ impl<E: Engine> DbWriter<'_, E> {
         // Per working set, the request for free buffers this writer last answered.
         let mut answered = vec![0u32; cache.sets()];
         let mut next_set = 0usize;
+        // `--flavor innodb`: the flush round so far (`doublewrite::Round`).
+        let mut round = super::doublewrite::Round::default();
         if mine == 0 {
             // No buffers: never holds a checkpoint back.
             inst.ckpt.publish(self.id as usize, u64::MAX);
@@ -141,6 +145,9 @@ impl<E: Engine> DbWriter<'_, E> {
                 if !checkpointing {
                     pass = None;
                 }
+                if self.doublewrite.is_some() && round.idle() {
+                    round_done(inst);
+                }
                 inst.dbwr_post
                     .wait_past(seen, self.idle_nap(needed, paused));
                 continue;
@@ -154,6 +161,7 @@ impl<E: Engine> DbWriter<'_, E> {
             batch.generation = inst.run.wall_minus_mono_ns + now_ns();
             if cold_cap > 0 {
                 next_set = self.gather_cold(next_set, &mut answered, &mut batch, cold_cap);
+                round.scanned += std::mem::take(&mut self.scanned);
             }
             let cold = batch.bufs.len();
             let finished = if checkpointing && !paused {
@@ -171,6 +179,9 @@ impl<E: Engine> DbWriter<'_, E> {
                     return;
                 }
                 self.count_split(cold, batch.bufs.len() - cold);
+                if self.doublewrite.is_some() && round.wrote(self.writers) {
+                    round_done(inst);
+                }
             }
             inst.dbwr_done.notify();
             if finished.is_some() && !self.fsync_after_checkpoint() {
@@ -247,6 +258,7 @@ impl<E: Engine> DbWriter<'_, E> {
                 if b % self.writers != self.id {
                     continue;
                 }
+                self.scanned += 1;
                 if let Some(block) = cache.begin_write(b) {
                     self.queue_write(b, block, batch);
                     if batch.bufs.len() >= cap {

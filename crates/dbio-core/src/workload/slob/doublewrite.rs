@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 
 use super::futex::NAP;
 use super::instance::Instance;
@@ -113,6 +113,51 @@ pub(crate) fn log_ahead_of(inst: &Instance, newest: u64) -> bool {
     }
 }
 
+/// `innodb_lru_scan_depth`: the pages at the LRU's cold end a page
+/// cleaner's flush round looks at (MariaDB 10.11's default; a round ends
+/// when the free list holds that many, its dirty ones flushed).
+pub(crate) const LRU_SCAN_DEPTH: u64 = 1536;
+
+/// A page cleaner's flush round: it ends once the cold sweeps have looked
+/// at its share of [`LRU_SCAN_DEPTH`] buffers, or when the page cleaner
+/// finds nothing more to write, and each round ends in a checkpoint
+/// ([`round_done`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Round {
+    /// Buffers the round's cold sweeps looked at.
+    pub scanned: u64,
+    /// Whether it wrote a batch.
+    wrote: bool,
+}
+
+impl Round {
+    /// A batch was written (by one of `writers` page cleaners): true when
+    /// that ends the round (a new one begins).
+    pub(crate) fn wrote(&mut self, writers: u32) -> bool {
+        self.wrote = true;
+        let share = LRU_SCAN_DEPTH.div_ceil(u64::from(writers.max(1)));
+        let over = self.scanned >= share;
+        if over {
+            *self = Round::default();
+        }
+        over
+    }
+
+    /// The page cleaner goes idle: true when that ends a round that wrote.
+    pub(crate) fn idle(&mut self) -> bool {
+        std::mem::take(self).wrote
+    }
+}
+
+/// A page cleaner's flush round is over (it wrote batches and finds
+/// nothing more to write now): InnoDB's page cleaner then makes a
+/// checkpoint (`log_checkpoint` after each `buf_flush_LRU` round), which
+/// the log writer, standing for it, writes (`group_commit`).
+pub(crate) fn round_done(inst: &Instance) {
+    inst.log.checkpoint_wanted.store(true, Release);
+    inst.log.post();
+}
+
 /// The fsync of file `file` (a flush request: no data).
 pub(crate) fn sync_of(file: u32) -> Io {
     Io {
@@ -208,6 +253,25 @@ mod tests {
         assert_eq!(d.files_of(&ios[..1]), &[3]);
         let s = sync_of(3);
         assert_eq!((s.kind, s.file, s.len), (OpKind::Flush, 3, 0));
+    }
+
+    #[test]
+    fn a_round_ends_after_the_scan_depth_or_when_the_cleaner_idles() {
+        let mut r = Round::default();
+        assert!(!r.idle(), "nothing written: no checkpoint");
+        r.scanned = LRU_SCAN_DEPTH - 1;
+        assert!(!r.wrote(1));
+        r.scanned += 1;
+        assert!(r.wrote(1), "the scan depth looked at");
+        assert_eq!(r, Round::default());
+        assert!(!r.idle());
+        r.scanned = 10;
+        assert!(!r.wrote(1));
+        assert!(r.idle(), "idle after writing: the round ends");
+        assert!(!r.idle());
+        // Two page cleaners: each looks at half the depth.
+        r.scanned = LRU_SCAN_DEPTH / 2;
+        assert!(r.wrote(2));
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct Log {
     pub post: Signal,
     /// True while the log writer is awake or already asked to look.
     pub posted: AtomicBool,
+    /// `--flavor innodb`: a page cleaner finished a flush round and asks
+    /// for InnoDB's checkpoint (`group_commit::GroupCommit::checkpoint`).
+    pub checkpoint_wanted: AtomicBool,
     /// Non-zero while the log writer waits to reuse a log file whose
     /// checkpoint is not complete (a futex word sessions sleep on).
     pub switch_blocked: AtomicU32,
@@ -203,6 +206,15 @@ pub struct Counters {
     #[serde(default)]
     pub redo_syncs: u64,
     pub log_switches: u64,
+    /// Commits whose session wrote and fsynced the log itself, leading
+    /// its commit group (`--flavor innodb`: InnoDB's group commit; the
+    /// other commits were made durable by another's write).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub commits_led: u64,
+    /// Checkpoint blocks written to the log's header, each fsynced
+    /// (`--flavor innodb`: one after each page cleaner's flush round).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub log_checkpoints: u64,
     /// Block changes that logged the block's full-page image (`--flavor
     /// postgres`: the first change of a block after a checkpoint begins).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -270,6 +282,8 @@ impl Counters {
             redo_writes,
             redo_syncs,
             log_switches,
+            commits_led,
+            log_checkpoints,
             full_page_images,
             hint_dirtied,
             doublewrite_writes,
@@ -304,6 +318,8 @@ impl Counters {
         self.redo_writes += redo_writes;
         self.redo_syncs += redo_syncs;
         self.log_switches += log_switches;
+        self.commits_led += commits_led;
+        self.log_checkpoints += log_checkpoints;
         self.full_page_images += full_page_images;
         self.hint_dirtied += hint_dirtied;
         self.doublewrite_writes += doublewrite_writes;

@@ -31,6 +31,7 @@ use super::events::Event;
 use super::flavor::Flavor;
 use super::flavor::PartialBlock;
 use super::futex;
+use super::group_commit::{GroupCommit, Leader};
 use super::instance::{Instance, Tally};
 use crate::engine::buf::BufPool;
 use crate::engine::{Engine, Io, OpKind, SyncAfterWrite, explain_result, perform};
@@ -55,6 +56,9 @@ pub(crate) struct LogWriter<'a, E: Engine> {
     pub partial: PartialBlock,
     /// When a write becomes durable.
     pub durability: Durability,
+    /// `--flavor innodb`: the log as the committing sessions write it
+    /// ([`Durability::Led`]; this thread then leads only InnoDB's other groups).
+    pub group: Option<&'a GroupCommit>,
     /// The log buffer's memory: what each write writes.
     pub buf: BufPool,
     /// The run's seed, for the stamps.
@@ -65,8 +69,11 @@ pub(crate) struct LogWriter<'a, E: Engine> {
     pub series: SeriesWriter<'a>,
 }
 
-impl<E: Engine> LogWriter<'_, E> {
+impl<'a, E: Engine> LogWriter<'a, E> {
     pub fn run(&mut self) {
+        if let Some(group) = self.group {
+            return self.run_led(group);
+        }
         let inst = self.inst;
         let log = &inst.log;
         let nfiles = self.files.len();
@@ -126,7 +133,7 @@ impl<E: Engine> LogWriter<'_, E> {
                 file_end[file] = at.written;
                 inst.begin_checkpoint(at.written, false);
                 let next = (file + 1) % nfiles;
-                if !self.await_checkpoint(file_end[next]) {
+                if !await_checkpoint(inst, file_end[next]) {
                     return;
                 }
                 file = next;
@@ -134,6 +141,42 @@ impl<E: Engine> LogWriter<'_, E> {
                 seq += 1;
                 self.tally
                     .count(inst.in_window(now_ns()), |c| c.log_switches += 1);
+            }
+        }
+    }
+
+    /// `--flavor innodb`: InnoDB has no log writer thread (the committing
+    /// sessions lead their groups, `group_commit`); this thread leads the
+    /// groups InnoDB's other threads ask for: the log ahead of a page
+    /// cleaner's batch (`doublewrite::log_ahead_of`), the checkpoint after
+    /// a page cleaner's flush round, the log buffer half full, and what is
+    /// left when the run ends.
+    fn run_led(&mut self, group: &GroupCommit) {
+        let inst = self.inst;
+        let log = &inst.log;
+        loop {
+            let seen = log.post.seq();
+            log.posted.store(false, Release);
+            let checkpoint = log.checkpoint_wanted.swap(false, AcqRel);
+            let flushed = log.flushed.load(Acquire);
+            let alloc = log.alloc.load(Acquire);
+            let ending = inst.sessions_done.load(Acquire) || inst.stopping();
+            let asked = ending
+                || log.wanted.load(Acquire) > flushed
+                || alloc - flushed >= log.buffer_size / 2;
+            let mut l = self.leader();
+            let ok = if checkpoint && !ending {
+                group.checkpoint(&mut l)
+            } else if asked && alloc > flushed {
+                group.up_to(&mut l, alloc).is_some()
+            } else if ending {
+                return;
+            } else {
+                log.post.wait_past(seen, Duration::from_millis(100));
+                true
+            };
+            if !ok {
+                return;
             }
         }
     }
@@ -216,92 +259,32 @@ impl<E: Engine> LogWriter<'_, E> {
         Duration::from_nanos(next.saturating_sub(now_ns()).clamp(1_000_000, 100_000_000))
     }
 
-    /// Waits until everything below `lsn` is checkpointed (the next log file
-    /// may be overwritten); sessions wanting to commit wait meanwhile.
-    fn await_checkpoint(&mut self, lsn: u64) -> bool {
-        let inst = self.inst;
-        if inst.ckpt.done.load(Acquire) >= lsn {
-            return true;
-        }
-        let blocked = &inst.log.switch_blocked;
-        blocked.store(1, Release);
-        let ok = loop {
-            let seen = inst.ckpt.advanced.seq();
-            if inst.ckpt.done.load(Acquire) >= lsn {
-                break true;
-            }
-            if inst.stopping() {
-                break false;
-            }
-            inst.ckpt.target.fetch_max(lsn, AcqRel);
-            inst.dbwr_post.notify();
-            inst.ckpt
-                .advanced
-                .wait_past(seen, Duration::from_millis(20));
-        };
-        blocked.store(0, Release);
-        futex::wake_all(blocked);
-        ok
-    }
-
     /// Stamps the `len` bytes about to be written at `pos` of redo file
     /// `file`, redo block by redo block: (log sequence, target id).
     fn stamp(&mut self, file: usize, pos: u64, len: u64, (seq, target): (u64, u32)) {
-        let rb = self.redo_block as usize;
         let data = self.buf.slot_mut(0, len as usize);
-        for (i, b) in data.chunks_exact_mut(rb).enumerate() {
-            let h = Header {
-                block: pos / self.redo_block + i as u64,
-                generation: seq,
-                file: file as u32,
-                size: rb as u32,
-                target,
-                seed: self.seed,
-            };
-            block::seal(b, h);
-        }
+        stamp(data, self.redo_block, file, pos, (seq, target, self.seed));
     }
 
     /// One log write of `len` bytes at `pos` of redo file `file` (durable
     /// when it returns under [`Durability::EachWrite`]). False (the run
     /// failed) when it fails.
     fn write(&mut self, file: usize, pos: u64, len: u64) -> bool {
-        let io = Io {
-            kind: OpKind::Write,
-            file: file as u32,
-            offset: pos,
-            len: len as u32,
-            buf: self.buf.ptr(0),
-            slot: 0,
-        };
-        // SAFETY: the log buffer is this thread's and outlives the call.
-        let res = unsafe { perform(&mut self.engine, &io) };
-        let why = match res {
-            Ok(c) if c.res == len as i32 => return true,
-            Ok(c) => explain_result(c.res, len, self.io_mode),
-            Err(e) => e.to_string(),
-        };
-        self.inst.run.fail(format!(
-            "writing redo to {} at byte {pos} failed: {why}",
-            self.files[file].display()
-        ));
-        false
+        let buf = self.buf.ptr(0);
+        let res = write(&mut self.engine, self.io_mode, file as u32, pos, (buf, len));
+        self.failed(res, file)
     }
 
     /// An fdatasync of redo file `file`. False (the run failed) when it fails.
     fn sync(&mut self, file: usize) -> bool {
-        // SAFETY: a flush carries no buffer.
-        let res = unsafe { perform(&mut self.engine, &sync_of(file as u32)) };
-        let why = match res {
-            Ok(c) if c.res >= 0 => return true,
-            Ok(c) => std::io::Error::from_raw_os_error(-c.res).to_string(),
-            Err(e) => e.to_string(),
-        };
-        self.inst.run.fail(format!(
-            "fdatasync of redo log {} failed: {why}",
-            self.files[file].display()
-        ));
-        false
+        let res = sync(&mut self.engine, file as u32);
+        self.failed(res, file)
+    }
+
+    /// True when `res` is Ok; otherwise the run fails with its message.
+    fn failed(&self, res: Result<(), String>, file: usize) -> bool {
+        res.map_err(|why| fail(self.inst, &self.files[file], &why))
+            .is_ok()
     }
 
     /// Makes redo written before durable with nothing new to write (the WAL
@@ -329,6 +312,38 @@ impl<E: Engine> LogWriter<'_, E> {
     /// Records a log write ("log file parallel write", its sync included)
     /// of `len` bytes at `pos` of redo file `file`, from `t` to `end`.
     fn wrote(&mut self, t: u64, end: u64, file: usize, pos: u64, len: u64) {
+        let file = self.file_base + file as u32;
+        self.leader().pen.wrote((t, end), file, pos, len);
+    }
+
+    /// This thread as a group's leader: its engine (the redo files only)
+    /// and its books.
+    fn leader(&mut self) -> Leader<'_, 'a, '_, E> {
+        Leader::of(
+            (&mut self.engine, 0),
+            (self.id, self.inst, self.outlier_ns),
+            (&mut self.tally, &mut self.stats, &mut self.series),
+        )
+    }
+}
+
+/// Where a log write is counted and timed: the log writer's books, or
+/// (`--flavor innodb`) those of the session or thread leading a group.
+pub(crate) struct Pen<'s, 'a> {
+    /// Thread number (live tallies, outliers).
+    pub id: u32,
+    pub inst: &'s Instance<'a>,
+    pub tally: &'s mut Tally,
+    pub stats: &'s mut SessionStats,
+    pub series: &'s mut SeriesWriter<'a>,
+    pub outlier_ns: u64,
+}
+
+impl Pen<'_, '_> {
+    /// Records a log write ("log file parallel write", its sync included)
+    /// of `len` bytes at `pos` of file number `file` (as outliers number
+    /// files), from `t` to `end`.
+    pub(crate) fn wrote(&mut self, (t, end): (u64, u64), file: u32, pos: u64, len: u64) {
         let lat = end - t;
         let t0 = self.inst.run.start_ns.load(Acquire);
         self.series.record(Kind::Write, end - t0, lat, len);
@@ -343,7 +358,7 @@ impl<E: Engine> LogWriter<'_, E> {
                     t_s: (end - t0) as f64 / 1e9,
                     op: Kind::Write,
                     session: self.id,
-                    file: self.file_base + file as u32,
+                    file,
                     offset_bytes: pos,
                     len_bytes: len as u32,
                     latency_ms: lat as f64 / 1e6,
@@ -353,14 +368,116 @@ impl<E: Engine> LogWriter<'_, E> {
     }
 }
 
+/// Stamps `data`, about to be written at `pos` of redo file `file`, redo
+/// block by redo block of `redo_block` bytes: (log sequence, target id,
+/// the run's seed).
+pub(crate) fn stamp(
+    data: &mut [u8],
+    redo_block: u64,
+    file: usize,
+    pos: u64,
+    (seq, target, seed): (u64, u32, u32),
+) {
+    let rb = redo_block as usize;
+    for (i, b) in data.chunks_exact_mut(rb).enumerate() {
+        let h = Header {
+            block: pos / redo_block + i as u64,
+            generation: seq,
+            file: file as u32,
+            size: rb as u32,
+            target,
+            seed,
+        };
+        block::seal(b, h);
+    }
+}
+
+/// One log write of `len` bytes from `buf` at `pos` of the engine's file
+/// `file`: Ok, or why it failed.
+pub(crate) fn write<E: Engine>(
+    engine: &mut E,
+    io_mode: crate::config::IoMode,
+    file: u32,
+    pos: u64,
+    (buf, len): (*mut u8, u64),
+) -> Result<(), String> {
+    let io = Io {
+        kind: OpKind::Write,
+        file,
+        offset: pos,
+        len: len as u32,
+        buf,
+        slot: 0,
+    };
+    // SAFETY: the caller's log buffer holds `len` bytes and outlives the call.
+    match unsafe { perform(engine, &io) } {
+        Ok(c) if c.res == len as i32 => Ok(()),
+        Ok(c) => Err(format!(
+            "writing redo at byte {pos} failed: {}",
+            explain_result(c.res, len, io_mode)
+        )),
+        Err(e) => Err(format!("writing redo at byte {pos} failed: {e}")),
+    }
+}
+
+/// An fdatasync of the engine's file `file`: Ok, or why it failed.
+pub(crate) fn sync<E: Engine>(engine: &mut E, file: u32) -> Result<(), String> {
+    // SAFETY: a flush carries no buffer.
+    match unsafe { perform(engine, &sync_of(file)) } {
+        Ok(c) if c.res >= 0 => Ok(()),
+        Ok(c) => Err(format!(
+            "fdatasync failed: {}",
+            std::io::Error::from_raw_os_error(-c.res)
+        )),
+        Err(e) => Err(format!("fdatasync failed: {e}")),
+    }
+}
+
+/// Fails the run: `why` happened to redo log `path`.
+pub(crate) fn fail(inst: &Instance, path: &std::path::Path, why: &str) {
+    inst.run.fail(format!("redo log {}: {why}", path.display()));
+}
+
+/// Waits until everything below `lsn` is checkpointed (the next log file
+/// may be overwritten); sessions wanting to commit wait meanwhile. False
+/// when the run stops first.
+pub(crate) fn await_checkpoint(inst: &Instance, lsn: u64) -> bool {
+    if inst.ckpt.done.load(Acquire) >= lsn {
+        return true;
+    }
+    let blocked = &inst.log.switch_blocked;
+    blocked.store(1, Release);
+    let ok = loop {
+        let seen = inst.ckpt.advanced.seq();
+        if inst.ckpt.done.load(Acquire) >= lsn {
+            break true;
+        }
+        if inst.stopping() {
+            break false;
+        }
+        inst.ckpt.target.fetch_max(lsn, AcqRel);
+        inst.dbwr_post.notify();
+        inst.ckpt
+            .advanced
+            .wait_past(seen, Duration::from_millis(20));
+    };
+    blocked.store(0, Release);
+    futex::wake_all(blocked);
+    ok
+}
+
 /// When the log writer's writes become durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Durability {
     /// Each write is durable when it returns: the redo logs opened O_DSYNC,
     /// or an fdatasync by the engine after each write (Oracle's LGWR,
-    /// InnoDB's write and fsync per commit group, `--redo-sync dsync` for
-    /// PostgreSQL's `open_datasync`).
+    /// `--redo-sync dsync` for PostgreSQL's `open_datasync`).
     EachWrite,
+    /// InnoDB's group commit (`group_commit`): whoever leads a group — a
+    /// committing session, or this thread for the page cleaners' and the
+    /// run's end — writes and then fsyncs the log itself (no fsync when the
+    /// logs are opened O_DSYNC); the engine syncs nothing by itself.
+    Led,
     /// PostgreSQL's `wal_sync_method = fdatasync`, its default on Linux:
     /// writes are not synced by themselves; the log writer fdatasyncs when
     /// a commit waits for redo not yet durable (the committing backend's
@@ -377,16 +494,16 @@ impl Durability {
     pub(crate) fn of(flavor: Flavor, sync: RedoSync) -> Durability {
         match (flavor, sync) {
             (Flavor::Postgres, RedoSync::Fdatasync) => Durability::WhenAsked,
-            (Flavor::Postgres | Flavor::Oracle | Flavor::Innodb, _) => Durability::EachWrite,
+            (Flavor::Innodb, _) => Durability::Led,
+            (Flavor::Postgres | Flavor::Oracle, _) => Durability::EachWrite,
         }
     }
 
     /// What the log writer's engine does after each write.
     pub(crate) fn engine_sync(self, sync: RedoSync) -> SyncAfterWrite {
         match (self, sync) {
-            (Durability::WhenAsked, _) | (Durability::EachWrite, RedoSync::Dsync) => {
-                SyncAfterWrite::None
-            }
+            (Durability::WhenAsked | Durability::Led, _)
+            | (Durability::EachWrite, RedoSync::Dsync) => SyncAfterWrite::None,
             (Durability::EachWrite, RedoSync::Fdatasync) => SyncAfterWrite::Fdatasync,
         }
     }
@@ -459,16 +576,16 @@ fn upto(partial: PartialBlock, block: u64, alloc: u64, flushed: u64, urgent: boo
 /// One log write: where it starts in the file, how many bytes it writes,
 /// and the file position of the redo after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Span {
-    offset: u64,
-    len: u64,
-    pos_after: u64,
+pub(crate) struct Span {
+    pub offset: u64,
+    pub len: u64,
+    pub pos_after: u64,
 }
 
 /// The write of `data` bytes of redo that go at file position `pos`, in
 /// blocks of `block` bytes. Padding leaves `pos` block-aligned; rewriting
 /// starts at the block `pos` is in (written before, partly filled).
-fn span(partial: PartialBlock, block: u64, pos: u64, data: u64) -> Span {
+pub(crate) fn span(partial: PartialBlock, block: u64, pos: u64, data: u64) -> Span {
     match partial {
         PartialBlock::Pad => {
             let len = data.div_ceil(block) * block;
@@ -557,7 +674,13 @@ mod tests {
         assert_eq!(of(Flavor::Postgres, RedoSync::Fdatasync), WhenAsked);
         assert_eq!(of(Flavor::Postgres, RedoSync::Dsync), EachWrite);
         assert_eq!(of(Flavor::Oracle, RedoSync::Fdatasync), EachWrite);
-        assert_eq!(of(Flavor::Innodb, RedoSync::Fdatasync), EachWrite);
+        assert_eq!(of(Flavor::Innodb, RedoSync::Fdatasync), Durability::Led);
+        assert_eq!(of(Flavor::Innodb, RedoSync::Dsync), Durability::Led);
+        assert_eq!(
+            Durability::Led.engine_sync(RedoSync::Fdatasync),
+            SyncAfterWrite::None,
+            "the leader fsyncs, not the engine"
+        );
         assert_eq!(
             WhenAsked.engine_sync(RedoSync::Fdatasync),
             SyncAfterWrite::None

@@ -12,6 +12,8 @@
 //! * `instance` — what the threads share (cache, log, checkpoint, signals)
 //!   and the counters each thread keeps.
 //! * `session`, `dbwr`, `lgwr` — the three kinds of threads.
+//! * `group_commit` — InnoDB's group commit: the committing sessions write
+//!   and fsync the log themselves, a leader per group (`--flavor innodb`).
 //! * `run` — starts them, runs the control loop, merges the results.
 //! * `cycle` — the model's checkpoints as they begin and complete, and the
 //!   thread that places the window in that cycle (`--window`).
@@ -44,6 +46,7 @@ pub mod run;
 pub(crate) mod dbwr;
 mod doublewrite;
 mod evict;
+mod group_commit;
 mod lgwr;
 pub mod memory;
 pub mod pace;

@@ -15,6 +15,7 @@ use super::cache::Cache;
 use super::dbwr::DbWriter;
 use super::doublewrite::Doublewrite;
 use super::flavor::{Flavor, FullPages};
+use super::group_commit::GroupCommit;
 use super::instance::{Checkpoint, Instance, Log, Tally};
 use super::keys::{KeyPicker, OpMix, Tablespace};
 use super::lgwr::{Durability, LogWriter};
@@ -98,6 +99,29 @@ pub(crate) fn doublewrite_file(slob: &SlobConfig) -> Option<PathBuf> {
     })
 }
 
+/// `--flavor innodb`'s redo logs `files`, written by whoever leads a
+/// commit group, stamped with the run's seed and the redo layout's id.
+fn group_commit(cfg: &RunConfig, slob: &SlobConfig, files: &[PathBuf]) -> GroupCommit {
+    let target = files
+        .first()
+        .and_then(|f| f.parent())
+        .and_then(|d| crate::storage::manifest::Manifest::load(d).ok().flatten())
+        .map_or(0, |m| m.target_id);
+    let sizes = (
+        slob.redo_file_size,
+        u64::from(slob.redo_block),
+        slob.log_buffer,
+    );
+    let fsync = slob.redo_sync == RedoSync::Fdatasync;
+    GroupCommit::new(
+        files.to_vec(),
+        sizes,
+        cfg.io_mode,
+        fsync,
+        (cfg.seed as u32, target),
+    )
+}
+
 /// Opens the doublewrite file as the datafiles are opened (`--io`).
 fn open_doublewrite(path: &std::path::Path, mode: IoMode) -> Result<OwnedFd, TargetError> {
     let flags = crate::engine::open_flags(mode, true);
@@ -162,6 +186,11 @@ pub struct Slob<'a> {
     data_fds: Vec<RawFd>,
     /// The DB writers' files: the datafiles, then the doublewrite file if any.
     dbwr_fds: Vec<RawFd>,
+    /// The sessions' files: the DB writers', then (`--flavor innodb`, whose
+    /// sessions write the log themselves) the redo logs.
+    session_fds: Vec<RawFd>,
+    /// `--flavor innodb`: the redo logs as InnoDB's group commit writes them.
+    group: Option<GroupCommit>,
     redo_fds: Vec<RawFd>,
     outlier_ns: u64,
     /// The layouts marked writing until the run ends cleanly.
@@ -202,6 +231,11 @@ impl<'a> Slob<'a> {
             .transpose()?;
         let mut dbwr_fds = data_fds.clone();
         dbwr_fds.extend(doublewrite.iter().map(|(_, fd)| fd.as_raw_fd()));
+        let group = (slob.flavor == Flavor::Innodb).then(|| group_commit(cfg, slob, &redo_files));
+        let mut session_fds = dbwr_fds.clone();
+        if group.is_some() {
+            session_fds.extend(redo.iter().map(|f| f.as_raw_fd()));
+        }
         // Marked before the first write: a kill leaves the mark (a block
         // device has no place for one).
         let mut marked = vec![slob.redo_dir.join(REDO_SUBDIR)];
@@ -265,6 +299,8 @@ impl<'a> Slob<'a> {
             doublewrite,
             data_fds,
             dbwr_fds,
+            session_fds,
+            group,
             redo_fds,
             outlier_ns: (cfg.outlier_ms * 1e6) as u64,
             mark,
@@ -364,8 +400,9 @@ impl Workload for Slob<'_> {
         let (kind, fds, depth, sync, who) = match self.role(t) {
             Role::Session(_) => (
                 self.cfg.engine,
-                // The doublewrite file too: `--flavor innodb` reads undo pages there.
-                &self.dbwr_fds,
+                // The doublewrite file too: `--flavor innodb` reads undo
+                // pages there (and writes the log itself).
+                &self.session_fds,
                 1,
                 SyncAfterWrite::None,
                 "session",
@@ -501,6 +538,7 @@ fn session(
             content: Content::new(c.cfg.content, slob.block_size, c.target_id),
             stamp: (c.target_id, c.cfg.seed as u32),
         }),
+        group: c.group.as_ref().map(|g| (g, c.dbwr_fds.len() as u32)),
     };
     s.run();
     let t0 = c.inst.run.start_ns.load(SeqCst);
@@ -532,6 +570,7 @@ fn dbwr(
         }),
         batch,
         queued: vec![0; batch],
+        scanned: 0,
         rng: Rng::for_stream(c.cfg.seed, u64::from(thread)),
         outlier_ns: c.outlier_ns,
         tally: Tally::default(),
@@ -566,6 +605,7 @@ fn lgwr(
         redo_block: u64::from(c.slob.redo_block),
         partial: c.slob.flavor.partial_block(),
         durability: Durability::of(c.slob.flavor, c.slob.redo_sync),
+        group: c.group.as_ref(),
         buf,
         seed: c.cfg.seed as u32,
         outlier_ns: c.outlier_ns,

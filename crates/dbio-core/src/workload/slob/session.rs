@@ -66,6 +66,10 @@ pub struct Session<'a, E: Engine> {
     /// How this session writes a dirty buffer itself when it finds no clean
     /// one (`--flavor postgres`); None: it waits for a DB writer.
     pub backend: Option<super::evict::BackendWriter>,
+    /// `--flavor innodb`: the log, which this session writes and fsyncs
+    /// itself when it leads its commit's group, and the number of the first
+    /// redo file among its engine's files. None: the log writer writes it.
+    pub group: Option<(&'a super::group_commit::GroupCommit, u32)>,
 }
 
 impl<E: Engine> Session<'_, E> {
@@ -365,17 +369,8 @@ impl<E: Engine> Session<'_, E> {
         }
         let t = now_ns();
         let end = log.alloc.fetch_add(redo, AcqRel) + redo;
-        log.wanted.fetch_max(end, AcqRel);
-        log.post();
-        loop {
-            let seen = log.written.seq();
-            if log.flushed.load(Acquire) >= end {
-                break;
-            }
-            if inst.stopping() {
-                return false;
-            }
-            log.written.wait_past(seen, NAP);
+        if !self.durable(end) {
+            return false;
         }
         let now = now_ns();
         self.wait(Event::LogFileSync, t, now);
@@ -389,6 +384,38 @@ impl<E: Engine> Session<'_, E> {
             c.redo_bytes += redo;
         });
         true
+    }
+
+    /// Waits until the redo below `end` is durable: the log writer's next
+    /// group makes it so, or (`--flavor innodb`) the group this session
+    /// leads or joins (`group_commit`). False when the run stopped.
+    fn durable(&mut self, end: u64) -> bool {
+        let log = &self.inst.log;
+        if let Some((group, first)) = self.group {
+            let mut l = super::group_commit::Leader::of(
+                (&mut self.engine, first),
+                (self.id, self.inst, self.outlier_ns),
+                (&mut self.tally, &mut self.stats, &mut self.series),
+            );
+            let Some(led) = group.up_to(&mut l, end) else {
+                return false;
+            };
+            let w = self.inst.in_window(now_ns());
+            self.tally.count(w, |c| c.commits_led += u64::from(led));
+            return true;
+        }
+        log.wanted.fetch_max(end, AcqRel);
+        log.post();
+        loop {
+            let seen = log.written.seq();
+            if log.flushed.load(Acquire) >= end {
+                return true;
+            }
+            if self.inst.stopping() {
+                return false;
+            }
+            log.written.wait_past(seen, NAP);
+        }
     }
 
     /// A multi-block read of `scan_blocks` physically contiguous blocks:

@@ -134,6 +134,7 @@ fn session<'a>(
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
         backend: None,
+        group: None,
     }
 }
 
@@ -217,6 +218,7 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 doublewrite: None,
                 batch: 4,
                 queued: vec![0; 4],
+                scanned: 0,
                 rng: Rng::for_stream(1, 9),
                 outlier_ns: u64::MAX,
                 tally: Tally::default(),
