@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use super::facts::RunFacts;
 use super::render::{METHOD, ratio_cell, rows, title};
-use super::{CellRow, PairTable, Ratio, Side, VsEngine, flavor_name};
+use super::{CellRow, PairTable, Quantity, Ratio, Side, VsEngine, flavor_name};
 use crate::grid;
 use crate::store::fmt_utc;
 use crate::workload::db::departures::Departure;
@@ -65,19 +65,25 @@ fn in_pair(side: Side, p: &PairTable) -> bool {
     }
 }
 
-fn range(values: &[f64]) -> String {
+/// A count or byte total as a whole number, anything else as
+/// `grid::readable` writes it.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        grid::readable(v)
+    }
+}
+
+/// Least–most and median of `values`, each written by `f`.
+fn range(values: &[f64], f: fn(f64) -> String) -> String {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     match (v.first(), v.last()) {
         (Some(lo), Some(hi)) => {
             let n = v.len();
             let median = (v[(n - 1) / 2] + v[n / 2]) / 2.0;
-            format!(
-                "{}–{}, median {}",
-                grid::readable(*lo),
-                grid::readable(*hi),
-                grid::readable(median)
-            )
+            format!("{}–{}, median {}", f(*lo), f(*hi), f(median))
         }
         _ => "not recorded".into(),
     }
@@ -114,7 +120,7 @@ fn summary(runs: &[&RunFacts]) -> String {
     let _ = writeln!(
         o,
         "* Load average (1 minute, the mean over each run's window): {} (each run's in the last table).",
-        range(&loads)
+        range(&loads, grid::readable)
     );
     let mut arms: Vec<&str> = runs.iter().map(|r| r.arm.as_str()).collect();
     arms.sort();
@@ -140,7 +146,7 @@ fn summary(runs: &[&RunFacts]) -> String {
             } else {
                 windows.join(", ")
             },
-            range(&done)
+            range(&done, number)
         );
     }
     o
@@ -198,7 +204,11 @@ fn outside(c: &CellRow) -> (usize, usize, Vec<String>) {
         if (lo..=hi).contains(&r.ratio) {
             within += 1;
         } else {
-            out.push(format!("{} {}", q.quantity, ratio_cell(&q.ratio)));
+            let name = Quantity::ALL
+                .iter()
+                .find(|x| x.name() == q.quantity)
+                .map_or(q.quantity, |x| x.header());
+            out.push(format!("{name} {}", ratio_cell(&q.ratio)));
         }
     }
     (within, known, out)
@@ -235,8 +245,8 @@ fn within(p: &PairTable) -> String {
     o
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map_or("-".into(), grid::readable)
+fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
+    v.map_or("-".into(), f)
 }
 
 /// Every run: when, how loaded, where its window sat.
@@ -273,16 +283,16 @@ fn run_table(runs: &[&RunFacts]) -> String {
             r.cell.update_pct.to_string(),
             r.cell.sessions.to_string(),
             fmt_utc(r.started_unix_ms as i64),
-            opt(r.load1),
+            opt(r.load1, grid::readable),
             if c.window.is_empty() {
                 "-".into()
             } else {
                 c.window.clone()
             },
-            opt(c.open_log_bytes_since),
-            opt(c.close_log_bytes_since),
-            opt(c.checkpoints_completed),
-            opt(c.first_change_share),
+            opt(c.open_log_bytes_since, number),
+            opt(c.close_log_bytes_since, number),
+            opt(c.checkpoints_completed, number),
+            opt(c.first_change_share, grid::readable),
         ]);
     }
     o.push_str(&grid::markdown(&rows));
