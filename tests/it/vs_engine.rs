@@ -23,6 +23,31 @@ const TINY: [&str; 6] = [
     "postgres",
 ];
 
+/// The runs of the PostgreSQL test: 4000 blocks (31 MiB) against a
+/// 16 MiB cache, so both read.
+const TINY_RUNS: [&str; 20] = [
+    "--sessions",
+    "1,2",
+    "--update-pct",
+    "25",
+    "--runs",
+    "3",
+    "--time",
+    "2",
+    "--ramp",
+    "0",
+    "--scale",
+    "4000",
+    "--cache",
+    "16M",
+    "--memory",
+    "256M",
+    "--set",
+    "work_unit=16",
+    "--image-size",
+    "1G",
+];
+
 fn completed_runs(plan: &str) -> Vec<(String, String)> {
     let conn = rusqlite::Connection::open(store_path()).unwrap();
     let mut q = conn
@@ -68,22 +93,10 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     // The server runs as postgres, who must reach the mounts under it.
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
-    // 4000 blocks (31 MiB) against a 16 MiB cache: both read.
     let out = dbio(&lab_dir)
         .args(TINY)
-        .args(["--sessions", "1,2", "--update-pct", "25", "--runs", "3"])
-        .args([
-            "--time", "2", "--ramp", "0", "--scale", "4000", "--cache", "16M",
-        ])
-        .args([
-            "--memory",
-            "256M",
-            "--set",
-            "work_unit=16",
-            "--format",
-            "json",
-        ])
-        .args(["--image-size", "1G", "--image-dir"])
+        .args(TINY_RUNS)
+        .args(["--format", "json", "--image-dir"])
         .arg(&tmp)
         .output()
         .unwrap();
@@ -155,29 +168,48 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
         "--report-only made runs"
     );
     eprintln!("{md}");
-    findings_from_the_store(&lab_dir, &tmp.join("findings"));
+    findings_from_the_store(&lab_dir, &tmp);
 }
 
 /// `--findings DIR` from the stored runs alone: the pair's document with
 /// every section, each run's load average and window, the departures.
-fn findings_from_the_store(lab_dir: &std::path::Path, dir: &std::path::Path) {
+fn findings_from_the_store(lab_dir: &std::path::Path, tmp: &std::path::Path) {
+    let dir = tmp.join("findings");
+    // Options other than the runs': refused, nothing written.
     let out = dbio(lab_dir)
         .args(TINY)
         .args(["--report-only", "--findings"])
-        .arg(dir)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("--findings: run "), "{err}");
+    assert!(!dir.exists(), "findings written from other options");
+    let out = dbio(lab_dir)
+        .args(TINY)
+        .args(TINY_RUNS)
+        .args(["--report-only", "--findings"])
+        .arg(&dir)
+        .arg("--image-dir")
+        .arg(tmp)
         .output()
         .unwrap();
     ok(&out);
     let doc = fs::read_to_string(dir.join("vs-engine-postgres.md")).unwrap();
     for section in [
         "## `--flavor postgres against --workload pg` (generated)",
-        "dbio lab vs-engine --name vs-tiny",
+        "dbio lab vs-engine --name vs-tiny --fs xfs --image-dir ",
+        "--flavor postgres --sessions 1,2 --update-pct 25 --runs 3",
         "* Host: ",
         "* Load average (1 minute, the mean over each run's window): ",
         "* Window of model-postgres: `--window cycles:3`",
         "* Window of pg: `--window cycles:3`",
         "### Settings",
-        "| model-postgres | `--workload slob --flavor postgres",
+        "| model-postgres | `--workload slob ",
+        "--flavor postgres",
+        "--time 2 --ramp 0",
         "--redo-file-size 16M",
         "--pg-set max_wal_size=32MB",
         "| max_wal_size | 32MB | 1GB |",
@@ -295,36 +327,34 @@ fn printed_plan(args: &[&str]) -> String {
     ok(&out)
 }
 
+/// Arm `arm` of a printed plan has each line of `want` and no key the
+/// cycle sets (`redo_file_size`, `pg_set`) unless `want` has it.
+fn arm_has(plan: &str, arm: &str, want: &[&str]) {
+    let keys = arm_keys(plan, &format!("lab.arms.{arm}"));
+    for w in want {
+        assert!(keys.iter().any(|k| k == w), "{arm}: no {w} in {keys:?}");
+    }
+    for cycle_key in ["redo_file_size", "pg_set"] {
+        let set = keys.iter().any(|k| k.starts_with(cycle_key));
+        let wanted = want.iter().any(|w| w.starts_with(cycle_key));
+        assert_eq!(set, wanted, "{arm}: {cycle_key} in {keys:?}");
+    }
+}
+
 fn the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike() {
     let _store = temp_store();
     // The default: whole cycles for the postgres pair, one checkpoint per
     // 16 MiB of WAL on both sides; the innodb pair's window any.
     let plan = printed_plan(&[]);
-    let model = arm_keys(&plan, "lab.arms.model-postgres");
-    let pg = arm_keys(&plan, "lab.arms.pg");
-    for arm in [&model, &pg] {
-        assert!(arm.contains(&r#"window = "cycles:3""#.into()), "{arm:?}");
-    }
-    assert!(
-        model.contains(&r#"redo_file_size = "16M""#.into()),
-        "{model:?}"
+    let cycles = r#"window = "cycles:3""#;
+    arm_has(
+        &plan,
+        "model-postgres",
+        &[cycles, r#"redo_file_size = "16M""#],
     );
-    assert!(
-        pg.contains(&r#"pg_set = "max_wal_size=32MB""#.into()),
-        "{pg:?}"
-    );
+    arm_has(&plan, "pg", &[cycles, r#"pg_set = "max_wal_size=32MB""#]);
     for arm in ["model-innodb", "mysql"] {
-        let keys = arm_keys(&plan, &format!("lab.arms.{arm}"));
-        assert!(
-            keys.contains(&r#"window = "any""#.into()),
-            "{arm}: {keys:?}"
-        );
-        assert!(
-            !keys
-                .iter()
-                .any(|k| k.starts_with("redo_file_size") || k.starts_with("pg_set")),
-            "{arm}: {keys:?}"
-        );
+        arm_has(&plan, arm, &[r#"window = "any""#]);
     }
 
     // Given: after a checkpoint, cycles of 32 MiB (max_wal_size 64MB).
@@ -336,54 +366,22 @@ fn the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike() {
         "--cycle-wal",
         "32M",
     ]);
-    let model = arm_keys(&plan, "lab.arms.model-postgres");
-    let pg = arm_keys(&plan, "lab.arms.pg");
-    assert!(
-        model.contains(&r#"window = "after-checkpoint""#.into()),
-        "{model:?}"
+    let after = r#"window = "after-checkpoint""#;
+    arm_has(
+        &plan,
+        "model-postgres",
+        &[after, r#"redo_file_size = "32M""#],
     );
-    assert!(
-        pg.contains(&r#"window = "after-checkpoint""#.into()),
-        "{pg:?}"
-    );
-    assert!(
-        model.contains(&r#"redo_file_size = "32M""#.into()),
-        "{model:?}"
-    );
-    assert!(
-        pg.contains(&r#"pg_set = "max_wal_size=64MB""#.into()),
-        "{pg:?}"
-    );
+    arm_has(&plan, "pg", &[after, r#"pg_set = "max_wal_size=64MB""#]);
 
     // Anywhere: no cycle settings, dbio's own (no checkpoint in a window).
     let plan = printed_plan(&["--flavor", "postgres", "--window", "any"]);
     for arm in ["model-postgres", "pg"] {
-        let keys = arm_keys(&plan, &format!("lab.arms.{arm}"));
-        assert!(
-            keys.contains(&r#"window = "any""#.into()),
-            "{arm}: {keys:?}"
-        );
-        assert!(
-            !keys
-                .iter()
-                .any(|k| k.starts_with("redo_file_size") || k.starts_with("pg_set")),
-            "{arm}: {keys:?}"
-        );
+        arm_has(&plan, arm, &[r#"window = "any""#]);
     }
     // An --arm-set of the same key wins over the window's.
     let plan = printed_plan(&["--arm-set", "pg:pg_set=max_wal_size=96MB"]);
-    let pg = arm_keys(&plan, "lab.arms.pg");
-    assert!(
-        pg.contains(&r#"pg_set = "max_wal_size=96MB""#.into()),
-        "{pg:?}"
-    );
-}
-
-crate::tests! {
-    the_model_against_postgresql_on_xfs_gives_ratios_with_intervals [Root, Postgres, Tool("mkfs.xfs")],
-    bad_input_is_one_line_and_exit_2_before_anything_runs,
-    the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike,
-    an_interrupted_vs_engine_resumes_where_it_stopped [Root, Postgres, Tool("mkfs.xfs")],
+    arm_has(&plan, "pg", &[cycles, r#"pg_set = "max_wal_size=96MB""#]);
 }
 
 /// A dbio started by a test, killed if the test fails before it ends.
@@ -447,7 +445,17 @@ fn an_interrupted_vs_engine_resumes_where_it_stopped() {
             .unwrap(),
     ));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while completed_runs("vs-resume").len() < 2 {
+    // The store is made by the first run: until then it has no table.
+    let done = || {
+        let conn = rusqlite::Connection::open(store_path()).ok()?;
+        conn.query_row(
+            "SELECT count(*) FROM runs WHERE plan = 'vs-resume' AND status = 'completed'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .ok()
+    };
+    while done().unwrap_or(0) < 2 {
         assert!(std::time::Instant::now() < deadline, "no 2 runs in 300 s");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
@@ -480,4 +488,11 @@ fn an_interrupted_vs_engine_resumes_where_it_stopped() {
         (Some(3), Some(3)),
         "{t}"
     );
+}
+
+crate::tests! {
+    the_model_against_postgresql_on_xfs_gives_ratios_with_intervals [Root, Postgres, Tool("mkfs.xfs")],
+    bad_input_is_one_line_and_exit_2_before_anything_runs,
+    the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike,
+    an_interrupted_vs_engine_resumes_where_it_stopped [Root, Postgres, Tool("mkfs.xfs")],
 }

@@ -10,6 +10,7 @@ use crate::cli::vs_engine::{LayoutArg, VsEngineArgs};
 use crate::plan::Plan;
 use crate::plan::vs_engine::{Layout, Spec, Storage};
 use crate::report::html::run_summary::shell_word;
+use crate::report::vs_engine::RunFacts;
 
 /// `dbio lab vs-engine` with every option that shapes the runs, defaults
 /// included (not `--format`, `--findings`, `--db` or `--report-only`).
@@ -68,6 +69,48 @@ pub fn command_line(a: &VsEngineArgs, spec: &Spec) -> String {
         opt("arm-set", kv.clone());
     }
     w.join(" ")
+}
+
+/// Refuses findings whose command line and settings would not be the
+/// runs' own (`--report-only` with other options than the runs were made
+/// with): each stored run's cell, `--time`, `--ramp` and window must be
+/// the plan's.
+pub fn check_runs_match(spec: &Spec, runs: &[RunFacts]) -> anyhow::Result<()> {
+    let secs = |key: &str| {
+        spec.shared
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.as_str())
+            .and_then(|v| crate::units::parse_seconds(v).ok())
+    };
+    let window_of = |arm: &str| {
+        spec.per_arm
+            .iter()
+            .find(|(a, k, _)| a == arm && k == "window")
+            .and_then(|(_, _, v)| v.as_str().map(str::to_string))
+    };
+    for r in runs {
+        let what = if !spec.sessions.contains(&r.cell.sessions) {
+            Some(format!("--sessions {}", r.cell.sessions))
+        } else if !spec.update_pcts.contains(&r.cell.update_pct) {
+            Some(format!("--update-pct {}", r.cell.update_pct))
+        } else if r.time_s != secs("time") {
+            Some(format!("--time {}", r.time_s.unwrap_or(0.0)))
+        } else if r.ramp_s != secs("ramp") {
+            Some(format!("--ramp {}", r.ramp_s.unwrap_or(0.0)))
+        } else if window_of(&r.arm).is_some_and(|w| w != r.window()) {
+            Some(format!("--window {} (arm {})", r.window(), r.arm))
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(super::usage(format!(
+                "--findings: run {} of plan {} was made with {what}, which these options do not give; give the options the runs were made with, so the findings' command line and settings are theirs",
+                r.id, spec.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Each arm's `dbio run` options, from its first run in the plan, without

@@ -276,6 +276,7 @@ pub fn execute(
     }
     let (table, facts) = table(&open_store()?, &plan.name)?;
     if let Some(dir) = &a.findings {
+        findings::check_runs_match(&spec, &facts)?;
         let cx = vs_engine::Context {
             command: command_line(a, &spec),
             arms: arm_options(&plan, spec.layout),

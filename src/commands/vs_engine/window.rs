@@ -43,7 +43,7 @@ pub fn max_wal_size(cycle: u64) -> u64 {
 
 /// `--cycle-wal`: whole WAL segments.
 fn check_cycle(cycle: u64) -> anyhow::Result<()> {
-    if cycle >= SEGMENT && cycle <= MOST && cycle.is_multiple_of(SEGMENT) {
+    if (SEGMENT..=MOST).contains(&cycle) && cycle.is_multiple_of(SEGMENT) {
         return Ok(());
     }
     Err(usage(format!(

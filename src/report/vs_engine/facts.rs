@@ -5,6 +5,7 @@
 //! server's defaults — all read from the stored run document.
 
 use super::{Cell, Measured, Side};
+use crate::config::RunLength;
 use crate::document::Report;
 use crate::document::cycle::CheckpointCycle;
 use crate::workload::db::departures::Departure;
@@ -30,6 +31,9 @@ pub struct RunFacts {
     #[serde(skip)]
     pub cell: Cell,
     pub started_unix_ms: u64,
+    /// `--time` and `--ramp`, seconds (None: a run of a set count).
+    pub time_s: Option<f64>,
+    pub ramp_s: Option<f64>,
     pub host: Host,
     /// The 1-minute load average over the window (None: no host telemetry).
     pub load1: Option<f64>,
@@ -40,6 +44,11 @@ pub struct RunFacts {
 }
 
 impl RunFacts {
+    /// The window the run was given (`any` when it recorded none).
+    pub fn window(&self) -> &str {
+        self.cycle.as_ref().map_or("any", |c| c.window.as_str())
+    }
+
     /// The facts of stored run `id` of arm `arm`, measured as `m`.
     pub fn of(id: i64, arm: &str, r: &Report, m: &Measured) -> RunFacts {
         let e = &r.environment;
@@ -51,8 +60,14 @@ impl RunFacts {
             let cycle = r.slob.as_ref().and_then(|s| s.checkpoint_cycle.clone());
             (cycle, Vec::new())
         };
+        let (time_s, ramp_s) = match r.config.length {
+            RunLength::Time { time_s, ramp_s } => (Some(time_s), Some(ramp_s)),
+            RunLength::Ops { .. } => (None, None),
+        };
         RunFacts {
             id,
+            time_s,
+            ramp_s,
             arm: arm.to_string(),
             side: m.side,
             cell: m.cell,
