@@ -176,17 +176,24 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
 fn findings_from_the_store(lab_dir: &std::path::Path, tmp: &std::path::Path) {
     let dir = tmp.join("findings");
     // Options other than the runs': refused, nothing written.
-    let out = dbio(lab_dir)
-        .args(TINY)
-        .args(["--report-only", "--findings"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("--findings: run "), "{err}");
-    assert!(!dir.exists(), "findings written from other options");
+    let other_cycle = [&TINY_RUNS[..], &["--cycle-wal", "32M"]].concat();
+    for (other, why) in [
+        (&[][..], "--findings: run "),
+        (&other_cycle[..], "; --cycle-wal)"),
+    ] {
+        let out = dbio(lab_dir)
+            .args(TINY)
+            .args(other)
+            .args(["--report-only", "--findings"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(!dir.exists(), "findings written from other options");
+    }
     let out = dbio(lab_dir)
         .args(TINY)
         .args(TINY_RUNS)

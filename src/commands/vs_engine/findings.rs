@@ -83,12 +83,14 @@ pub fn check_runs_match(spec: &Spec, runs: &[RunFacts]) -> anyhow::Result<()> {
             .and_then(|(_, v)| v.as_str())
             .and_then(|v| crate::units::parse_seconds(v).ok())
     };
-    let window_of = |arm: &str| {
+    let own = |arm: &str, key: &str| {
         spec.per_arm
             .iter()
-            .find(|(a, k, _)| a == arm && k == "window")
+            .rev()
+            .find(|(a, k, _)| a == arm && k == key)
             .and_then(|(_, _, v)| v.as_str().map(str::to_string))
     };
+    let window_of = |arm: &str| own(arm, "window");
     for r in runs {
         let what = if !spec.sessions.contains(&r.cell.sessions) {
             Some(format!("--sessions {}", r.cell.sessions))
@@ -100,6 +102,8 @@ pub fn check_runs_match(spec: &Spec, runs: &[RunFacts]) -> anyhow::Result<()> {
             Some(format!("--ramp {}", r.ramp_s.unwrap_or(0.0)))
         } else if window_of(&r.arm).is_some_and(|w| w != r.window()) {
             Some(format!("--window {} (arm {})", r.window(), r.arm))
+        } else if let Some(other) = cycle_differs(r, &own) {
+            Some(other)
         } else {
             None
         };
@@ -111,6 +115,24 @@ pub fn check_runs_match(spec: &Spec, runs: &[RunFacts]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The cycle's setting of a run where it is not the plan's: the model's
+/// redo file size, PostgreSQL's `max_wal_size` (`--cycle-wal`).
+fn cycle_differs(r: &RunFacts, own: &dyn Fn(&str, &str) -> Option<String>) -> Option<String> {
+    if let (Some(want), Some(have)) = (own(&r.arm, "redo_file_size"), r.redo_file_size)
+        && crate::units::parse_size(&want).ok() != Some(have)
+    {
+        return Some(format!(
+            "redo files of {} (arm {}; --cycle-wal)",
+            crate::units::fmt_size(have),
+            r.arm
+        ));
+    }
+    let want = own(&r.arm, "pg_set")?;
+    let want = want.strip_prefix("max_wal_size=")?;
+    let have = r.departure("max_wal_size").unwrap_or("dbio's own");
+    (have != want).then(|| format!("max_wal_size {have} (arm {}; --cycle-wal)", r.arm))
 }
 
 /// Each arm's `dbio run` options, from its first run in the plan, without

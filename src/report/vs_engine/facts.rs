@@ -5,7 +5,7 @@
 //! server's defaults — all read from the stored run document.
 
 use super::{Cell, Measured, Side};
-use crate::config::RunLength;
+use crate::config::{RunLength, WorkloadConfig};
 use crate::document::Report;
 use crate::document::cycle::CheckpointCycle;
 use crate::workload::db::departures::Departure;
@@ -34,6 +34,8 @@ pub struct RunFacts {
     /// `--time` and `--ramp`, seconds (None: a run of a set count).
     pub time_s: Option<f64>,
     pub ramp_s: Option<f64>,
+    /// The model's redo file size, bytes (None for a server).
+    pub redo_file_size: Option<u64>,
     pub host: Host,
     /// The 1-minute load average over the window (None: no host telemetry).
     pub load1: Option<f64>,
@@ -44,6 +46,15 @@ pub struct RunFacts {
 }
 
 impl RunFacts {
+    /// The value of setting `name` dbio gave the server, as its departures
+    /// list it (None: not a departure, or the model).
+    pub fn departure(&self, name: &str) -> Option<&str> {
+        self.departures
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.value.as_str())
+    }
+
     /// The window the run was given (`any` when it recorded none).
     pub fn window(&self) -> &str {
         self.cycle.as_ref().map_or("any", |c| c.window.as_str())
@@ -64,8 +75,13 @@ impl RunFacts {
             RunLength::Time { time_s, ramp_s } => (Some(time_s), Some(ramp_s)),
             RunLength::Ops { .. } => (None, None),
         };
+        let redo_file_size = match &r.config.workload {
+            WorkloadConfig::Slob(s) => Some(s.redo_file_size),
+            _ => None,
+        };
         RunFacts {
             id,
+            redo_file_size,
             time_s,
             ramp_s,
             arm: arm.to_string(),
