@@ -102,10 +102,8 @@ pub fn check_runs_match(spec: &Spec, runs: &[RunFacts]) -> anyhow::Result<()> {
             Some(format!("--ramp {}", r.ramp_s.unwrap_or(0.0)))
         } else if window_of(&r.arm).is_some_and(|w| w != r.window()) {
             Some(format!("--window {} (arm {})", r.window(), r.arm))
-        } else if let Some(other) = cycle_differs(r, &own) {
-            Some(other)
         } else {
-            None
+            cycle_differs(r, &own)
         };
         if let Some(what) = what {
             return Err(super::usage(format!(
