@@ -76,6 +76,12 @@ pub struct VsEngineArgs {
     /// The memory bound: --pg-memory / --mysql-memory, and the model's --memory where dbio run has it; `none` for no bound.
     #[arg(long, default_value = "512M")]
     pub memory: String,
+    /// Where each run's window sits in the checkpoint cycle, given to both arms of a pair: any, after-checkpoint, or cycles:N (from a checkpoint until N more complete, --time the longest) [default: cycles:3 for postgres/pg; innodb/mysql always any: InnoDB's checkpoint moves after every flush batch].
+    #[arg(long, value_name = "WHERE", value_parser = crate::workload::db::cycle::CycleWindow::parse)]
+    pub window: Option<crate::workload::db::cycle::CycleWindow>,
+    /// WAL per checkpoint cycle on both sides of the postgres pair when the window is placed (not any): PostgreSQL checkpoints every SIZE of WAL (max_wal_size set to match) and the model's redo files are SIZE each; a multiple of 16M (a WAL segment).
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::units::parse_size)]
+    pub cycle_wal: u64,
     /// Another dbio run option for every arm, KEY=VALUE as in a plan's [workload] (e.g. --set work_unit=64); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -85,6 +91,9 @@ pub struct VsEngineArgs {
     /// The table's format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TableFormat,
+    /// Also write the findings, a Markdown file per flavor (DIR/vs-engine-FLAVOR.md): command line, dates, host and load, settings and departures, the tables, the cells within 0.9-1.1.
+    #[arg(long, value_name = "DIR")]
+    pub findings: Option<PathBuf>,
     /// Show the plan's runs and what the lab would build; run nothing.
     #[arg(long, conflicts_with = "report_only")]
     pub dry_run: bool,

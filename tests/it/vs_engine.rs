@@ -23,6 +23,31 @@ const TINY: [&str; 6] = [
     "postgres",
 ];
 
+/// The runs of the PostgreSQL test: 4000 blocks (31 MiB) against a
+/// 16 MiB cache, so both read.
+const TINY_RUNS: [&str; 20] = [
+    "--sessions",
+    "1,2",
+    "--update-pct",
+    "25",
+    "--runs",
+    "3",
+    "--time",
+    "2",
+    "--ramp",
+    "0",
+    "--scale",
+    "4000",
+    "--cache",
+    "16M",
+    "--memory",
+    "256M",
+    "--set",
+    "work_unit=16",
+    "--image-size",
+    "1G",
+];
+
 fn completed_runs(plan: &str) -> Vec<(String, String)> {
     let conn = rusqlite::Connection::open(store_path()).unwrap();
     let mut q = conn
@@ -68,22 +93,10 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
     let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
     // The server runs as postgres, who must reach the mounts under it.
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
-    // 4000 blocks (31 MiB) against a 16 MiB cache: both read.
     let out = dbio(&lab_dir)
         .args(TINY)
-        .args(["--sessions", "1,2", "--update-pct", "25", "--runs", "3"])
-        .args([
-            "--time", "2", "--ramp", "0", "--scale", "4000", "--cache", "16M",
-        ])
-        .args([
-            "--memory",
-            "256M",
-            "--set",
-            "work_unit=16",
-            "--format",
-            "json",
-        ])
-        .args(["--image-size", "1G", "--image-dir"])
+        .args(TINY_RUNS)
+        .args(["--format", "json", "--image-dir"])
         .arg(&tmp)
         .output()
         .unwrap();
@@ -155,6 +168,81 @@ fn the_model_against_postgresql_on_xfs_gives_ratios_with_intervals() {
         "--report-only made runs"
     );
     eprintln!("{md}");
+    findings_from_the_store(&lab_dir, &tmp);
+}
+
+/// `--findings DIR` from the stored runs alone: the pair's document with
+/// every section, each run's load average and window, the departures.
+fn findings_from_the_store(lab_dir: &std::path::Path, tmp: &std::path::Path) {
+    let dir = tmp.join("findings");
+    // Options other than the runs': refused, nothing written.
+    let other_cycle = [&TINY_RUNS[..], &["--cycle-wal", "32M"]].concat();
+    for (other, why) in [
+        (&[][..], "--findings: run "),
+        (&other_cycle[..], "; --cycle-wal)"),
+    ] {
+        let out = dbio(lab_dir)
+            .args(TINY)
+            .args(other)
+            .args(["--report-only", "--findings"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(!dir.exists(), "findings written from other options");
+    }
+    let out = dbio(lab_dir)
+        .args(TINY)
+        .args(TINY_RUNS)
+        .args(["--report-only", "--findings"])
+        .arg(&dir)
+        .arg("--image-dir")
+        .arg(tmp)
+        .output()
+        .unwrap();
+    ok(&out);
+    let doc = fs::read_to_string(dir.join("vs-engine-postgres.md")).unwrap();
+    for section in [
+        "## `--flavor postgres against --workload pg` (generated)",
+        "dbio lab vs-engine --name vs-tiny --fs xfs --image-dir ",
+        "--flavor postgres --sessions 1,2 --update-pct 25 --runs 3",
+        "* Host: ",
+        "* Load average (1 minute, the mean over each run's window): ",
+        "* Window of model-postgres: `--window cycles:3`",
+        "* Window of pg: `--window cycles:3`",
+        "### Settings",
+        "| model-postgres | `--workload slob ",
+        "--flavor postgres",
+        "--time 2 --ramp 0",
+        "--redo-file-size 16M",
+        "--pg-set max_wal_size=32MB",
+        "| max_wal_size | 32MB | 1GB |",
+        "### Model / engine",
+        "### Per operation, model / engine",
+        "### Within range",
+        "### Runs",
+    ] {
+        assert!(doc.contains(section), "no {section:?} in\n{doc}");
+    }
+    // Every counted run in the runs table, with its load average.
+    let runs: Vec<&str> = doc
+        .lines()
+        .filter(|l| l.contains("| model-postgres | 25 |") || l.contains("| pg | 25 |"))
+        .collect();
+    assert_eq!(runs.len(), 12, "{doc}");
+    for r in runs {
+        let cells: Vec<&str> = r.split(" | ").collect();
+        let load: f64 = cells[5]
+            .parse()
+            .unwrap_or_else(|_| panic!("no load in {r}"));
+        assert!(load >= 0.0, "{r}");
+        assert_eq!(cells[6], "cycles:3", "{r}");
+    }
+    assert!(doc.contains("| 25 | 1 | "), "{doc}");
+    assert!(!dir.join("vs-engine-innodb.md").exists(), "no innodb runs");
 }
 
 /// One line, exit 2, and nothing made or stored.
@@ -203,9 +291,215 @@ fn bad_input_is_one_line_and_exit_2_before_anything_runs() {
         &["--arm-set", "pg:pg_sett=x=1"],
         "--arm-set pg:pg_sett: is not an option of dbio run",
     );
+    refused(
+        &["--window", "cycles:0"],
+        "give any, after-checkpoint, or cycles:N",
+    );
+    refused(
+        &["--window", "sometimes"],
+        "give any, after-checkpoint, or cycles:N",
+    );
+    refused(
+        &["--cycle-wal", "10M"],
+        "--cycle-wal 10 MiB: give a multiple of 16M",
+    );
+    refused(
+        &["--flavor", "innodb", "--window", "cycles:2"],
+        "--window cycles:2: InnoDB's checkpoint moves after every flush batch",
+    );
+    refused(
+        &["--set", "window=any"],
+        "--set window: dbio lab vs-engine sets window itself (use --window)",
+    );
+}
+
+/// The printed plan's arms: `key = value` lines of `[SECTION]`.
+fn arm_keys(plan: &str, section: &str) -> Vec<String> {
+    plan.split("\n\n")
+        .find(|s| s.starts_with(&format!("[{section}]")))
+        .unwrap_or_else(|| panic!("no [{section}] in\n{plan}"))
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+fn printed_plan(args: &[&str]) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dbio(&tmp.path().join("state"))
+        .args(["lab", "vs-engine", "--print-plan"])
+        .args(args)
+        .output()
+        .unwrap();
+    ok(&out)
+}
+
+/// Arm `arm` of a printed plan has each line of `want` and no key the
+/// cycle sets (`redo_file_size`, `pg_set`) unless `want` has it.
+fn arm_has(plan: &str, arm: &str, want: &[&str]) {
+    let keys = arm_keys(plan, &format!("lab.arms.{arm}"));
+    for w in want {
+        assert!(keys.iter().any(|k| k == w), "{arm}: no {w} in {keys:?}");
+    }
+    for cycle_key in ["redo_file_size", "pg_set"] {
+        let set = keys.iter().any(|k| k.starts_with(cycle_key));
+        let wanted = want.iter().any(|w| w.starts_with(cycle_key));
+        assert_eq!(set, wanted, "{arm}: {cycle_key} in {keys:?}");
+    }
+}
+
+fn the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike() {
+    let _store = temp_store();
+    // The default: whole cycles for the postgres pair, one checkpoint per
+    // 16 MiB of WAL on both sides; the innodb pair's window any.
+    let plan = printed_plan(&[]);
+    let cycles = r#"window = "cycles:3""#;
+    arm_has(
+        &plan,
+        "model-postgres",
+        &[cycles, r#"redo_file_size = "16M""#],
+    );
+    arm_has(&plan, "pg", &[cycles, r#"pg_set = "max_wal_size=32MB""#]);
+    for arm in ["model-innodb", "mysql"] {
+        arm_has(&plan, arm, &[r#"window = "any""#]);
+    }
+
+    // Given: after a checkpoint, cycles of 32 MiB (max_wal_size 64MB).
+    let plan = printed_plan(&[
+        "--flavor",
+        "postgres",
+        "--window",
+        "after-checkpoint",
+        "--cycle-wal",
+        "32M",
+    ]);
+    let after = r#"window = "after-checkpoint""#;
+    arm_has(
+        &plan,
+        "model-postgres",
+        &[after, r#"redo_file_size = "32M""#],
+    );
+    arm_has(&plan, "pg", &[after, r#"pg_set = "max_wal_size=64MB""#]);
+
+    // Anywhere: no cycle settings, dbio's own (no checkpoint in a window).
+    let plan = printed_plan(&["--flavor", "postgres", "--window", "any"]);
+    for arm in ["model-postgres", "pg"] {
+        arm_has(&plan, arm, &[r#"window = "any""#]);
+    }
+    // An --arm-set of the same key wins over the window's.
+    let plan = printed_plan(&["--arm-set", "pg:pg_set=max_wal_size=96MB"]);
+    arm_has(&plan, "pg", &[cycles, r#"pg_set = "max_wal_size=96MB""#]);
+}
+
+/// A dbio started by a test, killed if the test fails before it ends.
+struct Running(Option<std::process::Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Ctrl-C after two runs: exit 130, nothing left mounted; the same command
+/// again makes only the runs left, and the table holds each run once.
+fn an_interrupted_vs_engine_resumes_where_it_stopped() {
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let case = root_case();
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp_s = tmp.display().to_string();
+    let args = [
+        "lab",
+        "vs-engine",
+        "--name",
+        "vs-resume",
+        "--flavor",
+        "postgres",
+        "--sessions",
+        "1",
+        "--update-pct",
+        "25",
+        "--runs",
+        "3",
+        "--time",
+        "2",
+        "--ramp",
+        "0",
+        "--scale",
+        "2000",
+        "--cache",
+        "16M",
+        "--memory",
+        "256M",
+        "--set",
+        "work_unit=16",
+        "--image-size",
+        "1G",
+        "--image-dir",
+        &tmp_s,
+    ];
+    let mut running = Running(Some(
+        dbio(&lab_dir)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    // The store is made by the first run: until then it has no table.
+    let done = || {
+        let conn = rusqlite::Connection::open(store_path()).ok()?;
+        conn.query_row(
+            "SELECT count(*) FROM runs WHERE plan = 'vs-resume' AND status = 'completed'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .ok()
+    };
+    while done().unwrap_or(0) < 2 {
+        assert!(std::time::Instant::now() < deadline, "no 2 runs in 300 s");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let child = running.0.take().unwrap();
+    // SAFETY: kill(2) on the pid of a child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_nothing_left(&tmp, &lab_dir);
+    let before = completed_runs("vs-resume");
+    assert!((2..6).contains(&before.len()), "{before:?}");
+
+    let stdout = ok(&dbio(&lab_dir)
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap());
+    assert_nothing_left(&tmp, &lab_dir);
+    let after = completed_runs("vs-resume");
+    assert_eq!(after.len(), 6, "{after:?}");
+    assert_eq!(after[..before.len()], before[..], "the first runs kept");
+    let mut keys: Vec<&String> = after.iter().map(|(_, k)| k).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 6, "a cell's run made twice: {after:?}");
+    let t: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let cell = &t["pairs"][0]["cells"][0];
+    assert_eq!(
+        (cell["model_runs"].as_u64(), cell["engine_runs"].as_u64()),
+        (Some(3), Some(3)),
+        "{t}"
+    );
 }
 
 crate::tests! {
     the_model_against_postgresql_on_xfs_gives_ratios_with_intervals [Root, Postgres, Tool("mkfs.xfs")],
     bad_input_is_one_line_and_exit_2_before_anything_runs,
+    the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike,
+    an_interrupted_vs_engine_resumes_where_it_stopped [Root, Postgres, Tool("mkfs.xfs")],
 }

@@ -291,7 +291,7 @@ fn seconds(s: f64) -> String {
 
 /// A word as a POSIX shell reads it back: bare when it is only safe
 /// characters, else in single quotes (a `'` inside as `'\''`).
-fn shell_word(w: &str) -> String {
+pub fn shell_word(w: &str) -> String {
     let safe = !w.is_empty()
         && w.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-:+=,@%".contains(c));

@@ -9,6 +9,8 @@
 //! the command's default without other edits. `measure.rs` reads one run's
 //! quantities; `render.rs` writes the table as text, Markdown and JSON.
 
+mod facts;
+mod findings;
 mod measure;
 mod render;
 #[cfg(test)]
@@ -20,6 +22,8 @@ use crate::analysis::{NoRatio, RatioCi, ratio_ci};
 use crate::choice::Choice;
 use crate::workload::slob::flavor::Flavor;
 
+pub use facts::{Host, RunFacts};
+pub use findings::{Context, OPS, PER_OP};
 pub use measure::{Cell, Engine, Measured, Quantity, Side};
 pub use render::{json, markdown, text};
 
@@ -72,6 +76,14 @@ pub fn paired_flavors() -> Vec<(Flavor, Pair)> {
     Flavor::ALL
         .iter()
         .filter_map(|(f, _)| pair_of(*f).map(|p| (*f, p)))
+        .collect()
+}
+
+/// The findings of `t`, a Markdown document per pair: (file name, text).
+pub fn findings(t: &VsEngine, cx: &Context) -> Vec<(String, String)> {
+    t.pairs
+        .iter()
+        .map(|p| (findings::file_name(p), findings::markdown(t, p, cx)))
         .collect()
 }
 

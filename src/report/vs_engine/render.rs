@@ -9,7 +9,7 @@ use super::{CellRow, PairTable, Quantity, Ratio, VsEngine};
 use crate::grid;
 
 /// A ratio and its interval: `1.02 [0.95, 1.10]`; `-` when there is none.
-fn ratio_cell(r: &Ratio) -> String {
+pub(super) fn ratio_cell(r: &Ratio) -> String {
     match r {
         Ratio::Known(c) => format!(
             "{} [{}, {}]",
@@ -43,7 +43,7 @@ fn lead(c: &CellRow) -> Vec<String> {
 }
 
 /// The ratio rows and the mean rows of one pair (headers first).
-fn rows(p: &PairTable) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+pub(super) fn rows(p: &PairTable) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     let mut ratios = vec![header(&["UPD%", "sessions", "n model/engine"])];
     let mut means = vec![header(&["UPD%", "sessions", "n model/engine"])];
     for c in &p.cells {
@@ -61,7 +61,7 @@ fn rows(p: &PairTable) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     (ratios, means)
 }
 
-fn title(p: &PairTable) -> String {
+pub(super) fn title(p: &PairTable) -> String {
     format!(
         "--flavor {} against --workload {}",
         p.flavor,
@@ -69,7 +69,7 @@ fn title(p: &PairTable) -> String {
     )
 }
 
-const METHOD: &str = "ratio model / engine of the runs' means, [95% interval: log-ratio t, Welch df]; per op = per statement run; commits = the updates' commits";
+pub(super) const METHOD: &str = "ratio model / engine of the runs' means, [95% interval: log-ratio t, Welch df]; per op = per statement run; commits = the updates' commits";
 
 fn empty_note(t: &VsEngine) -> String {
     format!(

@@ -115,3 +115,42 @@ fn no_pair_says_so() {
         "{txt}"
     );
 }
+
+#[test]
+fn the_findings_say_which_ratios_are_outside_their_range() {
+    let (f, _) = pg_pair();
+    // ops/s 1.2x (within 0.8-1.25), reads/op 1.2x (outside 0.9-1.1).
+    let runs: Vec<(String, Measured)> = [1.19, 1.2, 1.21, 0.99, 1.0, 1.01]
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let side = if i < 3 {
+                Side::Model(f)
+            } else {
+                Side::Engine(Engine::Pg)
+            };
+            (format!("run {i}"), run(side, 8, s))
+        })
+        .collect();
+    let t = VsEngine::build("p", &runs, Vec::new());
+    let cx = Context {
+        command: "dbio lab vs-engine --name p".into(),
+        arms: vec![("pg".into(), "--workload pg".into())],
+        runs: &[],
+    };
+    let docs = findings(&t, &cx);
+    assert_eq!(docs.len(), 1);
+    let (name, doc) = &docs[0];
+    assert_eq!(name, "vs-engine-postgres.md");
+    let verdict = doc
+        .lines()
+        .find(|l| l.starts_with("| 25 | 8 | ") && l.contains(" of "))
+        .unwrap_or_else(|| panic!("no verdict row in\n{doc}"));
+    assert!(verdict.contains("reads/op 1.20 ["), "{verdict}");
+    assert!(!verdict.contains("ops/s"), "ops/s 1.2 is within: {verdict}");
+    assert!(doc.contains("dbio lab vs-engine --name p"), "{doc}");
+    assert!(
+        doc.contains("Load average (1 minute, the mean over each run's window): not recorded"),
+        "{doc}"
+    );
+}

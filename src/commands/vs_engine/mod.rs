@@ -17,8 +17,15 @@ use crate::cli::vs_engine::{LayoutArg, TableFormat, VsEngineArgs};
 use crate::document::Report;
 use crate::plan::vs_engine::{Layout, Spec, Storage};
 use crate::plan::{self, FsKind};
-use crate::report::vs_engine::{self, MIN_RUNS, Measured, Pair, VsEngine, flavor_name, pair_of};
+use crate::report::vs_engine::{
+    self, MIN_RUNS, Measured, Pair, RunFacts, VsEngine, flavor_name, pair_of,
+};
 use crate::store::{RunFilter, Store};
+
+mod findings;
+mod window;
+
+use findings::{arm_options, command_line, write_findings};
 
 /// Options the command sets itself, and the option to use instead.
 const OWN: &[(&str, &str)] = &[
@@ -38,6 +45,7 @@ const OWN: &[(&str, &str)] = &[
     ("memory", "use --memory"),
     ("pg_memory", "use --memory"),
     ("mysql_memory", "use --memory"),
+    ("window", "use --window"),
 ];
 
 fn usage(msg: String) -> anyhow::Error {
@@ -157,7 +165,8 @@ fn spec(a: &VsEngineArgs) -> anyhow::Result<Spec> {
         shared.push(set_entry(kv)?);
     }
     let pairs: Vec<Pair> = flavors.into_iter().map(|(_, p)| p).collect();
-    let mut per_arm = Vec::new();
+    // The window's own settings first: an --arm-set of the same key wins.
+    let mut per_arm = window::per_arm(a.window, a.cycle_wal, &pairs)?;
     for s in &a.arm_set {
         per_arm.push(arm_entry(s, &pairs)?);
     }
@@ -265,7 +274,16 @@ pub fn execute(
             return Ok(());
         }
     }
-    let table = table(&open_store()?, &plan.name)?;
+    let (table, facts) = table(&open_store()?, &plan.name)?;
+    if let Some(dir) = &a.findings {
+        findings::check_runs_match(&spec, &facts)?;
+        let cx = vs_engine::Context {
+            command: command_line(a, &spec),
+            arms: arm_options(&plan, spec.layout),
+            runs: &facts,
+        };
+        write_findings(dir, &vs_engine::findings(&table, &cx))?;
+    }
     let out = match a.format {
         TableFormat::Text => vs_engine::text(&table),
         TableFormat::Markdown => vs_engine::markdown(&table),
@@ -274,8 +292,8 @@ pub fn execute(
     super::output::print(&out)
 }
 
-/// The table of the plan's completed, counted runs.
-fn table(store: &Store, plan: &str) -> anyhow::Result<VsEngine> {
+/// The table of the plan's completed, counted runs, and their facts.
+fn table(store: &Store, plan: &str) -> anyhow::Result<(VsEngine, Vec<RunFacts>)> {
     let filter = RunFilter {
         plan: Some(plan.to_string()),
         ..Default::default()
@@ -284,6 +302,7 @@ fn table(store: &Store, plan: &str) -> anyhow::Result<VsEngine> {
         .list(&filter)
         .map_err(|e| CommandError::Failed(e.to_string()))?;
     let mut measured = Vec::new();
+    let mut facts = Vec::new();
     let mut left_out = Vec::new();
     for row in rows.iter().filter(|r| r.status == "completed" && !r.warmup) {
         let run = store
@@ -296,11 +315,15 @@ fn table(store: &Store, plan: &str) -> anyhow::Result<VsEngine> {
         );
         match Report::from_stored(&run.report) {
             Ok(r) => match Measured::of(&r) {
-                Ok(m) => measured.push((what, m)),
+                Ok(m) => {
+                    let arm = row.variable.as_deref().unwrap_or("-");
+                    facts.push(RunFacts::of(row.id, arm, &r, &m));
+                    measured.push((what, m));
+                }
                 Err(why) => left_out.push(format!("{what}: {why}")),
             },
             Err(e) => left_out.push(format!("{what}: its document does not read: {e}")),
         }
     }
-    Ok(VsEngine::build(plan, &measured, left_out))
+    Ok((VsEngine::build(plan, &measured, left_out), facts))
 }
