@@ -473,7 +473,9 @@ impl Cache {
             for k in 0..u64::from(SWEEP) {
                 let i = set.lo as usize + ((base + k) % len) as usize;
                 match self.try_claim(i, false) {
-                    c @ (Claim::Got(_) | Claim::Dirty(_)) => return (Some(c), looked + k as u32 + 1),
+                    c @ (Claim::Got(_) | Claim::Dirty(_)) => {
+                        return (Some(c), looked + k as u32 + 1);
+                    }
                     Claim::Used => {
                         spare.get_or_insert(i);
                     }
@@ -547,9 +549,7 @@ impl Cache {
                 {
                     return Claim::Busy;
                 }
-                self.sets[self.set_of(i as u32)]
-                    .dirty
-                    .fetch_sub(1, Relaxed);
+                self.sets[self.set_of(i as u32)].dirty.fetch_sub(1, Relaxed);
                 Claim::Dirty(i as u32)
             }
         }
