@@ -532,13 +532,15 @@ impl Cache {
     /// Dirty, idle buffer `i` (state `s`): with [`Replacement::DirtyToo`]
     /// and its use bit clear, claimed for the session to write (pinned,
     /// WRITING, no longer dirty); used since the hand last passed, it gets
-    /// its second chance. Never a spare: a dirty victim costs a write.
+    /// its second chance, and may be the sweep's spare as a clean one may
+    /// (PostgreSQL's sweep goes on round the clock until a usage count
+    /// reaches 0, dirty or not).
     fn try_claim_dirty(&self, i: usize, s: u32) -> Claim {
         match self.replacement {
             Replacement::CleanOnly => Claim::Busy,
             Replacement::DirtyToo if s & USED != 0 => {
                 self.state[i].fetch_and(!USED, Relaxed);
-                Claim::Busy
+                Claim::Used
             }
             Replacement::DirtyToo => {
                 let new = (s & !DIRTY) | WRITING | PIN_ONE;
