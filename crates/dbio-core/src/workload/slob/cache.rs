@@ -15,7 +15,12 @@
 //! it asks the DB writers to clean the set and returns
 //! [`Lookup::NoFreeBuffer`] (the session waits: "free buffer waits"). So the
 //! work of a miss is bounded whatever the state of the cache, and no word is
-//! written by every session on every miss.
+//! written by every session on every miss. With PostgreSQL's replacement
+//! ([`Replacement::DirtyToo`], `--flavor postgres`) the sweep takes a dirty
+//! buffer as it takes a clean one, when its use bit is clear, and the
+//! session writes it before reusing it ([`Lookup::DirtyVictim`]), as a
+//! PostgreSQL backend's clock sweep does: dirty buffers then stay in the
+//! cache as long as clean ones, no longer.
 //!
 //! Bytes of a buffer are touched only by the thread that holds its READING
 //! (the session reading it in) or WRITING (the DB writer writing it out) bit,
@@ -70,9 +75,25 @@ struct WorkSet {
     sleepers: AtomicU32,
 }
 
+/// Which buffers a miss may take (the flavor's buffer replacement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replacement {
+    /// Clean ones only: a dirty buffer stays until a DB writer writes it
+    /// (Oracle's and InnoDB's sessions never write).
+    CleanOnly,
+    /// PostgreSQL's clock sweep (`StrategyGetBuffer`): the first unpinned
+    /// buffer whose use bit is clear is the victim, dirty or not, and the
+    /// session writes a dirty victim itself before reusing it.
+    DirtyToo,
+}
+
 /// What looking at one buffer for a victim found.
 enum Claim {
     Got(u32),
+    /// Dirty, idle and unused since the hand last passed
+    /// ([`Replacement::DirtyToo`]): now pinned and WRITING, for the
+    /// session to write.
+    Dirty(u32),
     /// Clean and idle but recently used: its use bit is cleared now.
     Used,
     /// Dirty, pinned, being read or written, or taken meanwhile.
@@ -92,6 +113,10 @@ pub enum Lookup {
     /// The buffers the miss looked at were all pinned, dirty or busy: wait
     /// for a DB writer ([`Cache::wait_free`]).
     NoFreeBuffer(FreeWait),
+    /// The clock's victim is dirty ([`Replacement::DirtyToo`]): buffer
+    /// `buf`, holding `block`, is pinned and WRITING. The caller writes it,
+    /// then calls [`Cache::reuse_written`].
+    DirtyVictim { buf: u32, block: u64 },
     /// The run is stopping.
     Stopped,
 }
@@ -136,6 +161,7 @@ pub struct Cache {
     dirty_lsn: Box<[AtomicU64]>,
     parts: Box<[Mutex<Map>]>,
     sets: Box<[WorkSet]>,
+    replacement: Replacement,
 }
 
 // SAFETY: the buffer memory is shared by design; a buffer's bytes are only
@@ -156,7 +182,14 @@ impl Cache {
                 .map(|_| Mutex::new(Map::with_capacity_and_hasher(per_part, Default::default())))
                 .collect(),
             sets: Self::work_sets(buffers),
+            replacement: Replacement::CleanOnly,
         }
+    }
+
+    /// The cache with `r` as its buffer replacement.
+    pub fn with_replacement(mut self, r: Replacement) -> Self {
+        self.replacement = r;
+        self
     }
 
     fn work_sets(n: u32) -> Box<[WorkSet]> {
@@ -277,23 +310,76 @@ impl Cache {
             drop(part);
             let set = self.set_for(block);
             let seen = self.sets[set].freed.load(Acquire);
-            let Some(victim) = self.sweep(&self.sets[set]).0 else {
-                return Lookup::NoFreeBuffer(FreeWait {
-                    set: set as u32,
-                    seen,
-                });
+            let victim = match self.sweep(&self.sets[set]).0 {
+                None => {
+                    return Lookup::NoFreeBuffer(FreeWait {
+                        set: set as u32,
+                        seen,
+                    });
+                }
+                Some(Claim::Dirty(buf)) => match self.block_of(buf) {
+                    Some(block) => return Lookup::DirtyVictim { buf, block },
+                    None => unreachable!("a dirty buffer holds a block"),
+                },
+                Some(Claim::Got(victim)) => victim,
+                Some(Claim::Used | Claim::Busy) => unreachable!("sweep returns a claimed buffer"),
             };
-            let mut part = self.part(block);
-            if part.contains_key(&block) {
-                // Another session brought it in meanwhile: give the victim back.
-                self.state[victim as usize].store(0, Release);
-                continue;
+            if self.install(block, victim) {
+                return Lookup::Claimed { buf: victim };
             }
-            part.insert(block, victim);
-            self.tag[victim as usize].store(block + 1, Release);
-            self.state[victim as usize].store(PIN_ONE | READING | USED, Release);
-            return Lookup::Claimed { buf: victim };
         }
+    }
+
+    /// Puts `block` into `victim` (pinned, holding no block), READING for
+    /// the caller to read it in. False when another session brought the
+    /// block in meanwhile: the victim is given back.
+    fn install(&self, block: u64, victim: u32) -> bool {
+        let mut part = self.part(block);
+        if part.contains_key(&block) {
+            self.state[victim as usize].store(0, Release);
+            return false;
+        }
+        part.insert(block, victim);
+        self.tag[victim as usize].store(block + 1, Release);
+        self.state[victim as usize].store(PIN_ONE | READING | USED, Release);
+        true
+    }
+
+    /// A [`Lookup::DirtyVictim`] the caller has written: ends the write and
+    /// takes the buffer for `block`, pinned and READING as
+    /// [`Lookup::Claimed`] gives it. None when the buffer was used while it
+    /// was written (pinned, hit or changed again: it stays with its block,
+    /// as a PostgreSQL backend gives up a victim pinned or re-dirtied
+    /// meanwhile) or another session brought `block` in: the caller looks
+    /// `block` up again.
+    pub(crate) fn reuse_written(&self, buf: u32, block: u64) -> Option<u32> {
+        let word = &self.state[buf as usize];
+        let s = word.fetch_and(!WRITING, AcqRel) & !WRITING;
+        let old = self.tag[buf as usize].load(Acquire);
+        let taken = s == PIN_ONE | VALID && old != 0 && {
+            let mut part = self.part(old - 1);
+            let ok = self.tag[buf as usize].load(Acquire) == old
+                && word.compare_exchange(s, PIN_ONE, AcqRel, Relaxed).is_ok();
+            if ok {
+                part.remove(&(old - 1));
+                self.tag[buf as usize].store(0, Release);
+            }
+            ok
+        };
+        if !taken {
+            self.unpin(buf);
+            self.cleaned(&[buf]);
+            return None;
+        }
+        self.install(block, buf).then_some(buf)
+    }
+
+    /// A [`Lookup::DirtyVictim`] whose write failed: it stays dirty, with
+    /// its block.
+    pub(crate) fn victim_write_failed(&self, buf: u32) {
+        self.state[buf as usize].fetch_and(!WRITING, Release);
+        self.mark_dirty(buf, self.dirty_lsn[buf as usize].load(Acquire));
+        self.unpin(buf);
     }
 
     /// Sleeps until a DB writer cleans buffers in the working set a miss
@@ -378,7 +464,7 @@ impl Cache {
     /// advances [`SWEEP`] buffers at a time, so sessions sweeping the set at
     /// once share its cache line once per stretch, not once per buffer.
     /// Also returns how many buffers it looked at.
-    fn sweep(&self, set: &WorkSet) -> (Option<u32>, u32) {
+    fn sweep(&self, set: &WorkSet) -> (Option<Claim>, u32) {
         let len = u64::from(set.len);
         let mut spare = None;
         let mut looked = 0;
@@ -387,7 +473,9 @@ impl Cache {
             for k in 0..u64::from(SWEEP) {
                 let i = set.lo as usize + ((base + k) % len) as usize;
                 match self.try_claim(i, false) {
-                    Claim::Got(v) => return (Some(v), looked + k as u32 + 1),
+                    c @ (Claim::Got(_) | Claim::Dirty(_)) => {
+                        return (Some(c), looked + k as u32 + 1);
+                    }
                     Claim::Used => {
                         spare.get_or_insert(i);
                     }
@@ -397,9 +485,9 @@ impl Cache {
             looked += SWEEP;
         }
         if let Some(i) = spare
-            && let Claim::Got(v) = self.try_claim(i, true)
+            && let c @ (Claim::Got(_) | Claim::Dirty(_)) = self.try_claim(i, true)
         {
-            return (Some(v), looked);
+            return (Some(c), looked);
         }
         set.wanted.fetch_add(1, Release);
         (None, looked)
@@ -411,8 +499,11 @@ impl Cache {
     #[inline]
     fn try_claim(&self, i: usize, take_used: bool) -> Claim {
         let s = self.state[i].load(Acquire);
-        if s & (PIN_MASK | DIRTY | READING | WRITING) != 0 {
+        if s & (PIN_MASK | READING | WRITING) != 0 {
             return Claim::Busy;
+        }
+        if s & DIRTY != 0 {
+            return self.try_claim_dirty(i, s);
         }
         if s & USED != 0 && !take_used {
             self.state[i].fetch_and(!USED, Relaxed);
@@ -436,6 +527,34 @@ impl Cache {
         part.remove(&(old - 1));
         self.tag[i].store(0, Release);
         Claim::Got(i as u32)
+    }
+
+    /// Dirty, idle buffer `i` (state `s`): with [`Replacement::DirtyToo`]
+    /// and its use bit clear, claimed for the session to write (pinned,
+    /// WRITING, no longer dirty); used since the hand last passed, it gets
+    /// its second chance, and may be the sweep's spare as a clean one may
+    /// (PostgreSQL's sweep goes on round the clock until a usage count
+    /// reaches 0, dirty or not).
+    fn try_claim_dirty(&self, i: usize, s: u32) -> Claim {
+        match self.replacement {
+            Replacement::CleanOnly => Claim::Busy,
+            Replacement::DirtyToo if s & USED != 0 => {
+                self.state[i].fetch_and(!USED, Relaxed);
+                Claim::Used
+            }
+            Replacement::DirtyToo => {
+                let new = (s & !DIRTY) | WRITING | PIN_ONE;
+                if s & VALID == 0
+                    || self.state[i]
+                        .compare_exchange(s, new, AcqRel, Relaxed)
+                        .is_err()
+                {
+                    return Claim::Busy;
+                }
+                self.sets[self.set_of(i as u32)].dirty.fetch_sub(1, Relaxed);
+                Claim::Dirty(i as u32)
+            }
+        }
     }
 
     /// The block is in the buffer now: make it visible and wake waiters.

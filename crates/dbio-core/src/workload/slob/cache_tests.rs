@@ -92,7 +92,18 @@ fn a_second_session_waits_for_a_read_in_progress() {
 
 #[test]
 fn concurrent_sessions_never_map_a_block_twice() {
-    let c = Cache::new(64, 512);
+    never_twice(Replacement::CleanOnly);
+}
+
+/// The same with PostgreSQL's clock: sessions change a block now and then,
+/// and write the dirty victims they are given before reusing them.
+#[test]
+fn concurrent_sessions_with_dirty_victims_never_map_a_block_twice() {
+    never_twice(Replacement::DirtyToo);
+}
+
+fn never_twice(r: Replacement) {
+    let c = Cache::new(64, 512).with_replacement(r);
     let stop = go();
     std::thread::scope(|s| {
         for t in 0..4u64 {
@@ -105,18 +116,30 @@ fn concurrent_sessions_never_map_a_block_twice() {
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     let block = (x >> 33) % 200;
-                    match c.lookup(block, stop) {
+                    let buf = match c.lookup(block, stop) {
                         Lookup::Claimed { buf } => {
                             c.read_done(buf);
-                            assert_eq!(c.block_of(buf), Some(block));
-                            c.unpin(buf);
+                            buf
                         }
-                        Lookup::Hit { buf, .. } => {
-                            assert_eq!(c.block_of(buf), Some(block));
-                            c.unpin(buf);
+                        Lookup::Hit { buf, .. } => buf,
+                        Lookup::DirtyVictim { buf, block: old } => {
+                            assert_eq!(r, Replacement::DirtyToo);
+                            assert_eq!(c.block_of(buf), Some(old));
+                            match c.reuse_written(buf, block) {
+                                Some(buf) => {
+                                    c.read_done(buf);
+                                    buf
+                                }
+                                None => continue,
+                            }
                         }
-                        Lookup::NoFreeBuffer(_) | Lookup::Stopped => {}
+                        Lookup::NoFreeBuffer(_) | Lookup::Stopped => continue,
+                    };
+                    assert_eq!(c.block_of(buf), Some(block));
+                    if x & 0x700 == 0 {
+                        c.mark_dirty(buf, x);
                     }
+                    c.unpin(buf);
                 }
             });
         }
@@ -318,4 +341,78 @@ fn a_session_takes_an_unpinned_dirty_buffer_to_write_itself() {
     };
     assert_eq!(buf, bufs[2]);
     assert_eq!(c.block_of(buf), Some(100));
+}
+
+/// Blocks 0..4 read into a 4-buffer cache (used), unpinned, all dirty.
+fn dirty_four(c: &Cache) -> Vec<u32> {
+    let bufs = read_in(c, 4);
+    for (b, &buf) in bufs.iter().enumerate() {
+        assert!(c.mark_dirty(buf, b as u64));
+        c.unpin(buf);
+    }
+    bufs
+}
+
+#[test]
+fn postgres_clock_takes_a_dirty_victim_for_the_session_to_write() {
+    let c = Cache::new(4, 512).with_replacement(Replacement::DirtyToo);
+    let stop = go();
+    let bufs = dirty_four(&c);
+    // The miss's sweep gives each buffer its second chance (read in: used),
+    // then takes the first it meets again as the victim, pinned and
+    // WRITING: no longer dirty, not written by a DB writer meanwhile.
+    let Lookup::DirtyVictim { buf, block } = c.lookup(100, &stop) else {
+        panic!("a dirty buffer is a victim")
+    };
+    assert_eq!((buf, block), (bufs[0], 0));
+    assert_eq!(c.dirty(), 3);
+    assert_eq!(c.begin_write(buf), None, "the session writes it");
+    // Written and unused meanwhile: it holds block 100, to be read in.
+    assert_eq!(c.reuse_written(buf, 100), Some(buf));
+    assert_eq!(c.block_of(buf), Some(100));
+    c.read_done(buf);
+    c.unpin(buf);
+    assert_eq!(c.lookup(100, &stop), Lookup::Hit { buf, waited_ns: 0 });
+    c.unpin(buf);
+    // The old block is gone from the cache: its lookup is a miss.
+    let l = c.lookup(block, &stop);
+    assert!(!matches!(l, Lookup::Hit { .. }), "{l:?}");
+}
+
+#[test]
+fn a_dirty_victim_used_while_written_stays_with_its_block() {
+    let c = Cache::new(4, 512).with_replacement(Replacement::DirtyToo);
+    let stop = go();
+    dirty_four(&c);
+    let Lookup::DirtyVictim { buf, block } = c.lookup(100, &stop) else {
+        panic!("a dirty buffer is a victim")
+    };
+    // Another session hits the old block and changes it while it is written.
+    assert_eq!(c.lookup(block, &stop), Lookup::Hit { buf, waited_ns: 0 });
+    assert!(c.mark_dirty(buf, 9));
+    c.unpin(buf);
+    assert_eq!(c.reuse_written(buf, 100), None, "used: look again");
+    assert_eq!(c.block_of(buf), Some(block));
+    assert_eq!(c.pins(buf), 0);
+    assert_eq!(c.dirty(), 4, "dirty again, to be written again");
+    // A failed write leaves the victim dirty, with its block.
+    let Lookup::DirtyVictim { buf, block } = c.lookup(100, &stop) else {
+        panic!("another dirty victim")
+    };
+    c.victim_write_failed(buf);
+    assert_eq!(
+        (c.block_of(buf), c.pins(buf), c.dirty()),
+        (Some(block), 0, 4)
+    );
+}
+
+#[test]
+fn oracles_clock_never_takes_a_dirty_buffer() {
+    let c = Cache::new(4, 512);
+    let stop = go();
+    dirty_four(&c);
+    for _ in 0..3 {
+        assert!(matches!(c.lookup(100, &stop), Lookup::NoFreeBuffer(_)));
+    }
+    assert_eq!(c.dirty(), 4);
 }

@@ -1,10 +1,12 @@
-//! A session that finds no clean buffer to read a block into writes a dirty
-//! one itself (`--flavor postgres`): a PostgreSQL backend whose clock sweep
-//! meets a dirty victim flushes it before reusing it, and with the
-//! background writer capped (`--dbwr-rate`) and the checkpointer spread
-//! out, such backend writes are most of PostgreSQL's buffer writes under
-//! updates (`buffers_backend` in pg_stat_bgwriter). The write is timed as
-//! "backend buffer write", counted in the session's physical writes and in
+//! A session writes dirty buffers itself (`--flavor postgres`): a
+//! PostgreSQL backend whose clock sweep's victim is dirty flushes it before
+//! reusing it ([`Lookup::DirtyVictim`](super::cache::Lookup), counted also
+//! in `victim_writes`), and one whose miss found nothing it could take
+//! writes a dirty buffer of the working set. With the background writer
+//! capped (`--dbwr-rate`) and the checkpointer spread out, such backend
+//! writes are most of PostgreSQL's buffer writes under updates
+//! (`buffers_backend` in pg_stat_bgwriter). The write is timed as "backend
+//! buffer write", counted in the session's physical writes and in
 //! `backend_writes`, and stamped as a DB writer stamps its blocks. Oracle's
 //! sessions never write: they wait for DBWR ("free buffer waits").
 
@@ -57,6 +59,28 @@ impl<E: Engine> Session<'_, E> {
         let Some((buf, block)) = cache.take_dirty(w) else {
             return Freed::NoneTaken;
         };
+        let ok = self.write_buffer(buf, block, false);
+        cache.end_write(buf);
+        cache.cleaned(&[buf]);
+        if ok { Freed::Wrote } else { Freed::Failed }
+    }
+
+    /// The clock's victim `buf`, holding `old`, is dirty (`--flavor
+    /// postgres`): writes it, then takes it for `block`. Some(buffer) to
+    /// read `block` into; Some(None) when the victim was used meanwhile
+    /// (look `block` up again); None when the write failed.
+    pub(super) fn write_victim(&mut self, buf: u32, old: u64, block: u64) -> Option<Option<u32>> {
+        if !self.write_buffer(buf, old, true) {
+            self.inst.cache.victim_write_failed(buf);
+            return None;
+        }
+        Some(self.inst.cache.reuse_written(buf, block))
+    }
+
+    /// Writes `buf` (held WRITING), which holds `block`; false when the
+    /// write failed (the run is failed). `victim`: the clock chose it.
+    fn write_buffer(&mut self, buf: u32, block: u64, victim: bool) -> bool {
+        let cache = &self.inst.cache;
         let (file, offset) = self.ts.locate(block);
         let bs = cache.block_size();
         self.seal(buf, file, offset);
@@ -72,8 +96,6 @@ impl<E: Engine> Session<'_, E> {
         // SAFETY: WRITING is held on the buffer until end_write below.
         let res = unsafe { perform(&mut self.engine, &io) };
         let end = now_ns();
-        cache.end_write(buf);
-        cache.cleaned(&[buf]);
         let why = match res {
             Ok(c) if c.res == bs as i32 => None,
             Ok(c) => Some(explain_result(c.res, u64::from(bs), self.io_mode)),
@@ -85,10 +107,10 @@ impl<E: Engine> Session<'_, E> {
                 self.id,
                 self.files[file as usize].display()
             ));
-            return Freed::Failed;
+            return false;
         }
-        self.wrote(t, end, bs);
-        Freed::Wrote
+        self.wrote(t, end, bs, victim);
+        true
     }
 
     /// Stamps buffer `buf` (held WRITING) for `file` at `offset`.
@@ -112,7 +134,7 @@ impl<E: Engine> Session<'_, E> {
     }
 
     /// Counts one backend write of `len` bytes that ran from `t` to `end`.
-    fn wrote(&mut self, t: u64, end: u64, len: u32) {
+    fn wrote(&mut self, t: u64, end: u64, len: u32, victim: bool) {
         self.wait(Event::BackendBufferWrite, t, end);
         let inst = self.inst;
         inst.live[self.id as usize].wrote(1, u64::from(len));
@@ -128,6 +150,7 @@ impl<E: Engine> Session<'_, E> {
             c.write_requests += 1;
             c.write_bytes += u64::from(len);
             c.backend_writes += 1;
+            c.victim_writes += u64::from(victim);
         });
     }
 }

@@ -250,6 +250,12 @@ pub struct Counters {
     /// postgres`: `buffers_backend`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub backend_writes: u64,
+    /// Of `backend_writes`, of dirty buffers the clock sweep chose as a
+    /// miss's victim (`--flavor postgres`: PostgreSQL's clock takes a dirty
+    /// buffer as it takes a clean one; the rest are writes of a miss that
+    /// found nothing it could take).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub victim_writes: u64,
     /// Session time spent in operations (busy or waiting), ns: DB time.
     pub db_time_ns: u64,
     /// CPU the sessions used in operations, ns (their threads' CPU clocks): DB CPU.
@@ -293,6 +299,7 @@ impl Counters {
             undo_writes,
             checkpoint_writes,
             backend_writes,
+            victim_writes,
             db_time_ns,
             db_cpu_ns,
             think_ns,
@@ -329,6 +336,7 @@ impl Counters {
         self.undo_writes += undo_writes;
         self.checkpoint_writes += checkpoint_writes;
         self.backend_writes += backend_writes;
+        self.victim_writes += victim_writes;
         self.db_time_ns += db_time_ns;
         self.db_cpu_ns += db_cpu_ns;
         self.think_ns += think_ns;

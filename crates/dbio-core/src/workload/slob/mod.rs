@@ -115,6 +115,15 @@ impl SlobConfig {
         self.flavor == Flavor::Postgres
     }
 
+    /// Which buffers a miss may take: PostgreSQL's clock takes dirty ones
+    /// too, its backends writing them; Oracle's and InnoDB's clean ones only.
+    pub(crate) fn replacement(&self) -> cache::Replacement {
+        match self.backends_write() {
+            true => cache::Replacement::DirtyToo,
+            false => cache::Replacement::CleanOnly,
+        }
+    }
+
     /// Bytes of one full-page image: SLOB's page less its hole, at most a block.
     pub(crate) fn page_image_bytes(&self) -> u64 {
         u64::from(PG_PAGE_IMAGE_BYTES.min(self.block_size))

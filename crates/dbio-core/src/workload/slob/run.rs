@@ -258,7 +258,8 @@ impl<'a> Slob<'a> {
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
         let inst = Instance {
             run: shared,
-            cache: Cache::new(slob.cache_buffers(), slob.block_size),
+            cache: Cache::new(slob.cache_buffers(), slob.block_size)
+                .with_replacement(slob.replacement()),
             locks: RowLocks::new(slob.sessions(), slob.work_unit),
             log: Log {
                 buffer_size: slob.log_buffer,

@@ -458,6 +458,21 @@ impl<E: Engine> Session<'_, E> {
                     run.push(buf);
                     b += 1;
                 }
+                Lookup::DirtyVictim { buf, block: old } => {
+                    if !run.is_empty() && !self.read_run(run_start, run) {
+                        self.inst.cache.victim_write_failed(buf);
+                        return false;
+                    }
+                    match self.write_victim(buf, old, b) {
+                        None => return false,
+                        Some(None) => {}
+                        Some(Some(buf)) => {
+                            run_start = b;
+                            run.push(buf);
+                            b += 1;
+                        }
+                    }
+                }
                 Lookup::NoFreeBuffer(w) => {
                     if !run.is_empty() && !self.read_run(run_start, run) {
                         return false;
@@ -518,24 +533,11 @@ impl<E: Engine> Session<'_, E> {
                     self.hit(waited_ns);
                     return Some(buf);
                 }
-                Lookup::Claimed { buf } => {
-                    let (file, offset) = self.ts.locate(block);
-                    let ptr = self.inst.cache.ptr(buf);
-                    let bs = self.cfg.block_size;
-                    if let Some(end) =
-                        self.physical_read(Event::DbFileSequentialRead, file, offset, ptr, bs)
-                    {
-                        self.inst.cache.read_done(buf);
-                        let w = self.inst.in_window(end);
-                        self.tally.count(w, |c| {
-                            c.logical_reads += 1;
-                            c.physical_reads += 1;
-                        });
-                        return Some(buf);
+                Lookup::Claimed { buf } => return self.read_in(buf, block),
+                Lookup::DirtyVictim { buf, block: old } => {
+                    if let Some(buf) = self.write_victim(buf, old, block)? {
+                        return self.read_in(buf, block);
                     }
-                    self.inst.cache.read_failed(buf);
-                    self.inst.cache.unpin(buf);
-                    return None;
                 }
                 Lookup::NoFreeBuffer(w) => {
                     if !self.no_free_buffer(w) {
@@ -545,6 +547,26 @@ impl<E: Engine> Session<'_, E> {
                 Lookup::Stopped => return None,
             }
         }
+    }
+
+    /// Reads `block` into `buf`, claimed for it; the buffer pinned, or
+    /// None when the read failed.
+    fn read_in(&mut self, buf: u32, block: u64) -> Option<u32> {
+        let (file, offset) = self.ts.locate(block);
+        let ptr = self.inst.cache.ptr(buf);
+        let bs = self.cfg.block_size;
+        if let Some(end) = self.physical_read(Event::DbFileSequentialRead, file, offset, ptr, bs) {
+            self.inst.cache.read_done(buf);
+            let w = self.inst.in_window(end);
+            self.tally.count(w, |c| {
+                c.logical_reads += 1;
+                c.physical_reads += 1;
+            });
+            return Some(buf);
+        }
+        self.inst.cache.read_failed(buf);
+        self.inst.cache.unpin(buf);
+        None
     }
 
     fn hit(&mut self, waited_ns: u64) {
