@@ -355,7 +355,7 @@ fn db_writes_per_second(r: &Value) -> Vec<f64> {
 /// Updates at a steady 100 a second on 1024 blocks, all in the cache, the
 /// DB writers capped at one buffer a second outside checkpoints: what they
 /// write is the checkpoints' (every 2 MiB of redo).
-fn checkpointed(dir: &Path, flavor: &str) -> Value {
+fn checkpointed(dir: &Path, flavor: &str, extra: &[&str]) -> Value {
     Run::slob(&dir.join("data"))
         .args(&[
             "--sessions",
@@ -379,6 +379,7 @@ fn checkpointed(dir: &Path, flavor: &str) -> Value {
             "--flavor",
             flavor,
         ])
+        .args(extra)
         .json()
 }
 
@@ -396,7 +397,7 @@ fn busy_share(r: &Value) -> f64 {
 fn the_checkpointer_spreads_its_writes_over_the_cycle() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
-    let pg = checkpointed(dir.path(), "postgres");
+    let pg = checkpointed(dir.path(), "postgres", &[]);
     let c = |r: &Value, k: &str| num(r, &format!("slob.counters.{k}"));
     assert!(c(&pg, "log_switches") >= 2.0, "{}", pg["slob"]["counters"]);
     assert!(c(&pg, "checkpoint_writes") > 0.95 * c(&pg, "physical_writes"));
@@ -407,13 +408,47 @@ fn the_checkpointer_spreads_its_writes_over_the_cycle() {
         db_writes_per_second(&pg)
     );
     // Oracle's DB writer writes a checkpoint at once: a spike per log switch.
-    let ora = checkpointed(dir.path(), "oracle");
+    let ora = checkpointed(dir.path(), "oracle", &[]);
     let spikes = busy_share(&ora);
     assert!(
         spikes < 0.6,
         "oracle: writes in {spikes:.2} of the seconds: {:?}",
         db_writes_per_second(&ora)
     );
+}
+
+/// Through the page cache (`--io buffered`, as under `--memory`), the
+/// postgres flavor's DB writers ask the kernel to write back what they
+/// wrote every 256 kB of checkpoint writes (`checkpoint_flush_after`) and
+/// 512 kB of others (`bgwriter_flush_after`), sorted and joined into
+/// ranges, and at the end of each checkpoint pass: a hint covers at least
+/// one page and at most the 64 of a full context. With O_DIRECT there is
+/// no page cache to hint, and Oracle's flavor never hints.
+fn the_db_writers_hint_writeback_through_the_page_cache() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let c = |r: &Value, k: &str| r["slob"]["run_totals"].get(k).and_then(Value::as_f64);
+    let pg = checkpointed(dir.path(), "postgres", &["--io", "buffered"]);
+    let hints = c(&pg, "writeback_hints").expect("hints counted");
+    let written = c(&pg, "physical_writes").unwrap() - c(&pg, "backend_writes").unwrap_or(0.0);
+    assert!(
+        c(&pg, "log_switches").unwrap() >= 2.0,
+        "{}",
+        pg["slob"]["run_totals"]
+    );
+    assert!(
+        hints >= written / 64.0 && hints <= written,
+        "{hints} hints for {written} pages the DB writers wrote"
+    );
+    for (flavor, io) in [("postgres", "direct"), ("oracle", "buffered")] {
+        let r = Run::slob(&dir.path().join("data"))
+            .args(&["--sessions", "2", "--scale", "512", "--update-pct", "100"])
+            .args(&["--time", "3", "--redo-file-size", "1M", "--io", io])
+            .args(&["--flavor", flavor])
+            .json();
+        assert!(c(&r, "physical_writes").unwrap() > 0.0, "{flavor} wrote");
+        assert_eq!(c(&r, "writeback_hints"), None, "{flavor} --io {io}");
+    }
 }
 
 /// Flush requests device `dev` completed in the run's window (iostat's f/s
@@ -551,4 +586,5 @@ crate::tests! {
     capped_db_writers_leave_the_writing_to_the_sessions,
     dirty_buffers_leave_the_cache_as_clean_ones_do,
     the_checkpointer_spreads_its_writes_over_the_cycle,
+    the_db_writers_hint_writeback_through_the_page_cache,
 }

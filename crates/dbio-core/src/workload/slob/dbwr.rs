@@ -19,6 +19,7 @@ use super::doublewrite::{Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
+use super::writeback::Writeback;
 use crate::engine::{Engine, Io, OpKind, explain_result, perform, perform_all};
 use crate::measure::clock::now_ns;
 use crate::measure::stats::{Kind, Outlier, SessionStats};
@@ -56,6 +57,9 @@ pub(crate) struct DbWriter<'a, E: Engine> {
     /// How fast it writes: checkpoints spread, a cap outside them, the
     /// datafiles fsynced after a checkpoint (`pace`).
     pub pace: super::pace::WriterPace<'a>,
+    /// `--flavor postgres` through the page cache: the writeback hints of
+    /// its checkpoint writes and of its other writes (`writeback`).
+    pub writeback: Option<[Writeback; 2]>,
 }
 
 /// The batch being gathered: its writes, their buffers (held WRITING), and
@@ -179,12 +183,17 @@ impl<E: Engine> DbWriter<'_, E> {
                     return;
                 }
                 self.count_split(cold, batch.bufs.len() - cold);
+                if !self.hint_writeback(&batch.ios, cold, false) {
+                    return;
+                }
                 if self.doublewrite.is_some() && round.wrote(self.writers) {
                     round_done(inst);
                 }
             }
             inst.dbwr_done.notify();
-            if finished.is_some() && !self.fsync_after_checkpoint() {
+            if finished.is_some()
+                && !(self.hint_writeback(&[], 0, true) && self.fsync_after_checkpoint())
+            {
                 return;
             }
             if let Some(low) = finished {
@@ -318,6 +327,38 @@ impl<E: Engine> DbWriter<'_, E> {
         }
         let w = self.inst.in_window(now_ns());
         self.tally.count(w, |c| c.checkpoint_writes += ckpt as u64);
+    }
+
+    /// `--flavor postgres`: notes the batch's pages for writeback (the first
+    /// `cold` outside the checkpoint), hinting what is pending of the
+    /// checkpoint when its pass is `done`. False (the run failed) when the
+    /// kernel refused a hint.
+    fn hint_writeback(&mut self, ios: &[Io], cold: usize, done: bool) -> bool {
+        let Some(wb) = &mut self.writeback else {
+            return true;
+        };
+        let fds = self.pace.fsync;
+        let before = wb[0].ranges + wb[1].ranges;
+        let mut res = Ok(());
+        for (i, io) in ios.iter().enumerate() {
+            let k = usize::from(i < cold);
+            res = res.and_then(|()| wb[k].add(fds, io.file, io.offset));
+        }
+        if done {
+            res = res.and_then(|()| wb[0].issue(fds));
+        }
+        let hinted = wb[0].ranges + wb[1].ranges - before;
+        let w = self.inst.in_window(now_ns());
+        self.tally.count(w, |c| c.writeback_hints += hinted);
+        if let Err((file, e)) = res {
+            self.inst.run.fail(format!(
+                "DB writer {}: asking the kernel to write back {} failed: {e}",
+                self.id,
+                self.files[file as usize].display()
+            ));
+            return false;
+        }
+        true
     }
 
     /// After a checkpoint pass wrote through the page cache: every datafile

@@ -130,6 +130,7 @@ fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
                     stats: SessionStats::new(),
                     series: SeriesWriter::new(slot),
                     pace: Default::default(),
+                    writeback: None,
                 };
                 w.run();
                 w.tally
@@ -234,6 +235,7 @@ fn a_writer_asked_for_buffers_it_cannot_write_wakes_the_waiters() {
                 stats: SessionStats::new(),
                 series: SeriesWriter::new(slot_r),
                 pace: Default::default(),
+                writeback: None,
             };
             w.run();
         });

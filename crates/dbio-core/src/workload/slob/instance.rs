@@ -256,6 +256,11 @@ pub struct Counters {
     /// found nothing it could take).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub victim_writes: u64,
+    /// Ranges of written pages the DB writers asked the kernel to write
+    /// back at once (`--flavor postgres` through the page cache:
+    /// `checkpoint_flush_after`, `bgwriter_flush_after`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub writeback_hints: u64,
     /// Session time spent in operations (busy or waiting), ns: DB time.
     pub db_time_ns: u64,
     /// CPU the sessions used in operations, ns (their threads' CPU clocks): DB CPU.
@@ -300,6 +305,7 @@ impl Counters {
             checkpoint_writes,
             backend_writes,
             victim_writes,
+            writeback_hints,
             db_time_ns,
             db_cpu_ns,
             think_ns,
@@ -337,6 +343,7 @@ impl Counters {
         self.checkpoint_writes += checkpoint_writes;
         self.backend_writes += backend_writes;
         self.victim_writes += victim_writes;
+        self.writeback_hints += writeback_hints;
         self.db_time_ns += db_time_ns;
         self.db_cpu_ns += db_cpu_ns;
         self.think_ns += think_ns;

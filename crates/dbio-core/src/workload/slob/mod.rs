@@ -52,6 +52,7 @@ pub mod memory;
 pub mod pace;
 mod session;
 mod undo;
+mod writeback;
 
 pub use crate::config::slob::{RedoStress, RedoSync, SlobConfig, Think};
 use flavor::{

@@ -23,6 +23,7 @@ use super::live::LiveSlot;
 use super::locks::RowLocks;
 use super::pace::WriterPace;
 use super::session::Session;
+use super::writeback::{BGWRITER_FLUSH_AFTER, CHECKPOINT_FLUSH_AFTER, Writeback};
 use super::{RedoSync, SlobConfig};
 use crate::config::{EngineKind, IoMode, RunConfig};
 use crate::engine::AnyEngine;
@@ -338,6 +339,18 @@ impl<'a> Slob<'a> {
         }
     }
 
+    /// `--flavor postgres` through the page cache: a DB writer's writeback
+    /// contexts, its checkpoint writes' and its other writes'.
+    fn writeback(&self) -> Option<[Writeback; 2]> {
+        let bs = self.slob.block_size;
+        (self.slob.flavor == Flavor::Postgres && !self.unsynced_datafiles().is_empty()).then(|| {
+            [
+                Writeback::new(CHECKPOINT_FLUSH_AFTER, bs),
+                Writeback::new(BGWRITER_FLUSH_AFTER, bs),
+            ]
+        })
+    }
+
     fn role(&self, t: u32) -> Role {
         let n = self.slob.sessions();
         if t < n {
@@ -578,6 +591,7 @@ fn dbwr(
         stats: SessionStats::new(),
         series: SeriesWriter::new(slot),
         pace: WriterPace::of(c.slob, id, now_ns(), c.unsynced_datafiles()),
+        writeback: c.writeback(),
     };
     super::dbwr::raise_priority(c.slob.dbwr_nice);
     d.run();
