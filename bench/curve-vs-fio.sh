@@ -158,19 +158,23 @@ SHAPE=(--target "$DEV" --pattern randread --bs 4k --engine psync --sessions "$SE
 # together would send the device a burst of one request each, twice. Evenly
 # spaced (linear), job j starts j/rate s after the first: the jobs' schedules
 # interleave into one at the whole rate, as dbio's sessions share one.
-# Poisson, they start over STAGGER_S seconds, so that the request each job
-# issues beyond its rate when the ramp ends is spread over that time.
+# Poisson, below the maximum they start over STAGGER_S seconds, so that the
+# request each job issues beyond its rate when the ramp ends is spread over
+# that time instead of reaching the throttle together. Above the maximum
+# (saturated) they start j/rate apart too: jobs whose windows are seconds
+# apart share the device unevenly (those still running at the end get all
+# of it), which inflated fio's rate there (421/s through a 400/s throttle).
 STAGGER_S=2
 
-fio_at() { # output file, total rate (0: closed loop), seed
+fio_at() { # output file, total rate (0: closed loop), seed, "spread" (Poisson below the maximum)
     local rate=() jobs=(--name=curve --numjobs="$SESSIONS")
     if (( $2 > 0 )); then
         # fio's rate is per job; at least one request per second each.
         local per=$(( ($2 + SESSIONS / 2) / SESSIONS ))
         (( per > 0 )) || per=1
         rate=(--rate_iops="$per" --rate_process="$PROCESS")
-        local step_us=$(( STAGGER_S * 1000000 / SESSIONS )) j
-        [[ $PROCESS == linear ]] && step_us=$(( 1000000 / (per * SESSIONS) ))
+        local step_us=$(( 1000000 / (per * SESSIONS) )) j
+        [[ $PROCESS == poisson && ${4:-} == spread ]] && step_us=$(( STAGGER_S * 1000000 / SESSIONS ))
         jobs=()
         for ((j = 0; j < SESSIONS; j++)); do
             jobs+=(--name="curve$j" --startdelay=$(( j * step_us ))us)
@@ -215,7 +219,7 @@ for ((i = 1; i <= REPS; i++)); do
         f=$WORK/dbio-$i-$p%.json
         [[ -s $f ]] || continue # a point the curve left out
         asked=$(field "$f" open_loop.asked_per_s)
-        fio_at "$WORK/fio-$i-$p%.json" "${asked%.*}" "$i"
+        fio_at "$WORK/fio-$i-$p%.json" "${asked%.*}" "$i" spread
     done
     for p in "${OVERS[@]}"; do
         rate=$(python3 -c 'import sys; print(round(float(sys.argv[1]) * int(sys.argv[2]) / 100))' "$max" "$p")
