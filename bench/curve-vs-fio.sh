@@ -6,7 +6,8 @@
 # started inside that cgroup. Each repetition: `dbio curve` (4 KiB random
 # psync reads, N sessions, its maximum then --points), fio at the maximum
 # (closed loop) and at each point's asked rate (--rate_iops per job,
-# --rate_process=poisson, as many jobs as sessions), then the points above
+# --rate_process=poisson, as many jobs as sessions, their starts staggered:
+# see fio_at), then the points above
 # the maximum (--over: `dbio run --rate`, then fio at the same rate).
 # Prints per point the medians over the repetitions: the rate asked, both
 # tools' achieved rates, dbio's due-time and service p50/p99, fio's clat
@@ -150,18 +151,39 @@ inside() { # the command inside the cgroup, at the priority asked
 SHAPE=(--target "$DEV" --pattern randread --bs 4k --engine psync --sessions "$SESSIONS"
        --time "$TIME" --ramp 1)
 
-fio_at() { # output file, total rate (0: closed loop), seed
-    local rate=()
+# Paced, fio's jobs start one after another (each a job section of its own,
+# --startdelay): fio's rate is per job, and each job issues its first request
+# the moment its rate clock starts — at its start, and again at its first
+# completion after --ramp_time (which restarts the clock) — so jobs started
+# together would send the device a burst of one request each, twice. Evenly
+# spaced (linear), job j starts j/rate s after the first: the jobs' schedules
+# interleave into one at the whole rate, as dbio's sessions share one.
+# Poisson, below the maximum they start over STAGGER_S seconds, so that the
+# request each job issues beyond its rate when the ramp ends is spread over
+# that time instead of reaching the throttle together. Above the maximum
+# (saturated) they start j/rate apart too: jobs whose windows are seconds
+# apart share the device unevenly (those still running at the end get all
+# of it), which inflated fio's rate there (421/s through a 400/s throttle).
+STAGGER_S=2
+
+fio_at() { # output file, total rate (0: closed loop), seed, "spread" (Poisson below the maximum)
+    local rate=() jobs=(--name=curve --numjobs="$SESSIONS")
     if (( $2 > 0 )); then
         # fio's rate is per job; at least one request per second each.
         local per=$(( ($2 + SESSIONS / 2) / SESSIONS ))
         (( per > 0 )) || per=1
         rate=(--rate_iops="$per" --rate_process="$PROCESS")
+        local step_us=$(( 1000000 / (per * SESSIONS) )) j
+        [[ $PROCESS == poisson && ${4:-} == spread ]] && step_us=$(( STAGGER_S * 1000000 / SESSIONS ))
+        jobs=()
+        for ((j = 0; j < SESSIONS; j++)); do
+            jobs+=(--name="curve$j" --startdelay=$(( j * step_us ))us)
+        done
     fi
-    inside fio --name=curve --filename="$DEV" --rw=randread --bs=4k --direct=1 \
-        --ioengine=psync --numjobs="$SESSIONS" "${rate[@]}" --norandommap --randrepeat=0 \
+    inside fio --filename="$DEV" --rw=randread --bs=4k --direct=1 \
+        --ioengine=psync "${rate[@]}" --norandommap --randrepeat=0 \
         --randseed="$3" --time_based --runtime="$TIME" --ramp_time=1 \
-        --group_reporting --output-format=json > "$1"
+        --group_reporting --output-format=json "${jobs[@]}" > "$1"
 }
 
 field() { # JSON file, dotted path: the number there
@@ -197,7 +219,7 @@ for ((i = 1; i <= REPS; i++)); do
         f=$WORK/dbio-$i-$p%.json
         [[ -s $f ]] || continue # a point the curve left out
         asked=$(field "$f" open_loop.asked_per_s)
-        fio_at "$WORK/fio-$i-$p%.json" "${asked%.*}" "$i"
+        fio_at "$WORK/fio-$i-$p%.json" "${asked%.*}" "$i" spread
     done
     for p in "${OVERS[@]}"; do
         rate=$(python3 -c 'import sys; print(round(float(sys.argv[1]) * int(sys.argv[2]) / 100))' "$max" "$p")
@@ -209,11 +231,11 @@ for ((i = 1; i <= REPS; i++)); do
 done
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-python3 - "$WORK" "$REPS" "$SESSIONS" "$LOAD_START" "$LOAD_END" "${LABELS[@]}" <<'PY'
+python3 - "$WORK" "$REPS" "$SESSIONS" "$TIME" "$LOAD_START" "$LOAD_END" "${LABELS[@]}" <<'PY'
 import json, os, statistics, sys
 
-work, reps, sessions = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-load_start, load_end, labels = sys.argv[4], sys.argv[5], sys.argv[6:]
+work, reps, sessions, time_s = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+load_start, load_end, labels = sys.argv[5], sys.argv[6], sys.argv[7:]
 
 def load(path):
     return json.load(open(path)) if os.path.exists(path) else None
@@ -232,7 +254,8 @@ def fio_row(f):
     """asked (jobs x per-job rate), achieved, clat p50/p99 (µs)."""
     job = f["jobs"][0]
     r, p = job["read"], job["read"]["clat_ns"]["percentile"]
-    per = job["job options"].get("rate_iops")
+    # Paced, the rate is a global option (each job a section of its own).
+    per = f.get("global options", {}).get("rate_iops") or job["job options"].get("rate_iops")
     asked = int(per) * sessions if per else None
     return [asked, r["iops"], p["50.000000"] / 1e3, p["99.000000"] / 1e3]
 
@@ -270,7 +293,9 @@ for label in labels:
           f"{ms(d[3])} | {ms(d[4])} | {ms(d[5])} | {ms(d[6])} | {ms(f[2])} | {ms(f[3])} |")
 print()
 print(f"Medians of {reps} repetitions; load {load_start} at the start, {load_end} at the end.")
-print("fio's clat is from each request's issue: fio has no due time.")
+print("fio's clat is from each request's issue: fio has no due time. fio asked = rate_iops x jobs;")
+print(f"with Poisson arrivals each job also issues one request beyond its rate when --ramp_time ends")
+print(f"(its rate clock restarts): {sessions} more in the window, +{sessions / time_s:.1f}/s over {time_s:g} s.")
 print()
 print("| point | rep | asked /s | dbio /s | fio /s | due p50 | due p99 | service p50 | service p99 | clat p50 | clat p99 |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

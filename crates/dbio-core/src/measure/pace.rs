@@ -39,7 +39,7 @@ impl<'a> Pacer<'a> {
     /// due in the window. None when nothing more falls due before `end` or
     /// `stop` said so while waiting.
     pub fn next(&mut self, end: u64, stop: impl Fn() -> bool, open: &mut DueStats) -> Option<Slot> {
-        let due = self.schedule.due();
+        let due = self.schedule.due(now_ns());
         if due >= end {
             return None;
         }

@@ -6,7 +6,8 @@
 //!
 //! Closed loop, a request is issued as soon as a slot is free. Open loop
 //! (`--rate`), a session with a free slot claims the run's next due time
-//! from its [`Schedule`] (whichever session is free takes it) and issues
+//! from its [`Schedule`] (whichever session is free takes it; when it is
+//! behind, its share of the due times already past in one claim) and issues
 //! the request then, or at once when it is already past (every slot of
 //! every session was busy): its latency is counted from the due time as
 //! well as from the issue.
@@ -219,7 +220,7 @@ impl Session<'_> {
             }
             let mut due = now;
             if let Some(s) = &mut self.schedule {
-                due = s.due();
+                due = s.due(now);
                 if due >= end {
                     break; // nothing more falls due in the run
                 }
