@@ -322,6 +322,14 @@ impl Session {
                 _ => engine.reap(0, &mut seen),
             },
         };
+        if let (Ok(0), Wait::Due(due)) = (&reaped, wait) {
+            // An engine that does not wait (a ring with a polling thread):
+            // a short sleep, not a busy loop to the due time.
+            let left = due.saturating_sub(now_ns());
+            if left > SPIN_NS {
+                std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(50_000)));
+            }
+        }
         let k = reaped
             .map_err(|e| format!("replay session {}: waiting for I/O failed: {e}", self.id))?;
         n.in_flight -= k as usize;
