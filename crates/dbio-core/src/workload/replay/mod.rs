@@ -111,7 +111,7 @@ impl<'a> Replay<'a> {
         }
         let depth = match cfg.engine {
             EngineKind::Psync => 1,
-            _ => cfg.iodepth,
+            _ => session_depth(cfg.iodepth, self.rc, id),
         };
         let len = (self.rc.facts.max_len_bytes as usize)
             .max(512)
@@ -142,6 +142,31 @@ impl<'a> Replay<'a> {
             cfg.seed,
         ))
     }
+}
+
+/// Most requests a ring holds.
+const MAX_DEPTH: u32 = 4096;
+
+/// Session `id`'s ring depth: the run's (`--iodepth`, at least the deepest
+/// captured thread's), and in a timed replay at least twice what its own
+/// captured thread had in flight. A replayed request is in flight longer
+/// than the block layer saw it (from its submission, through io_uring's
+/// worker where the device cannot take it without blocking, to its
+/// reaping), so a ring only as deep as the capture fills in the captured
+/// thread's bursts and the next requests wait for room: issued late
+/// though the target kept up.
+fn session_depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> u32 {
+    let own = match (rc.speed, rc.sessions) {
+        (
+            Speed::Factor(_),
+            Sessions::PerThread {
+                per_thread_in_flight: false,
+            },
+        ) => rc.facts.threads.get(id as usize),
+        _ => None,
+    };
+    own.map_or(iodepth, |t| iodepth.max(2 * t.max_in_flight))
+        .min(MAX_DEPTH)
 }
 
 impl Workload for Replay<'_> {

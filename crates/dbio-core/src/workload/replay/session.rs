@@ -97,6 +97,16 @@ pub struct Session {
     last_issue: Option<u64>,
 }
 
+/// What a session with requests in flight waits for.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// The next request's due time (ns): asleep in the engine until a
+    /// completion or `SPIN_NS` before it.
+    Due(u64),
+    /// A completion: every slot is in flight, or no request is at hand.
+    Completion,
+}
+
 /// Where the next request comes from.
 enum Next {
     Item(Item),
@@ -216,15 +226,12 @@ impl Session {
                 }
                 continue;
             }
-            // Waiting for a due time: reap what has completed meanwhile.
-            let min = match wait_for {
-                Some(due) => {
-                    pause_before(due);
-                    0
-                }
-                None => 1,
+            // Waiting for a due time: reap what completes meanwhile.
+            let wait = match wait_for {
+                Some(due) => Wait::Due(due),
+                None => Wait::Completion,
             };
-            if let Err(why) = self.reap_some(min, t0, series, &mut n, (files, io_mode)) {
+            if let Err(why) = self.reap_some(wait, t0, series, &mut n, (files, io_mode)) {
                 shared.fail(why);
                 break;
             }
@@ -256,8 +263,9 @@ impl Session {
                 Speed::Max => 0,
                 Speed::Factor(_) => t0 + it.due_ns,
             };
-            if due > 0 && now_ns() < due {
-                if n.in_flight > 0 {
+            let left = due.saturating_sub(now_ns());
+            if left > 0 {
+                if n.in_flight > 0 && left > SPIN_NS {
                     return Some(due);
                 }
                 wait_until(due, shared);
@@ -275,11 +283,11 @@ impl Session {
         None
     }
 
-    /// Reaps at least `min` completions and records them; the run's error
-    /// line when a request failed.
+    /// Reaps completions and records them, waiting as `wait` says; the
+    /// run's error line when a request failed.
     fn reap_some(
         &mut self,
-        min: u32,
+        wait: Wait,
         t0: u64,
         series: &mut SeriesWriter,
         n: &mut Counts,
@@ -295,7 +303,7 @@ impl Session {
             ..
         } = self;
         let last_ns = &mut n.last_ns;
-        let reaped = engine.reap(min, |c: Completion| {
+        let mut seen = |c: Completion| {
             let end = now_ns();
             let f = flights[c.slot as usize];
             free.push(c.slot);
@@ -305,7 +313,23 @@ impl Session {
                 return;
             }
             done(stats, part, series, f, end, t0);
-        });
+        };
+        let reaped = match wait {
+            Wait::Completion => engine.reap(1, &mut seen),
+            // Asleep in the ring until a completion or the spin's start.
+            Wait::Due(due) => match due.saturating_sub(now_ns()) {
+                left if left > SPIN_NS => engine.reap_within(left - SPIN_NS, &mut seen),
+                _ => engine.reap(0, &mut seen),
+            },
+        };
+        if let (Ok(0), Wait::Due(due)) = (&reaped, wait) {
+            // An engine that does not wait (a ring with a polling thread):
+            // a short sleep, not a busy loop to the due time.
+            let left = due.saturating_sub(now_ns());
+            if left > SPIN_NS {
+                std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(50_000)));
+            }
+        }
         let k = reaped
             .map_err(|e| format!("replay session {}: waiting for I/O failed: {e}", self.id))?;
         n.in_flight -= k as usize;
@@ -384,16 +408,6 @@ fn done(
     part.replayed.completed(op, lat);
     if f.item.due_ns > 0 {
         part.due_latency(op, end.saturating_sub(t0 + f.item.due_ns));
-    }
-}
-
-/// With requests in flight and the next not yet due: sleeps a little (at
-/// most 50 µs, so completions are timed close to when they come) unless
-/// the due time is closer than `SPIN_NS`.
-fn pause_before(due: u64) {
-    let left = due.saturating_sub(now_ns());
-    if left > SPIN_NS {
-        std::thread::sleep(Duration::from_nanos((left - SPIN_NS).min(50_000)));
     }
 }
 

@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::faith::{Faithfulness, Part};
 use super::feed::Mapper;
-use super::{MapMode, Replay, ReplayConfig, Sessions, Speed, TraceFacts, facts};
+use super::{MapMode, Replay, ReplayConfig, Sessions, Speed, TraceFacts, facts, session_depth};
+use crate::config::replay::ThreadFacts;
 use crate::config::{EngineKind, IoMode, RunConfig, RunLength, WorkloadConfig};
 use crate::harness::{self, Options};
 use crate::storage::{Target, TargetKind};
@@ -59,6 +60,37 @@ fn replay_config(
         facts,
         uring: None,
     }
+}
+
+/// A timed replay's ring holds twice what its captured thread had in
+/// flight (the replayed request is in flight longer than the block layer
+/// saw it); at `--speed max` and for a pool the run's depth stands.
+#[test]
+fn a_timed_replay_has_room_beyond_each_threads_captured_bursts() {
+    let thread = |tid, max_in_flight| ThreadFacts {
+        tid,
+        requests: 100,
+        max_in_flight,
+    };
+    let facts = TraceFacts {
+        threads: vec![thread(7, 64), thread(8, 1), thread(9, 3000)],
+        max_in_flight: 3000,
+        ..TraceFacts::default()
+    };
+    let rc = |speed| replay_config(PathBuf::new(), facts.clone(), speed, None);
+    let timed = rc(Speed::Factor(1.0));
+    assert_eq!(session_depth(64, &timed, 0), 128, "the DB writer's bursts");
+    assert_eq!(session_depth(64, &timed, 1), 64, "--iodepth stands");
+    assert_eq!(session_depth(3000, &timed, 2), 4096, "at most a ring's");
+    assert_eq!(session_depth(64, &rc(Speed::Factor(2.0)), 0), 128);
+    assert_eq!(
+        session_depth(64, &rc(Speed::Max), 0),
+        64,
+        "max: as captured"
+    );
+    let mut pool = timed.clone();
+    pool.sessions = Sessions::Pool(2);
+    assert_eq!(session_depth(64, &pool, 0), 64);
 }
 
 #[test]
