@@ -1,25 +1,28 @@
 //! dbio's own trace file: an 8-byte magic, a version and flags, then a
-//! zlib-compressed stream of entries (a device, a thread, a request, or
-//! the end marker with the number of requests, so that a truncated file is
-//! told from a complete one). Written and read one entry at a time; the
-//! writer hands the compressor whole blocks of [`BLOCK`] bytes.
+//! compressed stream of entries (a device, a thread, a request, or the end
+//! marker with the number of requests, so that a truncated file is told
+//! from a complete one). Written and read one entry at a time; the writer
+//! hands the compressor whole blocks of [`BLOCK`] bytes.
 //!
-//! Version 2 (written since session 15) keeps requests compact
-//! (`compact`: differences and varints, threads declared once); version 1
-//! (`v1`: fixed-width fields) still reads. Both share: tag 1 device — u16
-//! index, u32 major, u32 minor (both `u32::MAX` when unknown), u16 name
-//! length, the name; tag 0xFF end — u64 requests (little-endian).
+//! The version says how entries are laid out: version 2 (written since
+//! session 15) keeps requests compact (`compact`: differences and varints,
+//! threads declared once); version 1 (`v1`: fixed-width fields) still
+//! reads. The flags say the compression: [`LZ4`] (an LZ4 frame with block
+//! checksums; written since session 15: a fifth of zlib's CPU, which was
+//! the capture reader's largest cost) or [`ZLIB`] (what version 1 files
+//! have). Both versions share: tag 1 device — u16 index, u32 major, u32
+//! minor (both `u32::MAX` when unknown), u16 name length, the name; tag
+//! 0xFF end — u64 requests (little-endian).
 
 mod compact;
 mod v1;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use flate2::Compression;
 use flate2::read::ZlibDecoder;
-use flate2::write::ZlibEncoder;
+use lz4_flex::frame::{FrameDecoder, FrameEncoder, FrameInfo};
 
 use super::{Device, Entry, Position, Request, TraceError, read_full};
 
@@ -28,6 +31,8 @@ pub const MAGIC: &[u8; 8] = b"DBIOTRAC";
 pub const VERSION: u16 = 2;
 /// Header flag: the entries are zlib-compressed.
 const ZLIB: u16 = 1;
+/// Header flag: the entries are an LZ4 frame.
+const LZ4: u16 = 2;
 const TAG_DEVICE: u8 = 1;
 const TAG_END: u8 = 0xFF;
 const NONE32: u32 = u32::MAX;
@@ -36,7 +41,7 @@ const BLOCK: usize = 64 * 1024;
 
 /// Writes a trace entry by entry; [`Writer::finish`] seals it.
 pub struct Writer {
-    out: ZlibEncoder<BufWriter<File>>,
+    out: FrameEncoder<BufWriter<File>>,
     path: PathBuf,
     requests: u64,
     block: Vec<u8>,
@@ -50,11 +55,13 @@ impl Writer {
         let mut w = BufWriter::new(file);
         let mut head = MAGIC.to_vec();
         head.extend(VERSION.to_le_bytes());
-        head.extend(ZLIB.to_le_bytes());
+        head.extend(LZ4.to_le_bytes());
         w.write_all(&head)
             .map_err(|e| TraceError::io("write", path, e))?;
+        let mut frame = FrameInfo::new();
+        frame.block_checksums = true;
         Ok(Writer {
-            out: ZlibEncoder::new(w, Compression::fast()),
+            out: FrameEncoder::with_frame_info(frame, w),
             path: path.to_path_buf(),
             requests: 0,
             block: Vec::with_capacity(BLOCK + 256),
@@ -93,7 +100,7 @@ impl Writer {
         self.block.extend(self.requests.to_le_bytes());
         self.compress()?;
         let io = |e| TraceError::io("write", &self.path, e);
-        let w = self.out.finish().map_err(io)?;
+        let w = self.out.finish().map_err(|e| io(e.into()))?;
         let file = w.into_inner().map_err(|e| io(e.into_error()))?;
         file.sync_all().map_err(io)?;
         Ok(self.requests)
@@ -113,7 +120,7 @@ fn encode_device(b: &mut Vec<u8>, d: &Device) {
 
 /// The decompressed entries and where in them the reader is.
 struct Source {
-    input: BufReader<ZlibDecoder<BufReader<File>>>,
+    input: BufReader<Box<dyn Read>>,
     path: PathBuf,
     requests: u64,
 }
@@ -219,22 +226,33 @@ impl Reader {
         }
         let version = u16::from_le_bytes([head[8], head[9]]);
         let flags = u16::from_le_bytes([head[10], head[11]]);
-        let layout = match (version, flags) {
-            (1, ZLIB) => Layout::V1,
-            (2, ZLIB) => Layout::V2(compact::Decoder::default()),
+        let layout = match version {
+            1 => Layout::V1,
+            2 => Layout::V2(compact::Decoder::default()),
             _ => {
                 return Err(TraceError::bad(
                     path,
                     Position::Byte(8),
                     format!(
-                        "dbio trace version {version} (flags {flags:#x}): this dbio reads versions 1 to {VERSION}"
+                        "dbio trace version {version}: this dbio reads versions 1 to {VERSION}"
                     ),
+                ));
+            }
+        };
+        let input: Box<dyn Read> = match flags {
+            ZLIB => Box::new(ZlibDecoder::new(file)),
+            LZ4 => Box::new(FrameDecoder::new(file)),
+            _ => {
+                return Err(TraceError::bad(
+                    path,
+                    Position::Byte(10),
+                    format!("dbio trace flags {flags:#x}: this dbio reads zlib (1) and LZ4 (2)"),
                 ));
             }
         };
         Ok(Reader {
             src: Source {
-                input: BufReader::new(ZlibDecoder::new(file)),
+                input: BufReader::new(input),
                 path: path.to_path_buf(),
                 requests: 0,
             },

@@ -1,5 +1,8 @@
 use std::path::Path;
 
+use flate2::Compression;
+use flate2::write::ZlibEncoder;
+
 use super::*;
 use crate::trace::tests::sample_entries;
 use crate::trace::{Comm, Flags, Op};
@@ -16,14 +19,21 @@ fn read(path: &Path) -> Result<Vec<Entry>, TraceError> {
     Reader::open(path)?.collect()
 }
 
-/// The same bytes zlib-compressed behind a header of `version`.
-fn file_of(path: &Path, version: u16, entries: &[u8]) {
+/// `entries` compressed as `flags` says behind a header of `version`.
+fn file_of(path: &Path, version: u16, flags: u16, entries: &[u8]) {
     let mut bytes = MAGIC.to_vec();
     bytes.extend(version.to_le_bytes());
-    bytes.extend(ZLIB.to_le_bytes());
-    let mut z = ZlibEncoder::new(bytes, Compression::fast());
-    z.write_all(entries).unwrap();
-    std::fs::write(path, z.finish().unwrap()).unwrap();
+    bytes.extend(flags.to_le_bytes());
+    let bytes = if flags == ZLIB {
+        let mut z = ZlibEncoder::new(bytes, Compression::fast());
+        z.write_all(entries).unwrap();
+        z.finish().unwrap()
+    } else {
+        let mut z = FrameEncoder::new(bytes);
+        z.write_all(entries).unwrap();
+        z.finish().unwrap()
+    };
+    std::fs::write(path, bytes).unwrap();
 }
 
 #[test]
@@ -32,7 +42,11 @@ fn version_2_gives_back_every_field_of_every_entry() {
     let (p, again) = (d.path().join("t"), d.path().join("again"));
     let entries = sample_entries();
     write(&p, &entries);
-    assert_eq!(&std::fs::read(&p).unwrap()[8..10], &2u16.to_le_bytes());
+    assert_eq!(
+        &std::fs::read(&p).unwrap()[8..12],
+        &[2, 0, 2, 0],
+        "version 2, LZ4"
+    );
     let back = read(&p).unwrap();
     assert_eq!(back.len(), entries.len());
     for (i, (a, b)) in entries.iter().zip(&back).enumerate() {
@@ -154,17 +168,21 @@ fn a_garbled_version_2_entry_is_named_with_its_place() {
     ];
     for (bytes, want) in cases {
         let _ = std::fs::remove_file(&p);
-        file_of(&p, 2, &bytes);
+        file_of(&p, 2, LZ4, &bytes);
         let e = read(&p).unwrap_err().to_string();
         assert!(
             e.starts_with(p.to_str().unwrap()) && e.contains(want),
             "{e} lacks {want}"
         );
     }
-    file_of(
-        &p,
-        2,
-        &[&good[..], &[TAG_END], &1u64.to_le_bytes()].concat(),
-    );
-    assert_eq!(read(&p).unwrap()[1], Entry::Request(one));
+    let whole = [&good[..], &[TAG_END], &1u64.to_le_bytes()].concat();
+    for flags in [LZ4, ZLIB] {
+        let _ = std::fs::remove_file(&p);
+        file_of(&p, 2, flags, &whole);
+        assert_eq!(read(&p).unwrap()[1], Entry::Request(one), "flags {flags}");
+    }
+    let _ = std::fs::remove_file(&p);
+    file_of(&p, 2, 4, &whole);
+    let e = read(&p).unwrap_err().to_string();
+    assert!(e.contains("byte 10: dbio trace flags 0x4"), "{e}");
 }
