@@ -371,8 +371,7 @@ pub struct Event {
 /// operation (`W`, `D` or `DE`, `F`, `R`, `N`), then `F` (FUA), `A`
 /// (readahead), `S` (sync), `M` (metadata). None for `N` (no data
 /// operation a trace replays).
-pub(crate) fn parse_rwbs(s: &str) -> Option<(Op, Flags)> {
-    let b = s.as_bytes();
+pub(crate) fn parse_rwbs(b: &[u8]) -> Option<(Op, Flags)> {
     let mut flags = Flags::default();
     let mut i = 0;
     if b.len() > 1 && b[0] == b'F' && matches!(b[1], b'W' | b'D' | b'F' | b'R' | b'N') {

@@ -312,7 +312,7 @@ impl RawPipes {
 
     fn event(&mut self, ts: u64, p: Pending) -> Option<Event> {
         let rwbs_len = p.rwbs.iter().position(|&b| b == 0).unwrap_or(10);
-        let (op, flags) = parse_rwbs(std::str::from_utf8(&p.rwbs[..rwbs_len]).ok()?)?;
+        let (op, flags) = parse_rwbs(&p.rwbs[..rwbs_len])?;
         let kind = if p.issue {
             let len = p.comm.iter().position(|&b| b == 0).unwrap_or(16);
             Kind::Issue {
