@@ -41,7 +41,8 @@ const BLOCK: usize = 64 * 1024;
 
 /// Writes a trace entry by entry; [`Writer::finish`] seals it.
 pub struct Writer {
-    out: FrameEncoder<BufWriter<File>>,
+    /// Boxed: the encoder holds its hash table inline.
+    out: Box<FrameEncoder<BufWriter<File>>>,
     path: PathBuf,
     requests: u64,
     block: Vec<u8>,
@@ -61,7 +62,7 @@ impl Writer {
         let mut frame = FrameInfo::new();
         frame.block_checksums = true;
         Ok(Writer {
-            out: FrameEncoder::with_frame_info(frame, w),
+            out: Box::new(FrameEncoder::with_frame_info(frame, w)),
             path: path.to_path_buf(),
             requests: 0,
             block: Vec::with_capacity(BLOCK + 256),
