@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # capture-cost.sh — issue 30, item 6: what `--capture` costs the run it
 # captures. The same raw run on a direct-io loop device (XFS on a file in
-# /var/tmp) without and with --capture, taking turns (without, with, …),
-# medians of I/O/s and the ratio; dbio's CPU per I/O (all its threads, the
-# capture's reader included: a cost that a busy host's noise hides less
-# than the I/O/s); each captured run's requests and lost events as it said
-# them. With --vs OLD, each round also runs OLD with --capture (another
-# build's capture against this one's on the same device, in turn).
+# /var/tmp) without and with --capture, taking turns (the order rotating
+# from round to round), medians of I/O/s, their ratio and the median of
+# the rounds' ratios; dbio's CPU per I/O (all its threads, the capture's
+# reader included: a cost that a busy host's noise hides less than the
+# I/O/s); each captured run's requests and lost events as it said them,
+# and the reader's CPU per request. With --vs OLD, each round also runs
+# OLD with --capture (another build's capture against this one's on the
+# same device, in turn).
 #
 # Usage: bench/capture-cost.sh [--pairs P] [--time S] [--dbio BIN] [--vs OLD] [-- RAW OPTIONS…]
 #   default raw options: --pattern randread --bs 4k --sessions 2 --size 256M
@@ -48,35 +50,47 @@ mkfs.xfs -q "$LOOP"
 mkdir -p "$MNT"
 mount "$LOOP" "$MNT"
 
-# One run's "I/O/s CPU-us-per-I/O" from its JSON on stdin.
+# One run's "I/O/s CPU-us-per-I/O reader-us-per-request" from its JSON in
+# $WORK/out and what it said on stderr in $WORK/err (the capture's line:
+# its requests and its reader's CPU; "nan" without --capture).
 pick() {
-    python3 -c '
-import json, sys
-d = json.load(sys.stdin)
+    python3 - "$WORK/out" "$WORK/err" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
 n = sum((d.get(k) or {}).get("requests", 0) for k in ("read", "write"))
-print(n / d["measured_s"], d["cpu"]["us_per_io"])'
+m = re.search(r"^captured (\d+) requests.*reader used ([0-9.]+) s of CPU", open(sys.argv[2]).read(), re.M)
+reader = float(m[2]) * 1e6 / int(m[1]) if m and int(m[1]) else float("nan")
+print(n / d["measured_s"], d["cpu"]["us_per_io"], reader)
+PY
 }
-# run BIN STORE [OPTIONS…]: one raw run, its line; what it said on stderr in $WORK/err.
+# run BIN STORE [OPTIONS…]: one raw run, its line.
 run() {
     local bin=$1 store=$2
     shift 2
     DBIO_DB=$WORK/$store "$bin" run --target "$MNT/t" --time "$TIME" --json --quiet "${ARGS[@]}" "$@" \
-        2>"$WORK/err" | pick
+        >"$WORK/out" 2>"$WORK/err"
+    pick
 }
 said() { grep -h "^captured" "$WORK/err" | sed 's/^/  /' || true; }
 
 echo "raw ${ARGS[*]} --time $TIME on XFS over $LOOP (direct-io); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "each line: I/O/s, dbio's CPU µs per I/O"
+echo "each line: I/O/s, dbio's CPU µs per I/O, the capture's reader's CPU µs per request"
 run "$DBIO" store.sqlite > /dev/null   # lays the target out
 : > "$WORK/r-off"; : > "$WORK/r-on"; : > "$WORK/r-vs"
+# One round's run of KIND (off, on or vs), its line added to $WORK/r-KIND.
+one() {
+    case $1 in
+        off) run "$DBIO" store.sqlite | tee -a "$WORK/r-off" | sed 's/^/without capture /' ;;
+        on) run "$DBIO" store.sqlite --capture | tee -a "$WORK/r-on" | sed 's/^/with capture    /'; said ;;
+        vs) run "$VS" store-vs.sqlite --capture | tee -a "$WORK/r-vs" | sed 's/^/--vs, capture   /'; said ;;
+    esac
+}
+KINDS=(off on)
+if [ -n "$VS" ]; then KINDS+=(vs); fi
 for i in $(seq "$PAIRS"); do
-    run "$DBIO" store.sqlite | tee -a "$WORK/r-off" | sed 's/^/without capture /'
-    run "$DBIO" store.sqlite --capture | tee -a "$WORK/r-on" | sed 's/^/with capture    /'
-    said
-    if [ -n "$VS" ]; then
-        run "$VS" store-vs.sqlite --capture | tee -a "$WORK/r-vs" | sed 's/^/--vs, capture   /'
-        said
-    fi
+    for k in $(seq 0 $((${#KINDS[@]} - 1))); do   # rotated: no kind always first
+        one "${KINDS[$(((i + k) % ${#KINDS[@]}))]}"
+    done
 done
 python3 - "$WORK/r-off" "$WORK/r-on" "$WORK/r-vs" <<'PY'
 import statistics, sys
@@ -88,9 +102,12 @@ for name, rows in (("with --capture", on), ("--vs with --capture", vs)):
         continue
     b = med(rows, 0)
     print(f"median I/O/s without --capture {a:,.0f}, {name} {b:,.0f}: {b / a:.3f} (cost {100 * (1 - b / a):.1f}%)")
-    print("  pairs:", ", ".join(f"{y[0] / x[0]:.3f}" for x, y in zip(off, rows)))
+    pairs = [y[0] / x[0] for x, y in zip(off, rows)]
+    print(f"  rounds' ratios: {', '.join(f'{r:.3f}' for r in pairs)}; their median {statistics.median(pairs):.3f}")
     print(f"  CPU per I/O: {med(off, 1):.2f} µs without, {med(rows, 1):.2f} µs with "
           f"(+{med(rows, 1) - med(off, 1):.2f} µs; pairs "
           + ", ".join(f"+{y[1] - x[1]:.2f}" for x, y in zip(off, rows)) + ")")
+    print(f"  the capture's reader: {med(rows, 2):.2f} µs of CPU per request (runs "
+          + ", ".join(f"{y[2]:.2f}" for y in rows) + ")")
 PY
 echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"

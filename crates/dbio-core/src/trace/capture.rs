@@ -9,11 +9,12 @@
 //! from the disk's start: a partition is traced as its disk and its
 //! requests told apart by sector.
 
-use std::collections::HashMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
 
 use super::native::Writer;
 use super::pair::Pairer;
@@ -273,7 +274,7 @@ fn mono_ns() -> u64 {
 struct Reading {
     t0: u64,
     /// Kernel dev_t → the targets on that disk (index, target).
-    by_disk: HashMap<u64, Vec<(u16, Target)>>,
+    by_disk: FxHashMap<u64, Vec<(u16, Target)>>,
     pairer: Pairer,
     summary: Summary,
     write_error: Option<TraceError>,
@@ -281,7 +282,7 @@ struct Reading {
 
 impl Reading {
     fn new(opts: &Options, t0: u64) -> Reading {
-        let mut by_disk: HashMap<u64, Vec<(u16, Target)>> = HashMap::new();
+        let mut by_disk: FxHashMap<u64, Vec<(u16, Target)>> = FxHashMap::default();
         for (i, t) in opts.targets.iter().enumerate() {
             by_disk
                 .entry(t.kernel_dev())
@@ -370,8 +371,7 @@ pub struct Event {
 /// operation (`W`, `D` or `DE`, `F`, `R`, `N`), then `F` (FUA), `A`
 /// (readahead), `S` (sync), `M` (metadata). None for `N` (no data
 /// operation a trace replays).
-pub(crate) fn parse_rwbs(s: &str) -> Option<(Op, Flags)> {
-    let b = s.as_bytes();
+pub(crate) fn parse_rwbs(b: &[u8]) -> Option<(Op, Flags)> {
     let mut flags = Flags::default();
     let mut i = 0;
     if b.len() > 1 && b[0] == b'F' && matches!(b[1], b'W' | b'D' | b'F' | b'R' | b'N') {

@@ -2,10 +2,14 @@
 //! (and blktrace) report them as two events; a trace holds one [`Request`]
 //! each, in issue order. Memory is bounded by the requests in flight (and
 //! [`MAX_PENDING`] when completions go missing); a request allocates
-//! nothing of its own (the maps and queues reuse their room).
+//! nothing of its own (the maps and queues reuse their room). The maps
+//! hash with FxHash: sectors are the kernel's, not an adversary's, and
+//! SipHash was a tenth of the capture's reader.
 
+use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 use super::Request;
 
@@ -26,10 +30,10 @@ pub(crate) struct Pairer {
     base: u64,
     /// (device, sector) → the sequence number of the oldest request in
     /// flight there.
-    inflight: HashMap<(u16, u64), u64>,
+    inflight: FxHashMap<(u16, u64), u64>,
     /// The later ones at the same place, oldest first (rare: a sector
     /// issued again before its completion, or a flush that never completes).
-    more: HashMap<(u16, u64), VecDeque<u64>>,
+    more: FxHashMap<(u16, u64), VecDeque<u64>>,
     /// Completions with no issue seen (issued before the trace began).
     pub unmatched_completions: u64,
 }

@@ -10,13 +10,15 @@
 //! the CPUs' are merged and handed on once older than [`SETTLE_NS`]
 //! (another CPU may still hold older ones).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Duration;
+
+use rustc_hash::FxHashMap;
 
 use super::Comm;
 use super::capture::{Event, Kind, parse_rwbs};
@@ -95,7 +97,7 @@ pub(crate) struct RawPipes {
     /// Per CPU, its events read and not yet handed on, oldest first.
     queues: Vec<VecDeque<(u64, Pending)>>,
     newest: u64,
-    tgids: HashMap<u32, Option<u32>>,
+    tgids: FxHashMap<u32, Option<u32>>,
     page: Vec<u8>,
 }
 
@@ -143,7 +145,7 @@ impl RawPipes {
             issue: layout(inst, "block_rq_issue")?,
             complete: layout(inst, "block_rq_complete")?,
             newest: 0,
-            tgids: HashMap::new(),
+            tgids: FxHashMap::default(),
             page: vec![0; subbuf_size(inst)],
         })
     }
@@ -310,7 +312,7 @@ impl RawPipes {
 
     fn event(&mut self, ts: u64, p: Pending) -> Option<Event> {
         let rwbs_len = p.rwbs.iter().position(|&b| b == 0).unwrap_or(10);
-        let (op, flags) = parse_rwbs(std::str::from_utf8(&p.rwbs[..rwbs_len]).ok()?)?;
+        let (op, flags) = parse_rwbs(&p.rwbs[..rwbs_len])?;
         let kind = if p.issue {
             let len = p.comm.iter().position(|&b| b == 0).unwrap_or(16);
             Kind::Issue {
@@ -390,7 +392,7 @@ mod tests {
             complete,
             queues: vec![VecDeque::new(), VecDeque::new()],
             newest: 0,
-            tgids: HashMap::new(),
+            tgids: FxHashMap::default(),
             page: vec![0; PAGE],
         }
     }

@@ -275,3 +275,72 @@ fn an_unknown_file_is_refused_in_one_line() {
         "{e}"
     );
 }
+
+/// A trace that holds every kind of value a field can take: devices with
+/// and without numbers, every operation and flag set, requests with and
+/// without completion, process, thread and name, extreme offsets and
+/// lengths, times going backwards (imported traces may), and a run of
+/// ordinary requests from a few threads (deterministic, no randomness).
+pub(crate) fn sample_entries() -> Vec<Entry> {
+    let mut e = vec![
+        Entry::Device(Device {
+            index: 0,
+            name: "/dev/loop7".into(),
+            number: Some((7, 7)),
+        }),
+        Entry::Device(Device {
+            index: 1,
+            name: "data file".into(),
+            number: None,
+        }),
+    ];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let comms: [&[u8]; 4] = [b"postgres", b"", b"0123456789abcdef", b"k\xffworker/1:2"];
+    let mut t = 1_000u64;
+    for i in 0..400u64 {
+        let rnd = next();
+        t += rnd % 50_000;
+        let op = Op::ALL[(rnd >> 20) as usize % 4];
+        let k = (i % 7) as usize;
+        e.push(Entry::Request(Request {
+            issue_ns: t,
+            complete_ns: (i % 11 != 3).then_some(t + (rnd >> 32) % 2_000_000),
+            device: (i % 5 == 4) as u16,
+            offset: if op == Op::Flush {
+                0
+            } else {
+                (rnd >> 8) % (1 << 30) * 512
+            },
+            len: [4096, 8192, 512, 131_072, 0, 1000][(rnd >> 40) as usize % 6],
+            op,
+            flags: Flags((i % 32) as u8),
+            pid: (k != 5).then_some(4000 + k as u32),
+            tid: (k != 6).then_some(4100 + (k as u32 % 3)),
+            comm: Comm::new(comms[k % 4]),
+        }));
+    }
+    let edge = |issue_ns, complete_ns, offset, len| {
+        Entry::Request(Request {
+            issue_ns,
+            complete_ns,
+            device: 1,
+            offset,
+            len,
+            op: Op::Write,
+            flags: Flags(31),
+            pid: Some(0),
+            tid: Some(u32::MAX - 1),
+            comm: Comm::new(b"x"),
+        })
+    };
+    e.push(edge(u64::MAX - 1, Some(0), u64::MAX, u32::MAX));
+    e.push(edge(0, Some(u64::MAX - 1), 0, 0));
+    e.push(edge(5, None, 1 << 63, 1));
+    e
+}

@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn rwbs_says_operation_and_flags() {
-    let f = |s| parse_rwbs(s).map(|(o, f)| (o, f.bits()));
+    let f = |s: &str| parse_rwbs(s.as_bytes()).map(|(o, f)| (o, f.bits()));
     assert_eq!(f("R"), Some((Op::Read, 0)));
     assert_eq!(f("WS"), Some((Op::Write, Flags::SYNC.bits())));
     assert_eq!(
