@@ -77,7 +77,7 @@ struct WorkSet {
 
 /// Which buffers a miss may take (the flavor's buffer replacement).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Replacement {
+pub(crate) enum Replacement {
     /// Clean ones only: a dirty buffer stays until a DB writer writes it
     /// (Oracle's and InnoDB's sessions never write).
     CleanOnly,
@@ -187,7 +187,7 @@ impl Cache {
     }
 
     /// The cache with `r` as its buffer replacement.
-    pub fn with_replacement(mut self, r: Replacement) -> Self {
+    pub(crate) fn with_replacement(mut self, r: Replacement) -> Self {
         self.replacement = r;
         self
     }

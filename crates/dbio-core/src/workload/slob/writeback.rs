@@ -23,12 +23,12 @@ pub(crate) struct Writeback {
     limit: usize,
     block: u64,
     /// Ranges the kernel was asked to write back.
-    pub ranges: u64,
+    pub(crate) ranges: u64,
 }
 
 impl Writeback {
     /// A context hinting every `after` bytes of `block`-byte pages.
-    pub fn new(after: u64, block: u32) -> Writeback {
+    pub(crate) fn new(after: u64, block: u32) -> Writeback {
         let limit = (after / u64::from(block)).max(1) as usize;
         Writeback {
             pending: Vec::with_capacity(limit),
@@ -40,7 +40,7 @@ impl Writeback {
 
     /// Notes the page written at `offset` of `file`; when `limit` pages are
     /// pending, hints them all. The error names the file's index.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         fds: &[RawFd],
         file: u32,
@@ -55,7 +55,7 @@ impl Writeback {
 
     /// Hints every pending page now: sorted, neighbours joined into one
     /// range, one `sync_file_range` per range.
-    pub fn issue(&mut self, fds: &[RawFd]) -> Result<(), (u32, std::io::Error)> {
+    pub(crate) fn issue(&mut self, fds: &[RawFd]) -> Result<(), (u32, std::io::Error)> {
         self.pending.sort_unstable();
         let mut k = 0;
         while k < self.pending.len() {
