@@ -181,8 +181,10 @@ fn an_unpaced_run_serves_no_due_time_series() {
         "--sessions",
         "2",
         "--time",
-        "3",
+        "6",
     ];
+    // Seconds are collected whole: a run a little longer than the wait
+    // leaves a busy host's poll more than one second to see it.
     let mut run = spawn(&dir.path().join("t"), dir.path(), None, &args);
     let live = run.wait_elapsed(2.0);
     let text = get(&run.addr, "/metrics", None).unwrap().body;
