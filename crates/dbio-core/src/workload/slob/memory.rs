@@ -76,9 +76,60 @@ pub fn held_for(flavor: super::flavor::Flavor, sessions: u32) -> u64 {
 /// The process inside its memory cgroup until this drops.
 pub struct MemoryBound {
     cgroup: MemCgroup,
-    /// Memory held in the cgroup for the run ([`held_for`]), every page
-    /// written so that it is charged.
-    held: Vec<u8>,
+    /// Memory held in the cgroup for the run ([`held_for`]).
+    held: Option<Held>,
+}
+
+/// Anonymous memory mapped and written inside the cgroup, so that every
+/// page of it is charged there. A mapping of its own, not the allocator's:
+/// memory the allocator hands out again (freed by an earlier run of the
+/// same process, a lab's or a plan's next arm, once its mmap threshold has
+/// grown past the size) was charged to the cgroup that first touched it,
+/// and would not count in this one (a second run of 8 sessions in a lab
+/// held 3 of its 20 MiB).
+struct Held {
+    ptr: *mut std::ffi::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is only unmapped, on drop; nothing reads it.
+unsafe impl Send for Held {}
+unsafe impl Sync for Held {}
+
+impl Held {
+    fn new(len: usize) -> Result<Option<Held>, BoundError> {
+        if len == 0 {
+            return Ok(None);
+        }
+        use rustix::mm::{MapFlags, ProtFlags};
+        // SAFETY: a fresh private anonymous mapping, unmapped on drop.
+        let ptr = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE,
+            )
+        }
+        .map_err(|e| {
+            BoundError(format!(
+                "--memory: cannot hold {len} bytes in the cgroup: {e}"
+            ))
+        })?;
+        // A write every 4 KiB touches every page (pages are at least that).
+        for at in (0..len).step_by(4096) {
+            // SAFETY: inside the mapping just made, writable.
+            unsafe { ptr.cast::<u8>().add(at).write_volatile(1) };
+        }
+        Ok(Some(Held { ptr, len }))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, never borrowed.
+        let _ = unsafe { rustix::mm::munmap(self.ptr, self.len) };
+    }
 }
 
 /// Why the bound could not be set up.
@@ -99,7 +150,7 @@ impl MemoryBound {
         }
         let mut bound = MemoryBound {
             cgroup: cg,
-            held: Vec::new(),
+            held: None,
         };
         for d in dirs {
             cgroup::evict(d);
@@ -110,7 +161,7 @@ impl MemoryBound {
                 bound.cgroup.path.display()
             ))
         })?;
-        bound.held = vec![1u8; held as usize];
+        bound.held = Held::new(held as usize)?;
         Ok(bound)
     }
 
@@ -123,8 +174,8 @@ impl MemoryBound {
 impl Drop for MemoryBound {
     /// Moves the process back to the cgroup it came from, then removes this one.
     fn drop(&mut self) {
-        // Freed inside the cgroup: nothing stays charged to it.
-        self.held = Vec::new();
+        // Unmapped inside the cgroup: nothing stays charged to it.
+        self.held = None;
         if let Some(parent) = self.cgroup.path.parent() {
             let _ = fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
         }
