@@ -1,7 +1,8 @@
 //! The model as PostgreSQL does its data I/O (`--flavor postgres`, issue
 //! 29 item 2): `--memory` bounding the page cache under buffered datafiles
 //! (device reads below the model's own, its cgroup gone after a run that
-//! succeeded, failed or was interrupted), sessions writing dirty buffers
+//! succeeded, failed or was interrupted; with `--flavor postgres` holding
+//! beside its page cache what PostgreSQL's cgroup holds), sessions writing dirty buffers
 //! themselves when the DB writers are capped (the report's split of buffer
 //! writes), and a checkpoint spread over the seconds of its cycle.
 
