@@ -206,7 +206,7 @@ fn findings_from_the_store(lab_dir: &std::path::Path, tmp: &std::path::Path) {
     ok(&out);
     let doc = fs::read_to_string(dir.join("vs-engine-postgres.md")).unwrap();
     for section in [
-        "## `--flavor postgres against --workload pg` (generated)",
+        "## `--flavor postgres against --workload pg`, one table every session shares (generated)",
         "dbio lab vs-engine --name vs-tiny --fs xfs --image-dir ",
         "--flavor postgres --sessions 1,2 --update-pct 25 --runs 3",
         "* Host: ",
