@@ -49,21 +49,28 @@ fn entries(dir: &Path) -> io::Result<Vec<fs::DirEntry>> {
     Ok(v)
 }
 
-/// Copies one regular file's bytes with read and write, then syncs it.
-fn copy_file(from: &Path, to: &Path, buf: &mut [u8]) -> io::Result<u64> {
+/// Copies one regular file's bytes with read and write, adding them to
+/// `fp` (the whole filesystem is synced once the tree is copied).
+fn copy_file(from: &Path, to: &Path, buf: &mut [u8], fp: &mut Fingerprint) -> io::Result<()> {
     let mut src = File::open(from)?;
     let mut dst = File::create_new(to)?;
-    let mut total = 0u64;
     loop {
         let n = src.read(buf)?;
         if n == 0 {
             break;
         }
         dst.write_all(&buf[..n])?;
-        total += n as u64;
+        fp.crc32c = crc32c::crc32c_append(fp.crc32c, &buf[..n]);
+        fp.bytes += n as u64;
     }
-    dst.sync_all()?;
-    Ok(total)
+    fp.files += 1;
+    Ok(())
+}
+
+/// Adds a file's relative path and size to `fp`, before its contents.
+fn add_name(fp: &mut Fingerprint, rel: &Path, len: u64) {
+    fp.crc32c = crc32c::crc32c_append(fp.crc32c, rel.as_os_str().as_encoded_bytes());
+    fp.crc32c = crc32c::crc32c_append(fp.crc32c, &len.to_le_bytes());
 }
 
 /// Gives `to` the owner and mode of `meta` (symlinks: the owner only).
@@ -75,8 +82,15 @@ fn same_owner(to: &Path, meta: &fs::Metadata) -> io::Result<()> {
     Ok(())
 }
 
-/// Copies the tree `from` into the new directory `to` (which must not exist).
-fn copy_tree(from: &Path, to: &Path, buf: &mut [u8]) -> io::Result<()> {
+/// Copies the tree `from` into the new directory `to` (which must not
+/// exist), in path order, fingerprinting what it writes (paths relative
+/// to `root`).
+fn copy_tree(
+    (root, from): (&Path, &Path),
+    to: &Path,
+    buf: &mut [u8],
+    fp: &mut Fingerprint,
+) -> io::Result<()> {
     let meta = fs::symlink_metadata(from)?;
     fs::create_dir(to)?;
     for e in entries(from)? {
@@ -84,21 +98,35 @@ fn copy_tree(from: &Path, to: &Path, buf: &mut [u8]) -> io::Result<()> {
         let m = fs::symlink_metadata(&src)?;
         let t = m.file_type();
         if t.is_dir() {
-            copy_tree(&src, &dst, buf)?;
+            copy_tree((root, &src), &dst, buf, fp)?;
             continue;
         }
         if t.is_symlink() {
             std::os::unix::fs::symlink(fs::read_link(&src)?, &dst)?;
         } else if t.is_file() {
-            copy_file(&src, &dst, buf)?;
+            add_name(fp, src.strip_prefix(root).unwrap_or(&src), m.len());
+            copy_file(&src, &dst, buf, fp)?;
         } else {
             // A socket or fifo a server left: not data, not copied.
             continue;
         }
         same_owner(&dst, &m)?;
     }
-    same_owner(to, &meta)?;
-    File::open(to)?.sync_all()
+    same_owner(to, &meta)
+}
+
+/// Copies `from` to `to` and syncs the filesystem once (one flush, not one
+/// per file): the fingerprint of what was written.
+fn copy_synced(from: &Path, to: &Path) -> io::Result<Fingerprint> {
+    let mut fp = Fingerprint {
+        files: 0,
+        bytes: 0,
+        crc32c: 0,
+    };
+    let mut buf = vec![0u8; CHUNK];
+    copy_tree((from, from), to, &mut buf, &mut fp)?;
+    rustix::fs::syncfs(File::open(to)?)?;
+    Ok(fp)
 }
 
 /// Adds `dir`'s files to the fingerprint `fp` (paths relative to `root`).
@@ -113,9 +141,7 @@ fn add_tree(root: &Path, dir: &Path, fp: &mut Fingerprint, buf: &mut [u8]) -> io
         if !m.is_file() {
             continue;
         }
-        let rel = p.strip_prefix(root).unwrap_or(&p);
-        fp.crc32c = crc32c::crc32c_append(fp.crc32c, rel.as_os_str().as_encoded_bytes());
-        fp.crc32c = crc32c::crc32c_append(fp.crc32c, &m.len().to_le_bytes());
+        add_name(fp, p.strip_prefix(root).unwrap_or(&p), m.len());
         let mut f = File::open(&p)?;
         loop {
             let n = f.read(buf)?;
@@ -142,26 +168,27 @@ pub fn fingerprint(dir: &Path) -> Result<Fingerprint, LabError> {
     Ok(fp)
 }
 
-/// Bytes the regular files under `dir` hold.
-fn tree_bytes(dir: &Path) -> io::Result<u64> {
-    let mut n = 0;
+/// The regular files under `dir` and their bytes.
+fn tree_size(dir: &Path) -> io::Result<(u64, u64)> {
+    let (mut files, mut bytes) = (0, 0);
     for e in fs::read_dir(dir)? {
         let p = e?.path();
         let m = fs::symlink_metadata(&p)?;
         if m.is_dir() {
-            n += tree_bytes(&p)?;
+            let (f, b) = tree_size(&p)?;
+            (files, bytes) = (files + f, bytes + b);
         } else if m.is_file() {
-            n += m.len();
+            (files, bytes) = (files + 1, bytes + m.len());
         }
     }
-    Ok(n)
+    Ok((files, bytes))
 }
 
 /// Keeps a copy of `target` (just loaded, its server stopped) beside it;
 /// refused, with nothing made, when its filesystem has no room for it.
 pub fn keep(target: &Path, arm: &str) -> Result<Fingerprint, LabError> {
     let kept = kept_dir(target);
-    let need = tree_bytes(target).map_err(|e| LabError::io("read", target, e))?;
+    let (_, need) = tree_size(target).map_err(|e| LabError::io("read", target, e))?;
     let st = rustix::fs::statvfs(target).map_err(|e| LabError::io("examine", target, e.into()))?;
     let free = st.f_bavail.saturating_mul(st.f_frsize);
     // A margin for the filesystem's own metadata.
@@ -173,17 +200,16 @@ pub fn keep(target: &Path, arm: &str) -> Result<Fingerprint, LabError> {
             crate::units::fmt_size(free)
         )));
     }
-    let mut buf = vec![0u8; CHUNK];
-    if let Err(e) = copy_tree(target, &kept, &mut buf) {
+    copy_synced(target, &kept).map_err(|e| {
         let _ = fs::remove_dir_all(&kept);
-        return Err(LabError::io("copy the loaded data into", &kept, e));
-    }
-    fingerprint(&kept)
+        LabError::io("copy the loaded data into", &kept, e)
+    })
 }
 
 /// Makes `target` again from the copy [`keep`] made: the runs' files
-/// removed, the loaded ones written anew. Returns the fingerprint of the
-/// target as restored, read back.
+/// removed, the loaded ones written anew. Returns the fingerprint of what
+/// was written, its files and bytes as the target now holds them (a file
+/// left over or cut short shows there).
 pub fn restore(target: &Path) -> Result<Fingerprint, LabError> {
     let kept = kept_dir(target);
     match fs::remove_dir_all(target) {
@@ -191,10 +217,11 @@ pub fn restore(target: &Path) -> Result<Fingerprint, LabError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(LabError::io("remove the last run's files in", target, e)),
     }
-    let mut buf = vec![0u8; CHUNK];
-    copy_tree(&kept, target, &mut buf)
+    let mut fp = copy_synced(&kept, target)
         .map_err(|e| LabError::io("restore the loaded data into", target, e))?;
-    fingerprint(target)
+    let (files, bytes) = tree_size(target).map_err(|e| LabError::io("read", target, e))?;
+    (fp.files, fp.bytes) = (files, bytes);
+    Ok(fp)
 }
 
 #[cfg(test)]
