@@ -56,6 +56,7 @@ pub fn markdown(t: &VsEngine, p: &PairTable, cx: &Context) -> String {
     o.push_str(&summary(&runs));
     o.push_str(&settings(&runs, cx));
     let (ratios, means) = rows(p);
+    o.push_str(&glance(p));
     let _ = writeln!(o, "\n### Model / engine\n\n{METHOD}.\n");
     o.push_str(&grid::markdown(&ratios));
     let _ = writeln!(o, "\n### Per operation, model / engine\n");
@@ -225,6 +226,38 @@ fn outside(c: &CellRow) -> (usize, usize, Vec<String>) {
         }
     }
     (within, known, out)
+}
+
+/// The ratios alone, a row per cell, those outside range in bold: the
+/// whole matrix on one screen (the intervals are in the next table).
+fn glance(p: &PairTable) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\n### At a glance\n\nModel / engine, the ratio of the means; **bold**: outside {}–{} per operation, {}–{} for ops/s.\n",
+        PER_OP.0, PER_OP.1, OPS.0, OPS.1
+    );
+    let mut rows = vec![
+        ["UPD%", "sessions"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(Quantity::ALL.iter().map(|q| q.header().to_string()))
+            .collect::<Vec<_>>(),
+    ];
+    for c in &p.cells {
+        let mut row = vec![c.update_pct.to_string(), c.sessions.to_string()];
+        for (i, q) in c.quantities.iter().enumerate() {
+            let (lo, hi) = if i == 0 { OPS } else { PER_OP };
+            row.push(match &q.ratio {
+                Ratio::Known(r) if (lo..=hi).contains(&r.ratio) => grid::readable(r.ratio),
+                Ratio::Known(r) => format!("**{}**", grid::readable(r.ratio)),
+                Ratio::None { .. } => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    o.push_str(&grid::markdown(&rows));
+    o
 }
 
 /// Which cells are within range.

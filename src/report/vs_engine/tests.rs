@@ -163,6 +163,14 @@ fn the_findings_say_which_ratios_are_outside_their_range() {
         .find(|l| l.starts_with("| 25 | 8 | ") && l.contains(" of "))
         .unwrap_or_else(|| panic!("no verdict row in\n{doc}"));
     assert!(verdict.contains("reads/op 1.20 ["), "{verdict}");
+    // At a glance: the ratios alone, the one outside in bold.
+    let glance = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("### At a glance"))
+        .find(|l| l.starts_with("| 25 | 8 | "))
+        .unwrap_or_else(|| panic!("no glance row in\n{doc}"));
+    assert!(glance.contains("| **1.20** |"), "{glance}");
+    assert!(!glance.contains('['), "no intervals at a glance: {glance}");
     assert!(!verdict.contains("ops/s"), "ops/s 1.2 is within: {verdict}");
     assert!(doc.contains("dbio lab vs-engine --name p"), "{doc}");
     assert!(
