@@ -328,7 +328,8 @@ fn table(store: &Store, plan: &str) -> anyhow::Result<(VsEngine, Vec<RunFacts>)>
             Ok(r) => match Measured::of(&r) {
                 Ok(m) => {
                     let arm = row.variable.as_deref().unwrap_or("-");
-                    facts.push(RunFacts::of(row.id, arm, &r, &m));
+                    facts
+                        .push(RunFacts::of(row.id, arm, &r, &m).with_environment(&run.environment));
                     measured.push((what, m));
                 }
                 Err(why) => left_out.push(format!("{what}: {why}")),

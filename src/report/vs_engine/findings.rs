@@ -151,9 +151,29 @@ fn summary(runs: &[&RunFacts]) -> String {
             .iter()
             .filter_map(|r| r.cycle.as_ref()?.checkpoints_completed)
             .collect();
+        let restored: Vec<f64> = mine
+            .iter()
+            .filter_map(|r| r.restored_bytes.map(|b| b as f64))
+            .collect();
+        let size = |b: f64| crate::units::fmt_size(b as u64);
+        let start = match restored.len() {
+            0 => "its data reused from run to run".to_string(),
+            n if n == mine.len() && restored.iter().all(|b| *b == restored[0]) => format!(
+                "each run started from the data as loaded, {} restored",
+                size(restored[0])
+            ),
+            n if n == mine.len() => format!(
+                "each run started from the data as loaded, restored ({})",
+                range(&restored, size)
+            ),
+            n => format!(
+                "{n} of {} runs started from the data as loaded, the others from what the run before left",
+                mine.len()
+            ),
+        };
         let _ = writeln!(
             o,
-            "* Window of {}: `--window {}`; checkpoints completed inside it: {}.",
+            "* Window of {}: `--window {}`; checkpoints completed inside it: {}; {start}.",
             arm,
             if windows.is_empty() {
                 "?".to_string()
