@@ -1,6 +1,6 @@
 //! How long the runs still to make will take, printed before they start
-//! (`--dry-run` too): each run is its ramp and window (97% of a run's wall
-//! time here: docs/lab.md, "What a run costs") and a little between runs;
+//! (`--dry-run` too): each run is its ramp and window (95% of a run's wall
+//! time here before restoring: docs/lab.md, "What a run costs") and a little between runs;
 //! a window over whole checkpoint cycles ends at the last cycle's
 //! checkpoint, not at `--time`; an engine's run first has its loaded data
 //! restored; each arm's data is made once per command.
@@ -14,7 +14,8 @@ use crate::workload::db::cycle::CycleWindow;
 /// stopped and started, the sessions connected (0.3–5 s measured).
 const BETWEEN_S: f64 = 2.0;
 /// Seconds restoring an engine's loaded data before a run (about 600 MiB
-/// for the default scale).
+/// for the default scale: 2.3–11.8 s measured at load average 100, less
+/// on an idle host: an assumption).
 const RESTORE_S: f64 = 4.0;
 /// Seconds a checkpoint cycle of 16 MiB of WAL lasts with updates
 /// (4–27 s for three measured at 25%, fewer at 50%).
