@@ -189,6 +189,35 @@ fn after_checkpoint_opens_the_window_at_the_models_checkpoint() {
     assert!(share1 > 1.5 * share2, "{share1} vs {share2}");
 }
 
+/// `--window after-checkpoint` with PostgreSQL's flavor: the checkpoint
+/// dbio begins as the window opens is immediate, as PostgreSQL's
+/// `CHECKPOINT` (not spread over a redo file), and its writes fall inside
+/// the window, as the server's do now that its window opens before its
+/// `CHECKPOINT`: with 256 MiB redo files a spread pass would have written
+/// a few of the cache's dirty buffers in a 2 s window, the immediate one
+/// writes them all at once.
+fn the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let r = model(dir.path(), &["--ramp", "2", "--time", "2"])
+        .args(&["--flavor", "postgres", "--redo-file-size", "256M"])
+        .args(&["--log-buffer", "1M", "--update-pct", "100"])
+        .args(&["--window", "after-checkpoint"])
+        .json();
+    assert_eq!(r["status"], "completed", "{}", r["error"]);
+    let c = cycle(&r);
+    assert!(f(c, "open_log_bytes_since") < 65536.0, "{c}");
+    assert_eq!(f(c, "checkpoints_begun"), 0.0, "dbio's own is not counted: {c}");
+    // 512 buffers of 8 KiB, most of them dirty after 2 s of updates.
+    let ckpt = num(&r, "slob.counters.checkpoint_writes");
+    let redo = num(&r, "slob.counters.redo_bytes");
+    let spread_share = redo / (0.9 * 256.0 * 1048576.0);
+    assert!(
+        ckpt >= 150.0 && ckpt > 10.0 * spread_share * 512.0,
+        "{ckpt} checkpoint writes after {redo} bytes of redo"
+    );
+}
+
 /// Bad values are one line and exit 2, before anything starts: a window
 /// for a workload with no checkpoints, a cycle count out of range, whole
 /// cycles with a fixed amount of work.
@@ -233,5 +262,6 @@ crate::tests! {
     the_models_report_says_where_its_window_sat_in_its_cycle,
     whole_cycles_end_the_models_window_after_a_completed_checkpoint,
     after_checkpoint_opens_the_window_at_the_models_checkpoint,
+    the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window,
     bad_window_values_for_the_model_are_refused_in_one_line,
 }

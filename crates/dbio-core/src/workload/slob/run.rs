@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering::SeqCst;
 
 use rustix::fs::{Mode, OFlags};
 
+use super::bufsync::Marked;
 use super::cache::Cache;
 use super::dbwr::DbWriter;
 use super::doublewrite::Doublewrite;
@@ -592,6 +593,10 @@ fn dbwr(
         series: SeriesWriter::new(slot),
         pace: WriterPace::of(c.slob, id, now_ns(), c.unsynced_datafiles()),
         writeback: c.writeback(),
+        marked: (c.slob.flavor == Flavor::Postgres).then(|| {
+            let buffers = c.inst.cache.buffers();
+            Marked::with_capacity(buffers.div_ceil(c.slob.db_writers.max(1)))
+        }),
     };
     super::dbwr::raise_priority(c.slob.dbwr_nice);
     d.run();
