@@ -213,7 +213,7 @@ fn the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window() {
     let redo = num(&r, "slob.counters.redo_bytes");
     let spread_share = redo / (0.9 * 256.0 * 1048576.0);
     assert!(
-        ckpt >= 150.0 && ckpt > 10.0 * spread_share * 512.0,
+        ckpt >= 100.0 && ckpt > 6.0 * spread_share * 512.0,
         "{ckpt} checkpoint writes after {redo} bytes of redo"
     );
 }
