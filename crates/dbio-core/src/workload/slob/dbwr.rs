@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
 use super::bufsync::Marked;
+use super::ckpt_end::CheckpointEnd;
 use super::doublewrite::{Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
@@ -65,6 +66,9 @@ pub(crate) struct DbWriter<'a, E: Engine> {
     /// start, in block order, as PostgreSQL's checkpointer does
     /// (`bufsync`); None: it sweeps the buffers in order.
     pub marked: Option<Marked>,
+    /// `--flavor postgres`'s first DB writer: the files PostgreSQL's
+    /// checkpointer writes and fsyncs at each checkpoint's end (`ckpt_end`).
+    pub ckpt_end: Option<CheckpointEnd>,
 }
 
 /// The batch being gathered: its writes, their buffers (held WRITING), and
@@ -146,7 +150,7 @@ impl<E: Engine> DbWriter<'_, E> {
             return;
         }
         loop {
-            if inst.stopping() || inst.sessions_done.load(Acquire) {
+            if inst.stopping() || inst.sessions_done.load(Acquire) || !self.end_checkpoints() {
                 break;
             }
             let seen = inst.dbwr_post.seq();
@@ -219,6 +223,9 @@ impl<E: Engine> DbWriter<'_, E> {
                 // Every buffer seen; those written in this pass are clean now.
                 inst.ckpt.publish(self.id as usize, low);
                 pass = None;
+                if !self.end_checkpoints() {
+                    return;
+                }
             }
             if batch.bufs.is_empty() && finished.is_none_or(|low| low < target) {
                 // Nothing writable now (pinned or being read): let it settle.
@@ -226,6 +233,25 @@ impl<E: Engine> DbWriter<'_, E> {
                     .wait_past(inst.dbwr_post.seq(), Duration::from_millis(2));
             }
         }
+    }
+
+    /// `--flavor postgres`'s first DB writer: each checkpoint completed
+    /// since it last looked ends as PostgreSQL's does (`ckpt_end`). False
+    /// (the run failed) when a write or fsync failed.
+    fn end_checkpoints(&mut self) -> bool {
+        let Some(end) = &mut self.ckpt_end else {
+            return true;
+        };
+        let ends = self.inst.ckpt.book.ends();
+        while end.ended < ends {
+            if let Err(why) = end.write() {
+                self.inst
+                    .run
+                    .fail(format!("DB writer {}: a checkpoint's end: {why}", self.id));
+                return false;
+            }
+        }
+        true
     }
 
     /// Begins a checkpoint pass towards `target` over this writer's `mine`

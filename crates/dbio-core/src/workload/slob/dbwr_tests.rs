@@ -93,6 +93,7 @@ fn writer<'a>(
         pace: Default::default(),
         writeback: None,
         marked: None,
+        ckpt_end: None,
     }
 }
 
@@ -278,19 +279,31 @@ fn buffer_of(cache: &Cache, block: u64) -> u32 {
         .unwrap()
 }
 
-/// `--flavor postgres`'s DB writer: its checkpoint passes marked and
-/// spread (`bufsync`), over `interval` bytes of redo.
-fn postgres_writer<'a>(
-    inst: &'a Instance<'a>,
-    files: &'a [std::path::PathBuf],
-    slot: &'a SessionSeries,
-    fd: &[std::os::fd::RawFd],
-    interval: u64,
-) -> DbWriter<'a, Psync> {
-    let mut w = writer(0, 1, inst, files, slot, fd);
-    w.marked = Some(Marked::with_capacity(inst.cache.buffers()));
-    w.pace.spread = Some(interval);
-    w
+/// Runs `--flavor postgres`'s DB writer (its checkpoint passes marked and
+/// spread over `interval` bytes of redo: `bufsync`) over a cache of 768
+/// buffers holding [`dirty_cache`]'s 96 dirty blocks (less than a quarter:
+/// only checkpoints write), with the redo generated so far at `alloc`,
+/// while `body` acts on the model's shared state.
+fn with_postgres_writer(interval: u64, alloc: u64, body: impl FnOnce(&Instance<'_>)) {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, file) = datafile(dir.path());
+    let files = [path];
+    let shared = Shared::new(0.0);
+    let inst = instance(&shared, dirty_cache_in(8 * BUFFERS), 1);
+    inst.log.alloc.store(alloc, Release);
+    let slot = SessionSeries::new();
+    let fd = [file.as_raw_fd()];
+    std::thread::scope(|s| {
+        let (inst_r, files_r, slot_r, fd_r) = (&inst, &files, &slot, &fd);
+        s.spawn(move || {
+            let mut w = writer(0, 1, inst_r, files_r, slot_r, fd_r);
+            w.marked = Some(Marked::with_capacity(inst_r.cache.buffers()));
+            w.pace.spread = Some(interval);
+            w.run();
+        });
+        let _stop = StopOnDrop(&inst);
+        body(&inst);
+    });
 }
 
 #[test]
@@ -300,25 +313,14 @@ fn a_postgres_checkpoint_writes_what_was_dirty_when_it_began_not_what_the_next_o
     // next log switch) begins after it. The sweep Oracle's flavor makes
     // writes whatever is below the latest target, so a target moving
     // mid-pass made it write the next checkpoint's buffers too.
-    let dir = tempfile::tempdir().unwrap();
-    let (path, file) = datafile(dir.path());
-    let files = [path];
-    let shared = Shared::new(0.0);
-    let inst = instance(&shared, dirty_cache_in(8 * BUFFERS), 1);
     let begun = 10 * u64::from(BUFFERS) + 40;
-    inst.log.alloc.store(begun, Release);
-    let slot = SessionSeries::new();
-    let fd = [file.as_raw_fd()];
-    let cache = &inst.cache;
-    let still_dirty = |blocks: std::ops::Range<u64>| {
-        blocks
-            .filter(|&b| cache.dirty_lsn(buffer_of(cache, b)).is_some())
-            .count()
-    };
-    std::thread::scope(|s| {
-        let (inst_r, files_r, slot_r, fd_r) = (&inst, &files, &slot, &fd);
-        s.spawn(move || postgres_writer(inst_r, files_r, slot_r, fd_r, 1000).run());
-        let _stop = StopOnDrop(&inst);
+    with_postgres_writer(1000, begun, |inst| {
+        let cache = &inst.cache;
+        let still_dirty = |blocks: std::ops::Range<u64>| {
+            blocks
+                .filter(|&b| cache.dirty_lsn(buffer_of(cache, b)).is_some())
+                .count()
+        };
         // Blocks 0..=48 changed below 500: the checkpoint's 49 buffers.
         inst.ckpt.target.store(500, Release);
         inst.dbwr_post.notify();
@@ -347,19 +349,8 @@ fn a_checkpoint_dbio_asks_for_is_immediate_as_postgresql_s_checkpoint_command() 
     // dbio's checkpoint at the window's open (`--window cycles:N`) is not
     // spread: PostgreSQL's `CHECKPOINT` writes at full speed. A spread pass
     // would wait here for redo that never comes.
-    let dir = tempfile::tempdir().unwrap();
-    let (path, file) = datafile(dir.path());
-    let files = [path];
-    let shared = Shared::new(0.0);
-    let inst = instance(&shared, dirty_cache_in(8 * BUFFERS), 1);
     let at = 10 * u64::from(BUFFERS) + 40;
-    inst.log.alloc.store(at, Release);
-    let slot = SessionSeries::new();
-    let fd = [file.as_raw_fd()];
-    std::thread::scope(|s| {
-        let (inst_r, files_r, slot_r, fd_r) = (&inst, &files, &slot, &fd);
-        s.spawn(move || postgres_writer(inst_r, files_r, slot_r, fd_r, 1 << 30).run());
-        let _stop = StopOnDrop(&inst);
+    with_postgres_writer(1 << 30, at, |inst| {
         inst.begin_checkpoint(at, true);
         eventually("the asked checkpoint completes", || {
             inst.ckpt.done.load(Acquire) >= at

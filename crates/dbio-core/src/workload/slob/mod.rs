@@ -25,6 +25,8 @@
 //!   update and its purge change beside the rows (`--flavor innodb`).
 //! * `bufsync` — `--flavor postgres`'s checkpoint: the buffers dirty when
 //!   it begins, written in block order (PostgreSQL's `BufferSync`).
+//! * `ckpt_end` — `--flavor postgres`: the small files PostgreSQL's
+//!   checkpointer writes and fsyncs at each checkpoint's end.
 //! * `pace` — how fast the DB writers write: a checkpoint spread over the
 //!   redo between two checkpoints, a cap on the writes outside them.
 //! * `evict` — a session writing a dirty buffer itself when it finds no
@@ -46,6 +48,7 @@ pub mod locks;
 pub mod run;
 
 mod bufsync;
+mod ckpt_end;
 pub(crate) mod dbwr;
 mod doublewrite;
 mod evict;
