@@ -180,7 +180,11 @@ fn the_window_opens_at_dbios_checkpoint_with_its_writes_inside() {
     // No other checkpoint in 2 s (max_wal_size is dbio's 4GB): every
     // checkpoint write is dbio's, of the 2048 buffers dirtied by the ramp.
     let ckpt = f(&r["pg"], "server.buffers_checkpoint");
-    assert!(ckpt >= 200.0, "{ckpt} buffers written by the checkpoint, {}", r["pg"]["server"]);
+    assert!(
+        ckpt >= 200.0,
+        "{ckpt} buffers written by the checkpoint, {}",
+        r["pg"]["server"]
+    );
     assert_nothing_left(&d);
 }
 

@@ -9,8 +9,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::common::loopdev::LoopDev;
 use crate::common::run::{Run, dbio, num, refused_in_one_line};
 use crate::common::store::temp_store;
+use crate::slob_pgmodel::device_flushes;
 
 /// A model with updates on `dir`/data: 4 sessions, half updates, 2 MiB redo
 /// logs unless a test sets its own (a checkpoint begins at every switch), a
@@ -201,14 +203,18 @@ fn the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window() {
     let dir = tempfile::tempdir().unwrap();
     let r = model(dir.path(), &["--ramp", "2", "--time", "2"])
         .args(&["--flavor", "postgres", "--redo-file-size", "256M"])
-        .args(&["--log-buffer", "1M", "--update-pct", "100"])
+        .args(&["--log-buffer", "1M"])
         .args(&["--window", "after-checkpoint"])
         .json();
     assert_eq!(r["status"], "completed", "{}", r["error"]);
     let c = cycle(&r);
     assert!(f(c, "open_log_bytes_since") < 65536.0, "{c}");
-    assert_eq!(f(c, "checkpoints_begun"), 0.0, "dbio's own is not counted: {c}");
-    // 512 buffers of 8 KiB, most of them dirty after 2 s of updates.
+    assert_eq!(
+        f(c, "checkpoints_begun"),
+        0.0,
+        "dbio's own is not counted: {c}"
+    );
+    // 512 buffers of 8 KiB, most of them dirty after 2 s of half updates.
     let ckpt = num(&r, "slob.counters.checkpoint_writes");
     let redo = num(&r, "slob.counters.redo_bytes");
     let spread_share = redo / (0.9 * 256.0 * 1048576.0);
@@ -216,6 +222,42 @@ fn the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window() {
         ckpt >= 100.0 && ckpt > 6.0 * spread_share * 512.0,
         "{ckpt} checkpoint writes after {redo} bytes of redo"
     );
+}
+
+/// `--flavor postgres` on XFS over a direct-io loop device: each checkpoint
+/// ends as PostgreSQL's checkpointer ends it — its commit log page,
+/// visibility map and control file written and fsynced, the replication
+/// origin checkpoint renamed into place durably — so the device sees
+/// flushes beyond the WAL's syncs at every checkpoint (PostgreSQL's
+/// checkpointer made about a dozen a checkpoint on XFS; the model, with its
+/// datafiles written O_DIRECT, none). The files are gone after the run.
+fn a_postgres_checkpoint_ends_with_postgresqls_control_files_fsynced() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(512 << 20, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let data = mnt.join("data");
+    let r = Run::slob(&data)
+        .args(&["--flavor", "postgres", "--sessions", "4", "--scale", "2048"])
+        .args(&["--cache", "4M", "--update-pct", "50", "--ramp", "1"])
+        .args(&["--time", "60", "--window", "cycles:3"])
+        .json();
+    assert_eq!(r["status"], "completed", "{}", r["error"]);
+    let c = cycle(&r);
+    let ended = f(c, "checkpoints_completed") + 1.0; // dbio's at the open too
+    let flushes = device_flushes(&r, &dev.name());
+    let syncs = num(&r, "slob.counters.redo_syncs");
+    assert!(
+        flushes - syncs >= 3.0 * ended,
+        "{flushes} device flushes, {syncs} WAL syncs, {ended} checkpoints ended"
+    );
+    let redo = data.join("dbio-redo");
+    let left: Vec<_> = std::fs::read_dir(&redo)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("dbio-pg-"))
+        .collect();
+    assert!(left.is_empty(), "left in {}: {left:?}", redo.display());
 }
 
 /// Bad values are one line and exit 2, before anything starts: a window
@@ -263,5 +305,6 @@ crate::tests! {
     whole_cycles_end_the_models_window_after_a_completed_checkpoint,
     after_checkpoint_opens_the_window_at_the_models_checkpoint,
     the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window,
+    a_postgres_checkpoint_ends_with_postgresqls_control_files_fsynced [Root, Tool("mkfs.xfs")],
     bad_window_values_for_the_model_are_refused_in_one_line,
 }

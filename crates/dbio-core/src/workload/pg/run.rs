@@ -455,7 +455,13 @@ fn open_at_checkpoint(client: &mut Client, sql: &Sql) -> Result<Snapshot, Refuse
         // Read before the checkpoint's redo point (by WAL): 0 since it in
         // every unit (its start time has whole seconds only).
         let before = r.get::<_, f64>(0) <= 0.0;
-        let at = |i: usize| if before { 0.0 } else { r.get::<_, f64>(i).max(0.0) };
+        let at = |i: usize| {
+            if before {
+                0.0
+            } else {
+                r.get::<_, f64>(i).max(0.0)
+            }
+        };
         snap.2 = Some(Position {
             log_bytes_since: at(0),
             transactions_since: Some(at(1)),

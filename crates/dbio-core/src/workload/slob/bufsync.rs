@@ -133,7 +133,10 @@ mod tests {
         assert_eq!(order, [3, 7, 23, 40, 99]);
         assert!(m.done());
         assert_eq!(low, u64::MAX);
-        assert!(c.dirty_lsn(late).is_some(), "the later change is the next checkpoint's");
+        assert!(
+            c.dirty_lsn(late).is_some(),
+            "the later change is the next checkpoint's"
+        );
     }
 
     #[test]

@@ -260,7 +260,9 @@ impl<E: Engine> DbWriter<'_, E> {
         let inst = self.inst;
         let mut p = Pass::start(inst, mine, target);
         if let Some(m) = &mut self.marked {
-            p.low = p.low.min(m.start(&inst.cache, self.id, self.writers, target));
+            p.low = p
+                .low
+                .min(m.start(&inst.cache, self.id, self.writers, target));
             p.total = m.progress().1;
         }
         p

@@ -9,8 +9,8 @@ use crate::engine::SyncAfterWrite;
 use crate::engine::psync::Psync;
 use crate::samplers::series::SessionSeries;
 use crate::workload::Shared;
-use crate::workload::slob::cache::{Cache, Lookup};
 use crate::workload::slob::bufsync::Marked;
+use crate::workload::slob::cache::{Cache, Lookup};
 use crate::workload::slob::instance::{Checkpoint, Log};
 
 const BUFFERS: u32 = 96;
@@ -340,7 +340,11 @@ fn a_postgres_checkpoint_writes_what_was_dirty_when_it_began_not_what_the_next_o
         // Block 49 (changed at 500) holds the mark; the next pass has
         // written at most its first batch of the rest, and then waits.
         assert_eq!(inst.ckpt.done.load(Acquire), 500);
-        assert!(still_dirty(49..96) >= 47 - 4, "{} left", still_dirty(49..96));
+        assert!(
+            still_dirty(49..96) >= 47 - 4,
+            "{} left",
+            still_dirty(49..96)
+        );
     });
 }
 

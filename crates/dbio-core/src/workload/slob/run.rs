@@ -12,8 +12,8 @@ use std::sync::atomic::Ordering::SeqCst;
 use rustix::fs::{Mode, OFlags};
 
 use super::bufsync::Marked;
-use super::ckpt_end::CheckpointEnd;
 use super::cache::Cache;
+use super::ckpt_end::CheckpointEnd;
 use super::dbwr::DbWriter;
 use super::doublewrite::Doublewrite;
 use super::flavor::{Flavor, FullPages};
