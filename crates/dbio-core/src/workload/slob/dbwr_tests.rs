@@ -118,15 +118,7 @@ fn eventually(what: &str, cond: impl Fn() -> bool) {
 #[test]
 fn a_checkpoint_writes_what_changed_before_its_target_and_nothing_after() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("data");
-    let file = std::fs::File::options()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    file.set_len(u64::from(BUFFERS * BS)).unwrap();
+    let (path, file) = datafile(dir.path());
     let files = [path.clone()];
     let shared = Shared::new(0.0);
     let writers = 2;
