@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::common::loopdev::LoopDev;
 use crate::common::run::{Run, dbio, num, refused_in_one_line};
-use crate::common::store::temp_store;
+use crate::common::store::{store_path, temp_store};
 use crate::slob_pgmodel::device_flushes;
 
 /// A model with updates on `dir`/data: 4 sessions, half updates, 2 MiB redo
@@ -260,6 +260,52 @@ fn a_postgres_checkpoint_ends_with_postgresqls_control_files_fsynced() {
     assert!(left.is_empty(), "left in {}: {left:?}", redo.display());
 }
 
+/// A `--flavor postgres` run killed with -9 leaves its checkpoint's small
+/// files (`dbio-pg-*`) in the redo log directory; `dbio clean` removes
+/// them with the redo logs and the data, and the directories dbio made.
+fn clean_removes_the_checkpoint_files_a_killed_postgres_run_left() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args([
+            "run",
+            "--workload",
+            "slob",
+            "--flavor",
+            "postgres",
+            "--target",
+        ])
+        .arg(&data)
+        .args(["--sessions", "2", "--scale", "2000", "--cache", "4M"])
+        .args(["--update-pct", "50", "--redo-file-size", "2M"])
+        .args(["--log-buffer", "512K", "--time", "120"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let control = data.join("dbio-redo").join("dbio-pg-control");
+    let t0 = std::time::Instant::now();
+    while !control.exists() && t0.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(control.exists(), "the run made its checkpoint files");
+    let out = dbio()
+        .args(["clean", "--target", data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!control.exists(), "{} left", control.display());
+    assert!(!data.exists(), "{} left", data.display());
+}
+
 /// Bad values are one line and exit 2, before anything starts: a window
 /// for a workload with no checkpoints, a cycle count out of range, whole
 /// cycles with a fixed amount of work.
@@ -306,5 +352,6 @@ crate::tests! {
     after_checkpoint_opens_the_window_at_the_models_checkpoint,
     the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window,
     a_postgres_checkpoint_ends_with_postgresqls_control_files_fsynced [Root, Tool("mkfs.xfs")],
+    clean_removes_the_checkpoint_files_a_killed_postgres_run_left,
     bad_window_values_for_the_model_are_refused_in_one_line,
 }
