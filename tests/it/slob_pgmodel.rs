@@ -439,7 +439,7 @@ fn the_db_writers_hint_writeback_through_the_page_cache() {
 
 /// Flush requests device `dev` completed in the run's window (iostat's f/s
 /// times the window's seconds).
-fn device_flushes(r: &Value, dev: &str) -> f64 {
+pub(crate) fn device_flushes(r: &Value, dev: &str) -> f64 {
     let devices = r["telemetry_window"]["devices"].as_array().unwrap();
     let d = devices
         .iter()

@@ -226,6 +226,8 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 series: SeriesWriter::new(slot),
                 pace: Default::default(),
                 writeback: None,
+                marked: None,
+                ckpt_end: None,
             };
             w.run();
             w.tally.total.physical_writes
