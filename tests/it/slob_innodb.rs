@@ -227,6 +227,48 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
     dev.umount();
 }
 
+/// MariaDB's page cleaner writes the log ahead of its pages (traced at 8
+/// sessions: 0.25-0.31 log writes a commit besides its checkpoints', and
+/// 0.11-0.14 by the I/O threads that complete doublewrite batches): each
+/// flush round begins with everything generated so far made durable
+/// (`buf_flush_LRU`'s `log_buffer_flush_to_disk`), and InnoDB logs a
+/// row's change as it is made, so there is redo not yet durable between
+/// commits. With sessions always updating, the log writer (standing for
+/// the page cleaner) leads at least one group a flush round beside the
+/// checkpoint's own two writes (its FILE_CHECKPOINT record, when not
+/// joined, and the checkpoint block); before, it led almost none.
+fn each_flush_round_begins_with_the_log_made_durable() {
+    let _store = temp_store();
+    let (mut dev, target) = on_xfs();
+    let four = [&INNODB[..], &["--sessions", "4"]].concat();
+    let busy = |extra: &[&str]| {
+        Run::slob(&target)
+            .args(&["--scale", "1000", "--cache", "4M", "--update-pct", "100"])
+            .args(&["--work-loop", "100", "--io", "direct"])
+            .args(extra)
+            .json()
+    };
+    busy(&four);
+    let r = busy(&four);
+    let tx = t(&r, "transactions");
+    let led = t0(&r, "commits_led");
+    let checkpoints = t0(&r, "log_checkpoints");
+    assert!(
+        checkpoints > 10,
+        "{checkpoints} flush rounds in {tx} commits"
+    );
+    let background = t(&r, "redo_writes") - led;
+    let beside = background.saturating_sub(2 * checkpoints);
+    assert!(
+        beside >= checkpoints,
+        "the log writer led {background} groups for {checkpoints} flush rounds: \
+         {beside} beside the checkpoints', fewer than one a round"
+    );
+    // The sessions still lead most commits' groups.
+    assert!(led > tx / 2, "the sessions led {led} of {tx} commits");
+    dev.umount();
+}
+
 /// The device's read requests.
 fn device_reads(dev: &str) -> u64 {
     disk_fields(dev)[0]
@@ -436,6 +478,7 @@ fn the_space_check_counts_the_doublewrite_file() {
 crate::tests! {
     innodb_pages_are_written_twice_and_each_commit_group_is_fsynced [Root, Tool("mkfs.xfs")],
     innodb_sessions_write_and_fsync_the_log_themselves [Root, Tool("mkfs.xfs")],
+    each_flush_round_begins_with_the_log_made_durable [Root, Tool("mkfs.xfs")],
     undo_pages_are_changed_written_and_read_where_the_doublewrite_is [Root, Tool("mkfs.xfs")],
     memory_keeps_the_innodb_flavor_direct [Root, Tool("mkfs.xfs")],
     postgres_writes_its_wal_in_whole_8k_pages,
