@@ -94,12 +94,17 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
     );
     assert_eq!(syncs > 2 * batches, t(&r, "undo_writes") > 0);
     // Redo: a write (and its fsync) per commit group, never more than one
-    // per commit, and per checkpoint its record's group and its block.
+    // per commit, per checkpoint its record's group and its block, and per
+    // batch at most one ahead of its pages.
     let groups = t(&r, "redo_writes");
     let checkpoints = r["slob"]["run_totals"]["log_checkpoints"]
         .as_u64()
         .unwrap_or(0);
-    assert!(groups > 0 && groups <= t(&r, "transactions") + 2 * checkpoints);
+    let tx = t(&r, "transactions");
+    assert!(
+        groups > 0 && groups <= tx + 2 * checkpoints + batches,
+        "{groups} log writes for {tx} commits, {checkpoints} checkpoints, {batches} batches"
+    );
     assert_eq!(t(&r, "redo_written_bytes") % 512, 0);
 
     // At the device: each page twice plus the redo (XFS adds a little).
@@ -149,6 +154,22 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
         .success();
     assert!(!dw.exists(), "dbio clean left {}", dw.display());
     dev.umount();
+}
+
+/// The InnoDB flavor's run on `target` with `sessions` sessions, O_DIRECT,
+/// the `shape` and `work` options: run twice, the first laying out and
+/// warming, the second measured (its JSON).
+fn measured(target: &Path, sessions: &str, shape: &[&str], work: &[&str]) -> Value {
+    let run = || {
+        Run::slob(target)
+            .args(&INNODB)
+            .args(&["--sessions", sessions, "--io", "direct"])
+            .args(shape)
+            .args(work)
+            .json()
+    };
+    run();
+    run()
 }
 
 /// The counter `k` of the run's totals, 0 when the JSON leaves it out
@@ -206,16 +227,12 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
 
     // Eight sessions, every operation a commit, the data in the cache:
     // commits overlap, and a leader's write covers its followers'.
-    let many = [&INNODB[..], &["--sessions", "8"]].concat();
-    let busy = |extra: &[&str]| {
-        Run::slob(&target)
-            .args(&["--scale", "64", "--cache", "16M", "--update-pct", "100"])
-            .args(&["--work-unit", "4", "--work-loop", "150", "--io", "direct"])
-            .args(extra)
-            .json()
-    };
-    busy(&many);
-    let r = busy(&many);
+    let r = measured(
+        &target,
+        "8",
+        &["--scale", "64", "--cache", "16M", "--update-pct", "100"],
+        &["--work-unit", "4", "--work-loop", "150"],
+    );
     let tx = t(&r, "transactions");
     let led = t0(&r, "commits_led");
     assert!(led > 0, "no session led a group");
@@ -240,16 +257,12 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
 fn each_flush_round_begins_with_the_log_made_durable() {
     let _store = temp_store();
     let (mut dev, target) = on_xfs();
-    let four = [&INNODB[..], &["--sessions", "4"]].concat();
-    let busy = |extra: &[&str]| {
-        Run::slob(&target)
-            .args(&["--scale", "1000", "--cache", "4M", "--update-pct", "100"])
-            .args(&["--work-loop", "100", "--io", "direct"])
-            .args(extra)
-            .json()
-    };
-    busy(&four);
-    let r = busy(&four);
+    let r = measured(
+        &target,
+        "4",
+        &["--scale", "1000", "--cache", "4M", "--update-pct", "100"],
+        &["--work-loop", "100"],
+    );
     let tx = t(&r, "transactions");
     let led = t0(&r, "commits_led");
     let checkpoints = t0(&r, "log_checkpoints");
