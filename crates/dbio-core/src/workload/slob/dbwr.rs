@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::bufsync::Marked;
 use super::ckpt_end::CheckpointEnd;
-use super::doublewrite::{Doublewrite, log_ahead_of, round_done, sync_of};
+use super::doublewrite::{Ahead, Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -166,7 +166,7 @@ impl<E: Engine> DbWriter<'_, E> {
                     pass = None;
                 }
                 if self.doublewrite.is_some() && round.idle() {
-                    round_done(inst);
+                    round_done(inst, self.doublewrite.as_mut());
                 }
                 inst.dbwr_post
                     .wait_past(seen, self.idle_nap(needed, paused));
@@ -210,7 +210,7 @@ impl<E: Engine> DbWriter<'_, E> {
                     return;
                 }
                 if self.doublewrite.is_some() && round.wrote(self.writers) {
-                    round_done(inst);
+                    round_done(inst, self.doublewrite.as_mut());
                 }
             }
             inst.dbwr_done.notify();
@@ -502,9 +502,14 @@ impl<E: Engine> DbWriter<'_, E> {
         let t = now_ns();
         // InnoDB: the log first (the write-ahead rule), then the
         // doublewrite, durable before any page of the batch is written in place.
-        if self.doublewrite.is_some() {
+        if let Some(d) = self.doublewrite.as_mut() {
             let newest = bufs.iter().map(|&b| inst.cache.changed_at(b)).max();
-            if !log_ahead_of(inst, newest.unwrap_or(0)) {
+            let ahead = if d.begins_round() {
+                Ahead::Round
+            } else {
+                Ahead::Pages(newest.unwrap_or(0))
+            };
+            if !log_ahead_of(inst, ahead) {
                 for &b in bufs {
                     inst.cache.end_write(b);
                 }
