@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::CommandError;
+use super::lab_run_restore::Restorer;
 use super::plan::{completed, finish, run_args};
 use super::run::RunMeta;
 use crate::lab::arm::{Built, build_arm, describe, make_backing, versions};
@@ -107,6 +108,7 @@ pub(super) fn run_loaded(
         done_before: 0,
         total: plan.runs.len(),
         output,
+        kept: HashMap::new(),
     };
     let result = run_arms(plan, &lab, &arms, &versions, &mut guard, &mut exec);
     let mut summary = guard.finish(result).map_err(CommandError::from)?;
@@ -239,6 +241,8 @@ struct LabExecutor<'a> {
     total: usize,
     /// Where each run's line goes.
     output: super::run::Output,
+    /// The loaded state kept for each target of a `restore` arm.
+    kept: HashMap<std::path::PathBuf, crate::lab::snapshot::Fingerprint>,
 }
 
 impl Executor for LabExecutor<'_> {
@@ -263,13 +267,30 @@ impl Executor for LabExecutor<'_> {
                 }
             })
             .collect();
+        let (tags, mut info) = (built.tags.clone(), built.info.clone());
+        let arm = plan
+            .lab
+            .as_ref()
+            .and_then(|l| l.arms.iter().find(|a| a.name == r.variable));
+        if let Some(arm) = arm.filter(|a| a.restore) {
+            let mut restorer = Restorer {
+                store: self.store,
+                interrupt: self.interrupt,
+                output: self.output,
+                kept: &mut self.kept,
+            };
+            let how = (args.as_slice(), arm.mountpoint.as_path());
+            if let Err(status) = restorer.before_run(r, &plan.name, how, &mut info)? {
+                return Ok(status);
+            }
+        }
         let meta = RunMeta {
             plan: Some(plan.name.clone()),
             variable: Some(r.variable.clone()),
             cell_key: Some(r.cell_key.clone()),
             warmup: r.warmup,
-            tags: built.tags.clone(),
-            lab: Some(built.info.clone()),
+            tags,
+            lab: Some(info),
             live: self.live.clone(),
             capture: false,
         };

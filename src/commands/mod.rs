@@ -11,6 +11,7 @@ mod curve_search;
 pub mod import;
 pub mod lab;
 mod lab_run;
+mod lab_run_restore;
 mod man_page;
 pub mod manual;
 pub mod measure;

@@ -206,6 +206,10 @@ pub(crate) fn describe(lab: &LabSpec, pending: &[&LabArm]) -> String {
             .as_deref()
             .map(|s| format!("; scheduler {s}"))
             .unwrap_or_default();
+        let restore = match a.restore {
+            true => "; its data loaded once, kept and restored before each run",
+            false => "",
+        };
         let state = if pending.iter().any(|p| p.name == a.name) {
             ""
         } else {
@@ -213,7 +217,7 @@ pub(crate) fn describe(lab: &LabSpec, pending: &[&LabArm]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<10} {:<6} {what}{sched}{state}",
+            "  {:<10} {:<6} {what}{sched}{restore}{state}",
             a.name,
             a.fs.name()
         );

@@ -9,7 +9,8 @@
 //! Files: [`state`] (the state file), [`backing`] (images, loop devices,
 //! named devices, schedulers), [`fs`] (mkfs, mount), [`prereq`] (checks
 //! before anything is made), [`cleanup`] (undoing what a lab made), `arm`
-//! (building one arm; the arm loop of `dbio lab run` is commands/lab_run.rs), [`discard`] (seed 004) and [`discard_table`] (its table), `sys` (running the tools).
+//! (building one arm; the arm loop of `dbio lab run` is commands/lab_run.rs), [`snapshot`] (an arm's loaded
+//! state kept and restored before each run), [`discard`] (seed 004) and [`discard_table`] (its table), `sys` (running the tools).
 
 pub(crate) mod arm;
 pub mod backing;
@@ -18,6 +19,7 @@ pub mod discard;
 pub mod discard_table;
 pub mod fs;
 pub mod prereq;
+pub mod snapshot;
 pub mod state;
 pub(crate) mod sys;
 

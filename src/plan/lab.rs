@@ -129,6 +129,9 @@ pub struct LabArm {
     pub scheduler: Option<String>,
     /// Where the arm's mount point is (for fs arms).
     pub mountpoint: PathBuf,
+    /// Every run starts from the state the data was loaded in: a copy kept
+    /// after loading, restored before each run (`lab::snapshot`).
+    pub restore: bool,
     pub line: usize,
 }
 

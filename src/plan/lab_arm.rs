@@ -7,11 +7,11 @@ use toml::de::DeValue;
 
 use super::PlanError;
 use super::lab::{DEVICE_MARKER, FsKind, LabArm};
-use super::lab_parse::{sched, unknown};
+use super::lab_parse::{boolean, sched, unknown};
 use super::parse::{self, Arm, Loc, Setting, Src};
 use crate::options::table::{self as options, RunOption, Val};
 
-const ARM_KEYS: &[&str] = &["fs", "mkfs", "mount", "scheduler"];
+const ARM_KEYS: &[&str] = &["fs", "mkfs", "mount", "scheduler", "restore"];
 
 pub(super) fn lab_arm(
     src: &Src,
@@ -53,6 +53,7 @@ pub(super) fn lab_arm(
         mount_options: None,
         scheduler: None,
         mountpoint: mount_dir.join(name),
+        restore: false,
         line,
     };
     let mut settings: Vec<Setting> = Vec::new();
@@ -64,6 +65,7 @@ pub(super) fn lab_arm(
             "mkfs" => arm.mkfs_options = mkfs_options(src, &full, v)?,
             "mount" => arm.mount_options = mount_options(src, &full, v)?,
             "scheduler" => arm.scheduler = Some(sched(src, &full, v)?),
+            "restore" => arm.restore = boolean(src, &full, v)?,
             _ if options::lookup(options, kname).is_ok() => {
                 let setting = run_option(src, options, (k, v), &section, &settings)?;
                 settings.push(setting);
@@ -85,11 +87,13 @@ pub(super) fn lab_arm(
             "needs fs = \"ext4\", \"xfs\", \"btrfs\" or \"none\" (the raw device)",
         )
     })?;
-    if arm.fs == FsKind::None && (!arm.mkfs_options.is_empty() || arm.mount_options.is_some()) {
+    if arm.fs == FsKind::None
+        && (!arm.mkfs_options.is_empty() || arm.mount_options.is_some() || arm.restore)
+    {
         return Err(src.err(
             line,
             &key,
-            "fs = \"none\" (the raw device) takes no mkfs or mount options",
+            "fs = \"none\" (the raw device) takes no mkfs or mount options and no restore",
         ));
     }
     let plan_arm = Arm {

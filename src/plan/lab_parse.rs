@@ -284,7 +284,11 @@ pub(super) fn unknown(src: &Src, line: usize, full: &str, key: &str, known: &[&s
     src.err(line, full, m)
 }
 
-fn boolean(src: &Src, key: &str, v: &toml::Spanned<DeValue<'_>>) -> Result<bool, PlanError> {
+pub(super) fn boolean(
+    src: &Src,
+    key: &str,
+    v: &toml::Spanned<DeValue<'_>>,
+) -> Result<bool, PlanError> {
     match v.get_ref() {
         DeValue::Boolean(b) => Ok(*b),
         other => Err(src.err(

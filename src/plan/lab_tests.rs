@@ -127,6 +127,16 @@ fn lab_mistakes_are_located() {
         ),
         (
             "RAW = { fs = \"none\", files = 1 }",
+            "RAW = { fs = \"none\", restore = true }",
+            "takes no mkfs or mount options and no restore",
+        ),
+        (
+            "fs = \"xfs\"",
+            "fs = \"xfs\", restore = \"yes\"",
+            "restore: expected true or false, found a string",
+        ),
+        (
+            "RAW = { fs = \"none\", files = 1 }",
             "RAW = { fs = \"none\", target = \"/x\" }",
             "lab.toml:21: [lab.arms.RAW] target: is set by the lab",
         ),

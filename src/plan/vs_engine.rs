@@ -176,6 +176,13 @@ fn storage(spec: &Spec, arms: Vec<(String, Table)>) -> (&'static str, Table) {
             let mut lab_arms = Table::new();
             for (name, mut opts) in arms {
                 opts.insert("fs".into(), s(fs.name()));
+                // The engines' tables change under the runs' updates (dead
+                // rows, undo, the log's position): each run starts from
+                // the state they were loaded in. The model keeps nothing
+                // its I/O depends on between runs.
+                if spec.pairs.iter().any(|p| engine_arm(p) == name) {
+                    opts.insert("restore".into(), Value::Boolean(true));
+                }
                 if let Some(m) = mkfs_quiet_discard(*fs) {
                     opts.insert("mkfs".into(), s(m));
                 }
@@ -273,5 +280,13 @@ mod tests {
         let lab = plan.lab.expect("a [lab]");
         assert_eq!(lab.arms.len(), 2);
         assert!(lab.arms.iter().all(|a| a.fs == FsKind::Xfs), "{text}");
+        // The engine starts every run from its loaded tables; the model
+        // reuses its datafiles.
+        let restores: Vec<(&str, bool)> = lab
+            .arms
+            .iter()
+            .map(|a| (a.name.as_str(), a.restore))
+            .collect();
+        assert_eq!(restores, [("model-postgres", false), ("pg", true)]);
     }
 }

@@ -137,6 +137,57 @@ fn whole_cycles_hold_a_completed_checkpoint_and_start_after_one() {
     assert_nothing_left(&d);
 }
 
+/// `--window after-checkpoint` after a ramp of updates: the window's
+/// counters are read just before dbio's `CHECKPOINT`, so its writes are
+/// inside the window (as the sessions' operations and the device's counts
+/// already were, and as the model's checkpoint at its open is), the window
+/// opens at its redo point (0 WAL, transactions and seconds since), and it
+/// is not counted as begun inside the window. Before, the counters were
+/// read once it had completed: none of its writes, and the WAL written
+/// while it ran before the open.
+fn the_window_opens_at_dbios_checkpoint_with_its_writes_inside() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _store = temp_store();
+    let d = PgDir::on_tmpfs();
+    let args = [
+        "--sessions",
+        "4",
+        "--scale",
+        "4000",
+        "--cache",
+        "16M",
+        "--update-pct",
+        "100",
+        "--ramp",
+        "3",
+        "--time",
+        "2",
+        "--window",
+        "after-checkpoint",
+    ];
+    let r = json(&d.run(&args));
+    assert_eq!(r["status"], "completed", "{}", r["error"]);
+    let c = cycle(&r);
+    for k in [
+        "open_log_bytes_since",
+        "open_transactions_since",
+        "open_seconds_since",
+    ] {
+        assert_eq!(f(c, k), 0.0, "{k}: {c}");
+    }
+    assert_eq!(f(c, "checkpoints_begun"), 0.0, "{c}");
+    assert_eq!(f(c, "checkpoints_completed"), 0.0, "{c}");
+    // No other checkpoint in 2 s (max_wal_size is dbio's 4GB): every
+    // checkpoint write is dbio's, of the 2048 buffers dirtied by the ramp.
+    let ckpt = f(&r["pg"], "server.buffers_checkpoint");
+    assert!(
+        ckpt >= 200.0,
+        "{ckpt} buffers written by the checkpoint, {}",
+        r["pg"]["server"]
+    );
+    assert_nothing_left(&d);
+}
+
 /// `--pg-autovacuum`: the stock default (on) is not a departure and the
 /// report says so; off is listed beside dbio's other changes.
 fn departures_list_autovacuum_when_off_and_not_when_on() {
@@ -235,6 +286,7 @@ fn bad_cycle_options_are_refused_in_one_line() {
 crate::tests! {
     a_window_after_a_checkpoint_starts_the_cycle_and_the_next_reports_the_updates_since [Root, Postgres],
     whole_cycles_hold_a_completed_checkpoint_and_start_after_one [Root, Postgres],
+    the_window_opens_at_dbios_checkpoint_with_its_writes_inside [Root, Postgres],
     departures_list_autovacuum_when_off_and_not_when_on [Root, Postgres],
     bad_cycle_options_are_refused_in_one_line,
 }

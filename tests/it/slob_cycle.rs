@@ -9,8 +9,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::common::loopdev::LoopDev;
 use crate::common::run::{Run, dbio, num, refused_in_one_line};
-use crate::common::store::temp_store;
+use crate::common::store::{store_path, temp_store};
+use crate::slob_pgmodel::device_flushes;
 
 /// A model with updates on `dir`/data: 4 sessions, half updates, 2 MiB redo
 /// logs unless a test sets its own (a checkpoint begins at every switch), a
@@ -189,6 +191,121 @@ fn after_checkpoint_opens_the_window_at_the_models_checkpoint() {
     assert!(share1 > 1.5 * share2, "{share1} vs {share2}");
 }
 
+/// `--window after-checkpoint` with PostgreSQL's flavor: the checkpoint
+/// dbio begins as the window opens is immediate, as PostgreSQL's
+/// `CHECKPOINT` (not spread over a redo file), and its writes fall inside
+/// the window, as the server's do now that its window opens before its
+/// `CHECKPOINT`: with 256 MiB redo files a spread pass would have written
+/// a few of the cache's dirty buffers in a 2 s window, the immediate one
+/// writes them all at once.
+fn the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let r = model(dir.path(), &["--ramp", "2", "--time", "2"])
+        .args(&["--flavor", "postgres", "--redo-file-size", "256M"])
+        .args(&["--log-buffer", "1M"])
+        .args(&["--window", "after-checkpoint"])
+        .json();
+    assert_eq!(r["status"], "completed", "{}", r["error"]);
+    let c = cycle(&r);
+    assert!(f(c, "open_log_bytes_since") < 65536.0, "{c}");
+    assert_eq!(
+        f(c, "checkpoints_begun"),
+        0.0,
+        "dbio's own is not counted: {c}"
+    );
+    // 512 buffers of 8 KiB, most of them dirty after 2 s of half updates.
+    let ckpt = num(&r, "slob.counters.checkpoint_writes");
+    let redo = num(&r, "slob.counters.redo_bytes");
+    let spread_share = redo / (0.9 * 256.0 * 1048576.0);
+    assert!(
+        ckpt >= 100.0 && ckpt > 6.0 * spread_share * 512.0,
+        "{ckpt} checkpoint writes after {redo} bytes of redo"
+    );
+}
+
+/// `--flavor postgres` on XFS over a direct-io loop device: each checkpoint
+/// ends as PostgreSQL's checkpointer ends it — its commit log page,
+/// visibility map and control file written and fsynced, the replication
+/// origin checkpoint renamed into place durably — so the device sees
+/// flushes beyond the WAL's syncs at every checkpoint (PostgreSQL's
+/// checkpointer made about a dozen a checkpoint on XFS; the model, with its
+/// datafiles written O_DIRECT, none). The files are gone after the run.
+fn a_postgres_checkpoint_ends_with_postgresqls_control_files_fsynced() {
+    let _store = temp_store();
+    let mut dev = LoopDev::new(512 << 20, true);
+    dev.mkfs("xfs");
+    let mnt = dev.mount();
+    let data = mnt.join("data");
+    let r = Run::slob(&data)
+        .args(&["--flavor", "postgres", "--sessions", "4", "--scale", "2048"])
+        .args(&["--cache", "4M", "--update-pct", "50", "--ramp", "1"])
+        .args(&["--time", "60", "--window", "cycles:3"])
+        .json();
+    assert_eq!(r["status"], "completed", "{}", r["error"]);
+    let c = cycle(&r);
+    let ended = f(c, "checkpoints_completed") + 1.0; // dbio's at the open too
+    let flushes = device_flushes(&r, &dev.name());
+    let syncs = num(&r, "slob.counters.redo_syncs");
+    assert!(
+        flushes - syncs >= 3.0 * ended,
+        "{flushes} device flushes, {syncs} WAL syncs, {ended} checkpoints ended"
+    );
+    let redo = data.join("dbio-redo");
+    let left: Vec<_> = std::fs::read_dir(&redo)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("dbio-pg-"))
+        .collect();
+    assert!(left.is_empty(), "left in {}: {left:?}", redo.display());
+}
+
+/// A `--flavor postgres` run killed with -9 leaves its checkpoint's small
+/// files (`dbio-pg-*`) in the redo log directory; `dbio clean` removes
+/// them with the redo logs and the data, and the directories dbio made.
+fn clean_removes_the_checkpoint_files_a_killed_postgres_run_left() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args([
+            "run",
+            "--workload",
+            "slob",
+            "--flavor",
+            "postgres",
+            "--target",
+        ])
+        .arg(&data)
+        .args(["--sessions", "2", "--scale", "2000", "--cache", "4M"])
+        .args(["--update-pct", "50", "--redo-file-size", "2M"])
+        .args(["--log-buffer", "512K", "--time", "120"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let control = data.join("dbio-redo").join("dbio-pg-control");
+    let t0 = std::time::Instant::now();
+    while !control.exists() && t0.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(control.exists(), "the run made its checkpoint files");
+    let out = dbio()
+        .args(["clean", "--target", data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!control.exists(), "{} left", control.display());
+    assert!(!data.exists(), "{} left", data.display());
+}
+
 /// Bad values are one line and exit 2, before anything starts: a window
 /// for a workload with no checkpoints, a cycle count out of range, whole
 /// cycles with a fixed amount of work.
@@ -233,5 +350,8 @@ crate::tests! {
     the_models_report_says_where_its_window_sat_in_its_cycle,
     whole_cycles_end_the_models_window_after_a_completed_checkpoint,
     after_checkpoint_opens_the_window_at_the_models_checkpoint,
+    the_checkpoint_at_the_open_is_immediate_and_its_writes_are_in_the_window,
+    a_postgres_checkpoint_ends_with_postgresqls_control_files_fsynced [Root, Tool("mkfs.xfs")],
+    clean_removes_the_checkpoint_files_a_killed_postgres_run_left,
     bad_window_values_for_the_model_are_refused_in_one_line,
 }

@@ -94,12 +94,17 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
     );
     assert_eq!(syncs > 2 * batches, t(&r, "undo_writes") > 0);
     // Redo: a write (and its fsync) per commit group, never more than one
-    // per commit, and per checkpoint its record's group and its block.
+    // per commit, per checkpoint its record's group and its block, and per
+    // batch at most one ahead of its pages.
     let groups = t(&r, "redo_writes");
     let checkpoints = r["slob"]["run_totals"]["log_checkpoints"]
         .as_u64()
         .unwrap_or(0);
-    assert!(groups > 0 && groups <= t(&r, "transactions") + 2 * checkpoints);
+    let tx = t(&r, "transactions");
+    assert!(
+        groups > 0 && groups <= tx + 2 * checkpoints + batches,
+        "{groups} log writes for {tx} commits, {checkpoints} checkpoints, {batches} batches"
+    );
     assert_eq!(t(&r, "redo_written_bytes") % 512, 0);
 
     // At the device: each page twice plus the redo (XFS adds a little).
@@ -149,6 +154,22 @@ fn innodb_pages_are_written_twice_and_each_commit_group_is_fsynced() {
         .success();
     assert!(!dw.exists(), "dbio clean left {}", dw.display());
     dev.umount();
+}
+
+/// The InnoDB flavor's run on `target` with `sessions` sessions, O_DIRECT,
+/// the `shape` and `work` options: run twice, the first laying out and
+/// warming, the second measured (its JSON).
+fn measured(target: &Path, sessions: &str, shape: &[&str], work: &[&str]) -> Value {
+    let run = || {
+        Run::slob(target)
+            .args(&INNODB)
+            .args(&["--sessions", sessions, "--io", "direct"])
+            .args(shape)
+            .args(work)
+            .json()
+    };
+    run();
+    run()
 }
 
 /// The counter `k` of the run's totals, 0 when the JSON leaves it out
@@ -206,16 +227,12 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
 
     // Eight sessions, every operation a commit, the data in the cache:
     // commits overlap, and a leader's write covers its followers'.
-    let many = [&INNODB[..], &["--sessions", "8"]].concat();
-    let busy = |extra: &[&str]| {
-        Run::slob(&target)
-            .args(&["--scale", "64", "--cache", "16M", "--update-pct", "100"])
-            .args(&["--work-unit", "4", "--work-loop", "150", "--io", "direct"])
-            .args(extra)
-            .json()
-    };
-    busy(&many);
-    let r = busy(&many);
+    let r = measured(
+        &target,
+        "8",
+        &["--scale", "64", "--cache", "16M", "--update-pct", "100"],
+        &["--work-unit", "4", "--work-loop", "150"],
+    );
     let tx = t(&r, "transactions");
     let led = t0(&r, "commits_led");
     assert!(led > 0, "no session led a group");
@@ -224,6 +241,44 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
         "eight sessions led {led} groups for {tx} commits: no group commit"
     );
     assert!(t(&r, "redo_writes") < tx, "a log write per commit");
+    dev.umount();
+}
+
+/// MariaDB's page cleaner writes the log ahead of its pages (traced at 8
+/// sessions: 0.25-0.31 log writes a commit besides its checkpoints', and
+/// 0.11-0.14 by the I/O threads that complete doublewrite batches): each
+/// flush round begins with everything generated so far made durable
+/// (`buf_flush_LRU`'s `log_buffer_flush_to_disk`), and InnoDB logs a
+/// row's change as it is made, so there is redo not yet durable between
+/// commits. With sessions always updating, the log writer (standing for
+/// the page cleaner) leads at least one group a flush round beside the
+/// checkpoint's own two writes (its FILE_CHECKPOINT record, when not
+/// joined, and the checkpoint block); before, it led almost none.
+fn each_flush_round_begins_with_the_log_made_durable() {
+    let _store = temp_store();
+    let (mut dev, target) = on_xfs();
+    let r = measured(
+        &target,
+        "4",
+        &["--scale", "1000", "--cache", "4M", "--update-pct", "100"],
+        &["--work-loop", "100"],
+    );
+    let tx = t(&r, "transactions");
+    let led = t0(&r, "commits_led");
+    let checkpoints = t0(&r, "log_checkpoints");
+    assert!(
+        checkpoints > 10,
+        "{checkpoints} flush rounds in {tx} commits"
+    );
+    let background = t(&r, "redo_writes") - led;
+    let beside = background.saturating_sub(2 * checkpoints);
+    assert!(
+        beside >= checkpoints,
+        "the log writer led {background} groups for {checkpoints} flush rounds: \
+         {beside} beside the checkpoints', fewer than one a round"
+    );
+    // The sessions still lead most commits' groups.
+    assert!(led > tx / 2, "the sessions led {led} of {tx} commits");
     dev.umount();
 }
 
@@ -436,6 +491,7 @@ fn the_space_check_counts_the_doublewrite_file() {
 crate::tests! {
     innodb_pages_are_written_twice_and_each_commit_group_is_fsynced [Root, Tool("mkfs.xfs")],
     innodb_sessions_write_and_fsync_the_log_themselves [Root, Tool("mkfs.xfs")],
+    each_flush_round_begins_with_the_log_made_durable [Root, Tool("mkfs.xfs")],
     undo_pages_are_changed_written_and_read_where_the_doublewrite_is [Root, Tool("mkfs.xfs")],
     memory_keeps_the_innodb_flavor_direct [Root, Tool("mkfs.xfs")],
     postgres_writes_its_wal_in_whole_8k_pages,

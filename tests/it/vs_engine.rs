@@ -206,13 +206,16 @@ fn findings_from_the_store(lab_dir: &std::path::Path, tmp: &std::path::Path) {
     ok(&out);
     let doc = fs::read_to_string(dir.join("vs-engine-postgres.md")).unwrap();
     for section in [
-        "## `--flavor postgres against --workload pg` (generated)",
+        "## `--flavor postgres against --workload pg`, one table every session shares (generated)",
         "dbio lab vs-engine --name vs-tiny --fs xfs --image-dir ",
         "--flavor postgres --sessions 1,2 --update-pct 25 --runs 3",
         "* Host: ",
         "* Load average (1 minute, the mean over each run's window): ",
         "* Window of model-postgres: `--window cycles:3`",
         "* Window of pg: `--window cycles:3`",
+        "its data reused from run to run.\n* Window of pg",
+        "; each run started from the data as loaded, ",
+        "### At a glance",
         "### Settings",
         "| model-postgres | `--workload slob ",
         "--flavor postgres",
@@ -243,6 +246,115 @@ fn findings_from_the_store(lab_dir: &std::path::Path, tmp: &std::path::Path) {
     }
     assert!(doc.contains("| 25 | 1 | "), "{doc}");
     assert!(!dir.join("vs-engine-innodb.md").exists(), "no innodb runs");
+}
+
+/// `(variable, warmup, cell_key, environment.lab.restore)` of the plan's
+/// completed runs, in order.
+fn restore_records(plan: &str) -> Vec<(String, bool, String, Value)> {
+    let conn = rusqlite::Connection::open(store_path()).unwrap();
+    let mut q = conn
+        .prepare(
+            "SELECT variable, warmup, cell_key, environment_json FROM runs \
+             WHERE plan = ?1 AND status = 'completed' ORDER BY id",
+        )
+        .unwrap();
+    q.query_map([plan], |r| {
+        let env: String = r.get(3)?;
+        let env: Value = serde_json::from_str(&env).unwrap();
+        Ok((
+            r.get(0)?,
+            r.get::<_, i64>(1)? == 1,
+            r.get(2)?,
+            env["lab"]["restore"].clone(),
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Every PostgreSQL run starts from the tables as they were loaded, not as
+/// the runs before it left them: the data is loaded once (a warm-up run
+/// the table does not count), kept, and restored before each run — the
+/// restored files equal to the kept ones, the same for every run. The
+/// model reuses its datafiles (nothing restored).
+fn every_engine_run_starts_from_the_loaded_tables() {
+    let _one = crate::pg::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let case = root_case();
+    let (tmp, lab_dir) = (case.tmp.path().to_path_buf(), case.lab_dir.clone());
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)).unwrap();
+    let tmp_s = tmp.display().to_string();
+    let out = dbio(&lab_dir)
+        .args([
+            "lab",
+            "vs-engine",
+            "--name",
+            "vs-restore",
+            "--flavor",
+            "postgres",
+        ])
+        .args([
+            "--sessions",
+            "2",
+            "--update-pct",
+            "50",
+            "--runs",
+            "3",
+            "--time",
+            "2",
+        ])
+        .args([
+            "--ramp", "0", "--scale", "2000", "--cache", "16M", "--memory", "256M",
+        ])
+        .args([
+            "--set",
+            "work_unit=16",
+            "--image-size",
+            "1G",
+            "--format",
+            "json",
+        ])
+        .args(["--window", "any", "--image-dir", &tmp_s])
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    assert_nothing_left(&tmp, &lab_dir);
+
+    let runs = restore_records("vs-restore");
+    let loads: Vec<_> = runs.iter().filter(|r| r.1).collect();
+    assert_eq!(loads.len(), 1, "one load run: {runs:?}");
+    assert_eq!(
+        (loads[0].0.as_str(), loads[0].2.as_str()),
+        ("pg", "pg|load")
+    );
+    let pg: Vec<&Value> = runs
+        .iter()
+        .filter(|r| r.0 == "pg" && !r.1)
+        .map(|r| &r.3)
+        .collect();
+    assert_eq!(pg.len(), 3, "{runs:?}");
+    let loaded = &pg[0]["loaded"];
+    // The cluster and its 2000-row table (one 8 KiB page a row): more
+    // than 16 MiB of files.
+    assert!(loaded["bytes"].as_u64().unwrap() > 16 << 20, "{loaded}");
+    for r in &pg {
+        assert_eq!(&r["loaded"], loaded, "another loaded state: {runs:?}");
+        assert_eq!(&r["restored"], loaded, "restored differs: {runs:?}");
+        assert!(r["seconds"].as_f64().unwrap() >= 0.0, "{r}");
+    }
+    for r in runs.iter().filter(|r| r.0 == "model-postgres") {
+        assert!(r.3.is_null(), "the model restores nothing: {r:?}");
+    }
+    // The load run is not counted: 3 runs a side.
+    let t: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let cell = &t["pairs"][0]["cells"][0];
+    assert_eq!(
+        (cell["model_runs"].as_u64(), cell["engine_runs"].as_u64()),
+        (Some(3), Some(3)),
+        "{t}"
+    );
 }
 
 /// One line, exit 2, and nothing made or stored.
@@ -456,7 +568,7 @@ fn an_interrupted_vs_engine_resumes_where_it_stopped() {
     let done = || {
         let conn = rusqlite::Connection::open(store_path()).ok()?;
         conn.query_row(
-            "SELECT count(*) FROM runs WHERE plan = 'vs-resume' AND status = 'completed'",
+            "SELECT count(*) FROM runs WHERE plan = 'vs-resume' AND status = 'completed' AND warmup = 0",
             [],
             |r| r.get::<_, i64>(0),
         )
@@ -502,4 +614,5 @@ crate::tests! {
     bad_input_is_one_line_and_exit_2_before_anything_runs,
     the_window_is_given_to_both_arms_of_a_pair_with_cycles_alike,
     an_interrupted_vs_engine_resumes_where_it_stopped [Root, Postgres, Tool("mkfs.xfs")],
+    every_engine_run_starts_from_the_loaded_tables [Root, Postgres, Tool("mkfs.xfs")],
 }

@@ -22,6 +22,7 @@ use crate::report::vs_engine::{
 };
 use crate::store::{RunFilter, Store};
 
+mod estimate;
 mod findings;
 mod window;
 
@@ -252,6 +253,15 @@ pub fn execute(
     let label = format!("dbio lab vs-engine --name {}", a.name);
     let plan = plan::load_str(Path::new(&label), &text).map_err(plan_error)?;
     if !a.report_only {
+        let done = super::plan::completed(&open_store()?, &plan.name)
+            .map_err(|e| CommandError::Failed(e.0))?;
+        let restores: Vec<String> = plan
+            .lab
+            .iter()
+            .flat_map(|l| l.arms.iter().filter(|a| a.restore))
+            .map(|a| a.name.clone())
+            .collect();
+        eprintln!("{}", estimate::line(&plan, &done, &restores));
         let wanted = crate::metrics::Wanted::default();
         if plan.lab.is_some() {
             super::lab_run::run_loaded(
@@ -281,6 +291,7 @@ pub fn execute(
             command: command_line(a, &spec),
             arms: arm_options(&plan, spec.layout),
             runs: &facts,
+            per_session: spec.layout == Layout::PerSession,
         };
         write_findings(dir, &vs_engine::findings(&table, &cx))?;
     }
@@ -317,7 +328,8 @@ fn table(store: &Store, plan: &str) -> anyhow::Result<(VsEngine, Vec<RunFacts>)>
             Ok(r) => match Measured::of(&r) {
                 Ok(m) => {
                     let arm = row.variable.as_deref().unwrap_or("-");
-                    facts.push(RunFacts::of(row.id, arm, &r, &m));
+                    facts
+                        .push(RunFacts::of(row.id, arm, &r, &m).with_environment(&run.environment));
                     measured.push((what, m));
                 }
                 Err(why) => left_out.push(format!("{what}: {why}")),

@@ -43,6 +43,10 @@ pub struct RunFacts {
     pub cycle: Option<CheckpointCycle>,
     /// What dbio changed from the stock server (empty for the model).
     pub departures: Vec<Departure>,
+    /// Bytes of the loaded data restored before the run (`restore = true`
+    /// lab arms: the stored environment's `lab.restore`); None: the run
+    /// started from what the run before left.
+    pub restored_bytes: Option<u64>,
 }
 
 impl RunFacts {
@@ -98,6 +102,13 @@ impl RunFacts {
             load1: r.telemetry_window.as_ref().map(|t| t.host.load1),
             cycle,
             departures,
+            restored_bytes: None,
         }
+    }
+
+    /// Notes what the stored environment says was restored before the run.
+    pub fn with_environment(mut self, environment: &serde_json::Value) -> RunFacts {
+        self.restored_bytes = environment["lab"]["restore"]["restored"]["bytes"].as_u64();
+        self
     }
 }

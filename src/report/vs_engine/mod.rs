@@ -83,7 +83,7 @@ pub fn paired_flavors() -> Vec<(Flavor, Pair)> {
 pub fn findings(t: &VsEngine, cx: &Context) -> Vec<(String, String)> {
     t.pairs
         .iter()
-        .map(|p| (findings::file_name(p), findings::markdown(t, p, cx)))
+        .map(|p| (findings::file_name(p, cx), findings::markdown(t, p, cx)))
         .collect()
 }
 

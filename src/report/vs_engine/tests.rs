@@ -137,16 +137,40 @@ fn the_findings_say_which_ratios_are_outside_their_range() {
         command: "dbio lab vs-engine --name p".into(),
         arms: vec![("pg".into(), "--workload pg".into())],
         runs: &[],
+        per_session: false,
     };
     let docs = findings(&t, &cx);
     assert_eq!(docs.len(), 1);
     let (name, doc) = &docs[0];
     assert_eq!(name, "vs-engine-postgres.md");
+    assert!(
+        doc.starts_with("## `--flavor postgres against --workload pg`, one table every session shares (generated)"),
+        "{doc}"
+    );
+    // The other layout's findings are kept apart: their own file and heading.
+    let per = Context {
+        per_session: true,
+        ..cx
+    };
+    let (name, doc2) = &findings(&t, &per)[0];
+    assert_eq!(name, "vs-engine-postgres-per-session.md");
+    assert!(
+        doc2.contains("`, a table per session (generated)"),
+        "{doc2}"
+    );
     let verdict = doc
         .lines()
         .find(|l| l.starts_with("| 25 | 8 | ") && l.contains(" of "))
         .unwrap_or_else(|| panic!("no verdict row in\n{doc}"));
     assert!(verdict.contains("reads/op 1.20 ["), "{verdict}");
+    // At a glance: the ratios alone, the one outside in bold.
+    let glance = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("### At a glance"))
+        .find(|l| l.starts_with("| 25 | 8 | "))
+        .unwrap_or_else(|| panic!("no glance row in\n{doc}"));
+    assert!(glance.contains("| **1.20** |"), "{glance}");
+    assert!(!glance.contains('['), "no intervals at a glance: {glance}");
     assert!(!verdict.contains("ops/s"), "ops/s 1.2 is within: {verdict}");
     assert!(doc.contains("dbio lab vs-engine --name p"), "{doc}");
     assert!(

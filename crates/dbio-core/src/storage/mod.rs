@@ -37,6 +37,19 @@ pub const REDO_SUBDIR: &str = "dbio-redo";
 /// `--flavor innodb` lays out its doublewrite file.
 pub const DBLWR_SUBDIR: &str = "dbio-dblwr";
 
+/// The small files `--flavor postgres` writes and fsyncs in
+/// [`REDO_SUBDIR`] at each checkpoint's end, as PostgreSQL's checkpointer
+/// does (its commit log page, visibility map, control file, replication
+/// origin checkpoint and that file's temporary name): made and removed by
+/// the run, and by `dbio clean` if a killed run left them.
+pub const PG_CHECKPOINT_FILES: [&str; 5] = [
+    "dbio-pg-xact",
+    "dbio-pg-vm",
+    "dbio-pg-control",
+    "dbio-pg-replorigin",
+    "dbio-pg-replorigin.tmp",
+];
+
 /// Default data size of a directory target.
 pub const DEFAULT_DIR_SIZE: u64 = 1 << 30;
 
@@ -438,6 +451,12 @@ pub fn clean(dir: &Path) -> Result<Vec<PathBuf>, TargetError> {
         let redo_lock = lock::TargetLock::directory(&redo)?;
         removed.extend(rm.file_paths(&redo).into_iter().filter(|p| p.exists()));
         layout::remove_files(&redo, &rm)?;
+        for name in PG_CHECKPOINT_FILES {
+            let p = redo.join(name);
+            if std::fs::remove_file(&p).is_ok() {
+                removed.push(p);
+            }
+        }
         redo_lock.remove_file();
         if rm.created_dir {
             let _ = std::fs::remove_dir(&redo);

@@ -26,12 +26,12 @@ use std::time::{Duration, Instant};
 use postgres::{Client, Statement};
 
 use super::endpoint::Endpoint;
-use super::stats::{Snapshot, Sql, server_version_num};
+use super::stats::{COLUMNS, Snapshot, Sql, server_version_num};
 use super::{PgConfig, data};
 use crate::config::RunConfig;
 use crate::measure::clock::now_ns;
 use crate::samplers::series::SessionSeries;
-use crate::workload::db::cycle::Follower;
+use crate::workload::db::cycle::{Follower, Position};
 use crate::workload::db::procs;
 use crate::workload::db::sampler::{self, Monitor, Waits};
 use crate::workload::db::session::{self, SlobClient};
@@ -189,10 +189,11 @@ impl<'a> Pg<'a> {
             // connecting and preparing counted.
             let before = if self.shared.ramp_ns == 0 {
                 self.wait_for_sessions_prepared(sessions);
-                if self.pg.server.window.starts_at_checkpoint() {
-                    checkpoint(&mut client)?;
-                }
-                Some(Snapshot::read(&mut client, &sql).map_err(|e| db_message(&e))?)
+                Some(if self.pg.server.window.starts_at_checkpoint() {
+                    open_at_checkpoint(&mut client, &sql)?
+                } else {
+                    Snapshot::read(&mut client, &sql).map_err(|e| db_message(&e))?
+                })
             } else {
                 None
             };
@@ -286,6 +287,7 @@ impl Workload for Pg<'_> {
                         self.shared,
                         before.as_ref().and_then(|b| b.2.as_ref()),
                     ),
+                    opened: None,
                 };
                 ThreadEnd {
                     part: sampler::run(&mut m, self.shared, &self.sessions_done, ASH_HZ, before),
@@ -378,6 +380,9 @@ struct PgMonitor<'a> {
     backends: &'a Mutex<Vec<u32>>,
     sessions: u32,
     cycle: Follower<'a>,
+    /// The window's first snapshot when it opens at dbio's `CHECKPOINT`
+    /// (read just before it: [`open_at_checkpoint`]).
+    opened: Option<Snapshot>,
 }
 
 /// The last checkpoint's LSN, as a number.
@@ -410,6 +415,69 @@ fn checkpoint(client: &mut Client) -> Result<(), Refused> {
 /// pg_stat_checkpointer, where this reads nothing and dbio does not wait).
 const CHECKPOINTS_REQUESTED: &str = "SELECT checkpoints_req FROM pg_stat_bgwriter";
 
+/// The WAL's insert position, the next transaction id and the time, as text
+/// (where the window's first snapshot was read).
+const HERE: &str = "SELECT pg_current_wal_lsn()::text, \
+     pg_snapshot_xmax(pg_current_snapshot())::text, clock_timestamp()::text";
+
+/// [`HERE`] ($1, $2, $3) against the last checkpoint: WAL bytes, transaction
+/// ids and seconds from its start to there (negative: before it began), and
+/// its LSN.
+const HERE_SINCE_CHECKPOINT: &str = "SELECT \
+     pg_wal_lsn_diff($1::text::pg_lsn, c.redo_lsn)::float8, \
+     ($2::text::numeric - split_part(c.next_xid, ':', 1)::numeric * 4294967296 \
+      - split_part(c.next_xid, ':', 2)::numeric)::float8, \
+     extract(epoch FROM $3::text::timestamptz - c.checkpoint_time)::float8, \
+     pg_wal_lsn_diff(c.checkpoint_lsn, '0/0')::float8 \
+     FROM pg_control_checkpoint() c";
+
+/// `--window after-checkpoint` and `cycles:N`: the window opens at the
+/// redo point of a checkpoint dbio asks for, as the model's does. The
+/// counters are read just before `CHECKPOINT` (so what its writes, the
+/// background writer's and the backends' meanwhile cost is inside the
+/// window, as the model's are, and as the sessions' operations and the
+/// device's counts are: they count from the ramp's end); its position in
+/// the cycle is then where that read was against the checkpoint dbio
+/// asked for (0, or the few bytes of WAL, transactions and the part of a
+/// second between the read and the checkpoint's start, when another
+/// checkpoint began between them), and dbio's checkpoint is not counted as
+/// begun inside the window (the model does not count its own either).
+fn open_at_checkpoint(client: &mut Client, sql: &Sql) -> Result<Snapshot, Refused> {
+    let e = |e: postgres::Error| Refused(db_message(&e));
+    let mut snap = Snapshot::read(client, sql).map_err(e)?;
+    let here = client.query_one(HERE, &[]).map_err(e)?;
+    let here: [String; 3] = [here.get(0), here.get(1), here.get(2)];
+    checkpoint(client)?;
+    if snap.2.is_some() {
+        let r = client
+            .query_one(HERE_SINCE_CHECKPOINT, &[&here[0], &here[1], &here[2]])
+            .map_err(e)?;
+        // Read before the checkpoint's redo point (by WAL): 0 since it in
+        // every unit (its start time has whole seconds only).
+        let before = r.get::<_, f64>(0) <= 0.0;
+        let at = |i: usize| {
+            if before {
+                0.0
+            } else {
+                r.get::<_, f64>(i).max(0.0)
+            }
+        };
+        snap.2 = Some(Position {
+            log_bytes_since: at(0),
+            transactions_since: Some(at(1)),
+            seconds_since: Some(at(2)),
+            checkpoint_lsn: r.get(3),
+            checkpoints_seen: 0,
+        });
+    }
+    let column = COLUMNS.iter().position(|c| *c == "checkpoints_req");
+    let requested = client.query_one(CHECKPOINTS_REQUESTED, &[]).ok();
+    if let (Some(i), Some(r)) = (column, requested) {
+        snap.0[i] = r.get::<_, i64>(0) as f64;
+    }
+    Ok(snap)
+}
+
 /// How long the sampler waits at the window's edge for the sessions'
 /// flushes: past a second the first to flush may send again.
 const EDGE_WAIT: Duration = Duration::from_secs(1);
@@ -420,6 +488,10 @@ impl Monitor for PgMonitor<'_> {
     type Snapshot = Snapshot;
 
     fn snapshot(&mut self) -> Result<Snapshot, Refused> {
+        if let Some(mut snap) = self.opened.take() {
+            self.cycle.note(snap.2.as_mut());
+            return Ok(snap);
+        }
         let mut snap = Snapshot::read(&mut self.client, &self.sql).map_err(|e| {
             Refused(format!(
                 "reading the server's statistics: {}",
@@ -477,10 +549,11 @@ impl Monitor for PgMonitor<'_> {
         {
             std::thread::sleep(Duration::from_micros(200));
         }
-        if self.cycle.window.starts_at_checkpoint()
-            && let Err(e) = checkpoint(&mut self.client)
-        {
-            self.cycle.fail(e.0);
+        if self.cycle.window.starts_at_checkpoint() {
+            match open_at_checkpoint(&mut self.client, &self.sql) {
+                Ok(snap) => self.opened = Some(snap),
+                Err(e) => self.cycle.fail(e.0),
+            }
         }
     }
 

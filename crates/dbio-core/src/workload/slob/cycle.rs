@@ -14,8 +14,8 @@
 //! is in progress.
 
 use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::Duration;
 
 use super::instance::Instance;
@@ -77,6 +77,8 @@ impl Ledger {
 #[derive(Debug, Default)]
 pub(crate) struct Book {
     ledger: Mutex<Ledger>,
+    /// Every checkpoint completed, dbio's own included.
+    ends: AtomicU32,
 }
 
 /// The book as read at one instant.
@@ -105,12 +107,25 @@ impl Book {
         }
         l.last = Begin { at, ns, commits };
         l.pending.push((n, at));
+        let pending = l.pending.len();
         l.complete_upto(done.load(Acquire));
+        // Below what is written already: complete at once.
+        let ended = (pending - l.pending.len()) as u32;
+        self.ends.fetch_add(ended, Release);
     }
 
     /// The DB writers' marks have reached `done`.
     pub(crate) fn advanced(&self, done: u64) {
-        self.ledger().complete_upto(done);
+        let mut l = self.ledger();
+        let pending = l.pending.len();
+        l.complete_upto(done);
+        let ended = (pending - l.pending.len()) as u32;
+        self.ends.fetch_add(ended, Release);
+    }
+
+    /// Checkpoints completed so far, dbio's own included (no lock).
+    pub(crate) fn ends(&self) -> u32 {
+        self.ends.load(Acquire)
     }
 
     fn read(&self) -> Reading {
@@ -236,10 +251,12 @@ mod tests {
         assert_eq!((b.read().completed, b.read().last_done), (1, 1000));
         b.advanced(5000);
         assert_eq!((b.read().completed, b.read().last_done), (2, 3000));
+        assert_eq!(b.ends(), 2);
         // Begun below what is written already: complete at once.
         done.store(6000, Relaxed);
         b.began(6000, 12, 40, &done, false);
         assert_eq!((b.read().begun, b.read().completed), (3, 3));
+        assert_eq!(b.ends(), 3);
     }
 
     #[test]
@@ -254,5 +271,6 @@ mod tests {
         b.advanced(1000);
         let r = b.read();
         assert_eq!((r.begun, r.completed, r.last_done), (3, 1, 900));
+        assert_eq!(b.ends(), 3, "every one ended, dbio's included");
     }
 }

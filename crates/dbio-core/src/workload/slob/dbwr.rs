@@ -15,7 +15,9 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::time::Duration;
 
-use super::doublewrite::{Doublewrite, log_ahead_of, round_done, sync_of};
+use super::bufsync::Marked;
+use super::ckpt_end::CheckpointEnd;
+use super::doublewrite::{Ahead, Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -60,6 +62,13 @@ pub(crate) struct DbWriter<'a, E: Engine> {
     /// `--flavor postgres` through the page cache: the writeback hints of
     /// its checkpoint writes and of its other writes (`writeback`).
     pub writeback: Option<[Writeback; 2]>,
+    /// `--flavor postgres`: a checkpoint writes the buffers marked at its
+    /// start, in block order, as PostgreSQL's checkpointer does
+    /// (`bufsync`); None: it sweeps the buffers in order.
+    pub marked: Option<Marked>,
+    /// `--flavor postgres`'s first DB writer: the files PostgreSQL's
+    /// checkpointer writes and fsyncs at each checkpoint's end (`ckpt_end`).
+    pub ckpt_end: Option<CheckpointEnd>,
 }
 
 /// The batch being gathered: its writes, their buffers (held WRITING), and
@@ -71,24 +80,31 @@ struct Batch {
     generation: u64,
 }
 
-/// A checkpoint pass: one sweep over all of a writer's buffers, batch by
-/// batch. When it has seen every buffer, the lowest redo position still dirty
-/// among them is known without scanning again (a change made after the pass
-/// began is at or above `low` from the start).
+/// A checkpoint pass: one sweep over all of a writer's buffers (or over
+/// those marked at its start: `bufsync`), batch by batch. When it has seen
+/// every one, the lowest redo position still dirty among them is known
+/// without scanning again (a change made after the pass began is at or above
+/// `low` from the start).
 struct Pass {
+    /// Buffers processed of `total`: the pass's progress.
     seen: u32,
+    total: u32,
     low: u64,
     /// Redo position when it began (where a spread pass's schedule starts).
     begun: u64,
+    /// The checkpoint target when it began.
+    target: u64,
 }
 
 impl Pass {
-    fn start(inst: &Instance<'_>) -> Pass {
+    fn start(inst: &Instance<'_>, total: u32, target: u64) -> Pass {
         let begun = inst.log.alloc.load(Acquire);
         Pass {
             seen: 0,
+            total,
             low: begun,
             begun,
+            target,
         }
     }
 }
@@ -134,7 +150,7 @@ impl<E: Engine> DbWriter<'_, E> {
             return;
         }
         loop {
-            if inst.stopping() || inst.sessions_done.load(Acquire) {
+            if inst.stopping() || inst.sessions_done.load(Acquire) || !self.end_checkpoints() {
                 break;
             }
             let seen = inst.dbwr_post.seq();
@@ -144,13 +160,13 @@ impl<E: Engine> DbWriter<'_, E> {
             let needed = (0..cache.sets())
                 .any(|s| cache.set_wanted(s) != answered[s] || cache.set_pressure(s));
             let cold_cap = if needed { self.cold_allowed() } else { 0 };
-            let paused = checkpointing && self.pass_ahead(pass.as_ref(), mine);
+            let paused = checkpointing && self.pass_ahead(pass.as_ref());
             if (!checkpointing || paused) && cold_cap == 0 {
                 if !checkpointing {
                     pass = None;
                 }
                 if self.doublewrite.is_some() && round.idle() {
-                    round_done(inst);
+                    round_done(inst, self.doublewrite.as_mut());
                 }
                 inst.dbwr_post
                     .wait_past(seen, self.idle_nap(needed, paused));
@@ -169,8 +185,15 @@ impl<E: Engine> DbWriter<'_, E> {
             }
             let cold = batch.bufs.len();
             let finished = if checkpointing && !paused {
-                let p = pass.get_or_insert_with(|| Pass::start(inst));
-                self.gather_pass(p, &mut k, mine, target, &mut batch)
+                let p = pass.get_or_insert_with(|| self.start_pass(mine, target));
+                match self.marked.take() {
+                    Some(mut m) => {
+                        let f = self.gather_marked(p, &mut m, &mut batch);
+                        self.marked = Some(m);
+                        f
+                    }
+                    None => self.gather_pass(p, &mut k, mine, target, &mut batch),
+                }
             } else {
                 if !checkpointing {
                     pass = None;
@@ -187,7 +210,7 @@ impl<E: Engine> DbWriter<'_, E> {
                     return;
                 }
                 if self.doublewrite.is_some() && round.wrote(self.writers) {
-                    round_done(inst);
+                    round_done(inst, self.doublewrite.as_mut());
                 }
             }
             inst.dbwr_done.notify();
@@ -200,6 +223,9 @@ impl<E: Engine> DbWriter<'_, E> {
                 // Every buffer seen; those written in this pass are clean now.
                 inst.ckpt.publish(self.id as usize, low);
                 pass = None;
+                if !self.end_checkpoints() {
+                    return;
+                }
             }
             if batch.bufs.is_empty() && finished.is_none_or(|low| low < target) {
                 // Nothing writable now (pinned or being read): let it settle.
@@ -207,6 +233,53 @@ impl<E: Engine> DbWriter<'_, E> {
                     .wait_past(inst.dbwr_post.seq(), Duration::from_millis(2));
             }
         }
+    }
+
+    /// `--flavor postgres`'s first DB writer: each checkpoint completed
+    /// since it last looked ends as PostgreSQL's does (`ckpt_end`). False
+    /// (the run failed) when a write or fsync failed.
+    fn end_checkpoints(&mut self) -> bool {
+        let Some(end) = &mut self.ckpt_end else {
+            return true;
+        };
+        let ends = self.inst.ckpt.book.ends();
+        while end.ended < ends {
+            if let Err(why) = end.write() {
+                self.inst
+                    .run
+                    .fail(format!("DB writer {}: a checkpoint's end: {why}", self.id));
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Begins a checkpoint pass towards `target` over this writer's `mine`
+    /// buffers (`--flavor postgres`: over those dirty below it now).
+    fn start_pass(&mut self, mine: u32, target: u64) -> Pass {
+        let inst = self.inst;
+        let mut p = Pass::start(inst, mine, target);
+        if let Some(m) = &mut self.marked {
+            p.low = p
+                .low
+                .min(m.start(&inst.cache, self.id, self.writers, target));
+            p.total = m.progress().1;
+        }
+        p
+    }
+
+    /// `--flavor postgres`: continues pass `p` over the buffers marked at its
+    /// start, in block order, until the batch is full. Returns the pass's
+    /// mark when every marked buffer is processed.
+    fn gather_marked(&mut self, p: &mut Pass, m: &mut Marked, batch: &mut Batch) -> Option<u64> {
+        while batch.bufs.len() < self.batch {
+            match m.take(&self.inst.cache, &mut p.low) {
+                Some((b, block)) => self.queue_write(b, block, batch),
+                None => break,
+            }
+        }
+        p.seen = m.progress().0;
+        m.done().then_some(p.low)
     }
 
     /// Continues checkpoint pass `p` from this writer's buffer `k` until the
@@ -294,18 +367,20 @@ impl<E: Engine> DbWriter<'_, E> {
         }
     }
 
-    /// True when a spread checkpoint pass is ahead of its schedule (and the
-    /// log writer is not waiting for it): it writes nothing more for now.
-    fn pass_ahead(&self, pass: Option<&Pass>, mine: u32) -> bool {
+    /// True when a spread checkpoint pass is ahead of its schedule (and
+    /// neither the log writer waits for it nor has dbio asked for an
+    /// immediate checkpoint at or beyond its target, as `CHECKPOINT` makes
+    /// PostgreSQL's checkpointer hurry): it writes nothing more for now.
+    fn pass_ahead(&self, pass: Option<&Pass>) -> bool {
         let (Some(interval), Some(p)) = (self.pace.spread, pass) else {
             return false;
         };
         let inst = self.inst;
-        if inst.log.switch_blocked.load(Acquire) != 0 {
+        if inst.log.switch_blocked.load(Acquire) != 0 || inst.ckpt.hurried(p.target) {
             return false;
         }
         let spread = super::pace::Spread::new(p.begun, interval, super::pace::COMPLETION_TARGET);
-        spread.ahead(p.seen, mine, inst.log.alloc.load(Acquire))
+        spread.ahead(p.seen, p.total, inst.log.alloc.load(Acquire))
     }
 
     /// How long to sleep with nothing to write now: until the budget allows
@@ -427,9 +502,14 @@ impl<E: Engine> DbWriter<'_, E> {
         let t = now_ns();
         // InnoDB: the log first (the write-ahead rule), then the
         // doublewrite, durable before any page of the batch is written in place.
-        if self.doublewrite.is_some() {
+        if let Some(d) = self.doublewrite.as_mut() {
             let newest = bufs.iter().map(|&b| inst.cache.changed_at(b)).max();
-            if !log_ahead_of(inst, newest.unwrap_or(0)) {
+            let ahead = if d.begins_round() {
+                Ahead::Round
+            } else {
+                Ahead::Pages(newest.unwrap_or(0))
+            };
+            if !log_ahead_of(inst, ahead) {
                 for &b in bufs {
                     inst.cache.end_write(b);
                 }

@@ -30,6 +30,9 @@ pub(crate) struct Doublewrite {
     buf: BufPool,
     /// The data files of the last batch, ascending (reused).
     files: Vec<u32>,
+    /// No batch of the page cleaner's flush round written yet: the next
+    /// one begins the round ([`Doublewrite::begins_round`]).
+    fresh: bool,
 }
 
 impl Doublewrite {
@@ -43,7 +46,16 @@ impl Doublewrite {
             block_size: block_size as usize,
             buf: BufPool::new(batch as usize * block_size as usize, 1),
             files: Vec::with_capacity(4),
+            fresh: true,
         }
+    }
+
+    /// True for the first batch of a flush round (then false until the
+    /// round is over, [`round_done`]): MariaDB's `buf_flush_LRU` begins
+    /// each round with `log_buffer_flush_to_disk`, everything generated so
+    /// far written and made durable before any page is looked at.
+    pub(crate) fn begins_round(&mut self) -> bool {
+        std::mem::take(&mut self.fresh)
     }
 
     /// Copies the pages `pages` write, in order, into the area's buffer
@@ -81,22 +93,44 @@ impl Doublewrite {
     }
 }
 
+/// The log a flush batch needs durable before its pages are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ahead {
+    /// The first batch of a flush round: everything generated so far
+    /// (`buf_flush_LRU`'s `log_buffer_flush_to_disk`).
+    Round,
+    /// A later batch: the log only when one of its pages was made dirty at
+    /// this redo position or later, beyond what is durable (the
+    /// write-ahead rule: `log_write_up_to` of the page's LSN).
+    Pages(u64),
+}
+
+impl Ahead {
+    /// True when, with `flushed` durable and `alloc` generated, the page
+    /// cleaner must have the log written first.
+    pub(crate) fn needs_write(self, flushed: u64, alloc: u64) -> bool {
+        match self {
+            Ahead::Round => alloc > flushed,
+            Ahead::Pages(newest) => newest >= flushed && alloc > flushed,
+        }
+    }
+}
+
 /// InnoDB's write-ahead rule for a flush batch: no page reaches the disk
 /// before the redo of its changes (`buf_flush_page` calls
-/// `log_write_up_to` for a page newer than the durable log). When a page
-/// of the batch was made dirty at redo position `newest`, beyond what is
-/// durable, the page cleaner asks the log writer for a write of everything
-/// generated so far and waits until that is durable (the model allocates a
-/// transaction's redo at its commit, so a page changed after the last log
-/// write is taken to need that write). Not while the log writer waits for
-/// a checkpoint (the page cleaners are what it waits for). False when the
-/// run stops.
-pub(crate) fn log_ahead_of(inst: &Instance, newest: u64) -> bool {
+/// `log_write_up_to` for a page newer than the durable log), and each flush
+/// round begins with the log made durable ([`Ahead`]). When the batch
+/// needs it, the page cleaner asks the log writer for a write of everything
+/// generated so far (the sessions' row changes are logged as they are
+/// made, so there is usually some) and waits until that is durable. Not
+/// while the log writer waits for a checkpoint (the page cleaners are what
+/// it waits for). False when the run stops.
+pub(crate) fn log_ahead_of(inst: &Instance, ahead: Ahead) -> bool {
     let log = &inst.log;
     // Flushed first: alloc read after it is never below it.
     let flushed = log.flushed.load(Acquire);
     let target = log.alloc.load(Acquire);
-    if flushed > newest || flushed >= target {
+    if !ahead.needs_write(flushed, target) {
         return true;
     }
     log.wanted.fetch_max(target, AcqRel);
@@ -153,7 +187,10 @@ impl Round {
 /// nothing more to write now): InnoDB's page cleaner then makes a
 /// checkpoint (`log_checkpoint` after each `buf_flush_LRU` round), which
 /// the log writer, standing for it, writes (`group_commit`).
-pub(crate) fn round_done(inst: &Instance) {
+pub(crate) fn round_done(inst: &Instance, dw: Option<&mut Doublewrite>) {
+    if let Some(d) = dw {
+        d.fresh = true;
+    }
     inst.log.checkpoint_wanted.store(true, Release);
     inst.log.post();
 }
@@ -272,6 +309,27 @@ mod tests {
         // Two page cleaners: each looks at half the depth.
         r.scanned = LRU_SCAN_DEPTH / 2;
         assert!(r.wrote(2));
+    }
+
+    #[test]
+    fn a_round_begins_with_the_log_durable_and_later_batches_follow_their_pages() {
+        // Redo generated beyond what is durable: a round's first batch
+        // writes it whatever its pages are; a later one only for a page
+        // changed there.
+        let (flushed, alloc) = (1000, 1200);
+        assert!(Ahead::Round.needs_write(flushed, alloc));
+        assert!(!Ahead::Pages(999).needs_write(flushed, alloc));
+        assert!(Ahead::Pages(1000).needs_write(flushed, alloc));
+        assert!(Ahead::Pages(1100).needs_write(flushed, alloc));
+        // Everything durable: nothing to write, for either.
+        assert!(!Ahead::Round.needs_write(alloc, alloc));
+        assert!(!Ahead::Pages(alloc).needs_write(alloc + 1, alloc));
+
+        let mut d = Doublewrite::new(0, PathBuf::from("dw"), 0, 4, 4096);
+        assert!(d.begins_round(), "a page cleaner's first batch");
+        assert!(!d.begins_round(), "the round's next batch");
+        d.fresh = true; // round_done
+        assert!(d.begins_round());
     }
 
     #[test]

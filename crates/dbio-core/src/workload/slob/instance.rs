@@ -58,6 +58,9 @@ pub(crate) struct Checkpoint {
     pub advanced: Signal,
     /// Each checkpoint as it begins and completes (`cycle`).
     pub book: super::cycle::Book,
+    /// The redo point of the last checkpoint dbio asked for (`--window`):
+    /// an immediate one, as PostgreSQL's `CHECKPOINT` (0: none).
+    pub immediate: AtomicU64,
 }
 
 impl Checkpoint {
@@ -68,7 +71,15 @@ impl Checkpoint {
             marks: (0..writers).map(|_| AtomicU64::new(0)).collect(),
             advanced: Signal::default(),
             book: Default::default(),
+            immediate: AtomicU64::new(0),
         }
+    }
+
+    /// True when dbio asked for an immediate checkpoint at or beyond
+    /// `target`: a pass towards it is not spread.
+    pub(crate) fn hurried(&self, target: u64) -> bool {
+        let at = self.immediate.load(Acquire);
+        at != 0 && at >= target
     }
 
     /// Publishes DB writer `id`'s mark and advances `done` to the lowest.
@@ -128,9 +139,13 @@ impl Instance<'_> {
     }
 
     /// A checkpoint begins at redo position `at` (`asked`: by dbio, as the
-    /// window opens; otherwise at a log switch): the DB writers write every
+    /// window opens, and immediate — not spread —, as PostgreSQL's
+    /// `CHECKPOINT`; otherwise at a log switch): the DB writers write every
     /// change below it, full-page images restart (`--flavor postgres`).
     pub(crate) fn begin_checkpoint(&self, at: u64, asked: bool) {
+        if asked {
+            self.ckpt.immediate.fetch_max(at.max(1), AcqRel);
+        }
         self.ckpt.target.fetch_max(at, AcqRel);
         if let Some(f) = &self.full_pages {
             f.checkpoint_begins();

@@ -23,6 +23,10 @@
 //!   (`--flavor innodb`'s DB writers) write each batch to first.
 //! * `undo` — InnoDB's undo log and rollback segment pages, which an
 //!   update and its purge change beside the rows (`--flavor innodb`).
+//! * `bufsync` — `--flavor postgres`'s checkpoint: the buffers dirty when
+//!   it begins, written in block order (PostgreSQL's `BufferSync`).
+//! * `ckpt_end` — `--flavor postgres`: the small files PostgreSQL's
+//!   checkpointer writes and fsyncs at each checkpoint's end.
 //! * `pace` — how fast the DB writers write: a checkpoint spread over the
 //!   redo between two checkpoints, a cap on the writes outside them.
 //! * `evict` — a session writing a dirty buffer itself when it finds no
@@ -43,6 +47,8 @@ pub mod live;
 pub mod locks;
 pub mod run;
 
+mod bufsync;
+mod ckpt_end;
 pub(crate) mod dbwr;
 mod doublewrite;
 mod evict;

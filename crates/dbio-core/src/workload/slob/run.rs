@@ -11,7 +11,9 @@ use std::sync::atomic::Ordering::SeqCst;
 
 use rustix::fs::{Mode, OFlags};
 
+use super::bufsync::Marked;
 use super::cache::Cache;
+use super::ckpt_end::CheckpointEnd;
 use super::dbwr::DbWriter;
 use super::doublewrite::Doublewrite;
 use super::flavor::{Flavor, FullPages};
@@ -559,6 +561,24 @@ fn session(
     (s.tally, s.stats, now_ns().saturating_sub(t0))
 }
 
+/// `--flavor postgres`'s first DB writer's checkpoint end files, in the
+/// redo log directory; None for the others, or when they could not be made
+/// (the run fails, saying why).
+fn checkpoint_end(c: &Slob, id: u32) -> Option<CheckpointEnd> {
+    if id != 0 || c.slob.flavor != Flavor::Postgres {
+        return None;
+    }
+    let dir = c.slob.redo_dir.join(REDO_SUBDIR);
+    CheckpointEnd::create(&dir)
+        .map_err(|e| {
+            c.inst.run.fail(format!(
+                "making the checkpoint's control files in {}: {e}",
+                dir.display()
+            ))
+        })
+        .ok()
+}
+
 fn dbwr(
     c: &Slob,
     id: u32,
@@ -592,6 +612,11 @@ fn dbwr(
         series: SeriesWriter::new(slot),
         pace: WriterPace::of(c.slob, id, now_ns(), c.unsynced_datafiles()),
         writeback: c.writeback(),
+        ckpt_end: checkpoint_end(c, id),
+        marked: (c.slob.flavor == Flavor::Postgres).then(|| {
+            let buffers = c.inst.cache.buffers();
+            Marked::with_capacity(buffers.div_ceil(c.slob.db_writers.max(1)))
+        }),
     };
     super::dbwr::raise_priority(c.slob.dbwr_nice);
     d.run();

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::SlobConfig;
 use super::cache::{FreeWait, Lookup};
 use super::events::Event;
-use super::flavor::PG_PRUNE_BYTES;
+use super::flavor::{INNODB_CHANGE_BYTES, PG_PRUNE_BYTES};
 use super::futex::{self, NAP};
 use super::instance::{Instance, Tally};
 use super::keys::{KeyPicker, OpMix, OpType, Tablespace};
@@ -256,10 +256,13 @@ impl<E: Engine> Session<'_, E> {
                     Some(None) => {}
                 }
             }
+            if self.group.is_some() && !self.log_space(u64::from(INNODB_CHANGE_BYTES)) {
+                return Err(i + 1);
+            }
             let Some(buf) = self.get(b) else {
                 return Err(i + 1);
             };
-            let dirtied = inst.cache.mark_dirty(buf, inst.log.alloc.load(Acquire));
+            let dirtied = inst.cache.mark_dirty(buf, self.log_change());
             let image = inst.full_pages.as_ref().is_some_and(|f| f.first_change(b));
             inst.cache.unpin(buf);
             images += u64::from(image);
@@ -283,7 +286,26 @@ impl<E: Engine> Session<'_, E> {
             return false;
         }
         let redo = self.cfg.update_redo(blocks as u64, images);
-        self.commit(redo, t0)
+        // InnoDB's row changes are in the log already (`log_change`).
+        let logged = match self.group {
+            Some(_) => blocks as u64 * u64::from(INNODB_CHANGE_BYTES),
+            None => 0,
+        };
+        self.commit(redo, logged, t0)
+    }
+
+    /// The redo position of a change this session makes to a block now.
+    /// `--flavor innodb`: each row's change is logged as it is made (its
+    /// mini-transaction's commit), so redo not yet durable is there between
+    /// commits, as in InnoDB, for a page cleaner's or a checkpoint's log
+    /// write to take along; the other flavors log an update's changes at
+    /// its commit.
+    fn log_change(&self) -> u64 {
+        let log = &self.inst.log;
+        match self.group {
+            Some(_) => log.alloc.fetch_add(u64::from(INNODB_CHANGE_BYTES), AcqRel),
+            None => log.alloc.load(Acquire),
+        }
     }
 
     /// `--flavor innodb`: this transaction's undo records go into its
@@ -328,8 +350,10 @@ impl<E: Engine> Session<'_, E> {
         true
     }
 
-    /// Puts the operation's redo into the log and waits until it is durable.
-    fn commit(&mut self, redo: u64, t0: u64) -> bool {
+    /// Puts the operation's redo into the log (all of `redo` but the
+    /// `logged` bytes its changes put there already) and waits until it is
+    /// durable.
+    fn commit(&mut self, redo: u64, logged: u64, t0: u64) -> bool {
         let inst = self.inst;
         let log = &inst.log;
         if inst.log.switch_blocked.load(Acquire) != 0 {
@@ -346,29 +370,12 @@ impl<E: Engine> Session<'_, E> {
             }
             self.wait(Event::LogFileSwitchCheckpointIncomplete, t, now_ns());
         }
-        let used = |log: &super::instance::Log| {
-            // Flushed first: alloc read after it is never below it (the
-            // other order let the log writer flush past a stale alloc).
-            let flushed = log.flushed.load(Acquire);
-            log.alloc.load(Acquire).saturating_sub(flushed) + redo > log.buffer_size
-        };
-        if used(log) {
-            let t = now_ns();
-            loop {
-                let seen = log.written.seq();
-                if !used(log) {
-                    break;
-                }
-                if inst.stopping() {
-                    return false;
-                }
-                log.post();
-                log.written.wait_past(seen, NAP);
-            }
-            self.wait(Event::LogBufferSpace, t, now_ns());
+        let rest = redo - logged;
+        if !self.log_space(rest) {
+            return false;
         }
         let t = now_ns();
-        let end = log.alloc.fetch_add(redo, AcqRel) + redo;
+        let end = log.alloc.fetch_add(rest, AcqRel) + rest;
         if !self.durable(end) {
             return false;
         }
@@ -383,6 +390,36 @@ impl<E: Engine> Session<'_, E> {
             c.transactions += 1;
             c.redo_bytes += redo;
         });
+        true
+    }
+
+    /// Waits until the log buffer has room for `redo` more bytes (a
+    /// `log buffer space` wait when it had none). False when the run stopped.
+    fn log_space(&mut self, redo: u64) -> bool {
+        let inst = self.inst;
+        let log = &inst.log;
+        let used = |log: &super::instance::Log| {
+            // Flushed first: alloc read after it is never below it (the
+            // other order let the log writer flush past a stale alloc).
+            let flushed = log.flushed.load(Acquire);
+            log.alloc.load(Acquire).saturating_sub(flushed) + redo > log.buffer_size
+        };
+        if !used(log) {
+            return true;
+        }
+        let t = now_ns();
+        loop {
+            let seen = log.written.seq();
+            if !used(log) {
+                break;
+            }
+            if inst.stopping() {
+                return false;
+            }
+            log.post();
+            log.written.wait_past(seen, NAP);
+        }
+        self.wait(Event::LogBufferSpace, t, now_ns());
         true
     }
 

@@ -226,6 +226,8 @@ fn a_miss_in_an_all_dirty_cache_waits_for_the_db_writer_as_free_buffer_waits() {
                 series: SeriesWriter::new(slot),
                 pace: Default::default(),
                 writeback: None,
+                marked: None,
+                ckpt_end: None,
             };
             w.run();
             w.tally.total.physical_writes
@@ -527,4 +529,47 @@ fn a_postgres_session_in_an_all_dirty_cache_writes_a_buffer_itself() {
         .filter(|b| b.iter().any(|&x| x != 0))
         .count();
     assert_eq!(written, 1);
+}
+
+#[test]
+fn an_innodb_session_logs_each_row_change_as_it_makes_it() {
+    use super::super::group_commit::GroupCommit;
+    let (dir, path, file) = datafile();
+    let cfg = config(dir.path(), 1);
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let inst = instance(&shared, 32, 1);
+    let slot = SessionSeries::new();
+    let change = u64::from(INNODB_CHANGE_BYTES);
+
+    // Another flavor: the changes wait for the commit to be logged.
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    assert_eq!(sess.change(&[10, 11, 12], false), Ok(0));
+    assert_eq!(inst.log.alloc.load(Acquire), 0);
+
+    // InnoDB: each change's redo is in the log before the commit, and the
+    // page's change sits at its redo's position (what a page cleaner's
+    // write-ahead compares with the durable log).
+    let redo = dir.path().join("redo");
+    let group = GroupCommit::new(
+        vec![redo],
+        (1 << 20, 512, 1 << 20),
+        crate::config::IoMode::Buffered,
+        true,
+        (0, 0),
+    );
+    let mut sess = session(1, &inst, &cfg, &files, &fd, &slot);
+    sess.group = Some((&group, 1));
+    assert_eq!(sess.change(&[20, 21, 22], false), Ok(0));
+    assert_eq!(inst.log.alloc.load(Acquire), 3 * change);
+    let at = |b: u64| match inst.cache.lookup(b, &shared.stop) {
+        super::super::cache::Lookup::Hit { buf, .. } => {
+            let at = inst.cache.changed_at(buf);
+            inst.cache.unpin(buf);
+            at
+        }
+        _ => panic!("block {b} is cached"),
+    };
+    assert_eq!([at(20), at(21), at(22)], [0, change, 2 * change]);
 }
