@@ -11,9 +11,12 @@
 //! died without leaving it (kill -9).
 //!
 //! With `--flavor postgres` the process also holds, in the cgroup, what
-//! PostgreSQL's backends hold of their own beside the shared buffers
-//! ([`PG_BACKEND_PRIVATE_BYTES`] a session): at 64 sessions that is a
-//! fifth of a 512 MiB bound the page cache does not have.
+//! PostgreSQL holds there beside its shared buffers and the model does not:
+//! its server processes' and backends' own memory, the rest of its shared
+//! memory, and the kernel's memory for its processes (page tables mapping
+//! the shared memory in every backend above all), less the model's own
+//! ([`held_for`]): at 64 sessions a fifth of a 512 MiB bound the page cache
+//! does not have.
 
 use std::fs;
 use std::path::Path;
@@ -28,20 +31,44 @@ const PREFIX: &str = "dbio-model-";
 /// OOM killer ends the run.
 pub const MIN_ABOVE_CACHE: u64 = 64 << 20;
 
-/// What a PostgreSQL 15 backend holds of its own (anonymous memory charged
-/// to its cgroup: catalog and plan caches, its stack, its share of the page
-/// tables) under SLOB's load, less what a session of the model holds of its
-/// own (about 0.15 MiB). Measured: the `rss` of `--pg-memory`'s cgroup
-/// (memory.stat) was 18.4 MB with 8 backends and 100 MB with 64 (XFS, 25%
-/// updates, `--cache 64M --pg-memory 512M`), 1.46 MiB a backend.
-pub(crate) const PG_BACKEND_PRIVATE_BYTES: u64 = 1300 << 10;
+/// What PostgreSQL 15 charges to `--pg-memory`'s cgroup beside
+/// `shared_buffers` for each backend, and for the server whatever the
+/// backends: anonymous memory (memory.stat `rss`: catalog and plan caches,
+/// stacks), shared memory beyond `shared_buffers` (`shmem`: buffer
+/// descriptors, lock tables, WAL buffers, per-connection slots) and kernel
+/// memory (`memory.kmem.usage_in_bytes`: each process's page tables, most of
+/// them mapping the shared memory, its kernel stack and slab). Measured
+/// under SLOB's load (XFS over a direct-io loop device, 25% updates,
+/// `--cache 64M --pg-memory 512M`, one shared table of 65,536 pages): with
+/// 8 backends (15 processes) `rss` 16.2 MiB, `shmem` 70.1, kernel 6.3; with
+/// 64 (71 processes) 95.6, 71.8 and 27.2 (page tables 3.0 and 18.1 MiB of
+/// it): 1.82 MiB a backend (anonymous 1.42, kernel 0.37, shared 0.03) and
+/// 14.0 MiB for the server (its other processes' anonymous memory 4.9,
+/// shared memory beyond `shared_buffers` 5.9, kernel 3.3).
+pub(crate) const PG_BACKEND_BYTES: u64 = 1864 << 10;
+/// See [`PG_BACKEND_BYTES`].
+pub(crate) const PG_SERVER_BYTES: u64 = 14 << 20;
+
+/// What the model's own process charges to its cgroup beside `--cache`
+/// (anonymous and kernel memory, the held memory left out), measured as
+/// PostgreSQL's was (`--flavor postgres`, a debug build): 8.9 MiB at 8
+/// sessions, 22.6 MiB at 64: 0.24 MiB a session (its thread's stack,
+/// histograms and counters) and 7.0 MiB for the rest.
+pub(crate) const MODEL_SESSION_BYTES: u64 = 248 << 10;
+/// See [`MODEL_SESSION_BYTES`].
+pub(crate) const MODEL_FIXED_BYTES: u64 = 7 << 20;
 
 /// The memory `--memory` holds beside the cache for `sessions` sessions of
-/// `flavor`: PostgreSQL's backends' own, or nothing.
+/// `flavor`: with `--flavor postgres` what PostgreSQL's server and backends
+/// hold beside `shared_buffers` less what the model holds beside its cache,
+/// so that the page cache under the bound is what PostgreSQL's would be;
+/// nothing with the other flavors.
 pub fn held_for(flavor: super::flavor::Flavor, sessions: u32) -> u64 {
     use super::flavor::Flavor;
+    let n = u64::from(sessions);
     match flavor {
-        Flavor::Postgres => u64::from(sessions) * PG_BACKEND_PRIVATE_BYTES,
+        Flavor::Postgres => (PG_SERVER_BYTES + n * PG_BACKEND_BYTES)
+            .saturating_sub(MODEL_FIXED_BYTES + n * MODEL_SESSION_BYTES),
         Flavor::Oracle | Flavor::Innodb => 0,
     }
 }
@@ -49,9 +76,60 @@ pub fn held_for(flavor: super::flavor::Flavor, sessions: u32) -> u64 {
 /// The process inside its memory cgroup until this drops.
 pub struct MemoryBound {
     cgroup: MemCgroup,
-    /// Memory held in the cgroup for the run ([`held_for`]), every page
-    /// written so that it is charged.
-    held: Vec<u8>,
+    /// Memory held in the cgroup for the run ([`held_for`]).
+    held: Option<Held>,
+}
+
+/// Anonymous memory mapped and written inside the cgroup, so that every
+/// page of it is charged there. A mapping of its own, not the allocator's:
+/// memory the allocator hands out again (freed by an earlier run of the
+/// same process, a lab's or a plan's next arm, once its mmap threshold has
+/// grown past the size) was charged to the cgroup that first touched it,
+/// and would not count in this one (a second run of 8 sessions in a lab
+/// held 3 of its 20 MiB).
+struct Held {
+    ptr: *mut std::ffi::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is only unmapped, on drop; nothing reads it.
+unsafe impl Send for Held {}
+unsafe impl Sync for Held {}
+
+impl Held {
+    fn new(len: usize) -> Result<Option<Held>, BoundError> {
+        if len == 0 {
+            return Ok(None);
+        }
+        use rustix::mm::{MapFlags, ProtFlags};
+        // SAFETY: a fresh private anonymous mapping, unmapped on drop.
+        let ptr = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE,
+            )
+        }
+        .map_err(|e| {
+            BoundError(format!(
+                "--memory: cannot hold {len} bytes in the cgroup: {e}"
+            ))
+        })?;
+        // A write every 4 KiB touches every page (pages are at least that).
+        for at in (0..len).step_by(4096) {
+            // SAFETY: inside the mapping just made, writable.
+            unsafe { ptr.cast::<u8>().add(at).write_volatile(1) };
+        }
+        Ok(Some(Held { ptr, len }))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, never borrowed.
+        let _ = unsafe { rustix::mm::munmap(self.ptr, self.len) };
+    }
 }
 
 /// Why the bound could not be set up.
@@ -72,7 +150,7 @@ impl MemoryBound {
         }
         let mut bound = MemoryBound {
             cgroup: cg,
-            held: Vec::new(),
+            held: None,
         };
         for d in dirs {
             cgroup::evict(d);
@@ -83,7 +161,7 @@ impl MemoryBound {
                 bound.cgroup.path.display()
             ))
         })?;
-        bound.held = vec![1u8; held as usize];
+        bound.held = Held::new(held as usize)?;
         Ok(bound)
     }
 
@@ -96,8 +174,8 @@ impl MemoryBound {
 impl Drop for MemoryBound {
     /// Moves the process back to the cgroup it came from, then removes this one.
     fn drop(&mut self) {
-        // Freed inside the cgroup: nothing stays charged to it.
-        self.held = Vec::new();
+        // Unmapped inside the cgroup: nothing stays charged to it.
+        self.held = None;
         if let Some(parent) = self.cgroup.path.parent() {
             let _ = fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
         }
@@ -123,5 +201,36 @@ fn remove_orphans(parent: &Path, own: u32) {
         if pid != own && !Path::new("/proc").join(pid.to_string()).exists() {
             cgroup::remove(&e.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::slob::flavor::Flavor;
+
+    const MIB: f64 = (1 << 20) as f64;
+
+    /// The model's own memory beside its cache as measured (8.9 MiB at 8
+    /// sessions, 22.6 at 64) plus what it holds is PostgreSQL's footprint
+    /// beside `shared_buffers` as measured (28.5 MiB at 8 backends,
+    /// 130.6 at 64), within a MiB.
+    #[test]
+    fn the_model_and_what_it_holds_weigh_what_postgresql_does() {
+        for (n, model_own, pg) in [(8, 8.9, 28.5), (64, 22.6, 130.6)] {
+            let held = held_for(Flavor::Postgres, n) as f64 / MIB;
+            assert!(
+                (model_own + held - pg).abs() < 1.0,
+                "{n} sessions: {model_own} + {held:.1} MiB against {pg}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_postgres_flavor_holds_memory() {
+        assert_eq!(held_for(Flavor::Oracle, 64), 0);
+        assert_eq!(held_for(Flavor::Innodb, 64), 0);
+        let step = held_for(Flavor::Postgres, 9) - held_for(Flavor::Postgres, 8);
+        assert_eq!(step, PG_BACKEND_BYTES - MODEL_SESSION_BYTES);
     }
 }
