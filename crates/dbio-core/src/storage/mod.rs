@@ -42,7 +42,7 @@ pub const DBLWR_SUBDIR: &str = "dbio-dblwr";
 /// does (its commit log page, visibility map, control file, replication
 /// origin checkpoint and that file's temporary name): made and removed by
 /// the run, and by `dbio clean` if a killed run left them.
-pub const PG_CHECKPOINT_FILES: [&str; 5] = [
+pub(crate) const PG_CHECKPOINT_FILES: [&str; 5] = [
     "dbio-pg-xact",
     "dbio-pg-vm",
     "dbio-pg-control",
