@@ -57,8 +57,11 @@ fn the_models_report_says_where_its_window_sat_in_its_cycle() {
         (begun - switches).abs() <= 1.0,
         "{begun} begun, {switches} switches"
     );
+    // Checkpoints begun before the window may complete inside it: with the
+    // default 3 redo files, up to 2 can be pending (a switch waits for its
+    // file's), as a slow host's debug build shows.
     let completed = f(c, "checkpoints_completed");
-    assert!(completed >= 1.0 && completed <= begun + 1.0, "{c}");
+    assert!(completed >= 1.0 && completed <= begun + 2.0, "{c}");
     // Each distance is less than one redo file: a checkpoint begins at each.
     for k in ["open_log_bytes_since", "close_log_bytes_since"] {
         assert!((0.0..=f64::from(1 << 20)).contains(&f(c, k)), "{k}: {c}");
