@@ -6,11 +6,13 @@
 //! in batches (`feed`); each session waits for a request's due time,
 //! issues it with its engine and times it (`session`); what both count is
 //! set beside the capture in the faithfulness report (`faith`). `facts`
-//! is the one pass over the trace before the start.
+//! is the one pass over the trace before the start; `priority` how the
+//! sessions and the feed ask the scheduler to run them on time.
 
 pub mod facts;
 pub mod faith;
 pub(crate) mod feed;
+pub(crate) mod priority;
 pub mod session;
 
 use std::os::fd::RawFd;
@@ -131,7 +133,7 @@ impl<'a> Replay<'a> {
             engine: cfg.engine.name(),
             source,
         })?;
-        session::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
+        priority::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
         Ok(session::Session::new(
             id,
             engine,
@@ -194,7 +196,7 @@ impl Workload for Replay<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .expect("one feed");
-        session::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
+        priority::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
         let feed = Feed::open(self.rc, self.mapper, txs, spares)
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
         Ok(Prepared::Feed(Box::new(feed)))

@@ -26,37 +26,6 @@ use crate::workload::Shared;
 /// Closer than this to a due time, a session spins instead of sleeping.
 const SPIN_NS: u64 = 20_000;
 
-/// The nice value of a replay's threads where the process may raise it
-/// (root): on a busy host a woken session otherwise waits tens of ms for
-/// a CPU (measured on 2 busy cores, null engine: issue error p99 45 ms at
-/// nice 0).
-pub(crate) const REPLAY_NICE: i32 = -10;
-
-/// Asks the kernel to wake this thread's sleeps on time (a timer slack of
-/// 1 ns instead of 50 µs) and to run it before ordinary threads where it
-/// may: a replay sleeps until due times. With `rt` (`--rt`) the thread
-/// runs at real-time priority (SCHED_FIFO 1): woken at a due time, it
-/// takes the CPU from any ordinary thread at once (measured on 2 cores at
-/// load 14, null engine: issue error p99 13.4 ms at nice 0, 1.0 ms under
-/// SCHED_FIFO); where that is not allowed, the one line saying so.
-pub(crate) fn fine_timers(rt: bool) -> Result<(), String> {
-    // SAFETY: sets only the calling thread's timer slack.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
-    crate::workload::slob::dbwr::raise_priority(REPLAY_NICE);
-    if !rt {
-        return Ok(());
-    }
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: sets only the calling thread's (0: this thread) policy.
-    match unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } {
-        0 => Ok(()),
-        _ => Err(format!(
-            "--rt: cannot run the replay at real-time priority: {} (run as root, or with CAP_SYS_NICE; or drop --rt)",
-            std::io::Error::last_os_error()
-        )),
-    }
-}
-
 /// A request in flight.
 #[derive(Clone, Copy)]
 struct Flight {
