@@ -429,9 +429,21 @@ fn capture_on_a_target_without_a_device_is_refused_before_anything() {
     assert!(!target.exists(), "nothing made");
 }
 
-/// The scheduling policy (field 41 of /proc/PID/task/TID/stat) of each of
-/// `pid`'s threads whose name starts with one of `names`.
-fn policies(pid: u32, names: &[&str]) -> Vec<(String, u32)> {
+/// A thread's scheduling as /proc shows it while it runs.
+#[derive(Debug)]
+struct Sched {
+    name: String,
+    /// Field 41 of /proc/PID/task/TID/stat: 0 SCHED_OTHER, 1 SCHED_FIFO.
+    policy: u32,
+    /// Field 19.
+    nice: i32,
+    /// `se.slice` of /proc/PID/task/TID/sched, ns (None where not shown).
+    slice: Option<u64>,
+}
+
+/// The scheduling of each of `pid`'s threads whose name starts with one
+/// of `names`.
+fn policies(pid: u32, names: &[&str]) -> Vec<Sched> {
     let mut out = Vec::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return out;
@@ -446,15 +458,30 @@ fn policies(pid: u32, names: &[&str]) -> Vec<(String, u32)> {
         let name = &stat[open + 1..close];
         let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
         if names.iter().any(|n| name.starts_with(n)) {
-            out.push((name.to_string(), fields[38].parse().unwrap()));
+            let slice = std::fs::read_to_string(t.path().join("sched"))
+                .ok()
+                .and_then(|s| {
+                    let l = s.lines().find(|l| l.starts_with("se.slice"))?;
+                    l.rsplit(' ').next()?.parse().ok()
+                });
+            out.push(Sched {
+                name: name.to_string(),
+                policy: fields[38].parse().unwrap(),
+                nice: fields[16].parse().unwrap(),
+                slice,
+            });
         }
     }
     out
 }
 
 /// `--rt`: while a timed replay runs, its sessions and its feed are
-/// SCHED_FIFO threads (policy 1); without it, ordinary ones (0). The
-/// trace is 3000 requests 1 ms apart, replayed by the null engine.
+/// SCHED_FIFO threads (policy 1); without it, ordinary ones (0) at nice
+/// −10 asking for a 100 µs time slice. Either way the io_uring workers
+/// the kernel starts for a session (tmpfs reads go through them) are
+/// ordinary threads at nice 0: they used to inherit the session's
+/// priority and compete with it for the CPU. The trace is 3000 reads
+/// 1 ms apart, replayed with io_uring on tmpfs.
 fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -465,7 +492,8 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
     }
     text += "3000000 data close\n";
     std::fs::write(&log, text).unwrap();
-    let target = dir.path().join("t");
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = shm.path().join("t");
     for rt in [false, true] {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"));
         cmd.env("DBIO_DB", crate::common::store::store_path())
@@ -474,7 +502,7 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
                 "--workload",
                 "replay",
                 "--engine",
-                "null",
+                "io_uring",
                 "--json",
                 "--target",
             ])
@@ -489,19 +517,36 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let names = ["dbio-session", "dbio-replay-fee"];
-        let mut seen = Vec::new();
+        let names = ["dbio-session", "dbio-replay-fee", "iou-wrk"];
+        let (mut ours, mut workers) = (Vec::new(), Vec::new());
         let t0 = std::time::Instant::now();
-        while seen.len() < 2 && t0.elapsed() < Duration::from_secs(20) {
-            seen = policies(child.id(), &names);
+        while (ours.len() < 2 || workers.is_empty()) && t0.elapsed() < Duration::from_secs(20) {
+            let seen = policies(child.id(), &names);
+            (workers, ours) = seen
+                .into_iter()
+                .partition(|s| s.name.starts_with("iou-wrk"));
             std::thread::sleep(Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{err}");
-        assert_eq!(seen.len(), 2, "the session and the feed, running: {seen:?}");
+        assert_eq!(ours.len(), 2, "the session and the feed, running: {ours:?}");
         let want = u32::from(rt);
-        assert!(seen.iter().all(|(_, p)| *p == want), "--rt {rt}: {seen:?}");
+        assert!(ours.iter().all(|s| s.policy == want), "--rt {rt}: {ours:?}");
+        if !rt {
+            assert!(ours.iter().all(|s| s.nice == -10), "{ours:?}");
+            // The slice is shown where the kernel has EEVDF (6.6+) and
+            // kept where it takes one (6.12+).
+            assert!(
+                ours.iter().all(|s| s.slice.is_none_or(|x| x == 100_000)),
+                "{ours:?}"
+            );
+        }
+        assert!(!workers.is_empty(), "io_uring workers, running: {ours:?}");
+        assert!(
+            workers.iter().all(|w| w.policy == 0 && w.nice == 0),
+            "--rt {rt}: the workers run below the sessions: {workers:?}"
+        );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["config"]["replay"]["rt"].as_bool().unwrap_or(false), rt);
         eprintln!(
