@@ -64,6 +64,11 @@ pub struct Session {
     stats: SessionStats,
     part: Part,
     last_issue: Option<u64>,
+    /// Since when the ring has been full (every slot in flight).
+    full_since: Option<u64>,
+    /// When the ring last got room after being full: a request due
+    /// before then waited for room.
+    room_at: u64,
 }
 
 /// What a session with requests in flight waits for.
@@ -128,6 +133,8 @@ impl Session {
             stats: SessionStats::new(),
             part: Part::default(),
             last_issue: None,
+            full_since: None,
+            room_at: 0,
         }
     }
 
@@ -222,6 +229,7 @@ impl Session {
     /// request when it is not due yet and others are in flight.
     fn issue_due(&mut self, shared: &Shared, t0: u64, n: &mut Counts) -> Option<u64> {
         let depth = self.engine.depth() as usize;
+        self.note_room(n.in_flight < depth);
         while n.in_flight < depth && !shared.stop.load(Relaxed) {
             let it = match self.next_item(shared, n.in_flight) {
                 Next::Item(it) => it,
@@ -249,7 +257,21 @@ impl Session {
             n.in_flight += 1;
             n.issued += 1;
         }
+        self.note_room(n.in_flight < depth);
         None
+    }
+
+    /// Follows the ring's fullness: when it gets room after being full.
+    #[inline]
+    fn note_room(&mut self, room: bool) {
+        match (room, self.full_since) {
+            (true, Some(_)) => {
+                self.full_since = None;
+                self.room_at = now_ns();
+            }
+            (false, None) => self.full_since = Some(now_ns()),
+            _ => {}
+        }
     }
 
     /// Reaps completions and records them, waiting as `wait` says; the
@@ -348,7 +370,8 @@ impl Session {
             .replayed
             .issued(usize::from(it.op), it.len, now - t0, gap);
         if due > 0 {
-            self.part.issue_error(now.saturating_sub(due));
+            self.part
+                .issue_error(now.saturating_sub(due), self.room_at > due);
         }
         Ok(())
     }
