@@ -35,10 +35,13 @@ const RESET_ON_FORK: u64 = 0x01;
 /// takes the CPU from any ordinary thread at once (measured on 2 cores at
 /// load 14, null engine: issue error p99 13.4 ms at nice 0, 1.0 ms under
 /// SCHED_FIFO); where that is not allowed, the one line saying so.
-/// Without `rt`: nice −10 and a [`SLICE_NS`] slice, or as much of it as
-/// the kernel allows. Either way the priority is not inherited by the
-/// threads it starts.
-pub(crate) fn fine_timers(rt: bool) -> Result<(), String> {
+/// Without `rt`: nice −10 and, for a session, a [`SLICE_NS`] slice, or
+/// as much of it as the kernel allows; the feed keeps the default slice,
+/// so that a session woken at a due time preempts it too (it works ahead
+/// of the sessions in long stretches, [`super::BATCHES_AHEAD`] batches
+/// each). Either way the priority is not inherited by the threads it
+/// starts.
+pub(crate) fn fine_timers(rt: bool, role: Role) -> Result<(), String> {
     // SAFETY: sets only the calling thread's timer slack.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     if rt {
@@ -50,12 +53,23 @@ pub(crate) fn fine_timers(rt: bool) -> Result<(), String> {
     }
     // Not fatal where refused (not root, an older kernel): each step
     // that the kernel takes still helps.
-    if set_attr(libc::SCHED_OTHER, RESET_ON_FORK, REPLAY_NICE, SLICE_NS).is_err()
+    let slice = match role {
+        Role::Session => SLICE_NS,
+        Role::Feed => 0,
+    };
+    if set_attr(libc::SCHED_OTHER, RESET_ON_FORK, REPLAY_NICE, slice).is_err()
         && !crate::workload::slob::dbwr::raise_priority(REPLAY_NICE)
     {
-        let _ = set_attr(libc::SCHED_OTHER, RESET_ON_FORK, 0, SLICE_NS);
+        let _ = set_attr(libc::SCHED_OTHER, RESET_ON_FORK, 0, slice);
     }
     Ok(())
+}
+
+/// Which replay thread asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    Session,
+    Feed,
 }
 
 /// sched_setattr(2) of the calling thread: `policy` with `flags`, and

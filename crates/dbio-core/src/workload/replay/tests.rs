@@ -296,7 +296,7 @@ fn nice_and_slice() -> (i32, Option<u64>) {
 fn a_replay_threads_priority_is_not_passed_on_to_threads_it_starts() {
     let root = unsafe { libc::geteuid() } == 0;
     let (own, started) = std::thread::spawn(|| {
-        super::priority::fine_timers(false).unwrap();
+        super::priority::fine_timers(false, super::priority::Role::Session).unwrap();
         let own = nice_and_slice();
         (own, std::thread::spawn(nice_and_slice).join().unwrap())
     })
