@@ -26,6 +26,7 @@ crate::tests! {
     a_capture_holds_the_run_not_the_layout_before_it [Root, BlockTracing],
     capture_on_a_target_without_a_device_is_refused_before_anything,
     rt_runs_the_sessions_and_the_feed_under_sched_fifo [Root],
+    requests_that_waited_for_room_in_a_full_ring_are_counted_apart,
 }
 
 const MIB: u64 = 1 << 20;
@@ -224,9 +225,13 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
     // lets the one-write replay below and this one write it alike.
     let b_path = b.path.to_str().unwrap();
     // Not real-time: the loop device's requests are served by the kernel's
-    // worker threads at normal priority, which real-time sessions polling
-    // their rings would starve (with `--rt` under the whole suite the
-    // replay's reads took 7.7 ms at p50 against the capture's 81 us).
+    // worker threads at normal priority, which real-time sessions take the
+    // CPUs from. Until session 16 io_uring's workers also inherited the
+    // sessions' SCHED_FIFO (reads 7.7 ms at p50 under the whole suite
+    // against the capture's 81 us); they no longer do, and six --rt
+    // replays alone at load 46-77 kept the span to 30 us, but under this
+    // test binary (another --rt replay at the same time, a capture of
+    // 18,500 requests/s) an --rt replay still fell 0.87 s behind.
     let opts = ["--engine", "io_uring", "--destroy-device", b_path];
     // What dbio itself reads of a device it is to write (its write gate
     // checks the device: megabytes in a few requests, the same each run)
@@ -295,20 +300,32 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
         flushes <= cn("flushes") * 1.05 && flushes > 0.0,
         "flushes\n{report}"
     );
-    // Issue times: p99 < 100 µs is the aim. Here (2 cores and one virtio
-    // disk shared with five other helpers' builds) the replay's lateness
-    // followed the shared disk: p50 5 to 23 µs and p99 5.6 to 47 ms at
-    // load average 10-12, p50 136 ms with everyone's release build
-    // writing; the null engine alone kept p50 under 1 µs, p99 1.4 to 45
-    // ms. Session 15 (the session submitting before it sleeps, its ring
-    // twice the captured depth): p50 5-9 us, p99 1.1 to 104 ms at load
-    // 7-12. So the test asserts only that the replay kept to open loop (p50
-    // under 250 ms) and prints both; docs/replay.md has the numbers.
+    // Issue times: p99 < 100 µs is the aim. A request due while its
+    // session's ring was full waited for the target (B, a loop device over
+    // the virtio disk every helper writes to, fell behind: its reads' p99
+    // went from 7 ms to 20-140 ms in the same minute) and is counted apart;
+    // the others' issue error is the replay's own timing. Session 16 at
+    // load 35-111 without --rt: p50 of those 2.7-49 us, p99 1.4-51 ms
+    // (with --rt 67-84 us at load 46-77); all requests' p99 1.6-246 ms.
+    // So the test asserts what holds on a loaded host — the replay kept
+    // to open loop (p50 under 250 ms) and the requests that had room were
+    // issued on time at the median (under 1 ms) — and prints the p99s.
     let (p50, p99) = (
         num(&r, "replay.issue_error.p50_us"),
         num(&r, "replay.issue_error.p99_us"),
     );
-    eprintln!("issue error p50 {p50} us, p99 {p99} us");
+    let (waited, own_p50, own_p99) = (
+        num(&r, "replay.waited_for_room"),
+        num(&r, "replay.issue_error_had_room.p50_us"),
+        num(&r, "replay.issue_error_had_room.p99_us"),
+    );
+    eprintln!(
+        "issue error p50 {p50} us, p99 {p99} us; {waited} waited for room, the others' p50 {own_p50} us, p99 {own_p99} us"
+    );
+    assert!(
+        own_p50 < 100.0,
+        "issue error p50 with room {own_p50} us\n{report}"
+    );
     assert!(p50 < 250_000.0, "issue error p50 {p50} us\n{report}");
 }
 
@@ -429,9 +446,21 @@ fn capture_on_a_target_without_a_device_is_refused_before_anything() {
     assert!(!target.exists(), "nothing made");
 }
 
-/// The scheduling policy (field 41 of /proc/PID/task/TID/stat) of each of
-/// `pid`'s threads whose name starts with one of `names`.
-fn policies(pid: u32, names: &[&str]) -> Vec<(String, u32)> {
+/// A thread's scheduling as /proc shows it while it runs.
+#[derive(Debug)]
+struct Sched {
+    name: String,
+    /// Field 41 of /proc/PID/task/TID/stat: 0 SCHED_OTHER, 1 SCHED_FIFO.
+    policy: u32,
+    /// Field 19.
+    nice: i32,
+    /// `se.slice` of /proc/PID/task/TID/sched, ns (None where not shown).
+    slice: Option<u64>,
+}
+
+/// The scheduling of each of `pid`'s threads whose name starts with one
+/// of `names`.
+fn policies(pid: u32, names: &[&str]) -> Vec<Sched> {
     let mut out = Vec::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return out;
@@ -446,15 +475,30 @@ fn policies(pid: u32, names: &[&str]) -> Vec<(String, u32)> {
         let name = &stat[open + 1..close];
         let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
         if names.iter().any(|n| name.starts_with(n)) {
-            out.push((name.to_string(), fields[38].parse().unwrap()));
+            let slice = std::fs::read_to_string(t.path().join("sched"))
+                .ok()
+                .and_then(|s| {
+                    let l = s.lines().find(|l| l.starts_with("se.slice"))?;
+                    l.rsplit(' ').next()?.parse().ok()
+                });
+            out.push(Sched {
+                name: name.to_string(),
+                policy: fields[38].parse().unwrap(),
+                nice: fields[16].parse().unwrap(),
+                slice,
+            });
         }
     }
     out
 }
 
 /// `--rt`: while a timed replay runs, its sessions and its feed are
-/// SCHED_FIFO threads (policy 1); without it, ordinary ones (0). The
-/// trace is 3000 requests 1 ms apart, replayed by the null engine.
+/// SCHED_FIFO threads (policy 1); without it, ordinary ones (0) at nice
+/// −10, the sessions asking for a 100 µs time slice. Either way the io_uring workers
+/// the kernel starts for a session (tmpfs reads go through them) are
+/// ordinary threads at nice 0: they used to inherit the session's
+/// priority and compete with it for the CPU. The trace is 3000 reads
+/// 1 ms apart, replayed with io_uring on tmpfs.
 fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
     let _store = temp_store();
     let dir = tempfile::tempdir().unwrap();
@@ -465,7 +509,8 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
     }
     text += "3000000 data close\n";
     std::fs::write(&log, text).unwrap();
-    let target = dir.path().join("t");
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = shm.path().join("t");
     for rt in [false, true] {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("dbio"));
         cmd.env("DBIO_DB", crate::common::store::store_path())
@@ -474,7 +519,7 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
                 "--workload",
                 "replay",
                 "--engine",
-                "null",
+                "io_uring",
                 "--json",
                 "--target",
             ])
@@ -489,19 +534,38 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let names = ["dbio-session", "dbio-replay-fee"];
-        let mut seen = Vec::new();
+        let names = ["dbio-session", "dbio-replay-fee", "iou-wrk"];
+        let (mut ours, mut workers) = (Vec::new(), Vec::new());
         let t0 = std::time::Instant::now();
-        while seen.len() < 2 && t0.elapsed() < Duration::from_secs(20) {
-            seen = policies(child.id(), &names);
+        while (ours.len() < 2 || workers.is_empty()) && t0.elapsed() < Duration::from_secs(20) {
+            let seen = policies(child.id(), &names);
+            (workers, ours) = seen
+                .into_iter()
+                .partition(|s| s.name.starts_with("iou-wrk"));
             std::thread::sleep(Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{err}");
-        assert_eq!(seen.len(), 2, "the session and the feed, running: {seen:?}");
+        assert_eq!(ours.len(), 2, "the session and the feed, running: {ours:?}");
         let want = u32::from(rt);
-        assert!(seen.iter().all(|(_, p)| *p == want), "--rt {rt}: {seen:?}");
+        assert!(ours.iter().all(|s| s.policy == want), "--rt {rt}: {ours:?}");
+        if !rt {
+            assert!(ours.iter().all(|s| s.nice == -10), "{ours:?}");
+            // The slice is shown where the kernel has EEVDF (6.6+) and
+            // kept where it takes one (6.12+).
+            // The feed keeps the default slice: a session preempts it too.
+            let session_slice = |s: &Sched| match s.name.starts_with("dbio-session") {
+                true => s.slice.is_none_or(|x| x == 100_000),
+                false => s.slice.is_none_or(|x| x != 100_000),
+            };
+            assert!(ours.iter().all(session_slice), "{ours:?}");
+        }
+        assert!(!workers.is_empty(), "io_uring workers, running: {ours:?}");
+        assert!(
+            workers.iter().all(|w| w.policy == 0 && w.nice == 0),
+            "--rt {rt}: the workers run below the sessions: {workers:?}"
+        );
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["config"]["replay"]["rt"].as_bool().unwrap_or(false), rt);
         eprintln!(
@@ -511,4 +575,56 @@ fn rt_runs_the_sessions_and_the_feed_under_sched_fifo() {
             num(&r, "replay.issue_error.max_us"),
         );
     }
+}
+
+/// A fio iolog of `n` 4 KiB reads of one file, the k-th at `at(k)` µs.
+fn reads_iolog(path: &Path, n: u64, at: impl Fn(u64) -> u64) {
+    let mut text = String::from("fio version 3 iolog\n0 data add\n0 data open\n");
+    for k in 0..n {
+        text += &format!("{} data read {} 4096\n", at(k), (k * 7919 % 1024) * 4096);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The issue error is split by cause: a request due while its session's
+/// ring is full waits for room (the target fell behind, or the trace asks
+/// more at once than the ring holds) and is counted apart; the others'
+/// issue error is the replay's own timing. 200 reads due at the same
+/// instant through a ring of 4: all but the first few wait. 100 reads
+/// 5 ms apart through a ring of 16: none does (a session would have to
+/// wait 80 ms for a CPU to fill it).
+fn requests_that_waited_for_room_in_a_full_ring_are_counted_apart() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let target = shm.path().join("t");
+    let opts = ["--engine", "io_uring", "--iodepth", "4", "--size", "8M"];
+    let burst = dir.path().join("burst.iolog");
+    reads_iolog(&burst, 200, |_| 1000);
+    let out = Run::raw(&target)
+        .args(&["--workload", "replay", "--trace", burst.to_str().unwrap()])
+        .args(&opts)
+        .output();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("waited for room in a full ring"), "{text}");
+    let r = replay(&target, &burst, &opts);
+    assert_eq!(num(&r, "read.requests"), 200.0);
+    let waited = num(&r, "replay.waited_for_room");
+    assert!((196.0..=200.0).contains(&waited), "{waited} of 200 waited");
+    assert_eq!(num(&r, "replay.issue_error.count"), 200.0);
+    let spaced = dir.path().join("spaced.iolog");
+    reads_iolog(&spaced, 100, |k| 1000 + 5000 * k);
+    let r = replay(
+        &target,
+        &spaced,
+        &[&opts[..3], &["16"], &opts[4..]].concat(),
+    );
+    assert_eq!(num(&r, "replay.waited_for_room"), 0.0, "{}", r["replay"]);
+    assert_eq!(num(&r, "replay.issue_error_had_room.count"), 100.0);
+    eprintln!(
+        "5 ms apart: issue error p99 {} us, with room {} us",
+        num(&r, "replay.issue_error.p99_us"),
+        num(&r, "replay.issue_error_had_room.p99_us")
+    );
 }

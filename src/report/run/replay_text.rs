@@ -119,6 +119,13 @@ fn timing(o: &mut String, f: &Faithfulness) {
                 "issue error (issue - due): p50 {:.1} us, p99 {:.1} us, max {:.1} us",
                 e.p50_us, e.p99_us, e.max_us
             );
+            if let (n @ 1.., Some(h)) = (f.waited_for_room, &f.issue_error_had_room) {
+                let _ = writeln!(
+                    o,
+                    "  {n} waited for room in a full ring (the target fell behind, or --iodepth is below the trace's bursts); the others: p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                    h.p50_us, h.p99_us, h.max_us
+                );
+            }
         }
         None => {
             let _ = writeln!(o, "issue error: none asked (--speed max)");

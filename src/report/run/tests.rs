@@ -396,6 +396,7 @@ fn replay_text_snapshot() {
         "replayed": side(400, 7900.0, serde_json::json!([op("read", 300, 8192), op("write", 100, 16384)])),
         "expected_rate_per_s": 8000.0,
         "issue_error": q(3.0),
+        "waited_for_room": 12, "issue_error_had_room": q(2.0),
         "due_latency": [{"op": "read", "latency": q(120.0)}],
         "skipped_discards": 7
     });

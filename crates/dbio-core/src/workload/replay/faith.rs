@@ -121,6 +121,11 @@ pub struct Part {
     pub replayed: Side,
     /// Issue time minus due time, ns (timed replays).
     pub issue_error: Histogram<u64>,
+    /// The same, of the requests that never waited for room in a full ring.
+    pub issue_error_had_room: Histogram<u64>,
+    /// Requests whose session's ring was full after they fell due: they
+    /// waited for the target to complete others (timed replays).
+    pub waited_for_room: u64,
     /// Completion minus due time, by operation (timed replays).
     pub due_latency: [Histogram<u64>; 4],
     /// Discards in the trace, not replayed.
@@ -133,6 +138,8 @@ impl Default for Part {
             captured: Side::default(),
             replayed: Side::default(),
             issue_error: hist(),
+            issue_error_had_room: hist(),
+            waited_for_room: 0,
             due_latency: [hist(), hist(), hist(), hist()],
             skipped: 0,
         }
@@ -140,9 +147,18 @@ impl Default for Part {
 }
 
 impl Part {
+    /// A request issued `ns` after its due time; `waited` when its ring
+    /// was full after it fell due.
     #[inline]
-    pub fn issue_error(&mut self, ns: u64) {
-        let _ = self.issue_error.record(ns.min(MAX_LATENCY_NS));
+    pub fn issue_error(&mut self, ns: u64, waited: bool) {
+        let ns = ns.min(MAX_LATENCY_NS);
+        let _ = self.issue_error.record(ns);
+        match waited {
+            true => self.waited_for_room += 1,
+            false => {
+                let _ = self.issue_error_had_room.record(ns);
+            }
+        }
     }
 
     #[inline]
@@ -154,6 +170,8 @@ impl Part {
         self.captured.merge(&o.captured);
         self.replayed.merge(&o.replayed);
         let _ = self.issue_error.add(&o.issue_error);
+        let _ = self.issue_error_had_room.add(&o.issue_error_had_room);
+        self.waited_for_room += o.waited_for_room;
         for op in 0..4 {
             let _ = self.due_latency[op].add(&o.due_latency[op]);
         }
@@ -289,6 +307,13 @@ pub struct Faithfulness {
     pub expected_rate_per_s: Option<f64>,
     /// How late requests were issued against their due times (timed replays).
     pub issue_error: Option<Quantiles>,
+    /// Requests that waited for room in their session's full ring (the
+    /// target fell behind), and the issue error of the others: the
+    /// replay's own timing.
+    #[serde(default)]
+    pub waited_for_room: u64,
+    #[serde(default)]
+    pub issue_error_had_room: Option<Quantiles>,
     /// Completion minus due time, per operation (timed replays).
     pub due_latency: Vec<DueLatency>,
     /// Discards in the trace, not replayed.
@@ -313,6 +338,8 @@ impl Faithfulness {
             map: rc.map.map(|m| m.name().to_string()),
             expected_rate_per_s,
             issue_error: Quantiles::of(&all.issue_error),
+            waited_for_room: all.waited_for_room,
+            issue_error_had_room: Quantiles::of(&all.issue_error_had_room),
             due_latency: Op::ALL
                 .into_iter()
                 .filter_map(|op| {

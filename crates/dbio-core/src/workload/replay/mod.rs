@@ -6,11 +6,13 @@
 //! in batches (`feed`); each session waits for a request's due time,
 //! issues it with its engine and times it (`session`); what both count is
 //! set beside the capture in the faithfulness report (`faith`). `facts`
-//! is the one pass over the trace before the start.
+//! is the one pass over the trace before the start; `priority` how the
+//! sessions and the feed ask the scheduler to run them on time.
 
 pub mod facts;
 pub mod faith;
 pub(crate) mod feed;
+pub(crate) mod priority;
 pub mod session;
 
 use std::os::fd::RawFd;
@@ -57,8 +59,12 @@ pub enum Prepared {
     Feed(Box<Feed>),
 }
 
-/// Batches waiting per session: the feed reads at most this far ahead of it.
-const BATCHES_AHEAD: usize = 4;
+/// Batches waiting per session: the feed reads at most this far ahead of
+/// it (2,048 requests: a few KiB a session, and at the 39,000 requests/s
+/// of a SLOB capture on a quiet 2-CPU host, tenths of a second of slack
+/// for a feed that waits for a CPU; 4 batches left sessions waiting for
+/// the feed, docs/replay.md).
+pub(crate) const BATCHES_AHEAD: usize = 16;
 
 impl<'a> Replay<'a> {
     /// Opens the target and checks that the trace fits it (or is mapped).
@@ -131,7 +137,7 @@ impl<'a> Replay<'a> {
             engine: cfg.engine.name(),
             source,
         })?;
-        session::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
+        priority::fine_timers(self.rc.rt, priority::Role::Session).map_err(SetupError::Invalid)?;
         Ok(session::Session::new(
             id,
             engine,
@@ -194,7 +200,7 @@ impl Workload for Replay<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .expect("one feed");
-        session::fine_timers(self.rc.rt).map_err(SetupError::Invalid)?;
+        priority::fine_timers(self.rc.rt, priority::Role::Feed).map_err(SetupError::Invalid)?;
         let feed = Feed::open(self.rc, self.mapper, txs, spares)
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
         Ok(Prepared::Feed(Box::new(feed)))

@@ -26,37 +26,6 @@ use crate::workload::Shared;
 /// Closer than this to a due time, a session spins instead of sleeping.
 const SPIN_NS: u64 = 20_000;
 
-/// The nice value of a replay's threads where the process may raise it
-/// (root): on a busy host a woken session otherwise waits tens of ms for
-/// a CPU (measured on 2 busy cores, null engine: issue error p99 45 ms at
-/// nice 0).
-pub(crate) const REPLAY_NICE: i32 = -10;
-
-/// Asks the kernel to wake this thread's sleeps on time (a timer slack of
-/// 1 ns instead of 50 µs) and to run it before ordinary threads where it
-/// may: a replay sleeps until due times. With `rt` (`--rt`) the thread
-/// runs at real-time priority (SCHED_FIFO 1): woken at a due time, it
-/// takes the CPU from any ordinary thread at once (measured on 2 cores at
-/// load 14, null engine: issue error p99 13.4 ms at nice 0, 1.0 ms under
-/// SCHED_FIFO); where that is not allowed, the one line saying so.
-pub(crate) fn fine_timers(rt: bool) -> Result<(), String> {
-    // SAFETY: sets only the calling thread's timer slack.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
-    crate::workload::slob::dbwr::raise_priority(REPLAY_NICE);
-    if !rt {
-        return Ok(());
-    }
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: sets only the calling thread's (0: this thread) policy.
-    match unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } {
-        0 => Ok(()),
-        _ => Err(format!(
-            "--rt: cannot run the replay at real-time priority: {} (run as root, or with CAP_SYS_NICE; or drop --rt)",
-            std::io::Error::last_os_error()
-        )),
-    }
-}
-
 /// A request in flight.
 #[derive(Clone, Copy)]
 struct Flight {
@@ -95,6 +64,11 @@ pub struct Session {
     stats: SessionStats,
     part: Part,
     last_issue: Option<u64>,
+    /// Since when the ring has been full (every slot in flight).
+    full_since: Option<u64>,
+    /// When the ring last got room after being full: a request due
+    /// before then waited for room.
+    room_at: u64,
 }
 
 /// What a session with requests in flight waits for.
@@ -159,6 +133,8 @@ impl Session {
             stats: SessionStats::new(),
             part: Part::default(),
             last_issue: None,
+            full_since: None,
+            room_at: 0,
         }
     }
 
@@ -253,6 +229,7 @@ impl Session {
     /// request when it is not due yet and others are in flight.
     fn issue_due(&mut self, shared: &Shared, t0: u64, n: &mut Counts) -> Option<u64> {
         let depth = self.engine.depth() as usize;
+        self.note_room(n.in_flight < depth);
         while n.in_flight < depth && !shared.stop.load(Relaxed) {
             let it = match self.next_item(shared, n.in_flight) {
                 Next::Item(it) => it,
@@ -280,7 +257,21 @@ impl Session {
             n.in_flight += 1;
             n.issued += 1;
         }
+        self.note_room(n.in_flight < depth);
         None
+    }
+
+    /// Follows the ring's fullness: when it gets room after being full.
+    #[inline]
+    fn note_room(&mut self, room: bool) {
+        match (room, self.full_since) {
+            (true, Some(_)) => {
+                self.full_since = None;
+                self.room_at = now_ns();
+            }
+            (false, None) => self.full_since = Some(now_ns()),
+            _ => {}
+        }
     }
 
     /// Reaps completions and records them, waiting as `wait` says; the
@@ -379,7 +370,8 @@ impl Session {
             .replayed
             .issued(usize::from(it.op), it.len, now - t0, gap);
         if due > 0 {
-            self.part.issue_error(now.saturating_sub(due));
+            self.part
+                .issue_error(now.saturating_sub(due), self.room_at > due);
         }
         Ok(())
     }

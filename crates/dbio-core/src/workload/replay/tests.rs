@@ -273,3 +273,43 @@ fn a_trace_replays_whole_at_its_times_faster_and_at_max() {
     assert!(near(spans[0], 0.1) && near(spans[1], 0.05), "{spans:?}");
     assert!(spans[2] < 0.02, "{spans:?}");
 }
+
+/// The calling thread's nice value and its time slice (ns, from
+/// /proc/thread-self/sched; None where the kernel does not show it).
+fn nice_and_slice() -> (i32, Option<u64>) {
+    // SAFETY: plain system calls on this thread's own id.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+    let slice = std::fs::read_to_string("/proc/thread-self/sched")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("se.slice"))
+                .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        });
+    (nice, slice)
+}
+
+/// A replay thread runs at nice −10 with a 100 µs slice where the process
+/// may (root), and a thread it starts — as the kernel starts io_uring's
+/// workers from a session — gets neither: nice 0, the default slice.
+#[test]
+fn a_replay_threads_priority_is_not_passed_on_to_threads_it_starts() {
+    let root = unsafe { libc::geteuid() } == 0;
+    let (own, started) = std::thread::spawn(|| {
+        super::priority::fine_timers(false, super::priority::Role::Session).unwrap();
+        let own = nice_and_slice();
+        (own, std::thread::spawn(nice_and_slice).join().unwrap())
+    })
+    .join()
+    .unwrap();
+    assert_eq!(started.0, 0, "a started thread's nice (own {own:?})");
+    if !root {
+        eprintln!("not root: the replay thread's own priority is left as it was");
+        return;
+    }
+    assert_eq!(own.0, super::priority::REPLAY_NICE);
+    if let (Some(own_slice), Some(started_slice)) = (own.1, started.1) {
+        assert_eq!(own_slice, super::priority::SLICE_NS);
+        assert_ne!(started_slice, super::priority::SLICE_NS, "{started:?}");
+    }
+}
