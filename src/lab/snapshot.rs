@@ -4,8 +4,8 @@
 //! every run starts from the same files, not from what the runs before it
 //! left (updates, dead rows, undo, a WAL position). The copy is written
 //! byte by byte (read and write, never `copy_file_range` or a reflink:
-//! shared extents would change where the runs' writes go), each file
-//! synced, owner and mode kept, so the files' layout on the device is a
+//! shared extents would change where the runs' writes go), the
+//! filesystem synced once, owner and mode kept, so the files' layout on the device is a
 //! fresh load's: new, unshared extents. A [`Fingerprint`] of a tree (its
 //! files, bytes and a CRC-32C over paths, sizes and contents) says that
 //! two starting states are the same.
@@ -23,7 +23,7 @@ use super::LabError;
 const CHUNK: usize = 1 << 20;
 
 /// A directory tree's files and contents, in short.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Fingerprint {
     /// Regular files.
     pub files: u64,
@@ -52,14 +52,27 @@ fn entries(dir: &Path) -> io::Result<Vec<fs::DirEntry>> {
 /// Copies one regular file's bytes with read and write, adding them to
 /// `fp` (the whole filesystem is synced once the tree is copied).
 fn copy_file(from: &Path, to: &Path, buf: &mut [u8], fp: &mut Fingerprint) -> io::Result<()> {
-    let mut src = File::open(from)?;
     let mut dst = File::create_new(to)?;
+    add_contents(from, Some(&mut dst), buf, fp)
+}
+
+/// Adds the file at `from` to `fp` (its bytes and one file), writing the
+/// bytes to `dst` too when given.
+fn add_contents(
+    from: &Path,
+    mut dst: Option<&mut File>,
+    buf: &mut [u8],
+    fp: &mut Fingerprint,
+) -> io::Result<()> {
+    let mut src = File::open(from)?;
     loop {
         let n = src.read(buf)?;
         if n == 0 {
             break;
         }
-        dst.write_all(&buf[..n])?;
+        if let Some(d) = dst.as_mut() {
+            d.write_all(&buf[..n])?;
+        }
         fp.crc32c = crc32c::crc32c_append(fp.crc32c, &buf[..n]);
         fp.bytes += n as u64;
     }
@@ -118,11 +131,7 @@ fn copy_tree(
 /// Copies `from` to `to` and syncs the filesystem once (one flush, not one
 /// per file): the fingerprint of what was written.
 fn copy_synced(from: &Path, to: &Path) -> io::Result<Fingerprint> {
-    let mut fp = Fingerprint {
-        files: 0,
-        bytes: 0,
-        crc32c: 0,
-    };
+    let mut fp = Fingerprint::default();
     let mut buf = vec![0u8; CHUNK];
     copy_tree((from, from), to, &mut buf, &mut fp)?;
     rustix::fs::syncfs(File::open(to)?)?;
@@ -142,27 +151,14 @@ fn add_tree(root: &Path, dir: &Path, fp: &mut Fingerprint, buf: &mut [u8]) -> io
             continue;
         }
         add_name(fp, p.strip_prefix(root).unwrap_or(&p), m.len());
-        let mut f = File::open(&p)?;
-        loop {
-            let n = f.read(buf)?;
-            if n == 0 {
-                break;
-            }
-            fp.crc32c = crc32c::crc32c_append(fp.crc32c, &buf[..n]);
-        }
-        fp.files += 1;
-        fp.bytes += m.len();
+        add_contents(&p, None, buf, fp)?;
     }
     Ok(())
 }
 
 /// The fingerprint of the tree at `dir`, read back from its files.
 pub fn fingerprint(dir: &Path) -> Result<Fingerprint, LabError> {
-    let mut fp = Fingerprint {
-        files: 0,
-        bytes: 0,
-        crc32c: 0,
-    };
+    let mut fp = Fingerprint::default();
     let mut buf = vec![0u8; CHUNK];
     add_tree(dir, dir, &mut fp, &mut buf).map_err(|e| LabError::io("read", dir, e))?;
     Ok(fp)
