@@ -110,13 +110,14 @@ fn a_paced_run_above_a_throttle_serves_due_time_p99_far_above_service_p99() {
         "--sessions",
         "4",
         "--time",
-        "8",
+        "12",
         "--rate",
         &asked,
         "--seed",
         "3",
     ];
     let mut run = spawn(&dev.path, dir.path(), Some(&t), &args);
+    // 6 s of a 12 s run: a busy host's poll has seconds to see it.
     let live = run.wait_elapsed(6.0);
     let text = get(&run.addr, "/metrics", None).unwrap().body;
     // Asked twice what the device serves: the backlog grows, requests wait

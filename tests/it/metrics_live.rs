@@ -126,16 +126,27 @@ impl Serving {
     /// fails at once when the process ended first.
     pub(crate) fn wait_elapsed(&mut self, secs: f64) -> Value {
         let t = Instant::now();
+        let mut seen;
         loop {
-            if let Ok(r) = get(&self.addr, "/api/live", None)
-                && let Ok(v) = serde_json::from_str::<Value>(&r.body)
-                && v["run"]["elapsed_s"].as_f64().unwrap_or(0.0) >= secs
-            {
-                return v;
+            match get(&self.addr, "/api/live", None) {
+                Ok(r) => match serde_json::from_str::<Value>(&r.body) {
+                    Ok(v) if v["run"]["elapsed_s"].as_f64().unwrap_or(0.0) >= secs => return v,
+                    Ok(v) => seen = format!("elapsed {} s", v["run"]["elapsed_s"]),
+                    Err(e) => seen = format!("unreadable /api/live ({e})"),
+                },
+                Err(e) => seen = format!("GET /api/live failed ({e})"),
             }
             let ended = self.child.as_mut().unwrap().try_wait().unwrap();
             if ended.is_some() || t.elapsed() > Duration::from_secs(120) {
-                self.fail(&format!("the run at {} never reached {secs} s", self.addr));
+                let why = match ended {
+                    Some(status) => format!("the process ended ({status})"),
+                    None => "120 s passed".to_string(),
+                };
+                self.fail(&format!(
+                    "the run at {} never reached {secs} s: {why} after {:.1} s of polling, last seen: {seen}",
+                    self.addr,
+                    t.elapsed().as_secs_f64()
+                ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
