@@ -366,9 +366,13 @@ fn order(
             for a in 0..arms {
                 out.extend(warm(a));
             }
+            // Odd rounds take the arms forward, even rounds backward, so no
+            // arm always runs first in its cell (a host that warms, or a
+            // page cache the arm before filled, favours neither).
             for r in 1..=repeats {
                 for c in 0..cells {
-                    for a in 0..arms {
+                    for i in 0..arms {
+                        let a = if r % 2 == 1 { i } else { arms - 1 - i };
                         out.push(counted(a, c, r));
                     }
                 }

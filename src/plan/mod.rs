@@ -81,7 +81,7 @@ pub enum Order {
     /// repeat of every arm × cell), each round in random order.
     Shuffled,
     /// Like shuffled but each round in a fixed order: cell by cell, arms
-    /// alternating.
+    /// alternating (forward in odd rounds, backward in even ones).
     Interleaved,
     /// Arm by arm, cell by cell, repeats back to back.
     Sequential,

@@ -312,7 +312,13 @@ fn interleaved_order_alternates_arms_cell_by_cell() {
             "EXT4|sessions=4|rep=1"
         ]
     );
-    assert_eq!(k[8], "XFS|sessions=1|rep=2");
+    // The next round takes the arms the other way: neither always first.
+    assert_eq!(k[8], "EXT4|sessions=1|rep=2");
+    assert_eq!(k[9], "XFS|sessions=1|rep=2");
+    let firsts: Vec<&str> = (0..3)
+        .map(|r| k[2 + 6 * r].split('|').next().unwrap())
+        .collect();
+    assert_eq!(firsts, ["XFS", "EXT4", "XFS"]);
 }
 
 // ---- cell keys ----
