@@ -233,12 +233,14 @@ impl GroupCommit {
         true
     }
 
-    /// InnoDB's checkpoint after a page cleaner's flush round: its
-    /// FILE_CHECKPOINT record made durable (a group of its own, or joined),
-    /// then the checkpoint block written over the first block of the log
-    /// file being written (the model's log header) and fsynced. False when
-    /// the run stopped or failed.
-    pub(crate) fn checkpoint<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>) -> bool {
+    /// InnoDB's checkpoint at `at` (the pool's oldest modification) after
+    /// a page cleaner's flush round: its FILE_CHECKPOINT record made durable
+    /// (a group of its own, or joined), then the checkpoint block written
+    /// over the first block of the log file being written (the model's log
+    /// header) and fsynced, and the checkpoint entered in the cycle book
+    /// (begun and completed at once: every change below `at` is written).
+    /// False when the run stopped or failed.
+    pub(crate) fn checkpoint<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, at: u64) -> bool {
         let inst = l.pen.inst;
         let end =
             inst.log.alloc.fetch_add(CHECKPOINT_RECORD_BYTES, AcqRel) + CHECKPOINT_RECORD_BYTES;
@@ -267,6 +269,11 @@ impl GroupCommit {
             c.redo_syncs += u64::from(self.fsync);
             c.log_checkpoints += 1;
         });
+        drop(tail);
+        inst.ckpt
+            .book
+            .made(at, end, super::live::commits(&inst.live));
+        inst.ckpt.advanced.notify();
         true
     }
 

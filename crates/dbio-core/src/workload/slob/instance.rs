@@ -28,9 +28,9 @@ pub struct Log {
     pub post: Signal,
     /// True while the log writer is awake or already asked to look.
     pub posted: AtomicBool,
-    /// `--flavor innodb`: a page cleaner finished a flush round and asks
-    /// for InnoDB's checkpoint (`group_commit::GroupCommit::checkpoint`).
-    pub checkpoint_wanted: AtomicBool,
+    /// `--flavor innodb`: the page cleaners' flush round, and the
+    /// checkpoint its end asks for (`group_commit::GroupCommit::checkpoint`).
+    pub cleaner: super::doublewrite::Cleaner,
     /// Non-zero while the log writer waits to reuse a log file whose
     /// checkpoint is not complete (a futex word sessions sleep on).
     pub switch_blocked: AtomicU32,
