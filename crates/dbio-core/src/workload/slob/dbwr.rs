@@ -165,7 +165,7 @@ impl<E: Engine> DbWriter<'_, E> {
                     pass = None;
                 }
                 if self.doublewrite.is_some() && inst.log.cleaner.idle(Demand::of(inst)) {
-                    round_done(inst);
+                    self.round_done();
                 }
                 inst.dbwr_post
                     .wait_past(seen, self.idle_nap(needed, paused));
@@ -208,7 +208,7 @@ impl<E: Engine> DbWriter<'_, E> {
                     return;
                 }
                 if self.doublewrite.is_some() && self.round_over(batch.bufs.len(), n) {
-                    round_done(inst);
+                    self.round_done();
                 }
             }
             inst.dbwr_done.notify();
@@ -244,6 +244,14 @@ impl<E: Engine> DbWriter<'_, E> {
             u64::from(buffers),
             Demand::of(self.inst),
         )
+    }
+
+    /// `--flavor innodb`: the page cleaners' flush round ended (counted),
+    /// and a checkpoint asked for if it moved the oldest modification.
+    fn round_done(&mut self) {
+        let w = self.inst.in_window(now_ns());
+        self.tally.count(w, |c| c.flush_rounds += 1);
+        round_done(self.inst);
     }
 
     /// `--flavor postgres`'s first DB writer: each checkpoint completed
