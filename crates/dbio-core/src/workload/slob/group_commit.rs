@@ -11,9 +11,10 @@
 //! The model's log writer thread stands for InnoDB's other callers of
 //! `log_write_up_to`: a page cleaner writing the log ahead of its pages, the
 //! log buffer half full, the run's end — and the page cleaner's checkpoint
-//! after each flush round (`log_checkpoint`): the log made durable through
-//! its FILE_CHECKPOINT record, then the checkpoint block written to the
-//! log's header and fsynced ([`GroupCommit::checkpoint`]). They take the
+//! after a flush round that moved the pool's oldest modification
+//! (`log_checkpoint`): the log made durable through its FILE_CHECKPOINT
+//! record, then the checkpoint block written to the log's header and
+//! fsynced ([`GroupCommit::checkpoint`]). They take the
 //! same leader's lock as the sessions.
 //!
 //! The lock is what InnoDB's `group_commit_lock` is; a session never
