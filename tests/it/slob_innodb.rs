@@ -244,6 +244,14 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
     dev.umount();
 }
 
+/// Four sessions always updating 1000 blocks through a 4 MiB cache (256
+/// pages: flush rounds come often), 100 operations each, with `extra`.
+fn four_updating(target: &Path, extra: &[&str]) -> Value {
+    let work = [&["--work-loop", "100"][..], extra].concat();
+    let shape = ["--scale", "1000", "--cache", "4M", "--update-pct", "100"];
+    measured(target, "4", &shape, &work)
+}
+
 /// MariaDB's page cleaner writes the log ahead of its pages (traced at 8
 /// sessions: 0.25-0.31 log writes a commit besides its checkpoints', and
 /// 0.11-0.14 by the I/O threads that complete doublewrite batches): each
@@ -259,12 +267,7 @@ fn innodb_sessions_write_and_fsync_the_log_themselves() {
 fn each_flush_round_begins_with_the_log_made_durable() {
     let _store = temp_store();
     let (mut dev, target) = on_xfs();
-    let r = measured(
-        &target,
-        "4",
-        &["--scale", "1000", "--cache", "4M", "--update-pct", "100"],
-        &["--work-loop", "100"],
-    );
+    let r = four_updating(&target, &[]);
     let tx = t(&r, "transactions");
     let led = t0(&r, "commits_led");
     let checkpoints = t0(&r, "log_checkpoints");
@@ -298,13 +301,8 @@ fn each_flush_round_begins_with_the_log_made_durable() {
 fn innodb_checkpoints_follow_the_flush_rounds_and_are_in_the_cycle() {
     let _store = temp_store();
     let (mut dev, target) = on_xfs();
-    let r = measured(
-        &target,
-        "4",
-        &["--scale", "1000", "--cache", "4M", "--update-pct", "100"],
-        // Log files too large to switch: every checkpoint is a page cleaner's.
-        &["--work-loop", "100", "--redo-file-size", "32M"],
-    );
+    // Log files too large to switch: every checkpoint is a page cleaner's.
+    let r = four_updating(&target, &["--redo-file-size", "32M"]);
     assert_eq!(t0(&r, "log_switches"), 0, "a log switch's checkpoint");
     let rounds = t0(&r, "flush_rounds");
     let checkpoints = t0(&r, "log_checkpoints");
