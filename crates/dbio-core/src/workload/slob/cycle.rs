@@ -1,7 +1,9 @@
 //! The model's own checkpoint cycle: each checkpoint as it begins (its redo
 //! point: every change below it is written before it completes, and
 //! `--flavor postgres`'s full-page images restart there) and as it completes
-//! (the DB writers' marks past its redo point) — a [`Book`] — and the
+//! (the DB writers' marks past its redo point; `--flavor innodb`'s page
+//! cleaner checkpoints begin and complete at once, [`Book::made`]) — a
+//! [`Book`] — and the
 //! thread that places the measurement window in that cycle (`--window`,
 //! [`follow`]): it begins a checkpoint as the ramp ends where asked, reads
 //! the model's position at the window's two edges, and ends the window once
@@ -70,8 +72,9 @@ impl Ledger {
     }
 }
 
-/// The model's checkpoints, begun (by the log writer at a log switch, or by
-/// [`follow`] at the window's open) and completed (as the DB writers
+/// The model's checkpoints, begun (by the log writer at a log switch or,
+/// `--flavor innodb`, after a page cleaner's flush round, or by [`follow`]
+/// at the window's open) and completed (as the DB writers
 /// publish their marks): a lock taken once per checkpoint begun and per
 /// checkpoint pass, never on a session's path.
 #[derive(Debug, Default)]
@@ -112,6 +115,13 @@ impl Book {
         // Below what is written already: complete at once.
         let ended = (pending - l.pending.len()) as u32;
         self.ends.fetch_add(ended, Release);
+    }
+
+    /// `--flavor innodb`: a checkpoint made at redo point `at` (the pool's
+    /// oldest modification, so every change below it is written): begun
+    /// and completed at once, as InnoDB's `log_checkpoint` is.
+    pub fn made(&self, at: u64, ns: u64, commits: u64) {
+        self.began(at, ns, commits, &AtomicU64::new(at), false);
     }
 
     /// The DB writers' marks have reached `done`.
@@ -272,5 +282,16 @@ mod tests {
         let r = b.read();
         assert_eq!((r.begun, r.completed, r.last_done), (3, 1, 900));
         assert_eq!(b.ends(), 3, "every one ended, dbio's included");
+    }
+
+    #[test]
+    fn an_innodb_checkpoint_begins_and_completes_at_once_at_its_lsn() {
+        let b = Book::default();
+        b.made(4000, 7, 20);
+        b.made(6000, 9, 30);
+        let r = b.read();
+        assert_eq!((r.begun, r.completed, r.last_done), (2, 2, 6000));
+        assert_eq!((r.last.at, r.last.ns, r.last.commits), (6000, 9, 30));
+        assert_eq!(b.ends(), 2);
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::bufsync::Marked;
 use super::ckpt_end::CheckpointEnd;
-use super::doublewrite::{Ahead, Doublewrite, log_ahead_of, round_done, sync_of};
+use super::doublewrite::{Ahead, Demand, Doublewrite, log_ahead_of, round_done, sync_of};
 use super::events::Event;
 use super::instance::{Instance, Tally};
 use super::keys::Tablespace;
@@ -49,7 +49,8 @@ pub(crate) struct DbWriter<'a, E: Engine> {
     pub batch: usize,
     /// When each request of a batch was queued (capacity `batch`).
     pub queued: Vec<u64>,
-    /// Buffers the cold sweeps looked at since the last batch.
+    /// Buffers the cold sweeps looked at since the last batch written
+    /// (`--flavor innodb`'s flush round counts them).
     pub scanned: u64,
     pub rng: Rng,
     pub outlier_ns: u64,
@@ -142,8 +143,6 @@ impl<E: Engine> DbWriter<'_, E> {
         // Per working set, the request for free buffers this writer last answered.
         let mut answered = vec![0u32; cache.sets()];
         let mut next_set = 0usize;
-        // `--flavor innodb`: the flush round so far (`doublewrite::Round`).
-        let mut round = super::doublewrite::Round::default();
         if mine == 0 {
             // No buffers: never holds a checkpoint back.
             inst.ckpt.publish(self.id as usize, u64::MAX);
@@ -165,8 +164,8 @@ impl<E: Engine> DbWriter<'_, E> {
                 if !checkpointing {
                     pass = None;
                 }
-                if self.doublewrite.is_some() && round.idle() {
-                    round_done(inst, self.doublewrite.as_mut());
+                if self.doublewrite.is_some() && inst.log.cleaner.idle(Demand::of(inst)) {
+                    self.round_done();
                 }
                 inst.dbwr_post
                     .wait_past(seen, self.idle_nap(needed, paused));
@@ -181,7 +180,6 @@ impl<E: Engine> DbWriter<'_, E> {
             batch.generation = inst.run.wall_minus_mono_ns + now_ns();
             if cold_cap > 0 {
                 next_set = self.gather_cold(next_set, &mut answered, &mut batch, cold_cap);
-                round.scanned += std::mem::take(&mut self.scanned);
             }
             let cold = batch.bufs.len();
             let finished = if checkpointing && !paused {
@@ -209,8 +207,8 @@ impl<E: Engine> DbWriter<'_, E> {
                 if !self.hint_writeback(&batch.ios, cold, false) {
                     return;
                 }
-                if self.doublewrite.is_some() && round.wrote(self.writers) {
-                    round_done(inst, self.doublewrite.as_mut());
+                if self.doublewrite.is_some() && self.round_over(batch.bufs.len(), n) {
+                    self.round_done();
                 }
             }
             inst.dbwr_done.notify();
@@ -233,6 +231,27 @@ impl<E: Engine> DbWriter<'_, E> {
                     .wait_past(inst.dbwr_post.seq(), Duration::from_millis(2));
             }
         }
+    }
+
+    /// `--flavor innodb`: a batch of `pages` was written, its cold sweeps
+    /// having looked at the buffers counted since the last: true when that
+    /// ends the page cleaners' flush round (a pool of `buffers`).
+    fn round_over(&mut self, pages: usize, buffers: u32) -> bool {
+        let scanned = std::mem::take(&mut self.scanned);
+        self.inst.log.cleaner.wrote(
+            scanned,
+            pages as u64,
+            u64::from(buffers),
+            Demand::of(self.inst),
+        )
+    }
+
+    /// `--flavor innodb`: the page cleaners' flush round ended (counted),
+    /// and a checkpoint asked for if it moved the oldest modification.
+    fn round_done(&mut self) {
+        let w = self.inst.in_window(now_ns());
+        self.tally.count(w, |c| c.flush_rounds += 1);
+        round_done(self.inst);
     }
 
     /// `--flavor postgres`'s first DB writer: each checkpoint completed
@@ -502,9 +521,9 @@ impl<E: Engine> DbWriter<'_, E> {
         let t = now_ns();
         // InnoDB: the log first (the write-ahead rule), then the
         // doublewrite, durable before any page of the batch is written in place.
-        if let Some(d) = self.doublewrite.as_mut() {
+        if self.doublewrite.is_some() {
             let newest = bufs.iter().map(|&b| inst.cache.changed_at(b)).max();
-            let ahead = if d.begins_round() {
+            let ahead = if inst.log.cleaner.begins(Demand::of(inst)) {
                 Ahead::Round
             } else {
                 Ahead::Pages(newest.unwrap_or(0))

@@ -8,8 +8,10 @@
 //! then the undo pages (`undo`).
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
 
 use super::futex::NAP;
 use super::instance::Instance;
@@ -30,9 +32,6 @@ pub(crate) struct Doublewrite {
     buf: BufPool,
     /// The data files of the last batch, ascending (reused).
     files: Vec<u32>,
-    /// No batch of the page cleaner's flush round written yet: the next
-    /// one begins the round ([`Doublewrite::begins_round`]).
-    fresh: bool,
 }
 
 impl Doublewrite {
@@ -46,16 +45,7 @@ impl Doublewrite {
             block_size: block_size as usize,
             buf: BufPool::new(batch as usize * block_size as usize, 1),
             files: Vec::with_capacity(4),
-            fresh: true,
         }
-    }
-
-    /// True for the first batch of a flush round (then false until the
-    /// round is over, [`round_done`]): MariaDB's `buf_flush_LRU` begins
-    /// each round with `log_buffer_flush_to_disk`, everything generated so
-    /// far written and made durable before any page is looked at.
-    pub(crate) fn begins_round(&mut self) -> bool {
-        std::mem::take(&mut self.fresh)
     }
 
     /// Copies the pages `pages` write, in order, into the area's buffer
@@ -147,52 +137,178 @@ pub(crate) fn log_ahead_of(inst: &Instance, ahead: Ahead) -> bool {
     }
 }
 
-/// `innodb_lru_scan_depth`: the pages at the LRU's cold end a page
-/// cleaner's flush round looks at (MariaDB 10.11's default; a round ends
-/// when the free list holds that many, its dirty ones flushed).
+/// `innodb_lru_scan_depth` (MariaDB 10.11's default): a page cleaner's
+/// LRU flush round goes on until the free list holds this many pages,
+/// and the page cleaner is woken for the next when it holds fewer than
+/// half (`buf_pool_t::need_LRU_eviction`): while it keeps up, a round per
+/// half this many pages the sessions read in.
 pub(crate) const LRU_SCAN_DEPTH: u64 = 1536;
 
-/// A page cleaner's flush round: it ends once the cold sweeps have looked
-/// at its share of [`LRU_SCAN_DEPTH`] buffers, or when the page cleaner
-/// finds nothing more to write, and each round ends in a checkpoint
-/// ([`round_done`]).
+/// `innodb_io_capacity_max` (MariaDB 10.11's default): the most pages a
+/// page cleaner's LRU flush round writes (`buf_flush_LRU(n)`).
+pub(crate) const IO_CAPACITY_MAX: u64 = 2000;
+
+/// What the sessions have done so far that a flush round answers: blocks
+/// read into the pool (each took a free buffer) and waits for a free
+/// buffer (each found none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Demand {
+    pub misses: u64,
+    pub waits: u64,
+}
+
+impl Demand {
+    /// The sessions' demand so far, from their live tallies.
+    pub(crate) fn of(inst: &Instance) -> Demand {
+        use super::events::Event;
+        let live = &inst.live;
+        Demand {
+            misses: super::live::waits(live, Event::DbFileSequentialRead)
+                + super::live::waits(live, Event::DbFileScatteredRead),
+            waits: super::live::waits(live, Event::FreeBufferWaits),
+        }
+    }
+}
+
+/// The page cleaners' flush round, as MariaDB 10.11's one page cleaner
+/// makes it (`buf_flush_page_cleaner` → `buf_flush_LRU`): it walks the
+/// LRU list from its cold end, writing the dirty pages and freeing the
+/// clean ones, until the free list holds [`LRU_SCAN_DEPTH`] pages, the
+/// list's end is reached, or it has written [`IO_CAPACITY_MAX`] pages;
+/// then it checkpoints ([`round_done`]) and sleeps until the free list
+/// runs below half the depth. The model has no free list (a miss takes a
+/// clean buffer at its set's clock hand), so it counts the same cycle in
+/// what the sessions did: the round is over once the sessions have read
+/// half the depth's blocks in since it began, none of them having waited
+/// for a free buffer meanwhile (the page cleaners kept up: the free list
+/// refilled); else once the cold sweeps, whichever page cleaner made
+/// them, have looked at every buffer of the pool (the list's end), or the
+/// write cap. The model's page cleaners share one round (InnoDB has one
+/// page cleaner thread).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Round {
     /// Buffers the round's cold sweeps looked at.
-    pub scanned: u64,
-    /// Whether it wrote a batch.
-    wrote: bool,
+    scanned: u64,
+    /// Pages the round wrote.
+    written: u64,
+    /// The sessions' demand when its first batch began (None: not begun).
+    from: Option<Demand>,
 }
 
 impl Round {
-    /// A batch was written (by one of `writers` page cleaners): true when
-    /// that ends the round (a new one begins).
-    pub(crate) fn wrote(&mut self, writers: u32) -> bool {
-        self.wrote = true;
-        let share = LRU_SCAN_DEPTH.div_ceil(u64::from(writers.max(1)));
-        let over = self.scanned >= share;
+    /// A batch is about to be written, the sessions' demand `now`: true
+    /// when it is the round's first.
+    pub(crate) fn begin(&mut self, now: Demand) -> bool {
+        let first = self.from.is_none();
+        self.from.get_or_insert(now);
+        first
+    }
+
+    /// A batch of `pages` was written after its cold sweep looked at
+    /// `scanned` buffers of a pool of `buffers`, the sessions' demand
+    /// `now`: true when that ends the round (a new one begins).
+    pub(crate) fn wrote(&mut self, scanned: u64, pages: u64, buffers: u64, now: Demand) -> bool {
+        self.from.get_or_insert(now);
+        self.scanned += scanned;
+        self.written += pages;
+        let over = self.refilled(now) || self.scanned >= buffers || self.written >= IO_CAPACITY_MAX;
         if over {
             *self = Round::default();
         }
         over
     }
 
-    /// The page cleaner goes idle: true when that ends a round that wrote.
-    pub(crate) fn idle(&mut self) -> bool {
-        std::mem::take(self).wrote
+    /// A page cleaner finds nothing to write, the sessions' demand `now`:
+    /// true when that ends the round (it wrote and the free list refilled).
+    pub(crate) fn idle(&mut self, now: Demand) -> bool {
+        let over = self.refilled(now);
+        if over {
+            *self = Round::default();
+        }
+        over
+    }
+
+    /// The round wrote, and since it began the sessions read half the
+    /// scan depth's blocks in without waiting for a free buffer.
+    fn refilled(&self, now: Demand) -> bool {
+        self.from.is_some_and(|f| {
+            self.written > 0
+                && now.misses.saturating_sub(f.misses) >= LRU_SCAN_DEPTH / 2
+                && now.waits == f.waits
+        })
     }
 }
 
-/// A page cleaner's flush round is over (it wrote batches and finds
-/// nothing more to write now): InnoDB's page cleaner then makes a
-/// checkpoint (`log_checkpoint` after each `buf_flush_LRU` round), which
-/// the log writer, standing for it, writes (`group_commit`).
-pub(crate) fn round_done(inst: &Instance, dw: Option<&mut Doublewrite>) {
-    if let Some(d) = dw {
-        d.fresh = true;
+/// The page cleaners' round and InnoDB's checkpoints after it: what the
+/// page cleaners asked for and what the log writer (standing for the page
+/// cleaner's `log_checkpoint`) has made. A lock taken once per batch and
+/// per idle page cleaner, never on a session's path.
+#[derive(Debug, Default)]
+pub struct Cleaner {
+    round: Mutex<Round>,
+    /// The highest checkpoint LSN asked for (the pool's oldest
+    /// modification when a round ended).
+    asked: AtomicU64,
+    /// The last checkpoint's LSN.
+    made: AtomicU64,
+}
+
+impl Cleaner {
+    fn round(&self) -> std::sync::MutexGuard<'_, Round> {
+        self.round.lock().unwrap_or_else(|p| p.into_inner())
     }
-    inst.log.checkpoint_wanted.store(true, Release);
-    inst.log.post();
+
+    /// A page cleaner's batch is about to be written: true when it begins
+    /// the round (the log is made durable first, [`Ahead::Round`]).
+    pub(crate) fn begins(&self, now: Demand) -> bool {
+        self.round().begin(now)
+    }
+
+    /// See [`Round::wrote`].
+    pub(crate) fn wrote(&self, scanned: u64, pages: u64, buffers: u64, now: Demand) -> bool {
+        self.round().wrote(scanned, pages, buffers, now)
+    }
+
+    /// See [`Round::idle`].
+    pub(crate) fn idle(&self, now: Demand) -> bool {
+        self.round().idle(now)
+    }
+
+    /// Asks for a checkpoint at `oldest` (the pool's oldest modification,
+    /// or the log's end with nothing dirty) when it is beyond every
+    /// checkpoint asked for so far: `log_checkpoint_low` does nothing when
+    /// the oldest modification has not moved. True when asked.
+    pub(crate) fn ask(&self, oldest: u64) -> bool {
+        self.asked.fetch_max(oldest, AcqRel) < oldest
+    }
+
+    /// The log writer takes the checkpoint asked for and not yet made: its LSN.
+    pub(crate) fn take(&self) -> Option<u64> {
+        let at = self.asked.load(Acquire);
+        (self.made.fetch_max(at, AcqRel) < at).then_some(at)
+    }
+}
+
+/// The pool's oldest modification: the lowest redo position at which a
+/// dirty buffer was first changed, or `end` (the log's end) when none is
+/// dirty (`buf_pool.get_oldest_modification(end)`). One look at every
+/// buffer, by a page cleaner at a round's end.
+pub(crate) fn oldest_modification(cache: &super::cache::Cache, end: u64) -> u64 {
+    (0..cache.buffers())
+        .filter_map(|b| cache.dirty_lsn(b))
+        .min()
+        .unwrap_or(end)
+}
+
+/// A page cleaner's flush round is over: InnoDB's page cleaner then calls
+/// `log_checkpoint`, which makes a checkpoint at the pool's oldest
+/// modification when that has moved since the last one (else nothing).
+/// The log writer, standing for it, writes it (`group_commit`).
+pub(crate) fn round_done(inst: &Instance) {
+    let end = inst.log.alloc.load(Acquire);
+    if inst.log.cleaner.ask(oldest_modification(&inst.cache, end)) {
+        inst.log.post();
+    }
 }
 
 /// The fsync of file `file` (a flush request: no data).
@@ -292,23 +408,101 @@ mod tests {
         assert_eq!((s.kind, s.file, s.len), (OpKind::Flush, 3, 0));
     }
 
+    fn demand(misses: u64, waits: u64) -> Demand {
+        Demand { misses, waits }
+    }
+
     #[test]
-    fn a_round_ends_after_the_scan_depth_or_when_the_cleaner_idles() {
+    fn a_round_ends_when_the_free_list_refilled_at_the_pools_end_or_the_write_cap() {
+        let half = LRU_SCAN_DEPTH / 2;
         let mut r = Round::default();
-        assert!(!r.idle(), "nothing written: no checkpoint");
-        r.scanned = LRU_SCAN_DEPTH - 1;
-        assert!(!r.wrote(1));
-        r.scanned += 1;
-        assert!(r.wrote(1), "the scan depth looked at");
+        assert!(
+            !r.idle(demand(1 << 20, 0)),
+            "nothing written: no round to end"
+        );
+        assert!(r.begin(demand(1000, 5)), "the first batch begins the round");
+        assert!(!r.begin(demand(1100, 5)), "a later batch does not");
+        // Kept up: half the scan depth's blocks read in since the round
+        // began, no session waiting for a free buffer meanwhile.
+        assert!(!r.wrote(300, 100, 4096, demand(1000 + half - 1, 5)));
+        assert!(r.wrote(300, 100, 4096, demand(1000 + half, 5)), "refilled");
         assert_eq!(r, Round::default());
-        assert!(!r.idle());
-        r.scanned = 10;
-        assert!(!r.wrote(1));
-        assert!(r.idle(), "idle after writing: the round ends");
-        assert!(!r.idle());
-        // Two page cleaners: each looks at half the depth.
-        r.scanned = LRU_SCAN_DEPTH / 2;
-        assert!(r.wrote(2));
+        // Behind: a session waited, so the free list never filled; the
+        // round goes on until the sweeps, whichever page cleaner made
+        // them, have looked at every buffer of the pool.
+        assert!(r.begin(demand(5000, 5)));
+        assert!(!r.wrote(2000, 100, 4096, demand(5000 + 4 * half, 6)));
+        assert!(
+            !r.idle(demand(5000 + 5 * half, 6)),
+            "idle, the free list not refilled"
+        );
+        assert!(
+            r.wrote(2096, 100, 4096, demand(5000 + 6 * half, 9)),
+            "the list's end"
+        );
+        assert_eq!(r, Round::default());
+        // Idle after writing, with the free list refilled: the round ends.
+        assert!(
+            !r.wrote(10, 10, 4096, demand(9000, 9)),
+            "a round begun by its batch"
+        );
+        assert!(!r.idle(demand(9000 + half - 1, 9)));
+        assert!(r.idle(demand(9000 + half, 9)));
+        // The write cap: innodb_io_capacity_max pages.
+        assert!(!r.wrote(10, IO_CAPACITY_MAX - 1, 1 << 20, demand(0, 9)));
+        assert!(r.wrote(10, 1, 1 << 20, demand(0, 9)));
+        assert!(
+            !r.idle(demand(1 << 20, 9)),
+            "ended already: idling ends nothing"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_is_asked_for_only_when_the_oldest_modification_moved() {
+        let c = Cleaner::default();
+        assert_eq!(c.take(), None, "nothing asked");
+        assert!(c.ask(1000));
+        assert!(!c.ask(1000), "not moved: log_checkpoint_low does nothing");
+        assert!(!c.ask(900), "below: nothing");
+        assert_eq!(c.take(), Some(1000));
+        assert_eq!(c.take(), None, "made already");
+        assert!(c.ask(1500));
+        assert!(c.ask(1700), "asked again before the log writer looked");
+        assert_eq!(c.take(), Some(1700), "one checkpoint at the newest");
+        assert!(c.begins(demand(0, 0)));
+        assert!(!c.begins(demand(1, 0)));
+        assert!(
+            !c.idle(demand(1 << 20, 0)),
+            "nothing written in this round yet"
+        );
+        assert!(!c.wrote(1, 1, 2, demand(2, 0)));
+        assert!(c.idle(demand(LRU_SCAN_DEPTH, 0)));
+    }
+
+    #[test]
+    fn the_oldest_modification_is_the_lowest_first_change_of_a_dirty_buffer() {
+        let cache = super::super::cache::Cache::new(8, 512);
+        assert_eq!(
+            oldest_modification(&cache, 77),
+            77,
+            "nothing dirty: the log's end"
+        );
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut bufs = Vec::new();
+        for block in 0..3u64 {
+            let super::super::cache::Lookup::Claimed { buf } = cache.lookup(block, &stop) else {
+                panic!("block {block} is not cached yet")
+            };
+            cache.read_done(buf);
+            bufs.push(buf);
+        }
+        cache.mark_dirty(bufs[0], 300);
+        cache.mark_dirty(bufs[1], 200);
+        cache.mark_dirty(bufs[1], 250);
+        assert_eq!(oldest_modification(&cache, 999), 200, "its first change");
+        assert_eq!(cache.begin_write(bufs[1]), Some(1));
+        cache.end_write(bufs[1]);
+        assert_eq!(oldest_modification(&cache, 999), 300, "written: clean");
     }
 
     #[test]
@@ -324,12 +518,6 @@ mod tests {
         // Everything durable: nothing to write, for either.
         assert!(!Ahead::Round.needs_write(alloc, alloc));
         assert!(!Ahead::Pages(alloc).needs_write(alloc + 1, alloc));
-
-        let mut d = Doublewrite::new(0, PathBuf::from("dw"), 0, 4, 4096);
-        assert!(d.begins_round(), "a page cleaner's first batch");
-        assert!(!d.begins_round(), "the round's next batch");
-        d.fresh = true; // round_done
-        assert!(d.begins_round());
     }
 
     #[test]

@@ -11,9 +11,10 @@
 //! The model's log writer thread stands for InnoDB's other callers of
 //! `log_write_up_to`: a page cleaner writing the log ahead of its pages, the
 //! log buffer half full, the run's end — and the page cleaner's checkpoint
-//! after each flush round (`log_checkpoint`): the log made durable through
-//! its FILE_CHECKPOINT record, then the checkpoint block written to the
-//! log's header and fsynced ([`GroupCommit::checkpoint`]). They take the
+//! after a flush round that moved the pool's oldest modification
+//! (`log_checkpoint`): the log made durable through its FILE_CHECKPOINT
+//! record, then the checkpoint block written to the log's header and
+//! fsynced ([`GroupCommit::checkpoint`]). They take the
 //! same leader's lock as the sessions.
 //!
 //! The lock is what InnoDB's `group_commit_lock` is; a session never
@@ -233,12 +234,14 @@ impl GroupCommit {
         true
     }
 
-    /// InnoDB's checkpoint after a page cleaner's flush round: its
-    /// FILE_CHECKPOINT record made durable (a group of its own, or joined),
-    /// then the checkpoint block written over the first block of the log
-    /// file being written (the model's log header) and fsynced. False when
-    /// the run stopped or failed.
-    pub(crate) fn checkpoint<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>) -> bool {
+    /// InnoDB's checkpoint at `at` (the pool's oldest modification) after
+    /// a page cleaner's flush round: its FILE_CHECKPOINT record made durable
+    /// (a group of its own, or joined), then the checkpoint block written
+    /// over the first block of the log file being written (the model's log
+    /// header) and fsynced, and the checkpoint entered in the cycle book
+    /// (begun and completed at once: every change below `at` is written).
+    /// False when the run stopped or failed.
+    pub(crate) fn checkpoint<E: Engine>(&self, l: &mut Leader<'_, '_, '_, E>, at: u64) -> bool {
         let inst = l.pen.inst;
         let end =
             inst.log.alloc.fetch_add(CHECKPOINT_RECORD_BYTES, AcqRel) + CHECKPOINT_RECORD_BYTES;
@@ -267,6 +270,11 @@ impl GroupCommit {
             c.redo_syncs += u64::from(self.fsync);
             c.log_checkpoints += 1;
         });
+        drop(tail);
+        inst.ckpt
+            .book
+            .made(at, end, super::live::commits(&inst.live));
+        inst.ckpt.advanced.notify();
         true
     }
 

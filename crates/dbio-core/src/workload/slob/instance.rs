@@ -28,9 +28,9 @@ pub struct Log {
     pub post: Signal,
     /// True while the log writer is awake or already asked to look.
     pub posted: AtomicBool,
-    /// `--flavor innodb`: a page cleaner finished a flush round and asks
-    /// for InnoDB's checkpoint (`group_commit::GroupCommit::checkpoint`).
-    pub checkpoint_wanted: AtomicBool,
+    /// `--flavor innodb`: the page cleaners' flush round, and the
+    /// checkpoint its end asks for (`group_commit::GroupCommit::checkpoint`).
+    pub cleaner: super::doublewrite::Cleaner,
     /// Non-zero while the log writer waits to reuse a log file whose
     /// checkpoint is not complete (a futex word sessions sleep on).
     pub switch_blocked: AtomicU32,
@@ -227,9 +227,14 @@ pub struct Counters {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub commits_led: u64,
     /// Checkpoint blocks written to the log's header, each fsynced
-    /// (`--flavor innodb`: one after each page cleaner's flush round).
+    /// (`--flavor innodb`: after a page cleaner's flush round that moved
+    /// the pool's oldest modification).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub log_checkpoints: u64,
+    /// The page cleaners' flush rounds ended (`--flavor innodb`; MariaDB's
+    /// `buffer_LRU_batch_num_scan`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_rounds: u64,
     /// Block changes that logged the block's full-page image (`--flavor
     /// postgres`: the first change of a block after a checkpoint begins).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -310,6 +315,7 @@ impl Counters {
             log_switches,
             commits_led,
             log_checkpoints,
+            flush_rounds,
             full_page_images,
             hint_dirtied,
             doublewrite_writes,
@@ -348,6 +354,7 @@ impl Counters {
         self.log_switches += log_switches;
         self.commits_led += commits_led;
         self.log_checkpoints += log_checkpoints;
+        self.flush_rounds += flush_rounds;
         self.full_page_images += full_page_images;
         self.hint_dirtied += hint_dirtied;
         self.doublewrite_writes += doublewrite_writes;

@@ -157,7 +157,7 @@ impl<'a, E: Engine> LogWriter<'a, E> {
         loop {
             let seen = log.post.seq();
             log.posted.store(false, Release);
-            let checkpoint = log.checkpoint_wanted.swap(false, AcqRel);
+            let checkpoint = log.cleaner.take();
             let flushed = log.flushed.load(Acquire);
             let alloc = log.alloc.load(Acquire);
             let ending = inst.sessions_done.load(Acquire) || inst.stopping();
@@ -165,8 +165,8 @@ impl<'a, E: Engine> LogWriter<'a, E> {
                 || log.wanted.load(Acquire) > flushed
                 || alloc - flushed >= log.buffer_size / 2;
             let mut l = self.leader();
-            let ok = if checkpoint && !ending {
-                group.checkpoint(&mut l)
+            let ok = if let Some(at) = checkpoint.filter(|_| !ending) {
+                group.checkpoint(&mut l, at)
             } else if asked && alloc > flushed {
                 group.up_to(&mut l, alloc).is_some()
             } else if ending {

@@ -59,6 +59,15 @@ pub(crate) fn commits(slots: &[LiveSlot]) -> u64 {
     slots.iter().map(|s| s.commits.load(Relaxed)).sum()
 }
 
+/// Waits in `e` so far, every thread's (`--flavor innodb`'s page cleaners
+/// count the sessions' reads and free buffer waits: `doublewrite::Demand`).
+pub(crate) fn waits(slots: &[LiveSlot], e: Event) -> u64 {
+    slots
+        .iter()
+        .map(|s| s.waits[e as usize][0].load(Relaxed))
+        .sum()
+}
+
 /// Sums the slots of `sessions` sessions, then `db_writers` DB writers, then
 /// the log writer (thread order). Its `seq` is everything counted (it moves
 /// when anything does).
