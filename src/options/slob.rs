@@ -321,14 +321,17 @@ impl SlobArgs {
             think,
             work_loop: self.work_loop,
             cache_bytes: self.cache.unwrap_or(DEFAULT_CACHE),
-            db_writers: self.db_writers.unwrap_or_else(|| {
-                let psync = self.dbwr_engine.is_none_or(|e| e == EngineKind::Psync);
-                if psync && one_psync_writer(target_dir, sessions, cpus) {
-                    1
-                } else {
-                    default_db_writers(sessions, cpus)
-                }
-            }),
+            db_writers: self
+                .db_writers
+                .or(redo.flavor.db_writers())
+                .unwrap_or_else(|| {
+                    let psync = self.dbwr_engine.is_none_or(|e| e == EngineKind::Psync);
+                    if psync && one_psync_writer(target_dir, sessions, cpus) {
+                        1
+                    } else {
+                        default_db_writers(sessions, cpus)
+                    }
+                }),
             dbwr_batch: self.dbwr_batch.unwrap_or(redo.flavor.dbwr_batch()),
             dbwr_rate: self.dbwr_rate.or((redo.flavor == Flavor::Postgres)
                 .then_some(crate::workload::slob::pace::BGWRITER_RATE)),

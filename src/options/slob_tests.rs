@@ -229,3 +229,30 @@ fn postgres_caps_its_db_writers_as_the_background_writer_and_memory_holds_the_ca
         "{e}"
     );
 }
+
+/// `--flavor innodb` has one DB writer whatever the session count, as
+/// MariaDB has one page cleaner; `--db-writers` still chooses, and the
+/// other flavors keep the session count's default.
+#[test]
+fn innodb_has_one_page_cleaner_unless_asked() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let many = |f: &dyn Fn(&mut SlobArgs)| {
+        let mut a = SlobArgs {
+            schemas: Some(1),
+            threads_per_schema: Some(64),
+            ..SlobArgs::default()
+        };
+        f(&mut a);
+        a.into_config(None, 16384, 1, None, Some(Path::new("/tmp/x")))
+            .unwrap()
+    };
+    let innodb = many(&|a| a.flavor = Some(Flavor::Innodb));
+    assert_eq!(innodb.db_writers, 1);
+    let asked = many(&|a| {
+        a.flavor = Some(Flavor::Innodb);
+        a.db_writers = Some(3);
+    });
+    assert_eq!(asked.db_writers, 3);
+    let pg = many(&|a| a.flavor = Some(Flavor::Postgres));
+    assert_eq!(pg.db_writers, default_db_writers(64, cpus));
+}

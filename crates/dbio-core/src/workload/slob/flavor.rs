@@ -98,6 +98,17 @@ impl Flavor {
         }
     }
 
+    /// DB writers when `--db-writers` is not given, where the engine fixes
+    /// them: MariaDB has one page cleaner thread since 10.5.1
+    /// (`innodb_page_cleaners` is ignored there and gone in 10.6), its
+    /// writes asynchronous. None: the session count and the host decide.
+    pub fn db_writers(self) -> Option<u32> {
+        match self {
+            Flavor::Innodb => Some(1),
+            Flavor::Oracle | Flavor::Postgres => None,
+        }
+    }
+
     /// The flavor's name, as `--flavor` takes it.
     pub fn name(self) -> &'static str {
         Self::ALL
