@@ -195,7 +195,7 @@ pub struct SlobArgs {
     #[arg(long, value_parser = parse_size)]
     pub cache: Option<u64>,
 
-    /// DB writer threads [default: 1; 2 with more than 4 sessions per CPU, 4 with more than 256].
+    /// DB writer threads [default: 1; 2 with more than 4 sessions per CPU, 4 with more than 256; --flavor innodb: 1, its one page cleaner].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub db_writers: Option<u32>,
 
