@@ -596,6 +596,94 @@ fn memory_holds_what_postgresql_holds_beside_its_page_cache() {
     );
 }
 
+/// `--flavor postgres` through the page cache advises each block a miss
+/// reads before reading it (`posix_fadvise(WILLNEED)` of exactly that
+/// block, as PostgreSQL's bitmap heap scan does): the run counts one advice
+/// per single-block read, each the "data file prefetch" wait, and strace
+/// sees the process make exactly that many WILLNEED calls. With O_DIRECT,
+/// and in Oracle's flavor, nothing is advised.
+fn a_postgres_miss_is_advised_before_it_is_read() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    let trace = dir.path().join("strace.out");
+    let reads = [
+        "--sessions",
+        "2",
+        "--scale",
+        "4096",
+        "--cache",
+        "4M",
+        "--update-pct",
+        "0",
+    ];
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fadvise64", "-o"])
+        .arg(&trace)
+        .arg(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args([
+            "run",
+            "--workload",
+            "slob",
+            "--seed",
+            "7",
+            "--json",
+            "--target",
+        ])
+        .arg(&target)
+        .args(reads)
+        .args([
+            "--time",
+            "3",
+            "--redo-file-size",
+            "2M",
+            "--log-buffer",
+            "512K",
+        ])
+        .args(["--io", "buffered"])
+        .args(["--flavor", "postgres"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = |k: &str| r["slob"]["run_totals"].get(k).and_then(Value::as_f64);
+    let advised = total("prefetches").expect("advice counted");
+    assert!(advised > 100.0, "{advised} blocks advised");
+    assert_eq!(Some(advised), total("physical_reads"), "one per miss");
+    let willneed = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("POSIX_FADV_WILLNEED"))
+        .count();
+    assert_eq!(willneed as f64, advised, "WILLNEED calls strace saw");
+    let events = r["slob"]["events"].as_array().unwrap();
+    let ev = events
+        .iter()
+        .find(|e| e["name"] == "data file prefetch")
+        .expect("the advice is a wait event");
+    assert_eq!(
+        ev["waits"].as_f64(),
+        Some(num(&r, "slob.counters.prefetches"))
+    );
+    for (flavor, io) in [("postgres", "direct"), ("oracle", "buffered")] {
+        let r = Run::slob(&target)
+            .args(&reads)
+            .args(&["--time", "2", "--io", io, "--flavor", flavor])
+            .json();
+        assert!(num(&r, "slob.run_totals.physical_reads") > 0.0);
+        assert_eq!(
+            r["slob"]["run_totals"].get("prefetches"),
+            None,
+            "{flavor} --io {io}"
+        );
+    }
+}
+
 crate::tests! {
     memory_bounds_the_page_cache_and_its_cgroup_goes [Root, Tool("mkfs.xfs")],
     memory_holds_the_backends_own_memory [Root],
@@ -606,4 +694,5 @@ crate::tests! {
     dirty_buffers_leave_the_cache_as_clean_ones_do,
     the_checkpointer_spreads_its_writes_over_the_cycle,
     the_db_writers_hint_writeback_through_the_page_cache,
+    a_postgres_miss_is_advised_before_it_is_read [Tool("strace")],
 }

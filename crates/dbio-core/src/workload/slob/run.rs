@@ -555,6 +555,11 @@ fn session(
             stamp: (c.target_id, c.cfg.seed as u32),
         }),
         group: c.group.as_ref().map(|g| (g, c.dbwr_fds.len() as u32)),
+        prefetch: super::prefetch::Prefetch::of(
+            slob.flavor == Flavor::Postgres,
+            c.cfg.io_mode != IoMode::Direct,
+            &c.data_fds,
+        ),
     };
     s.run();
     let t0 = c.inst.run.start_ns.load(SeqCst);
