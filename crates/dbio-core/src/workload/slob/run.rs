@@ -255,7 +255,9 @@ impl<'a> Slob<'a> {
             .map(|limit| {
                 let dirs = [target.path.as_path(), slob.redo_dir.as_path()];
                 let held = super::memory::held_for(slob.flavor, slob.sessions());
-                super::memory::MemoryBound::enter(limit, &dirs, held)
+                let beside =
+                    super::memory::settled_beside(slob.flavor, slob.sessions(), slob.cache_bytes);
+                super::memory::MemoryBound::enter(limit, &dirs, held, beside)
             })
             .transpose()
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
