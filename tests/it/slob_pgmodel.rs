@@ -6,6 +6,7 @@
 //! themselves when the DB writers are capped (the report's split of buffer
 //! writes), and a checkpoint spread over the seconds of its cycle.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,8 +20,22 @@ use crate::common::store::{store_path, temp_store};
 /// The model on `target` with `args` as a child process (its pid names its
 /// cgroup), JSON on stdout.
 fn spawn(target: &Path, redo: &Path, args: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", store_path())
+    spawn_under(&[], target, redo, args)
+}
+
+/// [`spawn`] under `wrapper` (a program and its arguments, dbio's command
+/// line after them), or as itself when `wrapper` is empty.
+fn spawn_under(wrapper: &[&OsStr], target: &Path, redo: &Path, args: &[&str]) -> Child {
+    let dbio = assert_cmd::cargo::cargo_bin("dbio");
+    let mut c = match wrapper.split_first() {
+        Some((program, before)) => {
+            let mut c = Command::new(program);
+            c.args(before).arg(dbio);
+            c
+        }
+        None => Command::new(dbio),
+    };
+    c.env("DBIO_DB", store_path())
         .args([
             "run",
             "--workload",
@@ -427,14 +442,27 @@ fn the_db_writers_hint_writeback_through_the_page_cache() {
         hints >= written / 64.0 && hints <= written,
         "{hints} hints for {written} pages the DB writers wrote"
     );
+    let writes = ["--sessions", "2", "--scale", "512", "--update-pct", "100"];
+    let args = [&writes[..], &["--time", "3", "--redo-file-size", "1M"]].concat();
+    postgres_through_the_page_cache_only(
+        &dir.path().join("data"),
+        &args,
+        "physical_writes",
+        "writeback_hints",
+    );
+}
+
+/// Runs of `args` with O_DIRECT in the postgres flavor and through the page
+/// cache in Oracle's: each counts `did` and not `counter`.
+fn postgres_through_the_page_cache_only(target: &Path, args: &[&str], did: &str, counter: &str) {
     for (flavor, io) in [("postgres", "direct"), ("oracle", "buffered")] {
-        let r = Run::slob(&dir.path().join("data"))
-            .args(&["--sessions", "2", "--scale", "512", "--update-pct", "100"])
-            .args(&["--time", "3", "--redo-file-size", "1M", "--io", io])
-            .args(&["--flavor", flavor])
+        let r = Run::slob(target)
+            .args(args)
+            .args(&["--io", io, "--flavor", flavor])
             .json();
-        assert!(c(&r, "physical_writes").unwrap() > 0.0, "{flavor} wrote");
-        assert_eq!(c(&r, "writeback_hints"), None, "{flavor} --io {io}");
+        let totals = &r["slob"]["run_totals"];
+        assert!(totals[did].as_f64().unwrap() > 0.0, "{flavor}: no {did}");
+        assert_eq!(totals.get(counter), None, "{flavor} --io {io}");
     }
 }
 
@@ -617,33 +645,20 @@ fn a_postgres_miss_is_advised_before_it_is_read() {
         "--update-pct",
         "0",
     ];
-    let out = Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=fadvise64", "-o"])
-        .arg(&trace)
-        .arg(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", store_path())
-        .args([
-            "run",
-            "--workload",
-            "slob",
-            "--seed",
-            "7",
-            "--json",
-            "--target",
-        ])
-        .arg(&target)
-        .args(reads)
-        .args([
-            "--time",
-            "3",
-            "--redo-file-size",
-            "2M",
-            "--log-buffer",
-            "512K",
-        ])
-        .args(["--io", "buffered"])
-        .args(["--flavor", "postgres"])
-        .output()
+    let strace = ["strace", "-f", "-qq", "-e", "trace=fadvise64", "-o"].map(OsStr::new);
+    let wrapper = [&strace[..], &[trace.as_os_str()]].concat();
+    let run = [
+        "--time",
+        "3",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+    ];
+    let pg = ["--io", "buffered", "--flavor", "postgres"];
+    let args = [&reads[..], &run, &pg].concat();
+    let out = spawn_under(&wrapper, &target, dir.path(), &args)
+        .wait_with_output()
         .unwrap();
     assert!(
         out.status.success(),
@@ -670,18 +685,8 @@ fn a_postgres_miss_is_advised_before_it_is_read() {
         ev["waits"].as_f64(),
         Some(num(&r, "slob.counters.prefetches"))
     );
-    for (flavor, io) in [("postgres", "direct"), ("oracle", "buffered")] {
-        let r = Run::slob(&target)
-            .args(&reads)
-            .args(&["--time", "2", "--io", io, "--flavor", flavor])
-            .json();
-        assert!(num(&r, "slob.run_totals.physical_reads") > 0.0);
-        assert_eq!(
-            r["slob"]["run_totals"].get("prefetches"),
-            None,
-            "{flavor} --io {io}"
-        );
-    }
+    let args = [&reads[..], &["--time", "2"]].concat();
+    postgres_through_the_page_cache_only(&target, &args, "physical_reads", "prefetches");
 }
 
 /// Two runs of the model in one process (a plan's repeats, as a lab runs
@@ -720,7 +725,7 @@ fn a_second_run_in_one_process_charges_its_cgroup_as_the_first() {
     let (mut runs, mut samples, t0) = (Vec::new(), Vec::new(), Instant::now());
     while child.try_wait().unwrap().is_none() {
         match cgroup_footprint(&cg) {
-            Some(rss) => samples.push(rss),
+            Some(bytes) => samples.push(bytes),
             None if !samples.is_empty() => runs.push(std::mem::take(&mut samples)),
             None => {}
         }
@@ -730,13 +735,7 @@ fn a_second_run_in_one_process_charges_its_cgroup_as_the_first() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    cgroup_gone(&cg);
+    succeeded(child, &cg);
     if !samples.is_empty() {
         runs.push(samples);
     }
