@@ -6,6 +6,7 @@
 //! themselves when the DB writers are capped (the report's split of buffer
 //! writes), and a checkpoint spread over the seconds of its cycle.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,8 +20,22 @@ use crate::common::store::{store_path, temp_store};
 /// The model on `target` with `args` as a child process (its pid names its
 /// cgroup), JSON on stdout.
 fn spawn(target: &Path, redo: &Path, args: &[&str]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("dbio"))
-        .env("DBIO_DB", store_path())
+    spawn_under(&[], target, redo, args)
+}
+
+/// [`spawn`] under `wrapper` (a program and its arguments, dbio's command
+/// line after them), or as itself when `wrapper` is empty.
+fn spawn_under(wrapper: &[&OsStr], target: &Path, redo: &Path, args: &[&str]) -> Child {
+    let dbio = assert_cmd::cargo::cargo_bin("dbio");
+    let mut c = match wrapper.split_first() {
+        Some((program, before)) => {
+            let mut c = Command::new(program);
+            c.args(before).arg(dbio);
+            c
+        }
+        None => Command::new(dbio),
+    };
+    c.env("DBIO_DB", store_path())
         .args([
             "run",
             "--workload",
@@ -427,14 +442,27 @@ fn the_db_writers_hint_writeback_through_the_page_cache() {
         hints >= written / 64.0 && hints <= written,
         "{hints} hints for {written} pages the DB writers wrote"
     );
+    let writes = ["--sessions", "2", "--scale", "512", "--update-pct", "100"];
+    let args = [&writes[..], &["--time", "3", "--redo-file-size", "1M"]].concat();
+    postgres_through_the_page_cache_only(
+        &dir.path().join("data"),
+        &args,
+        "physical_writes",
+        "writeback_hints",
+    );
+}
+
+/// Runs of `args` with O_DIRECT in the postgres flavor and through the page
+/// cache in Oracle's: each counts `did` and not `counter`.
+fn postgres_through_the_page_cache_only(target: &Path, args: &[&str], did: &str, counter: &str) {
     for (flavor, io) in [("postgres", "direct"), ("oracle", "buffered")] {
-        let r = Run::slob(&dir.path().join("data"))
-            .args(&["--sessions", "2", "--scale", "512", "--update-pct", "100"])
-            .args(&["--time", "3", "--redo-file-size", "1M", "--io", io])
-            .args(&["--flavor", flavor])
+        let r = Run::slob(target)
+            .args(args)
+            .args(&["--io", io, "--flavor", flavor])
             .json();
-        assert!(c(&r, "physical_writes").unwrap() > 0.0, "{flavor} wrote");
-        assert_eq!(c(&r, "writeback_hints"), None, "{flavor} --io {io}");
+        let totals = &r["slob"]["run_totals"];
+        assert!(totals[did].as_f64().unwrap() > 0.0, "{flavor}: no {did}");
+        assert_eq!(totals.get(counter), None, "{flavor} --io {io}");
     }
 }
 
@@ -596,6 +624,151 @@ fn memory_holds_what_postgresql_holds_beside_its_page_cache() {
     );
 }
 
+/// `--flavor postgres` through the page cache advises each block a miss
+/// reads before reading it (`posix_fadvise(WILLNEED)` of exactly that
+/// block, as PostgreSQL's bitmap heap scan does): the run counts one advice
+/// per single-block read, each the "data file prefetch" wait, and strace
+/// sees the process make exactly that many WILLNEED calls. With O_DIRECT,
+/// and in Oracle's flavor, nothing is advised.
+fn a_postgres_miss_is_advised_before_it_is_read() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    let trace = dir.path().join("strace.out");
+    let reads = [
+        "--sessions",
+        "2",
+        "--scale",
+        "4096",
+        "--cache",
+        "4M",
+        "--update-pct",
+        "0",
+    ];
+    let strace = ["strace", "-f", "-qq", "-e", "trace=fadvise64", "-o"].map(OsStr::new);
+    let wrapper = [&strace[..], &[trace.as_os_str()]].concat();
+    let run = [
+        "--time",
+        "3",
+        "--redo-file-size",
+        "2M",
+        "--log-buffer",
+        "512K",
+    ];
+    let pg = ["--io", "buffered", "--flavor", "postgres"];
+    let args = [&reads[..], &run, &pg].concat();
+    let out = spawn_under(&wrapper, &target, dir.path(), &args)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = |k: &str| r["slob"]["run_totals"].get(k).and_then(Value::as_f64);
+    let advised = total("prefetches").expect("advice counted");
+    assert!(advised > 100.0, "{advised} blocks advised");
+    assert_eq!(Some(advised), total("physical_reads"), "one per miss");
+    let willneed = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("POSIX_FADV_WILLNEED"))
+        .count();
+    assert_eq!(willneed as f64, advised, "WILLNEED calls strace saw");
+    let events = r["slob"]["events"].as_array().unwrap();
+    let ev = events
+        .iter()
+        .find(|e| e["name"] == "data file prefetch")
+        .expect("the advice is a wait event");
+    assert_eq!(
+        ev["waits"].as_f64(),
+        Some(num(&r, "slob.counters.prefetches"))
+    );
+    let args = [&reads[..], &["--time", "2"]].concat();
+    postgres_through_the_page_cache_only(&target, &args, "physical_reads", "prefetches");
+}
+
+/// Two runs of the model in one process (a plan's repeats, as a lab runs
+/// its arms): once settled, each run's cgroup holds beside its page cache
+/// what PostgreSQL's would at 64 backends, the second as the first. Before,
+/// the held memory assumed the model's own was charged to the cgroup; the
+/// second run reused memory the first had freed, charged to the first's
+/// cgroup, and its cgroup held 9% less anonymous memory, its page cache
+/// that much more room than PostgreSQL's.
+fn a_second_run_in_one_process_charges_its_cgroup_as_the_first() {
+    let _store = temp_store();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("twice.toml");
+    let target = dir.path().join("data");
+    let text = format!(
+        "name = \"pgreads-twice\"\nrepeats = 2\nwarmup = 0\n\n[workload]\n\
+         workload = \"slob\"\nflavor = \"postgres\"\nsessions = 64\nscale = 1024\n\
+         cache = \"4M\"\nupdate_pct = 25\ntime = 4\nramp = 1\nmemory = \"256M\"\n\
+         redo_file_size = \"32M\"\nseed = 7\n\n[variables]\nmodel = {{ target = {:?} }}\n",
+        target.display().to_string()
+    );
+    std::fs::write(&plan, text).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("dbio"))
+        .env("DBIO_DB", store_path())
+        .args(["plan", "run"])
+        .arg(&plan)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cg = memory_cgroup_of(std::process::id())
+        .unwrap()
+        .join(format!("dbio-model-{}", child.id()));
+    // Each run's cgroup, sampled while it exists: it is made as a run
+    // starts and removed as it ends.
+    let (mut runs, mut samples, t0) = (Vec::new(), Vec::new(), Instant::now());
+    while child.try_wait().unwrap().is_none() {
+        match cgroup_footprint(&cg) {
+            Some(bytes) => samples.push(bytes),
+            None if !samples.is_empty() => runs.push(std::mem::take(&mut samples)),
+            None => {}
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "the plan never ended"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    succeeded(child, &cg);
+    if !samples.is_empty() {
+        runs.push(samples);
+    }
+    assert_eq!(runs.len(), 2, "two runs' cgroups seen");
+    // What each run's cgroup held once settled: the median of its last half.
+    let settled: Vec<u64> = runs
+        .iter_mut()
+        .map(|s| {
+            let half = s.len() / 2;
+            let last = &mut s[half..];
+            last.sort_unstable();
+            last[last.len() / 2]
+        })
+        .collect();
+    let second = settled[1] as f64 / settled[0] as f64;
+    eprintln!("the runs' cgroups beside their page cache, settled: {settled:?}");
+    assert!(
+        (0.97..1.03).contains(&second),
+        "the second run's cgroup held {second:.3} of the first's beside its page cache: {settled:?}"
+    );
+    // Both hold what PostgreSQL's cgroup would: `shared_buffers` (4 MiB)
+    // and its footprint beside it for 64 backends, 130.6 MiB measured.
+    let want = 4.0 + 130.6;
+    for (i, &b) in settled.iter().enumerate() {
+        let mib = b as f64 / (1 << 20) as f64;
+        assert!(
+            (0.95 * want..1.05 * want).contains(&mib),
+            "run {}: {mib:.1} MiB beside the page cache, PostgreSQL's {want}",
+            i + 1
+        );
+    }
+}
+
 crate::tests! {
     memory_bounds_the_page_cache_and_its_cgroup_goes [Root, Tool("mkfs.xfs")],
     memory_holds_the_backends_own_memory [Root],
@@ -606,4 +779,6 @@ crate::tests! {
     dirty_buffers_leave_the_cache_as_clean_ones_do,
     the_checkpointer_spreads_its_writes_over_the_cycle,
     the_db_writers_hint_writeback_through_the_page_cache,
+    a_postgres_miss_is_advised_before_it_is_read [Tool("strace")],
+    a_second_run_in_one_process_charges_its_cgroup_as_the_first [Root],
 }

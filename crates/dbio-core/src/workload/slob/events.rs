@@ -36,9 +36,13 @@ pub enum Event {
     /// A session writing a dirty buffer itself to free it (`--flavor
     /// postgres`: PostgreSQL's backend write, IO:DataFileWrite).
     BackendBufferWrite,
+    /// A session advising the kernel of the block it reads next (`--flavor
+    /// postgres` through the page cache: PostgreSQL's `posix_fadvise`,
+    /// IO:DataFilePrefetch; `prefetch.rs`).
+    DataFilePrefetch,
 }
 
-pub const EVENTS: [Event; 11] = [
+pub const EVENTS: [Event; 12] = [
     Event::DbFileSequentialRead,
     Event::DbFileScatteredRead,
     Event::ReadByOtherSession,
@@ -50,6 +54,7 @@ pub const EVENTS: [Event; 11] = [
     Event::LogFileParallelWrite,
     Event::EnqTxRowLockContention,
     Event::BackendBufferWrite,
+    Event::DataFilePrefetch,
 ];
 
 impl Event {
@@ -66,6 +71,7 @@ impl Event {
             Event::LogFileParallelWrite => "log file parallel write",
             Event::EnqTxRowLockContention => "enq: TX - row lock contention",
             Event::BackendBufferWrite => "backend buffer write",
+            Event::DataFilePrefetch => "data file prefetch",
         }
     }
 
@@ -94,6 +100,7 @@ impl Event {
             Event::LogFileParallelWrite => "innodb_log_file write",
             Event::EnqTxRowLockContention => "row lock wait",
             Event::BackendBufferWrite => "buffer pool single page flush",
+            Event::DataFilePrefetch => "innodb_data_file prefetch advice",
         }
     }
 
@@ -107,7 +114,8 @@ impl Event {
             Event::DbFileSequentialRead
             | Event::DbFileScatteredRead
             | Event::ReadByOtherSession
-            | Event::BackendBufferWrite => "User I/O",
+            | Event::BackendBufferWrite
+            | Event::DataFilePrefetch => "User I/O",
             Event::FreeBufferWaits
             | Event::LogBufferSpace
             | Event::LogFileSwitchCheckpointIncomplete => "Configuration",

@@ -281,6 +281,11 @@ pub struct Counters {
     /// `checkpoint_flush_after`, `bgwriter_flush_after`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub writeback_hints: u64,
+    /// Blocks a session advised the kernel of before reading them
+    /// (`--flavor postgres` through the page cache: PostgreSQL's
+    /// `posix_fadvise(WILLNEED)` of the page its scan reads next).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prefetches: u64,
     /// Session time spent in operations (busy or waiting), ns: DB time.
     pub db_time_ns: u64,
     /// CPU the sessions used in operations, ns (their threads' CPU clocks): DB CPU.
@@ -327,6 +332,7 @@ impl Counters {
             backend_writes,
             victim_writes,
             writeback_hints,
+            prefetches,
             db_time_ns,
             db_cpu_ns,
             think_ns,
@@ -366,6 +372,7 @@ impl Counters {
         self.backend_writes += backend_writes;
         self.victim_writes += victim_writes;
         self.writeback_hints += writeback_hints;
+        self.prefetches += prefetches;
         self.db_time_ns += db_time_ns;
         self.db_cpu_ns += db_cpu_ns;
         self.think_ns += think_ns;

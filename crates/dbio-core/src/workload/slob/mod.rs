@@ -31,6 +31,8 @@
 //!   redo between two checkpoints, a cap on the writes outside them.
 //! * `evict` — a session writing a dirty buffer itself when it finds no
 //!   clean one (`--flavor postgres`: PostgreSQL's backend writes).
+//! * `prefetch` — `--flavor postgres` through the page cache: a miss's
+//!   block advised (`posix_fadvise(WILLNEED)`) before it is read.
 //! * `memory` — `--memory`: the model's process in a memory cgroup, so the
 //!   page cache under its buffered datafiles is bounded.
 //! * The command-line options and their validation into a [`SlobConfig`]
@@ -56,6 +58,7 @@ mod group_commit;
 mod lgwr;
 pub mod memory;
 pub mod pace;
+mod prefetch;
 mod session;
 mod undo;
 mod writeback;

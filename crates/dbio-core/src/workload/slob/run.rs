@@ -255,7 +255,9 @@ impl<'a> Slob<'a> {
             .map(|limit| {
                 let dirs = [target.path.as_path(), slob.redo_dir.as_path()];
                 let held = super::memory::held_for(slob.flavor, slob.sessions());
-                super::memory::MemoryBound::enter(limit, &dirs, held)
+                let beside =
+                    super::memory::settled_beside(slob.flavor, slob.sessions(), slob.cache_bytes);
+                super::memory::MemoryBound::enter(limit, &dirs, held, beside)
             })
             .transpose()
             .map_err(|e| SetupError::Invalid(e.to_string()))?;
@@ -555,6 +557,11 @@ fn session(
             stamp: (c.target_id, c.cfg.seed as u32),
         }),
         group: c.group.as_ref().map(|g| (g, c.dbwr_fds.len() as u32)),
+        prefetch: super::prefetch::Prefetch::of(
+            slob.flavor == Flavor::Postgres,
+            c.cfg.io_mode != IoMode::Direct,
+            &c.data_fds,
+        ),
     };
     s.run();
     let t0 = c.inst.run.start_ns.load(SeqCst);

@@ -70,6 +70,9 @@ pub struct Session<'a, E: Engine> {
     /// itself when it leads its commit's group, and the number of the first
     /// redo file among its engine's files. None: the log writer writes it.
     pub group: Option<(&'a super::group_commit::GroupCommit, u32)>,
+    /// `--flavor postgres` through the page cache: a miss's block advised
+    /// before it is read (`prefetch.rs`); None: read without advice.
+    pub prefetch: Option<super::prefetch::Prefetch<'a>>,
 }
 
 impl<E: Engine> Session<'_, E> {
@@ -592,6 +595,7 @@ impl<E: Engine> Session<'_, E> {
         let (file, offset) = self.ts.locate(block);
         let ptr = self.inst.cache.ptr(buf);
         let bs = self.cfg.block_size;
+        self.prefetched(file, offset, bs);
         if let Some(end) = self.physical_read(Event::DbFileSequentialRead, file, offset, ptr, bs) {
             self.inst.cache.read_done(buf);
             let w = self.inst.in_window(end);
@@ -604,6 +608,22 @@ impl<E: Engine> Session<'_, E> {
         self.inst.cache.read_failed(buf);
         self.inst.cache.unpin(buf);
         None
+    }
+
+    /// `--flavor postgres` through the page cache: advises the block about
+    /// to be read, as PostgreSQL's bitmap heap scan does, timed as "data
+    /// file prefetch" and counted in `prefetches`.
+    fn prefetched(&mut self, file: u32, offset: u64, len: u32) {
+        let Some(p) = self.prefetch else {
+            return;
+        };
+        let t = now_ns();
+        if p.advise(file, offset, len) {
+            let end = now_ns();
+            self.wait(Event::DataFilePrefetch, t, end);
+            self.tally
+                .count(self.inst.in_window(end), |c| c.prefetches += 1);
+        }
     }
 
     fn hit(&mut self, waited_ns: u64) {

@@ -135,6 +135,7 @@ fn session<'a>(
         series: SeriesWriter::new(slot),
         backend: None,
         group: None,
+        prefetch: None,
     }
 }
 
@@ -471,6 +472,36 @@ fn a_postgres_select_hints_a_changed_block_once_and_dirties_it_again() {
         u.redo_bytes,
         "all of it in the log"
     );
+}
+
+#[test]
+fn a_postgres_miss_advises_its_block_before_reading_it_and_a_hit_does_not() {
+    use super::super::flavor::Flavor;
+    use super::super::prefetch::Prefetch;
+    let (dir, path, file) = datafile();
+    let mut cfg = config(dir.path(), 1);
+    cfg.flavor = Flavor::Postgres;
+    let files = [path];
+    let fd = [file.as_raw_fd()];
+    let shared = Shared::new(0.0);
+    let inst = instance(&shared, 32, 1);
+    let slot = SessionSeries::new();
+    let mut sess = session(0, &inst, &cfg, &files, &fd, &slot);
+    sess.prefetch = Prefetch::of(true, true, &fd);
+    assert!(sess.select(&[3, 9, 27]));
+    assert!(sess.select(&[3, 9]));
+    let t = sess.tally.total;
+    assert_eq!((t.physical_reads, t.cache_hits), (3, 2));
+    assert_eq!(t.prefetches, 3, "one advice per miss, none per hit");
+    let advised = sess.tally.events.get(Event::DataFilePrefetch).count;
+    assert_eq!(advised, 3);
+    // Without the advice (O_DIRECT, or another flavor) none is counted.
+    let slot = SessionSeries::new();
+    let mut plain = session(0, &inst, &cfg, &files, &fd, &slot);
+    assert!(plain.select(&[40, 41]));
+    assert_eq!(plain.tally.total.physical_reads, 2);
+    assert_eq!(plain.tally.total.prefetches, 0);
+    assert_eq!(plain.tally.events.get(Event::DataFilePrefetch).count, 0);
 }
 
 #[test]
