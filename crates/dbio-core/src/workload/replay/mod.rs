@@ -7,13 +7,15 @@
 //! issues it with its engine and times it (`session`); what both count is
 //! set beside the capture in the faithfulness report (`faith`). `facts`
 //! is the one pass over the trace before the start; `priority` how the
-//! sessions and the feed ask the scheduler to run them on time.
+//! sessions and the feed ask the scheduler to run them on time; `shared`
+//! how a timed replay's captured threads share a few sessions.
 
 pub mod facts;
 pub mod faith;
 pub(crate) mod feed;
 pub(crate) mod priority;
 pub mod session;
+pub(crate) mod shared;
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -146,6 +148,7 @@ impl<'a> Replay<'a> {
             self.spare.clone(),
             self.rc.speed,
             cfg.seed,
+            shared::lanes(self.rc, id),
         ))
     }
 }
@@ -154,13 +157,13 @@ impl<'a> Replay<'a> {
 const MAX_DEPTH: u32 = 4096;
 
 /// Session `id`'s ring depth: the run's (`--iodepth`, at least the deepest
-/// captured thread's), and in a timed replay at least twice what its own
-/// captured thread had in flight. A replayed request is in flight longer
-/// than the block layer saw it (from its submission, through io_uring's
-/// worker where the device cannot take it without blocking, to its
-/// reaping), so a ring only as deep as the capture fills in the captured
-/// thread's bursts and the next requests wait for room: issued late
-/// though the target kept up.
+/// captured thread's), and in a timed replay at least twice what its
+/// captured threads had in flight (summed where it issues several). A
+/// replayed request is in flight longer than the block layer saw it (from
+/// its submission, through io_uring's worker where the device cannot take
+/// it without blocking, to its reaping), so a ring only as deep as the
+/// capture fills in the captured thread's bursts and the next requests
+/// wait for room: issued late though the target kept up.
 fn session_depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> u32 {
     let own = match (rc.speed, rc.sessions) {
         (
@@ -168,11 +171,15 @@ fn session_depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> u32 {
             Sessions::PerThread {
                 per_thread_in_flight: false,
             },
-        ) => rc.facts.threads.get(id as usize),
+        ) => rc
+            .facts
+            .threads
+            .get(id as usize)
+            .map(|t| 2 * t.max_in_flight),
+        (_, Sessions::Shared(_)) => shared::own_depth(rc, id),
         _ => None,
     };
-    own.map_or(iodepth, |t| iodepth.max(2 * t.max_in_flight))
-        .min(MAX_DEPTH)
+    own.map_or(iodepth, |d| iodepth.max(d)).min(MAX_DEPTH)
 }
 
 impl Workload for Replay<'_> {
