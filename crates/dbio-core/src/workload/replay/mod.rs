@@ -61,8 +61,8 @@ pub enum Prepared {
     Feed(Box<Feed>),
 }
 
-/// Batches waiting per session: the feed reads at most this far ahead of
-/// it (2,048 requests: a few KiB a session, and at the 39,000 requests/s
+/// Batches waiting per session (per captured thread it issues): the feed
+/// reads at most this far ahead of it (2,048 requests: a few KiB a session, and at the 39,000 requests/s
 /// of a SLOB capture on a quiet 2-CPU host, tenths of a second of slack
 /// for a feed that waits for a CPU; 4 batches left sessions waiting for
 /// the feed, docs/replay.md).
@@ -88,8 +88,9 @@ impl<'a> Replay<'a> {
         }
         let sessions = rc.session_count();
         let (mut txs, mut rxs) = (Vec::new(), Vec::new());
-        for _ in 0..sessions {
-            let (tx, rx) = mpsc::sync_channel(BATCHES_AHEAD);
+        for s in 0..sessions {
+            // As far ahead for each captured thread a session issues.
+            let (tx, rx) = mpsc::sync_channel(BATCHES_AHEAD * shared::lanes(rc, s));
             txs.push(tx);
             rxs.push(Some(rx));
         }
