@@ -159,7 +159,8 @@ const MAX_DEPTH: u32 = 4096;
 
 /// Session `id`'s ring depth: the run's (`--iodepth`, at least the deepest
 /// captured thread's), and in a timed replay at least twice what its
-/// captured threads had in flight (summed where it issues several). A
+/// captured thread had in flight (for a shared session, that for each of
+/// its threads, summed: [`shared::depth`]). A
 /// replayed request is in flight longer than the block layer saw it (from
 /// its submission, through io_uring's worker where the device cannot take
 /// it without blocking, to its reaping), so a ring only as deep as the
@@ -177,7 +178,7 @@ fn session_depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> u32 {
             .threads
             .get(id as usize)
             .map(|t| 2 * t.max_in_flight),
-        (_, Sessions::Shared(_)) => shared::own_depth(rc, id),
+        (_, Sessions::Shared(_)) => shared::depth(iodepth, rc, id),
         _ => None,
     };
     own.map_or(iodepth, |d| iodepth.max(d)).min(MAX_DEPTH)

@@ -47,20 +47,26 @@ pub(crate) fn places(threads: &[ThreadFacts], sessions: u32) -> Vec<Place> {
     out
 }
 
-/// The ring a shared session needs beyond the run's depth: twice what each
-/// of its threads had in flight at once (a replayed request is in flight
-/// longer than the block layer saw it, docs/replay.md), summed; None when
-/// the replay is not shared.
-pub(crate) fn own_depth(rc: &ReplayConfig, id: u32) -> Option<u32> {
-    let (Speed::Factor(_), Sessions::Shared(n)) = (rc.speed, rc.sessions) else {
+/// A shared session's ring: for each of its threads, what the thread's
+/// own session would have had — the run's depth, and in a timed replay at
+/// least twice what the thread had in flight at once (a replayed request
+/// is in flight longer than the block layer saw it, docs/replay.md) —
+/// summed, so that a target that falls behind queues as many requests as
+/// with a session per thread; None when the replay is not shared.
+pub(crate) fn depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> Option<u32> {
+    let Sessions::Shared(n) = rc.sessions else {
         return None;
     };
+    let timed = matches!(rc.speed, Speed::Factor(_));
     let threads = &rc.facts.threads;
     let sum = places(threads, n)
         .iter()
         .zip(threads)
         .filter(|(p, _)| p.session == id)
-        .map(|(_, t)| u64::from(2 * t.max_in_flight.max(1)))
+        .map(|(_, t)| match timed {
+            true => u64::from(iodepth.max(2 * t.max_in_flight)),
+            false => u64::from(iodepth),
+        })
         .sum::<u64>();
     Some(sum.min(u64::from(u32::MAX)) as u32)
 }

@@ -92,13 +92,13 @@ fn a_timed_replay_has_room_beyond_each_threads_captured_bursts() {
     pool.sessions = Sessions::Pool(2);
     assert_eq!(session_depth(64, &pool, 0), 64);
     // Shared by two sessions: the biggest thread (by requests) alone, the
-    // other two together, each ring twice their bursts summed.
+    // other two together, each ring what their own would have been, summed.
     let mut shared = timed.clone();
     shared.facts.threads[2].requests = 500;
     shared.facts.threads[2].max_in_flight = 100;
     shared.sessions = Sessions::Shared(2);
     assert_eq!(session_depth(64, &shared, 0), 200, "thread 9 alone");
-    assert_eq!(session_depth(64, &shared, 1), 130, "threads 7 and 8");
+    assert_eq!(session_depth(64, &shared, 1), 128 + 64, "threads 7 and 8");
     assert_eq!(super::shared::lanes(&shared, 1), 2);
 }
 
