@@ -112,7 +112,7 @@ for name, rows in (("with --capture", on), ("--vs with --capture", vs)):
         m, half = statistics.mean(pairs), t * statistics.stdev(pairs) / len(pairs) ** 0.5
         print(f"  their mean {m:.3f}, 95% interval [{m - half:.3f}, {m + half:.3f}] (cost {100 * (1 - m):.1f}%)")
     print(f"  CPU per I/O: {med(off, 1):.2f} µs without, {med(rows, 1):.2f} µs with "
-          f"(+{med(rows, 1) - med(off, 1):.2f} µs; pairs "
+          f"({med(rows, 1) - med(off, 1):+.2f} µs; pairs "
           + ", ".join(f"{y[1] - x[1]:+.2f}" for x, y in zip(off, rows)) + ")")
     print(f"  the capture's reader: {med(rows, 2):.2f} µs of CPU per request (runs "
           + ", ".join(f"{y[2]:.2f}" for y in rows) + ")")
