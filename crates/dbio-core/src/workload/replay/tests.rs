@@ -139,8 +139,14 @@ fn a_shared_session_keeps_each_threads_inter_arrival() {
     let trace = dir.path().join("t.dbtrace");
     write_trace(&trace, 50);
     let (f, parts) = replay_with(&trace, Speed::Factor(1.0), Sessions::Shared(1));
-    assert_eq!(parts.iter().filter(|p| p.replayed.requests[0] > 0).count(), 1);
-    assert_eq!(f.replayed.requests + f.skipped_discards, f.captured.requests);
+    assert_eq!(
+        parts.iter().filter(|p| p.replayed.requests[0] > 0).count(),
+        1
+    );
+    assert_eq!(
+        f.replayed.requests + f.skipped_discards,
+        f.captured.requests
+    );
     let (c, r) = (
         f.captured.inter_arrival.as_ref().unwrap(),
         f.replayed.inter_arrival.as_ref().unwrap(),
