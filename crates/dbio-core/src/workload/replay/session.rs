@@ -24,7 +24,7 @@ use crate::samplers::series::SeriesWriter;
 use crate::workload::Shared;
 
 /// Closer than this to a due time, a session spins instead of sleeping.
-const SPIN_NS: u64 = 60_000;
+const SPIN_NS: u64 = 20_000;
 
 /// A request in flight.
 #[derive(Clone, Copy)]
