@@ -154,7 +154,7 @@ fn a_shared_session_keeps_each_threads_inter_arrival() {
     assert!((c.p50_us - 2000.0).abs() < 50.0, "{c:?}");
     // The replayed gaps are the due times' (2 ms) give or take a late
     // issue: a busy host's, not the session's 1 ms between threads.
-    assert!((r.p50_us - 2000.0).abs() < 500.0, "{r:?}");
+    assert!((r.p50_us - 2000.0).abs() < 700.0, "{r:?}");
 }
 
 #[test]
