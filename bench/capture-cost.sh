@@ -2,10 +2,11 @@
 # capture-cost.sh — issue 30, item 6: what `--capture` costs the run it
 # captures. The same raw run on a direct-io loop device (XFS on a file in
 # /var/tmp) without and with --capture, taking turns (the order rotating
-# from round to round), medians of I/O/s, their ratio and the median of
-# the rounds' ratios; dbio's CPU per I/O (all its threads, the capture's
-# reader included: a cost that a busy host's noise hides less than the
-# I/O/s); each captured run's requests and lost events as it said them,
+# from round to round), medians of I/O/s, their ratio, the median of the
+# rounds' ratios and their mean with a 95% interval; dbio's CPU per I/O
+# (all its threads, the capture's reader included: a cost that a busy
+# host's noise hides less than the I/O/s); each captured run's requests
+# and lost events as it said them,
 # and the reader's CPU per request. With --vs OLD, each round also runs
 # OLD with --capture (another build's capture against this one's on the
 # same device, in turn).
@@ -104,9 +105,15 @@ for name, rows in (("with --capture", on), ("--vs with --capture", vs)):
     print(f"median I/O/s without --capture {a:,.0f}, {name} {b:,.0f}: {b / a:.3f} (cost {100 * (1 - b / a):.1f}%)")
     pairs = [y[0] / x[0] for x, y in zip(off, rows)]
     print(f"  rounds' ratios: {', '.join(f'{r:.3f}' for r in pairs)}; their median {statistics.median(pairs):.3f}")
+    if len(pairs) > 2:
+        # Student's t for a 95% interval (Cornish-Fisher from the normal's 1.96).
+        n, z = len(pairs) - 1, 1.959964
+        t = z + (z**3 + z) / (4 * n) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * n * n)
+        m, half = statistics.mean(pairs), t * statistics.stdev(pairs) / len(pairs) ** 0.5
+        print(f"  their mean {m:.3f}, 95% interval [{m - half:.3f}, {m + half:.3f}] (cost {100 * (1 - m):.1f}%)")
     print(f"  CPU per I/O: {med(off, 1):.2f} µs without, {med(rows, 1):.2f} µs with "
-          f"(+{med(rows, 1) - med(off, 1):.2f} µs; pairs "
-          + ", ".join(f"+{y[1] - x[1]:.2f}" for x, y in zip(off, rows)) + ")")
+          f"({med(rows, 1) - med(off, 1):+.2f} µs; pairs "
+          + ", ".join(f"{y[1] - x[1]:+.2f}" for x, y in zip(off, rows)) + ")")
     print(f"  the capture's reader: {med(rows, 2):.2f} µs of CPU per request (runs "
           + ", ".join(f"{y[2]:.2f}" for y in rows) + ")")
 PY

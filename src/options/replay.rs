@@ -166,12 +166,19 @@ impl RunArgs {
         }
     }
 
-    /// The replay's sessions: a pool (`--sessions N`) or the trace's
-    /// threads, refused when they would be more than dbio starts.
+    /// The replay's sessions: a pool (`--sessions N`), the trace's threads
+    /// (psync: one per request a thread had in flight; `--speed max`), or
+    /// for a timed replay with a ring per session, the trace's threads
+    /// shared among at most one session per CPU dbio may use.
     fn replay_sessions(&self, facts: &TraceFacts, source: &str) -> Result<Sessions, Refused> {
         let per_thread_in_flight = self.engine == EngineKind::Psync;
+        let timed = !matches!(self.replay.speed, Some(Speed::Max));
         let sessions = match self.sessions {
             Some(n) => Sessions::Pool(n),
+            None if timed && !per_thread_in_flight => {
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                Sessions::Shared(cpus.min(facts.threads.len()).max(1) as u32)
+            }
             None => Sessions::PerThread {
                 per_thread_in_flight,
             },

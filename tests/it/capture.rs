@@ -1,7 +1,7 @@
 //! `dbio capture` and `dbio trace`: a raw run on a direct-io loop device
 //! captured through the kernel's block tracepoints (requests, sizes and
 //! operations against the run's own count and /proc/diskstats, nothing
-//! lost, the tracing instance gone after Ctrl-C); fio iologs made by fio
+//! lost, the reader at nice 10, the tracing instance gone after Ctrl-C); fio iologs made by fio
 //! in the test read, converted and replayed by fio; blktrace files built
 //! byte by byte from `blktrace_api.h`; bad input in one line, exit 2.
 
@@ -78,6 +78,20 @@ fn a_raw_run_is_captured_whole_and_nothing_is_left() {
     let mounted_before = tracefs_mounted();
     let before = diskstats(&dev.name());
     let cap = Capturing::start(&[&dev.path], &trace);
+    // The reader runs below the threads whose I/O it records (nice 10, or
+    // lower where it was started lower): a woken session need not wait
+    // behind it for a CPU. Field 19 of /proc/PID/stat, the 17th after the
+    // command's closing parenthesis.
+    let pid = cap.child.as_ref().unwrap().id();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_comm = stat.rsplit_once(')').unwrap().1;
+    let nice: i32 = after_comm
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(nice >= 10, "the capture's reader at nice {nice}: {stat}");
     let mut total = 0;
     for args in [
         &["--pattern", "randwrite", "--ops", "3000"][..],

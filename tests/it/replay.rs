@@ -257,6 +257,20 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
         .map(|(x, c)| x - c)
         .collect();
     let cn = |k: &str| c[k].as_u64().unwrap() as f64;
+    // The captured threads (the SLOB sessions, its DB writers, XFS's log
+    // worker) share at most one session per CPU: fewer threads to wake
+    // on a small host than one per captured thread (docs/replay.md,
+    // "Fewer sessions"), each thread's requests in one ring.
+    let threads = r["config"]["replay"]["facts"]["threads"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        num(&r, "config.sessions") as usize,
+        cpus.min(threads).max(1),
+        "{threads} captured threads on {cpus} CPUs: {}",
+        r["config"]["replay"]["sessions"]
+    );
     let (cspan, rspan) = (
         num(&r, "replay.captured.span_s"),
         num(&r, "replay.replayed.span_s"),
@@ -320,7 +334,10 @@ fn a_slob_run_captured_on_xfs_replays_on_another_device() {
         num(&r, "replay.issue_error_had_room.p99_us"),
     );
     eprintln!(
-        "issue error p50 {p50} us, p99 {p99} us; {waited} waited for room, the others' p50 {own_p50} us, p99 {own_p99} us"
+        "issue error p50 {p50} us, p99 {p99} us; {waited} waited for room, the others' p50 {own_p50} us, p99 {own_p99} us; inter-arrival p50 captured {} us, replayed {} us (per captured thread); {threads} threads in {} sessions",
+        num(&r, "replay.captured.inter_arrival.p50_us"),
+        num(&r, "replay.replayed.inter_arrival.p50_us"),
+        num(&r, "config.sessions"),
     );
     assert!(
         own_p50 < 100.0,

@@ -57,6 +57,10 @@ pub enum Sessions {
     PerThread { per_thread_in_flight: bool },
     /// This many sessions, taking the requests in turn.
     Pool(u32),
+    /// A timed replay's captured threads shared among this many sessions
+    /// (at most one per CPU the replay may use), each thread's requests
+    /// all in one session's ring: fewer threads to wake on a few CPUs.
+    Shared(u32),
 }
 
 /// `--workload replay`'s settings, with what the pass over the trace found.
@@ -102,6 +106,7 @@ impl ReplayConfig {
                 .sum::<u64>()
                 .max(1),
             Sessions::Pool(n) => u64::from(n),
+            Sessions::Shared(n) => u64::from(n.clamp(1, facts.threads.len().max(1) as u32)),
         }
     }
 }

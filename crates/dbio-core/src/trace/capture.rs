@@ -214,6 +214,7 @@ fn capture_into(
     }
     let inst = Instance::create(&format!("{}{}", super::tracefs::PREFIX, std::process::id()))?;
     configure(&inst, opts)?;
+    yield_to_the_captured();
     let mut pipes = RawPipes::open(&inst)?;
     let started = Instant::now();
     let cpu0 = thread_cpu_ns();
@@ -263,6 +264,25 @@ fn capture_into(
         reader_wakes: wakes,
         reader_cpu_s: thread_cpu_ns().saturating_sub(cpu0) as f64 / 1e9,
     })
+}
+
+/// The reader's nice value: below the threads whose I/O it records, so
+/// that a thread woken for its I/O (a session of a captured run) takes the
+/// CPU from the reader at once rather than at the end of its slice. The
+/// reader needs about 1.5% of a CPU at 40,000 requests a second and the
+/// buffers hold seconds of events, so it catches up when they sleep.
+pub(crate) const READER_NICE: i32 = 10;
+
+/// Lowers the calling thread's priority to [`READER_NICE`] (never raises it).
+fn yield_to_the_captured() {
+    // SAFETY: plain system calls on this thread's own id.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if now < READER_NICE {
+            libc::setpriority(libc::PRIO_PROCESS, tid, READER_NICE);
+        }
+    }
 }
 
 fn mono_ns() -> u64 {

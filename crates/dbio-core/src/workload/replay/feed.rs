@@ -10,6 +10,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use super::facts::{InFlight, thread_of};
 use super::faith::{Part, op_index};
+use super::shared::{self, Place};
 use super::{MapMode, ReplayConfig, Sessions, Speed};
 use crate::engine::OpKind;
 use crate::storage::Target;
@@ -35,6 +36,9 @@ pub struct Item {
     pub op: u8,
     /// Requests its captured thread had in flight when it was issued, itself included.
     pub depth: u16,
+    /// Its captured thread's place among its session's threads (0 unless
+    /// the session issues several: [`Sessions::Shared`]).
+    pub lane: u16,
 }
 
 pub type Batch = Vec<Item>;
@@ -126,6 +130,8 @@ impl Turns {
 enum Route {
     PerThread(HashMap<u32, Turns>),
     Pool(Turns),
+    /// Each captured thread's session and lane there.
+    Shared(HashMap<u32, Place>),
 }
 
 impl Route {
@@ -137,6 +143,11 @@ impl Route {
                     n,
                     next: 0,
                 });
+            }
+            Sessions::Shared(n) => {
+                let threads = &rc.facts.threads;
+                let places = shared::places(threads, n);
+                return Route::Shared(threads.iter().map(|t| t.tid).zip(places).collect());
             }
             Sessions::PerThread {
                 per_thread_in_flight,
@@ -155,12 +166,20 @@ impl Route {
         Route::PerThread(m)
     }
 
+    /// The session that issues `r`, and `r`'s lane there.
     #[inline]
-    fn session(&mut self, r: &Request) -> u32 {
-        match self {
+    fn place(&mut self, r: &Request) -> Place {
+        let session = match self {
             Route::PerThread(m) => m.get_mut(&thread_of(r)).map_or(0, Turns::take),
             Route::Pool(t) => t.take(),
-        }
+            Route::Shared(m) => {
+                return m.get(&thread_of(r)).copied().unwrap_or(Place {
+                    session: 0,
+                    lane: 0,
+                });
+            }
+        };
+        Place { session, lane: 0 }
     }
 }
 
@@ -175,8 +194,9 @@ pub struct Feed {
     filling: Vec<Batch>,
     spares: Receiver<Batch>,
     inflight: InFlight,
-    /// Each session's last captured issue, for the captured inter-arrival.
-    last_issue: Vec<Option<u64>>,
+    /// Each session's lanes' last captured issue, for the captured
+    /// inter-arrival (per captured thread, as the sessions count it).
+    last_issue: Vec<Vec<Option<u64>>>,
     part: Part,
 }
 
@@ -200,7 +220,9 @@ impl Feed {
             filling: (0..n).map(|_| Vec::with_capacity(BATCH)).collect(),
             spares,
             inflight: InFlight::default(),
-            last_issue: vec![None; n],
+            last_issue: (0..n as u32)
+                .map(|s| vec![None; shared::lanes(rc, s)])
+                .collect(),
             part: Part::default(),
         })
     }
@@ -233,9 +255,11 @@ impl Feed {
     /// Counts `r` and queues it for its session; false once the sessions stopped.
     fn add(&mut self, r: &Request) -> bool {
         let op = op_index(r.op);
-        let s = self.route.session(r) as usize;
-        let gap = self.last_issue[s].map(|l| r.issue_ns.saturating_sub(l));
-        self.last_issue[s] = Some(r.issue_ns);
+        let Place { session, lane } = self.route.place(r);
+        let s = session as usize;
+        let last = &mut self.last_issue[s][usize::from(lane)];
+        let gap = last.map(|l| r.issue_ns.saturating_sub(l));
+        *last = Some(r.issue_ns);
         let depth = self.inflight.at_issue(r);
         self.part.captured.issued(op, r.len, r.issue_ns, gap);
         if let Some(c) = r.complete_ns {
@@ -270,6 +294,7 @@ impl Feed {
             kind,
             op: op as u8,
             depth: depth.min(u32::from(u16::MAX)) as u16,
+            lane,
         });
         self.filling[s].len() < BATCH || self.send(s)
     }

@@ -7,13 +7,15 @@
 //! issues it with its engine and times it (`session`); what both count is
 //! set beside the capture in the faithfulness report (`faith`). `facts`
 //! is the one pass over the trace before the start; `priority` how the
-//! sessions and the feed ask the scheduler to run them on time.
+//! sessions and the feed ask the scheduler to run them on time; `shared`
+//! how a timed replay's captured threads share a few sessions.
 
 pub mod facts;
 pub mod faith;
 pub(crate) mod feed;
 pub(crate) mod priority;
 pub mod session;
+pub(crate) mod shared;
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -59,8 +61,8 @@ pub enum Prepared {
     Feed(Box<Feed>),
 }
 
-/// Batches waiting per session: the feed reads at most this far ahead of
-/// it (2,048 requests: a few KiB a session, and at the 39,000 requests/s
+/// Batches waiting per session (per captured thread it issues): the feed
+/// reads at most this far ahead of it (2,048 requests: a few KiB a session, and at the 39,000 requests/s
 /// of a SLOB capture on a quiet 2-CPU host, tenths of a second of slack
 /// for a feed that waits for a CPU; 4 batches left sessions waiting for
 /// the feed, docs/replay.md).
@@ -86,8 +88,9 @@ impl<'a> Replay<'a> {
         }
         let sessions = rc.session_count();
         let (mut txs, mut rxs) = (Vec::new(), Vec::new());
-        for _ in 0..sessions {
-            let (tx, rx) = mpsc::sync_channel(BATCHES_AHEAD);
+        for s in 0..sessions {
+            // As far ahead for each captured thread a session issues.
+            let (tx, rx) = mpsc::sync_channel(BATCHES_AHEAD * shared::lanes(rc, s));
             txs.push(tx);
             rxs.push(Some(rx));
         }
@@ -142,10 +145,10 @@ impl<'a> Replay<'a> {
             id,
             engine,
             (bufs, len),
-            inbox,
-            self.spare.clone(),
+            (inbox, self.spare.clone()),
             self.rc.speed,
             cfg.seed,
+            shared::lanes(self.rc, id),
         ))
     }
 }
@@ -154,13 +157,14 @@ impl<'a> Replay<'a> {
 const MAX_DEPTH: u32 = 4096;
 
 /// Session `id`'s ring depth: the run's (`--iodepth`, at least the deepest
-/// captured thread's), and in a timed replay at least twice what its own
-/// captured thread had in flight. A replayed request is in flight longer
-/// than the block layer saw it (from its submission, through io_uring's
-/// worker where the device cannot take it without blocking, to its
-/// reaping), so a ring only as deep as the capture fills in the captured
-/// thread's bursts and the next requests wait for room: issued late
-/// though the target kept up.
+/// captured thread's), and in a timed replay at least twice what its
+/// captured thread had in flight (for a shared session, that for each of
+/// its threads, summed: [`shared::depth`]). A
+/// replayed request is in flight longer than the block layer saw it (from
+/// its submission, through io_uring's worker where the device cannot take
+/// it without blocking, to its reaping), so a ring only as deep as the
+/// capture fills in the captured thread's bursts and the next requests
+/// wait for room: issued late though the target kept up.
 fn session_depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> u32 {
     let own = match (rc.speed, rc.sessions) {
         (
@@ -168,11 +172,15 @@ fn session_depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> u32 {
             Sessions::PerThread {
                 per_thread_in_flight: false,
             },
-        ) => rc.facts.threads.get(id as usize),
+        ) => rc
+            .facts
+            .threads
+            .get(id as usize)
+            .map(|t| 2 * t.max_in_flight),
+        (_, Sessions::Shared(_)) => shared::depth(iodepth, rc, id),
         _ => None,
     };
-    own.map_or(iodepth, |t| iodepth.max(2 * t.max_in_flight))
-        .min(MAX_DEPTH)
+    own.map_or(iodepth, |d| iodepth.max(d)).min(MAX_DEPTH)
 }
 
 impl Workload for Replay<'_> {

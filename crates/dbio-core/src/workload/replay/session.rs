@@ -63,12 +63,16 @@ pub struct Session {
     free: Vec<u32>,
     stats: SessionStats,
     part: Part,
-    last_issue: Option<u64>,
+    /// Each lane's (captured thread's) last issue, for the inter-arrival.
+    last_issue: Vec<Option<u64>>,
     /// Since when the ring has been full (every slot in flight).
     full_since: Option<u64>,
     /// When the ring last got room after being full: a request due
     /// before then waited for room.
     room_at: u64,
+    /// Requests queued since the engine's last call (a ring deeper than
+    /// 32 submits them in one): submitted before the session spins.
+    unsubmitted: bool,
 }
 
 /// What a session with requests in flight waits for.
@@ -94,10 +98,10 @@ impl Session {
         id: u32,
         engine: AnyEngine,
         (mut bufs, buf_len): (BufPool, usize),
-        inbox: Receiver<Batch>,
-        spare: Sender<Batch>,
+        (inbox, spare): (Receiver<Batch>, Sender<Batch>),
         speed: Speed,
         seed: u64,
+        lanes: usize,
     ) -> Session {
         let depth = engine.depth() as usize;
         let mut rng = Rng::for_stream(seed, u64::from(id));
@@ -124,6 +128,7 @@ impl Session {
                         kind: OpKind::Read,
                         op: 0,
                         depth: 1,
+                        lane: 0,
                     },
                     issued_ns: 0,
                 };
@@ -132,9 +137,10 @@ impl Session {
             free: (0..depth as u32).rev().collect(),
             stats: SessionStats::new(),
             part: Part::default(),
-            last_issue: None,
+            last_issue: vec![None; lanes.max(1)],
             full_since: None,
             room_at: 0,
+            unsubmitted: false,
         }
     }
 
@@ -242,7 +248,7 @@ impl Session {
             };
             let left = due.saturating_sub(now_ns());
             if left > 0 {
-                if n.in_flight > 0 && left > SPIN_NS {
+                if n.in_flight > 0 && (left > SPIN_NS || self.unsubmitted) {
                     return Some(due);
                 }
                 wait_until(due, shared);
@@ -285,6 +291,7 @@ impl Session {
         (files, io_mode): (&[PathBuf], IoMode),
     ) -> Result<(), String> {
         let mut failed = None;
+        self.unsubmitted = false;
         let Session {
             engine,
             flights,
@@ -364,8 +371,10 @@ impl Session {
             return Err(e);
         }
         self.next += 1;
-        let gap = self.last_issue.map(|l| now - l);
-        self.last_issue = Some(now);
+        self.unsubmitted = true;
+        let last = &mut self.last_issue[usize::from(it.lane)];
+        let gap = last.map(|l| now - l);
+        *last = Some(now);
         self.part
             .replayed
             .issued(usize::from(it.op), it.len, now - t0, gap);

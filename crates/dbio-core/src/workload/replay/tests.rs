@@ -91,6 +91,70 @@ fn a_timed_replay_has_room_beyond_each_threads_captured_bursts() {
     let mut pool = timed.clone();
     pool.sessions = Sessions::Pool(2);
     assert_eq!(session_depth(64, &pool, 0), 64);
+    // Shared by two sessions: the biggest thread (by requests) alone, the
+    // other two together, each ring what their own would have been, summed.
+    let mut shared = timed.clone();
+    shared.facts.threads[2].requests = 500;
+    shared.facts.threads[2].max_in_flight = 100;
+    shared.sessions = Sessions::Shared(2);
+    assert_eq!(session_depth(64, &shared, 0), 200, "thread 9 alone");
+    assert_eq!(session_depth(64, &shared, 1), 128 + 64, "threads 7 and 8");
+    assert_eq!(super::shared::lanes(&shared, 1), 2);
+}
+
+/// Shared sessions: the threads spread by their requests, each thread
+/// in one session, its lane its place there.
+#[test]
+fn shared_sessions_spread_the_threads_by_their_requests() {
+    use super::shared::{Place, places};
+    let thread = |tid, requests| ThreadFacts {
+        tid,
+        requests,
+        max_in_flight: 1,
+    };
+    let threads = [
+        thread(1, 10),
+        thread(2, 1000),
+        thread(3, 600),
+        thread(4, 500),
+        thread(5, 10),
+    ];
+    let p = |session, lane| Place { session, lane };
+    assert_eq!(
+        places(&threads, 2),
+        [p(0, 1), p(0, 0), p(1, 0), p(1, 1), p(0, 2)],
+        "1000 + 10 + 10 | 600 + 500: each to the lighter session"
+    );
+    assert!(places(&threads, 1).iter().all(|x| x.session == 0));
+    assert_eq!(places(&threads, 9).iter().filter(|x| x.lane > 0).count(), 0);
+    assert!(places(&[], 2).is_empty());
+}
+
+/// One session issuing both captured threads' requests at their times:
+/// everything replayed, and the inter-arrival still each thread's (2 ms),
+/// not the session's (1 ms).
+#[test]
+fn a_shared_session_keeps_each_threads_inter_arrival() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.dbtrace");
+    write_trace(&trace, 50);
+    let (f, parts) = replay_with(&trace, Speed::Factor(1.0), Sessions::Shared(1));
+    assert_eq!(
+        parts.iter().filter(|p| p.replayed.requests[0] > 0).count(),
+        1
+    );
+    assert_eq!(
+        f.replayed.requests + f.skipped_discards,
+        f.captured.requests
+    );
+    let (c, r) = (
+        f.captured.inter_arrival.as_ref().unwrap(),
+        f.replayed.inter_arrival.as_ref().unwrap(),
+    );
+    assert!((c.p50_us - 2000.0).abs() < 50.0, "{c:?}");
+    // The replayed gaps are the due times' (2 ms) give or take a late
+    // issue: a busy host's, not the session's 1 ms between threads.
+    assert!((r.p50_us - 2000.0).abs() < 700.0, "{r:?}");
 }
 
 #[test]
@@ -191,13 +255,19 @@ fn config(target: &Target, rc: ReplayConfig) -> RunConfig {
 }
 
 fn replay(trace: &Path, speed: Speed) -> (Faithfulness, Vec<Part>) {
+    let per_thread = Sessions::PerThread {
+        per_thread_in_flight: false,
+    };
+    replay_with(trace, speed, per_thread)
+}
+
+fn replay_with(trace: &Path, speed: Speed, sessions: Sessions) -> (Faithfulness, Vec<Part>) {
     let dir = tempfile::tempdir().unwrap();
     let t = target(dir.path(), 1);
     let facts = facts::scan(&[trace.to_path_buf()]).unwrap();
-    let cfg = config(
-        &t,
-        replay_config(trace.to_path_buf(), facts, speed, Some(MapMode::Modulo)),
-    );
+    let mut rc = replay_config(trace.to_path_buf(), facts, speed, Some(MapMode::Modulo));
+    rc.sessions = sessions;
+    let cfg = config(&t, rc);
     let WorkloadConfig::Replay(rc) = &cfg.workload else {
         unreachable!("a replay's config")
     };
