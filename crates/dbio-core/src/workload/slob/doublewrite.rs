@@ -244,7 +244,7 @@ impl Round {
 /// cleaner's `log_checkpoint`) has made. A lock taken once per batch and
 /// per idle page cleaner, never on a session's path.
 #[derive(Debug, Default)]
-pub struct Cleaner {
+pub(crate) struct Cleaner {
     round: Mutex<Round>,
     /// The highest checkpoint LSN asked for (the pool's oldest
     /// modification when a round ended).

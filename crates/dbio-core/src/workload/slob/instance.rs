@@ -30,7 +30,7 @@ pub struct Log {
     pub posted: AtomicBool,
     /// `--flavor innodb`: the page cleaners' flush round, and the
     /// checkpoint its end asks for (`group_commit::GroupCommit::checkpoint`).
-    pub cleaner: super::doublewrite::Cleaner,
+    pub(crate) cleaner: super::doublewrite::Cleaner,
     /// Non-zero while the log writer waits to reuse a log file whose
     /// checkpoint is not complete (a futex word sessions sleep on).
     pub switch_blocked: AtomicU32,

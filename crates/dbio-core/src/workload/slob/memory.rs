@@ -86,7 +86,7 @@ pub fn held_for(flavor: super::flavor::Flavor, sessions: u32) -> u64 {
 /// footprint beside its page cache (`shared_buffers` and the rest of its
 /// cgroup: [`PG_SERVER_BYTES`], [`PG_BACKEND_BYTES`] a backend); None with
 /// the other flavors, which hold nothing.
-pub fn settled_beside(
+pub(crate) fn settled_beside(
     flavor: super::flavor::Flavor,
     sessions: u32,
     cache_bytes: u64,
