@@ -153,11 +153,10 @@ impl Part {
     pub fn issue_error(&mut self, ns: u64, waited: bool) {
         let ns = ns.min(MAX_LATENCY_NS);
         let _ = self.issue_error.record(ns);
-        match waited {
-            true => self.waited_for_room += 1,
-            false => {
-                let _ = self.issue_error_had_room.record(ns);
-            }
+        if waited {
+            self.waited_for_room += 1;
+        } else {
+            let _ = self.issue_error_had_room.record(ns);
         }
     }
 

@@ -64,9 +64,9 @@ pub(crate) fn depth(iodepth: u32, rc: &ReplayConfig, id: u32) -> Option<u32> {
         .iter()
         .zip(threads)
         .filter(|(p, _)| p.session == id)
-        .map(|(_, t)| match timed {
-            true => u64::from(iodepth.max(2 * t.max_in_flight)),
-            false => u64::from(iodepth),
+        .map(|(_, t)| {
+            let own = if timed { 2 * t.max_in_flight } else { 0 };
+            u64::from(iodepth.max(own))
         })
         .sum::<u64>();
     Some(sum.min(u64::from(u32::MAX)) as u32)

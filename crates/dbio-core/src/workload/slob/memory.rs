@@ -186,6 +186,9 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
+        if self.len == 0 {
+            return; // `truncate` gave it all back
+        }
         // SAFETY: the mapping made in `new`, never borrowed.
         let _ = unsafe { rustix::mm::munmap(self.ptr, self.len) };
     }
